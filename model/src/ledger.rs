@@ -1,0 +1,1 @@
+//! The ledger invariant (in progress).

@@ -1,0 +1,21 @@
+//! A PostgreSQL 15 stand-in for the tutorial's `wallets` table.
+//!
+//! ```sql
+//! CREATE TABLE wallets (
+//!     id      bigint PRIMARY KEY,
+//!     balance bigint NOT NULL CHECK (balance >= 0),
+//!     fence   bigint NOT NULL DEFAULT 0
+//! );
+//! ```
+//!
+//! - [`statement`]: the statements the safeguards use, parsed from SQL text;
+//! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages;
+//! - [`engine`]: sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
+
+pub mod engine;
+pub mod error;
+pub mod statement;
+
+pub use engine::{Exec, Postgres, QueryResult, SessionId, Wallet};
+pub use error::PgError;
+pub use statement::{RowLock, Statement, WriteGuard};

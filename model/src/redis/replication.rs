@@ -1,0 +1,34 @@
+//! Replication: the effects a primary streams to its replicas.
+//!
+//! Redis replicates asynchronously: a primary acknowledges a write before any replica has it.
+//! A failover promotes a replica and loses whatever had not reached it — lock keys and
+//! fence-counter INCRs included.
+
+/// One change a primary made, as it is propagated (scripts by their effects; `PX` as an
+/// absolute `PXAT`; an expired key as a synthesised `DEL`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Effect {
+    /// The key now holds `value`, expiring at `expire_at_ms` (absolute, server clock) if set.
+    Set {
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+        /// Absolute expiry in ms on the primary's clock, or none.
+        expire_at_ms: Option<u64>,
+    },
+    /// The key was deleted (explicitly, or expired on the primary).
+    Del {
+        /// The key.
+        key: Vec<u8>,
+    },
+    /// The key's expiry changed to `expire_at_ms`.
+    Expire {
+        /// The key.
+        key: Vec<u8>,
+        /// Absolute expiry in ms.
+        expire_at_ms: u64,
+    },
+    /// The script cache was flushed, or the keyspace emptied.
+    FlushAll,
+}

@@ -1,0 +1,186 @@
+//! The sans-IO interface every safeguard speaks.
+//!
+//! A safeguard never performs IO. A driver calls [`Machine::next`] with the reply to the last
+//! step and the caller's current time; the machine answers with the next [`Step`]: a Redis
+//! request, a SQL statement, a sleep, a pause point, or its final [`Outcome`]. The exhaustive
+//! model, the turmoil simulation and the real-server runner are three such drivers.
+
+use crate::postgres::{PgError, QueryResult, Statement};
+use crate::redis::{Command, Reply, ScriptId};
+
+/// A request to Redis.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RedisRequest {
+    /// A plain command.
+    Command(Command),
+    /// A script call. Drivers behave as real clients do: `EVALSHA`, and `EVAL` with the
+    /// source on `NOSCRIPT`.
+    Script {
+        /// Which script.
+        script: ScriptId,
+        /// KEYS.
+        keys: Vec<Vec<u8>>,
+        /// ARGV.
+        args: Vec<Vec<u8>>,
+    },
+}
+
+/// A statement for PostgreSQL with its `bigint` parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SqlRequest {
+    /// The statement.
+    pub statement: Statement,
+    /// `$1`, `$2`, ...
+    pub params: Vec<i64>,
+}
+
+/// A named point in a caller's life where a fault (a GC pause) can be injected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Point {
+    /// Just after the lock was acquired.
+    AfterAcquire,
+    /// Just after the balance was read.
+    AfterRead,
+    /// Just before the balance is written.
+    BeforeWrite,
+    /// Just before the lock is released.
+    BeforeRelease,
+}
+
+impl Point {
+    /// Every point, in a caller's order.
+    pub const ALL: [Point; 4] = [
+        Point::AfterAcquire,
+        Point::AfterRead,
+        Point::BeforeWrite,
+        Point::BeforeRelease,
+    ];
+
+    /// The name used on the command line and in traces, e.g. `after-acquire`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Point::AfterAcquire => "after-acquire",
+            Point::AfterRead => "after-read",
+            Point::BeforeWrite => "before-write",
+            Point::BeforeRelease => "before-release",
+        }
+    }
+
+    /// Parses a name produced by [`Point::name`].
+    pub fn from_name(name: &str) -> Option<Point> {
+        Point::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What a caller wants done next.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// Send a request to Redis and pass back the reply. With a timeout, a reply that has not
+    /// arrived after `timeout_ms` is given up on ([`Input::RedisTimeout`]).
+    Redis {
+        /// The request.
+        request: RedisRequest,
+        /// Give up waiting after this long.
+        timeout_ms: Option<u64>,
+    },
+    /// Run a statement on this caller's PostgreSQL connection.
+    Sql(SqlRequest),
+    /// Sleep for a duration drawn uniformly from `min_ms..=max_ms` (fixed when equal).
+    Sleep {
+        /// Shortest sleep.
+        min_ms: u64,
+        /// Longest sleep.
+        max_ms: u64,
+    },
+    /// The caller reached a named point; the driver may pause it here, then answers
+    /// [`Input::Resumed`].
+    Reached(Point),
+    /// The caller is finished.
+    Done(Outcome),
+}
+
+/// What the driver hands back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Input {
+    /// The first call.
+    Start,
+    /// Redis answered.
+    Redis(Reply),
+    /// Redis did not answer within the step's timeout.
+    RedisTimeout,
+    /// PostgreSQL answered.
+    Sql(Result<QueryResult, PgError>),
+    /// The connection failed (reset, refused, closed); the text says how.
+    ConnectionError(String),
+    /// A sleep ended.
+    Woke,
+    /// The caller goes on after a [`Step::Reached`] point.
+    Resumed,
+}
+
+/// How a caller's attempt to spend ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The spend was written and the caller reports success.
+    Accepted {
+        /// The balance the decision was based on.
+        read_balance: i64,
+        /// The fencing token it wrote with, if any.
+        fence: Option<i64>,
+        /// The caller's clock when the write was acknowledged (orders spends for blame).
+        write_acked_ms: u64,
+    },
+    /// The balance read was below the amount; nothing was written.
+    InsufficientFunds {
+        /// The balance read.
+        read_balance: i64,
+    },
+    /// The storage refused the write (0 rows updated: stale fence or changed version).
+    WriteRejected {
+        /// The balance the decision was based on.
+        read_balance: i64,
+        /// The fencing token it wrote with, if any.
+        fence: Option<i64>,
+    },
+    /// The caller gave up waiting for the lock (deadline passed, or no retry).
+    GaveUp,
+    /// The caller learned it had lost the lock before writing, and did not write.
+    LostLock,
+    /// An unexpected error; the text says what.
+    Failed(String),
+}
+
+impl Outcome {
+    /// A short name for tables and traces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Accepted { .. } => "accepted",
+            Outcome::InsufficientFunds { .. } => "insufficient-funds",
+            Outcome::WriteRejected { .. } => "write-rejected",
+            Outcome::GaveUp => "gave-up",
+            Outcome::LostLock => "lost-lock",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Counters a caller keeps along the way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallerStats {
+    /// Attempts to acquire the lock that found it busy.
+    pub busy_retries: u32,
+    /// Releases refused because the lock had expired or changed hands.
+    pub stale_releases_refused: u32,
+    /// Watchdog refreshes that succeeded.
+    pub refreshes: u32,
+}
+
+/// A sans-IO safeguard state machine.
+pub trait Machine {
+    /// Given the caller's clock and the answer to the previous step, the next step.
+    /// After [`Step::Done`] the machine must not be called again.
+    fn next(&mut self, now_ms: u64, input: Input) -> Step;
+
+    /// The counters so far.
+    fn stats(&self) -> CallerStats;
+}

@@ -1,0 +1,1 @@
+//! Scenarios (in progress).

@@ -1,0 +1,1 @@
+//! In-process driver (in progress).

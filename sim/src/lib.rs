@@ -1,0 +1,6 @@
+//! # leaselab-sim
+//!
+//! The stand-ins of `leaselab-model` served on turmoil's simulated network over RESP and the
+//! PostgreSQL wire protocol, callers that drive safeguard state machines through the real
+//! `redis` and `tokio-postgres` clients, and fault injection.
+#![warn(missing_docs)]
