@@ -1,1 +1,298 @@
-//! Scenarios (in progress).
+//! A scenario: everything a run needs besides its seed.
+//!
+//! The tutorial's steps are presets ([`Scenario::tutorial`]); every field can be changed from
+//! the command line.
+
+use crate::fault::Fault;
+use crate::postgres::WriteGuard;
+use crate::safeguard::lease::ReleaseVia;
+use crate::safeguard::{BalanceIn, Keys, ParamError, Params, RetryStrategy, Safeguard};
+
+/// Network timing of the simulated data centre.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Network {
+    /// Shortest one-way message latency, in microseconds.
+    pub latency_min_us: u64,
+    /// Longest one-way message latency, in microseconds.
+    pub latency_max_us: u64,
+    /// How far the Redis replica lags behind the primary, in milliseconds.
+    pub replication_lag_ms: u64,
+}
+
+impl Default for Network {
+    /// One data centre: 100–500 µs one way, a replica 50 ms behind.
+    fn default() -> Network {
+        Network {
+            latency_min_us: 100,
+            latency_max_us: 500,
+            replication_lag_ms: 50,
+        }
+    }
+}
+
+/// Everything a run needs besides its seed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scenario {
+    /// A name for reports (a tutorial preset's name, or `custom`).
+    pub name: String,
+    /// The safeguard every caller runs.
+    pub safeguard: Safeguard,
+    /// How many callers, one host each.
+    pub callers: u32,
+    /// The balance before the run.
+    pub initial_balance: i64,
+    /// The fence counter's value before the run (the next token is one more).
+    pub initial_fence_counter: i64,
+    /// What every caller shares: amount, work, TTL, deadline, keys.
+    pub params: Params,
+    /// When each caller starts, ms after the run starts (missing entries: 0, all at once).
+    pub start_offsets_ms: Vec<u64>,
+    /// Faults to inject.
+    pub faults: Vec<Fault>,
+    /// Network timing.
+    pub network: Network,
+}
+
+/// The tutorial's steps.
+pub const TUTORIAL_STEPS: [&str; 6] = [
+    "step1-race",
+    "step2-lock",
+    "step3-ttl",
+    "step4-redislock",
+    "step5-fencing",
+    "step6-verify",
+];
+
+/// The switches of the tutorial's programs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Variant {
+    /// step3 `-watchdog`.
+    pub watchdog: bool,
+    /// step4 `-jitter`.
+    pub jitter: bool,
+    /// step5 `-fenced=false`.
+    pub unfenced: bool,
+    /// step6 `-same-version`.
+    pub same_version: bool,
+}
+
+impl Scenario {
+    /// A scenario with the tutorial's defaults: 50 callers spending 10 from 100, 2 ms of work,
+    /// a 2 s TTL, a 5 s acquire deadline.
+    pub fn new(name: &str, safeguard: Safeguard) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            safeguard,
+            callers: 50,
+            initial_balance: 100,
+            initial_fence_counter: 0,
+            params: Params {
+                wallet_id: 42,
+                amount: 10,
+                work_ms: 2,
+                ttl_ms: 2_000,
+                acquire_timeout_ms: Some(5_000),
+                keys: Keys::for_wallet("", 42),
+            },
+            start_offsets_ms: Vec::new(),
+            faults: Vec::new(),
+            network: Network::default(),
+        }
+    }
+
+    /// A tutorial step (`step1-race` ... `step6-verify`) with its switches.
+    pub fn tutorial(step: &str, variant: Variant) -> Result<Scenario, ParamError> {
+        let exponential = RetryStrategy::Exponential {
+            min_ms: 16,
+            max_ms: 128,
+        };
+        let mut scenario = match step {
+            "step1-race" => Scenario::new(step, Safeguard::NoLock),
+            "step2-lock" => Scenario::new(
+                step,
+                Safeguard::Lease {
+                    release: ReleaseVia::Script,
+                },
+            ),
+            "step3-ttl" => {
+                let safeguard = if variant.watchdog {
+                    Safeguard::LeaseWatchdog
+                } else {
+                    Safeguard::Lease {
+                        release: ReleaseVia::Script,
+                    }
+                };
+                let mut scenario = Scenario::new(step, safeguard);
+                scenario.callers = 5;
+                scenario.params.ttl_ms = 100;
+                scenario.params.work_ms = 300;
+                scenario.params.acquire_timeout_ms = Some(10_000);
+                scenario
+            }
+            "step4-redislock" => Scenario::new(
+                step,
+                Safeguard::Redislock {
+                    retry: exponential,
+                    jitter: variant.jitter,
+                },
+            ),
+            "step5-fencing" => {
+                let guard = if variant.unfenced {
+                    WriteGuard::Unfenced
+                } else {
+                    WriteGuard::FenceBelow
+                };
+                let mut scenario = Scenario::new(step, Safeguard::Fenced { guard });
+                // A takes the lock first and pauses 250 ms after reading; B comes after A's
+                // 100 ms lease has expired. The counter hands out 33 and 34.
+                scenario.callers = 2;
+                scenario.params.ttl_ms = 100;
+                scenario.params.work_ms = 0;
+                scenario.initial_fence_counter = 32;
+                scenario.start_offsets_ms = vec![0, 150];
+                scenario.faults = vec![Fault::Pause {
+                    caller: 1,
+                    at: crate::safeguard::Point::AfterRead,
+                    pause_ms: 250,
+                }];
+                scenario
+            }
+            "step6-verify" => {
+                let guard = if variant.same_version {
+                    WriteGuard::FenceBelowAndEqual
+                } else {
+                    WriteGuard::FenceBelow
+                };
+                Scenario::new(step, Safeguard::Fenced { guard })
+            }
+            other => {
+                return Err(ParamError(format!(
+                    "unknown scenario '{other}'; the tutorial's scenarios are: {}",
+                    TUTORIAL_STEPS.join(", ")
+                )))
+            }
+        };
+        scenario.name = variant_name(step, variant);
+        Ok(scenario)
+    }
+
+    /// Where the balance lives.
+    pub fn balance_in(&self) -> BalanceIn {
+        self.safeguard.balance_in()
+    }
+
+    /// When caller `index` (0-based) starts.
+    pub fn start_offset_ms(&self, index: usize) -> u64 {
+        self.start_offsets_ms.get(index).copied().unwrap_or(0)
+    }
+
+    /// Checks the scenario before anything runs; the error says what and how to fix it.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.safeguard.validate(&self.params)?;
+        if self.callers == 0 {
+            return Err(ParamError(
+                "a scenario needs at least 1 caller (--callers)".into(),
+            ));
+        }
+        if self.callers > 10_000 {
+            return Err(ParamError(format!(
+                "at most 10000 callers are supported (got {})",
+                self.callers
+            )));
+        }
+        if self.initial_balance < 0 {
+            return Err(ParamError(format!(
+                "the initial balance cannot be negative (got {})",
+                self.initial_balance
+            )));
+        }
+        if self.network.latency_min_us > self.network.latency_max_us {
+            return Err(ParamError(format!(
+                "the shortest latency ({}us) is longer than the longest ({}us)",
+                self.network.latency_min_us, self.network.latency_max_us
+            )));
+        }
+        for fault in &self.faults {
+            match fault {
+                Fault::Pause { caller, .. } if *caller == 0 || *caller > self.callers => {
+                    return Err(ParamError(format!(
+                        "{}: there is no caller {caller} (callers are numbered 1 to {})",
+                        fault.describe(),
+                        self.callers
+                    )))
+                }
+                Fault::Partition {
+                    from_ms, until_ms, ..
+                } if until_ms <= from_ms => {
+                    return Err(ParamError(format!(
+                        "{}: the partition must heal after it starts",
+                        fault.describe()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `step3-ttl --watchdog` style names.
+fn variant_name(step: &str, variant: Variant) -> String {
+    let mut name = step.to_string();
+    for (on, flag) in [
+        (variant.watchdog, " --watchdog"),
+        (variant.jitter, " --jitter"),
+        (variant.unfenced, " --unfenced"),
+        (variant.same_version, " --same-version"),
+    ] {
+        if on {
+            name.push_str(flag);
+        }
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tutorial_step_is_valid() {
+        for step in TUTORIAL_STEPS {
+            let scenario = Scenario::tutorial(step, Variant::default()).expect("preset exists");
+            scenario.validate().expect("preset is valid");
+        }
+    }
+
+    #[test]
+    fn zero_ttl_is_refused_with_the_safeguards_message() {
+        let mut scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+        scenario.params.ttl_ms = 0;
+        assert_eq!(
+            scenario.validate().unwrap_err().0,
+            "TTL must be at least 1ms"
+        );
+    }
+
+    #[test]
+    fn unknown_step_names_the_known_ones() {
+        let error = Scenario::tutorial("step9", Variant::default()).unwrap_err();
+        assert!(error.0.contains("step1-race"), "{}", error.0);
+    }
+
+    #[test]
+    fn pause_of_a_missing_caller_is_refused() {
+        let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+        scenario.callers = 1;
+        scenario.faults.push(Fault::Pause {
+            caller: 3,
+            at: crate::safeguard::Point::AfterRead,
+            pause_ms: 1,
+        });
+        assert!(scenario
+            .validate()
+            .unwrap_err()
+            .0
+            .contains("there is no caller 3"));
+    }
+}

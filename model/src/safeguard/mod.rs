@@ -24,3 +24,430 @@ pub mod step;
 pub mod watchdog;
 
 pub use step::{CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step};
+pub mod lock;
+pub mod locked;
+pub mod retry;
+pub mod store;
+
+use crate::postgres::WriteGuard;
+
+use lease::{Lease, ReleaseVia};
+use lock::{token_text, Lock};
+use locked::{LockedSpend, LockedSpendConfig};
+use pg_only::{PgDebit, PgForUpdate};
+use retry::Retry;
+use store::Store;
+use watchdog::Watchdog;
+
+/// A retry strategy for [`Safeguard::Redislock`], as bsm/redislock v0.10.0 offers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RetryStrategy {
+    /// `NoRetry()`.
+    NoRetry,
+    /// `LinearBackoff(d)`.
+    Linear {
+        /// The wait.
+        backoff_ms: u64,
+    },
+    /// `ExponentialBackoff(min, max)`.
+    Exponential {
+        /// Lower bound.
+        min_ms: u64,
+        /// Upper bound.
+        max_ms: u64,
+    },
+}
+
+/// A safeguard and its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Safeguard {
+    /// No lock; balance in Redis (step 1).
+    NoLock,
+    /// `SETNX` + `DEL`; balance in Redis.
+    SetnxDel,
+    /// `SETNX` then `PEXPIRE` as two commands, `DEL` release; balance in Redis.
+    SetnxExpire,
+    /// `SET NX PX` lease with compare-and-delete release; balance in Redis (step 2).
+    Lease {
+        /// Lua script or DELEX.
+        release: ReleaseVia,
+    },
+    /// The lease with a watchdog refreshing every TTL/3 (step 3).
+    LeaseWatchdog,
+    /// bsm/redislock `Obtain` (step 4).
+    Redislock {
+        /// The retry strategy.
+        retry: RetryStrategy,
+        /// Wrap it in full jitter.
+        jitter: bool,
+    },
+    /// Fenced acquire + PostgreSQL write with the given guard (steps 5 and 6).
+    Fenced {
+        /// How the write checks the token.
+        guard: WriteGuard,
+    },
+    /// PostgreSQL single-statement conditional debit, no lock.
+    PgDebit,
+    /// PostgreSQL `SELECT ... FOR UPDATE` transaction, no lock.
+    PgForUpdate,
+}
+
+/// Where a safeguard keeps the balance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BalanceIn {
+    /// A Redis string.
+    Redis,
+    /// The PostgreSQL `wallets` row.
+    Postgres,
+}
+
+/// The keys one wallet uses in Redis.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Keys {
+    /// The balance (steps 1–4).
+    pub balance: Vec<u8>,
+    /// The lock.
+    pub lock: Vec<u8>,
+    /// The fence counter.
+    pub fence: Vec<u8>,
+}
+
+impl Keys {
+    /// `{prefix}wallet:{id}:balance`, `{prefix}lock:{wallet:{id}}`, `{prefix}fence:{wallet:{id}}`
+    /// (the lock and fence share a hash tag).
+    pub fn for_wallet(prefix: &str, id: i64) -> Keys {
+        Keys {
+            balance: format!("{prefix}wallet:{id}:balance").into_bytes(),
+            lock: format!("{prefix}lock:{{wallet:{id}}}").into_bytes(),
+            fence: format!("{prefix}fence:{{wallet:{id}}}").into_bytes(),
+        }
+    }
+}
+
+/// The parameters every caller of a run shares.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Params {
+    /// The wallet (`wallets.id`).
+    pub wallet_id: i64,
+    /// How much each caller spends.
+    pub amount: i64,
+    /// How long the work between read and write takes.
+    pub work_ms: u64,
+    /// The lease duration.
+    pub ttl_ms: u64,
+    /// Give up acquiring after this long; none: the safeguard's default (redislock: the TTL,
+    /// as `Obtain` without a context deadline; others: 5 s).
+    pub acquire_timeout_ms: Option<u64>,
+    /// The Redis keys.
+    pub keys: Keys,
+}
+
+/// A parameter a safeguard cannot work with.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamError(pub String);
+
+impl std::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// The default acquire deadline of the hand-written locks (the tutorial's 5-second context).
+pub const DEFAULT_ACQUIRE_TIMEOUT_MS: u64 = 5_000;
+
+impl Safeguard {
+    /// Every safeguard with its default options, in teaching order.
+    pub fn catalogue() -> Vec<Safeguard> {
+        let exponential = RetryStrategy::Exponential {
+            min_ms: 16,
+            max_ms: 128,
+        };
+        vec![
+            Safeguard::NoLock,
+            Safeguard::SetnxDel,
+            Safeguard::SetnxExpire,
+            Safeguard::Lease {
+                release: ReleaseVia::Script,
+            },
+            Safeguard::Lease {
+                release: ReleaseVia::Delex,
+            },
+            Safeguard::LeaseWatchdog,
+            Safeguard::Redislock {
+                retry: RetryStrategy::NoRetry,
+                jitter: false,
+            },
+            Safeguard::Redislock {
+                retry: exponential,
+                jitter: false,
+            },
+            Safeguard::Redislock {
+                retry: exponential,
+                jitter: true,
+            },
+            Safeguard::Fenced {
+                guard: WriteGuard::Unfenced,
+            },
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelow,
+            },
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelowAndEqual,
+            },
+            Safeguard::PgDebit,
+            Safeguard::PgForUpdate,
+        ]
+    }
+
+    /// The name used on the command line and in traces.
+    pub fn name(&self) -> String {
+        match self {
+            Safeguard::NoLock => "no-lock".into(),
+            Safeguard::SetnxDel => "setnx-del".into(),
+            Safeguard::SetnxExpire => "setnx-expire".into(),
+            Safeguard::Lease {
+                release: ReleaseVia::Script,
+            } => "lease".into(),
+            Safeguard::Lease {
+                release: ReleaseVia::Delex,
+            } => "lease-delex".into(),
+            Safeguard::LeaseWatchdog => "lease-watchdog".into(),
+            Safeguard::Redislock { retry, jitter } => {
+                let retry = match retry {
+                    RetryStrategy::NoRetry => "no-retry".to_string(),
+                    RetryStrategy::Linear { backoff_ms } => format!("linear-{backoff_ms}ms"),
+                    RetryStrategy::Exponential { min_ms, max_ms } => {
+                        format!("exponential-{min_ms}ms-{max_ms}ms")
+                    }
+                };
+                let jitter = if *jitter { "+jitter" } else { "" };
+                format!("redislock-{retry}{jitter}")
+            }
+            Safeguard::Fenced {
+                guard: WriteGuard::Unfenced,
+            } => "fenced-unchecked".into(),
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelow,
+            } => "fenced".into(),
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelowAndEqual,
+            } => "fenced-cas".into(),
+            Safeguard::PgDebit => "pg-debit".into(),
+            Safeguard::PgForUpdate => "pg-for-update".into(),
+        }
+    }
+
+    /// Parses a name produced by [`Safeguard::name`] (redislock names accept any numbers).
+    pub fn parse(name: &str) -> Result<Safeguard, ParamError> {
+        if let Some(found) = Safeguard::catalogue()
+            .into_iter()
+            .find(|s| s.name() == name)
+        {
+            return Ok(found);
+        }
+        if let Some(rest) = name.strip_prefix("redislock-") {
+            let (rest, jitter) = match rest.strip_suffix("+jitter") {
+                Some(inner) => (inner, true),
+                None => (rest, false),
+            };
+            let ms = |text: &str| text.strip_suffix("ms").and_then(|n| n.parse::<u64>().ok());
+            let retry = if rest == "no-retry" {
+                Some(RetryStrategy::NoRetry)
+            } else if let Some(d) = rest.strip_prefix("linear-") {
+                ms(d).map(|backoff_ms| RetryStrategy::Linear { backoff_ms })
+            } else if let Some(bounds) = rest.strip_prefix("exponential-") {
+                bounds.split_once('-').and_then(|(lo, hi)| {
+                    Some(RetryStrategy::Exponential {
+                        min_ms: ms(lo)?,
+                        max_ms: ms(hi)?,
+                    })
+                })
+            } else {
+                None
+            };
+            if let Some(retry) = retry {
+                return Ok(Safeguard::Redislock { retry, jitter });
+            }
+        }
+        let known: Vec<String> = Safeguard::catalogue().iter().map(Safeguard::name).collect();
+        Err(ParamError(format!(
+            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter)",
+            known.join(", ")
+        )))
+    }
+
+    /// Where this safeguard keeps the balance.
+    pub fn balance_in(&self) -> BalanceIn {
+        match self {
+            Safeguard::Fenced { .. } | Safeguard::PgDebit | Safeguard::PgForUpdate => {
+                BalanceIn::Postgres
+            }
+            _ => BalanceIn::Redis,
+        }
+    }
+
+    /// True when the safeguard takes a Redis lock.
+    pub fn uses_lock(&self) -> bool {
+        !matches!(
+            self,
+            Safeguard::NoLock | Safeguard::PgDebit | Safeguard::PgForUpdate
+        )
+    }
+
+    /// Checks the parameters before anything runs.
+    pub fn validate(&self, params: &Params) -> Result<(), ParamError> {
+        if self.uses_lock() && params.ttl_ms < 1 {
+            return Err(ParamError("TTL must be at least 1ms".into()));
+        }
+        if *self == Safeguard::LeaseWatchdog && params.ttl_ms < 3 {
+            return Err(ParamError(format!(
+                "the watchdog refreshes every TTL/3, so it needs a TTL of at least 3ms (got {}ms)",
+                params.ttl_ms
+            )));
+        }
+        if params.amount <= 0 {
+            return Err(ParamError(format!(
+                "the amount must be positive (got {})",
+                params.amount
+            )));
+        }
+        Ok(())
+    }
+
+    /// One caller's machine, with its random 128-bit token.
+    pub fn build(&self, params: &Params, token: u128) -> Result<Caller, ParamError> {
+        self.validate(params)?;
+        let token = token_text(token);
+        let keys = &params.keys;
+        let redis_store = Store::Redis {
+            key: keys.balance.clone(),
+        };
+        let lease = || Lease {
+            key: keys.lock.clone(),
+            token: token.clone(),
+            ttl_ms: params.ttl_ms,
+            release: ReleaseVia::Script,
+        };
+        let timeout = params
+            .acquire_timeout_ms
+            .unwrap_or(DEFAULT_ACQUIRE_TIMEOUT_MS);
+        let config = |lock: Lock, store: Store| LockedSpendConfig {
+            lock,
+            store,
+            retry: Retry::Jittered5To15,
+            jitter: false,
+            watchdog: None,
+            amount: params.amount,
+            work_ms: params.work_ms,
+            acquire_timeout_ms: timeout,
+        };
+        let setnx = |expire_ttl_ms| {
+            Lock::Setnx(naive::Setnx {
+                key: keys.lock.clone(),
+                value: token.clone(),
+                expire_ttl_ms,
+            })
+        };
+        let config = match *self {
+            Safeguard::PgDebit => {
+                return Ok(Caller::PgDebit(PgDebit::new(
+                    params.wallet_id,
+                    params.amount,
+                    params.work_ms,
+                )))
+            }
+            Safeguard::PgForUpdate => {
+                return Ok(Caller::PgForUpdate(PgForUpdate::new(
+                    params.wallet_id,
+                    params.amount,
+                    params.work_ms,
+                )))
+            }
+            Safeguard::NoLock => config(Lock::Nothing, redis_store),
+            Safeguard::SetnxDel => config(setnx(None), redis_store),
+            Safeguard::SetnxExpire => config(setnx(Some(params.ttl_ms)), redis_store),
+            Safeguard::Lease { release } => {
+                config(Lock::Lease(Lease { release, ..lease() }), redis_store)
+            }
+            Safeguard::LeaseWatchdog => LockedSpendConfig {
+                watchdog: Some(Watchdog::new(params.ttl_ms)),
+                ..config(Lock::Lease(lease()), redis_store)
+            },
+            Safeguard::Redislock { retry, jitter } => LockedSpendConfig {
+                retry: match retry {
+                    RetryStrategy::NoRetry => Retry::NoRetry,
+                    RetryStrategy::Linear { backoff_ms } => Retry::Linear { backoff_ms },
+                    RetryStrategy::Exponential { min_ms, max_ms } => Retry::Exponential {
+                        min_ms,
+                        max_ms,
+                        count: 0,
+                    },
+                },
+                jitter,
+                acquire_timeout_ms: params.acquire_timeout_ms.unwrap_or(params.ttl_ms),
+                ..config(
+                    Lock::Redislock(redislock::Redislock {
+                        key: keys.lock.clone(),
+                        token: token.clone(),
+                        ttl_ms: params.ttl_ms,
+                    }),
+                    redis_store,
+                )
+            },
+            Safeguard::Fenced { guard } => config(
+                Lock::Fenced(fenced::FencedLock {
+                    key: keys.lock.clone(),
+                    fence_key: keys.fence.clone(),
+                    token: token.clone(),
+                    ttl_ms: params.ttl_ms,
+                }),
+                Store::Postgres {
+                    id: params.wallet_id,
+                    guard,
+                },
+            ),
+        };
+        Ok(Caller::Locked(LockedSpend::new(config)))
+    }
+}
+
+/// One caller's state machine, whichever safeguard it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Caller {
+    /// A Redis-lock (or no-lock) safeguard.
+    Locked(LockedSpend),
+    /// The single-statement debit.
+    PgDebit(PgDebit),
+    /// The `FOR UPDATE` transaction.
+    PgForUpdate(PgForUpdate),
+}
+
+impl Caller {
+    /// True while the caller believes it holds the Redis lock.
+    pub fn believes_it_holds(&self) -> bool {
+        match self {
+            Caller::Locked(machine) => machine.believes_it_holds(),
+            Caller::PgDebit(_) | Caller::PgForUpdate(_) => false,
+        }
+    }
+}
+
+impl Machine for Caller {
+    fn next(&mut self, now_ms: u64, input: Input) -> Step {
+        match self {
+            Caller::Locked(machine) => machine.next(now_ms, input),
+            Caller::PgDebit(machine) => machine.next(now_ms, input),
+            Caller::PgForUpdate(machine) => machine.next(now_ms, input),
+        }
+    }
+
+    fn stats(&self) -> CallerStats {
+        match self {
+            Caller::Locked(machine) => machine.stats(),
+            Caller::PgDebit(machine) => machine.stats(),
+            Caller::PgForUpdate(machine) => machine.stats(),
+        }
+    }
+}

@@ -1,1 +1,247 @@
-//! (in progress)
+//! PostgreSQL alone, no Redis lock (the tutorial's safety section).
+//!
+//! - [`PgDebit`]: `UPDATE wallets SET balance = balance - $1 WHERE id = 42 AND balance >= $1`.
+//!   One statement reads and writes; under READ COMMITTED a concurrent UPDATE waits for the
+//!   row lock and re-checks its WHERE against the new row. **Guards against:** lost updates
+//!   and overdrafts. **Relies on:** nothing outside PostgreSQL.
+//! - [`PgForUpdate`]: `BEGIN; SELECT balance, fence ... FOR UPDATE; (work); UPDATE ... SET
+//!   balance = $1; COMMIT`. The row lock serialises the whole read-modify-write. **Guards
+//!   against:** lost updates. **Relies on:** the transaction holding its row lock until
+//!   COMMIT (a caller that locks several rows must lock them in one order to avoid deadlocks).
+
+use crate::postgres::{RowLock, Statement};
+
+use super::step::{CallerStats, Input, Machine, Outcome, Point, SqlRequest, Step};
+use super::store::unexpected;
+
+/// Where a [`PgDebit`] caller is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum DebitPhase {
+    Start,
+    Working,
+    BeforeWrite,
+    Debiting,
+    Finished,
+}
+
+/// The single-statement conditional debit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PgDebit {
+    id: i64,
+    amount: i64,
+    work_ms: u64,
+    phase: DebitPhase,
+}
+
+impl PgDebit {
+    /// A caller that will debit `amount` from wallet `id` after `work_ms` of work.
+    pub fn new(id: i64, amount: i64, work_ms: u64) -> PgDebit {
+        assert!(amount > 0, "the amount must be positive");
+        PgDebit {
+            id,
+            amount,
+            work_ms,
+            phase: DebitPhase::Start,
+        }
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Step {
+        self.phase = DebitPhase::Finished;
+        Step::Done(outcome)
+    }
+}
+
+impl Machine for PgDebit {
+    fn next(&mut self, now_ms: u64, input: Input) -> Step {
+        match (self.phase, &input) {
+            (DebitPhase::Start, Input::Start) => {
+                self.phase = DebitPhase::Working;
+                Step::Sleep {
+                    min_ms: self.work_ms,
+                    max_ms: self.work_ms,
+                    deadline_ms: None,
+                }
+            }
+            (DebitPhase::Working, Input::Woke) => {
+                self.phase = DebitPhase::BeforeWrite;
+                Step::Reached(Point::BeforeWrite)
+            }
+            (DebitPhase::BeforeWrite, Input::Resumed) => {
+                self.phase = DebitPhase::Debiting;
+                Step::Sql(SqlRequest {
+                    statement: Statement::Debit { id: self.id },
+                    params: vec![self.amount],
+                })
+            }
+            (DebitPhase::Debiting, Input::Sql(Ok(result))) if result.rows_affected == 1 => self
+                .finish(Outcome::Accepted {
+                    read_balance: None,
+                    fence: None,
+                    write_acked_ms: now_ms,
+                }),
+            (DebitPhase::Debiting, Input::Sql(Ok(result))) if result.rows_affected == 0 => {
+                self.finish(Outcome::InsufficientFunds { read_balance: None })
+            }
+            (DebitPhase::Finished, _) => panic!("a finished caller was stepped again"),
+            (phase, input) => {
+                let error = unexpected(&format!("debit {phase:?}"), input);
+                self.finish(Outcome::Failed(error))
+            }
+        }
+    }
+
+    fn stats(&self) -> CallerStats {
+        CallerStats::default()
+    }
+}
+
+/// Where a [`PgForUpdate`] caller is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum TxPhase {
+    Start,
+    Beginning,
+    Selecting,
+    AfterRead,
+    Working,
+    BeforeWrite,
+    Writing,
+    Committing,
+    RollingBack,
+    Finished,
+}
+
+/// The `SELECT ... FOR UPDATE` transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PgForUpdate {
+    id: i64,
+    amount: i64,
+    work_ms: u64,
+    phase: TxPhase,
+    read_balance: i64,
+    outcome: Option<Outcome>,
+}
+
+impl PgForUpdate {
+    /// A caller that will spend `amount` from wallet `id` inside a transaction.
+    pub fn new(id: i64, amount: i64, work_ms: u64) -> PgForUpdate {
+        assert!(amount > 0, "the amount must be positive");
+        PgForUpdate {
+            id,
+            amount,
+            work_ms,
+            phase: TxPhase::Start,
+            read_balance: 0,
+            outcome: None,
+        }
+    }
+
+    /// True while the transaction holds (or may hold) the row lock.
+    pub fn in_transaction(&self) -> bool {
+        !matches!(
+            self.phase,
+            TxPhase::Start | TxPhase::Beginning | TxPhase::Finished
+        )
+    }
+
+    fn sql(statement: Statement, params: Vec<i64>) -> Step {
+        Step::Sql(SqlRequest { statement, params })
+    }
+
+    fn roll_back(&mut self, outcome: Outcome) -> Step {
+        self.outcome = Some(outcome);
+        self.phase = TxPhase::RollingBack;
+        Self::sql(Statement::Rollback, vec![])
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Step {
+        self.phase = TxPhase::Finished;
+        Step::Done(outcome)
+    }
+}
+
+impl Machine for PgForUpdate {
+    fn next(&mut self, now_ms: u64, input: Input) -> Step {
+        match (self.phase, &input) {
+            (TxPhase::Start, Input::Start) => {
+                self.phase = TxPhase::Beginning;
+                Self::sql(Statement::Begin, vec![])
+            }
+            (TxPhase::Beginning, Input::Sql(Ok(_))) => {
+                self.phase = TxPhase::Selecting;
+                Self::sql(
+                    Statement::Select {
+                        id: self.id,
+                        lock: Some(RowLock::ForUpdate),
+                    },
+                    vec![],
+                )
+            }
+            (TxPhase::Selecting, Input::Sql(Ok(result))) => match result.rows.as_slice() {
+                [row] if row.len() == 2 => {
+                    self.read_balance = row[0];
+                    self.phase = TxPhase::AfterRead;
+                    Step::Reached(Point::AfterRead)
+                }
+                _ => self.roll_back(Outcome::Failed(format!(
+                    "unexpected SELECT result: {:?}",
+                    result.rows
+                ))),
+            },
+            (TxPhase::AfterRead, Input::Resumed) => {
+                if self.read_balance < self.amount {
+                    return self.roll_back(Outcome::InsufficientFunds {
+                        read_balance: Some(self.read_balance),
+                    });
+                }
+                self.phase = TxPhase::Working;
+                Step::Sleep {
+                    min_ms: self.work_ms,
+                    max_ms: self.work_ms,
+                    deadline_ms: None,
+                }
+            }
+            (TxPhase::Working, Input::Woke) => {
+                self.phase = TxPhase::BeforeWrite;
+                Step::Reached(Point::BeforeWrite)
+            }
+            (TxPhase::BeforeWrite, Input::Resumed) => {
+                self.phase = TxPhase::Writing;
+                Self::sql(
+                    Statement::WriteBalance { id: self.id },
+                    vec![self.read_balance - self.amount],
+                )
+            }
+            (TxPhase::Writing, Input::Sql(Ok(result))) if result.rows_affected == 1 => {
+                self.phase = TxPhase::Committing;
+                Self::sql(Statement::Commit, vec![])
+            }
+            (TxPhase::Committing, Input::Sql(Ok(result))) if result.tag == "COMMIT" => {
+                self.finish(Outcome::Accepted {
+                    read_balance: Some(self.read_balance),
+                    fence: None,
+                    write_acked_ms: now_ms,
+                })
+            }
+            (TxPhase::RollingBack, Input::Sql(_)) => {
+                let outcome = self
+                    .outcome
+                    .clone()
+                    .expect("an outcome is set before rolling back");
+                self.finish(outcome)
+            }
+            (TxPhase::Finished, _) => panic!("a finished caller was stepped again"),
+            (phase, input) => {
+                let error = unexpected(&format!("transaction {phase:?}"), input);
+                if self.in_transaction() && phase != TxPhase::RollingBack {
+                    self.roll_back(Outcome::Failed(error))
+                } else {
+                    self.finish(Outcome::Failed(error))
+                }
+            }
+        }
+    }
+
+    fn stats(&self) -> CallerStats {
+        CallerStats::default()
+    }
+}

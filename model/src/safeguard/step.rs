@@ -85,12 +85,15 @@ pub enum Step {
     },
     /// Run a statement on this caller's PostgreSQL connection.
     Sql(SqlRequest),
-    /// Sleep for a duration drawn uniformly from `min_ms..=max_ms` (fixed when equal).
+    /// Sleep for a duration drawn uniformly from `min_ms..=max_ms` (fixed when equal), but
+    /// wake no later than `deadline_ms` (caller clock) when one is given.
     Sleep {
         /// Shortest sleep.
         min_ms: u64,
         /// Longest sleep.
         max_ms: u64,
+        /// Wake at this time at the latest.
+        deadline_ms: Option<u64>,
     },
     /// The caller reached a named point; the driver may pause it here, then answers
     /// [`Input::Resumed`].
@@ -123,8 +126,9 @@ pub enum Input {
 pub enum Outcome {
     /// The spend was written and the caller reports success.
     Accepted {
-        /// The balance the decision was based on.
-        read_balance: i64,
+        /// The balance the decision was based on (none for a single-statement debit, which
+        /// reads nothing).
+        read_balance: Option<i64>,
         /// The fencing token it wrote with, if any.
         fence: Option<i64>,
         /// The caller's clock when the write was acknowledged (orders spends for blame).
@@ -132,8 +136,8 @@ pub enum Outcome {
     },
     /// The balance read was below the amount; nothing was written.
     InsufficientFunds {
-        /// The balance read.
-        read_balance: i64,
+        /// The balance read (none for a debit that updated 0 rows).
+        read_balance: Option<i64>,
     },
     /// The storage refused the write (0 rows updated: stale fence or changed version).
     WriteRejected {

@@ -1,0 +1,123 @@
+//! Faults a run can inject, as data (the simulator and the model checker act on them).
+
+use crate::safeguard::Point;
+
+/// A network endpoint, for partitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Host {
+    /// Caller `n` (1-based), host `app-n`.
+    Caller(u32),
+    /// The Redis primary (host `redis`).
+    Redis,
+    /// The Redis replica (host `redis-replica`).
+    Replica,
+    /// PostgreSQL (host `postgres`).
+    Postgres,
+}
+
+impl Host {
+    /// The host's name on the simulated network.
+    pub fn name(self) -> String {
+        match self {
+            Host::Caller(n) => format!("app-{n}"),
+            Host::Redis => "redis".into(),
+            Host::Replica => "redis-replica".into(),
+            Host::Postgres => "postgres".into(),
+        }
+    }
+
+    /// Parses `app-N`, `redis`, `redis-replica` or `postgres`.
+    pub fn parse(name: &str) -> Option<Host> {
+        match name {
+            "redis" => Some(Host::Redis),
+            "redis-replica" | "replica" => Some(Host::Replica),
+            "postgres" => Some(Host::Postgres),
+            _ => name
+                .strip_prefix("app-")
+                .and_then(|n| n.parse().ok())
+                .filter(|n| *n >= 1)
+                .map(Host::Caller),
+        }
+    }
+}
+
+/// A fault.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fault {
+    /// Caller `caller` (1-based) freezes for `pause_ms` the first time it reaches `at`: a GC
+    /// pause. Nothing of the caller runs meanwhile, its lease keeps ageing.
+    Pause {
+        /// Which caller.
+        caller: u32,
+        /// Where.
+        at: Point,
+        /// How long.
+        pause_ms: u64,
+    },
+    /// The Redis primary dies at `at_ms`; the replica, `lag_ms` behind, is promoted and the
+    /// callers reconnect to it. What had not replicated is lost.
+    Failover {
+        /// When the primary dies (simulated ms from the start).
+        at_ms: u64,
+    },
+    /// Redis restarts without persistence at `at_ms` (keyspace and script cache lost).
+    RedisRestart {
+        /// When.
+        at_ms: u64,
+    },
+    /// The link between `a` and `b` is cut from `from_ms` to `until_ms` (both ways, or only
+    /// from `a` to `b` when `one_way`).
+    Partition {
+        /// One end.
+        a: Host,
+        /// The other end.
+        b: Host,
+        /// Cut at.
+        from_ms: u64,
+        /// Healed at.
+        until_ms: u64,
+        /// Only messages from `a` to `b` are lost.
+        one_way: bool,
+    },
+    /// Host `host`'s wall clock jumps by `jump_ms` (positive: forward) at `at_ms`.
+    ClockJump {
+        /// Whose clock.
+        host: Host,
+        /// When.
+        at_ms: u64,
+        /// By how much.
+        jump_ms: i64,
+    },
+}
+
+impl Fault {
+    /// A one-line description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Fault::Pause {
+                caller,
+                at,
+                pause_ms,
+            } => format!("pause app-{caller} at {} for {pause_ms}ms", at.name()),
+            Fault::Failover { at_ms } => format!("failover at {at_ms}ms"),
+            Fault::RedisRestart { at_ms } => format!("redis restart (no persistence) at {at_ms}ms"),
+            Fault::Partition {
+                a,
+                b,
+                from_ms,
+                until_ms,
+                one_way,
+            } => format!(
+                "partition {} {} {} from {from_ms}ms to {until_ms}ms",
+                a.name(),
+                if *one_way { "->" } else { "<->" },
+                b.name()
+            ),
+            Fault::ClockJump {
+                host,
+                at_ms,
+                jump_ms,
+            } => format!("clock of {} jumps {jump_ms:+}ms at {at_ms}ms", host.name()),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The lock protocols a [`LockedSpend`](super::locked::LockedSpend) caller can use, and the
+//! answers their requests get.
+
+use crate::redis::Reply;
+
+use super::fenced::FencedLock;
+use super::lease::Lease;
+use super::naive::Setnx;
+use super::redislock::Redislock;
+use super::step::{Input, RedisRequest};
+use super::store::unexpected;
+
+/// What an acquire attempt found.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Acquire {
+    /// The lock is ours (with a fencing token when the protocol issues one).
+    Got {
+        /// The fencing token.
+        fence: Option<i64>,
+    },
+    /// Somebody else holds it.
+    Busy,
+    /// An error ends the attempt.
+    Failed(String),
+}
+
+/// What a release found.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Release {
+    /// The key was deleted.
+    Released,
+    /// Refused: the lock had expired or changed hands.
+    NotHeld,
+    /// An error.
+    Failed(String),
+}
+
+/// A lock protocol.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lock {
+    /// No lock at all (tutorial step 1).
+    Nothing,
+    /// `SETNX` + `DEL`, optionally with a separate `PEXPIRE`.
+    Setnx(Setnx),
+    /// `SET NX PX` + token, compare-and-delete release.
+    Lease(Lease),
+    /// bsm/redislock's obtain and release scripts.
+    Redislock(Redislock),
+    /// Atomic acquire + `INCR` of a fence counter.
+    Fenced(FencedLock),
+}
+
+impl Lock {
+    /// The acquire request, or none when there is no lock to take.
+    pub fn acquire_request(&self) -> Option<RedisRequest> {
+        match self {
+            Lock::Nothing => None,
+            Lock::Setnx(lock) => Some(lock.acquire_request()),
+            Lock::Lease(lock) => Some(lock.acquire_request()),
+            Lock::Redislock(lock) => Some(lock.acquire_request()),
+            Lock::Fenced(lock) => Some(lock.acquire_request()),
+        }
+    }
+
+    /// Interprets the answer to the acquire request.
+    pub fn on_acquire(&self, input: &Input) -> Acquire {
+        let Input::Redis(reply) = input else {
+            return Acquire::Failed(unexpected("acquire", input));
+        };
+        let acquire = match self {
+            Lock::Nothing => None,
+            Lock::Setnx(_) => Setnx::on_acquire(reply),
+            Lock::Lease(_) => Lease::on_acquire(reply),
+            Lock::Redislock(_) => Redislock::on_acquire(reply),
+            Lock::Fenced(_) => FencedLock::on_acquire(reply),
+        };
+        acquire.unwrap_or_else(|| Acquire::Failed(unexpected("acquire", input)))
+    }
+
+    /// A second request right after a successful acquire (SETNX then PEXPIRE), if any.
+    pub fn follow_up_request(&self) -> Option<RedisRequest> {
+        match self {
+            Lock::Setnx(lock) => lock.expire_request(),
+            _ => None,
+        }
+    }
+
+    /// The release request, or none when there is nothing to release.
+    pub fn release_request(&self) -> Option<RedisRequest> {
+        match self {
+            Lock::Nothing => None,
+            Lock::Setnx(lock) => Some(lock.release_request()),
+            Lock::Lease(lock) => Some(lock.release_request()),
+            Lock::Redislock(lock) => Some(lock.release_request()),
+            Lock::Fenced(lock) => Some(lock.release_request()),
+        }
+    }
+
+    /// Interprets the answer to the release request: an integer count of deleted keys.
+    pub fn on_release(&self, input: &Input) -> Release {
+        match input {
+            Input::Redis(Reply::Integer(1)) => Release::Released,
+            Input::Redis(Reply::Integer(0)) => Release::NotHeld,
+            _ => Release::Failed(unexpected("release", input)),
+        }
+    }
+
+    /// The token-checked refresh request (lease-based protocols only).
+    pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
+        match self {
+            Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
+            _ => None,
+        }
+    }
+}
+
+/// The token as the 32 lower-case hex digits of a 128-bit random number.
+pub fn token_text(token: u128) -> Vec<u8> {
+    format!("{token:032x}").into_bytes()
+}

@@ -1,0 +1,157 @@
+//! Where the balance lives, and how a caller reads and writes it.
+//!
+//! Steps 1–4 of the tutorial keep the balance in a Redis string and write it back with a plain
+//! `SET`; steps 5–6 keep it in PostgreSQL and write it with a (possibly fenced) `UPDATE`.
+
+use crate::postgres::{PgError, QueryResult, Statement, WriteGuard};
+use crate::redis::{Command, Reply};
+
+use super::step::{Input, RedisRequest, SqlRequest, Step};
+
+/// The balance store of a lock-based safeguard.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Store {
+    /// A Redis string at `key`, read with `GET` and written with `SET`.
+    Redis {
+        /// The balance key.
+        key: Vec<u8>,
+    },
+    /// The `wallets` row `id` in PostgreSQL, read with `SELECT balance, fence` and written with
+    /// `UPDATE wallets SET balance = $1, fence = $2 WHERE id = .. [guard]`.
+    Postgres {
+        /// The wallet id.
+        id: i64,
+        /// The write's fencing conditions.
+        guard: WriteGuard,
+    },
+}
+
+/// What a read returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Read {
+    /// The balance.
+    pub balance: i64,
+    /// The stored fence (PostgreSQL only; 0 for Redis).
+    pub fence: i64,
+}
+
+/// How a write ended.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Written {
+    /// The write landed.
+    Landed,
+    /// The storage refused it (0 rows updated).
+    Refused,
+    /// Something unexpected.
+    Failed(String),
+}
+
+impl Store {
+    /// The request that reads the balance.
+    pub fn read_step(&self) -> Step {
+        match self {
+            Store::Redis { key } => Step::Redis {
+                request: RedisRequest::Command(Command::Get(key.clone())),
+                timeout_ms: None,
+            },
+            Store::Postgres { id, .. } => Step::Sql(SqlRequest {
+                statement: Statement::Select {
+                    id: *id,
+                    lock: None,
+                },
+                params: vec![],
+            }),
+        }
+    }
+
+    /// Interprets the answer to [`Store::read_step`].
+    pub fn on_read(&self, input: &Input) -> Result<Read, String> {
+        match (self, input) {
+            (Store::Redis { .. }, Input::Redis(Reply::Bulk(bytes))) => std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| text.parse::<i64>().ok())
+                .map(|balance| Read { balance, fence: 0 })
+                .ok_or_else(|| {
+                    format!(
+                        "balance is not an integer: {:?}",
+                        String::from_utf8_lossy(bytes)
+                    )
+                }),
+            (Store::Redis { .. }, Input::Redis(Reply::Nil)) => {
+                Err("balance key is missing".to_string())
+            }
+            (Store::Postgres { .. }, Input::Sql(Ok(result))) => read_row(result),
+            _ => Err(unexpected("read", input)),
+        }
+    }
+
+    /// The request that writes `new_balance`, carrying `fence` (the caller's token) and
+    /// `seen_fence` (the version read).
+    pub fn write_step(&self, new_balance: i64, fence: i64, seen_fence: i64) -> Step {
+        match self {
+            Store::Redis { key } => Step::Redis {
+                request: RedisRequest::Command(Command::Set {
+                    key: key.clone(),
+                    value: new_balance.to_string().into_bytes(),
+                    condition: crate::redis::command::SetCondition::Always,
+                    expiry: crate::redis::command::SetExpiry::Clear,
+                    get: false,
+                }),
+                timeout_ms: None,
+            },
+            Store::Postgres { id, guard } => {
+                let mut params = vec![new_balance, fence];
+                if *guard == WriteGuard::FenceBelowAndEqual {
+                    params.push(seen_fence);
+                }
+                Step::Sql(SqlRequest {
+                    statement: Statement::WriteFenced {
+                        id: *id,
+                        guard: *guard,
+                    },
+                    params,
+                })
+            }
+        }
+    }
+
+    /// Interprets the answer to [`Store::write_step`].
+    pub fn on_write(&self, input: &Input) -> Written {
+        match (self, input) {
+            (Store::Redis { .. }, Input::Redis(Reply::Status(status))) if status == "OK" => {
+                Written::Landed
+            }
+            (Store::Postgres { .. }, Input::Sql(Ok(result))) => match result.rows_affected {
+                0 => Written::Refused,
+                1 => Written::Landed,
+                n => Written::Failed(format!("UPDATE changed {n} rows, expected 0 or 1")),
+            },
+            _ => Written::Failed(unexpected("write", input)),
+        }
+    }
+}
+
+/// Reads `balance, fence` from a one-row result.
+fn read_row(result: &QueryResult) -> Result<Read, String> {
+    match result.rows.as_slice() {
+        [row] if row.len() == 2 => Ok(Read {
+            balance: row[0],
+            fence: row[1],
+        }),
+        [] => Err("wallet row is missing".to_string()),
+        _ => Err(format!("unexpected SELECT result: {:?}", result.rows)),
+    }
+}
+
+/// Describes an answer a step did not expect.
+pub(crate) fn unexpected(what: &str, input: &Input) -> String {
+    match input {
+        Input::Redis(Reply::Error(text)) => format!("{what}: Redis error: {text}"),
+        Input::Sql(Err(PgError { code, message, .. })) => {
+            format!("{what}: PostgreSQL error {code}: {message}")
+        }
+        Input::ConnectionError(text) => format!("{what}: connection error: {text}"),
+        Input::RedisTimeout => format!("{what}: Redis did not answer in time"),
+        other => format!("{what}: unexpected answer {other:?}"),
+    }
+}

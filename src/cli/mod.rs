@@ -1,0 +1,50 @@
+//! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
+
+pub mod duration;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::UsageError;
+
+/// Deterministic simulation and model checking of distributed-lock safeguards.
+///
+/// leaselab runs the Redis-lock tutorial's safeguards against in-memory Redis and PostgreSQL
+/// stand-ins under a simulated clock and network, injects faults, and checks the ledger:
+/// final balance = initial − accepted × amount, never negative.
+#[derive(Debug, Parser)]
+#[command(name = "leaselab", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Parses the command line, runs the command, prints errors, and maps the result to the exit
+/// code: 0 all OK, 1 a violation, 2 bad usage or input.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() { 2 } else { 0 };
+            let _ = error.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(status) => status.code(),
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
+    match cli.command {}
+}
