@@ -17,6 +17,6 @@ pub mod error;
 mod lexer;
 pub mod statement;
 
-pub use engine::{Exec, Postgres, QueryResult, SessionId, Wallet};
+pub use engine::{Exec, Executed, Postgres, QueryResult, SessionId, TxStatus, Wallet};
 pub use error::{PgError, PgNotice};
 pub use statement::{RowLock, Statement, WriteGuard};
