@@ -148,6 +148,9 @@ impl Statement {
     /// `"fence"` and `"id"`. Text that does not start with a SQL command keyword gets 42601
     /// `syntax error at or near "<first token>"` as on a real server; empty text gets 42601
     /// too (see [`Statement::is_empty_query`]).
+    ///
+    /// `START TRANSACTION` becomes [`Statement::Begin`], so its command tag is `BEGIN` where
+    /// PostgreSQL reports `START TRANSACTION`.
     pub fn parse(sql: &str) -> Result<Statement, PgError> {
         let tokens = tokenize(sql);
         let body = strip_semicolons(&tokens);
