@@ -396,6 +396,10 @@ fn connection_housekeeping() {
         run(&mut redis, &["SELECT", "1"], 0),
         err("ERR DB index is out of range")
     );
+    assert_eq!(
+        run(&mut redis, &["SELECT", "-1"], 0),
+        err("ERR DB index is out of range")
+    );
     redis.set_cluster_mode(true);
     assert_eq!(
         run(&mut redis, &["SELECT", "1"], 0),
