@@ -286,30 +286,35 @@ where
                     .collect()
             })
         };
-        // Order the new level canonically.
-        let mut keyed: Vec<(u32, u32, M::State, u64)> = Vec::new();
+        // Order the new level canonically: by (parent rank, action index).
+        let mut states: Vec<Option<M::State>> = Vec::new();
+        let mut keys: Vec<(u32, u32, u32)> = Vec::new();
+        let mut fps: Vec<u64> = Vec::new();
         let mut found: Vec<(usize, u64)> = Vec::new();
         for produced in results {
             generated += produced.generated;
             found.extend(produced.found);
             for (state, fp) in produced.states {
                 let entry = seen.get(fp);
-                keyed.push((entry.parent, entry.action, state, fp));
+                keys.push((entry.parent, entry.action, states.len() as u32));
+                states.push(Some(state));
+                fps.push(fp);
             }
         }
-        keyed.sort_unstable_by_key(|(parent, action, _, _)| (*parent, *action));
+        keys.sort_unstable();
         let mut ranks: HashMap<u64, u32, BuildPassThrough> = HashMap::default();
         for (_, fp) in &found {
             ranks.insert(*fp, 0);
         }
-        let mut level = Vec::with_capacity(keyed.len());
-        let mut next_frontier = Vec::with_capacity(keyed.len());
-        for (rank, (parent, action, state, fp)) in keyed.into_iter().enumerate() {
-            if let Some(slot) = ranks.get_mut(&fp) {
+        let mut level = Vec::with_capacity(keys.len());
+        let mut next_frontier = Vec::with_capacity(keys.len());
+        for (rank, (parent, action, index)) in keys.into_iter().enumerate() {
+            let index = index as usize;
+            if let Some(slot) = ranks.get_mut(&fps[index]) {
                 *slot = rank as u32;
             }
             level.push((parent, action));
-            next_frontier.push(state);
+            next_frontier.push(states[index].take().expect("each state is taken once"));
         }
         for (p, fp) in found {
             let rank = ranks[&fp];
