@@ -126,8 +126,10 @@ impl WorldConfig {
     }
 }
 
+mod symmetry;
+
 /// What a run is made of that never changes while it runs.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Setup {
     initial_balance: i64,
     amount: i64,
@@ -137,12 +139,15 @@ struct Setup {
     wallet_id: i64,
     /// Each caller's token as it appears in Redis.
     tokens: Vec<Vec<u8>>,
+    /// Hash worlds up to a renaming of callers.
+    symmetric: bool,
 }
 
 /// Callers, stand-ins and a clock.
 ///
 /// Equal worlds hash equal; the hash leaves out what never changes during a run (the
-/// configuration and the scenario's constants), which equal worlds share anyway.
+/// configuration and the scenario's constants), which equal worlds share anyway. With
+/// [`World::set_symmetry`], worlds that differ only by which caller is which hash equal too.
 ///
 /// The stand-ins and the callers sit behind `Arc`s and are copied on write, so cloning a
 /// world and taking one step copies only the caller that stepped and the stand-in it used —
@@ -168,6 +173,9 @@ pub struct World {
 
 impl Hash for World {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        if self.setup.symmetric {
+            return self.hash_canonical(state);
+        }
         self.now_ms.hash(state);
         self.redis.hash(state);
         self.replica.hash(state);
@@ -367,8 +375,22 @@ impl World {
                 lock_key: keys.lock.clone(),
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
+                symmetric: false,
             }),
         })
+    }
+
+    /// Makes the hash ignore which caller is which (symmetry reduction for a model checker):
+    /// the world is hashed with callers in a canonical order and every token and PostgreSQL
+    /// session renamed after its owner's rank, in the machines and in both stand-ins.
+    /// Equality is unchanged.
+    pub fn set_symmetry(&mut self, on: bool) {
+        Arc::make_mut(&mut self.setup).symmetric = on;
+    }
+
+    /// True when the hash ignores which caller is which.
+    pub fn symmetric(&self) -> bool {
+        self.setup.symmetric
     }
 
     /// True when every caller has finished.

@@ -283,9 +283,9 @@ fn redis_phrase(
             },
             _,
         ) => Some(if *reply == Reply::Integer(1) || *reply == Reply::ok() {
-            format!("{who}'s watchdog refreshes the lease{}", expires())
+            format!("{who} refreshes the lease (watchdog){}", expires())
         } else {
-            format!("{who}'s watchdog refresh is refused: the lock is lost")
+            format!("{who} fails to refresh the lease (watchdog): the lock is lost")
         }),
         (
             RedisRequest::Script {
@@ -337,10 +337,10 @@ fn lease_end(world: &World) -> String {
 fn release_phrase(who: &str, reply: &Reply) -> String {
     match reply {
         Reply::Integer(1) => format!("{who} releases the lock"),
-        Reply::Integer(0) => {
-            format!("{who}'s release is refused: lock not held (expired or taken by someone else)")
-        }
-        other => format!("{who}'s release gets {}", describe_reply(other)),
+        Reply::Integer(0) => format!(
+            "{who} tries to release: refused, lock not held (expired or taken by someone else)"
+        ),
+        other => format!("{who} tries to release: {}", describe_reply(other)),
     }
 }
 
@@ -396,7 +396,7 @@ fn sql_phrase(
             if landed {
                 format!("{who} debits {} (balance >= {})", param(0), param(0))
             } else {
-                format!("{who}'s debit of {} finds too little money", param(0))
+                format!("{who} debits {}: refused, too little money", param(0))
             }
         }
     }
