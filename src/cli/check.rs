@@ -51,7 +51,7 @@ pub struct Args {
     /// How much each caller spends.
     #[arg(long, default_value_t = 10, value_name = "A")]
     pub amount: i64,
-    /// Time stops here, in ticks (default: work + 2 × TTL + 4).
+    /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
     /// Breadth-first search (the default): shortest counterexamples.

@@ -128,7 +128,7 @@ pub fn execute(args: Args) -> CommandResult {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}; every cell exhaustive to its horizon (work + 2 x TTL + 4)\n\
+         {} callers spending {} from {}{}; every cell exhaustive to its horizon (2 x work + 2 x TTL + 4)\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses\n\n",
         frontier.safeguard,
         frontier.callers,

@@ -26,9 +26,17 @@ pub fn narrate(init: &World, actions: &[Action]) -> Vec<String> {
 /// who believes it holds the lock.
 pub fn summary(world: &World) -> Vec<String> {
     let mut lines = Vec::new();
-    if world.all_done() {
+    let cut_off = !world.all_done() && world.now_ms >= world.config.horizon_ms && world.stuck();
+    if world.all_done() || cut_off {
         let ledger = world.ledger();
-        lines.push(format!("ledger: {}", ledger.line()));
+        if cut_off {
+            lines.push(format!(
+                "ledger when time runs out (unfinished callers never wrote): {}",
+                ledger.line()
+            ));
+        } else {
+            lines.push(format!("ledger: {}", ledger.line()));
+        }
         for stale in &ledger.stale_spends {
             let fence = stale
                 .fence
@@ -216,7 +224,7 @@ fn redis_phrase(
 ) -> String {
     let who = format!("caller {}", caller + 1);
     let expires = || match after.lock_holder_at(after.now_ms) {
-        Some(_) => format!(" until t={}", lease_end(after)),
+        Some(_) => format!(" (lease until t={})", lease_end(after)),
         None => String::new(),
     };
     let phrase = match (request, reply) {
@@ -233,7 +241,7 @@ fn redis_phrase(
             _,
         ) => Some(match reply {
             Reply::Nil => format!("{who} finds the lock {}", holder_text(before)),
-            _ => format!("{who} acquires the lease for {ttl}ms{}", expires()),
+            _ => format!("{who} acquires the lock for {ttl}ms{}", expires()),
         }),
         (RedisRequest::Command(Command::SetNx(..)), Reply::Integer(n)) => Some(if *n == 1 {
             format!("{who} acquires the lock (SETNX, no expiry)")
