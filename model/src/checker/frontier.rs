@@ -146,7 +146,8 @@ pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamErr
     })
 }
 
-/// The table for every TTL in `ttls` and work in `works`.
+/// The table for every TTL in `ttls` and work in `works` (each cell at `base`'s horizon, or
+/// its own default when `base` has none).
 pub fn sweep(
     base: CheckConfig,
     ttls: &[u64],
@@ -161,7 +162,6 @@ pub fn sweep(
                 ttl_ms,
                 work_ms,
                 max_pause_ms: None,
-                horizon_ms: None,
                 ..base
             };
             let cell = boundary(config, options)?;

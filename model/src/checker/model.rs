@@ -150,7 +150,11 @@ impl Model for LeaseModel {
         let mut next = state.clone();
         let events = next.apply_events(action);
         let lines = super::narrate::describe_step(state, &events, &next);
-        Some(format!("{}\n\n{next:#?}", lines.join("\n")))
+        Some(format!(
+            "{}\n\n{}",
+            lines.join("; "),
+            super::narrate::describe_world(&next)
+        ))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

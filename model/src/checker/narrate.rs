@@ -61,6 +61,50 @@ pub fn summary(world: &World) -> Vec<String> {
     lines
 }
 
+/// A world at a glance: the time, the balance, the lock, and each caller.
+pub fn describe_world(world: &World) -> String {
+    let mut lines = vec![format!("t={}", world.now_ms)];
+    lines.push(match world.balance() {
+        Some(balance) => format!("balance {balance}"),
+        None => "balance missing".into(),
+    });
+    lines.push(match world.lock_holder_at(world.now_ms) {
+        Some(holder) => format!(
+            "lock held by caller {} (until t={})",
+            holder + 1,
+            lease_end(world)
+        ),
+        None => "lock free".into(),
+    });
+    for (index, slot) in world.slots.iter().enumerate() {
+        let mut text = match &slot.state {
+            SlotState::NotStarted { start_ms } => format!("starts at t={start_ms}"),
+            SlotState::Ready(Input::Start) => "not started yet".into(),
+            SlotState::Ready(_) => "ready".into(),
+            SlotState::Sleeping { wake_ms } => format!("asleep until t={wake_ms}"),
+            SlotState::Blocked { .. } => "waiting for the row lock".into(),
+            SlotState::Done => match &slot.outcome {
+                Some(outcome) => format!("finished: {}", outcome_phrase(outcome)),
+                None => "finished".into(),
+            },
+        };
+        if slot.state != SlotState::Done && slot.machine.believes_it_holds() {
+            text.push_str(", believes it holds the lock");
+        }
+        if slot.paused_ms > 0 {
+            text.push_str(&format!(", paused {} tick(s) so far", slot.paused_ms));
+        }
+        lines.push(format!("caller {}: {text}", index + 1));
+    }
+    if let Some(replica) = &world.replica {
+        lines.push(format!(
+            "replica {} change(s) behind",
+            replica.backlog.len()
+        ));
+    }
+    lines.join("\n")
+}
+
 fn callers_text(callers: &[usize]) -> String {
     let numbers: Vec<String> = callers.iter().map(|c| (c + 1).to_string()).collect();
     match numbers.as_slice() {
