@@ -163,7 +163,10 @@ fn fencing_alone_lets_overlapping_holders_both_spend() {
 
 #[test]
 fn fenced_check_and_set_keeps_the_ledger_for_two_callers_with_unbounded_pauses() {
-    let report = check(FENCED_CAS, |c| c.ttl_ms = 1);
+    let report = check(FENCED_CAS, |c| {
+        c.ttl_ms = 1;
+        c.horizon_ms = Some(6);
+    });
     expect(&report, LEDGER, Safe, None);
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
     expect(&report, ALL_FINISHED, Found, Some(14));

@@ -163,3 +163,17 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_ranges() {
+        assert_eq!(parse_list("3..5"), Ok(TickList(vec![3, 4, 5])));
+        assert_eq!(parse_list("1,2,4"), Ok(TickList(vec![1, 2, 4])));
+        assert_eq!(parse_list("2ms,4"), Ok(TickList(vec![2, 4])));
+        assert!(parse_list("5..3").is_err());
+        assert!(parse_list("1,x").is_err());
+    }
+}
