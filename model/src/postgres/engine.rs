@@ -1,11 +1,70 @@
 //! Sessions, transactions and READ COMMITTED row locking.
+//!
+//! # The model
+//!
+//! Each row keeps its committed version and, while a transaction block holds its row lock,
+//! that transaction's uncommitted version (if it updated the row). A statement outside `BEGIN`
+//! is its own transaction: it takes and releases the lock within the call.
+//!
+//! An `UPDATE` runs as PostgreSQL 15 runs it under READ COMMITTED:
+//!
+//! 1. it reads the version its snapshot sees (its own uncommitted version, else the committed
+//!    one) and evaluates the `WHERE` clause on it; a row that does not match is skipped
+//!    without waiting for anyone;
+//! 2. it computes the new row (`bigint out of range`) and checks `balance >= 0` (23514);
+//! 3. only then does it need the row lock: if another transaction holds it, the statement
+//!    returns [`Exec::Blocked`] with no effect. Re-executed after that transaction ends, it
+//!    sees the newest committed row, which is exactly what PostgreSQL's re-check
+//!    (EvalPlanQual) sees: the new row after a commit, the original row after a rollback.
+//!
+//! `SELECT ... FOR UPDATE` waits (or fails with `NOWAIT`, or skips the row with
+//! `SKIP LOCKED`) whenever another transaction holds the lock. A plain `SELECT` never waits.
+//!
+//! An error inside a transaction block aborts it at once: its changes are discarded and its
+//! locks released (sessions waiting on it may go on), and every statement but `COMMIT` or
+//! `ROLLBACK` gets 25P02 until the block ends.
+//!
+//! # Deliberate differences from a real server
+//!
+//! - Deadlocks: a statement that would close a cycle in the waits-for graph fails at once with
+//!   40P01. A real server checks after `deadlock_timeout` (1 s by default), and the session
+//!   whose timer fires first fails, which is usually the one that started waiting *first*.
+//!   Either way exactly one transaction of the cycle fails and the others go on.
+//! - The deadlock DETAIL has PostgreSQL's wording, but its numbers are the stand-in's:
+//!   process ids are [`SessionId::pid`], and the transaction a session holds is shown as
+//!   `1000 + <session number>`. There is no HINT or CONTEXT line.
+//! - There is no lock queue: when a lock holder ends, whichever blocked session executes
+//!   again first gets the row.
+//! - A session executing a statement while it is recorded as blocked gives up its wait (the
+//!   wait is not a separate cancellable request).
 
-use super::error::PgError;
-use super::statement::Statement;
+use std::collections::BTreeMap;
+
+use super::error::{PgError, PgNotice};
+use super::statement::{RowLock, Statement, WriteGuard};
+
+/// Process ids reported for sessions start here.
+const PID_BASE: i32 = 10_000;
+/// Transaction numbers shown in a deadlock DETAIL start here.
+const XID_BASE: u64 = 1_000;
 
 /// A connection's session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(pub u32);
+
+impl SessionId {
+    /// The backend process id the stand-in reports for this session (`10000 + n`), as a
+    /// wire server would send it in `BackendKeyData`; deadlock DETAIL lines use it.
+    pub fn pid(self) -> i32 {
+        let n = i32::try_from(self.0).unwrap_or(i32::MAX);
+        PID_BASE.saturating_add(n)
+    }
+
+    /// The number shown for this session's transaction in a deadlock DETAIL.
+    fn shown_xid(self) -> u64 {
+        XID_BASE + u64::from(self.0)
+    }
+}
 
 /// A committed row of `wallets`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,10 +102,105 @@ pub enum Exec {
     },
 }
 
+/// What executing a statement did, with the warning PostgreSQL sends alongside, if any
+/// (`BEGIN` inside a transaction block, `COMMIT`/`ROLLBACK` outside one).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Executed {
+    /// The result.
+    pub exec: Exec,
+    /// A `WARNING` sent before the command tag.
+    pub notice: Option<PgNotice>,
+}
+
+impl Executed {
+    /// A finished statement with no warning.
+    fn done(result: Result<QueryResult, PgError>) -> Executed {
+        Executed {
+            exec: Exec::Done(result),
+            notice: None,
+        }
+    }
+
+    /// A finished statement with a warning.
+    fn done_with_notice(result: QueryResult, notice: PgNotice) -> Executed {
+        Executed {
+            exec: Exec::Done(Ok(result)),
+            notice: Some(notice),
+        }
+    }
+}
+
+/// Where a session stands with respect to transaction blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TxStatus {
+    /// Outside a transaction block: each statement commits on its own.
+    Idle,
+    /// Inside `BEGIN ... COMMIT`.
+    InBlock,
+    /// Inside a transaction block that failed: only `COMMIT`/`ROLLBACK` are accepted.
+    Failed,
+}
+
+impl TxStatus {
+    /// The status byte of PostgreSQL's `ReadyForQuery` message: `I`, `T` or `E`.
+    pub fn ready_for_query_byte(self) -> u8 {
+        match self {
+            TxStatus::Idle => b'I',
+            TxStatus::InBlock => b'T',
+            TxStatus::Failed => b'E',
+        }
+    }
+}
+
+/// A row: its committed version and its lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Row {
+    committed: Wallet,
+    lock: Option<RowLockHeld>,
+}
+
+/// A row lock held by a transaction block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct RowLockHeld {
+    holder: SessionId,
+    /// The holder's uncommitted version, if it updated the row.
+    uncommitted: Option<Wallet>,
+}
+
+impl Row {
+    /// The version `session`'s snapshot sees.
+    fn visible_to(&self, session: SessionId) -> Wallet {
+        match self.lock {
+            Some(RowLockHeld {
+                holder,
+                uncommitted: Some(version),
+            }) if holder == session => version,
+            _ => self.committed,
+        }
+    }
+
+    /// The session holding the lock, unless it is `session` itself.
+    fn locked_by_other(&self, session: SessionId) -> Option<SessionId> {
+        self.lock
+            .map(|lock| lock.holder)
+            .filter(|&holder| holder != session)
+    }
+}
+
+/// A connected session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Session {
+    status: TxStatus,
+    /// The session whose transaction this one's last statement is blocked on.
+    waiting_on: Option<SessionId>,
+}
+
 /// An in-memory PostgreSQL holding the `wallets` table.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Postgres {
-    _todo: (),
+    rows: BTreeMap<i64, Row>,
+    sessions: BTreeMap<SessionId, Session>,
+    next_session: u32,
 }
 
 impl Default for Postgres {
@@ -58,30 +212,67 @@ impl Default for Postgres {
 impl Postgres {
     /// An empty `wallets` table, no sessions.
     pub fn new() -> Postgres {
-        todo!("postgres stand-in: Postgres::new")
+        Postgres {
+            rows: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            next_session: 0,
+        }
     }
 
-    /// Inserts or overwrites a committed row directly (scenario set-up).
+    /// Inserts or overwrites a committed row directly (scenario set-up). A row lock and an
+    /// uncommitted version, if any, are left as they are.
     pub fn seed_wallet(&mut self, id: i64, wallet: Wallet) {
-        let _ = (id, wallet);
-        todo!()
+        self.rows
+            .entry(id)
+            .and_modify(|row| row.committed = wallet)
+            .or_insert(Row {
+                committed: wallet,
+                lock: None,
+            });
     }
 
     /// The committed row, if any.
     pub fn wallet(&self, id: i64) -> Option<Wallet> {
-        let _ = id;
-        todo!()
+        self.rows.get(&id).map(|row| row.committed)
     }
 
-    /// Opens a session (a connection).
+    /// The row as a plain `SELECT` in `session` sees it: its own uncommitted version if it
+    /// has one, else the committed row.
+    pub fn visible_wallet(&self, session: SessionId, id: i64) -> Option<Wallet> {
+        self.rows.get(&id).map(|row| row.visible_to(session))
+    }
+
+    /// Opens a session (a connection). Sessions are numbered from 0 in connection order;
+    /// numbers are not reused.
     pub fn connect(&mut self) -> SessionId {
-        todo!()
+        let id = SessionId(self.next_session);
+        self.next_session = self
+            .next_session
+            .checked_add(1)
+            .expect("fewer than 2^32 connections");
+        self.sessions.insert(
+            id,
+            Session {
+                status: TxStatus::Idle,
+                waiting_on: None,
+            },
+        );
+        id
     }
 
     /// Closes a session; an open transaction is rolled back and its locks released.
+    /// Closing an unknown session does nothing.
     pub fn disconnect(&mut self, session: SessionId) {
-        let _ = session;
-        todo!()
+        if self.sessions.contains_key(&session) {
+            self.end_transaction(session, Ending::Rollback);
+            self.sessions.remove(&session);
+        }
+        self.debug_check_invariants();
+    }
+
+    /// The connected sessions, in order.
+    pub fn sessions(&self) -> Vec<SessionId> {
+        self.sessions.keys().copied().collect()
     }
 
     /// Executes one statement in `session` with `bigint` parameters.
@@ -89,13 +280,407 @@ impl Postgres {
     /// Outside `BEGIN` a statement is its own transaction. A wrong parameter count is an
     /// error (08P01, as the server reports a Bind with the wrong number of parameters).
     pub fn execute(&mut self, session: SessionId, statement: &Statement, params: &[i64]) -> Exec {
-        let _ = (session, statement, params);
-        todo!("postgres stand-in: Postgres::execute")
+        self.execute_with_notice(session, statement, params).exec
     }
 
-    /// True when `session` is inside a transaction block.
+    /// Like [`Postgres::execute`], also returning the `WARNING` PostgreSQL sends with the
+    /// result (for `BEGIN` inside a block, `COMMIT`/`ROLLBACK` outside one). A session that is
+    /// not connected gets 08003 `connection does not exist`.
+    pub fn execute_with_notice(
+        &mut self,
+        session: SessionId,
+        statement: &Statement,
+        params: &[i64],
+    ) -> Executed {
+        let executed = self.dispatch(session, statement, params);
+        self.debug_check_invariants();
+        executed
+    }
+
+    /// True when `session` is inside a transaction block (open or failed).
     pub fn in_transaction(&self, session: SessionId) -> bool {
-        let _ = session;
-        todo!()
+        matches!(
+            self.status(session),
+            Some(TxStatus::InBlock | TxStatus::Failed)
+        )
+    }
+
+    /// The session's transaction status, or None when it is not connected.
+    pub fn status(&self, session: SessionId) -> Option<TxStatus> {
+        self.sessions.get(&session).map(|s| s.status)
+    }
+
+    /// The session whose transaction `session`'s last statement was blocked on, while that
+    /// transaction lasts and `session` has not executed anything since.
+    pub fn waiting_on(&self, session: SessionId) -> Option<SessionId> {
+        self.sessions.get(&session).and_then(|s| s.waiting_on)
+    }
+
+    /// The session whose transaction holds the lock on row `id`, if any.
+    pub fn lock_holder(&self, id: i64) -> Option<SessionId> {
+        self.rows.get(&id)?.lock.map(|lock| lock.holder)
+    }
+
+    /// Every held row lock as `(row id, holder)`, by row id.
+    pub fn locks(&self) -> Vec<(i64, SessionId)> {
+        self.rows
+            .iter()
+            .filter_map(|(&id, row)| row.lock.map(|lock| (id, lock.holder)))
+            .collect()
+    }
+
+    /// Runs a statement for a connected or unknown session.
+    fn dispatch(&mut self, session: SessionId, statement: &Statement, params: &[i64]) -> Executed {
+        let Some(state) = self.sessions.get_mut(&session) else {
+            return Executed::done(Err(PgError::connection_does_not_exist()));
+        };
+        state.waiting_on = None;
+        if state.status == TxStatus::Failed && !statement.ends_transaction() {
+            return Executed::done(Err(PgError::in_failed_transaction()));
+        }
+        let required = statement.param_count();
+        if params.len() != required {
+            let error = PgError::wrong_parameter_count(params.len(), required);
+            return self.fail(session, error);
+        }
+        match *statement {
+            Statement::Begin => self.begin(session),
+            Statement::Commit => self.commit(session),
+            Statement::Rollback => self.rollback(session),
+            Statement::Select { id, lock: None } => {
+                let row = self.visible_wallet(session, id);
+                Executed::done(Ok(select_result(row)))
+            }
+            Statement::Select {
+                id,
+                lock: Some(lock),
+            } => self.select_for_update(session, id, lock),
+            Statement::WriteFenced { id, guard } => {
+                self.update(session, id, |row| fenced_write(row, guard, params))
+            }
+            Statement::WriteBalance { id } => self.update(session, id, |row| {
+                Ok(Some(Wallet {
+                    balance: params[0],
+                    ..row
+                }))
+            }),
+            Statement::Debit { id } => self.update(session, id, |row| debit(row, params[0])),
+        }
+    }
+
+    /// `BEGIN`.
+    fn begin(&mut self, session: SessionId) -> Executed {
+        let state = self.session_mut(session);
+        match state.status {
+            TxStatus::Idle => {
+                state.status = TxStatus::InBlock;
+                Executed::done(Ok(command_result("BEGIN")))
+            }
+            TxStatus::InBlock => Executed::done_with_notice(
+                command_result("BEGIN"),
+                PgError::already_in_transaction(),
+            ),
+            TxStatus::Failed => unreachable!("a failed block refuses BEGIN before it gets here"),
+        }
+    }
+
+    /// `COMMIT`: a failed block rolls back instead and reports `ROLLBACK`.
+    fn commit(&mut self, session: SessionId) -> Executed {
+        match self.session_mut(session).status {
+            TxStatus::Idle => Executed::done_with_notice(
+                command_result("COMMIT"),
+                PgError::no_transaction_in_progress(),
+            ),
+            TxStatus::InBlock => {
+                self.end_transaction(session, Ending::Commit);
+                Executed::done(Ok(command_result("COMMIT")))
+            }
+            TxStatus::Failed => {
+                self.end_transaction(session, Ending::Rollback);
+                Executed::done(Ok(command_result("ROLLBACK")))
+            }
+        }
+    }
+
+    /// `ROLLBACK`.
+    fn rollback(&mut self, session: SessionId) -> Executed {
+        match self.session_mut(session).status {
+            TxStatus::Idle => Executed::done_with_notice(
+                command_result("ROLLBACK"),
+                PgError::no_transaction_in_progress(),
+            ),
+            TxStatus::InBlock | TxStatus::Failed => {
+                self.end_transaction(session, Ending::Rollback);
+                Executed::done(Ok(command_result("ROLLBACK")))
+            }
+        }
+    }
+
+    /// `SELECT balance, fence ... FOR UPDATE [NOWAIT | SKIP LOCKED]`.
+    fn select_for_update(&mut self, session: SessionId, id: i64, lock: RowLock) -> Executed {
+        let Some(row) = self.rows.get(&id) else {
+            return Executed::done(Ok(select_result(None)));
+        };
+        if let Some(holder) = row.locked_by_other(session) {
+            return match lock {
+                RowLock::ForUpdate => self.wait_for(session, holder),
+                RowLock::ForUpdateNowait => self.fail(session, PgError::row_lock_not_available()),
+                RowLock::ForUpdateSkipLocked => Executed::done(Ok(select_result(None))),
+            };
+        }
+        let visible = row.visible_to(session);
+        if self.status(session) == Some(TxStatus::InBlock) {
+            self.lock_row(session, id, None);
+        }
+        Executed::done(Ok(select_result(Some(visible))))
+    }
+
+    /// An `UPDATE` of row `id`. `plan` evaluates the WHERE clause on a version (None: no
+    /// match) and computes the new row.
+    fn update(
+        &mut self,
+        session: SessionId,
+        id: i64,
+        plan: impl Fn(Wallet) -> Result<Option<Wallet>, PgError>,
+    ) -> Executed {
+        let Some(row) = self.rows.get(&id) else {
+            return Executed::done(Ok(update_result(0)));
+        };
+        let new_row = match plan(row.visible_to(session)) {
+            Ok(None) => return Executed::done(Ok(update_result(0))),
+            Ok(Some(new_row)) => new_row,
+            Err(error) => return self.fail(session, error),
+        };
+        if new_row.balance < 0 {
+            let error = PgError::balance_check_violation(id, new_row.balance, new_row.fence);
+            return self.fail(session, error);
+        }
+        if let Some(holder) = row.locked_by_other(session) {
+            return self.wait_for(session, holder);
+        }
+        match self.status(session) {
+            Some(TxStatus::InBlock) => self.lock_row(session, id, Some(new_row)),
+            _ => self.commit_row(id, new_row),
+        }
+        Executed::done(Ok(update_result(1)))
+    }
+
+    /// Records that `session` waits for `holder`, or fails with 40P01 if that closes a
+    /// cycle.
+    fn wait_for(&mut self, session: SessionId, holder: SessionId) -> Executed {
+        debug_assert_ne!(session, holder, "a session never waits for itself");
+        if let Some(cycle) = self.wait_cycle(session, holder) {
+            return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
+        }
+        self.session_mut(session).waiting_on = Some(holder);
+        Executed {
+            exec: Exec::Blocked { by: holder },
+            notice: None,
+        }
+    }
+
+    /// The cycle `session -> holder -> ... -> session` that waiting for `holder` would close,
+    /// starting with `session`.
+    fn wait_cycle(&self, session: SessionId, holder: SessionId) -> Option<Vec<SessionId>> {
+        let mut cycle = vec![session];
+        let mut current = holder;
+        for _ in 0..self.sessions.len() {
+            if current == session {
+                return Some(cycle);
+            }
+            cycle.push(current);
+            current = self.sessions.get(&current)?.waiting_on?;
+        }
+        None
+    }
+
+    /// Reports `error`; inside a transaction block it aborts the block.
+    fn fail(&mut self, session: SessionId, error: PgError) -> Executed {
+        if self.status(session) == Some(TxStatus::InBlock) {
+            self.end_transaction(session, Ending::Abort);
+        }
+        Executed::done(Err(error))
+    }
+
+    /// Takes (or keeps) `session`'s lock on row `id`, storing its new uncommitted version if
+    /// it wrote one.
+    fn lock_row(&mut self, session: SessionId, id: i64, written: Option<Wallet>) {
+        let row = self.rows.get_mut(&id).expect("locking an existing row");
+        let earlier = match row.lock {
+            Some(lock) => {
+                assert_eq!(lock.holder, session, "a row lock has one holder");
+                lock.uncommitted
+            }
+            None => None,
+        };
+        row.lock = Some(RowLockHeld {
+            holder: session,
+            uncommitted: written.or(earlier),
+        });
+    }
+
+    /// Writes a new committed version directly (a statement outside a transaction block).
+    fn commit_row(&mut self, id: i64, version: Wallet) {
+        let row = self.rows.get_mut(&id).expect("writing an existing row");
+        assert!(row.lock.is_none(), "an autocommit write holds the row lock");
+        assert!(version.balance >= 0, "wallets_balance_check holds");
+        row.committed = version;
+    }
+
+    /// Ends `session`'s transaction: publishes (commit) or discards its versions, releases its
+    /// locks, and forgets the waits on it.
+    fn end_transaction(&mut self, session: SessionId, ending: Ending) {
+        for row in self.rows.values_mut() {
+            let Some(lock) = row.lock.filter(|lock| lock.holder == session) else {
+                continue;
+            };
+            if let (Ending::Commit, Some(version)) = (ending, lock.uncommitted) {
+                assert!(version.balance >= 0, "wallets_balance_check holds");
+                row.committed = version;
+            }
+            row.lock = None;
+        }
+        for other in self.sessions.values_mut() {
+            if other.waiting_on == Some(session) {
+                other.waiting_on = None;
+            }
+        }
+        self.session_mut(session).status = match ending {
+            Ending::Commit | Ending::Rollback => TxStatus::Idle,
+            Ending::Abort => TxStatus::Failed,
+        };
+    }
+
+    /// A connected session's state.
+    fn session_mut(&mut self, session: SessionId) -> &mut Session {
+        self.sessions
+            .get_mut(&session)
+            .expect("the session is connected")
+    }
+
+    /// Checks the structural invariants in debug builds.
+    fn debug_check_invariants(&self) {
+        if cfg!(debug_assertions) {
+            self.check_invariants();
+        }
+    }
+
+    /// Panics if an invariant is broken: locks belong to open transaction blocks, waits point
+    /// at lock holders, the waits-for graph has no cycle, committed balances are not negative.
+    fn check_invariants(&self) {
+        for (id, row) in &self.rows {
+            assert!(row.committed.balance >= 0, "row {id}: negative balance");
+            if let Some(lock) = row.lock {
+                let holder = self.sessions.get(&lock.holder);
+                assert!(
+                    holder.is_some_and(|s| s.status == TxStatus::InBlock),
+                    "row {id}: lock held outside an open transaction block"
+                );
+            }
+        }
+        for (&waiter, state) in &self.sessions {
+            assert!(
+                waiter.0 < self.next_session,
+                "session numbers are issued in order"
+            );
+            let Some(holder) = state.waiting_on else {
+                continue;
+            };
+            assert!(
+                self.rows
+                    .values()
+                    .any(|row| row.lock.is_some_and(|l| l.holder == holder)),
+                "{waiter:?} waits for {holder:?}, which holds no lock"
+            );
+            assert!(
+                self.wait_cycle(waiter, holder).is_none(),
+                "the waits-for graph has a cycle through {waiter:?}"
+            );
+        }
+    }
+}
+
+/// How a transaction ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// `COMMIT`: publish and return to idle.
+    Commit,
+    /// `ROLLBACK` (or disconnect): discard and return to idle.
+    Rollback,
+    /// An error in the block: discard, release, and refuse statements until `ROLLBACK`.
+    Abort,
+}
+
+/// `SET balance = $1, fence = $2 WHERE id = .. [AND fence < $2 [AND fence = $3]]` on `row`.
+fn fenced_write(row: Wallet, guard: WriteGuard, params: &[i64]) -> Result<Option<Wallet>, PgError> {
+    let (balance, fence) = (params[0], params[1]);
+    let matches = match guard {
+        WriteGuard::Unfenced => true,
+        WriteGuard::FenceBelow => row.fence < fence,
+        WriteGuard::FenceBelowAndEqual => row.fence < fence && row.fence == params[2],
+    };
+    Ok(matches.then_some(Wallet { balance, fence }))
+}
+
+/// `SET balance = balance - $1 WHERE id = .. AND balance >= $1` on `row`.
+fn debit(row: Wallet, amount: i64) -> Result<Option<Wallet>, PgError> {
+    if row.balance < amount {
+        return Ok(None);
+    }
+    let balance = row
+        .balance
+        .checked_sub(amount)
+        .ok_or_else(PgError::bigint_out_of_range)?;
+    Ok(Some(Wallet { balance, ..row }))
+}
+
+/// The DETAIL of a deadlock error: one line per wait around `cycle`.
+fn deadlock_detail(cycle: &[SessionId]) -> String {
+    assert!(cycle.len() >= 2, "a deadlock involves two sessions or more");
+    cycle
+        .iter()
+        .enumerate()
+        .map(|(at, waiter)| {
+            let blocker = cycle[(at + 1) % cycle.len()];
+            format!(
+                "Process {} waits for ShareLock on transaction {}; blocked by process {}.",
+                waiter.pid(),
+                blocker.shown_xid(),
+                blocker.pid()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The result of `SELECT balance, fence` returning `row`, if any.
+fn select_result(row: Option<Wallet>) -> QueryResult {
+    let rows: Vec<Vec<i64>> = row.map(|w| vec![w.balance, w.fence]).into_iter().collect();
+    let count = rows.len() as u64;
+    QueryResult {
+        columns: vec!["balance", "fence"],
+        rows,
+        tag: format!("SELECT {count}"),
+        rows_affected: count,
+    }
+}
+
+/// The result of an `UPDATE` that changed `count` rows.
+fn update_result(count: u64) -> QueryResult {
+    QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+        tag: format!("UPDATE {count}"),
+        rows_affected: count,
+    }
+}
+
+/// The result of a transaction-control statement.
+fn command_result(tag: &str) -> QueryResult {
+    QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+        tag: tag.to_string(),
+        rows_affected: 0,
     }
 }

@@ -1,6 +1,9 @@
 //! Errors as PostgreSQL reports them: severity, SQLSTATE, message, detail.
+//!
+//! Every message the stand-in produces is built here, worded exactly as PostgreSQL 15 words it
+//! (checked against a real server), so the wire layer can forward it unchanged.
 
-/// An error response.
+/// An error response (or, with severity `WARNING`, a notice; see [`PgNotice`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PgError {
     /// `ERROR` (or `FATAL`).
@@ -12,3 +15,184 @@ pub struct PgError {
     /// The DETAIL line, if any.
     pub detail: Option<String>,
 }
+
+/// A notice such as PostgreSQL's `WARNING:  there is no transaction in progress`: the same
+/// fields as an error, with severity `WARNING`; the statement still succeeds.
+pub type PgNotice = PgError;
+
+/// SQLSTATEs the stand-in reports, named as in PostgreSQL's `errcodes.txt`.
+pub mod sqlstate {
+    /// `feature_not_supported`: a statement the stand-in does not know.
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    /// `syntax_error`.
+    pub const SYNTAX_ERROR: &str = "42601";
+    /// `protocol_violation`: a Bind with the wrong number of parameters.
+    pub const PROTOCOL_VIOLATION: &str = "08P01";
+    /// `connection_does_not_exist`.
+    pub const CONNECTION_DOES_NOT_EXIST: &str = "08003";
+    /// `numeric_value_out_of_range`.
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+    /// `check_violation`.
+    pub const CHECK_VIOLATION: &str = "23514";
+    /// `active_sql_transaction` (a warning: `BEGIN` inside a transaction block).
+    pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    /// `no_active_sql_transaction` (a warning: `COMMIT`/`ROLLBACK` outside one).
+    pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
+    /// `in_failed_sql_transaction`.
+    pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+    /// `deadlock_detected`.
+    pub const DEADLOCK_DETECTED: &str = "40P01";
+    /// `lock_not_available`.
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+}
+
+impl PgError {
+    /// An `ERROR` with no detail.
+    pub fn error(code: &'static str, message: impl Into<String>) -> PgError {
+        debug_assert_eq!(code.len(), 5, "a SQLSTATE has five characters");
+        PgError {
+            severity: "ERROR",
+            code,
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// A `WARNING` notice with no detail.
+    pub fn warning(code: &'static str, message: impl Into<String>) -> PgNotice {
+        PgError {
+            severity: "WARNING",
+            ..PgError::error(code, message)
+        }
+    }
+
+    /// The same error with a DETAIL line.
+    pub fn with_detail(self, detail: impl Into<String>) -> PgError {
+        PgError {
+            detail: Some(detail.into()),
+            ..self
+        }
+    }
+
+    /// 0A000 for SQL text the stand-in does not execute, naming the statement (white space
+    /// collapsed, cut after 200 characters).
+    pub fn unsupported_statement(normalized_sql: &str) -> PgError {
+        const MAX_CHARS: usize = 200;
+        let shown: String = if normalized_sql.chars().count() > MAX_CHARS {
+            let cut: String = normalized_sql.chars().take(MAX_CHARS).collect();
+            format!("{cut}...")
+        } else {
+            normalized_sql.to_string()
+        };
+        PgError::error(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("leaselab stand-in does not support this statement: {shown}"),
+        )
+    }
+
+    /// 42601 `syntax error at or near "<token>"`, as PostgreSQL reports text that does not
+    /// start with a SQL command.
+    pub fn syntax_error_near(token: &str) -> PgError {
+        PgError::error(
+            sqlstate::SYNTAX_ERROR,
+            format!("syntax error at or near \"{token}\""),
+        )
+    }
+
+    /// 42601 for empty text. PostgreSQL raises no error for an empty query (it answers
+    /// `EmptyQueryResponse`); see [`Statement::is_empty_query`](super::Statement::is_empty_query).
+    pub fn empty_query() -> PgError {
+        PgError::error(
+            sqlstate::SYNTAX_ERROR,
+            "leaselab stand-in: empty query (PostgreSQL answers it with EmptyQueryResponse)",
+        )
+    }
+
+    /// 08P01 for a Bind whose parameter count differs from the statement's.
+    pub fn wrong_parameter_count(supplied: usize, required: usize) -> PgError {
+        PgError::error(
+            sqlstate::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {supplied} parameters, but prepared statement \"\" requires {required}"
+            ),
+        )
+    }
+
+    /// 08003 for a session that is not (or no longer) connected.
+    pub fn connection_does_not_exist() -> PgError {
+        PgError::error(
+            sqlstate::CONNECTION_DOES_NOT_EXIST,
+            "connection does not exist",
+        )
+    }
+
+    /// 22003 `bigint out of range`.
+    pub fn bigint_out_of_range() -> PgError {
+        PgError::error(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+    }
+
+    /// 23514 for a row whose `balance` is negative, with PostgreSQL's DETAIL
+    /// `Failing row contains (<id>, <balance>, <fence>).`
+    pub fn balance_check_violation(id: i64, balance: i64, fence: i64) -> PgError {
+        PgError::error(
+            sqlstate::CHECK_VIOLATION,
+            "new row for relation \"wallets\" violates check constraint \"wallets_balance_check\"",
+        )
+        .with_detail(format!("Failing row contains ({id}, {balance}, {fence})."))
+    }
+
+    /// 25P02: a statement other than `COMMIT`/`ROLLBACK` in a failed transaction block.
+    pub fn in_failed_transaction() -> PgError {
+        PgError::error(
+            sqlstate::IN_FAILED_SQL_TRANSACTION,
+            "current transaction is aborted, commands ignored until end of transaction block",
+        )
+    }
+
+    /// 55P03: `FOR UPDATE NOWAIT` found the row locked.
+    pub fn row_lock_not_available() -> PgError {
+        PgError::error(
+            sqlstate::LOCK_NOT_AVAILABLE,
+            "could not obtain lock on row in relation \"wallets\"",
+        )
+    }
+
+    /// 40P01 `deadlock detected`, with a DETAIL line per wait in the cycle:
+    /// `Process <pid> waits for ShareLock on transaction <xid>; blocked by process <pid>.`
+    pub fn deadlock_detected(detail: String) -> PgError {
+        PgError::error(sqlstate::DEADLOCK_DETECTED, "deadlock detected").with_detail(detail)
+    }
+
+    /// The warning for `BEGIN` inside a transaction block (25001).
+    pub fn already_in_transaction() -> PgNotice {
+        PgError::warning(
+            sqlstate::ACTIVE_SQL_TRANSACTION,
+            "there is already a transaction in progress",
+        )
+    }
+
+    /// The warning for `COMMIT` or `ROLLBACK` outside a transaction block (25P01).
+    pub fn no_transaction_in_progress() -> PgNotice {
+        PgError::warning(
+            sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+            "there is no transaction in progress",
+        )
+    }
+}
+
+impl std::fmt::Display for PgError {
+    /// `ERROR:  <message> (SQLSTATE <code>)`, then `DETAIL:  <detail>` on the next line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:  {} (SQLSTATE {})",
+            self.severity, self.message, self.code
+        )?;
+        if let Some(detail) = &self.detail {
+            write!(f, "\nDETAIL:  {detail}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PgError {}

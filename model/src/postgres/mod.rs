@@ -14,8 +14,9 @@
 
 pub mod engine;
 pub mod error;
+mod lexer;
 pub mod statement;
 
-pub use engine::{Exec, Postgres, QueryResult, SessionId, Wallet};
-pub use error::PgError;
+pub use engine::{Exec, Executed, Postgres, QueryResult, SessionId, TxStatus, Wallet};
+pub use error::{PgError, PgNotice};
 pub use statement::{RowLock, Statement, WriteGuard};

@@ -1,0 +1,363 @@
+//! Several sessions: row locks, READ COMMITTED re-evaluation, NOWAIT, SKIP LOCKED, deadlocks.
+//!
+//! Each scenario was run against PostgreSQL 15 with two connections; the expected results are
+//! what the server answered.
+
+use leaselab_model::postgres::{
+    Exec, PgError, Postgres, QueryResult, RowLock, SessionId, Statement, TxStatus, Wallet,
+    WriteGuard,
+};
+
+const ID: i64 = 42;
+const OTHER_ID: i64 = 7;
+const SELECT: Statement = Statement::Select { id: ID, lock: None };
+const FOR_UPDATE: Statement = Statement::Select {
+    id: ID,
+    lock: Some(RowLock::ForUpdate),
+};
+const NOWAIT: Statement = Statement::Select {
+    id: ID,
+    lock: Some(RowLock::ForUpdateNowait),
+};
+const SKIP_LOCKED: Statement = Statement::Select {
+    id: ID,
+    lock: Some(RowLock::ForUpdateSkipLocked),
+};
+const FENCED: Statement = Statement::WriteFenced {
+    id: ID,
+    guard: WriteGuard::FenceBelow,
+};
+const CHECK_AND_SET: Statement = Statement::WriteFenced {
+    id: ID,
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+const WRITE_BALANCE: Statement = Statement::WriteBalance { id: ID };
+const DEBIT: Statement = Statement::Debit { id: ID };
+
+/// Wallet 42 at (100, 3), wallet 7 at (50, 0), and sessions A and B.
+fn setup() -> (Postgres, SessionId, SessionId) {
+    let mut db = Postgres::new();
+    db.seed_wallet(ID, wallet(100, 3));
+    db.seed_wallet(OTHER_ID, wallet(50, 0));
+    let a = db.connect();
+    let b = db.connect();
+    (db, a, b)
+}
+
+fn wallet(balance: i64, fence: i64) -> Wallet {
+    Wallet { balance, fence }
+}
+
+fn ok(db: &mut Postgres, session: SessionId, statement: Statement, params: &[i64]) -> QueryResult {
+    match db.execute(session, &statement, params) {
+        Exec::Done(Ok(result)) => result,
+        other => panic!("{} {params:?}: {other:?}", statement.sql()),
+    }
+}
+
+fn err(db: &mut Postgres, session: SessionId, statement: Statement, params: &[i64]) -> PgError {
+    match db.execute(session, &statement, params) {
+        Exec::Done(Err(error)) => error,
+        other => panic!("{} {params:?}: {other:?}", statement.sql()),
+    }
+}
+
+fn blocked(
+    db: &mut Postgres,
+    session: SessionId,
+    statement: Statement,
+    params: &[i64],
+) -> SessionId {
+    match db.execute(session, &statement, params) {
+        Exec::Blocked { by } => by,
+        other => panic!("{} {params:?}: {other:?}", statement.sql()),
+    }
+}
+
+#[test]
+fn fenced_write_after_a_concurrent_higher_fence_commit_updates_nothing() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    assert_eq!(ok(&mut db, a, FENCED, &[90, 34]).tag, "UPDATE 1");
+    // B's snapshot sees fence 3 < 33, so it needs the row lock and waits for A.
+    assert_eq!(blocked(&mut db, b, FENCED, &[90, 33]), a);
+    assert_eq!(db.waiting_on(b), Some(a));
+    assert_eq!(
+        db.wallet(ID),
+        Some(wallet(100, 3)),
+        "a blocked statement has no effect"
+    );
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(db.waiting_on(b), None);
+    // Re-executed, the WHERE clause sees fence 34.
+    assert_eq!(ok(&mut db, b, FENCED, &[90, 33]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 34)));
+}
+
+#[test]
+fn debit_after_a_concurrent_commit_applies_to_the_new_balance() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    assert_eq!(ok(&mut db, a, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(blocked(&mut db, b, DEBIT, &[10]), a);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(80, 3)));
+}
+
+#[test]
+fn debit_after_a_concurrent_rollback_uses_the_original_row() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, DEBIT, &[10]);
+    assert_eq!(blocked(&mut db, b, DEBIT, &[10]), a);
+    assert_eq!(ok(&mut db, a, Statement::Rollback, &[]).tag, "ROLLBACK");
+    assert_eq!(ok(&mut db, b, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 3)));
+}
+
+#[test]
+fn debit_that_no_longer_fits_after_a_commit_updates_nothing() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, DEBIT, &[95]);
+    assert_eq!(blocked(&mut db, b, DEBIT, &[10]), a);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, DEBIT, &[10]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(5, 3)));
+}
+
+#[test]
+fn check_and_set_after_a_concurrent_commit_sees_the_changed_version() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, CHECK_AND_SET, &[90, 4, 3]);
+    assert_eq!(blocked(&mut db, b, CHECK_AND_SET, &[90, 5, 3]), a);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, CHECK_AND_SET, &[90, 5, 3]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 4)));
+}
+
+#[test]
+fn a_row_whose_committed_version_does_not_match_is_skipped_without_waiting() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[500]);
+    // Committed balance 100 < 200 and fence 3 >= 2: no match, no wait.
+    assert_eq!(ok(&mut db, b, DEBIT, &[200]).tag, "UPDATE 0");
+    assert_eq!(ok(&mut db, b, FENCED, &[1, 2]).tag, "UPDATE 0");
+    assert_eq!(db.waiting_on(b), None);
+}
+
+#[test]
+fn check_violation_and_overflow_are_reported_before_waiting() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[500]);
+    let error = err(&mut db, b, WRITE_BALANCE, &[-5]);
+    assert_eq!(error.code, "23514");
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("Failing row contains (42, -5, 3).")
+    );
+    assert_eq!(err(&mut db, b, DEBIT, &[i64::MIN]).code, "22003");
+    assert_eq!(db.waiting_on(b), None);
+}
+
+#[test]
+fn plain_select_never_waits_and_sees_committed_data() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[500]);
+    assert_eq!(ok(&mut db, b, SELECT, &[]).rows, [[100, 3]]);
+    assert_eq!(ok(&mut db, a, SELECT, &[]).rows, [[500, 3]]);
+}
+
+#[test]
+fn for_update_nowait_fails_on_a_locked_row() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, FOR_UPDATE, &[]);
+    let error = err(&mut db, b, NOWAIT, &[]);
+    assert_eq!(error.code, "55P03");
+    assert_eq!(
+        error.message,
+        "could not obtain lock on row in relation \"wallets\""
+    );
+    assert_eq!(error.detail, None);
+    // Inside a block the error aborts B's transaction.
+    ok(&mut db, b, Statement::Begin, &[]);
+    assert_eq!(err(&mut db, b, NOWAIT, &[]).code, "55P03");
+    assert_eq!(db.status(b), Some(TxStatus::Failed));
+    // Once A is done, NOWAIT gets the row.
+    ok(&mut db, b, Statement::Rollback, &[]);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, NOWAIT, &[]).rows, [[100, 3]]);
+}
+
+#[test]
+fn for_update_skip_locked_leaves_a_locked_row_out() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, DEBIT, &[10]);
+    let result = ok(&mut db, b, SKIP_LOCKED, &[]);
+    assert_eq!(result.columns, ["balance", "fence"]);
+    assert!(result.rows.is_empty());
+    assert_eq!(result.tag, "SELECT 0");
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, SKIP_LOCKED, &[]).rows, [[90, 3]]);
+}
+
+#[test]
+fn for_update_waits_for_a_writer_and_then_reads_its_commit() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, FENCED, &[70, 9]);
+    ok(&mut db, b, Statement::Begin, &[]);
+    assert_eq!(blocked(&mut db, b, FOR_UPDATE, &[]), a);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, FOR_UPDATE, &[]).rows, [[70, 9]]);
+    assert_eq!(db.locks(), [(ID, b)]);
+}
+
+#[test]
+fn a_for_update_lock_blocks_writers_until_commit() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    assert_eq!(ok(&mut db, a, FOR_UPDATE, &[]).rows, [[100, 3]]);
+    assert_eq!(blocked(&mut db, b, FENCED, &[10, 99]), a);
+    assert_eq!(db.lock_holder(ID), Some(a));
+    ok(&mut db, a, WRITE_BALANCE, &[90]);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, FENCED, &[10, 99]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(10, 99)));
+}
+
+#[test]
+fn an_error_in_the_holders_block_releases_its_locks_at_once() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[60]);
+    assert_eq!(blocked(&mut db, b, DEBIT, &[10]), a);
+    assert_eq!(err(&mut db, a, WRITE_BALANCE, &[-1]).code, "23514");
+    assert_eq!(db.waiting_on(b), None);
+    assert_eq!(ok(&mut db, b, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 3)));
+    assert_eq!(ok(&mut db, a, Statement::Commit, &[]).tag, "ROLLBACK");
+}
+
+#[test]
+fn disconnecting_the_holder_releases_its_locks() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[60]);
+    assert_eq!(blocked(&mut db, b, WRITE_BALANCE, &[70]), a);
+    db.disconnect(a);
+    assert_eq!(db.waiting_on(b), None);
+    assert_eq!(ok(&mut db, b, WRITE_BALANCE, &[70]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(70, 3)));
+}
+
+#[test]
+fn two_rows_locked_in_opposite_orders_deadlock() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, b, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[1]);
+    ok(&mut db, b, Statement::WriteBalance { id: OTHER_ID }, &[2]);
+    assert_eq!(
+        blocked(&mut db, a, Statement::WriteBalance { id: OTHER_ID }, &[3]),
+        b
+    );
+    let error = err(&mut db, b, WRITE_BALANCE, &[4]);
+    assert_eq!(error.code, "40P01");
+    assert_eq!(error.message, "deadlock detected");
+    assert_eq!(
+        error.detail.as_deref(),
+        Some(
+            "Process 10001 waits for ShareLock on transaction 1000; blocked by process 10000.\n\
+             Process 10000 waits for ShareLock on transaction 1001; blocked by process 10001."
+        )
+    );
+    // B's block is aborted and its lock on row 7 released: A goes on.
+    assert_eq!(db.status(b), Some(TxStatus::Failed));
+    assert_eq!(db.waiting_on(a), None);
+    assert_eq!(
+        ok(&mut db, a, Statement::WriteBalance { id: OTHER_ID }, &[3]).tag,
+        "UPDATE 1"
+    );
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, b, Statement::Commit, &[]).tag, "ROLLBACK");
+    assert_eq!(db.wallet(ID), Some(wallet(1, 3)));
+    assert_eq!(db.wallet(OTHER_ID), Some(wallet(3, 0)));
+}
+
+#[test]
+fn for_update_in_opposite_orders_deadlocks_too() {
+    let (mut db, a, b) = setup();
+    let for_update_other = Statement::Select {
+        id: OTHER_ID,
+        lock: Some(RowLock::ForUpdate),
+    };
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, b, Statement::Begin, &[]);
+    ok(&mut db, a, FOR_UPDATE, &[]);
+    ok(&mut db, b, for_update_other, &[]);
+    assert_eq!(blocked(&mut db, a, for_update_other, &[]), b);
+    assert_eq!(err(&mut db, b, FOR_UPDATE, &[]).code, "40P01");
+    assert_eq!(ok(&mut db, a, for_update_other, &[]).rows, [[50, 0]]);
+}
+
+#[test]
+fn a_three_session_cycle_is_detected() {
+    let (mut db, a, b) = setup();
+    let c = db.connect();
+    db.seed_wallet(1, wallet(10, 0));
+    let write = |id| Statement::WriteBalance { id };
+    for (session, id) in [(a, ID), (b, OTHER_ID), (c, 1)] {
+        ok(&mut db, session, Statement::Begin, &[]);
+        ok(&mut db, session, write(id), &[5]);
+    }
+    assert_eq!(blocked(&mut db, a, write(OTHER_ID), &[6]), b);
+    assert_eq!(blocked(&mut db, b, write(1), &[6]), c);
+    let error = err(&mut db, c, write(ID), &[6]);
+    assert_eq!(error.code, "40P01");
+    assert_eq!(
+        error.detail.as_deref(),
+        Some(
+            "Process 10002 waits for ShareLock on transaction 1000; blocked by process 10000.\n\
+             Process 10000 waits for ShareLock on transaction 1001; blocked by process 10001.\n\
+             Process 10001 waits for ShareLock on transaction 1002; blocked by process 10002."
+        )
+    );
+    assert_eq!(db.waiting_on(b), None, "C's abort released row 1");
+    assert_eq!(db.waiting_on(a), Some(b));
+}
+
+#[test]
+fn a_stale_wait_does_not_cause_a_false_deadlock() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, b, Statement::Begin, &[]);
+    ok(&mut db, b, WRITE_BALANCE, &[1]);
+    // A (autocommit) waits for B, then B commits; A has not re-executed yet.
+    assert_eq!(blocked(&mut db, a, WRITE_BALANCE, &[2]), b);
+    ok(&mut db, b, Statement::Commit, &[]);
+    // A now opens a block and locks row 42; B waiting on A is no cycle.
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[2]);
+    assert_eq!(blocked(&mut db, b, WRITE_BALANCE, &[3]), a);
+}
+
+#[test]
+fn an_autocommit_statement_waiting_holds_no_lock() {
+    let (mut db, a, b) = setup();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[1]);
+    assert_eq!(blocked(&mut db, b, WRITE_BALANCE, &[2]), a);
+    assert_eq!(db.locks(), [(ID, a)]);
+    // A can still lock another row: nothing waits on B.
+    assert_eq!(
+        ok(&mut db, a, Statement::WriteBalance { id: OTHER_ID }, &[3]).tag,
+        "UPDATE 1"
+    );
+}

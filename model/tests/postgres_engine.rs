@@ -1,0 +1,442 @@
+//! One session at a time: results, command tags, errors and transaction blocks.
+
+use leaselab_model::postgres::{
+    Exec, PgError, Postgres, QueryResult, RowLock, SessionId, Statement, TxStatus, Wallet,
+    WriteGuard,
+};
+
+const ID: i64 = 42;
+const SELECT: Statement = Statement::Select { id: ID, lock: None };
+const FOR_UPDATE: Statement = Statement::Select {
+    id: ID,
+    lock: Some(RowLock::ForUpdate),
+};
+const FENCED: Statement = Statement::WriteFenced {
+    id: ID,
+    guard: WriteGuard::FenceBelow,
+};
+const CHECK_AND_SET: Statement = Statement::WriteFenced {
+    id: ID,
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+const UNFENCED: Statement = Statement::WriteFenced {
+    id: ID,
+    guard: WriteGuard::Unfenced,
+};
+const WRITE_BALANCE: Statement = Statement::WriteBalance { id: ID };
+const DEBIT: Statement = Statement::Debit { id: ID };
+
+/// A database with wallet 42 at balance 100, fence 3, and one session.
+fn setup() -> (Postgres, SessionId) {
+    let mut db = Postgres::new();
+    db.seed_wallet(
+        ID,
+        Wallet {
+            balance: 100,
+            fence: 3,
+        },
+    );
+    let session = db.connect();
+    (db, session)
+}
+
+/// Runs a statement that must finish successfully.
+fn ok(db: &mut Postgres, session: SessionId, statement: Statement, params: &[i64]) -> QueryResult {
+    match db.execute(session, &statement, params) {
+        Exec::Done(Ok(result)) => result,
+        other => panic!("{} {params:?}: {other:?}", statement.sql()),
+    }
+}
+
+/// Runs a statement that must fail.
+fn err(db: &mut Postgres, session: SessionId, statement: Statement, params: &[i64]) -> PgError {
+    match db.execute(session, &statement, params) {
+        Exec::Done(Err(error)) => error,
+        other => panic!("{} {params:?}: {other:?}", statement.sql()),
+    }
+}
+
+fn wallet(balance: i64, fence: i64) -> Wallet {
+    Wallet { balance, fence }
+}
+
+#[test]
+fn plain_select_returns_the_row_with_its_columns_and_tag() {
+    let (mut db, s) = setup();
+    let result = ok(&mut db, s, SELECT, &[]);
+    assert_eq!(result.columns, ["balance", "fence"]);
+    assert_eq!(result.rows, [[100, 3]]);
+    assert_eq!(result.tag, "SELECT 1");
+    assert_eq!(result.rows_affected, 1);
+}
+
+#[test]
+fn select_of_a_missing_row_returns_no_rows() {
+    let (mut db, s) = setup();
+    for lock in [
+        None,
+        Some(RowLock::ForUpdate),
+        Some(RowLock::ForUpdateNowait),
+    ] {
+        let result = ok(&mut db, s, Statement::Select { id: 7, lock }, &[]);
+        assert_eq!(result.columns, ["balance", "fence"]);
+        assert!(result.rows.is_empty());
+        assert_eq!(result.tag, "SELECT 0");
+        assert_eq!(result.rows_affected, 0);
+    }
+}
+
+#[test]
+fn select_for_update_outside_a_block_returns_the_row_and_keeps_no_lock() {
+    let (mut db, s) = setup();
+    let result = ok(&mut db, s, FOR_UPDATE, &[]);
+    assert_eq!(
+        (result.rows, result.tag),
+        (vec![vec![100, 3]], "SELECT 1".into())
+    );
+    assert_eq!(db.locks(), []);
+}
+
+#[test]
+fn fenced_write_lands_only_with_a_higher_token() {
+    let (mut db, s) = setup();
+    let result = ok(&mut db, s, FENCED, &[90, 3]);
+    assert_eq!((result.tag.as_str(), result.rows_affected), ("UPDATE 0", 0));
+    assert!(result.columns.is_empty() && result.rows.is_empty());
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    let result = ok(&mut db, s, FENCED, &[90, 4]);
+    assert_eq!((result.tag.as_str(), result.rows_affected), ("UPDATE 1", 1));
+    assert_eq!(db.wallet(ID), Some(wallet(90, 4)));
+    assert_eq!(ok(&mut db, s, FENCED, &[80, 2]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 4)));
+}
+
+#[test]
+fn check_and_set_also_requires_the_fence_read() {
+    let (mut db, s) = setup();
+    assert_eq!(ok(&mut db, s, CHECK_AND_SET, &[90, 5, 2]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(ok(&mut db, s, CHECK_AND_SET, &[90, 5, 3]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 5)));
+    assert_eq!(ok(&mut db, s, CHECK_AND_SET, &[80, 4, 5]).tag, "UPDATE 0");
+}
+
+#[test]
+fn unfenced_write_always_lands_even_lowering_the_fence() {
+    let (mut db, s) = setup();
+    assert_eq!(ok(&mut db, s, UNFENCED, &[90, 1]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(90, 1)));
+}
+
+#[test]
+fn write_balance_keeps_the_fence() {
+    let (mut db, s) = setup();
+    assert_eq!(ok(&mut db, s, WRITE_BALANCE, &[55]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(55, 3)));
+}
+
+#[test]
+fn debit_applies_only_when_the_balance_covers_it() {
+    let (mut db, s) = setup();
+    assert_eq!(ok(&mut db, s, DEBIT, &[30]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(70, 3)));
+    assert_eq!(ok(&mut db, s, DEBIT, &[71]).tag, "UPDATE 0");
+    assert_eq!(ok(&mut db, s, DEBIT, &[70]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(0, 3)));
+}
+
+#[test]
+fn updates_of_a_missing_row_change_nothing() {
+    let (mut db, s) = setup();
+    for (statement, params) in [
+        (Statement::WriteBalance { id: 7 }, vec![1]),
+        (Statement::Debit { id: 7 }, vec![1]),
+        (
+            Statement::WriteFenced {
+                id: 7,
+                guard: WriteGuard::Unfenced,
+            },
+            vec![1, 1],
+        ),
+    ] {
+        assert_eq!(ok(&mut db, s, statement, &params).tag, "UPDATE 0");
+    }
+    assert_eq!(db.wallet(7), None);
+}
+
+#[test]
+fn negative_balance_violates_the_check_constraint() {
+    let (mut db, s) = setup();
+    let error = err(&mut db, s, WRITE_BALANCE, &[-10]);
+    assert_eq!(error.severity, "ERROR");
+    assert_eq!(error.code, "23514");
+    assert_eq!(
+        error.message,
+        "new row for relation \"wallets\" violates check constraint \"wallets_balance_check\""
+    );
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("Failing row contains (42, -10, 3).")
+    );
+    let error = err(&mut db, s, CHECK_AND_SET, &[-10, 5, 3]);
+    assert_eq!(
+        error.detail.as_deref(),
+        Some("Failing row contains (42, -10, 5).")
+    );
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+}
+
+#[test]
+fn debit_overflow_is_bigint_out_of_range() {
+    let (mut db, s) = setup();
+    let error = err(&mut db, s, DEBIT, &[i64::MIN]);
+    assert_eq!(error.code, "22003");
+    assert_eq!(error.message, "bigint out of range");
+    assert_eq!(error.detail, None);
+    assert_eq!(ok(&mut db, s, DEBIT, &[i64::MAX]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+}
+
+#[test]
+fn wrong_parameter_count_is_a_protocol_violation() {
+    let (mut db, s) = setup();
+    let error = err(&mut db, s, FENCED, &[1]);
+    assert_eq!(error.code, "08P01");
+    assert_eq!(
+        error.message,
+        "bind message supplies 1 parameters, but prepared statement \"\" requires 2"
+    );
+    let error = err(&mut db, s, Statement::Begin, &[1]);
+    assert_eq!(
+        error.message,
+        "bind message supplies 1 parameters, but prepared statement \"\" requires 0"
+    );
+    assert_eq!(db.status(s), Some(TxStatus::Idle));
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+}
+
+#[test]
+fn transaction_block_tags_and_visibility() {
+    let (mut db, s) = setup();
+    let other = db.connect();
+    let begin = ok(&mut db, s, Statement::Begin, &[]);
+    assert_eq!((begin.tag.as_str(), begin.rows_affected), ("BEGIN", 0));
+    assert!(db.in_transaction(s));
+    assert_eq!(db.status(s), Some(TxStatus::InBlock));
+    assert_eq!(ok(&mut db, s, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(ok(&mut db, s, DEBIT, &[10]).tag, "UPDATE 1");
+    assert_eq!(ok(&mut db, s, SELECT, &[]).rows, [[80, 3]]);
+    assert_eq!(ok(&mut db, other, SELECT, &[]).rows, [[100, 3]]);
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(db.visible_wallet(s, ID), Some(wallet(80, 3)));
+    assert_eq!(db.lock_holder(ID), Some(s));
+    assert_eq!(ok(&mut db, s, Statement::Commit, &[]).tag, "COMMIT");
+    assert!(!db.in_transaction(s));
+    assert_eq!(db.wallet(ID), Some(wallet(80, 3)));
+    assert_eq!(db.locks(), []);
+}
+
+#[test]
+fn rollback_discards_the_block() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    ok(&mut db, s, FENCED, &[1, 9]);
+    assert_eq!(ok(&mut db, s, Statement::Rollback, &[]).tag, "ROLLBACK");
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(db.locks(), []);
+    assert_eq!(db.status(s), Some(TxStatus::Idle));
+}
+
+#[test]
+fn select_for_update_in_a_block_keeps_the_lock_and_the_own_version() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    ok(&mut db, s, WRITE_BALANCE, &[60]);
+    assert_eq!(ok(&mut db, s, FOR_UPDATE, &[]).rows, [[60, 3]]);
+    assert_eq!(db.locks(), [(ID, s)]);
+    ok(&mut db, s, Statement::Commit, &[]);
+    assert_eq!(db.wallet(ID), Some(wallet(60, 3)));
+
+    ok(&mut db, s, Statement::Begin, &[]);
+    assert_eq!(ok(&mut db, s, FOR_UPDATE, &[]).rows, [[60, 3]]);
+    assert_eq!(db.locks(), [(ID, s)]);
+    ok(&mut db, s, Statement::Commit, &[]);
+    assert_eq!(db.wallet(ID), Some(wallet(60, 3)));
+}
+
+#[test]
+fn begin_inside_a_block_warns_and_keeps_the_tag() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    let executed = db.execute_with_notice(s, &Statement::Begin, &[]);
+    let Exec::Done(Ok(result)) = executed.exec else {
+        panic!("{executed:?}")
+    };
+    assert_eq!(result.tag, "BEGIN");
+    let notice = executed.notice.expect("a warning");
+    assert_eq!(
+        (notice.severity, notice.code, notice.message.as_str()),
+        (
+            "WARNING",
+            "25001",
+            "there is already a transaction in progress"
+        )
+    );
+    assert_eq!(db.status(s), Some(TxStatus::InBlock));
+}
+
+#[test]
+fn commit_and_rollback_outside_a_block_warn_and_keep_their_tags() {
+    let (mut db, s) = setup();
+    for (statement, tag) in [
+        (Statement::Commit, "COMMIT"),
+        (Statement::Rollback, "ROLLBACK"),
+    ] {
+        let executed = db.execute_with_notice(s, &statement, &[]);
+        let Exec::Done(Ok(result)) = executed.exec else {
+            panic!("{executed:?}")
+        };
+        assert_eq!(result.tag, tag);
+        let notice = executed.notice.expect("a warning");
+        assert_eq!(
+            (notice.severity, notice.code, notice.message.as_str()),
+            ("WARNING", "25P01", "there is no transaction in progress")
+        );
+    }
+    let quiet = db.execute_with_notice(s, &SELECT, &[]);
+    assert_eq!(quiet.notice, None);
+}
+
+#[test]
+fn an_error_aborts_the_block_until_rollback() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    ok(&mut db, s, DEBIT, &[10]);
+    assert_eq!(err(&mut db, s, WRITE_BALANCE, &[-1]).code, "23514");
+    assert_eq!(db.status(s), Some(TxStatus::Failed));
+    assert!(db.in_transaction(s));
+    assert_eq!(db.locks(), [], "an aborted block releases its locks");
+    for statement in [SELECT, FOR_UPDATE, Statement::Begin] {
+        let error = err(&mut db, s, statement, &[]);
+        assert_eq!(error.code, "25P02");
+        assert_eq!(
+            error.message,
+            "current transaction is aborted, commands ignored until end of transaction block"
+        );
+    }
+    // The aborted check comes before the parameter count, as Parse comes before Bind.
+    assert_eq!(err(&mut db, s, FENCED, &[1]).code, "25P02");
+    // COMMIT with parameters fails at Bind and leaves the block failed.
+    assert_eq!(err(&mut db, s, Statement::Commit, &[1]).code, "08P01");
+    assert_eq!(db.status(s), Some(TxStatus::Failed));
+    assert_eq!(ok(&mut db, s, Statement::Rollback, &[]).tag, "ROLLBACK");
+    assert_eq!(db.status(s), Some(TxStatus::Idle));
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(ok(&mut db, s, SELECT, &[]).tag, "SELECT 1");
+}
+
+#[test]
+fn commit_of_an_aborted_block_reports_rollback() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    ok(&mut db, s, DEBIT, &[10]);
+    assert_eq!(err(&mut db, s, DEBIT, &[i64::MIN]).code, "22003");
+    let executed = db.execute_with_notice(s, &Statement::Commit, &[]);
+    let Exec::Done(Ok(result)) = executed.exec else {
+        panic!("{executed:?}")
+    };
+    assert_eq!(result.tag, "ROLLBACK");
+    assert_eq!(executed.notice, None);
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(db.status(s), Some(TxStatus::Idle));
+}
+
+#[test]
+fn a_wrong_parameter_count_inside_a_block_aborts_it() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    let error = err(&mut db, s, WRITE_BALANCE, &[1, 2]);
+    assert_eq!(
+        error.message,
+        "bind message supplies 2 parameters, but prepared statement \"\" requires 1"
+    );
+    assert_eq!(db.status(s), Some(TxStatus::Failed));
+}
+
+#[test]
+fn an_error_outside_a_block_leaves_the_session_idle() {
+    let (mut db, s) = setup();
+    assert_eq!(err(&mut db, s, WRITE_BALANCE, &[-1]).code, "23514");
+    assert_eq!(db.status(s), Some(TxStatus::Idle));
+    assert_eq!(ok(&mut db, s, SELECT, &[]).tag, "SELECT 1");
+}
+
+#[test]
+fn disconnect_rolls_back_and_forgets_the_session() {
+    let (mut db, s) = setup();
+    ok(&mut db, s, Statement::Begin, &[]);
+    ok(&mut db, s, WRITE_BALANCE, &[1]);
+    db.disconnect(s);
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(db.locks(), []);
+    assert_eq!(db.sessions(), []);
+    assert_eq!(db.status(s), None);
+    assert!(!db.in_transaction(s));
+    let error = err(&mut db, s, SELECT, &[]);
+    assert_eq!(
+        (error.code, error.message.as_str()),
+        ("08003", "connection does not exist")
+    );
+    db.disconnect(s);
+}
+
+#[test]
+fn sessions_are_numbered_in_connection_order() {
+    let mut db = Postgres::new();
+    let ids: Vec<SessionId> = (0..3).map(|_| db.connect()).collect();
+    assert_eq!(ids, [SessionId(0), SessionId(1), SessionId(2)]);
+    db.disconnect(SessionId(1));
+    assert_eq!(db.connect(), SessionId(3));
+    assert_eq!(db.sessions(), [SessionId(0), SessionId(2), SessionId(3)]);
+    assert_eq!(SessionId(3).pid(), 10_003);
+}
+
+#[test]
+fn seeding_overwrites_the_committed_row() {
+    let (mut db, _) = setup();
+    db.seed_wallet(ID, wallet(5, 6));
+    assert_eq!(db.wallet(ID), Some(wallet(5, 6)));
+    assert_eq!(db.wallet(1), None);
+}
+
+#[test]
+fn equal_histories_give_equal_states() {
+    let (mut a, s) = setup();
+    let (mut b, t) = setup();
+    assert_eq!(a, b);
+    ok(&mut a, s, DEBIT, &[10]);
+    assert_ne!(a, b);
+    ok(&mut b, t, DEBIT, &[10]);
+    assert_eq!(a, b);
+    // The same committed state reached by seeding instead of a debit.
+    let mut seeded = Postgres::default();
+    seeded.seed_wallet(ID, wallet(90, 3));
+    seeded.connect();
+    assert_eq!(a, seeded);
+}
+
+#[test]
+fn ready_for_query_bytes() {
+    assert_eq!(TxStatus::Idle.ready_for_query_byte(), b'I');
+    assert_eq!(TxStatus::InBlock.ready_for_query_byte(), b'T');
+    assert_eq!(TxStatus::Failed.ready_for_query_byte(), b'E');
+}
+
+#[test]
+fn errors_display_like_psql() {
+    let error = PgError::balance_check_violation(42, -10, 3);
+    assert_eq!(
+        error.to_string(),
+        "ERROR:  new row for relation \"wallets\" violates check constraint \"wallets_balance_check\" (SQLSTATE 23514)\nDETAIL:  Failing row contains (42, -10, 3)."
+    );
+}
