@@ -158,9 +158,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 
     /// Reads more input; false at EOF.
     async fn fill(&mut self) -> io::Result<bool> {
-        let mut chunk = vec![0u8; READ_CHUNK_BYTES];
-        let read_bytes = self.stream.read(&mut chunk).await?;
-        self.input.extend_from_slice(&chunk[..read_bytes]);
+        self.input.reserve(READ_CHUNK_BYTES);
+        let read_bytes = self.stream.read_buf(&mut self.input).await?;
         Ok(read_bytes > 0)
     }
 

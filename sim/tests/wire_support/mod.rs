@@ -21,12 +21,20 @@ pub fn epoch() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(EPOCH_SECS)
 }
 
-/// A simulation with an explicit epoch and seed, 60 simulated seconds at most.
+/// A simulation with an explicit epoch and seed, 60 simulated seconds at most, and every
+/// message taking exactly 1 ms (so timings in the tests are exact).
 pub fn sim(seed: u64) -> turmoil::Sim<'static> {
+    sim_with_latency(seed, Duration::from_millis(1), Duration::from_millis(1))
+}
+
+/// Like [`sim`], with message latencies drawn from the seeded RNG between `min` and `max`.
+pub fn sim_with_latency(seed: u64, min: Duration, max: Duration) -> turmoil::Sim<'static> {
     turmoil::Builder::new()
         .epoch(epoch())
         .rng_seed(seed)
         .simulation_duration(Duration::from_secs(60))
+        .min_message_latency(min)
+        .max_message_latency(max)
         .build()
 }
 
