@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::rc::Rc;
 
-use leaselab_model::postgres::{Exec, PgError, Postgres, QueryResult, SessionId, Statement};
+use leaselab_model::postgres::{
+    Exec, PgError, Postgres, QueryResult, SessionId, Statement, TxStatus,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
@@ -125,7 +127,7 @@ impl PgServer {
             statements: BTreeMap::new(),
             portals: BTreeMap::new(),
             skipping_to_sync: false,
-            transaction_failed: false,
+            aborted_by_wire_error: false,
         };
         connection.greet(&startup);
         connection.io.flush().await?;
@@ -156,9 +158,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 
     /// Reads more input; false at EOF.
     async fn fill(&mut self) -> io::Result<bool> {
-        let mut chunk = vec![0u8; READ_CHUNK_BYTES];
-        let read_bytes = self.stream.read(&mut chunk).await?;
-        self.input.extend_from_slice(&chunk[..read_bytes]);
+        self.input.reserve(READ_CHUNK_BYTES);
+        let read_bytes = self.stream.read_buf(&mut self.input).await?;
         Ok(read_bytes > 0)
     }
 
@@ -333,8 +334,11 @@ struct PgConnection<'a, S> {
     portals: BTreeMap<String, Portal>,
     /// After an error in the extended protocol, everything up to the next Sync is ignored.
     skipping_to_sync: bool,
-    /// An error happened inside the current transaction block.
-    transaction_failed: bool,
+    /// The transaction block failed on an error this server raised (a statement it could not
+    /// parse, a bad Bind, ...), not the stand-in: the stand-in's transaction was rolled back
+    /// at once, as PostgreSQL aborts a block on any error, and until the client ends the
+    /// block its statements get 25P02 and `COMMIT`/`ROLLBACK` answer `ROLLBACK`.
+    aborted_by_wire_error: bool,
 }
 
 /// The column names a statement returns.
@@ -345,12 +349,12 @@ fn statement_columns(statement: Option<&Statement>) -> &'static [&'static str] {
     }
 }
 
-/// Splits a simple query into its statements (the supported SQL has no string literals, so a
-/// `;` always ends a statement); empty pieces are dropped.
+/// Splits a query string into its statements (the supported SQL has no string literals, so a
+/// `;` always ends a statement); empty pieces (white space, comments) are dropped.
 fn split_statements(sql: &str) -> Vec<&str> {
     sql.split(';')
         .map(str::trim)
-        .filter(|piece| !piece.is_empty())
+        .filter(|piece| !Statement::is_empty_query(piece))
         .collect()
 }
 
@@ -408,7 +412,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 value: value.to_string(),
             });
         }
-        let process_id = self.conn_id as i32;
+        let process_id = self.session.id.pid();
         self.io.send(&BackendMessage::BackendKeyData {
             process_id,
             secret_key: process_id.wrapping_mul(0x2545_f491),
@@ -453,6 +457,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             return Ok(());
         }
         self.io.send(&BackendMessage::ErrorResponse(error));
+        self.abort_block_on_wire_error();
         if is_extended_type(type_byte) {
             self.skipping_to_sync = true;
             Ok(())
@@ -508,21 +513,52 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         };
         if let Err(error) = outcome {
             self.io.send(&BackendMessage::ErrorResponse(error));
+            self.abort_block_on_wire_error();
             self.skipping_to_sync = true;
         }
         Ok(Flow::Continue)
     }
 
     fn transaction_status(&self) -> TransactionStatus {
-        let in_transaction = self
-            .server
-            .postgres
-            .borrow()
-            .in_transaction(self.session.id);
-        match (in_transaction, self.transaction_failed) {
-            (false, _) => TransactionStatus::Idle,
-            (true, false) => TransactionStatus::InTransaction,
-            (true, true) => TransactionStatus::Failed,
+        if self.aborted_by_wire_error {
+            return TransactionStatus::Failed;
+        }
+        let status = self.server.postgres.borrow().status(self.session.id);
+        match status {
+            None | Some(TxStatus::Idle) => TransactionStatus::Idle,
+            Some(TxStatus::InBlock) => TransactionStatus::InTransaction,
+            Some(TxStatus::Failed) => TransactionStatus::Failed,
+        }
+    }
+
+    /// After an error: if it left an open transaction block untouched (the stand-in did not
+    /// see it), abort the block as PostgreSQL does, releasing its locks at once.
+    fn abort_block_on_wire_error(&mut self) {
+        if self.transaction_status() != TransactionStatus::InTransaction {
+            return;
+        }
+        let executed =
+            self.server
+                .postgres
+                .borrow_mut()
+                .execute(self.session.id, &Statement::Rollback, &[]);
+        debug_assert!(matches!(executed, Exec::Done(Ok(_))), "{executed:?}");
+        self.aborted_by_wire_error = true;
+        self.server.transaction_ended.notify_waiters();
+    }
+
+    /// A statement in a block aborted by [`Self::abort_block_on_wire_error`].
+    fn run_in_aborted_block(&mut self, statement: &Statement) -> Result<QueryResult, PgError> {
+        if statement.ends_transaction() {
+            self.aborted_by_wire_error = false;
+            Ok(QueryResult {
+                columns: Vec::new(),
+                rows: Vec::new(),
+                tag: "ROLLBACK".to_string(),
+                rows_affected: 0,
+            })
+        } else {
+            Err(PgError::in_failed_transaction())
         }
     }
 
@@ -541,23 +577,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     }
 
     /// Executes a statement in this session, waiting for row locks as long as it is blocked,
-    /// and reports it.
+    /// and reports it. A warning that comes with the result is sent at once.
     async fn run(
         &mut self,
         sql: &str,
         statement: &Statement,
         params: &[i64],
     ) -> Result<QueryResult, PgError> {
+        if self.aborted_by_wire_error {
+            let result = self.run_in_aborted_block(statement);
+            self.server
+                .observer
+                .sql_statement(self.conn_id, sql, params, &result);
+            return result;
+        }
         let mut reported_blocker = None;
         loop {
-            let exec =
-                self.server
-                    .postgres
-                    .borrow_mut()
-                    .execute(self.session.id, statement, params);
-            match exec {
+            let executed = self.server.postgres.borrow_mut().execute_with_notice(
+                self.session.id,
+                statement,
+                params,
+            );
+            match executed.exec {
                 Exec::Done(result) => {
-                    self.after_statement(&result);
+                    if let Some(notice) = executed.notice {
+                        self.io.send(&BackendMessage::NoticeResponse(notice));
+                    }
+                    self.wake_waiters_if_locks_released();
                     self.server
                         .observer
                         .sql_statement(self.conn_id, sql, params, &result);
@@ -578,19 +624,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         }
     }
 
-    /// Tracks the transaction state and wakes waiting statements when this session's
-    /// transaction ended (its locks are gone).
-    fn after_statement(&mut self, result: &Result<QueryResult, PgError>) {
-        let in_transaction = self
-            .server
-            .postgres
-            .borrow()
-            .in_transaction(self.session.id);
-        if !in_transaction {
-            self.transaction_failed = false;
+    /// Wakes waiting statements when this session holds no transaction open any more: it
+    /// committed, rolled back, ran a statement on its own, or its transaction failed (which
+    /// releases its locks at once).
+    fn wake_waiters_if_locks_released(&self) {
+        if self.transaction_status() != TransactionStatus::InTransaction {
             self.server.transaction_ended.notify_waiters();
-        } else if result.is_err() {
-            self.transaction_failed = true;
         }
     }
 
@@ -626,6 +665,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 Ok(result) => self.send_text_result(&result),
                 Err(error) => {
                     self.io.send(&BackendMessage::ErrorResponse(error));
+                    self.abort_block_on_wire_error();
                     return;
                 }
             }

@@ -564,6 +564,8 @@ pub enum BackendMessage {
     EmptyQueryResponse,
     /// `E`: an error.
     ErrorResponse(PgError),
+    /// `N`: a notice, e.g. a `WARNING` (same fields as an error).
+    NoticeResponse(PgError),
     /// `1`.
     ParseComplete,
     /// `2`.
@@ -601,6 +603,7 @@ impl BackendMessage {
             BackendMessage::CommandComplete(_) => b'C',
             BackendMessage::EmptyQueryResponse => b'I',
             BackendMessage::ErrorResponse(_) => b'E',
+            BackendMessage::NoticeResponse(_) => b'N',
             BackendMessage::ParseComplete => b'1',
             BackendMessage::BindComplete => b'2',
             BackendMessage::CloseComplete => b'3',
@@ -649,7 +652,9 @@ impl BackendMessage {
                 }
             }
             BackendMessage::CommandComplete(tag) => put_cstr(out, tag),
-            BackendMessage::ErrorResponse(error) => encode_error_fields(error, out),
+            BackendMessage::ErrorResponse(error) | BackendMessage::NoticeResponse(error) => {
+                encode_error_fields(error, out)
+            }
             BackendMessage::ParameterDescription(oids) => {
                 put_i16(out, oids.len() as i16);
                 for &oid in oids {

@@ -110,7 +110,6 @@ impl RedisServer {
         let _events = ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id);
         let mut input = Vec::new();
         let mut output = Vec::new();
-        let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
             let after = self.execute_batch(conn_id, &mut input, &mut output);
             if !output.is_empty() {
@@ -121,11 +120,10 @@ impl RedisServer {
             if after == AfterBatch::Close {
                 return stream.shutdown().await;
             }
-            let read_bytes = stream.read(&mut chunk).await?;
-            if read_bytes == 0 {
+            input.reserve(READ_CHUNK_BYTES);
+            if stream.read_buf(&mut input).await? == 0 {
                 return Ok(());
             }
-            input.extend_from_slice(&chunk[..read_bytes]);
         }
     }
 
