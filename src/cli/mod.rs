@@ -1,6 +1,7 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
 pub mod duration;
+pub mod serve;
 
 use std::process::ExitCode;
 
@@ -23,7 +24,10 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
+    Serve(serve::Args),
+}
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
 /// code: 0 all OK, 1 a violation, 2 bad usage or input.
@@ -46,5 +50,7 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
-    match cli.command {}
+    match cli.command {
+        Command::Serve(args) => serve::execute(&args),
+    }
 }
