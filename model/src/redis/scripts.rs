@@ -304,7 +304,25 @@ pub(crate) fn run(
         ScriptId::RedislockRelease => run_redislock_release(host, keys, args),
         ScriptId::RedislockPttl => run_redislock_pttl(host, keys, args),
     };
-    result.unwrap_or_else(|failure| failure.into_reply(&script.sha1_hex()))
+    match result {
+        // Every integer a script returns went through a Lua number (a double).
+        Ok(Reply::Integer(n)) => Reply::Integer(lua_number_to_reply_integer(n as f64)),
+        Ok(reply) => reply,
+        Err(failure) => failure.into_reply(&script.sha1_hex()),
+    }
+}
+
+/// How Redis 7.0 turns a Lua number a script returns into an integer reply: C's
+/// `(long long)` cast of the double. Integers beyond 2^53 lose precision on the way, and a
+/// double at or past 2^63 becomes `i64::MIN`, as the cast does on x86-64 (an `INCR` to
+/// `i64::MAX` inside a script returns -9223372036854775808).
+fn lua_number_to_reply_integer(number: f64) -> i64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if number.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&number) {
+        i64::MIN
+    } else {
+        number as i64
+    }
 }
 
 /// `redis.call(...)` on script line `line`.
@@ -593,6 +611,18 @@ fn lua_string_sub_prefix(text: &[u8], end: f64) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_a_script_returns_go_through_a_double() {
+        assert_eq!(lua_number_to_reply_integer(42.0), 42);
+        assert_eq!(lua_number_to_reply_integer(-7.0), -7);
+        assert_eq!(
+            lua_number_to_reply_integer(9_007_199_254_740_993_i64 as f64),
+            9_007_199_254_740_992
+        );
+        assert_eq!(lua_number_to_reply_integer(i64::MAX as f64), i64::MIN);
+        assert_eq!(lua_number_to_reply_integer(i64::MIN as f64), i64::MIN);
+    }
 
     #[test]
     fn every_script_hash_is_the_sha1_of_its_source() {
