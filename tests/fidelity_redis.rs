@@ -605,7 +605,7 @@ fn token() -> impl Strategy<Value = Arg> {
 fn script_keys_and_args(script: ScriptId) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)> {
     let one_or_two_keys = prop::collection::vec(key(), 1..=2);
     let expected = match script {
-        ScriptId::Release => (key(), token())
+        ScriptId::Release | ScriptId::ReleaseOneLine => (key(), token())
             .prop_map(|(k, t)| (vec![k], vec![t]))
             .boxed(),
         ScriptId::Refresh => (key(), token(), ttl_ms())
@@ -721,7 +721,10 @@ fn wait_past_short_ttl(script: ScriptId, numkeys: NumKeys, keys: &[Arg], args: &
     let ttl_argv_index = match script {
         ScriptId::Refresh | ScriptId::FencedAcquire | ScriptId::RedislockRefresh => 2,
         ScriptId::RedislockObtain => 3,
-        ScriptId::Release | ScriptId::RedislockRelease | ScriptId::RedislockPttl => return 0,
+        ScriptId::Release
+        | ScriptId::ReleaseOneLine
+        | ScriptId::RedislockRelease
+        | ScriptId::RedislockPttl => return 0,
     };
     let keys_taken = match numkeys {
         NumKeys::Right => keys.len(),
@@ -930,21 +933,38 @@ fn fixed(commands: &[&[&str]]) -> Vec<Op> {
         .collect()
 }
 
-/// The tutorial's lease: SET NX PX, PTTL, and the compare-and-delete release (the tutorial's
-/// Go source of it), with a stale token and the right one.
+/// The tutorial's lease: SET NX PX, PTTL, and the compare-and-delete release with a stale
+/// token and the right one; once with the one-line script its `redis-cli` session types, once
+/// with the Go source of it. Also the one-line script's errors, which name its own SHA1 and
+/// line 1.
 #[test]
 fn tutorial_lease_session() {
-    let release = ScriptId::Release.source();
-    check_sequences(
-        "tutorial_lease_session",
-        &[fixed(&[
+    let session = |release: &'static str| {
+        fixed(&[
             &["SET", "$k0", "token-a", "NX", "PX", "30000"],
             &["SET", "$k0", "token-b", "NX", "PX", "30000"],
             &["PTTL", "$k0"],
             &["EVAL", release, "1", "$k0", "token-b"],
             &["EVAL", release, "1", "$k0", "token-a"],
             &["EXISTS", "$k0"],
-        ])],
+        ])
+    };
+    let one_line = ScriptId::ReleaseOneLine.source();
+    let one_line_sha = ScriptId::ReleaseOneLine.sha1_hex();
+    let go_sha = ScriptId::Release.sha1_hex();
+    check_sequences(
+        "tutorial_lease_session",
+        &[
+            session(one_line),
+            session(ScriptId::Release.source()),
+            fixed(&[
+                &["EVAL", one_line, "0"],
+                &["SCRIPT", "EXISTS", &one_line_sha, &go_sha],
+                &["SET", "$k0", "x"],
+                &["EVALSHA", &one_line_sha, "1", "$k0", "x"],
+                &["EVALSHA", &go_sha, "1", "$k0", "x"],
+            ]),
+        ],
     );
 }
 

@@ -35,6 +35,11 @@ pub enum ScriptId {
     RedislockRelease,
     /// bsm/redislock v0.10.0 `pttl.lua`.
     RedislockPttl,
+    /// The tutorial's compare-and-delete as typed into `redis-cli` (the same statements as
+    /// [`ScriptId::Release`] on one line, so a different SHA1, and a failing call reports
+    /// line 1). No safeguard sends it; it makes the tutorial's `redis-cli` session work against
+    /// `leaselab serve redis`.
+    ReleaseOneLine,
 }
 
 /// The tutorial's compare-and-delete release (the text of its Go raw string, which starts
@@ -44,6 +49,10 @@ if redis.call(\"GET\", KEYS[1]) == ARGV[1] then
   return redis.call(\"DEL\", KEYS[1])
 end
 return 0";
+
+/// The tutorial's `redis-cli` compare-and-delete, exactly as typed between its single quotes.
+const RELEASE_ONE_LINE_SOURCE: &str = "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then \
+                                       return redis.call(\"DEL\", KEYS[1]) end return 0";
 
 /// The tutorial's token-checked refresh.
 const REFRESH_SOURCE: &str = "
@@ -162,7 +171,7 @@ return minTTL";
 
 impl ScriptId {
     /// Every known script.
-    pub const ALL: [ScriptId; 7] = [
+    pub const ALL: [ScriptId; 8] = [
         ScriptId::Release,
         ScriptId::Refresh,
         ScriptId::FencedAcquire,
@@ -170,6 +179,7 @@ impl ScriptId {
         ScriptId::RedislockRefresh,
         ScriptId::RedislockRelease,
         ScriptId::RedislockPttl,
+        ScriptId::ReleaseOneLine,
     ];
 
     /// The exact Lua source a client sends.
@@ -182,6 +192,7 @@ impl ScriptId {
             ScriptId::RedislockRefresh => REDISLOCK_REFRESH_SOURCE,
             ScriptId::RedislockRelease => REDISLOCK_RELEASE_SOURCE,
             ScriptId::RedislockPttl => REDISLOCK_PTTL_SOURCE,
+            ScriptId::ReleaseOneLine => RELEASE_ONE_LINE_SOURCE,
         }
     }
 
@@ -227,6 +238,7 @@ impl ScriptId {
             ScriptId::RedislockRefresh => "redislock-refresh",
             ScriptId::RedislockRelease => "redislock-release",
             ScriptId::RedislockPttl => "redislock-pttl",
+            ScriptId::ReleaseOneLine => "release-one-line",
         }
     }
 }
@@ -296,13 +308,14 @@ pub(crate) fn run(
     args: &[Vec<u8>],
 ) -> Reply {
     let result = match script {
-        ScriptId::Release => run_release(host, keys, args),
+        ScriptId::Release => run_release(host, keys, args, [2, 3]),
         ScriptId::Refresh => run_refresh(host, keys, args),
         ScriptId::FencedAcquire => run_fenced_acquire(host, keys, args),
         ScriptId::RedislockObtain => run_redislock_obtain(host, keys, args),
         ScriptId::RedislockRefresh => run_redislock_refresh(host, keys, args),
         ScriptId::RedislockRelease => run_redislock_release(host, keys, args),
         ScriptId::RedislockPttl => run_redislock_pttl(host, keys, args),
+        ScriptId::ReleaseOneLine => run_release(host, keys, args, [1, 1]),
     };
     match result {
         // Every integer a script returns went through a Lua number (a double).
@@ -370,16 +383,18 @@ fn with_name(name: &str, rest: impl IntoIterator<Item = LuaArg>) -> Vec<LuaArg> 
     args
 }
 
-/// The tutorial's release (see [`RELEASE_SOURCE`]).
+/// The tutorial's release (see [`RELEASE_SOURCE`] and [`RELEASE_ONE_LINE_SOURCE`]), with the
+/// script lines of its `GET` and `DEL` calls.
 fn run_release(
     host: &mut impl ScriptHost,
     keys: &[Vec<u8>],
     args: &[Vec<u8>],
+    [get_line, del_line]: [u32; 2],
 ) -> Result<Reply, ScriptFailure> {
     let key = nth(keys, 1);
-    let current = redis_call(host, 2, &[word("GET"), key.clone()])?;
+    let current = redis_call(host, get_line, &[word("GET"), key.clone()])?;
     if lua_equals_string(&current, args.first().map(Vec::as_slice)) {
-        return redis_call(host, 3, &[word("DEL"), key]);
+        return redis_call(host, del_line, &[word("DEL"), key]);
     }
     Ok(Reply::Integer(0))
 }
@@ -670,6 +685,10 @@ mod tests {
             (
                 ScriptId::RedislockPttl,
                 "66e1084c2d842a7e8c271925aae90219fac4e129",
+            ),
+            (
+                ScriptId::ReleaseOneLine,
+                "bb69021340f0876bd55888dfc77dd19b7caf5a78",
             ),
         ];
         for (id, sha) in known {
