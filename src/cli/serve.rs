@@ -306,8 +306,11 @@ impl Observer for StderrLog {
         );
     }
 
-    fn connection_opened(&self, protocol: Protocol, conn_id: u64) {
-        eprintln!("{} conn={conn_id} opened", protocol.name());
+    fn connection_opened(&self, protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        match peer {
+            Some(peer) => eprintln!("{} conn={conn_id} opened from {peer}", protocol.name()),
+            None => eprintln!("{} conn={conn_id} opened", protocol.name()),
+        }
     }
 
     fn connection_closed(&self, protocol: Protocol, conn_id: u64) {
