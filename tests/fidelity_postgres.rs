@@ -1127,6 +1127,45 @@ fn a_waiting_update_reevaluates_its_where_clause_after_commit_and_after_rollback
     );
 }
 
+/// Regression: an UPDATE that waited for a concurrent writer and, after that committed, no
+/// longer matches its WHERE clause updates nothing but keeps the row lock until its
+/// transaction ends, so the next writer waits for it (the stand-in released it at once).
+#[test]
+fn regression_a_resumed_update_that_no_longer_matches_keeps_the_row_lock() {
+    let case = |writer: Statement, params: &[i64]| Case {
+        wallets: wallet_row(115, 0),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(
+                Who::A,
+                Statement::WriteFenced {
+                    id: PRESENT,
+                    guard: WriteGuard::Unfenced,
+                },
+                &[1, 1],
+            ),
+            step(Who::B, Statement::Begin, &[]),
+            step(Who::B, FENCED, &[0, 1]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::A, writer, params),
+            step(Who::B, Statement::Commit, &[]),
+        ],
+    };
+    check_cases(
+        "regression_a_resumed_update_that_no_longer_matches_keeps_the_row_lock",
+        &[
+            case(DEBIT, &[0]),
+            case(
+                Statement::Select {
+                    id: PRESENT,
+                    lock: Some(RowLock::ForUpdateNowait),
+                },
+                &[],
+            ),
+        ],
+    );
+}
+
 /// `FOR UPDATE NOWAIT` on a row another transaction locked fails with 55P03, aborts its own
 /// transaction (25P02 afterwards), and `SKIP LOCKED` leaves the row out.
 #[test]
