@@ -653,6 +653,17 @@ async fn settle(
     }
 }
 
+/// After an error, waits until the server has finished handling it. PostgreSQL sends the
+/// ErrorResponse *before* it aborts the transaction (and releases its row locks), and
+/// `tokio-postgres` returns the error as soon as it arrives; an empty query on the same
+/// connection is answered only after that.
+async fn after_error(session: &Session, outcome: &Outcome) {
+    if matches!(outcome, Outcome::Error(_)) {
+        let answer = session.client.simple_query("").await;
+        assert!(answer.is_ok(), "an empty query after an error: {answer:?}");
+    }
+}
+
 /// Runs a case on one side and returns its transcript. Both sessions are idle at the end.
 async fn run_case(side: &mut Side<'_>, case: &Case) -> Vec<Event> {
     let mut transcript = Vec::new();
@@ -704,6 +715,7 @@ async fn run_case(side: &mut Side<'_>, case: &Case) -> Vec<Event> {
         let mut handle = spawn_sql(session.client.clone(), step.sql.clone());
         match settle(side, step.who, &mut handle, Duration::from_millis(20)).await {
             Some(outcome) => {
+                after_error(side.session(step.who), &outcome).await;
                 let notices = side.session(step.who).take_notices();
                 transcript.push(Event::Done {
                     step: label,
@@ -723,6 +735,7 @@ async fn run_case(side: &mut Side<'_>, case: &Case) -> Vec<Event> {
             };
             match settle(side, who, &mut handle, Duration::ZERO).await {
                 Some(outcome) => {
+                    after_error(side.session(who), &outcome).await;
                     let notices = side.session(who).take_notices();
                     transcript.push(Event::Finished {
                         who,
@@ -1163,6 +1176,33 @@ fn regression_a_resumed_update_that_no_longer_matches_keeps_the_row_lock() {
                 &[],
             ),
         ],
+    );
+}
+
+/// Regression (of the comparison itself): an error in a transaction block releases its row
+/// lock, but PostgreSQL reports the error before it has released it; the next statement of
+/// another session must not race the abort.
+#[test]
+fn regression_an_error_releases_the_row_lock_before_the_next_step() {
+    check_cases(
+        "regression_an_error_releases_the_row_lock_before_the_next_step",
+        &[Case {
+            wallets: wallet_row(46, 1),
+            steps: vec![
+                step(Who::B, Statement::Begin, &[]),
+                step(Who::B, DEBIT, &[41]),
+                step(Who::B, DEBIT, &[i64::MIN]),
+                step(
+                    Who::A,
+                    Statement::Select {
+                        id: PRESENT,
+                        lock: Some(RowLock::ForUpdateSkipLocked),
+                    },
+                    &[],
+                ),
+                step(Who::A, FENCED, &[73, 4]),
+            ],
+        }],
     );
 }
 
