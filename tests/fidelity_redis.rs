@@ -74,21 +74,21 @@ fn redis_url(test: &str) -> Option<String> {
     match std::env::var(URL_VAR) {
         Ok(url) if !url.trim().is_empty() => Some(url),
         _ => {
-            // Written to the real stderr (not captured by the test harness), so that a skip is
-            // visible in every run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "{test}: skipped: {URL_VAR} is not set (e.g. redis://127.0.0.1:6379); \
-                 the stand-in is not compared with a real Redis"
-            );
+            report(&format!(
+                "{test}: skipped: {URL_VAR} is not set (e.g. redis://127.0.0.1:6379); the stand-in is not \
+                 compared with a real Redis"
+            ));
             None
         }
     }
 }
 
-/// Prints a line that cargo's output capture does not swallow.
+/// Prints a line on the real stderr, which cargo's output capture does not swallow (so that
+/// a skip or a summary shows in every run), in one piece even while other tests print.
 fn report(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
 }
 
 /// The number of generated cases: `PROPTEST_CASES` if set, else `default`.
