@@ -54,7 +54,8 @@ pub enum Server {
 pub struct Listen {
     /// The address to listen on. Loopback by default; any other address makes the stand-in
     /// reachable from other machines.
-    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST),
+          value_parser = parse_ip)]
     pub bind: IpAddr,
     /// Print every command or statement and its reply to stderr.
     #[arg(long)]
@@ -85,6 +86,13 @@ pub struct PostgresArgs {
     /// Default: 42=100, the tutorial's wallet.
     #[arg(long = "wallet", value_name = "ID=BALANCE", value_parser = parse_wallet)]
     pub wallets: Vec<(i64, i64)>,
+}
+
+/// Parses `--bind`: an IP address, not a host name.
+fn parse_ip(text: &str) -> Result<IpAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!("{text:?} is not an IP address: give one such as 127.0.0.1 or ::1 (host names are not looked up)")
+    })
 }
 
 /// Parses `ID=BALANCE` for `--wallet`.
@@ -355,6 +363,15 @@ mod tests {
                 "{bad}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn bind_takes_ip_addresses_only() {
+        assert_eq!(
+            parse_ip("::1"),
+            Ok(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST))
+        );
+        assert!(parse_ip("localhost").unwrap_err().contains("127.0.0.1"));
     }
 
     #[test]
