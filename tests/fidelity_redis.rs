@@ -347,6 +347,8 @@ impl Servers {
     /// Runs a sequence on both servers with keys under `prefix`. `Err` shows the sequence up
     /// to the first difference.
     async fn compare(&mut self, prefix: &str, ops: &[Op]) -> Result<(), String> {
+        // Align both script caches. On the real server this empties every client's cached
+        // scripts, not just ours: acceptable on a development or CI machine only.
         let flush = [b"SCRIPT".to_vec(), b"FLUSH".to_vec()];
         let mut transcript = String::new();
         for (name, connection) in [("Redis", &mut self.real), ("stand-in", &mut self.stand_in)] {
