@@ -3,6 +3,7 @@
 pub mod check;
 pub mod duration;
 pub mod frontier;
+pub mod serve;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,8 @@ pub enum Command {
     Check(check::Args),
     /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
     Frontier(frontier::Args),
+    /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
+    Serve(serve::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -56,5 +59,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
     match cli.command {
         Command::Check(args) => check::execute(args),
         Command::Frontier(args) => frontier::execute(args),
+        Command::Serve(args) => serve::execute(&args),
     }
 }
