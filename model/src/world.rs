@@ -7,8 +7,8 @@
 //! passes is a paused caller; [`WorldConfig::max_pause_ms`] bounds how long that may last in
 //! all, per caller (`None`: unbounded, the asynchronous model).
 //!
-//! Some waiting is not a pause: a caller may start at any time within its arrival window
-//! ([`World::set_arrival_window`]), and a random sleep (a retry backoff of 5–14 ms) may end
+//! Some waiting is not a pause: a caller may start at any time within
+//! [`WorldConfig::arrival_window_ms`], and a random sleep (a retry backoff of 5–14 ms) may end
 //! at any time in its range. Both show as [`Slot::slack_ms`].
 //!
 //! A caller that reaches a named point ([`Step::Reached`]) goes on in the same step: pausing
@@ -118,6 +118,10 @@ pub struct WorldConfig {
     pub horizon_ms: u64,
     /// Keep a replica and allow this many failovers.
     pub failovers: u32,
+    /// A caller may start at any time up to this long after it could (its requests arrive
+    /// at arbitrary moments) without that counting as a pause. Only meaningful when pauses
+    /// are bounded: an unbounded pause already covers any arrival time.
+    pub arrival_window_ms: u64,
 }
 
 impl WorldConfig {
@@ -127,6 +131,7 @@ impl WorldConfig {
             max_pause_ms: None,
             horizon_ms,
             failovers: 0,
+            arrival_window_ms: 0,
         }
     }
 }
@@ -146,8 +151,6 @@ struct Setup {
     tokens: Vec<Vec<u8>>,
     /// Hash worlds up to a renaming of callers.
     symmetric: bool,
-    /// How long after it could a caller may start without that counting as a pause.
-    arrival_window_ms: u64,
 }
 
 /// Callers, stand-ins and a clock.
@@ -319,6 +322,7 @@ impl World {
             );
         }
         redis.drain_effects();
+        let bounded = config.max_pause_ms.is_some();
         let mut slots = Vec::with_capacity(tokens.len());
         for (index, token) in tokens.iter().enumerate() {
             let machine = scenario.safeguard.build(&scenario.params, *token)?;
@@ -329,12 +333,17 @@ impl World {
             } else {
                 SlotState::NotStarted { start_ms }
             };
+            let slack_ms = if bounded && start_ms == 0 {
+                config.arrival_window_ms
+            } else {
+                0
+            };
             slots.push(Arc::new(Slot {
                 machine,
                 state,
                 session,
                 paused_ms: 0,
-                slack_ms: 0,
+                slack_ms,
                 outcome: None,
                 canon: symmetry::SlotCanon::default(),
             }));
@@ -378,7 +387,6 @@ impl World {
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
-                arrival_window_ms: 0,
             }),
         })
     }
@@ -389,22 +397,6 @@ impl World {
     /// Equality is unchanged.
     pub fn set_symmetry(&mut self, on: bool) {
         Arc::make_mut(&mut self.setup).symmetric = on;
-    }
-
-    /// Lets every caller start at any time up to `window_ms` after it could (its request
-    /// arrives at an arbitrary moment) without that counting as a pause. Call it before the
-    /// first action. Only meaningful when pauses are bounded: an unbounded pause already
-    /// covers any arrival time.
-    pub fn set_arrival_window(&mut self, window_ms: u64) {
-        Arc::make_mut(&mut self.setup).arrival_window_ms = window_ms;
-        if self.config.max_pause_ms.is_none() {
-            return;
-        }
-        for slot in &mut self.slots {
-            if slot.state == SlotState::Ready(Input::Start) {
-                slot_mut(slot).slack_ms = window_ms;
-            }
-        }
     }
 
     /// True when the hash ignores which caller is which.
@@ -538,7 +530,7 @@ impl World {
         let now_ms = self.now_ms;
         emit(sink, || Event::Tick { now_ms });
         let arrival_window_ms = if self.config.max_pause_ms.is_some() {
-            self.setup.arrival_window_ms
+            self.config.arrival_window_ms
         } else {
             0
         };

@@ -15,10 +15,9 @@ fn lease_world(max_pause_ms: Option<u64>, arrival_window_ms: u64) -> World {
         max_pause_ms,
         horizon_ms: 20,
         failovers: 0,
+        arrival_window_ms,
     };
-    let mut world = World::new(&config.scenario(), &config.tokens(), world_config).expect("valid");
-    world.set_arrival_window(arrival_window_ms);
-    world
+    World::new(&config.scenario(), &config.tokens(), world_config).expect("valid")
 }
 
 fn actions(world: &World) -> Vec<Action> {
@@ -92,6 +91,7 @@ fn a_random_backoff_wakes_at_its_shortest_and_may_sleep_on() {
         max_pause_ms: Some(0),
         horizon_ms: 30,
         failovers: 0,
+        arrival_window_ms: 0,
     };
     let mut world = World::new(&config.scenario(), &config.tokens(), world_config).unwrap();
     world.apply(Action::Step(0)); // caller 1 acquires

@@ -77,19 +77,14 @@ impl CheckConfig {
         scenario
     }
 
-    /// The world's bounds.
+    /// The world's bounds: callers may arrive at any time before the horizon.
     pub fn world_config(&self) -> WorldConfig {
         WorldConfig {
             max_pause_ms: self.max_pause_ms,
             horizon_ms: self.horizon(),
             failovers: self.failovers,
+            arrival_window_ms: self.horizon(),
         }
-    }
-
-    /// How late a caller may start without that counting as a pause: any time before the
-    /// horizon.
-    pub fn arrival_window_ms(&self) -> u64 {
-        self.horizon()
     }
 
     /// The callers' tokens: 1, 2, 3, ... as 32 hex digits.

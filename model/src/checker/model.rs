@@ -70,7 +70,6 @@ impl LeaseModel {
         config.validate()?;
         let mut init = World::new(&config.scenario(), &config.tokens(), config.world_config())?;
         init.set_symmetry(config.symmetry);
-        init.set_arrival_window(config.arrival_window_ms());
         Ok(LeaseModel {
             config,
             init,
