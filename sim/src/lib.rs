@@ -4,3 +4,10 @@
 //! PostgreSQL wire protocol, callers that drive safeguard state machines through the real
 //! `redis` and `tokio-postgres` clients, and fault injection.
 #![warn(missing_docs)]
+
+pub mod clients;
+pub mod observer;
+pub mod pg_server;
+pub mod pg_wire;
+pub mod redis_server;
+pub mod resp;

@@ -2,6 +2,26 @@
 //!
 //! [`Command::parse`] validates exactly as Redis 7 does (same order, same error texts), and
 //! [`Command::to_argv`] renders a command back into the argument vector a client sends.
+//!
+//! Validation happens in the order Redis 7.0 uses (`processCommand`, then the command itself):
+//! 1. the command table: an unknown command, an unknown subcommand of `CLIENT`/`SCRIPT`, or a
+//!    wrong number of arguments (the error names the command in lower case, with `|` between a
+//!    command and its subcommand, e.g. `'script|load'`);
+//! 2. in [`Redis::execute`](super::Redis::execute): the cluster slot check and the read-only
+//!    replica check;
+//! 3. the command's own options and numbers (this module).
+//!
+//! Everything outside the supported set gets Redis's unknown command (or subcommand) error, as
+//! a server without that command would send. Deliberate differences from Redis 7.0:
+//! - `DELEX` (Redis 8.4) is supported, with the `IFEQ`/`IFNE` conditions only; Redis 7.0 answers
+//!   `ERR unknown command 'DELEX', ...`.
+//! - `CLIENT SETINFO` (Redis 7.2) is answered `+OK` as Redis 7.2+ does; Redis 7.0 answers
+//!   `ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.` (clients ignore either reply).
+//! - `PEXPIRE`'s `NX|XX|GT|LT` options are validated as Redis does, then refused with an error
+//!   saying the stand-in does not support them.
+//! - `SELECT` accepts only database 0, as a server configured with `databases 1` does.
+//! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: the stand-in speaks RESP2
+//!   only. `HELLO` and `HELLO 2` get the RESP2 answer of Redis 7.0.
 
 use super::reply::Reply;
 
@@ -109,23 +129,1210 @@ pub enum Command {
     Housekeeping(Vec<Vec<u8>>),
 }
 
+/// `ERR syntax error`.
+pub const SYNTAX_ERROR: &str = "ERR syntax error";
+/// The error for an argument that is not a 64-bit integer (or out of range).
+pub const NOT_AN_INTEGER_ERROR: &str = "ERR value is not an integer or out of range";
+/// The error for an `EVALSHA` of a script that is not in the script cache.
+pub const NOSCRIPT_ERROR: &str = "NOSCRIPT No matching script. Please use EVAL.";
+/// The error a read-only replica sends for a write.
+pub const READONLY_ERROR: &str = "READONLY You can't write against a read only replica.";
+
+/// The longest part of a user-supplied name Redis quotes in an error.
+const QUOTE_LIMIT: usize = 128;
+
+/// Which arguments of a command are keys (for the cluster slot check before parsing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyRule {
+    /// No keys.
+    None,
+    /// `argv[1]`.
+    First,
+    /// `argv[1..]`.
+    AllFromFirst,
+    /// `EVAL`/`EVALSHA`: `argv[2]` says how many keys follow it.
+    Eval,
+}
+
+/// One entry of the command table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec {
+    /// The name Redis reports in errors: lower case, `command|subcommand` for subcommands.
+    pub(crate) fullname: &'static str,
+    /// Redis's arity: `n` means exactly `n` arguments (name included), `-n` at least `n`.
+    pub(crate) arity: i32,
+    /// A write command: refused by a read-only replica.
+    pub(crate) write: bool,
+    /// Where the keys are.
+    pub(crate) keys: KeyRule,
+}
+
+const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) -> Spec {
+    Spec {
+        fullname,
+        arity,
+        write,
+        keys,
+    }
+}
+
+/// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
+const COMMANDS: [Spec; 16] = [
+    spec("ping", -1, false, KeyRule::None),
+    spec("get", 2, false, KeyRule::First),
+    spec("set", -3, true, KeyRule::First),
+    spec("setnx", 3, true, KeyRule::First),
+    spec("del", -2, true, KeyRule::AllFromFirst),
+    spec("exists", -2, false, KeyRule::AllFromFirst),
+    spec("incr", 2, true, KeyRule::First),
+    spec("pexpire", -3, true, KeyRule::First),
+    spec("pttl", 2, false, KeyRule::First),
+    spec("delex", -2, true, KeyRule::First),
+    spec("eval", -3, false, KeyRule::Eval),
+    spec("evalsha", -3, false, KeyRule::Eval),
+    spec("flushall", -1, true, KeyRule::None),
+    spec("flushdb", -1, true, KeyRule::None),
+    spec("select", 2, false, KeyRule::None),
+    spec("hello", -1, false, KeyRule::None),
+];
+
+/// Commands that only exist as containers of subcommands.
+const CONTAINERS: [Spec; 2] = [
+    spec("client", -2, false, KeyRule::None),
+    spec("script", -2, false, KeyRule::None),
+];
+
+/// The supported subcommands.
+const SUBCOMMANDS: [Spec; 5] = [
+    spec("client|setinfo", 4, false, KeyRule::None),
+    spec("client|setname", 3, false, KeyRule::None),
+    spec("script|load", 3, false, KeyRule::None),
+    spec("script|flush", -2, false, KeyRule::None),
+    spec("script|exists", -3, false, KeyRule::None),
+];
+
+/// What is known about a command before its options are parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Precheck {
+    /// A write command.
+    pub(crate) write: bool,
+    /// Its keys, as the cluster slot check finds them.
+    pub(crate) keys: Vec<Vec<u8>>,
+}
+
+/// Looks the command up in the table and checks its arity, with Redis's error texts.
+pub(crate) fn lookup(argv: &[Vec<u8>]) -> Result<Spec, Reply> {
+    let Some(name) = argv.first() else {
+        return Err(unknown_command_error(&[Vec::new()]));
+    };
+    let lower_name = name.to_ascii_lowercase();
+    if let Some(container) = CONTAINERS
+        .iter()
+        .find(|c| c.fullname.as_bytes() == lower_name.as_slice())
+    {
+        if argv.len() == 1 {
+            return Err(wrong_arity_error(container.fullname));
+        }
+        let mut fullname = lower_name.clone();
+        fullname.push(b'|');
+        fullname.extend(argv[1].to_ascii_lowercase());
+        let Some(sub) = SUBCOMMANDS
+            .iter()
+            .find(|s| s.fullname.as_bytes() == fullname.as_slice())
+        else {
+            return Err(unknown_subcommand_error(name, &argv[1]));
+        };
+        check_arity(sub, argv.len())?;
+        return Ok(*sub);
+    }
+    let Some(found) = COMMANDS
+        .iter()
+        .find(|c| c.fullname.as_bytes() == lower_name.as_slice())
+    else {
+        return Err(unknown_command_error(argv));
+    };
+    check_arity(found, argv.len())?;
+    Ok(*found)
+}
+
+/// The plain command named `lower_name` (for calls made from scripts).
+pub(crate) fn plain_spec(lower_name: &str) -> Option<Spec> {
+    COMMANDS.iter().find(|c| c.fullname == lower_name).copied()
+}
+
+/// True when `argc` arguments (name included) satisfy Redis's `arity`.
+pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
+    let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+    let arity = i64::from(arity);
+    if arity >= 0 {
+        argc == arity
+    } else {
+        argc >= -arity
+    }
+}
+
+fn check_arity(spec: &Spec, argc: usize) -> Result<(), Reply> {
+    if arity_ok(spec.arity, argc) {
+        Ok(())
+    } else {
+        Err(wrong_arity_error(spec.fullname))
+    }
+}
+
+/// Looks the command up and finds its write flag and keys, without parsing its options (what
+/// Redis knows before the cluster and read-only checks).
+pub(crate) fn precheck(argv: &[Vec<u8>]) -> Result<Precheck, Reply> {
+    let spec = lookup(argv)?;
+    let keys = match spec.keys {
+        KeyRule::None => Vec::new(),
+        KeyRule::First => vec![argv[1].clone()],
+        KeyRule::AllFromFirst => argv[1..].to_vec(),
+        KeyRule::Eval => eval_keys_for_slot_check(argv),
+    };
+    Ok(Precheck {
+        write: spec.write,
+        keys,
+    })
+}
+
+/// The keys of an `EVAL`/`EVALSHA` as Redis finds them for the cluster check: when `numkeys`
+/// is not a strict integer Redis falls back to C `atoi` (so `2abc` counts as 2), and a count
+/// outside `1..=available` means no keys (the command itself reports the error later).
+fn eval_keys_for_slot_check(argv: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let available = argv.len().saturating_sub(3);
+    let count = parse_i64(&argv[2]).unwrap_or_else(|| c_atoi(&argv[2]));
+    match usize::try_from(count) {
+        Ok(n) if n >= 1 && n <= available => argv[3..3 + n].to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// C `atoi`: optional leading whitespace and sign, then as many digits as there are.
+fn c_atoi(bytes: &[u8]) -> i64 {
+    let mut rest = bytes;
+    while let [first, tail @ ..] = rest {
+        if first.is_ascii_whitespace() {
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    let negative = matches!(rest.first(), Some(b'-'));
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut value: i64 = 0;
+    for &digit in rest.iter().take_while(|b| b.is_ascii_digit()) {
+        value = value
+            .saturating_mul(10)
+            .saturating_add(i64::from(digit - b'0'));
+    }
+    if negative {
+        -value
+    } else {
+        value
+    }
+}
+
+/// Parses a 64-bit integer exactly as Redis's `string2ll` does: optional `-`, no `+`, no
+/// leading zeros (except `0` itself), no spaces, no `-0`, at most 20 bytes.
+pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    if bytes.is_empty() || bytes.len() > 20 {
+        return None;
+    }
+    if bytes == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let (first, _) = digits.split_first()?;
+    if !(b'1'..=b'9').contains(first) || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut magnitude: u64 = 0;
+    for &digit in digits {
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(u64::from(digit - b'0'))?;
+    }
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// Parses an integer argument, or the error Redis sends for a non-integer.
+pub(crate) fn integer_arg(bytes: &[u8]) -> Result<i64, Reply> {
+    parse_i64(bytes).ok_or_else(|| Reply::error(NOT_AN_INTEGER_ERROR))
+}
+
+/// `ERR wrong number of arguments for '<fullname>' command`.
+pub fn wrong_arity_error(fullname: &str) -> Reply {
+    Reply::error(format!(
+        "ERR wrong number of arguments for '{fullname}' command"
+    ))
+}
+
+/// Redis 7.0's error for an unknown command: the name (up to 128 bytes) and the arguments,
+/// each quoted and followed by a space, until 128 bytes of them are shown.
+pub fn unknown_command_error(argv: &[Vec<u8>]) -> Reply {
+    let name = c_string_prefix(argv.first().map_or(&[][..], Vec::as_slice), QUOTE_LIMIT);
+    let mut args: Vec<u8> = Vec::new();
+    for arg in argv.iter().skip(1) {
+        if args.len() >= QUOTE_LIMIT {
+            break;
+        }
+        let room = QUOTE_LIMIT - args.len();
+        args.push(b'\'');
+        args.extend_from_slice(c_string_prefix(arg, room));
+        args.extend_from_slice(b"' ");
+    }
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(name);
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend_from_slice(&args);
+    Reply::Error(error_text(&text))
+}
+
+/// Redis 7.0's error for an unknown subcommand of a container command (`CLIENT`, `SCRIPT`).
+fn unknown_subcommand_error(container: &[u8], subcommand: &[u8]) -> Reply {
+    let mut text = b"ERR unknown subcommand '".to_vec();
+    text.extend_from_slice(c_string_prefix(subcommand, QUOTE_LIMIT));
+    text.extend_from_slice(b"'. Try ");
+    text.extend_from_slice(&container.to_ascii_uppercase());
+    text.extend_from_slice(b" HELP.");
+    Reply::Error(error_text(&text))
+}
+
+/// What C's `%.Ns` prints of a byte string: up to the first NUL, at most `limit` bytes.
+fn c_string_prefix(bytes: &[u8], limit: usize) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end.min(limit)]
+}
+
+/// An error text as Redis sends it: newlines become spaces (they would break the protocol).
+fn error_text(bytes: &[u8]) -> String {
+    let mapped: Vec<u8> = bytes
+        .iter()
+        .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+        .collect();
+    String::from_utf8_lossy(&mapped).into_owned()
+}
+
+/// True for a byte string that is an ASCII option name, in any case.
+fn is_option(bytes: &[u8], name: &str) -> bool {
+    bytes.eq_ignore_ascii_case(name.as_bytes())
+}
+
+/// True when every byte is printable ASCII without spaces (`!` to `~`), the rule for client
+/// names and library attributes.
+fn is_printable_token(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| (b'!'..=b'~').contains(b))
+}
+
 impl Command {
     /// Parses an argument vector (command name first, any case) the way Redis 7 validates it.
     ///
     /// Returns the error reply Redis would send for an unknown command, a wrong number of
     /// arguments or an invalid option.
     pub fn parse(argv: &[Vec<u8>]) -> Result<Command, Reply> {
-        let _ = argv;
-        todo!("redis stand-in: Command::parse")
+        let found = lookup(argv)?;
+        match found.fullname {
+            "ping" => parse_ping(argv),
+            "get" => Ok(Command::Get(argv[1].clone())),
+            "set" => parse_set(argv),
+            "setnx" => Ok(Command::SetNx(argv[1].clone(), argv[2].clone())),
+            "del" => Ok(Command::Del(argv[1..].to_vec())),
+            "exists" => Ok(Command::Exists(argv[1..].to_vec())),
+            "incr" => Ok(Command::Incr(argv[1].clone())),
+            "pexpire" => parse_pexpire(argv),
+            "pttl" => Ok(Command::PTtl(argv[1].clone())),
+            "delex" => parse_delex(argv),
+            "eval" => parse_eval(argv),
+            "evalsha" => parse_evalsha(argv),
+            "flushall" | "flushdb" => parse_flush(argv),
+            "select" => parse_select(argv),
+            "hello" => parse_hello(argv),
+            "client|setinfo" => parse_client_setinfo(argv),
+            "client|setname" => parse_client_setname(argv),
+            "script|load" => Ok(Command::ScriptLoad(argv[2].clone())),
+            "script|flush" => parse_script_flush(argv),
+            "script|exists" => Ok(Command::ScriptExists(
+                argv[2..]
+                    .iter()
+                    .map(|sha| String::from_utf8_lossy(sha).into_owned())
+                    .collect(),
+            )),
+            other => unreachable!("command table entry {other} has no parser"),
+        }
     }
 
     /// Renders the command as the argument vector a client sends.
     pub fn to_argv(&self) -> Vec<Vec<u8>> {
-        todo!("redis stand-in: Command::to_argv")
+        let word = |w: &str| w.as_bytes().to_vec();
+        let number = |n: i64| n.to_string().into_bytes();
+        match self {
+            Command::Ping(None) => vec![word("PING")],
+            Command::Ping(Some(message)) => vec![word("PING"), message.clone()],
+            Command::Get(key) => vec![word("GET"), key.clone()],
+            Command::Set {
+                key,
+                value,
+                condition,
+                expiry,
+                get,
+            } => {
+                let mut argv = vec![word("SET"), key.clone(), value.clone()];
+                match condition {
+                    SetCondition::Always => {}
+                    SetCondition::IfMissing => argv.push(word("NX")),
+                    SetCondition::IfExists => argv.push(word("XX")),
+                }
+                if *get {
+                    argv.push(word("GET"));
+                }
+                match expiry {
+                    SetExpiry::Clear => {}
+                    SetExpiry::Seconds(s) => argv.extend([word("EX"), number(*s)]),
+                    SetExpiry::Millis(ms) => argv.extend([word("PX"), number(*ms)]),
+                    SetExpiry::AtSeconds(s) => argv.extend([word("EXAT"), number(*s)]),
+                    SetExpiry::AtMillis(ms) => argv.extend([word("PXAT"), number(*ms)]),
+                    SetExpiry::Keep => argv.push(word("KEEPTTL")),
+                }
+                argv
+            }
+            Command::SetNx(key, value) => vec![word("SETNX"), key.clone(), value.clone()],
+            Command::Del(keys) => prefixed(word("DEL"), keys),
+            Command::Exists(keys) => prefixed(word("EXISTS"), keys),
+            Command::Incr(key) => vec![word("INCR"), key.clone()],
+            Command::PExpire(key, ttl_ms) => vec![word("PEXPIRE"), key.clone(), number(*ttl_ms)],
+            Command::PTtl(key) => vec![word("PTTL"), key.clone()],
+            Command::DelEx(key, condition) => match condition {
+                DelexCondition::Always => vec![word("DELEX"), key.clone()],
+                DelexCondition::IfEqual(v) => {
+                    vec![word("DELEX"), key.clone(), word("IFEQ"), v.clone()]
+                }
+                DelexCondition::IfNotEqual(v) => {
+                    vec![word("DELEX"), key.clone(), word("IFNE"), v.clone()]
+                }
+            },
+            Command::Eval { script, keys, args } => {
+                script_call_argv(word("EVAL"), script.clone(), keys, args)
+            }
+            Command::EvalSha { sha1, keys, args } => {
+                script_call_argv(word("EVALSHA"), sha1.clone().into_bytes(), keys, args)
+            }
+            Command::ScriptLoad(source) => vec![word("SCRIPT"), word("LOAD"), source.clone()],
+            Command::ScriptFlush => vec![word("SCRIPT"), word("FLUSH")],
+            Command::ScriptExists(shas) => {
+                let mut argv = vec![word("SCRIPT"), word("EXISTS")];
+                argv.extend(shas.iter().map(|s| s.clone().into_bytes()));
+                argv
+            }
+            Command::FlushAll => vec![word("FLUSHALL")],
+            Command::Housekeeping(argv) => argv.clone(),
+        }
     }
 
     /// The keys this command touches (for hash-slot checks and traces).
     pub fn keys(&self) -> Vec<&[u8]> {
-        todo!("redis stand-in: Command::keys")
+        match self {
+            Command::Get(key)
+            | Command::Set { key, .. }
+            | Command::SetNx(key, _)
+            | Command::Incr(key)
+            | Command::PExpire(key, _)
+            | Command::PTtl(key)
+            | Command::DelEx(key, _) => vec![key.as_slice()],
+            Command::Del(keys)
+            | Command::Exists(keys)
+            | Command::Eval { keys, .. }
+            | Command::EvalSha { keys, .. } => keys.iter().map(Vec::as_slice).collect(),
+            Command::Ping(_)
+            | Command::ScriptLoad(_)
+            | Command::ScriptFlush
+            | Command::ScriptExists(_)
+            | Command::FlushAll
+            | Command::Housekeeping(_) => Vec::new(),
+        }
+    }
+
+    /// True for a command a read-only replica refuses with `READONLY`.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Command::Set { .. }
+                | Command::SetNx(..)
+                | Command::Del(_)
+                | Command::Incr(_)
+                | Command::PExpire(..)
+                | Command::DelEx(..)
+                | Command::FlushAll
+        )
+    }
+}
+
+fn prefixed(name: Vec<u8>, rest: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut argv = vec![name];
+    argv.extend(rest.iter().cloned());
+    argv
+}
+
+fn script_call_argv(
+    name: Vec<u8>,
+    script: Vec<u8>,
+    keys: &[Vec<u8>],
+    args: &[Vec<u8>],
+) -> Vec<Vec<u8>> {
+    let mut argv = vec![name, script, keys.len().to_string().into_bytes()];
+    argv.extend(keys.iter().cloned());
+    argv.extend(args.iter().cloned());
+    argv
+}
+
+fn parse_ping(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    match argv.len() {
+        1 => Ok(Command::Ping(None)),
+        2 => Ok(Command::Ping(Some(argv[1].clone()))),
+        _ => Err(wrong_arity_error("ping")),
+    }
+}
+
+/// The expiry option of a `SET` as written, before its number is checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExpiryOption {
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+}
+
+/// `SET`: Redis's `parseExtendedStringArgumentsOrReply` (any option conflict is
+/// `ERR syntax error`), then the expiry number (`getExpireMillisecondsOrReply`). The check that
+/// needs the clock (`PX` + now overflowing) is made when the command runs.
+fn parse_set(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let mut condition = SetCondition::Always;
+    let mut get = false;
+    let mut keep_ttl = false;
+    let mut expiry: Option<(ExpiryOption, &[u8])> = None;
+    let mut j = 3;
+    while j < argv.len() {
+        let option = argv[j].as_slice();
+        let next = argv.get(j + 1).map(Vec::as_slice);
+        let expiry_allows = |kind: ExpiryOption| {
+            !keep_ttl && expiry.is_none_or(|(set, _)| set == kind) && next.is_some()
+        };
+        let kind = [
+            ("ex", ExpiryOption::Ex),
+            ("px", ExpiryOption::Px),
+            ("exat", ExpiryOption::ExAt),
+            ("pxat", ExpiryOption::PxAt),
+        ]
+        .into_iter()
+        .find(|(name, _)| is_option(option, name))
+        .map(|(_, kind)| kind);
+        if is_option(option, "nx") && condition != SetCondition::IfExists {
+            condition = SetCondition::IfMissing;
+        } else if is_option(option, "xx") && condition != SetCondition::IfMissing {
+            condition = SetCondition::IfExists;
+        } else if is_option(option, "get") {
+            get = true;
+        } else if is_option(option, "keepttl") && expiry.is_none() {
+            keep_ttl = true;
+        } else if let Some(kind) = kind.filter(|&kind| expiry_allows(kind)) {
+            expiry = next.map(|number| (kind, number));
+            j += 1;
+        } else {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        j += 1;
+    }
+    let expiry = match expiry {
+        None if keep_ttl => SetExpiry::Keep,
+        None => SetExpiry::Clear,
+        Some((kind, number)) => set_expiry(kind, integer_arg(number)?)?,
+    };
+    Ok(Command::Set {
+        key: argv[1].clone(),
+        value: argv[2].clone(),
+        condition,
+        expiry,
+        get,
+    })
+}
+
+/// The `ERR invalid expire time in '<command>' command` error.
+pub(crate) fn invalid_expire_error(command: &str) -> Reply {
+    Reply::error(format!("ERR invalid expire time in '{command}' command"))
+}
+
+/// Checks a `SET` expiry number the way Redis does before it reads the clock.
+fn set_expiry(kind: ExpiryOption, number: i64) -> Result<SetExpiry, Reply> {
+    let in_seconds = matches!(kind, ExpiryOption::Ex | ExpiryOption::ExAt);
+    if number <= 0 || (in_seconds && number > i64::MAX / 1000) {
+        return Err(invalid_expire_error("set"));
+    }
+    Ok(match kind {
+        ExpiryOption::Ex => SetExpiry::Seconds(number),
+        ExpiryOption::Px => SetExpiry::Millis(number),
+        ExpiryOption::ExAt => SetExpiry::AtSeconds(number),
+        ExpiryOption::PxAt => SetExpiry::AtMillis(number),
+    })
+}
+
+/// `PEXPIRE key ms [NX|XX|GT|LT ...]`: options are checked first (as Redis does), then the
+/// number. Valid options are refused: the stand-in does not implement them.
+fn parse_pexpire(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let mut seen = [false; 4];
+    for option in &argv[3..] {
+        let Some(index) = ["nx", "xx", "gt", "lt"]
+            .iter()
+            .position(|name| is_option(option, name))
+        else {
+            let shown = String::from_utf8_lossy(c_string_prefix(option, usize::MAX)).into_owned();
+            return Err(Reply::Error(error_text(
+                format!("ERR Unsupported option {shown}").as_bytes(),
+            )));
+        };
+        seen[index] = true;
+    }
+    let [nx, xx, gt, lt] = seen;
+    if nx && (xx || gt || lt) {
+        return Err(Reply::error(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if gt && lt {
+        return Err(Reply::error(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    let ttl_ms = integer_arg(&argv[2])?;
+    if argv.len() > 3 {
+        return Err(Reply::error(
+            "ERR the leaselab stand-in does not support PEXPIRE options (NX|XX|GT|LT); \
+             send PEXPIRE key milliseconds",
+        ));
+    }
+    Ok(Command::PExpire(argv[1].clone(), ttl_ms))
+}
+
+/// `DELEX key [IFEQ value | IFNE value]` (Redis 8.4). The digest conditions are refused.
+fn parse_delex(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let key = argv[1].clone();
+    if argv.len() == 2 {
+        return Ok(Command::DelEx(key, DelexCondition::Always));
+    }
+    if argv.len() != 4 {
+        return Err(Reply::error(SYNTAX_ERROR));
+    }
+    let value = argv[3].clone();
+    let condition = &argv[2];
+    if is_option(condition, "ifeq") {
+        Ok(Command::DelEx(key, DelexCondition::IfEqual(value)))
+    } else if is_option(condition, "ifne") {
+        Ok(Command::DelEx(key, DelexCondition::IfNotEqual(value)))
+    } else if is_option(condition, "ifdeq") || is_option(condition, "ifdne") {
+        Err(Reply::error(
+            "ERR the leaselab stand-in does not support DELEX digest conditions \
+             (IFDEQ|IFDNE); use IFEQ or IFNE",
+        ))
+    } else {
+        Err(Reply::error(SYNTAX_ERROR))
+    }
+}
+
+/// KEYS and ARGV of `EVAL`/`EVALSHA` after `numkeys`, with Redis's errors.
+/// KEYS and ARGV of a script call.
+type KeysAndArgs = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+fn split_script_args(argv: &[Vec<u8>]) -> Result<KeysAndArgs, Reply> {
+    let numkeys = integer_arg(&argv[2])?;
+    let available = i64::try_from(argv.len() - 3).unwrap_or(i64::MAX);
+    if numkeys > available {
+        return Err(Reply::error(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let Ok(numkeys) = usize::try_from(numkeys) else {
+        return Err(Reply::error("ERR Number of keys can't be negative"));
+    };
+    let keys = argv[3..3 + numkeys].to_vec();
+    let args = argv[3 + numkeys..].to_vec();
+    Ok((keys, args))
+}
+
+fn parse_eval(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let (keys, args) = split_script_args(argv)?;
+    Ok(Command::Eval {
+        script: argv[1].clone(),
+        keys,
+        args,
+    })
+}
+
+/// `EVALSHA`: a hash that is not 40 bytes long cannot match, and Redis says `NOSCRIPT` before
+/// it even looks at `numkeys`.
+fn parse_evalsha(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    if argv[1].len() != 40 {
+        return Err(Reply::error(NOSCRIPT_ERROR));
+    }
+    let (keys, args) = split_script_args(argv)?;
+    let Ok(sha1) = String::from_utf8(argv[1].clone()) else {
+        return Err(Reply::error(NOSCRIPT_ERROR));
+    };
+    Ok(Command::EvalSha { sha1, keys, args })
+}
+
+fn parse_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let ok = match argv {
+        [_] => true,
+        [_, mode] => is_option(mode, "sync") || is_option(mode, "async"),
+        _ => false,
+    };
+    if ok {
+        Ok(Command::FlushAll)
+    } else {
+        Err(Reply::error(SYNTAX_ERROR))
+    }
+}
+
+fn parse_script_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let ok = match argv {
+        [_, _] => true,
+        [_, _, mode] => is_option(mode, "sync") || is_option(mode, "async"),
+        _ => false,
+    };
+    if ok {
+        Ok(Command::ScriptFlush)
+    } else {
+        Err(Reply::error(
+            "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+        ))
+    }
+}
+
+/// `SELECT index`: the index must be a 32-bit integer; which indexes exist is decided when the
+/// command runs (only 0, and in cluster mode Redis says so differently).
+fn parse_select(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let index = integer_arg(&argv[1])?;
+    if i32::try_from(index).is_err() {
+        return Err(Reply::error(NOT_AN_INTEGER_ERROR));
+    }
+    Ok(Command::Housekeeping(argv.to_vec()))
+}
+
+/// The database index of a `SELECT` housekeeping command, if it is one.
+pub(crate) fn select_index(argv: &[Vec<u8>]) -> Option<i64> {
+    match argv {
+        [name, index] if is_option(name, "select") => parse_i64(index),
+        _ => None,
+    }
+}
+
+/// True when `argv` is a `HELLO` (answered with the server's description).
+pub(crate) fn is_hello(argv: &[Vec<u8>]) -> bool {
+    argv.first().is_some_and(|name| is_option(name, "hello"))
+}
+
+const CLIENT_NAME_ERROR: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+
+/// `HELLO [protover [AUTH username password] [SETNAME clientname]]` as Redis 7.0 validates it;
+/// the default user has no password, so only `AUTH default <anything>` succeeds. Protocol 3 is
+/// refused at the point where Redis would switch: the stand-in speaks RESP2 only.
+fn parse_hello(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    const NOPROTO: &str = "NOPROTO unsupported protocol version";
+    let mut protocol = None;
+    if let Some(version) = argv.get(1) {
+        let version = parse_i64(version).ok_or_else(|| {
+            Reply::error("ERR Protocol version is not an integer or out of range")
+        })?;
+        if !(2..=3).contains(&version) {
+            return Err(Reply::error(NOPROTO));
+        }
+        protocol = Some(version);
+    }
+    let mut username: Option<&[u8]> = None;
+    let mut client_name: Option<&[u8]> = None;
+    let mut j = 2;
+    while j < argv.len() {
+        let more = argv.len() - 1 - j;
+        let option = &argv[j];
+        if is_option(option, "auth") && more >= 2 {
+            username = Some(&argv[j + 1]);
+            j += 2;
+        } else if is_option(option, "setname") && more >= 1 {
+            client_name = Some(&argv[j + 1]);
+            j += 1;
+        } else {
+            let shown = String::from_utf8_lossy(c_string_prefix(option, usize::MAX)).into_owned();
+            return Err(Reply::Error(error_text(
+                format!("ERR Syntax error in HELLO option '{shown}'").as_bytes(),
+            )));
+        }
+        j += 1;
+    }
+    if username.is_some_and(|user| user != b"default") {
+        return Err(Reply::error(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+        ));
+    }
+    if client_name.is_some_and(|name| !is_printable_token(name)) {
+        return Err(Reply::error(CLIENT_NAME_ERROR));
+    }
+    if protocol == Some(3) {
+        return Err(Reply::error(NOPROTO));
+    }
+    Ok(Command::Housekeeping(argv.to_vec()))
+}
+
+/// `CLIENT SETINFO <LIB-NAME|LIB-VER> value`, as Redis 7.2 validates it.
+fn parse_client_setinfo(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let attribute = &argv[2];
+    let shown = String::from_utf8_lossy(c_string_prefix(attribute, usize::MAX)).into_owned();
+    if !is_option(attribute, "lib-name") && !is_option(attribute, "lib-ver") {
+        return Err(Reply::Error(error_text(
+            format!("ERR Unrecognized option '{shown}'").as_bytes(),
+        )));
+    }
+    if !is_printable_token(&argv[3]) {
+        return Err(Reply::Error(error_text(
+            format!("ERR {shown} cannot contain spaces, newlines or special characters.")
+                .as_bytes(),
+        )));
+    }
+    Ok(Command::Housekeeping(argv.to_vec()))
+}
+
+/// `CLIENT SETNAME name`: an empty name is allowed (it clears the name).
+fn parse_client_setname(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    if !is_printable_token(&argv[2]) {
+        return Err(Reply::error(CLIENT_NAME_ERROR));
+    }
+    Ok(Command::Housekeeping(argv.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+        words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    fn parse_error(words: &[&str]) -> String {
+        match Command::parse(&argv(words)) {
+            Err(Reply::Error(text)) => text,
+            other => panic!("expected an error for {words:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn strict_integers_like_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"42"), Some(42));
+        assert_eq!(parse_i64(b"-42"), Some(-42));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            "",
+            "007",
+            "+5",
+            "-0",
+            " 5",
+            "5 ",
+            "-",
+            "1.5",
+            "9223372036854775808",
+            "abc",
+        ] {
+            assert_eq!(parse_i64(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn c_atoi_is_lenient() {
+        assert_eq!(c_atoi(b"2abc"), 2);
+        assert_eq!(c_atoi(b"  -3"), -3);
+        assert_eq!(c_atoi(b"abc"), 0);
+    }
+
+    #[test]
+    fn unknown_command_text() {
+        assert_eq!(
+            parse_error(&["foo", "a", "b"]),
+            "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+        );
+        assert_eq!(
+            parse_error(&["foo"]),
+            "ERR unknown command 'foo', with args beginning with: "
+        );
+        assert_eq!(
+            parse_error(&["fo\no", "a\r\nb"]),
+            "ERR unknown command 'fo o', with args beginning with: 'a  b' "
+        );
+    }
+
+    #[test]
+    fn unknown_command_arguments_stop_after_128_bytes() {
+        let long = "x".repeat(200);
+        let text = parse_error(&["nope", &long, "more"]);
+        let expected = format!(
+            "ERR unknown command 'nope', with args beginning with: '{}' ",
+            "x".repeat(128)
+        );
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn unknown_subcommand_text() {
+        assert_eq!(
+            parse_error(&["client", "foo"]),
+            "ERR unknown subcommand 'foo'. Try CLIENT HELP."
+        );
+        assert_eq!(
+            parse_error(&["Script", "kill"]),
+            "ERR unknown subcommand 'kill'. Try SCRIPT HELP."
+        );
+    }
+
+    #[test]
+    fn arity_errors_name_the_command_in_lower_case() {
+        assert_eq!(
+            parse_error(&["SET", "k"]),
+            "ERR wrong number of arguments for 'set' command"
+        );
+        assert_eq!(
+            parse_error(&["Get", "a", "b"]),
+            "ERR wrong number of arguments for 'get' command"
+        );
+        assert_eq!(
+            parse_error(&["CLIENT"]),
+            "ERR wrong number of arguments for 'client' command"
+        );
+        assert_eq!(
+            parse_error(&["client", "setname"]),
+            "ERR wrong number of arguments for 'client|setname' command"
+        );
+        assert_eq!(
+            parse_error(&["CLIENT", "SETINFO", "LIB-NAME"]),
+            "ERR wrong number of arguments for 'client|setinfo' command"
+        );
+        assert_eq!(
+            parse_error(&["Script", "Load"]),
+            "ERR wrong number of arguments for 'script|load' command"
+        );
+        assert_eq!(
+            parse_error(&["script", "exists"]),
+            "ERR wrong number of arguments for 'script|exists' command"
+        );
+        assert_eq!(
+            parse_error(&["ping", "a", "b"]),
+            "ERR wrong number of arguments for 'ping' command"
+        );
+        assert_eq!(
+            parse_error(&["eval", "return 1"]),
+            "ERR wrong number of arguments for 'eval' command"
+        );
+    }
+
+    #[test]
+    fn set_options() {
+        let parsed = Command::parse(&argv(&["set", "k", "v", "nx", "px", "100", "get"]));
+        assert_eq!(
+            parsed,
+            Ok(Command::Set {
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+                condition: SetCondition::IfMissing,
+                expiry: SetExpiry::Millis(100),
+                get: true,
+            })
+        );
+        // A repeated expiry of the same kind is allowed: the last one wins.
+        let parsed = Command::parse(&argv(&["SET", "k", "v", "EX", "1", "EX", "2"]));
+        assert!(matches!(
+            parsed,
+            Ok(Command::Set {
+                expiry: SetExpiry::Seconds(2),
+                ..
+            })
+        ));
+        let parsed = Command::parse(&argv(&["SET", "k", "v", "XX", "KEEPTTL"]));
+        assert!(matches!(
+            parsed,
+            Ok(Command::Set {
+                expiry: SetExpiry::Keep,
+                condition: SetCondition::IfExists,
+                ..
+            })
+        ));
+    }
+
+    /// Texts and order checked with redis-cli against Redis 7.0.15.
+    #[test]
+    fn set_validation_order_and_texts() {
+        let invalid = "ERR invalid expire time in 'set' command";
+        assert_eq!(parse_error(&["set", "k", "v", "NX", "PX", "0"]), invalid);
+        assert_eq!(parse_error(&["set", "k", "v", "PX", "-5"]), invalid);
+        assert_eq!(parse_error(&["set", "k", "v", "EXAT", "0"]), invalid);
+        assert_eq!(
+            parse_error(&["set", "k", "v", "EX", "9223372036854775807"]),
+            invalid
+        );
+        assert_eq!(
+            parse_error(&["set", "k", "v", "PX", "abc"]),
+            NOT_AN_INTEGER_ERROR
+        );
+        assert_eq!(
+            parse_error(&["set", "k", "v", "PX", "1.5"]),
+            NOT_AN_INTEGER_ERROR
+        );
+        // Option conflicts are syntax errors, found before the expiry number is looked at.
+        for words in [
+            &["set", "k", "v", "NX", "XX"][..],
+            &["set", "k", "v", "NX", "XX", "PX", "0"],
+            &["set", "k", "v", "PX", "0", "NX", "XX"],
+            &["set", "k", "v", "EX", "1", "PX", "1"],
+            &["set", "k", "v", "KEEPTTL", "PX", "10"],
+            &["set", "k", "v", "PX", "10", "KEEPTTL"],
+            &["set", "k", "v", "PX"],
+            &["set", "k", "v", "FOO"],
+            &["set", "k", "v", "PX", "abc", "FOO"],
+        ] {
+            assert_eq!(parse_error(words), SYNTAX_ERROR, "{words:?}");
+        }
+    }
+
+    #[test]
+    fn pexpire_options_and_numbers() {
+        assert_eq!(
+            Command::parse(&argv(&["PEXPIRE", "k", "-5"])),
+            Ok(Command::PExpire(b"k".to_vec(), -5))
+        );
+        assert_eq!(parse_error(&["pexpire", "k", "abc"]), NOT_AN_INTEGER_ERROR);
+        assert_eq!(
+            parse_error(&["pexpire", "k", "abc", "foo"]),
+            "ERR Unsupported option foo"
+        );
+        assert_eq!(
+            parse_error(&["pexpire", "k", "10", "nx", "xx"]),
+            "ERR NX and XX, GT or LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            parse_error(&["pexpire", "k", "10", "gt", "lt"]),
+            "ERR GT and LT options at the same time are not compatible"
+        );
+        assert!(parse_error(&["pexpire", "k", "10", "nx"]).contains("does not support"));
+    }
+
+    #[test]
+    fn eval_numkeys_errors() {
+        assert_eq!(
+            parse_error(&["eval", "return 1", "2", "x"]),
+            "ERR Number of keys can't be greater than number of args"
+        );
+        assert_eq!(
+            parse_error(&["eval", "return 1", "-1", "x"]),
+            "ERR Number of keys can't be negative"
+        );
+        assert_eq!(
+            parse_error(&["eval", "return 1", "abc", "x"]),
+            NOT_AN_INTEGER_ERROR
+        );
+        assert_eq!(
+            Command::parse(&argv(&["EVAL", "s", "1", "k", "a", "b"])),
+            Ok(Command::Eval {
+                script: b"s".to_vec(),
+                keys: vec![b"k".to_vec()],
+                args: vec![b"a".to_vec(), b"b".to_vec()],
+            })
+        );
+    }
+
+    #[test]
+    fn evalsha_checks_the_hash_length_first() {
+        assert_eq!(parse_error(&["evalsha", "abc", "5", "x"]), NOSCRIPT_ERROR);
+        let zeros = "0".repeat(40);
+        assert_eq!(
+            parse_error(&["evalsha", &zeros, "5", "x"]),
+            "ERR Number of keys can't be greater than number of args"
+        );
+        assert_eq!(
+            parse_error(&["evalsha", &zeros, "-1"]),
+            "ERR Number of keys can't be negative"
+        );
+    }
+
+    #[test]
+    fn script_and_flush_options() {
+        assert_eq!(
+            Command::parse(&argv(&["script", "flush", "async"])),
+            Ok(Command::ScriptFlush)
+        );
+        assert_eq!(
+            parse_error(&["script", "flush", "foo"]),
+            "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+        );
+        assert_eq!(
+            Command::parse(&argv(&["FLUSHDB", "SYNC"])),
+            Ok(Command::FlushAll)
+        );
+        assert_eq!(parse_error(&["flushdb", "foo"]), SYNTAX_ERROR);
+        assert_eq!(parse_error(&["flushall", "sync", "async"]), SYNTAX_ERROR);
+    }
+
+    #[test]
+    fn housekeeping_validation() {
+        assert!(matches!(
+            Command::parse(&argv(&["CLIENT", "SETINFO", "LIB-NAME", "redis-rs"])),
+            Ok(Command::Housekeeping(_))
+        ));
+        assert!(matches!(
+            Command::parse(&argv(&["CLIENT", "SETINFO", "LIB-VER", "1.8.1"])),
+            Ok(Command::Housekeeping(_))
+        ));
+        assert_eq!(
+            parse_error(&["CLIENT", "SETINFO", "color", "x"]),
+            "ERR Unrecognized option 'color'"
+        );
+        assert!(matches!(
+            Command::parse(&argv(&["client", "setname", ""])),
+            Ok(Command::Housekeeping(_))
+        ));
+        assert_eq!(
+            parse_error(&["client", "setname", "a b"]),
+            CLIENT_NAME_ERROR
+        );
+        assert_eq!(parse_error(&["select", "abc"]), NOT_AN_INTEGER_ERROR);
+        assert_eq!(
+            parse_error(&["select"]),
+            "ERR wrong number of arguments for 'select' command"
+        );
+        assert_eq!(
+            parse_error(&["hello", "3"]),
+            "NOPROTO unsupported protocol version"
+        );
+        assert_eq!(
+            parse_error(&["hello", "4"]),
+            "NOPROTO unsupported protocol version"
+        );
+        assert_eq!(
+            parse_error(&["hello", "2.5"]),
+            "ERR Protocol version is not an integer or out of range"
+        );
+        assert_eq!(
+            parse_error(&["hello", "2", "foo"]),
+            "ERR Syntax error in HELLO option 'foo'"
+        );
+        assert_eq!(
+            parse_error(&["hello", "2", "auth", "default"]),
+            "ERR Syntax error in HELLO option 'auth'"
+        );
+        assert_eq!(
+            parse_error(&["hello", "2", "auth", "bob", "x"]),
+            "WRONGPASS invalid username-password pair or user is disabled."
+        );
+        assert_eq!(
+            parse_error(&["hello", "2", "setname", "a b"]),
+            CLIENT_NAME_ERROR
+        );
+    }
+
+    #[test]
+    fn delex_forms() {
+        assert_eq!(
+            Command::parse(&argv(&["DELEX", "k", "ifeq", "v"])),
+            Ok(Command::DelEx(
+                b"k".to_vec(),
+                DelexCondition::IfEqual(b"v".to_vec())
+            ))
+        );
+        assert_eq!(
+            Command::parse(&argv(&["delex", "k"])),
+            Ok(Command::DelEx(b"k".to_vec(), DelexCondition::Always))
+        );
+        assert_eq!(parse_error(&["delex", "k", "ifeq"]), SYNTAX_ERROR);
+        assert_eq!(parse_error(&["delex", "k", "other", "v"]), SYNTAX_ERROR);
+        assert!(parse_error(&["delex", "k", "IFDEQ", "abc"]).contains("digest"));
+    }
+
+    #[test]
+    fn to_argv_round_trips() {
+        let commands = [
+            Command::Ping(None),
+            Command::Ping(Some(b"hi".to_vec())),
+            Command::Get(b"k".to_vec()),
+            Command::Set {
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+                condition: SetCondition::IfExists,
+                expiry: SetExpiry::AtMillis(5),
+                get: true,
+            },
+            Command::Set {
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+                condition: SetCondition::Always,
+                expiry: SetExpiry::Keep,
+                get: false,
+            },
+            Command::SetNx(b"k".to_vec(), b"v".to_vec()),
+            Command::Del(vec![b"a".to_vec(), b"b".to_vec()]),
+            Command::Exists(vec![b"a".to_vec(), b"a".to_vec()]),
+            Command::Incr(b"n".to_vec()),
+            Command::PExpire(b"k".to_vec(), -3),
+            Command::PTtl(b"k".to_vec()),
+            Command::DelEx(b"k".to_vec(), DelexCondition::IfNotEqual(b"v".to_vec())),
+            Command::Eval {
+                script: b"return 1".to_vec(),
+                keys: vec![b"k".to_vec()],
+                args: vec![b"1".to_vec()],
+            },
+            Command::EvalSha {
+                sha1: "A".repeat(40),
+                keys: vec![],
+                args: vec![b"x".to_vec()],
+            },
+            Command::ScriptLoad(b"return 1".to_vec()),
+            Command::ScriptFlush,
+            Command::ScriptExists(vec!["abc".to_string()]),
+            Command::FlushAll,
+            Command::Housekeeping(argv(&["SELECT", "0"])),
+        ];
+        for command in commands {
+            assert_eq!(
+                Command::parse(&command.to_argv()),
+                Ok(command.clone()),
+                "{command:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_of_commands() {
+        let eval = Command::Eval {
+            script: vec![],
+            keys: vec![b"a".to_vec(), b"b".to_vec()],
+            args: vec![b"c".to_vec()],
+        };
+        assert_eq!(eval.keys(), vec![&b"a"[..], &b"b"[..]]);
+        assert_eq!(Command::Get(b"k".to_vec()).keys(), vec![&b"k"[..]]);
+        assert!(Command::FlushAll.keys().is_empty());
+    }
+
+    #[test]
+    fn precheck_finds_eval_keys_like_redis() {
+        let found = precheck(&argv(&["eval", "s", "2abc", "a", "b"])).unwrap();
+        assert_eq!(found.keys, argv(&["a", "b"]));
+        let found = precheck(&argv(&["eval", "s", "-1", "a", "b"])).unwrap();
+        assert!(found.keys.is_empty());
+        let found = precheck(&argv(&["set", "k", "v", "FOO"])).unwrap();
+        assert!(found.write);
+        assert_eq!(found.keys, argv(&["k"]));
     }
 }

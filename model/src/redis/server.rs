@@ -1,8 +1,29 @@
 //! The keyspace and command execution.
+//!
+//! Keys hold strings with an optional absolute expiry (`expire_at_ms`, on the server's clock).
+//! A key is logically gone when `now_ms > expire_at_ms`: at `now_ms == expire_at_ms` it still
+//! exists and `PTTL` answers 0 (Redis's lazy expiry rule). A primary deletes an expired key
+//! when a command touches it and records an [`Effect::Del`] for its replicas; a replica never
+//! deletes keys itself but reports logically expired keys as missing.
+//!
+//! There is no active expiry cycle: an expired key nobody touches stays stored until it is
+//! touched. That is invisible to clients (every read applies the rule above); it only delays
+//! the `DEL` a replica receives, which [`Redis::drain_effects`] callers may want to know.
 
-use super::command::Command;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::cluster::{same_slot, CROSSSLOT_ERROR};
+use super::command::{
+    arity_ok, integer_arg, invalid_expire_error, is_hello, plain_spec, precheck, select_index,
+    wrong_arity_error, Command, DelexCondition, SetCondition, SetExpiry, NOSCRIPT_ERROR,
+    NOT_AN_INTEGER_ERROR, READONLY_ERROR,
+};
 use super::replication::Effect;
 use super::reply::Reply;
+use super::scripts::{self, sha1_hex_of, unsupported_script_error, ScriptHost, ScriptId};
+
+/// The version this stand-in answers as (the real server it is checked against).
+pub const REDIS_VERSION: &str = "7.0.15";
 
 /// Whether this instance accepts writes and expires keys itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,13 +35,34 @@ pub enum Role {
     Replica,
 }
 
+/// One stored key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Entry {
+    value: Vec<u8>,
+    /// Absolute expiry on the server clock, if any.
+    expire_at_ms: Option<u64>,
+}
+
+impl Entry {
+    /// Redis's lazy-expiry rule: gone only strictly after the expiry time.
+    fn is_expired_at(&self, now_ms: u64) -> bool {
+        self.expire_at_ms.is_some_and(|at_ms| now_ms > at_ms)
+    }
+}
+
 /// An in-memory Redis 7 instance.
 ///
 /// Equal instances compare and hash equal (all collections are ordered), so the stand-in can
 /// live inside a model checker's state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Redis {
-    _todo: (),
+    role: Role,
+    cluster_mode: bool,
+    keyspace: BTreeMap<Vec<u8>, Entry>,
+    /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL` (only known scripts can be).
+    script_cache: BTreeSet<ScriptId>,
+    /// Effects recorded since the last [`Redis::drain_effects`] (primary only).
+    effects: Vec<Effect>,
 }
 
 impl Default for Redis {
@@ -29,75 +71,720 @@ impl Default for Redis {
     }
 }
 
+/// The deadline a `SET` asks for, resolved against the clock.
+enum Deadline {
+    Clear,
+    Keep,
+    At(u64),
+}
+
+/// The server clock as Redis's signed milliseconds.
+fn now_i64(now_ms: u64) -> i64 {
+    i64::try_from(now_ms).unwrap_or(i64::MAX)
+}
+
+/// The commands scripts may call: name, arity, write flag. The plain ones come from the
+/// command table; these four exist only for the redislock scripts.
+const SCRIPT_ONLY_COMMANDS: [(&str, i32, bool); 4] = [
+    ("mget", -2, false),
+    ("mset", -3, true),
+    ("msetnx", -3, true),
+    ("getrange", 4, false),
+];
+
+/// Plain commands a script may call.
+const SCRIPT_PLAIN_COMMANDS: [&str; 8] = [
+    "get", "set", "setnx", "del", "exists", "incr", "pexpire", "pttl",
+];
+
 impl Redis {
     /// An empty primary, cluster mode off.
     pub fn new() -> Redis {
-        todo!("redis stand-in: Redis::new")
+        Redis {
+            role: Role::Primary,
+            cluster_mode: false,
+            keyspace: BTreeMap::new(),
+            script_cache: BTreeSet::new(),
+            effects: Vec::new(),
+        }
     }
 
     /// Turns Redis Cluster slot checks on: a command or script whose keys hash to different
     /// slots gets `CROSSSLOT Keys in request don't hash to the same slot`.
     pub fn set_cluster_mode(&mut self, on: bool) {
-        let _ = on;
-        todo!()
+        self.cluster_mode = on;
+    }
+
+    /// True when cluster slot checks are on.
+    pub fn cluster_mode(&self) -> bool {
+        self.cluster_mode
     }
 
     /// Parses and executes one command received at server time `now_ms`.
+    ///
+    /// The checks come in Redis's order: command table and arity, then the cluster slot check
+    /// and the read-only replica check (so `SET k v FOO` on a replica is `READONLY`), then the
+    /// command's own options.
     pub fn execute(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let before_parsing = match precheck(argv) {
+            Ok(found) => found,
+            Err(error) => return error,
+        };
+        if let Err(error) = self.admit(before_parsing.write, &before_parsing.keys) {
+            return error;
+        }
         match Command::parse(argv) {
-            Ok(command) => self.apply(&command, now_ms),
+            Ok(command) => self.run(&command, now_ms),
             Err(error) => error,
         }
     }
 
     /// Executes a parsed command at server time `now_ms`.
     pub fn apply(&mut self, command: &Command, now_ms: u64) -> Reply {
-        let _ = (command, now_ms);
-        todo!("redis stand-in: Redis::apply")
+        if let Err(error) = self.admit(command.is_write(), &command.keys()) {
+            return error;
+        }
+        self.run(command, now_ms)
     }
 
     /// The value of `key` at `now_ms` without touching anything (no lazy expiry); for
     /// inspection by drivers and reports.
     pub fn peek(&self, key: &[u8], now_ms: u64) -> Option<&[u8]> {
-        let _ = (key, now_ms);
-        todo!()
+        self.visible(key, now_ms)
+            .map(|entry| entry.value.as_slice())
+    }
+
+    /// The stored value and absolute expiry of `key`, even when it is logically expired (a
+    /// replica keeps such keys until the primary's `DEL` arrives); for inspection.
+    pub fn stored(&self, key: &[u8]) -> Option<(&[u8], Option<u64>)> {
+        self.keyspace
+            .get(key)
+            .map(|entry| (entry.value.as_slice(), entry.expire_at_ms))
+    }
+
+    /// True when `script` is in the script cache (`EVALSHA` of it would run).
+    pub fn script_cached(&self, script: ScriptId) -> bool {
+        self.script_cache.contains(&script)
     }
 
     /// Sets `key` directly, with no TTL, bypassing the command path (scenario set-up).
+    ///
+    /// A primary also records the [`Effect::Set`], so replicas fed from
+    /// [`Redis::drain_effects`] start from the same data.
     pub fn seed(&mut self, key: &[u8], value: &[u8]) {
-        let _ = (key, value);
-        todo!()
+        let entry = Entry {
+            value: value.to_vec(),
+            expire_at_ms: None,
+        };
+        self.keyspace.insert(key.to_vec(), entry);
+        self.record(Effect::Set {
+            key: key.to_vec(),
+            value: value.to_vec(),
+            expire_at_ms: None,
+        });
     }
 
     /// This instance's role.
     pub fn role(&self) -> Role {
-        todo!()
+        self.role
     }
 
     /// Takes the effects recorded since the last call, in order, for the replication stream.
     /// A primary records one [`Effect`] per change it makes (a script's effects one by one).
     pub fn drain_effects(&mut self) -> Vec<Effect> {
-        todo!()
+        std::mem::take(&mut self.effects)
     }
 
     /// Applies an effect received from the primary (on a replica).
+    ///
+    /// Effects change the stored keys as they are, expired or not (the primary decides what
+    /// expired), and are not recorded again.
     pub fn apply_effect(&mut self, effect: &Effect) {
-        let _ = effect;
-        todo!()
+        match effect {
+            Effect::Set {
+                key,
+                value,
+                expire_at_ms,
+            } => {
+                let entry = Entry {
+                    value: value.clone(),
+                    expire_at_ms: *expire_at_ms,
+                };
+                self.keyspace.insert(key.clone(), entry);
+            }
+            Effect::Del { key } => {
+                self.keyspace.remove(key);
+            }
+            Effect::Expire { key, expire_at_ms } => {
+                if let Some(entry) = self.keyspace.get_mut(key) {
+                    entry.expire_at_ms = Some(*expire_at_ms);
+                }
+            }
+            Effect::FlushAll => self.keyspace.clear(),
+        }
     }
 
     /// Makes a replica an empty-script-cache primary that starts expiring keys itself.
     pub fn promote(&mut self) {
-        todo!()
+        self.role = Role::Primary;
+        self.script_cache.clear();
+        self.effects.clear();
     }
 
     /// A fresh replica (empty keyspace).
     pub fn replica() -> Redis {
-        todo!()
+        Redis {
+            role: Role::Replica,
+            ..Redis::new()
+        }
     }
 
     /// Forgets everything, script cache included: a restart without persistence.
+    ///
+    /// The role and cluster mode (configuration) stay. Nothing is recorded for replicas: what a
+    /// restarted primary does to them (a full resync to an empty data set) is the caller's to
+    /// model.
     pub fn restart_empty(&mut self) {
-        todo!()
+        self.keyspace.clear();
+        self.script_cache.clear();
+        self.effects.clear();
+    }
+
+    /// The checks Redis makes before a command runs: cluster slots, then read-only replica.
+    fn admit<K: AsRef<[u8]>>(&self, write: bool, keys: &[K]) -> Result<(), Reply> {
+        if self.cluster_mode && !same_slot(keys) {
+            return Err(Reply::error(CROSSSLOT_ERROR));
+        }
+        if write && self.role == Role::Replica {
+            return Err(Reply::error(READONLY_ERROR));
+        }
+        Ok(())
+    }
+
+    /// Runs an admitted command.
+    fn run(&mut self, command: &Command, now_ms: u64) -> Reply {
+        match command {
+            Command::Ping(None) => Reply::Status("PONG".into()),
+            Command::Ping(Some(message)) => Reply::Bulk(message.clone()),
+            Command::Get(key) => self.get(key, now_ms),
+            Command::Set {
+                key,
+                value,
+                condition,
+                expiry,
+                get,
+            } => self.set(key, value, *condition, *expiry, *get, now_ms),
+            Command::SetNx(key, value) => self.setnx(key, value, now_ms),
+            Command::Del(keys) => self.del(keys, now_ms),
+            Command::Exists(keys) => self.exists(keys, now_ms),
+            Command::Incr(key) => self.incr(key, now_ms),
+            Command::PExpire(key, ttl_ms) => self.pexpire(key, *ttl_ms, now_ms),
+            Command::PTtl(key) => self.pttl(key, now_ms),
+            Command::DelEx(key, condition) => self.delex(key, condition, now_ms),
+            Command::Eval { script, keys, args } => self.eval(script, keys, args, now_ms),
+            Command::EvalSha { sha1, keys, args } => self.evalsha(sha1, keys, args, now_ms),
+            Command::ScriptLoad(source) => self.script_load(source),
+            Command::ScriptFlush => {
+                self.script_cache.clear();
+                Reply::ok()
+            }
+            Command::ScriptExists(shas) => self.script_exists(shas),
+            Command::FlushAll => {
+                self.keyspace.clear();
+                self.record(Effect::FlushAll);
+                Reply::ok()
+            }
+            Command::Housekeeping(argv) => self.housekeeping(argv),
+        }
+    }
+
+    // ----- keyspace access -------------------------------------------------------------
+
+    /// The entry a read sees at `now_ms`, without changing anything.
+    fn visible(&self, key: &[u8], now_ms: u64) -> Option<&Entry> {
+        self.keyspace
+            .get(key)
+            .filter(|entry| !entry.is_expired_at(now_ms))
+    }
+
+    /// The entry a command sees at `now_ms`. On a primary an expired key is deleted first
+    /// (and the deletion recorded); a replica only hides it.
+    fn lookup(&mut self, key: &[u8], now_ms: u64) -> Option<Entry> {
+        self.expire_if_needed(key, now_ms);
+        self.visible(key, now_ms).cloned()
+    }
+
+    fn expire_if_needed(&mut self, key: &[u8], now_ms: u64) {
+        if self.role != Role::Primary {
+            return;
+        }
+        let expired = self
+            .keyspace
+            .get(key)
+            .is_some_and(|entry| entry.is_expired_at(now_ms));
+        if expired {
+            self.keyspace.remove(key);
+            self.record(Effect::Del { key: key.to_vec() });
+        }
+    }
+
+    /// Records an effect for the replicas (a replica records nothing).
+    fn record(&mut self, effect: Effect) {
+        if self.role == Role::Primary {
+            self.effects.push(effect);
+        }
+    }
+
+    /// Stores `key` and records the write.
+    fn write_key(&mut self, key: &[u8], value: Vec<u8>, expire_at_ms: Option<u64>) {
+        debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        self.record(Effect::Set {
+            key: key.to_vec(),
+            value: value.clone(),
+            expire_at_ms,
+        });
+        self.keyspace.insert(
+            key.to_vec(),
+            Entry {
+                value,
+                expire_at_ms,
+            },
+        );
+    }
+
+    /// Deletes `key` (which must be stored) and records the deletion.
+    fn delete_key(&mut self, key: &[u8]) {
+        debug_assert_eq!(self.role, Role::Primary, "only a primary deletes keys");
+        let removed = self.keyspace.remove(key);
+        debug_assert!(removed.is_some(), "deleting a key that is not stored");
+        self.record(Effect::Del { key: key.to_vec() });
+    }
+
+    // ----- commands --------------------------------------------------------------------
+
+    fn get(&mut self, key: &[u8], now_ms: u64) -> Reply {
+        match self.lookup(key, now_ms) {
+            Some(entry) => Reply::Bulk(entry.value),
+            None => Reply::Nil,
+        }
+    }
+
+    /// Resolves a `SET` expiry against the clock (`getExpireMillisecondsOrReply`).
+    fn deadline(expiry: SetExpiry, now_ms: u64) -> Result<Deadline, Reply> {
+        let (amount, in_seconds, relative) = match expiry {
+            SetExpiry::Clear => return Ok(Deadline::Clear),
+            SetExpiry::Keep => return Ok(Deadline::Keep),
+            SetExpiry::Seconds(s) => (s, true, true),
+            SetExpiry::Millis(ms) => (ms, false, true),
+            SetExpiry::AtSeconds(s) => (s, true, false),
+            SetExpiry::AtMillis(ms) => (ms, false, false),
+        };
+        let invalid = || invalid_expire_error("set");
+        if amount <= 0 {
+            return Err(invalid());
+        }
+        let millis = if in_seconds {
+            amount.checked_mul(1000).ok_or_else(invalid)?
+        } else {
+            amount
+        };
+        let at_ms = if relative {
+            millis.checked_add(now_i64(now_ms)).ok_or_else(invalid)?
+        } else {
+            millis
+        };
+        let at_ms = u64::try_from(at_ms).map_err(|_| invalid())?;
+        Ok(Deadline::At(at_ms))
+    }
+
+    fn set(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        condition: SetCondition,
+        expiry: SetExpiry,
+        get: bool,
+        now_ms: u64,
+    ) -> Reply {
+        let deadline = match Self::deadline(expiry, now_ms) {
+            Ok(deadline) => deadline,
+            Err(error) => return error,
+        };
+        let old = self.lookup(key, now_ms);
+        let old_reply = match &old {
+            Some(entry) => Reply::Bulk(entry.value.clone()),
+            None => Reply::Nil,
+        };
+        let blocked = match condition {
+            SetCondition::Always => false,
+            SetCondition::IfMissing => old.is_some(),
+            SetCondition::IfExists => old.is_none(),
+        };
+        if blocked {
+            return if get { old_reply } else { Reply::Nil };
+        }
+        let expire_at_ms = match deadline {
+            Deadline::Clear => None,
+            Deadline::Keep => old.as_ref().and_then(|entry| entry.expire_at_ms),
+            Deadline::At(at_ms) => Some(at_ms),
+        };
+        self.write_key(key, value.to_vec(), expire_at_ms);
+        if get {
+            old_reply
+        } else {
+            Reply::ok()
+        }
+    }
+
+    fn setnx(&mut self, key: &[u8], value: &[u8], now_ms: u64) -> Reply {
+        if self.lookup(key, now_ms).is_some() {
+            return Reply::Integer(0);
+        }
+        self.write_key(key, value.to_vec(), None);
+        Reply::Integer(1)
+    }
+
+    fn del(&mut self, keys: &[Vec<u8>], now_ms: u64) -> Reply {
+        let mut deleted = 0;
+        for key in keys {
+            if self.lookup(key, now_ms).is_some() {
+                self.delete_key(key);
+                deleted += 1;
+            }
+        }
+        Reply::Integer(deleted)
+    }
+
+    /// `EXISTS`: a key named twice counts twice.
+    fn exists(&mut self, keys: &[Vec<u8>], now_ms: u64) -> Reply {
+        let mut found = 0;
+        for key in keys {
+            if self.lookup(key, now_ms).is_some() {
+                found += 1;
+            }
+        }
+        Reply::Integer(found)
+    }
+
+    /// `INCR`: a missing key counts as 0; the key keeps its TTL.
+    fn incr(&mut self, key: &[u8], now_ms: u64) -> Reply {
+        let (current, expire_at_ms) = match self.lookup(key, now_ms) {
+            None => (0, None),
+            Some(entry) => match integer_arg(&entry.value) {
+                Ok(current) => (current, entry.expire_at_ms),
+                Err(error) => return error,
+            },
+        };
+        let Some(next) = current.checked_add(1) else {
+            return Reply::error("ERR increment or decrement would overflow");
+        };
+        self.write_key(key, next.to_string().into_bytes(), expire_at_ms);
+        Reply::Integer(next)
+    }
+
+    /// `PEXPIRE`: 0 for a missing key; a deadline at or before now deletes the key (recorded
+    /// as a `DEL`, as Redis propagates it) and answers 1.
+    fn pexpire(&mut self, key: &[u8], ttl_ms: i64, now_ms: u64) -> Reply {
+        let now = now_i64(now_ms);
+        let Some(at_ms) = ttl_ms.checked_add(now) else {
+            return invalid_expire_error("pexpire");
+        };
+        if self.lookup(key, now_ms).is_none() {
+            return Reply::Integer(0);
+        }
+        if at_ms <= now {
+            self.delete_key(key);
+            return Reply::Integer(1);
+        }
+        let at_ms = u64::try_from(at_ms).expect("a deadline after now is positive");
+        if let Some(entry) = self.keyspace.get_mut(key) {
+            entry.expire_at_ms = Some(at_ms);
+        }
+        self.record(Effect::Expire {
+            key: key.to_vec(),
+            expire_at_ms: at_ms,
+        });
+        Reply::Integer(1)
+    }
+
+    /// `PTTL`: -2 missing, -1 no TTL, else the remaining milliseconds (0 at the deadline).
+    fn pttl(&mut self, key: &[u8], now_ms: u64) -> Reply {
+        match self.lookup(key, now_ms) {
+            None => Reply::Integer(-2),
+            Some(Entry {
+                expire_at_ms: None, ..
+            }) => Reply::Integer(-1),
+            Some(Entry {
+                expire_at_ms: Some(at_ms),
+                ..
+            }) => {
+                let remaining_ms = at_ms.saturating_sub(now_ms);
+                Reply::Integer(i64::try_from(remaining_ms).unwrap_or(i64::MAX))
+            }
+        }
+    }
+
+    /// `DELEX` (Redis 8.4): 1 when deleted, 0 when missing or the condition is false.
+    fn delex(&mut self, key: &[u8], condition: &DelexCondition, now_ms: u64) -> Reply {
+        let Some(entry) = self.lookup(key, now_ms) else {
+            return Reply::Integer(0);
+        };
+        let matches = match condition {
+            DelexCondition::Always => true,
+            DelexCondition::IfEqual(expected) => entry.value == *expected,
+            DelexCondition::IfNotEqual(unexpected) => entry.value != *unexpected,
+        };
+        if !matches {
+            return Reply::Integer(0);
+        }
+        self.delete_key(key);
+        Reply::Integer(1)
+    }
+
+    /// `MGET` (scripts only).
+    fn mget(&mut self, keys: &[Vec<u8>], now_ms: u64) -> Reply {
+        let values = keys
+            .iter()
+            .map(|key| match self.lookup(key, now_ms) {
+                Some(entry) => Reply::Bulk(entry.value),
+                None => Reply::Nil,
+            })
+            .collect();
+        Reply::Array(values)
+    }
+
+    /// `MSET` / `MSETNX` (scripts only): pairs after the name; MSETNX writes nothing when any
+    /// key exists. Written keys lose their TTL.
+    fn mset(&mut self, argv: &[Vec<u8>], only_if_none_exist: bool, now_ms: u64) -> Reply {
+        let name = if only_if_none_exist { "msetnx" } else { "mset" };
+        let chunks = argv[1..].chunks_exact(2);
+        if !chunks.remainder().is_empty() {
+            return wrong_arity_error(name);
+        }
+        let pairs: Vec<(&Vec<u8>, &Vec<u8>)> = chunks.map(|pair| (&pair[0], &pair[1])).collect();
+        if only_if_none_exist {
+            for (key, _) in &pairs {
+                if self.lookup(key, now_ms).is_some() {
+                    return Reply::Integer(0);
+                }
+            }
+        }
+        for (key, value) in pairs {
+            self.write_key(key, value.clone(), None);
+        }
+        if only_if_none_exist {
+            Reply::Integer(1)
+        } else {
+            Reply::ok()
+        }
+    }
+
+    /// `GETRANGE key start end` (scripts only), with Redis's index rules.
+    fn getrange(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let (start, end) = match (integer_arg(&argv[2]), integer_arg(&argv[3])) {
+            (Ok(start), Ok(end)) => (start, end),
+            (Err(error), _) | (_, Err(error)) => return error,
+        };
+        let Some(entry) = self.lookup(&argv[1], now_ms) else {
+            return Reply::Bulk(Vec::new());
+        };
+        Reply::Bulk(byte_range(&entry.value, start, end).to_vec())
+    }
+
+    // ----- scripts ---------------------------------------------------------------------
+
+    fn eval(&mut self, source: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
+        let Some(script) = ScriptId::from_source(source) else {
+            return unsupported_script_error(&sha1_hex_of(source));
+        };
+        self.script_cache.insert(script);
+        self.run_script(script, keys, args, now_ms)
+    }
+
+    fn evalsha(&mut self, sha1: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
+        let cached = self
+            .script_cache
+            .iter()
+            .copied()
+            .find(|script| script.sha1_hex().eq_ignore_ascii_case(sha1));
+        match cached {
+            Some(script) => self.run_script(script, keys, args, now_ms),
+            None => Reply::error(NOSCRIPT_ERROR),
+        }
+    }
+
+    fn script_load(&mut self, source: &[u8]) -> Reply {
+        let Some(script) = ScriptId::from_source(source) else {
+            return unsupported_script_error(&sha1_hex_of(source));
+        };
+        self.script_cache.insert(script);
+        Reply::Bulk(script.sha1_hex().into_bytes())
+    }
+
+    fn script_exists(&self, shas: &[String]) -> Reply {
+        let answers = shas
+            .iter()
+            .map(|sha| {
+                let cached = self
+                    .script_cache
+                    .iter()
+                    .any(|script| script.sha1_hex().eq_ignore_ascii_case(sha));
+                Reply::Integer(i64::from(cached))
+            })
+            .collect();
+        Reply::Array(answers)
+    }
+
+    /// Runs a script atomically: every call inside sees the same `now_ms`.
+    fn run_script(
+        &mut self,
+        script: ScriptId,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Reply {
+        let mut session = ScriptSession {
+            redis: self,
+            now_ms,
+        };
+        scripts::run(script, &mut session, keys, args)
+    }
+
+    /// `redis.call` from a script: command table and arity (script wording), read-only
+    /// replica check, then the command. Slots need no check here: the known scripts touch only
+    /// their declared keys, which `EVAL` already checked.
+    fn script_call(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        let known = SCRIPT_ONLY_COMMANDS
+            .iter()
+            .find(|(script_name, _, _)| *script_name == name)
+            .map(|&(_, arity, write)| (arity, write))
+            .or_else(|| {
+                SCRIPT_PLAIN_COMMANDS
+                    .contains(&name.as_str())
+                    .then(|| plain_spec(&name))
+                    .flatten()
+                    .map(|spec| (spec.arity, spec.write))
+            });
+        let Some((arity, write)) = known else {
+            return Reply::error("ERR Unknown Redis command called from script");
+        };
+        if !arity_ok(arity, argv.len()) {
+            return Reply::error("ERR Wrong number of args calling Redis command from script");
+        }
+        if write && self.role == Role::Replica {
+            return Reply::error(READONLY_ERROR);
+        }
+        match name.as_str() {
+            "mget" => self.mget(&argv[1..], now_ms),
+            "mset" => self.mset(argv, false, now_ms),
+            "msetnx" => self.mset(argv, true, now_ms),
+            "getrange" => self.getrange(argv, now_ms),
+            _ => match Command::parse(argv) {
+                Ok(command) => self.run(&command, now_ms),
+                Err(error) => error,
+            },
+        }
+    }
+
+    // ----- connection housekeeping -----------------------------------------------------
+
+    /// `CLIENT SETINFO`, `CLIENT SETNAME`, `SELECT`, `HELLO` (validated by the parser).
+    fn housekeeping(&self, argv: &[Vec<u8>]) -> Reply {
+        if is_hello(argv) {
+            return self.hello();
+        }
+        let is_select = argv
+            .first()
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"select"));
+        if is_select {
+            return match select_index(argv) {
+                Some(0) => Reply::ok(),
+                Some(_) if self.cluster_mode => {
+                    Reply::error("ERR SELECT is not allowed in cluster mode")
+                }
+                Some(_) => Reply::error("ERR DB index is out of range"),
+                None => Reply::error(NOT_AN_INTEGER_ERROR),
+            };
+        }
+        Reply::ok()
+    }
+
+    /// The RESP2 answer to `HELLO` / `HELLO 2`, as Redis 7.0 gives it (the stand-in has no
+    /// connections, so the client id is always 1).
+    fn hello(&self) -> Reply {
+        let bulk = |text: &str| Reply::Bulk(text.as_bytes().to_vec());
+        let mode = if self.cluster_mode {
+            "cluster"
+        } else {
+            "standalone"
+        };
+        let role = match self.role {
+            Role::Primary => "master",
+            Role::Replica => "replica",
+        };
+        Reply::Array(vec![
+            bulk("server"),
+            bulk("redis"),
+            bulk("version"),
+            bulk(REDIS_VERSION),
+            bulk("proto"),
+            Reply::Integer(2),
+            bulk("id"),
+            Reply::Integer(1),
+            bulk("mode"),
+            bulk(mode),
+            bulk("role"),
+            bulk(role),
+            bulk("modules"),
+            Reply::Array(Vec::new()),
+        ])
+    }
+}
+
+/// The server side of a running script.
+struct ScriptSession<'a> {
+    redis: &'a mut Redis,
+    /// The script's frozen time.
+    now_ms: u64,
+}
+
+impl ScriptHost for ScriptSession<'_> {
+    fn call(&mut self, argv: &[Vec<u8>]) -> Reply {
+        self.redis.script_call(argv, self.now_ms)
+    }
+}
+
+/// `GETRANGE`'s slice of `value` for inclusive `start..=end` (negative counts from the end).
+fn byte_range(value: &[u8], start: i64, end: i64) -> &[u8] {
+    let length = i64::try_from(value.len()).unwrap_or(i64::MAX);
+    if start < 0 && end < 0 && start > end {
+        return &[];
+    }
+    let start = if start < 0 { length + start } else { start }.max(0);
+    let end = if end < 0 { length + end } else { end }.max(0);
+    let end = end.min(length - 1);
+    if start > end || length == 0 {
+        return &[];
+    }
+    let start = usize::try_from(start).expect("start is within the value");
+    let end = usize::try_from(end).expect("end is within the value");
+    &value[start..=end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_range_rules() {
+        assert_eq!(byte_range(b"token", 0, 2), b"tok");
+        assert_eq!(byte_range(b"token", 0, -1), b"token");
+        assert_eq!(byte_range(b"token", -3, -1), b"ken");
+        assert_eq!(byte_range(b"token", 0, 100), b"token");
+        assert_eq!(byte_range(b"token", 3, 1), b"");
+        assert_eq!(byte_range(b"token", -1, -3), b"");
+        assert_eq!(byte_range(b"", 0, -1), b"");
+        assert_eq!(byte_range(b"token", i64::MIN, i64::MAX), b"token");
     }
 }

@@ -1,0 +1,1033 @@
+//! The PostgreSQL stand-in served over the frontend/backend protocol v3.
+//!
+//! Trust authentication, the simple Query protocol and the extended protocol (Parse, Bind,
+//! Describe, Execute, Sync, Flush, Close) with `bigint` parameters and results in text or
+//! binary format: what `tokio-postgres` and `psql` need.
+//!
+//! Each connection is a session of the stand-in. A statement that has to wait for another
+//! session's row lock ([`Exec::Blocked`]) makes its connection task wait until some session
+//! ends a transaction (commit, rollback or disconnect) and then executes it again. When a
+//! connection ends for any reason, including its task being dropped, its session is
+//! disconnected, which rolls back an open transaction.
+//!
+//! Like [`crate::redis_server`], connections are served by local tasks: a real-port server
+//! must run inside a [`tokio::task::LocalSet`].
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::io;
+use std::rc::Rc;
+
+use leaselab_model::postgres::{
+    Exec, PgError, Postgres, QueryResult, SessionId, Statement, TxStatus,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+
+use crate::observer::{ConnectionEvents, Observer, Protocol};
+use crate::pg_wire::{
+    decode_frontend, decode_int_param, decode_startup, encode_int8, error, fatal, is_extended_type,
+    BackendMessage, Column, Format, FrontendError, FrontendMessage, IntType, StartupPacket, Target,
+    TransactionStatus, PROTOCOL_VIOLATION,
+};
+
+/// How many bytes to read from the socket at a time.
+const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// The `server_version` reported at startup.
+pub const SERVER_VERSION: &str = "15.8";
+
+/// Serves a shared PostgreSQL stand-in to any number of connections.
+#[derive(Clone)]
+pub struct PgServer {
+    postgres: Rc<RefCell<Postgres>>,
+    observer: Rc<dyn Observer>,
+    transaction_ended: Rc<Notify>,
+    last_conn_id: Rc<Cell<u64>>,
+}
+
+impl PgServer {
+    /// A server for `postgres`, reporting every statement to `observer`.
+    pub fn new(postgres: Rc<RefCell<Postgres>>, observer: Rc<dyn Observer>) -> PgServer {
+        PgServer {
+            postgres,
+            observer,
+            transaction_ended: Rc::new(Notify::new()),
+            last_conn_id: Rc::new(Cell::new(0)),
+        }
+    }
+
+    /// The stand-in this server serves.
+    pub fn postgres(&self) -> &Rc<RefCell<Postgres>> {
+        &self.postgres
+    }
+
+    /// Wakes every statement waiting for a row lock so it is executed again. Call after
+    /// changing the stand-in from outside the server in a way that may release locks.
+    pub fn wake_blocked_statements(&self) {
+        self.transaction_ended.notify_waiters();
+    }
+
+    fn next_conn_id(&self) -> u64 {
+        let conn_id = self.last_conn_id.get() + 1;
+        self.last_conn_id.set(conn_id);
+        conn_id
+    }
+
+    /// Accepts connections on a turmoil listener forever, serving each in its own local task.
+    pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
+        loop {
+            let (stream, _peer) = listener.accept().await?;
+            self.spawn_connection(stream);
+        }
+    }
+
+    /// Accepts connections on a real listener forever, serving each in its own local task
+    /// (call inside a [`tokio::task::LocalSet`]).
+    pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
+        loop {
+            let (stream, _peer) = listener.accept().await?;
+            let _ = stream.set_nodelay(true);
+            self.spawn_connection(stream);
+        }
+    }
+
+    fn spawn_connection<S>(&self, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        let server = self.clone();
+        tokio::task::spawn_local(async move {
+            // An I/O error ends the connection; there is no one to report it to.
+            let _ = server.handle_connection(stream).await;
+        });
+    }
+
+    /// Serves one connection: startup, then messages until Terminate, EOF or a fatal error.
+    pub async fn handle_connection<S>(&self, stream: S) -> io::Result<()>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let conn_id = self.next_conn_id();
+        let _events = ConnectionEvents::opened(self.observer.clone(), Protocol::Postgres, conn_id);
+        let mut io = Wire {
+            stream,
+            input: Vec::new(),
+            output: Vec::new(),
+        };
+        let Some(startup) = accept_startup(&mut io).await? else {
+            return io.close().await;
+        };
+        let session = SessionGuard::connect(self.postgres.clone(), self.transaction_ended.clone());
+        let mut connection = PgConnection {
+            server: self,
+            io,
+            conn_id,
+            session,
+            statements: BTreeMap::new(),
+            portals: BTreeMap::new(),
+            skipping_to_sync: false,
+            aborted_by_wire_error: false,
+        };
+        connection.greet(&startup);
+        connection.io.flush().await?;
+        connection.serve().await
+    }
+}
+
+/// The socket with its input and output buffers.
+struct Wire<S> {
+    stream: S,
+    input: Vec<u8>,
+    output: Vec<u8>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
+    fn send(&mut self, message: &BackendMessage) {
+        message.encode(&mut self.output);
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        if !self.output.is_empty() {
+            self.stream.write_all(&self.output).await?;
+            self.stream.flush().await?;
+            self.output.clear();
+        }
+        Ok(())
+    }
+
+    /// Reads more input; false at EOF.
+    async fn fill(&mut self) -> io::Result<bool> {
+        self.input.reserve(READ_CHUNK_BYTES);
+        let read_bytes = self.stream.read_buf(&mut self.input).await?;
+        Ok(read_bytes > 0)
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.flush().await?;
+        self.stream.shutdown().await
+    }
+}
+
+/// What the client said at startup.
+struct Startup {
+    user: String,
+    application_name: String,
+}
+
+/// Answers SSL/GSS requests with `N` and reads the StartupMessage. `None` when the
+/// connection is to be closed (EOF, CancelRequest, or a fatal error already queued).
+async fn accept_startup<S>(io: &mut Wire<S>) -> io::Result<Option<Startup>>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    loop {
+        let decoded = match decode_startup(&io.input) {
+            Ok(Some(decoded)) => decoded,
+            Ok(None) => {
+                if io.fill().await? {
+                    continue;
+                }
+                return Ok(None);
+            }
+            Err(fatal_error) => {
+                if let Some(error) = fatal_error.error {
+                    io.send(&BackendMessage::ErrorResponse(error));
+                }
+                return Ok(None);
+            }
+        };
+        io.input.drain(..decoded.consumed_bytes);
+        match decoded.message {
+            StartupPacket::SslRequest | StartupPacket::GssEncRequest => {
+                io.output.push(b'N');
+                io.flush().await?;
+            }
+            // Cancellation is not supported: PostgreSQL closes these connections silently.
+            StartupPacket::CancelRequest { .. } => return Ok(None),
+            StartupPacket::Startup {
+                protocol_version,
+                params,
+            } => return Ok(check_startup(io, protocol_version, params)),
+        }
+    }
+}
+
+/// Validates a StartupMessage as PostgreSQL 15 does; queues the FATAL error when refused.
+fn check_startup<S: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut Wire<S>,
+    protocol_version: i32,
+    params: Vec<(String, String)>,
+) -> Option<Startup> {
+    let major = protocol_version >> 16;
+    let minor = protocol_version & 0xffff;
+    if major != 3 {
+        io.send(&BackendMessage::ErrorResponse(fatal(
+            "0A000",
+            format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"),
+        )));
+        return None;
+    }
+    let unrecognized_options: Vec<String> = params
+        .iter()
+        .filter(|(name, _)| name.starts_with("_pq_."))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if minor > 0 || !unrecognized_options.is_empty() {
+        io.send(&BackendMessage::NegotiateProtocolVersion {
+            newest_minor: 0,
+            unrecognized_options,
+        });
+    }
+    let param = |wanted: &str| {
+        params
+            .iter()
+            .find(|(name, _)| name == wanted)
+            .map(|(_, value)| value.clone())
+    };
+    let Some(user) = param("user").filter(|user| !user.is_empty()) else {
+        io.send(&BackendMessage::ErrorResponse(fatal(
+            "28000",
+            "no PostgreSQL user name specified in startup packet",
+        )));
+        return None;
+    };
+    Some(Startup {
+        user,
+        application_name: param("application_name").unwrap_or_default(),
+    })
+}
+
+/// A session of the stand-in, disconnected (rolling back) when dropped.
+struct SessionGuard {
+    postgres: Rc<RefCell<Postgres>>,
+    transaction_ended: Rc<Notify>,
+    id: SessionId,
+}
+
+impl SessionGuard {
+    fn connect(postgres: Rc<RefCell<Postgres>>, transaction_ended: Rc<Notify>) -> SessionGuard {
+        let id = postgres.borrow_mut().connect();
+        SessionGuard {
+            postgres,
+            transaction_ended,
+            id,
+        }
+    }
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        // Never panic in drop: if the stand-in is borrowed (a panic is unwinding through it),
+        // leave it alone.
+        if let Ok(mut postgres) = self.postgres.try_borrow_mut() {
+            postgres.disconnect(self.id);
+        }
+        self.transaction_ended.notify_waiters();
+    }
+}
+
+/// A prepared statement.
+#[derive(Clone, Debug)]
+struct Prepared {
+    sql: String,
+    /// `None` for an empty query string.
+    statement: Option<Statement>,
+    param_types: Vec<IntType>,
+}
+
+/// A bound portal and how far its execution got.
+#[derive(Clone, Debug)]
+struct Portal {
+    prepared: Prepared,
+    params: Vec<i64>,
+    /// One format per result column.
+    result_formats: Vec<Format>,
+    progress: PortalProgress,
+}
+
+#[derive(Clone, Debug)]
+enum PortalProgress {
+    NotRun,
+    /// Executed; `sent_rows` of its rows sent so far (an Execute with a row limit stopped).
+    Suspended {
+        result: QueryResult,
+        sent_rows: usize,
+    },
+    Finished,
+}
+
+/// Whether to keep serving after a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Close,
+}
+
+/// One client connection after startup.
+struct PgConnection<'a, S> {
+    server: &'a PgServer,
+    io: Wire<S>,
+    conn_id: u64,
+    session: SessionGuard,
+    statements: BTreeMap<String, Prepared>,
+    portals: BTreeMap<String, Portal>,
+    /// After an error in the extended protocol, everything up to the next Sync is ignored.
+    skipping_to_sync: bool,
+    /// The transaction block failed on an error this server raised (a statement it could not
+    /// parse, a bad Bind, ...), not the stand-in: the stand-in's transaction was rolled back
+    /// at once, as PostgreSQL aborts a block on any error, and until the client ends the
+    /// block its statements get 25P02 and `COMMIT`/`ROLLBACK` answer `ROLLBACK`.
+    aborted_by_wire_error: bool,
+}
+
+/// The column names a statement returns.
+fn statement_columns(statement: Option<&Statement>) -> &'static [&'static str] {
+    match statement {
+        Some(Statement::Select { .. }) => &["balance", "fence"],
+        _ => &[],
+    }
+}
+
+/// Splits a query string into its statements (the supported SQL has no string literals, so a
+/// `;` always ends a statement); empty pieces (white space, comments) are dropped.
+fn split_statements(sql: &str) -> Vec<&str> {
+    sql.split(';')
+        .map(str::trim)
+        .filter(|piece| !Statement::is_empty_query(piece))
+        .collect()
+}
+
+fn row_description(names: &[&str], formats: &[Format]) -> BackendMessage {
+    BackendMessage::RowDescription(
+        names
+            .iter()
+            .zip(formats)
+            .map(|(name, &format)| Column {
+                name: name.to_string(),
+                format,
+            })
+            .collect(),
+    )
+}
+
+fn data_row(row: &[i64], formats: &[Format]) -> BackendMessage {
+    BackendMessage::DataRow(
+        row.iter()
+            .zip(formats)
+            .map(|(&value, &format)| Some(encode_int8(value, format)))
+            .collect(),
+    )
+}
+
+fn quoted_statement_name(name: &str) -> String {
+    if name.is_empty() {
+        "unnamed prepared statement".to_string()
+    } else {
+        format!("prepared statement \"{name}\"")
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
+    fn greet(&mut self, startup: &Startup) {
+        self.io.send(&BackendMessage::AuthenticationOk);
+        let params = [
+            ("application_name", startup.application_name.as_str()),
+            ("client_encoding", "UTF8"),
+            ("DateStyle", "ISO, MDY"),
+            ("default_transaction_read_only", "off"),
+            ("in_hot_standby", "off"),
+            ("integer_datetimes", "on"),
+            ("IntervalStyle", "postgres"),
+            ("is_superuser", "on"),
+            ("server_encoding", "UTF8"),
+            ("server_version", SERVER_VERSION),
+            ("session_authorization", startup.user.as_str()),
+            ("standard_conforming_strings", "on"),
+            ("TimeZone", "UTC"),
+        ];
+        for (name, value) in params {
+            self.io.send(&BackendMessage::ParameterStatus {
+                name: name.to_string(),
+                value: value.to_string(),
+            });
+        }
+        let process_id = self.session.id.pid();
+        self.io.send(&BackendMessage::BackendKeyData {
+            process_id,
+            secret_key: process_id.wrapping_mul(0x2545_f491),
+        });
+        self.send_ready_for_query();
+    }
+
+    async fn serve(&mut self) -> io::Result<()> {
+        loop {
+            match decode_frontend(&self.io.input) {
+                Ok(Some(decoded)) => {
+                    self.io.input.drain(..decoded.consumed_bytes);
+                    if self.handle_message(decoded.message).await? == Flow::Close {
+                        return self.io.close().await;
+                    }
+                }
+                Ok(None) => {
+                    if !self.io.fill().await? {
+                        return Ok(());
+                    }
+                }
+                Err(FrontendError::Fatal(fatal_error)) => {
+                    if let Some(error) = fatal_error.error {
+                        self.io.send(&BackendMessage::ErrorResponse(error));
+                    }
+                    return self.io.close().await;
+                }
+                Err(FrontendError::Malformed {
+                    error,
+                    consumed_bytes,
+                    type_byte,
+                }) => {
+                    self.io.input.drain(..consumed_bytes);
+                    self.handle_malformed(error, type_byte).await?;
+                }
+            }
+        }
+    }
+
+    async fn handle_malformed(&mut self, error: PgError, type_byte: u8) -> io::Result<()> {
+        if self.skipping_to_sync && type_byte != b'S' {
+            return Ok(());
+        }
+        self.io.send(&BackendMessage::ErrorResponse(error));
+        self.abort_block_on_wire_error();
+        if is_extended_type(type_byte) {
+            self.skipping_to_sync = true;
+            Ok(())
+        } else {
+            self.send_ready_for_query();
+            self.io.flush().await
+        }
+    }
+
+    async fn handle_message(&mut self, message: FrontendMessage) -> io::Result<Flow> {
+        if self.skipping_to_sync
+            && !matches!(message, FrontendMessage::Sync | FrontendMessage::Terminate)
+        {
+            return Ok(Flow::Continue);
+        }
+        let outcome = match message {
+            FrontendMessage::Query { sql } => {
+                self.simple_query(&sql).await;
+                self.send_ready_for_query();
+                self.io.flush().await?;
+                return Ok(Flow::Continue);
+            }
+            FrontendMessage::Terminate => return Ok(Flow::Close),
+            FrontendMessage::Sync => {
+                self.sync();
+                self.io.flush().await?;
+                return Ok(Flow::Continue);
+            }
+            FrontendMessage::Flush => {
+                self.io.flush().await?;
+                return Ok(Flow::Continue);
+            }
+            FrontendMessage::Parse {
+                name,
+                sql,
+                param_oids,
+            } => self.parse(name, sql, &param_oids),
+            FrontendMessage::Bind {
+                portal,
+                statement,
+                param_formats,
+                params,
+                result_formats,
+            } => self.bind(portal, &statement, &param_formats, &params, &result_formats),
+            FrontendMessage::Describe { target, name } => self.describe(target, &name),
+            FrontendMessage::Execute { portal, max_rows } => {
+                self.execute_portal(&portal, max_rows).await
+            }
+            FrontendMessage::Close { target, name } => {
+                self.close(target, &name);
+                Ok(())
+            }
+        };
+        if let Err(error) = outcome {
+            self.io.send(&BackendMessage::ErrorResponse(error));
+            self.abort_block_on_wire_error();
+            self.skipping_to_sync = true;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn transaction_status(&self) -> TransactionStatus {
+        if self.aborted_by_wire_error {
+            return TransactionStatus::Failed;
+        }
+        let status = self.server.postgres.borrow().status(self.session.id);
+        match status {
+            None | Some(TxStatus::Idle) => TransactionStatus::Idle,
+            Some(TxStatus::InBlock) => TransactionStatus::InTransaction,
+            Some(TxStatus::Failed) => TransactionStatus::Failed,
+        }
+    }
+
+    /// After an error: if it left an open transaction block untouched (the stand-in did not
+    /// see it), abort the block as PostgreSQL does, releasing its locks at once.
+    fn abort_block_on_wire_error(&mut self) {
+        if self.transaction_status() != TransactionStatus::InTransaction {
+            return;
+        }
+        let executed =
+            self.server
+                .postgres
+                .borrow_mut()
+                .execute(self.session.id, &Statement::Rollback, &[]);
+        debug_assert!(matches!(executed, Exec::Done(Ok(_))), "{executed:?}");
+        self.aborted_by_wire_error = true;
+        self.server.transaction_ended.notify_waiters();
+    }
+
+    /// A statement in a block aborted by [`Self::abort_block_on_wire_error`].
+    fn run_in_aborted_block(&mut self, statement: &Statement) -> Result<QueryResult, PgError> {
+        if statement.ends_transaction() {
+            self.aborted_by_wire_error = false;
+            Ok(QueryResult {
+                columns: Vec::new(),
+                rows: Vec::new(),
+                tag: "ROLLBACK".to_string(),
+                rows_affected: 0,
+            })
+        } else {
+            Err(PgError::in_failed_transaction())
+        }
+    }
+
+    fn send_ready_for_query(&mut self) {
+        let status = self.transaction_status();
+        self.io.send(&BackendMessage::ReadyForQuery(status));
+    }
+
+    fn sync(&mut self) {
+        self.skipping_to_sync = false;
+        if self.transaction_status() == TransactionStatus::Idle {
+            // Portals do not outlive their transaction.
+            self.portals.clear();
+        }
+        self.send_ready_for_query();
+    }
+
+    /// Executes a statement in this session, waiting for row locks as long as it is blocked,
+    /// and reports it. A warning that comes with the result is sent at once.
+    async fn run(
+        &mut self,
+        sql: &str,
+        statement: &Statement,
+        params: &[i64],
+    ) -> Result<QueryResult, PgError> {
+        if self.aborted_by_wire_error {
+            let result = self.run_in_aborted_block(statement);
+            self.server
+                .observer
+                .sql_statement(self.conn_id, sql, params, &result);
+            return result;
+        }
+        let mut reported_blocker = None;
+        loop {
+            let executed = self.server.postgres.borrow_mut().execute_with_notice(
+                self.session.id,
+                statement,
+                params,
+            );
+            match executed.exec {
+                Exec::Done(result) => {
+                    if let Some(notice) = executed.notice {
+                        self.io.send(&BackendMessage::NoticeResponse(notice));
+                    }
+                    self.wake_waiters_if_locks_released();
+                    self.server
+                        .observer
+                        .sql_statement(self.conn_id, sql, params, &result);
+                    return result;
+                }
+                Exec::Blocked { by } => {
+                    if reported_blocker != Some(by) {
+                        reported_blocker = Some(by);
+                        self.server
+                            .observer
+                            .sql_blocked(self.conn_id, sql, params, by);
+                    }
+                    // No other task runs between the execution above and this wait, so no
+                    // wake-up can be missed.
+                    self.server.transaction_ended.notified().await;
+                }
+            }
+        }
+    }
+
+    /// Wakes waiting statements when this session holds no transaction open any more: it
+    /// committed, rolled back, ran a statement on its own, or its transaction failed (which
+    /// releases its locks at once).
+    fn wake_waiters_if_locks_released(&self) {
+        if self.transaction_status() != TransactionStatus::InTransaction {
+            self.server.transaction_ended.notify_waiters();
+        }
+    }
+
+    fn report_parse_error(&self, sql: &str, error: &PgError) {
+        self.server
+            .observer
+            .sql_statement(self.conn_id, sql, &[], &Err(error.clone()));
+    }
+
+    /// The simple Query protocol: each statement in turn, stopping at the first error.
+    async fn simple_query(&mut self, sql: &str) {
+        // The unnamed portal does not survive a simple query.
+        self.portals.remove("");
+        let pieces = split_statements(sql);
+        if pieces.is_empty() {
+            self.io.send(&BackendMessage::EmptyQueryResponse);
+            return;
+        }
+        for piece in pieces {
+            let outcome = match Statement::parse(piece) {
+                Ok(statement) if statement.param_count() > 0 => {
+                    let error = error("42P02", "there is no parameter $1");
+                    self.report_parse_error(piece, &error);
+                    Err(error)
+                }
+                Ok(statement) => self.run(piece, &statement, &[]).await,
+                Err(error) => {
+                    self.report_parse_error(piece, &error);
+                    Err(error)
+                }
+            };
+            match outcome {
+                Ok(result) => self.send_text_result(&result),
+                Err(error) => {
+                    self.io.send(&BackendMessage::ErrorResponse(error));
+                    self.abort_block_on_wire_error();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn send_text_result(&mut self, result: &QueryResult) {
+        if !result.columns.is_empty() {
+            let formats = vec![Format::Text; result.columns.len()];
+            self.io.send(&row_description(&result.columns, &formats));
+            for row in &result.rows {
+                self.io.send(&data_row(row, &formats));
+            }
+        }
+        self.io
+            .send(&BackendMessage::CommandComplete(result.tag.clone()));
+    }
+
+    fn parse(&mut self, name: String, sql: String, param_oids: &[u32]) -> Result<(), PgError> {
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(error(
+                "42P05",
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let statement = match split_statements(&sql).as_slice() {
+            [] => None,
+            [piece] => match Statement::parse(piece) {
+                Ok(statement) => Some(statement),
+                Err(error) => {
+                    self.report_parse_error(&sql, &error);
+                    return Err(error);
+                }
+            },
+            _ => {
+                return Err(error(
+                    "42601",
+                    "cannot insert multiple commands into a prepared statement",
+                ))
+            }
+        };
+        let param_count = statement
+            .as_ref()
+            .map_or(0, Statement::param_count)
+            .max(param_oids.len());
+        let mut param_types = Vec::with_capacity(param_count);
+        for position in 0..param_count {
+            let oid = param_oids.get(position).copied().unwrap_or(0);
+            let ty = IntType::from_oid(oid).ok_or_else(|| {
+                error(
+                    "42804",
+                    format!(
+                        "leaselab: parameter ${} has type OID {oid}; only smallint, integer \
+                         and bigint parameters are supported",
+                        position + 1
+                    ),
+                )
+            })?;
+            param_types.push(ty);
+        }
+        self.statements.insert(
+            name,
+            Prepared {
+                sql,
+                statement,
+                param_types,
+            },
+        );
+        self.io.send(&BackendMessage::ParseComplete);
+        Ok(())
+    }
+
+    fn bind(
+        &mut self,
+        portal_name: String,
+        statement_name: &str,
+        param_formats: &[i16],
+        params: &[Option<Vec<u8>>],
+        result_format_codes: &[i16],
+    ) -> Result<(), PgError> {
+        let prepared = self
+            .statements
+            .get(statement_name)
+            .cloned()
+            .ok_or_else(|| {
+                error(
+                    "26000",
+                    format!("{} does not exist", quoted_statement_name(statement_name)),
+                )
+            })?;
+        if !portal_name.is_empty() && self.portals.contains_key(&portal_name) {
+            return Err(error(
+                "42P03",
+                format!("cursor \"{portal_name}\" already exists"),
+            ));
+        }
+        let params = decode_params(&prepared, statement_name, param_formats, params)?;
+        let column_count = statement_columns(prepared.statement.as_ref()).len();
+        let result_formats = resolve_result_formats(result_format_codes, column_count)?;
+        self.portals.insert(
+            portal_name,
+            Portal {
+                prepared,
+                params,
+                result_formats,
+                progress: PortalProgress::NotRun,
+            },
+        );
+        self.io.send(&BackendMessage::BindComplete);
+        Ok(())
+    }
+
+    fn describe(&mut self, target: Target, name: &str) -> Result<(), PgError> {
+        let (columns, formats) = match target {
+            Target::Statement => {
+                let prepared = self.statements.get(name).ok_or_else(|| {
+                    error(
+                        "26000",
+                        format!("{} does not exist", quoted_statement_name(name)),
+                    )
+                })?;
+                let oids = prepared.param_types.iter().map(|ty| ty.oid()).collect();
+                let columns = statement_columns(prepared.statement.as_ref());
+                self.io.send(&BackendMessage::ParameterDescription(oids));
+                (columns, vec![Format::Text; columns.len()])
+            }
+            Target::Portal => {
+                let portal = self.portal(name)?;
+                let columns = statement_columns(portal.prepared.statement.as_ref());
+                (columns, portal.result_formats.clone())
+            }
+        };
+        if columns.is_empty() {
+            self.io.send(&BackendMessage::NoData);
+        } else {
+            self.io.send(&row_description(columns, &formats));
+        }
+        Ok(())
+    }
+
+    fn portal(&self, name: &str) -> Result<&Portal, PgError> {
+        self.portals
+            .get(name)
+            .ok_or_else(|| error("34000", format!("portal \"{name}\" does not exist")))
+    }
+
+    async fn execute_portal(&mut self, name: &str, max_rows: i32) -> Result<(), PgError> {
+        let portal = self.portal(name)?.clone();
+        let Some(statement) = portal.prepared.statement else {
+            self.io.send(&BackendMessage::EmptyQueryResponse);
+            return Ok(());
+        };
+        let (result, sent_rows) = match portal.progress {
+            PortalProgress::NotRun => {
+                let result = self
+                    .run(&portal.prepared.sql, &statement, &portal.params)
+                    .await?;
+                (result, 0)
+            }
+            PortalProgress::Suspended { result, sent_rows } => (result, sent_rows),
+            PortalProgress::Finished => {
+                // A finished SELECT portal has no more rows; other statements run only once.
+                return match statement {
+                    Statement::Select { .. } => {
+                        self.io
+                            .send(&BackendMessage::CommandComplete("SELECT 0".to_string()));
+                        Ok(())
+                    }
+                    _ => Err(error("55000", format!("portal \"{name}\" cannot be run"))),
+                };
+            }
+        };
+        let limit = if max_rows > 0 {
+            max_rows as usize
+        } else {
+            usize::MAX
+        };
+        let batch_end = result.rows.len().min(sent_rows.saturating_add(limit));
+        for row in &result.rows[sent_rows..batch_end] {
+            self.io.send(&data_row(row, &portal.result_formats));
+        }
+        let progress = if batch_end < result.rows.len() {
+            self.io.send(&BackendMessage::PortalSuspended);
+            PortalProgress::Suspended {
+                result,
+                sent_rows: batch_end,
+            }
+        } else {
+            let tag = if sent_rows > 0 {
+                format!("SELECT {}", batch_end - sent_rows)
+            } else {
+                result.tag
+            };
+            self.io.send(&BackendMessage::CommandComplete(tag));
+            PortalProgress::Finished
+        };
+        if let Some(stored) = self.portals.get_mut(name) {
+            stored.progress = progress;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, target: Target, name: &str) {
+        match target {
+            Target::Statement => {
+                self.statements.remove(name);
+            }
+            Target::Portal => {
+                self.portals.remove(name);
+            }
+        }
+        self.io.send(&BackendMessage::CloseComplete);
+    }
+}
+
+/// Decodes a Bind's parameter values with PostgreSQL's checks and errors.
+fn decode_params(
+    prepared: &Prepared,
+    statement_name: &str,
+    param_formats: &[i16],
+    params: &[Option<Vec<u8>>],
+) -> Result<Vec<i64>, PgError> {
+    if param_formats.len() > 1 && param_formats.len() != params.len() {
+        return Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message has {} parameter formats but {} parameters",
+                param_formats.len(),
+                params.len()
+            ),
+        ));
+    }
+    if params.len() != prepared.param_types.len() {
+        return Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                params.len(),
+                statement_name,
+                prepared.param_types.len()
+            ),
+        ));
+    }
+    let mut values = Vec::with_capacity(params.len());
+    for (index, (value, &ty)) in params.iter().zip(&prepared.param_types).enumerate() {
+        let code = match param_formats {
+            [] => 0,
+            [code] => *code,
+            codes => codes[index],
+        };
+        let format = Format::from_code(code)?;
+        let Some(bytes) = value else {
+            return Err(error(
+                "0A000",
+                format!(
+                    "leaselab: NULL parameters are not supported (parameter ${})",
+                    index + 1
+                ),
+            ));
+        };
+        values.push(decode_int_param(bytes, ty, format, index + 1)?);
+    }
+    Ok(values)
+}
+
+/// One format per result column from a Bind's result format codes.
+fn resolve_result_formats(codes: &[i16], column_count: usize) -> Result<Vec<Format>, PgError> {
+    match codes {
+        [] => Ok(vec![Format::Text; column_count]),
+        [code] => Ok(vec![Format::from_code(*code)?; column_count]),
+        codes if codes.len() == column_count => {
+            codes.iter().map(|&code| Format::from_code(code)).collect()
+        }
+        codes => Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message has {} result formats but query has {} columns",
+                codes.len(),
+                column_count
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_split_on_semicolons() {
+        assert_eq!(
+            split_statements(" BEGIN; SELECT 1 ;; COMMIT;"),
+            vec!["BEGIN", "SELECT 1", "COMMIT"]
+        );
+        assert!(split_statements(" ; ").is_empty());
+    }
+
+    #[test]
+    fn result_formats_resolve_per_column() {
+        assert_eq!(
+            resolve_result_formats(&[], 2),
+            Ok(vec![Format::Text, Format::Text])
+        );
+        assert_eq!(
+            resolve_result_formats(&[1], 2),
+            Ok(vec![Format::Binary, Format::Binary])
+        );
+        assert_eq!(
+            resolve_result_formats(&[0, 1], 2),
+            Ok(vec![Format::Text, Format::Binary])
+        );
+        assert_eq!(
+            resolve_result_formats(&[0, 1, 1], 2).unwrap_err().message,
+            "bind message has 3 result formats but query has 2 columns"
+        );
+        assert_eq!(resolve_result_formats(&[1], 0), Ok(vec![]));
+        assert_eq!(resolve_result_formats(&[7], 1).unwrap_err().code, "22023");
+    }
+
+    fn prepared(param_types: Vec<IntType>) -> Prepared {
+        Prepared {
+            sql: "UPDATE ...".to_string(),
+            statement: None,
+            param_types,
+        }
+    }
+
+    #[test]
+    fn params_decode_with_postgres_checks() {
+        let two = prepared(vec![IntType::Int8, IntType::Int4]);
+        let binary = [
+            Some(5i64.to_be_bytes().to_vec()),
+            Some(6i32.to_be_bytes().to_vec()),
+        ];
+        assert_eq!(decode_params(&two, "s", &[1], &binary), Ok(vec![5, 6]));
+        let mixed = [Some(b"5".to_vec()), Some(6i32.to_be_bytes().to_vec())];
+        assert_eq!(decode_params(&two, "s", &[0, 1], &mixed), Ok(vec![5, 6]));
+        assert_eq!(
+            decode_params(&two, "s", &[], &[Some(b"1".to_vec())])
+                .unwrap_err()
+                .message,
+            "bind message supplies 1 parameters, but prepared statement \"s\" requires 2"
+        );
+        assert_eq!(
+            decode_params(&two, "s", &[0, 0, 0], &binary)
+                .unwrap_err()
+                .message,
+            "bind message has 3 parameter formats but 2 parameters"
+        );
+        assert_eq!(
+            decode_params(&two, "s", &[], &[None, Some(b"1".to_vec())])
+                .unwrap_err()
+                .code,
+            "0A000"
+        );
+    }
+
+    #[test]
+    fn describe_columns_follow_the_statement() {
+        let select = Statement::Select { id: 1, lock: None };
+        assert_eq!(statement_columns(Some(&select)), ["balance", "fence"]);
+        assert!(statement_columns(Some(&Statement::Begin)).is_empty());
+        assert!(statement_columns(None).is_empty());
+    }
+}

@@ -1,0 +1,173 @@
+//! The Redis stand-in served over RESP2.
+//!
+//! One generic [`RedisServer::handle_connection`] serves any byte stream; the accept loops
+//! for turmoil's simulated network and for a real port both use it. Connections are served
+//! by tasks spawned with [`tokio::task::spawn_local`] (the stand-in is shared through an
+//! `Rc`), so a real-port server must run inside a [`tokio::task::LocalSet`]; every turmoil
+//! host already does.
+//!
+//! All requests that have arrived are executed back to back, in order, before the replies
+//! are written, like Redis's pipelining. A malformed request gets Redis's protocol error
+//! reply and the connection is closed after it.
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::rc::Rc;
+
+use leaselab_model::redis::{Redis, Reply};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::observer::{ConnectionEvents, Observer, Protocol};
+use crate::resp::{decode_request, encode_reply};
+
+/// How many bytes to read from the socket at a time.
+const READ_CHUNK_BYTES: usize = 16 * 1024;
+
+/// A server clock: milliseconds since the Unix epoch on the server's own (possibly skewed)
+/// wall clock.
+pub type ClockMs = Rc<dyn Fn() -> u64>;
+
+/// Serves a shared Redis stand-in to any number of connections.
+#[derive(Clone)]
+pub struct RedisServer {
+    redis: Rc<RefCell<Redis>>,
+    clock_ms: ClockMs,
+    observer: Rc<dyn Observer>,
+    last_conn_id: Rc<Cell<u64>>,
+}
+
+/// What to do after a batch of requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterBatch {
+    /// Read more.
+    KeepOpen,
+    /// Write the replies, then close (QUIT or a protocol error).
+    Close,
+}
+
+impl RedisServer {
+    /// A server for `redis` whose commands run at `clock_ms()`, reporting to `observer`.
+    pub fn new(
+        redis: Rc<RefCell<Redis>>,
+        clock_ms: ClockMs,
+        observer: Rc<dyn Observer>,
+    ) -> RedisServer {
+        RedisServer {
+            redis,
+            clock_ms,
+            observer,
+            last_conn_id: Rc::new(Cell::new(0)),
+        }
+    }
+
+    /// The stand-in this server serves.
+    pub fn redis(&self) -> &Rc<RefCell<Redis>> {
+        &self.redis
+    }
+
+    fn next_conn_id(&self) -> u64 {
+        let conn_id = self.last_conn_id.get() + 1;
+        self.last_conn_id.set(conn_id);
+        conn_id
+    }
+
+    /// Accepts connections on a turmoil listener forever, serving each in its own local task.
+    pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
+        loop {
+            let (stream, _peer) = listener.accept().await?;
+            self.spawn_connection(stream);
+        }
+    }
+
+    /// Accepts connections on a real listener forever, serving each in its own local task
+    /// (call inside a [`tokio::task::LocalSet`]).
+    pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
+        loop {
+            let (stream, _peer) = listener.accept().await?;
+            let _ = stream.set_nodelay(true);
+            self.spawn_connection(stream);
+        }
+    }
+
+    fn spawn_connection<S>(&self, stream: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        let server = self.clone();
+        tokio::task::spawn_local(async move {
+            // An I/O error ends the connection; there is no one to report it to.
+            let _ = server.handle_connection(stream).await;
+        });
+    }
+
+    /// Serves one connection until the client closes it, sends QUIT or sends a malformed
+    /// request.
+    pub async fn handle_connection<S>(&self, mut stream: S) -> io::Result<()>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let conn_id = self.next_conn_id();
+        let _events = ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id);
+        let mut input = Vec::new();
+        let mut output = Vec::new();
+        loop {
+            let after = self.execute_batch(conn_id, &mut input, &mut output);
+            if !output.is_empty() {
+                stream.write_all(&output).await?;
+                stream.flush().await?;
+                output.clear();
+            }
+            if after == AfterBatch::Close {
+                return stream.shutdown().await;
+            }
+            input.reserve(READ_CHUNK_BYTES);
+            if stream.read_buf(&mut input).await? == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Executes every complete request at the front of `input` (removing them) and appends
+    /// the replies to `output`.
+    fn execute_batch(&self, conn_id: u64, input: &mut Vec<u8>, output: &mut Vec<u8>) -> AfterBatch {
+        let mut consumed_bytes = 0;
+        let mut after = AfterBatch::KeepOpen;
+        loop {
+            match decode_request(&input[consumed_bytes..]) {
+                Ok(None) => break,
+                Ok(Some(request)) => {
+                    consumed_bytes += request.consumed_bytes;
+                    if request.argv.is_empty() {
+                        continue;
+                    }
+                    let (reply, quit) = self.execute(conn_id, &request.argv);
+                    encode_reply(&reply, output);
+                    if quit {
+                        after = AfterBatch::Close;
+                        break;
+                    }
+                }
+                Err(error) => {
+                    encode_reply(&error.reply(), output);
+                    after = AfterBatch::Close;
+                    break;
+                }
+            }
+        }
+        input.drain(..consumed_bytes);
+        after
+    }
+
+    /// Executes one command; the flag says whether it was QUIT.
+    fn execute(&self, conn_id: u64, argv: &[Vec<u8>]) -> (Reply, bool) {
+        let quit = argv.len() == 1 && argv[0].eq_ignore_ascii_case(b"QUIT");
+        let reply = if quit {
+            Reply::ok()
+        } else {
+            let now_ms = (self.clock_ms)();
+            self.redis.borrow_mut().execute(argv, now_ms)
+        };
+        self.observer.redis_command(conn_id, argv, &reply);
+        (reply, quit)
+    }
+}
