@@ -1,6 +1,9 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
+pub mod bench;
 pub mod duration;
+pub mod run;
+pub mod tour;
 
 use std::process::ExitCode;
 
@@ -23,7 +26,14 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Run a scenario on the simulated network and check the ledger.
+    Run(run::Args),
+    /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
+    Tour(tour::Args),
+    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    Bench(bench::Args),
+}
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
 /// code: 0 all OK, 1 a violation, 2 bad usage or input.
@@ -46,5 +56,9 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
-    match cli.command {}
+    match cli.command {
+        Command::Run(args) => run::execute(args),
+        Command::Tour(args) => tour::execute(args),
+        Command::Bench(args) => bench::execute(args),
+    }
 }
