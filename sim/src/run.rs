@@ -382,8 +382,10 @@ pub fn run_with(
 
     let mut schedule = Schedule::new(scenario, &timeline);
     let mut released = false;
+    let mut now = sim.elapsed();
     let finished = loop {
-        let now = sim.elapsed();
+        // What happens at `now`, before the hosts' tick from `now` on: the release, the
+        // faults due, replication and lease expiry.
         shared.step_now.set(now);
         if !released && now >= timeline.release {
             released = true;
@@ -398,13 +400,12 @@ pub fn run_with(
         while let Some(action) = schedule.due(now) {
             shared.apply(&mut sim, now, action);
         }
+        shared.after_step(now);
         let done = match sim.step() {
             Ok(done) => done,
             Err(error) => panic!("the simulation failed: {error}"),
         };
-        let now = sim.elapsed();
-        shared.step_now.set(now);
-        shared.after_step(now);
+        now = sim.elapsed();
         if done {
             break true;
         }
