@@ -280,22 +280,13 @@ impl Host {
 
     async fn connect_redis(&mut self) -> Result<(), String> {
         let dial = Duration::from_millis(self.shared.policy.dial_timeout_ms);
-        let name = self.name.clone();
         let attempt = async move {
             let stream = turmoil::net::TcpStream::connect((REDIS_HOST, REDIS_PORT))
                 .await
                 .map_err(|error| format!("cannot connect: {error}"))?;
-            let mut connection = redis_over_stream(stream, &RedisConnectionInfo::default(), None)
+            redis_over_stream(stream, &RedisConnectionInfo::default(), None)
                 .await
-                .map_err(|error| error.to_string())?;
-            // Names the connection in the server's log.
-            redis::cmd("CLIENT")
-                .arg("SETNAME")
-                .arg(&name)
-                .exec_async(&mut connection)
-                .await
-                .map_err(|error| error.to_string())?;
-            Ok::<_, String>(connection)
+                .map_err(|error| error.to_string())
         };
         match tokio::time::timeout(dial, attempt).await {
             Ok(Ok(connection)) => {

@@ -130,6 +130,8 @@ pub enum What {
     ConnectionOpened {
         /// The server's connection id.
         conn: u64,
+        /// The caller host it came from.
+        client: Option<String>,
     },
     /// A server's connection ended.
     ConnectionClosed {
@@ -140,7 +142,7 @@ pub enum What {
     RedisExecuted {
         /// The connection id.
         conn: u64,
-        /// The caller on that connection, when known (`CLIENT SETNAME`).
+        /// The caller host on that connection.
         client: Option<String>,
         /// The command as received.
         argv: Vec<String>,
@@ -153,6 +155,8 @@ pub enum What {
     SqlExecuted {
         /// The connection id.
         conn: u64,
+        /// The caller host on that connection.
+        client: Option<String>,
         /// The SQL text.
         sql: String,
         /// The parameters.
@@ -323,7 +327,13 @@ pub fn render(event: &Event) -> String {
         What::PauseStart { point, ms } => format!("PAUSED at {point} for {ms}ms"),
         What::PauseEnd { point } => format!("resumes after pause at {point}"),
         What::Done { detail, .. } => format!("done: {detail}"),
-        What::ConnectionOpened { conn } => format!("conn {conn} opened"),
+        What::ConnectionOpened { conn, client } => format!(
+            "conn {conn} opened{}",
+            client
+                .as_ref()
+                .map(|c| format!(" by {c}"))
+                .unwrap_or_default()
+        ),
         What::ConnectionClosed { conn } => format!("conn {conn} closed"),
         What::RedisExecuted {
             conn,
@@ -348,10 +358,17 @@ pub fn render(event: &Event) -> String {
         ),
         What::SqlExecuted {
             conn,
+            client,
             sql,
             params,
             result,
-        } => format!("conn {conn} {sql} {params:?} -> {result}"),
+        } => format!(
+            "conn {conn}{} {sql} {params:?} -> {result}",
+            client
+                .as_ref()
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default()
+        ),
         What::SqlBlocked {
             conn,
             sql,

@@ -17,6 +17,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -330,7 +331,7 @@ pub fn run_with(
         fence_key: keys.fence.clone(),
         tokens_issued: RefCell::new(Vec::new()),
         ends: RefCell::new(vec![None; scenario.callers as usize]),
-        redis_clients: RefCell::new(BTreeMap::new()),
+        clients: RefCell::new(BTreeMap::new()),
         step_now: Cell::new(Duration::ZERO),
     });
     let observer: Rc<dyn Observer> = Rc::new(RunObserver {
@@ -548,7 +549,7 @@ pub(crate) struct Shared {
     fence_key: Vec<u8>,
     tokens_issued: RefCell<Vec<i64>>,
     ends: RefCell<Vec<Option<CallerEnd>>>,
-    redis_clients: RefCell<BTreeMap<u64, String>>,
+    clients: RefCell<BTreeMap<(&'static str, u64), String>>,
     /// Simulated time of the current step (for what happens outside a host's tick).
     step_now: Cell<Duration>,
 }
@@ -561,6 +562,11 @@ impl Shared {
         } else {
             self.primary_clock.now_ms(sim)
         }
+    }
+
+    /// The caller host on a server connection, if known.
+    fn client(&self, protocol: Protocol, conn: u64) -> Option<String> {
+        self.clients.borrow().get(&(protocol.name(), conn)).cloned()
     }
 
     fn log(&self, sim: Duration, host: &str, what: What) {
@@ -747,14 +753,6 @@ impl Observer for RunObserver {
         let shared = &self.shared;
         let now = self.now();
         let name = |index: usize| argv.get(index).map(|arg| arg.to_ascii_uppercase());
-        if name(0).as_deref() == Some(b"CLIENT") && name(1).as_deref() == Some(b"SETNAME") {
-            if let Some(client) = argv.get(2) {
-                shared
-                    .redis_clients
-                    .borrow_mut()
-                    .insert(conn_id, String::from_utf8_lossy(client).into_owned());
-            }
-        }
         if let Reply::Integer(token) = reply {
             let fenced = match name(0).as_deref() {
                 Some(b"EVALSHA") => argv.get(1).is_some_and(|sha| {
@@ -769,7 +767,7 @@ impl Observer for RunObserver {
                 shared.tokens_issued.borrow_mut().push(*token);
             }
         }
-        let client = shared.redis_clients.borrow().get(&conn_id).cloned();
+        let client = shared.client(Protocol::Redis, conn_id);
         shared.log(
             now,
             REDIS_HOST,
@@ -803,6 +801,7 @@ impl Observer for RunObserver {
             POSTGRES_HOST,
             What::SqlExecuted {
                 conn: conn_id,
+                client: self.shared.client(Protocol::Postgres, conn_id),
                 sql: sql.to_string(),
                 params: params.to_vec(),
                 result,
@@ -822,11 +821,21 @@ impl Observer for RunObserver {
         );
     }
 
-    fn connection_opened(&self, protocol: Protocol, conn_id: u64) {
+    fn connection_opened(&self, protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        let client = peer.and_then(|peer| turmoil::reverse_lookup(peer.ip()));
+        if let Some(client) = &client {
+            self.shared
+                .clients
+                .borrow_mut()
+                .insert((protocol.name(), conn_id), client.clone());
+        }
         self.shared.log(
             self.now(),
             protocol.name(),
-            What::ConnectionOpened { conn: conn_id },
+            What::ConnectionOpened {
+                conn: conn_id,
+                client,
+            },
         );
     }
 

@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario on the simulated network and check the ledger.
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
     Tour(tour::Args),
     /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
@@ -57,7 +57,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
     match cli.command {
-        Command::Run(args) => run::execute(args),
+        Command::Run(args) => run::execute(*args),
         Command::Tour(args) => tour::execute(args),
         Command::Bench(args) => bench::execute(args),
     }
