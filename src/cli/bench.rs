@@ -10,6 +10,7 @@ use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::run::run as run_one;
 
+use super::run::out;
 use crate::exit::{CommandResult, Status, UsageError};
 
 /// Measure simulated runs per second.
@@ -34,7 +35,7 @@ fn measure(label: &str, scenario: &Scenario, runs: u64) -> Result<(), UsageError
         steps_ms += report.elapsed_ms;
     }
     let seconds = start.elapsed().as_secs_f64();
-    println!(
+    out!(
         "{label}: {runs} runs in {seconds:.2}s = {:.1} runs/s ({:.0} simulated ms per run)",
         runs as f64 / seconds,
         steps_ms as f64 / runs as f64
@@ -54,7 +55,7 @@ pub fn execute(args: Args) -> CommandResult {
         args.step6_runs,
     )?;
     if cfg!(debug_assertions) {
-        println!("(a debug build: measure with `cargo run --release -- bench`)");
+        out!("(a debug build: measure with `cargo run --release -- bench`)");
     }
     Ok(Status::Ok)
 }
