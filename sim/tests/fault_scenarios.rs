@@ -121,3 +121,21 @@ fn a_restart_without_persistence_loses_the_balance_key() {
         .any(|e| matches!(e.what, What::RedisRestart)));
     assert!(report.finished);
 }
+
+#[test]
+fn a_run_stopped_at_its_horizon_counts_the_unfinished_callers_as_failed() {
+    use leaselab_sim::run::{run_with, SimConfig};
+    let scenario = Scenario::tutorial("step3-ttl", Variant::default()).unwrap();
+    let config = SimConfig {
+        horizon_ms: 50,
+        ..SimConfig::default()
+    };
+    let report = run_with(&scenario, 1, &config).unwrap();
+    assert!(!report.finished);
+    assert_eq!(report.elapsed_ms, 50);
+    assert_eq!(report.ledger.failed, 5);
+    assert!(report
+        .events
+        .iter()
+        .any(|e| matches!(e.what, What::Horizon { unfinished: 5 })));
+}

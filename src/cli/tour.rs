@@ -274,7 +274,6 @@ pub fn execute(args: Args) -> CommandResult {
             unexpected.push(format!("{} {}", row.step, row.variant).trim().to_string());
         }
         lines.push(line);
-        let _ = (result.runs, result.broken);
     }
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for line in &lines {
