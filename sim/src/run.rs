@@ -326,6 +326,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
+/// The most callers a simulated run takes: each caller is a turmoil host, and turmoil's work
+/// per step grows with the square of the number of hosts.
+pub const MAX_SIM_CALLERS: u32 = 500;
+
+/// Checks that the simulation can run `scenario` ([`Scenario::validate`], the faults, the
+/// number of hosts); the error says what to change.
+pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
+    scenario.validate()?;
+    crate::faults::validate(scenario)?;
+    if scenario.callers > MAX_SIM_CALLERS {
+        return Err(ParamError(format!(
+            "the simulation runs at most {MAX_SIM_CALLERS} callers, one host each (got {}); \
+             use --callers {MAX_SIM_CALLERS} or fewer",
+            scenario.callers
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `scenario` with `seed` and the default [`SimConfig`].
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunReport, ParamError> {
     run_with(scenario, seed, &SimConfig::default())
@@ -338,8 +357,7 @@ pub fn run_with(
     seed: u64,
     config: &SimConfig,
 ) -> Result<RunReport, ParamError> {
-    scenario.validate()?;
-    crate::faults::validate(scenario)?;
+    validate(scenario)?;
     let timeline = Timeline::new(config.setup_ms);
     let keys = &scenario.params.keys;
 

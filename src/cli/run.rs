@@ -218,8 +218,7 @@ impl Args {
         if !changed.is_empty() {
             scenario.name = format!("{} {}", scenario.name, changed.join(" "));
         }
-        scenario.validate()?;
-        leaselab_sim::faults::validate(&scenario)?;
+        leaselab_sim::run::validate(&scenario)?;
         if self.runs == 0 {
             return Err(UsageError::new("--runs must be at least 1"));
         }

@@ -322,8 +322,7 @@ mod tests {
         let rows = rows().unwrap();
         assert_eq!(rows.len(), 14);
         for row in &rows {
-            row.scenario.validate().unwrap();
-            leaselab_sim::faults::validate(&row.scenario).unwrap();
+            leaselab_sim::run::validate(&row.scenario).unwrap();
         }
     }
 
