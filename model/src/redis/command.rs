@@ -820,7 +820,9 @@ fn parse_script_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
 fn parse_select(argv: &[Vec<u8>]) -> Result<Command, Reply> {
     let index = integer_arg(&argv[1])?;
     if i32::try_from(index).is_err() {
-        return Err(Reply::error(NOT_AN_INTEGER_ERROR));
+        return Err(Reply::error(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ));
     }
     Ok(Command::Housekeeping(argv.to_vec()))
 }
@@ -1209,6 +1211,10 @@ mod tests {
             CLIENT_NAME_ERROR
         );
         assert_eq!(parse_error(&["select", "abc"]), NOT_AN_INTEGER_ERROR);
+        assert_eq!(
+            parse_error(&["select", "2147483648"]),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
         assert_eq!(
             parse_error(&["select"]),
             "ERR wrong number of arguments for 'select' command"

@@ -29,6 +29,8 @@ pub enum Effect {
         /// Absolute expiry in ms.
         expire_at_ms: u64,
     },
-    /// The script cache was flushed, or the keyspace emptied.
+    /// The keyspace was emptied (`FLUSHALL` / `FLUSHDB`). Script cache flushes are not
+    /// replicated: every server has its own cache, and a promoted replica starts with an empty
+    /// one.
     FlushAll,
 }

@@ -11,6 +11,8 @@
 //! Redis converts them through Lua: an integer stays an integer, a bulk string a bulk string,
 //! `+OK` a status, and a nil bulk becomes `false`, which a script returns as a nil bulk.
 
+use std::sync::OnceLock;
+
 use sha1::{Digest, Sha1};
 
 use super::reply::Reply;
@@ -185,7 +187,19 @@ impl ScriptId {
 
     /// The lower-case hex SHA1 of [`ScriptId::source`], as `SCRIPT LOAD` returns it.
     pub fn sha1_hex(self) -> String {
-        sha1_hex_of(self.source().as_bytes())
+        self.cached_sha1_hex().to_string()
+    }
+
+    /// The hash, computed once per process (the model checker asks for it often).
+    fn cached_sha1_hex(self) -> &'static str {
+        static HASHES: OnceLock<[String; ScriptId::ALL.len()]> = OnceLock::new();
+        let hashes =
+            HASHES.get_or_init(|| ScriptId::ALL.map(|id| sha1_hex_of(id.source().as_bytes())));
+        let index = ScriptId::ALL
+            .iter()
+            .position(|&id| id == self)
+            .expect("every script is in ScriptId::ALL");
+        &hashes[index]
     }
 
     /// Recognises a script by the SHA1 of its source (lower-case hex; upper case is accepted
@@ -193,7 +207,7 @@ impl ScriptId {
     pub fn from_sha1_hex(sha1_hex: &str) -> Option<ScriptId> {
         ScriptId::ALL
             .into_iter()
-            .find(|id| id.sha1_hex().eq_ignore_ascii_case(sha1_hex))
+            .find(|id| id.cached_sha1_hex().eq_ignore_ascii_case(sha1_hex))
     }
 
     /// Recognises a script by its exact source.

@@ -602,11 +602,7 @@ impl Redis {
     }
 
     fn evalsha(&mut self, sha1: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
-        let cached = self
-            .script_cache
-            .iter()
-            .copied()
-            .find(|script| script.sha1_hex().eq_ignore_ascii_case(sha1));
+        let cached = ScriptId::from_sha1_hex(sha1).filter(|script| self.script_cached(*script));
         match cached {
             Some(script) => self.run_script(script, keys, args, now_ms),
             None => Reply::error(NOSCRIPT_ERROR),
@@ -625,10 +621,7 @@ impl Redis {
         let answers = shas
             .iter()
             .map(|sha| {
-                let cached = self
-                    .script_cache
-                    .iter()
-                    .any(|script| script.sha1_hex().eq_ignore_ascii_case(sha));
+                let cached = ScriptId::from_sha1_hex(sha).is_some_and(|s| self.script_cached(s));
                 Reply::Integer(i64::from(cached))
             })
             .collect();

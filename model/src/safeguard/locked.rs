@@ -311,7 +311,7 @@ impl LockedSpend {
             Release::Failed(error) => {
                 // The outcome stands (the spend is decided); a failed release only leaves the
                 // lock to expire. Keep the first failure visible if there was none before.
-                if matches!(self.outcome, None) {
+                if self.outcome.is_none() {
                     self.outcome = Some(Outcome::Failed(error));
                 }
             }
