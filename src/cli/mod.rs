@@ -1,6 +1,8 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
+pub mod check;
 pub mod duration;
+pub mod frontier;
 
 use std::process::ExitCode;
 
@@ -23,7 +25,12 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
+    Check(check::Args),
+    /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
+    Frontier(frontier::Args),
+}
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
 /// code: 0 all OK, 1 a violation, 2 bad usage or input.
@@ -46,5 +53,8 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
-    match cli.command {}
+    match cli.command {
+        Command::Check(args) => check::execute(args),
+        Command::Frontier(args) => frontier::execute(args),
+    }
 }
