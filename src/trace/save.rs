@@ -1,0 +1,82 @@
+//! Writing traces: a [`RunReport`] becomes a [`TraceFile`], written as a pretty document
+//! whose events are one per line, under a name that is the same for the same failure.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use leaselab_sim::run::RunReport;
+
+use super::format::{
+    slug, LedgerSpec, Origin, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION, LEASELAB_VERSION,
+};
+
+/// Where `run`, `tour` and `check` save broken runs unless told otherwise.
+pub const DEFAULT_DIR: &str = "traces/new";
+
+/// How many hex digits of the digest go into a file name.
+pub const NAME_DIGEST_DIGITS: usize = 12;
+
+impl TraceFile {
+    /// The trace of `report`, found as `origin` says.
+    pub fn from_report(report: &RunReport, origin: Origin) -> TraceFile {
+        TraceFile {
+            format: FORMAT.to_string(),
+            format_version: FORMAT_VERSION,
+            leaselab_version: LEASELAB_VERSION.to_string(),
+            origin,
+            scenario: ScenarioSpec::from_scenario(&report.scenario),
+            seed: report.seed,
+            ledger: LedgerSpec::from_ledger(&report.ledger),
+            digest: report.digest.clone(),
+            events: report.events.clone(),
+        }
+    }
+
+    /// The file name: the scenario's slug and the digest's first digits, e.g.
+    /// `step5-fencing-unfenced-3f2a9c01b2d4.json`. The same failure gets the same name.
+    pub fn file_name(&self) -> String {
+        let digits = self.digest.get(..NAME_DIGEST_DIGITS).unwrap_or(&self.digest);
+        format!("{}-{digits}.json", slug(&self.scenario.name))
+    }
+
+    /// The document: pretty JSON, with the events last, one per line.
+    pub fn to_text(&self) -> String {
+        let header = TraceFile {
+            events: Vec::new(),
+            ..self.clone()
+        };
+        let pretty = serde_json::to_string_pretty(&header).expect("traces serialise");
+        // The header ends with `"events": []\n}`; put the events back one per line.
+        let head = pretty
+            .strip_suffix("\"events\": []\n}")
+            .expect("events are the last field");
+        let mut text = String::with_capacity(pretty.len() + self.events.len() * 160);
+        text.push_str(head);
+        if self.events.is_empty() {
+            text.push_str("\"events\": []\n}\n");
+            return text;
+        }
+        text.push_str("\"events\": [\n");
+        for (index, event) in self.events.iter().enumerate() {
+            let line = serde_json::to_string(event).expect("events serialise");
+            let comma = if index + 1 < self.events.len() { "," } else { "" };
+            let _ = writeln!(text, "    {line}{comma}");
+        }
+        text.push_str("  ]\n}\n");
+        text
+    }
+
+    /// Writes the trace into `dir` (created if missing) under [`TraceFile::file_name`].
+    pub fn save_in(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(self.file_name());
+        std::fs::write(&path, self.to_text())?;
+        Ok(path)
+    }
+}
+
+/// Saves the run `report` (a simulated run) as a trace in `dir`; returns its path. Called by
+/// `run`, `tour` and `check` for every BROKEN run.
+pub fn save_trace(report: &RunReport, dir: &Path) -> std::io::Result<PathBuf> {
+    TraceFile::from_report(report, Origin::Simulation { shrunk_from: None }).save_in(dir)
+}
