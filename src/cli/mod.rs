@@ -3,6 +3,8 @@
 pub mod check;
 pub mod duration;
 pub mod frontier;
+pub mod replay;
+pub mod show;
 
 use std::process::ExitCode;
 
@@ -30,6 +32,10 @@ pub enum Command {
     Check(check::Args),
     /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
     Frontier(frontier::Args),
+    /// Re-run trace files and report whether each still fails the same way.
+    Replay(replay::Args),
+    /// Show a trace as a timeline (terminal, SVG or HTML).
+    Show(show::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -56,5 +62,7 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
     match cli.command {
         Command::Check(args) => check::execute(args),
         Command::Frontier(args) => frontier::execute(args),
+        Command::Replay(args) => replay::execute(args),
+        Command::Show(args) => show::execute(args),
     }
 }

@@ -223,16 +223,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
     }
     // 3. Every field of the right type.
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let file: TraceFile =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-            let field = error.path().to_string();
-            let inner = error.into_inner();
-            fail(Problem::Field {
-                field: if field == "." { "(document)".into() } else { field },
-                line: Some(inner.line()),
-                message: strip_position(&inner.to_string()),
-            })
-        })?;
+    let file: TraceFile = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let field = error.path().to_string();
+        let inner = error.into_inner();
+        fail(Problem::Field {
+            field: if field == "." {
+                "(document)".into()
+            } else {
+                field
+            },
+            line: Some(inner.line()),
+            message: strip_position(&inner.to_string()),
+        })
+    })?;
     // 4. The mirrors convert back; the digest matches.
     let spec_error = |error: super::format::SpecError| {
         let line = locate(text, &error.field);

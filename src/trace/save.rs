@@ -35,7 +35,10 @@ impl TraceFile {
     /// The file name: the scenario's slug and the digest's first digits, e.g.
     /// `step5-fencing-unfenced-3f2a9c01b2d4.json`. The same failure gets the same name.
     pub fn file_name(&self) -> String {
-        let digits = self.digest.get(..NAME_DIGEST_DIGITS).unwrap_or(&self.digest);
+        let digits = self
+            .digest
+            .get(..NAME_DIGEST_DIGITS)
+            .unwrap_or(&self.digest);
         format!("{}-{digits}.json", slug(&self.scenario.name))
     }
 
@@ -59,7 +62,11 @@ impl TraceFile {
         text.push_str("\"events\": [\n");
         for (index, event) in self.events.iter().enumerate() {
             let line = serde_json::to_string(event).expect("events serialise");
-            let comma = if index + 1 < self.events.len() { "," } else { "" };
+            let comma = if index + 1 < self.events.len() {
+                ","
+            } else {
+                ""
+            };
             let _ = writeln!(text, "    {line}{comma}");
         }
         text.push_str("  ]\n}\n");
