@@ -5,6 +5,7 @@ pub mod duration;
 pub mod frontier;
 pub mod replay;
 pub mod show;
+pub mod shrink;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,8 @@ pub enum Command {
     Replay(replay::Args),
     /// Show a trace as a timeline (terminal, SVG or HTML).
     Show(show::Args),
+    /// Shrink a failing trace to the smallest run that still breaks the ledger.
+    Shrink(shrink::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -64,5 +67,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Frontier(args) => frontier::execute(args),
         Command::Replay(args) => replay::execute(args),
         Command::Show(args) => show::execute(args),
+        Command::Shrink(args) => shrink::execute(args),
     }
 }

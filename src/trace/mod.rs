@@ -3,7 +3,9 @@
 //! - [`format`]: the versioned JSON document and the serde mirrors of the model's types;
 //! - [`load`]: reading and validating a trace, with errors that name the file and field;
 //! - [`save`]: writing a broken run under a name that is the same for the same failure;
+//! - [`model`]: model counterexamples turned into simulated schedules;
 //! - [`replay`]: re-running a trace and comparing verdict and digest;
+//! - [`shrink`]: the smallest variant of a failing run that still fails;
 //! - [`story`]: what the event log means, lane by lane, and the write the ledger blames;
 //! - [`text`]: the terminal timeline; [`svg`]: the same as an SVG picture or HTML page.
 //!
@@ -11,8 +13,10 @@
 
 pub mod format;
 pub mod load;
+pub mod model;
 pub mod replay;
 pub mod save;
+pub mod shrink;
 pub mod story;
 pub mod svg;
 pub mod text;

@@ -456,10 +456,13 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                         Lane::Redis,
                         Kind::Fault,
                         format!(
-                            "FAILOVER: {} change(s) lost; lock {}, counter {}",
+                            "FAILOVER: {} change(s) lost; lock {}{}",
                             lost.len(),
                             lock_holder.as_deref().unwrap_or("free"),
-                            fence_counter.as_deref().unwrap_or("gone")
+                            fence_counter
+                                .as_deref()
+                                .map(|c| format!(", fence counter {c}"))
+                                .unwrap_or_default()
                         ),
                     ));
                 }
