@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{PgError, QueryResult, SessionId};
@@ -52,9 +53,10 @@ pub trait Observer {
         let _ = (conn_id, sql, params, blocked_by);
     }
 
-    /// A connection was accepted.
-    fn connection_opened(&self, protocol: Protocol, conn_id: u64) {
-        let _ = (protocol, conn_id);
+    /// A connection was accepted from `peer` (when the server knows it; on turmoil's
+    /// network the address of the caller's host).
+    fn connection_opened(&self, protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        let _ = (protocol, conn_id, peer);
     }
 
     /// A connection ended (EOF, Terminate, protocol error or the task being dropped).
@@ -163,8 +165,12 @@ impl Observer for EventLog {
         ));
     }
 
-    fn connection_opened(&self, protocol: Protocol, conn_id: u64) {
-        self.push(format!("{} conn={conn_id} opened", protocol.name()));
+    fn connection_opened(&self, protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        let peer = peer.map_or_else(|| "unknown".to_string(), |peer| peer.to_string());
+        self.push(format!(
+            "{} conn={conn_id} opened peer={peer}",
+            protocol.name()
+        ));
     }
 
     fn connection_closed(&self, protocol: Protocol, conn_id: u64) {
@@ -181,13 +187,14 @@ pub(crate) struct ConnectionEvents {
 }
 
 impl ConnectionEvents {
-    /// Reports `conn_id` of `protocol` as opened.
+    /// Reports `conn_id` of `protocol` as opened from `peer`.
     pub(crate) fn opened(
         observer: Rc<dyn Observer>,
         protocol: Protocol,
         conn_id: u64,
+        peer: Option<SocketAddr>,
     ) -> ConnectionEvents {
-        observer.connection_opened(protocol, conn_id);
+        observer.connection_opened(protocol, conn_id, peer);
         ConnectionEvents {
             observer,
             protocol,
@@ -256,7 +263,7 @@ mod tests {
     #[test]
     fn event_log_renders_each_event_on_one_line() {
         let log = EventLog::new();
-        log.connection_opened(Protocol::Redis, 1);
+        log.connection_opened(Protocol::Redis, 1, Some(([10, 0, 0, 2], 49152).into()));
         log.redis_command(
             1,
             &[b"SET".to_vec(), b"k\n".to_vec(), vec![0xff]],
@@ -267,7 +274,7 @@ mod tests {
         log.connection_closed(Protocol::Postgres, 2);
         assert_eq!(
             log.text(),
-            "redis conn=1 opened\n\
+            "redis conn=1 opened peer=10.0.0.2:49152\n\
              redis conn=1 cmd=[\"SET\" \"k\\n\" \"\\xff\"] reply=[+\"OK\" nil :-2]\n\
              redis conn=1 cmd=[\"X\"] reply=-\"ERR bad\"\n\
              sql conn=2 sql=\"UPDATE x\" params=[1, 2] blocked_by_session=7\n\

@@ -16,6 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{
@@ -77,8 +78,8 @@ impl PgServer {
     /// Accepts connections on a turmoil listener forever, serving each in its own local task.
     pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
         loop {
-            let (stream, _peer) = listener.accept().await?;
-            self.spawn_connection(stream);
+            let (stream, peer) = listener.accept().await?;
+            self.spawn_connection(stream, peer);
         }
     }
 
@@ -86,30 +87,32 @@ impl PgServer {
     /// (call inside a [`tokio::task::LocalSet`]).
     pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
         loop {
-            let (stream, _peer) = listener.accept().await?;
+            let (stream, peer) = listener.accept().await?;
             let _ = stream.set_nodelay(true);
-            self.spawn_connection(stream);
+            self.spawn_connection(stream, peer);
         }
     }
 
-    fn spawn_connection<S>(&self, stream: S)
+    fn spawn_connection<S>(&self, stream: S, peer: SocketAddr)
     where
         S: AsyncRead + AsyncWrite + Unpin + 'static,
     {
         let server = self.clone();
         tokio::task::spawn_local(async move {
             // An I/O error ends the connection; there is no one to report it to.
-            let _ = server.handle_connection(stream).await;
+            let _ = server.handle_connection(stream, Some(peer)).await;
         });
     }
 
-    /// Serves one connection: startup, then messages until Terminate, EOF or a fatal error.
-    pub async fn handle_connection<S>(&self, stream: S) -> io::Result<()>
+    /// Serves one connection from `peer` (if known): startup, then messages until
+    /// Terminate, EOF or a fatal error.
+    pub async fn handle_connection<S>(&self, stream: S, peer: Option<SocketAddr>) -> io::Result<()>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let conn_id = self.next_conn_id();
-        let _events = ConnectionEvents::opened(self.observer.clone(), Protocol::Postgres, conn_id);
+        let _events =
+            ConnectionEvents::opened(self.observer.clone(), Protocol::Postgres, conn_id, peer);
         let mut io = Wire {
             stream,
             input: Vec::new(),
@@ -293,7 +296,22 @@ struct Prepared {
     sql: String,
     /// `None` for an empty query string.
     statement: Option<Statement>,
+    /// The types of the parameters the statement uses (`$1` .. `$n`).
     param_types: Vec<IntType>,
+    /// Types the client declared for further parameters the statement does not use: they
+    /// must be bound, and are ignored.
+    unused_param_oids: Vec<u32>,
+}
+
+impl Prepared {
+    fn param_count(&self) -> usize {
+        self.param_types.len() + self.unused_param_oids.len()
+    }
+
+    fn param_oids(&self) -> Vec<u32> {
+        let used = self.param_types.iter().map(|ty| ty.oid());
+        used.chain(self.unused_param_oids.iter().copied()).collect()
+    }
 }
 
 /// A bound portal and how far its execution got.
@@ -707,31 +725,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 ))
             }
         };
-        let param_count = statement
-            .as_ref()
-            .map_or(0, Statement::param_count)
-            .max(param_oids.len());
-        let mut param_types = Vec::with_capacity(param_count);
-        for position in 0..param_count {
-            let oid = param_oids.get(position).copied().unwrap_or(0);
-            let ty = IntType::from_oid(oid).ok_or_else(|| {
-                error(
-                    "42804",
-                    format!(
-                        "leaselab: parameter ${} has type OID {oid}; only smallint, integer \
-                         and bigint parameters are supported",
-                        position + 1
-                    ),
-                )
-            })?;
-            param_types.push(ty);
-        }
+        let used_count = statement.as_ref().map_or(0, Statement::param_count);
+        let param_types = used_param_types(param_oids, used_count)?;
+        let unused_param_oids = unused_param_oids(param_oids, used_count)?;
         self.statements.insert(
             name,
             Prepared {
                 sql,
                 statement,
                 param_types,
+                unused_param_oids,
             },
         );
         self.io.send(&BackendMessage::ParseComplete);
@@ -787,7 +790,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         format!("{} does not exist", quoted_statement_name(name)),
                     )
                 })?;
-                let oids = prepared.param_types.iter().map(|ty| ty.oid()).collect();
+                let oids = prepared.param_oids();
                 let columns = statement_columns(prepared.statement.as_ref());
                 self.io.send(&BackendMessage::ParameterDescription(oids));
                 (columns, vec![Format::Text; columns.len()])
@@ -881,7 +884,43 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     }
 }
 
-/// Decodes a Bind's parameter values with PostgreSQL's checks and errors.
+/// The types of the `used_count` parameters a statement uses: declared integer types, or
+/// `bigint` where the client left the type to the server (OID 0).
+fn used_param_types(param_oids: &[u32], used_count: usize) -> Result<Vec<IntType>, PgError> {
+    (0..used_count)
+        .map(|index| {
+            let oid = param_oids.get(index).copied().unwrap_or(0);
+            IntType::from_oid(oid).ok_or_else(|| {
+                error(
+                    "42804",
+                    format!(
+                        "leaselab: parameter ${} has type OID {oid}; the statement's parameters \
+                         are bigint (smallint and integer are accepted too)",
+                        index + 1
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The declared types of parameters beyond those the statement uses; each needs a type.
+fn unused_param_oids(param_oids: &[u32], used_count: usize) -> Result<Vec<u32>, PgError> {
+    let unused = param_oids.get(used_count..).unwrap_or_default();
+    if let Some(offset) = unused.iter().position(|&oid| oid == 0) {
+        return Err(error(
+            "42P18",
+            format!(
+                "could not determine data type of parameter ${}",
+                used_count + offset + 1
+            ),
+        ));
+    }
+    Ok(unused.to_vec())
+}
+
+/// Decodes a Bind's parameter values with PostgreSQL's checks and errors; the values of
+/// unused parameters are dropped.
 fn decode_params(
     prepared: &Prepared,
     statement_name: &str,
@@ -898,25 +937,27 @@ fn decode_params(
             ),
         ));
     }
-    if params.len() != prepared.param_types.len() {
+    if params.len() != prepared.param_count() {
         return Err(error(
             PROTOCOL_VIOLATION,
             format!(
                 "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
                 params.len(),
                 statement_name,
-                prepared.param_types.len()
+                prepared.param_count()
             ),
         ));
     }
-    let mut values = Vec::with_capacity(params.len());
+    let formats = (0..params.len())
+        .map(|index| match param_formats {
+            [] => Ok(Format::Text),
+            [code] => Format::from_code(*code),
+            codes => Format::from_code(codes[index]),
+        })
+        .collect::<Result<Vec<Format>, PgError>>()?;
+    let mut values = Vec::with_capacity(prepared.param_types.len());
     for (index, (value, &ty)) in params.iter().zip(&prepared.param_types).enumerate() {
-        let code = match param_formats {
-            [] => 0,
-            [code] => *code,
-            codes => codes[index],
-        };
-        let format = Format::from_code(code)?;
+        let format = formats[index];
         let Some(bytes) = value else {
             return Err(error(
                 "0A000",
@@ -990,6 +1031,7 @@ mod tests {
             sql: "UPDATE ...".to_string(),
             statement: None,
             param_types,
+            unused_param_oids: Vec::new(),
         }
     }
 
@@ -1021,6 +1063,27 @@ mod tests {
                 .code,
             "0A000"
         );
+    }
+
+    #[test]
+    fn declared_parameter_types() {
+        assert_eq!(
+            used_param_types(&[0, 23], 3),
+            Ok(vec![IntType::Int8, IntType::Int4, IntType::Int8])
+        );
+        assert_eq!(used_param_types(&[25], 1).unwrap_err().code, "42804");
+        assert_eq!(unused_param_oids(&[0, 25, 16], 1), Ok(vec![25, 16]));
+        assert_eq!(
+            unused_param_oids(&[20, 0], 1).unwrap_err().message,
+            "could not determine data type of parameter $2"
+        );
+        let with_unused = Prepared {
+            unused_param_oids: vec![25],
+            ..prepared(vec![IntType::Int8])
+        };
+        assert_eq!(with_unused.param_oids(), vec![20, 25]);
+        let params = [Some(b"4".to_vec()), Some(b"text".to_vec())];
+        assert_eq!(decode_params(&with_unused, "s", &[], &params), Ok(vec![4]));
     }
 
     #[test]

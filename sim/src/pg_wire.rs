@@ -791,6 +791,9 @@ pub fn decode_int_param(
     position: usize,
 ) -> Result<i64, PgError> {
     match format {
+        // As the type's receive function reads it: too short runs out of data, too long
+        // leaves bytes over.
+        Format::Binary if bytes.len() < ty.size_bytes() => Err(insufficient_data()),
         Format::Binary => decode_binary_int(bytes, ty).ok_or_else(|| {
             error(
                 "22P03",
@@ -1085,10 +1088,15 @@ mod tests {
             Ok(1)
         );
         assert_eq!(
-            decode_int_param(&[0, 1], bigint, Format::Binary, 2)
+            decode_int_param(&[0; 9], bigint, Format::Binary, 2)
                 .unwrap_err()
                 .message,
             "incorrect binary data format in bind parameter 2"
+        );
+        let short = decode_int_param(&[0, 1], bigint, Format::Binary, 2).unwrap_err();
+        assert_eq!(
+            (short.code, short.message.as_str()),
+            ("08P01", "insufficient data left in message")
         );
         assert_eq!(decode_int_param(b" +42 ", bigint, Format::Text, 1), Ok(42));
         assert_eq!(

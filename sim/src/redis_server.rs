@@ -12,6 +12,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::io;
+use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::redis::{Redis, Reply};
@@ -74,8 +75,8 @@ impl RedisServer {
     /// Accepts connections on a turmoil listener forever, serving each in its own local task.
     pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
         loop {
-            let (stream, _peer) = listener.accept().await?;
-            self.spawn_connection(stream);
+            let (stream, peer) = listener.accept().await?;
+            self.spawn_connection(stream, peer);
         }
     }
 
@@ -83,31 +84,36 @@ impl RedisServer {
     /// (call inside a [`tokio::task::LocalSet`]).
     pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
         loop {
-            let (stream, _peer) = listener.accept().await?;
+            let (stream, peer) = listener.accept().await?;
             let _ = stream.set_nodelay(true);
-            self.spawn_connection(stream);
+            self.spawn_connection(stream, peer);
         }
     }
 
-    fn spawn_connection<S>(&self, stream: S)
+    fn spawn_connection<S>(&self, stream: S, peer: SocketAddr)
     where
         S: AsyncRead + AsyncWrite + Unpin + 'static,
     {
         let server = self.clone();
         tokio::task::spawn_local(async move {
             // An I/O error ends the connection; there is no one to report it to.
-            let _ = server.handle_connection(stream).await;
+            let _ = server.handle_connection(stream, Some(peer)).await;
         });
     }
 
-    /// Serves one connection until the client closes it, sends QUIT or sends a malformed
-    /// request.
-    pub async fn handle_connection<S>(&self, mut stream: S) -> io::Result<()>
+    /// Serves one connection from `peer` (if known) until the client closes it, sends QUIT
+    /// or sends a malformed request.
+    pub async fn handle_connection<S>(
+        &self,
+        mut stream: S,
+        peer: Option<SocketAddr>,
+    ) -> io::Result<()>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let conn_id = self.next_conn_id();
-        let _events = ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id);
+        let _events =
+            ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id, peer);
         let mut input = Vec::new();
         let mut output = Vec::new();
         loop {

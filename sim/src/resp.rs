@@ -416,9 +416,11 @@ mod tests {
 
     #[test]
     fn malformed_multibulk_requests_get_redis_errors() {
-        let cases: [(&[u8], &str); 6] = [
+        let cases: [(&[u8], &str); 8] = [
             (b"*x\r\n", "invalid multibulk length"),
             (b"*+1\r\n", "invalid multibulk length"),
+            (b"*01\r\n", "invalid multibulk length"),
+            (b"*2\r\n$4\r\nECHO\r\n$01\r\n", "invalid bulk length"),
             (b"*3000000000\r\n", "invalid multibulk length"),
             (b"*1\r\n+GET\r\n", "expected '$', got '+'"),
             (b"*1\r\n$-3\r\n", "invalid bulk length"),
@@ -454,6 +456,16 @@ mod tests {
         assert_eq!(
             decode_request(&bulk),
             Err(ProtocolError("too big bulk count string".into()))
+        );
+    }
+
+    #[test]
+    fn the_two_bytes_after_bulk_data_are_not_checked() {
+        // As in Redis: `PINGxx` is read as `PING` followed by two skipped bytes.
+        let buf = b"*1\r\n$4\r\nPINGxx*1\r\n$4\r\nPING\r\n";
+        assert_eq!(
+            decode_all(buf).unwrap(),
+            vec![args(&["PING"]), args(&["PING"])]
         );
     }
 

@@ -35,7 +35,7 @@ pub fn parse_ms(text: &str) -> Result<u64, String> {
 pub fn format_ms(ms: u64) -> String {
     if ms < 1_000 {
         format!("{ms}ms")
-    } else if ms % 1_000 == 0 {
+    } else if ms.is_multiple_of(1_000) {
         format!("{}s", ms / 1_000)
     } else {
         let text = format!("{:.3}", ms as f64 / 1_000.0);

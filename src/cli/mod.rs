@@ -6,6 +6,9 @@ pub mod frontier;
 pub mod replay;
 pub mod show;
 pub mod shrink;
+pub mod bench;
+pub mod run;
+pub mod tour;
 
 use std::process::ExitCode;
 
@@ -39,6 +42,12 @@ pub enum Command {
     Show(show::Args),
     /// Shrink a failing trace to the smallest run that still breaks the ledger.
     Shrink(shrink::Args),
+    /// Run a scenario on the simulated network and check the ledger.
+    Run(Box<run::Args>),
+    /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
+    Tour(tour::Args),
+    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    Bench(bench::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -68,5 +77,8 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Replay(args) => replay::execute(args),
         Command::Show(args) => show::execute(args),
         Command::Shrink(args) => shrink::execute(args),
+        Command::Run(args) => run::execute(*args),
+        Command::Tour(args) => tour::execute(args),
+        Command::Bench(args) => bench::execute(args),
     }
 }
