@@ -10,6 +10,11 @@
 //! Some waiting is not a pause: a caller may start at any time within
 //! [`WorldConfig::arrival_window_ms`], and a random sleep (a retry backoff of 5–14 ms) may end
 //! at any time in its range. Both show as [`Slot::slack_ms`].
+//!
+//! A caller that reaches a named point ([`Step::Reached`]) goes on in the same step: pausing
+//! there is the same as pausing just before the step that reached it, because reaching a
+//! point never depends on the clock. This keeps the state space small without losing any
+//! behaviour.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -121,8 +126,10 @@ impl WorldConfig {
     }
 }
 
+mod symmetry;
+
 /// What a run is made of that never changes while it runs.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Setup {
     initial_balance: i64,
     amount: i64,
@@ -132,24 +139,31 @@ struct Setup {
     wallet_id: i64,
     /// Each caller's token as it appears in Redis.
     tokens: Vec<Vec<u8>>,
+    /// Hash worlds up to a renaming of callers.
+    symmetric: bool,
 }
 
 /// Callers, stand-ins and a clock.
 ///
 /// Equal worlds hash equal; the hash leaves out what never changes during a run (the
-/// configuration and the scenario's constants), which equal worlds share anyway.
+/// configuration and the scenario's constants), which equal worlds share anyway. With
+/// [`World::set_symmetry`], worlds that differ only by which caller is which hash equal too.
+///
+/// The stand-ins and the callers sit behind `Arc`s and are copied on write, so cloning a
+/// world and taking one step copies only the caller that stepped and the stand-in it used —
+/// what makes exploring millions of states affordable.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct World {
     /// The clock, shared by everyone.
     pub now_ms: u64,
     /// The Redis primary.
-    pub redis: Redis,
+    pub redis: Arc<Redis>,
     /// The replica, when failovers are allowed.
-    pub replica: Option<Replica>,
+    pub replica: Option<Arc<Replica>>,
     /// PostgreSQL.
-    pub postgres: Postgres,
+    pub postgres: Arc<Postgres>,
     /// The callers.
-    pub slots: Vec<Slot>,
+    pub slots: Vec<Arc<Slot>>,
     /// Failovers still allowed.
     pub failovers_left: u32,
     /// Bounds.
@@ -159,6 +173,9 @@ pub struct World {
 
 impl Hash for World {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        if self.setup.symmetric {
+            return self.hash_canonical(state);
+        }
         self.now_ms.hash(state);
         self.redis.hash(state);
         self.replica.hash(state);
@@ -311,14 +328,14 @@ impl World {
             } else {
                 0
             };
-            slots.push(Slot {
+            slots.push(Arc::new(Slot {
                 machine,
                 state,
                 session,
                 paused_ms: 0,
                 slack_ms,
                 outcome: None,
-            });
+            }));
         }
         let replica = (config.failovers > 0).then(|| {
             // A replica that has completed its initial sync: it holds the seeded keys.
@@ -337,16 +354,16 @@ impl World {
                     expire_at_ms: None,
                 });
             }
-            Replica {
+            Arc::new(Replica {
                 redis: copy,
                 backlog: Vec::new(),
-            }
+            })
         });
         Ok(World {
             now_ms: 0,
-            redis,
+            redis: Arc::new(redis),
             replica,
-            postgres,
+            postgres: Arc::new(postgres),
             slots,
             failovers_left: config.failovers,
             config,
@@ -358,8 +375,22 @@ impl World {
                 lock_key: keys.lock.clone(),
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
+                symmetric: false,
             }),
         })
+    }
+
+    /// Makes the hash ignore which caller is which (symmetry reduction for a model checker):
+    /// the world is hashed with callers in a canonical order and every token and PostgreSQL
+    /// session renamed after its owner's rank, in the machines and in both stand-ins.
+    /// Equality is unchanged.
+    pub fn set_symmetry(&mut self, on: bool) {
+        Arc::make_mut(&mut self.setup).symmetric = on;
+    }
+
+    /// True when the hash ignores which caller is which.
+    pub fn symmetric(&self) -> bool {
+        self.setup.symmetric
     }
 
     /// True when every caller has finished.
@@ -444,6 +475,7 @@ impl World {
             Action::Tick => self.tick(sink),
             Action::Replicate => {
                 let replica = self.replica.as_mut().expect("replicate needs a replica");
+                let replica = Arc::make_mut(replica);
                 let effect = replica.backlog.remove(0);
                 replica.redis.apply_effect(&effect);
                 emit(sink, || Event::Replicated { effect });
@@ -451,8 +483,9 @@ impl World {
             Action::Failover => {
                 let replica = self.replica.take().expect("failover needs a replica");
                 let lost = replica.backlog.len();
-                self.redis = replica.redis;
-                self.redis.promote();
+                let mut redis = replica.redis.clone();
+                redis.promote();
+                self.redis = Arc::new(redis);
                 // The old primary is gone; no new replica joins within a run.
                 self.replica = None;
                 self.failovers_left -= 1;
@@ -465,7 +498,7 @@ impl World {
         if self.config.max_pause_ms.is_some() {
             for index in 0..self.slots.len() {
                 if self.enabled(index) {
-                    let slot = &mut self.slots[index];
+                    let slot = Arc::make_mut(&mut self.slots[index]);
                     if slot.slack_ms > 0 {
                         slot.slack_ms -= 1;
                     } else {
@@ -497,6 +530,7 @@ impl World {
                 caller: index,
                 start,
             });
+            let slot = Arc::make_mut(slot);
             slot.state = SlotState::Ready(input);
             slot.slack_ms = slack_ms;
         }
@@ -504,18 +538,30 @@ impl World {
 
     fn step(&mut self, index: usize, sink: &mut Sink<'_>) {
         let now_ms = self.now_ms;
-        let state = std::mem::replace(&mut self.slots[index].state, SlotState::Done);
-        let step = match state {
-            SlotState::Ready(input) => self.slots[index].machine.next(now_ms, input),
+        let slot = Arc::make_mut(&mut self.slots[index]);
+        let state = std::mem::replace(&mut slot.state, SlotState::Done);
+        let mut step = match state {
+            SlotState::Ready(input) => slot.machine.next(now_ms, input),
             SlotState::Blocked { request, .. } => {
                 self.run_sql(index, request, sink);
                 return;
             }
             other => panic!("caller {index} stepped while {other:?}"),
         };
+        // A named point resumes at once: a pause there is time passing before the step that
+        // reached it, which is the same (reaching a point never depends on the clock).
+        while let Step::Reached(point) = step {
+            emit(sink, || Event::Reached {
+                caller: index,
+                point,
+            });
+            step = Arc::make_mut(&mut self.slots[index])
+                .machine
+                .next(now_ms, Input::Resumed);
+        }
         match step {
             Step::Redis { request, .. } => {
-                let reply = self.run_redis(&request);
+                let (request, reply) = self.run_redis(request);
                 if sink.is_some() {
                     let reply = reply.clone();
                     emit(sink, || Event::Redis {
@@ -549,7 +595,7 @@ impl World {
                 } else {
                     0
                 };
-                let slot = &mut self.slots[index];
+                let slot = Arc::make_mut(&mut self.slots[index]);
                 slot.slack_ms = slack_ms;
                 if wake_ms <= now_ms {
                     slot.state = SlotState::Ready(Input::Woke);
@@ -557,17 +603,11 @@ impl World {
                     slot.state = SlotState::Sleeping { wake_ms };
                 }
             }
-            Step::Reached(point) => {
-                emit(sink, || Event::Reached {
-                    caller: index,
-                    point,
-                });
-                self.ready(index, Input::Resumed);
-            }
+            Step::Reached(_) => unreachable!("points resume above"),
             Step::Done(outcome) => {
                 let session = self.slots[index].session;
-                self.postgres.disconnect(session);
-                let slot = &mut self.slots[index];
+                Arc::make_mut(&mut self.postgres).disconnect(session);
+                let slot = Arc::make_mut(&mut self.slots[index]);
                 slot.slack_ms = 0;
                 if sink.is_some() {
                     let outcome = outcome.clone();
@@ -582,17 +622,18 @@ impl World {
     }
 
     fn ready(&mut self, index: usize, input: Input) {
-        let slot = &mut self.slots[index];
+        let slot = Arc::make_mut(&mut self.slots[index]);
         slot.state = SlotState::Ready(input);
         slot.slack_ms = 0;
     }
 
     fn run_sql(&mut self, index: usize, request: SqlRequest, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
-        match self
-            .postgres
-            .execute(session, &request.statement, &request.params)
-        {
+        match Arc::make_mut(&mut self.postgres).execute(
+            session,
+            &request.statement,
+            &request.params,
+        ) {
             Exec::Done(result) => {
                 if sink.is_some() {
                     let result = result.clone();
@@ -613,7 +654,7 @@ impl World {
                         by,
                     });
                 }
-                let slot = &mut self.slots[index];
+                let slot = Arc::make_mut(&mut self.slots[index]);
                 slot.state = SlotState::Blocked { request, by };
                 slot.slack_ms = 0;
             }
@@ -621,35 +662,49 @@ impl World {
     }
 
     /// Runs a request as a client library does (scripts: `EVALSHA`, then `EVAL` on
-    /// `NOSCRIPT`), and queues the primary's effects for the replica.
-    fn run_redis(&mut self, request: &RedisRequest) -> Reply {
+    /// `NOSCRIPT`), and queues the primary's effects for the replica. Hands the request back.
+    fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
         let now_ms = self.now_ms;
-        let reply = match request {
-            RedisRequest::Command(command) => self.redis.apply(command, now_ms),
+        let redis = Arc::make_mut(&mut self.redis);
+        let (request, reply) = match request {
+            RedisRequest::Command(command) => {
+                let reply = redis.apply(&command, now_ms);
+                (RedisRequest::Command(command), reply)
+            }
             RedisRequest::Script { script, keys, args } => {
                 let evalsha = Command::EvalSha {
                     sha1: script.sha1_hex(),
-                    keys: keys.clone(),
-                    args: args.clone(),
+                    keys,
+                    args,
                 };
-                match self.redis.apply(&evalsha, now_ms) {
+                let reply = redis.apply(&evalsha, now_ms);
+                let Command::EvalSha { keys, args, .. } = evalsha else {
+                    unreachable!("built above")
+                };
+                match reply {
                     Reply::Error(text) if text.starts_with("NOSCRIPT") => {
                         let eval = Command::Eval {
                             script: script.source().as_bytes().to_vec(),
-                            keys: keys.clone(),
-                            args: args.clone(),
+                            keys,
+                            args,
                         };
-                        self.redis.apply(&eval, now_ms)
+                        let reply = redis.apply(&eval, now_ms);
+                        let Command::Eval { keys, args, .. } = eval else {
+                            unreachable!("built above")
+                        };
+                        (RedisRequest::Script { script, keys, args }, reply)
                     }
-                    other => other,
+                    other => (RedisRequest::Script { script, keys, args }, other),
                 }
             }
         };
-        let effects = self.redis.drain_effects();
+        let effects = redis.drain_effects();
         if let Some(replica) = &mut self.replica {
-            replica.backlog.extend(effects);
+            if !effects.is_empty() {
+                Arc::make_mut(replica).backlog.extend(effects);
+            }
         }
-        reply
+        (request, reply)
     }
 
     /// How many callers believe they hold the lock right now.

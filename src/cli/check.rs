@@ -63,6 +63,9 @@ pub struct Args {
     /// Worker threads.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub threads: usize,
+    /// Explore callers that differ only by which is which separately (no symmetry reduction).
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -151,6 +154,7 @@ impl Args {
             max_pause_ms: self.max_pause.0,
             failovers: self.failovers,
             horizon_ms: self.horizon,
+            symmetry: !self.no_symmetry,
         };
         config.validate()?;
         Ok(config)
@@ -285,6 +289,9 @@ fn command_line(config: &CheckConfig) -> String {
     if let Some(horizon) = config.horizon_ms {
         line.push_str(&format!(" --horizon {horizon}"));
     }
+    if !config.symmetry {
+        line.push_str(" --no-symmetry");
+    }
     line
 }
 
@@ -324,8 +331,13 @@ pub fn render(
         Strategy::Bfs => "breadth-first",
         Strategy::Dfs => "depth-first (stateright)",
     };
+    let symmetry = if config.symmetry {
+        "callers reduced up to symmetry (tokens and sessions renamed)"
+    } else {
+        "no symmetry reduction"
+    };
     out.push_str(&format!(
-        "search: {search}, {} thread(s), no symmetry reduction\n\n",
+        "search: {search}, {} thread(s), {symmetry}\n\n",
         report.threads
     ));
     out.push_str(&format!(
@@ -396,6 +408,7 @@ struct JsonCheck<'a> {
     max_pause_ticks: Option<u64>,
     failovers: u32,
     horizon_ticks: u64,
+    symmetry: bool,
     elapsed_s: f64,
     unique_states_per_s: u64,
     holds: bool,
@@ -415,6 +428,7 @@ impl<'a> JsonCheck<'a> {
             max_pause_ticks: config.max_pause_ms,
             failovers: config.failovers,
             horizon_ticks: config.horizon(),
+            symmetry: config.symmetry,
             elapsed_s: elapsed.as_secs_f64(),
             unique_states_per_s: per_second(report.unique_states, elapsed),
             holds: report.holds(),

@@ -10,7 +10,11 @@
 //! [`Model::actions`].
 //!
 //! It keeps a fingerprint per visited state (see [`super::fingerprint`]) plus 8 bytes per
-//! state for path reconstruction, and the states of two levels at a time.
+//! state for path reconstruction, and the states of two levels at a time. States whose
+//! fingerprints are equal are one state to it: a model whose hash ignores symmetric
+//! differences gets symmetry reduction for free, and the checker keeps, of a level's
+//! symmetric variants, the one its canonical parent produced, so that every reported path
+//! replays exactly.
 //!
 //! `eventually` properties are not supported (none of leaselab's models has one).
 
@@ -141,7 +145,8 @@ impl Seen {
 
 /// What one worker produced on one level.
 struct Produced<S> {
-    states: Vec<(S, u64)>,
+    /// New states with their fingerprint and the (parent, action) that produced them here.
+    states: Vec<(S, u64, u32, u32)>,
     /// (property index, fingerprint) of new states that decide a property.
     found: Vec<(usize, u64)>,
     generated: u64,
@@ -261,7 +266,7 @@ where
                                     produced.found.push((p, fp));
                                 }
                             }
-                            produced.states.push((next, fp));
+                            produced.states.push((next, fp, rank, action_index as u32));
                             counters.unique.fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -286,30 +291,49 @@ where
                     .collect()
             })
         };
-        // Order the new level canonically.
-        let mut keyed: Vec<(u32, u32, M::State, u64)> = Vec::new();
+        // Order the new level canonically: by (parent rank, action index).
+        let mut states: Vec<Option<M::State>> = Vec::new();
+        let mut keys: Vec<(u32, u32, u32)> = Vec::new();
+        let mut fps: Vec<u64> = Vec::new();
         let mut found: Vec<(usize, u64)> = Vec::new();
         for produced in results {
             generated += produced.generated;
             found.extend(produced.found);
-            for (state, fp) in produced.states {
+            for (state, fp, parent, action) in produced.states {
                 let entry = seen.get(fp);
-                keyed.push((entry.parent, entry.action, state, fp));
+                let state = if (entry.parent, entry.action) == (parent, action) {
+                    state
+                } else {
+                    // Another parent reached a state with the same fingerprint (a symmetric
+                    // variant, when the hash ignores caller identity): keep the canonical
+                    // parent's own successor, so that paths replay exactly.
+                    let parent_state = &frontier[entry.parent as usize];
+                    let mut enabled = Vec::new();
+                    model.actions(parent_state, &mut enabled);
+                    let action = enabled.swap_remove(entry.action as usize);
+                    model
+                        .next_state(parent_state, action)
+                        .expect("the recorded action leads somewhere")
+                };
+                keys.push((entry.parent, entry.action, states.len() as u32));
+                states.push(Some(state));
+                fps.push(fp);
             }
         }
-        keyed.sort_unstable_by_key(|(parent, action, _, _)| (*parent, *action));
+        keys.sort_unstable();
         let mut ranks: HashMap<u64, u32, BuildPassThrough> = HashMap::default();
         for (_, fp) in &found {
             ranks.insert(*fp, 0);
         }
-        let mut level = Vec::with_capacity(keyed.len());
-        let mut next_frontier = Vec::with_capacity(keyed.len());
-        for (rank, (parent, action, state, fp)) in keyed.into_iter().enumerate() {
-            if let Some(slot) = ranks.get_mut(&fp) {
+        let mut level = Vec::with_capacity(keys.len());
+        let mut next_frontier = Vec::with_capacity(keys.len());
+        for (rank, (parent, action, index)) in keys.into_iter().enumerate() {
+            let index = index as usize;
+            if let Some(slot) = ranks.get_mut(&fps[index]) {
                 *slot = rank as u32;
             }
             level.push((parent, action));
-            next_frontier.push(state);
+            next_frontier.push(states[index].take().expect("each state is taken once"));
         }
         for (p, fp) in found {
             let rank = ranks[&fp];

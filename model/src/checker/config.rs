@@ -30,11 +30,13 @@ pub struct CheckConfig {
     pub failovers: u32,
     /// Time stops here (none: [`CheckConfig::default_horizon_ms`]).
     pub horizon_ms: Option<u64>,
+    /// Treat worlds that differ only by which caller is which as one state.
+    pub symmetry: bool,
 }
 
 impl CheckConfig {
     /// Two callers spending 10 from 20, a 3-tick lease, 1 tick of work, unbounded pauses,
-    /// no failovers.
+    /// no failovers, symmetry reduced.
     pub fn new(safeguard: Safeguard) -> CheckConfig {
         CheckConfig {
             safeguard,
@@ -46,6 +48,7 @@ impl CheckConfig {
             max_pause_ms: None,
             failovers: 0,
             horizon_ms: None,
+            symmetry: true,
         }
     }
 
@@ -150,8 +153,13 @@ impl CheckConfig {
             1 => ", 1 failover".to_string(),
             n => format!(", {n} failovers"),
         };
+        let symmetry = if self.symmetry {
+            ", callers up to symmetry"
+        } else {
+            ""
+        };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{symmetry}",
             self.callers,
             self.horizon()
         )

@@ -2,10 +2,10 @@
 //! ledger still holds.
 //!
 //! Allowing longer pauses only adds behaviours (every schedule with pauses up to `p` is also
-//! one with pauses up to `p + 1`), so safety is monotone in the pause bound and a binary
-//! search over it finds the boundary. Each cell is exhaustive to its own horizon
-//! (`work + 2 × TTL + 4` by default); a pause longer than the horizon is the same as an
-//! unbounded one.
+//! one with pauses up to `p + 1`), so safety is monotone in the pause bound: the search
+//! doubles the pause until the ledger breaks, then bisects. Each cell is exhaustive to its
+//! own horizon (`work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
+//! so a cell safe at the horizon is safe with unbounded pauses (`∞`).
 
 use serde::Serialize;
 
@@ -100,22 +100,41 @@ pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamErr
             &mut unique,
         )
     };
-    let boundary = if safe_at(None)? {
-        Boundary::Unbounded
-    } else if !safe_at(Some(0))? {
+    // Pauses as long as the horizon never bind (no run lasts longer), so "safe up to the
+    // horizon" is "safe with unbounded pauses". Search upwards by doubling, then bisect.
+    let boundary = if !safe_at(Some(0))? {
         Boundary::None
     } else {
-        // safe at lo, unsafe at hi
-        let (mut lo, mut hi) = (0u64, horizon + 1);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if safe_at(Some(mid))? {
-                lo = mid;
+        let (mut lo, mut hi) = (0u64, None);
+        let mut pause = 1u64;
+        while pause < horizon {
+            if safe_at(Some(pause))? {
+                lo = pause;
+                pause *= 2;
             } else {
-                hi = mid;
+                hi = Some(pause);
+                break;
             }
         }
-        Boundary::UpTo(lo)
+        let hi = match hi {
+            Some(hi) => Some(hi),
+            None if safe_at(Some(horizon))? => None,
+            None => Some(horizon),
+        };
+        match hi {
+            None => Boundary::Unbounded,
+            Some(mut hi) => {
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if safe_at(Some(mid))? {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                Boundary::UpTo(lo)
+            }
+        }
     };
     Ok(Cell {
         ttl_ms: base.ttl_ms,

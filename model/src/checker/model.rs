@@ -10,13 +10,16 @@
 //!
 //! Callers run identical machines but hold different tokens, and the stand-ins keep those
 //! tokens (the lock's value in Redis, the replication backlog) and the callers' PostgreSQL
-//! sessions (open or closed, in a transaction or not). Swapping two callers therefore means
-//! renaming tokens and sessions inside both stand-ins, which their interfaces do not offer;
-//! sorting the callers alone would be unsound (it would pair a caller with another's lock).
-//! So this model does not reduce symmetry, and [`LeaseModel`] implements no
-//! `Representative`. The state is canonical nonetheless: equal states are equal values
-//! (ordered collections only, no wall clock, pause counters kept only when pauses are
-//! bounded), so they hash equal.
+//! sessions. Sorting the callers alone would be unsound (it would pair a caller with another's
+//! lock), and the stand-ins offer no way to rename tokens inside them, so no
+//! `Representative` world can be built. Instead, with [`CheckConfig::symmetry`] the world's
+//! *hash* is canonical up to a renaming of callers: callers are ranked, and every token and
+//! session is written as its owner's rank, in the machines and in both stand-ins (see
+//! [`World::set_symmetry`]). Any checker that deduplicates by hash — stateright's and
+//! [`super::bfs`] alike — then explores one world per class of symmetric worlds, and the
+//! paths it reports are real paths. Equality stays exact, and the state is canonical: equal
+//! worlds are equal values (ordered collections only, no wall clock, pause counters kept
+//! only when pauses are bounded), so they hash equal.
 
 use stateright::{Model, Property};
 
@@ -64,7 +67,8 @@ impl LeaseModel {
         properties: PropertySet,
     ) -> Result<LeaseModel, ParamError> {
         config.validate()?;
-        let init = World::new(&config.scenario(), &config.tokens(), config.world_config())?;
+        let mut init = World::new(&config.scenario(), &config.tokens(), config.world_config())?;
+        init.set_symmetry(config.symmetry);
         Ok(LeaseModel {
             config,
             init,

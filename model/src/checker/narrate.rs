@@ -44,8 +44,9 @@ pub fn summary(world: &World) -> Vec<String> {
     }
     let believers = world.believers();
     if believers.len() > 1 {
+        let all = if believers.len() == 2 { "both" } else { "all" };
         lines.push(format!(
-            "{} all believe they hold the lock",
+            "{} {all} believe they hold the lock",
             callers_text(&believers)
         ));
     }
@@ -63,10 +64,42 @@ fn callers_text(callers: &[usize]) -> String {
 
 /// The phrases for one action: `before` is the world before it, `after` after it.
 pub fn describe_step(before: &World, events: &[Event], after: &World) -> Vec<String> {
-    events
-        .iter()
-        .map(|event| describe_event(before, event, after))
-        .collect()
+    if let Some(Event::Tick { now_ms }) = events.first() {
+        let woke: Vec<String> = events[1..]
+            .iter()
+            .map(|event| describe_event(before, event, after))
+            .collect();
+        return vec![tick_phrase(before, *now_ms, after, woke)];
+    }
+    // "caller 1 reaches after-read, works until t=1": one subject per run of phrases.
+    let mut phrases: Vec<String> = Vec::new();
+    let mut subject: Option<String> = None;
+    for event in events {
+        let phrase = describe_event(before, event, after);
+        let this = phrase_subject(&phrase);
+        match (&subject, &this) {
+            (Some(previous), Some(current)) if previous == current => {
+                let rest = phrase[current.len()..].trim_start().to_string();
+                if let Some(last) = phrases.last_mut() {
+                    last.push_str(", ");
+                    last.push_str(&rest);
+                }
+            }
+            _ => phrases.push(phrase),
+        }
+        subject = this;
+    }
+    phrases
+}
+
+/// `caller N` when a phrase starts with it (and goes on with a verb).
+fn phrase_subject(phrase: &str) -> Option<String> {
+    let rest = phrase.strip_prefix("caller ")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || !rest[digits.len()..].starts_with(' ') {
+        return None;
+    }
+    Some(format!("caller {digits}"))
 }
 
 fn describe_event(before: &World, event: &Event, after: &World) -> String {
@@ -120,7 +153,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
                 outcome_phrase(outcome)
             )
         }
-        Event::Tick { now_ms } => tick_phrase(before, *now_ms, after),
+        Event::Tick { now_ms } => tick_phrase(before, *now_ms, after, Vec::new()),
         Event::Wake { caller, start } => {
             if *start {
                 format!("caller {} starts", caller + 1)
@@ -135,7 +168,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
     }
 }
 
-fn tick_phrase(before: &World, now_ms: u64, after: &World) -> String {
+fn tick_phrase(before: &World, now_ms: u64, after: &World, woke: Vec<String>) -> String {
     let mut notes = Vec::new();
     if let Some(holder) = before.lock_holder_at(before.now_ms) {
         if after.lock_holder_at(now_ms) != Some(holder) {
@@ -155,6 +188,7 @@ fn tick_phrase(before: &World, now_ms: u64, after: &World) -> String {
         };
         notes.push(note);
     }
+    notes.extend(woke);
     if notes.is_empty() {
         format!("clock reaches {now_ms}")
     } else {
@@ -249,9 +283,9 @@ fn redis_phrase(
             },
             _,
         ) => Some(if *reply == Reply::Integer(1) || *reply == Reply::ok() {
-            format!("{who}'s watchdog refreshes the lease{}", expires())
+            format!("{who} refreshes the lease (watchdog){}", expires())
         } else {
-            format!("{who}'s watchdog refresh is refused: the lock is lost")
+            format!("{who} fails to refresh the lease (watchdog): the lock is lost")
         }),
         (
             RedisRequest::Script {
@@ -303,10 +337,10 @@ fn lease_end(world: &World) -> String {
 fn release_phrase(who: &str, reply: &Reply) -> String {
     match reply {
         Reply::Integer(1) => format!("{who} releases the lock"),
-        Reply::Integer(0) => {
-            format!("{who}'s release is refused: lock not held (expired or taken by someone else)")
-        }
-        other => format!("{who}'s release gets {}", describe_reply(other)),
+        Reply::Integer(0) => format!(
+            "{who} tries to release: refused, lock not held (expired or taken by someone else)"
+        ),
+        other => format!("{who} tries to release: {}", describe_reply(other)),
     }
 }
 
@@ -362,7 +396,7 @@ fn sql_phrase(
             if landed {
                 format!("{who} debits {} (balance >= {})", param(0), param(0))
             } else {
-                format!("{who}'s debit of {} finds too little money", param(0))
+                format!("{who} debits {}: refused, too little money", param(0))
             }
         }
     }
