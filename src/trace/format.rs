@@ -249,6 +249,8 @@ pub struct CheckSpec {
     pub failovers: u32,
     /// The horizon, in ticks (null: the default).
     pub horizon_ticks: Option<u64>,
+    /// Callers that differ only by which is which were one state.
+    pub symmetry: bool,
 }
 
 /// A mirror that does not convert back: the field (a path like `scenario.faults[0].at`) and
@@ -580,6 +582,7 @@ impl CheckSpec {
             max_pause_ticks: config.max_pause_ms,
             failovers: config.failovers,
             horizon_ticks: config.horizon_ms,
+            symmetry: config.symmetry,
         }
     }
 
@@ -604,6 +607,7 @@ impl CheckSpec {
             max_pause_ms: self.max_pause_ticks,
             failovers: self.failovers,
             horizon_ms: self.horizon_ticks,
+            symmetry: self.symmetry,
         };
         config
             .validate()
