@@ -33,9 +33,23 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let mut status = Status::Ok;
     let (mut reproduced, mut changed, mut fixed) = (0, 0, 0);
+    let mut unreadable = Vec::new();
     for path in &files {
-        let trace = trace::load(path)?;
-        let result = replay(&trace)?;
+        let result = trace::load(path).and_then(|trace| {
+            let result = replay(&trace).map_err(|error| trace::TraceError {
+                path: path.clone(),
+                problem: trace::load::Problem::Io(error.message),
+            })?;
+            Ok((trace, result))
+        });
+        let (trace, result) = match result {
+            Ok(found) => found,
+            Err(error) => {
+                eprintln!("error: {error}");
+                unreadable.push(error);
+                continue;
+            }
+        };
         println!("{}: {}", path.display(), result.describe(&trace));
         match &result.outcome {
             Outcome::Reproduced if result.reproduced() => reproduced += 1,
@@ -62,8 +76,19 @@ pub fn execute(args: Args) -> CommandResult {
         }
     }
     println!(
-        "{} trace(s): {reproduced} reproduced, {changed} behaviour changed, {fixed} no longer fail",
-        files.len()
+        "{} trace(s): {reproduced} reproduced, {changed} behaviour changed, {fixed} no longer fail{}",
+        files.len(),
+        if unreadable.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unreadable", unreadable.len())
+        }
     );
-    Ok(status)
+    match unreadable.len() {
+        0 => Ok(status),
+        1 => Err(UsageError::new(format!("{}", unreadable[0]))),
+        n => Err(UsageError::new(format!(
+            "{n} trace files cannot be read (see above)"
+        ))),
+    }
 }

@@ -29,7 +29,8 @@ pub struct Args {
 /// Runs `leaselab show`.
 pub fn execute(args: Args) -> CommandResult {
     let trace = trace::load(&args.file)?;
-    let story = story::build(&trace.scenario, &trace.ledger, &trace.file.events);
+    let events = trace.events()?;
+    let story = story::build(&trace.scenario, &trace.ledger, &events);
     let width = args
         .width
         .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))

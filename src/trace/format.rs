@@ -43,8 +43,46 @@ pub struct TraceFile {
     pub ledger: LedgerSpec,
     /// SHA-1 of the event log (its JSON lines).
     pub digest: String,
-    /// Everything that happened, in order.
-    pub events: Vec<Event>,
+    /// Everything that happened, in order, each event as written (the digest covers this
+    /// text, so a trace stays readable when the simulation's events change).
+    pub events: Vec<RawEvent>,
+}
+
+/// One event of the log, kept as the JSON text it was written as.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawEvent(pub Box<serde_json::value::RawValue>);
+
+impl PartialEq for RawEvent {
+    fn eq(&self, other: &RawEvent) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Eq for RawEvent {}
+
+impl RawEvent {
+    /// The event as compact JSON text.
+    pub fn of(event: &Event) -> RawEvent {
+        RawEvent(serde_json::value::to_raw_value(event).expect("events serialise"))
+    }
+
+    /// The JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+}
+
+/// The SHA-1 of event lines (each followed by a newline), as 40 hex digits: the simulation's
+/// digest of a log, computed from the text a trace holds.
+pub fn digest_lines(events: &[RawEvent]) -> String {
+    use sha1::{Digest, Sha1};
+    let mut hasher = Sha1::new();
+    for event in events {
+        hasher.update(event.text().as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(hasher.finalize())
 }
 
 /// Where a trace comes from.

@@ -23,6 +23,8 @@ pub struct Trace {
     pub ledger: Ledger,
     /// For a model counterexample: the check and its path.
     pub model: Option<ModelPath>,
+    /// The line of `"events": [` in the file, when found.
+    pub events_line: Option<usize>,
 }
 
 /// A model counterexample as a trace records it.
@@ -95,6 +97,40 @@ pub struct TraceError {
     pub path: PathBuf,
     /// What is wrong.
     pub problem: Problem,
+}
+
+impl Trace {
+    /// The events, parsed; an event this leaselab cannot read is an error that names it.
+    pub fn events(&self) -> Result<Vec<leaselab_sim::events::Event>, TraceError> {
+        self.file
+            .events
+            .iter()
+            .enumerate()
+            .map(|(index, raw)| {
+                let mut deserializer = serde_json::Deserializer::from_str(raw.text());
+                serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+                    let inner_path = error.path().to_string();
+                    let field = if inner_path == "." {
+                        format!("events[{index}]")
+                    } else {
+                        format!("events[{index}].{inner_path}")
+                    };
+                    TraceError {
+                        path: self.path.clone(),
+                        problem: Problem::Field {
+                            line: self.events_line.map(|line| line + 1 + index),
+                            field,
+                            message: format!(
+                                "{}; this event was written by leaselab {} and this leaselab cannot read it (replay still works: `leaselab replay --update` rewrites the trace)",
+                                strip_position(&error.into_inner().to_string()),
+                                self.file.leaselab_version
+                            ),
+                        },
+                    }
+                })
+            })
+            .collect()
+    }
 }
 
 impl std::fmt::Display for TraceError {
@@ -295,7 +331,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
             })
         }
     };
-    let computed = leaselab_sim::events::digest(&file.events);
+    let computed = super::format::digest_lines(&file.events);
     if computed != file.digest {
         return Err(fail(Problem::DigestMismatch {
             recorded: file.digest.clone(),
@@ -304,6 +340,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
     }
     Ok(Trace {
         path: path.to_path_buf(),
+        events_line: locate(text, "events"),
         file,
         scenario,
         ledger,

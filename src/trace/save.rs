@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use leaselab_sim::run::RunReport;
 
 use super::format::{
-    slug, LedgerSpec, Origin, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION, LEASELAB_VERSION,
+    slug, RawEvent, LedgerSpec, Origin, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION, LEASELAB_VERSION,
 };
 
 /// Where `run`, `tour` and `check` save broken runs unless told otherwise.
@@ -28,7 +28,7 @@ impl TraceFile {
             seed: report.seed,
             ledger: LedgerSpec::from_ledger(&report.ledger),
             digest: report.digest.clone(),
-            events: report.events.clone(),
+            events: report.events.iter().map(RawEvent::of).collect(),
         }
     }
 
@@ -61,7 +61,7 @@ impl TraceFile {
         }
         text.push_str("\"events\": [\n");
         for (index, event) in self.events.iter().enumerate() {
-            let line = serde_json::to_string(event).expect("events serialise");
+            let line = event.text();
             let comma = if index + 1 < self.events.len() {
                 ","
             } else {
