@@ -1,13 +1,13 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
+pub mod bench;
 pub mod check;
 pub mod duration;
 pub mod frontier;
 pub mod replay;
+pub mod run;
 pub mod show;
 pub mod shrink;
-pub mod bench;
-pub mod run;
 pub mod tour;
 
 use std::process::ExitCode;

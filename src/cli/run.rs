@@ -97,6 +97,12 @@ pub struct Args {
     /// Print the event log of a single run.
     #[arg(long)]
     pub events: bool,
+    /// Where BROKEN runs are saved as traces.
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+    /// Shrink the first BROKEN run and save the smallest failing trace too.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 /// Builds a preset by name with the tutorial's switches.
@@ -470,6 +476,19 @@ pub fn execute(args: Args) -> CommandResult {
                 let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
                 println!("broken seeds: {}", seeds.join(" "));
             }
+        }
+    }
+    // Traces of the broken runs, and the shrunk first one.
+    crate::trace::save_broken(&reports, args.traces.dir())?;
+    if args.shrink {
+        if let Some(report) = reports.iter().find(|r| r.broken()) {
+            let dir = args
+                .traces
+                .dir()
+                .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
+            let path =
+                super::shrink::shrink_and_save(&report.scenario, report.seed, &report.digest, dir)?;
+            eprintln!("shrunk trace saved: {}", path.display());
         }
     }
     Ok(if broken.is_empty() {

@@ -689,6 +689,11 @@ pub fn slug(name: &str) -> String {
             slug.push('-');
         }
     }
+    // Keep names short: cut long ones at a dash, within 48 characters.
+    if slug.len() > 48 {
+        let cut = slug[..48].rfind('-').unwrap_or(48);
+        slug.truncate(cut);
+    }
     let slug = slug.trim_end_matches('-').to_string();
     if slug.is_empty() {
         "trace".into()
@@ -778,5 +783,7 @@ mod tests {
         assert_eq!(slug("step5-fencing --unfenced"), "step5-fencing-unfenced");
         assert_eq!(slug("step3-ttl"), "step3-ttl");
         assert_eq!(slug("--"), "trace");
+        let long = slug("step2-lock --callers 2 --pause 1:after-read:400ms --failover-at 200ms");
+        assert_eq!(long, "step2-lock-callers-2-pause-1-after-read-400ms");
     }
 }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use leaselab_sim::run::RunReport;
 
 use super::format::{
-    slug, RawEvent, LedgerSpec, Origin, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION, LEASELAB_VERSION,
+    slug, LedgerSpec, Origin, RawEvent, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION,
+    LEASELAB_VERSION,
 };
 
 /// Where `run`, `tour` and `check` save broken runs unless told otherwise.
@@ -86,4 +87,53 @@ impl TraceFile {
 /// `run`, `tour` and `check` for every BROKEN run.
 pub fn save_trace(report: &RunReport, dir: &Path) -> std::io::Result<PathBuf> {
     TraceFile::from_report(report, Origin::Simulation { shrunk_from: None }).save_in(dir)
+}
+
+/// The options of the commands that save broken runs (`run`, `tour`, `check`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct SaveArgs {
+    /// Save every BROKEN run as a trace in DIR (same failure, same file name).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR)]
+    pub save_traces: PathBuf,
+    /// Save no traces.
+    #[arg(long, conflicts_with = "save_traces")]
+    pub no_save_traces: bool,
+}
+
+impl SaveArgs {
+    /// The directory to save into, unless saving is off.
+    pub fn dir(&self) -> Option<&Path> {
+        (!self.no_save_traces).then_some(self.save_traces.as_path())
+    }
+}
+
+/// Saves every BROKEN run of `reports` in `dir` (nothing when `dir` is none) and says so on
+/// stderr: one line per trace when there are few, else a count.
+pub fn save_broken(
+    reports: &[RunReport],
+    dir: Option<&Path>,
+) -> Result<Vec<PathBuf>, crate::exit::UsageError> {
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    let mut saved = Vec::new();
+    for report in reports.iter().filter(|r| r.broken()) {
+        let path = save_trace(report, dir).map_err(|error| {
+            crate::exit::UsageError::new(format!(
+                "--save-traces {}: cannot write a trace: {error}",
+                dir.display()
+            ))
+        })?;
+        saved.push(path);
+    }
+    match saved.len() {
+        0 => {}
+        1..=3 => {
+            for path in &saved {
+                eprintln!("trace saved: {} (leaselab show {0})", path.display());
+            }
+        }
+        n => eprintln!("{n} traces saved in {}", dir.display()),
+    }
+    Ok(saved)
 }
