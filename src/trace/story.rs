@@ -378,12 +378,10 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                 What::ConnectionError { server, error } => {
                     marks.push(mark(lane, Kind::Note, format!("{server}: {error}")));
                 }
-                What::Sleep { .. } => {
-                    if working[index] == Some(false) {
-                        working[index] = Some(true);
-                        let ms = scenario.params.work_ms;
-                        marks.push(mark(lane, Kind::Work { ms }, format!("works {ms}ms")));
-                    }
+                What::Sleep { .. } if working[index] == Some(false) => {
+                    working[index] = Some(true);
+                    let ms = scenario.params.work_ms;
+                    marks.push(mark(lane, Kind::Work { ms }, format!("works {ms}ms")));
                 }
                 What::PauseStart { point, ms } => {
                     state[index].paused = true;
