@@ -234,12 +234,13 @@ fn save_counterexample(
         saved.display()
     );
     if args.shrink {
-        let shrunk = super::shrink::shrink_and_save(
+        let (shrunk, sizes) = super::shrink::shrink_and_save(
             &translation.report.scenario,
             translation.report.seed,
             &translation.report.digest,
             dir,
         )?;
+        eprint!("{sizes}");
         eprintln!("shrunk trace saved: {}", shrunk.display());
     }
     Ok(())

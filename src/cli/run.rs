@@ -486,8 +486,9 @@ pub fn execute(args: Args) -> CommandResult {
                 .traces
                 .dir()
                 .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
-            let path =
+            let (path, sizes) =
                 super::shrink::shrink_and_save(&report.scenario, report.seed, &report.digest, dir)?;
+            eprint!("{sizes}");
             eprintln!("shrunk trace saved: {}", path.display());
         }
     }

@@ -32,27 +32,33 @@ pub fn execute(args: Args) -> CommandResult {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(".")),
     };
-    let path = shrink_and_save(&trace.scenario, trace.file.seed, &trace.file.digest, &dir)?;
+    let (path, sizes) =
+        shrink_and_save(&trace.scenario, trace.file.seed, &trace.file.digest, &dir)?;
+    print!("{sizes}");
     println!("wrote {}", path.display());
     Ok(Status::Ok)
 }
 
-/// Shrinks the failing run of `scenario` with `seed` (recorded with digest `from`), prints
-/// the sizes before and after, and saves the smallest trace in `dir`. Used by `shrink` and
-/// by `--shrink` on `run` and `check`.
+/// Shrinks the failing run of `scenario` with `seed` (recorded with digest `from`) and saves
+/// the smallest trace in `dir`; returns its path and the sizes before and after, in words.
+/// Used by `shrink` and by `--shrink` on `run` and `check`.
 pub fn shrink_and_save(
     scenario: &leaselab_model::scenario::Scenario,
     seed: u64,
     from: &str,
     dir: &Path,
-) -> Result<PathBuf, UsageError> {
+) -> Result<(PathBuf, String), UsageError> {
     let shrunk = shrink(scenario, seed, |report| {
         eprintln!("  still fails with {}", Size::of(report));
     })
     .map_err(|error| UsageError::new(format!("cannot shrink: {error}")))?;
-    println!("before: {}", shrunk.before);
-    println!("after:  {} ({} runs tried)", shrunk.after, shrunk.runs);
-    println!("ledger: {}", shrunk.report.ledger.line());
+    let sizes = format!(
+        "before: {}\nafter:  {} ({} runs tried)\nledger: {}\n",
+        shrunk.before,
+        shrunk.after,
+        shrunk.runs,
+        shrunk.report.ledger.line()
+    );
     let mut report = shrunk.report;
     if !report.scenario.name.ends_with(" shrunk") {
         report.scenario.name.push_str(" shrunk");
@@ -63,6 +69,8 @@ pub fn shrink_and_save(
             shrunk_from: Some(from.to_string()),
         },
     );
-    file.save_in(dir)
-        .map_err(|error| UsageError::new(format!("{}: cannot write: {error}", dir.display())))
+    let path = file
+        .save_in(dir)
+        .map_err(|error| UsageError::new(format!("{}: cannot write: {error}", dir.display())))?;
+    Ok((path, sizes))
 }

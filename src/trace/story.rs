@@ -499,7 +499,12 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
             let bars = state
                 .iter()
                 .enumerate()
-                .map(|(index, s)| bar(s, holder == Some(index as u32 + 1)))
+                .map(|(index, s)| {
+                    // A caller whose release is on its way no longer counts on the lock.
+                    let releasing =
+                        matches!(&pending[index], Some(Pending::Redis(c)) if is_release(c));
+                    bar(s, holder == Some(index as u32 + 1) || releasing)
+                })
                 .collect();
             rows.push(Row {
                 mark,
@@ -516,6 +521,14 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
         ledger_line: ledger.line(),
         blame,
     }
+}
+
+fn is_release(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    matches!(
+        (words.next(), words.next()),
+        (Some("EVALSHA"), Some("release" | "redislock-release")) | (Some("DEL" | "DELEX"), _)
+    )
 }
 
 fn bar(state: &CallerState, holds: bool) -> Bar {
