@@ -26,7 +26,11 @@ fn run(safeguard: Safeguard, callers: u32, seed: u64, choices: &[u16]) -> (Verdi
     scenario.params.work_ms = 2;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let tokens: Vec<u128> = (0..callers).map(|_| rng.random()).collect();
-    let config = WorldConfig { max_pause_ms: Some(0), horizon_ms: 10_000, failovers: 0 };
+    let config = WorldConfig {
+        max_pause_ms: Some(0),
+        horizon_ms: 10_000,
+        failovers: 0,
+    };
     let mut world = World::new(&scenario, &tokens, config).expect("valid scenario");
     let mut actions = Vec::new();
     let mut choice = choices.iter().cycle();
@@ -40,20 +44,41 @@ fn run(safeguard: Safeguard, callers: u32, seed: u64, choices: &[u16]) -> (Verdi
         let action: Action = actions[pick % actions.len()];
         world.apply(action);
     }
-    assert!(world.all_done(), "every caller finishes within {MAX_ACTIONS} actions: {:?}", world.results());
+    assert!(
+        world.all_done(),
+        "every caller finishes within {MAX_ACTIONS} actions: {:?}",
+        world.results()
+    );
     let ledger = world.ledger();
     (ledger.verdict, ledger.line())
 }
 
 fn token_safeguards() -> Vec<Safeguard> {
     vec![
-        Safeguard::Lease { release: ReleaseVia::Script },
-        Safeguard::Lease { release: ReleaseVia::Delex },
+        Safeguard::Lease {
+            release: ReleaseVia::Script,
+        },
+        Safeguard::Lease {
+            release: ReleaseVia::Delex,
+        },
         Safeguard::LeaseWatchdog,
-        Safeguard::Redislock { retry: RetryStrategy::Exponential { min_ms: 16, max_ms: 128 }, jitter: true },
-        Safeguard::Redislock { retry: RetryStrategy::Linear { backoff_ms: 5 }, jitter: false },
-        Safeguard::Fenced { guard: WriteGuard::FenceBelow },
-        Safeguard::Fenced { guard: WriteGuard::FenceBelowAndEqual },
+        Safeguard::Redislock {
+            retry: RetryStrategy::Exponential {
+                min_ms: 16,
+                max_ms: 128,
+            },
+            jitter: true,
+        },
+        Safeguard::Redislock {
+            retry: RetryStrategy::Linear { backoff_ms: 5 },
+            jitter: false,
+        },
+        Safeguard::Fenced {
+            guard: WriteGuard::FenceBelow,
+        },
+        Safeguard::Fenced {
+            guard: WriteGuard::FenceBelowAndEqual,
+        },
     ]
 }
 
@@ -75,8 +100,16 @@ proptest! {
 
 #[test]
 fn no_lock_breaks_under_some_interleaving_and_the_property_finds_it() {
-    let mut runner = TestRunner::new(Config { cases: 256, failure_persistence: None, ..Config::default() });
-    let strategy = (2..=3u32, any::<u64>(), proptest::collection::vec(any::<u16>(), 1..64));
+    let mut runner = TestRunner::new(Config {
+        cases: 256,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        2..=3u32,
+        any::<u64>(),
+        proptest::collection::vec(any::<u16>(), 1..64),
+    );
     let result = runner.run(&strategy, |(callers, seed, choices)| {
         let (verdict, line) = run(Safeguard::NoLock, callers, seed, &choices);
         prop_assert_eq!(verdict, Verdict::Ok, "{}", line);
@@ -88,7 +121,9 @@ fn no_lock_breaks_under_some_interleaving_and_the_property_finds_it() {
             // The shrunk schedule is short: two callers reading before either writes.
             assert!(callers >= 2 && !choices.is_empty());
         }
-        other => panic!("the property should have found a lost update without a lock, got {other:?}"),
+        other => {
+            panic!("the property should have found a lost update without a lock, got {other:?}")
+        }
     }
 }
 

@@ -47,7 +47,8 @@ use crate::replication::{describe_effect, Replication};
 /// How the simulation runs (not what it runs: that is the [`Scenario`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimConfig {
-    /// Set-up time before the callers are released, for opening connections.
+    /// Set-up time before the callers are released, for opening connections (they are all
+    /// open after 4 ms: a TCP handshake, redis-rs's `CLIENT SETINFO`, PostgreSQL's startup).
     pub setup_ms: u64,
     /// The run stops this long after the release even if callers are still running.
     pub horizon_ms: u64,
@@ -58,7 +59,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> SimConfig {
         SimConfig {
-            setup_ms: 20,
+            setup_ms: 8,
             horizon_ms: 120_000,
             client: ClientPolicy::default(),
         }
@@ -119,80 +120,164 @@ impl RunReport {
         self.ledger.verdict == leaselab_model::ledger::Verdict::Broken
     }
 
-    /// The report as JSON (scenario and outcomes described, events in full).
+    /// The report as JSON (scenario and outcomes described, events in full), keys in the
+    /// order of [`RunReport`]'s fields.
     pub fn to_json(&self) -> serde_json::Value {
-        let scenario = &self.scenario;
-        let ledger = &self.ledger;
-        serde_json::json!({
-            "scenario": {
-                "name": scenario.name,
-                "safeguard": scenario.safeguard.name(),
-                "callers": scenario.callers,
-                "initial_balance": scenario.initial_balance,
-                "initial_fence_counter": scenario.initial_fence_counter,
-                "amount": scenario.params.amount,
-                "work_ms": scenario.params.work_ms,
-                "ttl_ms": scenario.params.ttl_ms,
-                "acquire_timeout_ms": scenario.params.acquire_timeout_ms,
-                "start_offsets_ms": scenario.start_offsets_ms,
-                "faults": scenario.faults.iter().map(|f| f.describe()).collect::<Vec<_>>(),
-                "network": {
-                    "latency_min_us": scenario.network.latency_min_us,
-                    "latency_max_us": scenario.network.latency_max_us,
-                    "replication_lag_ms": scenario.network.replication_lag_ms,
-                },
-            },
-            "seed": self.seed,
-            "line": ledger.line(),
-            "verdict": ledger.verdict.as_str(),
-            "ledger": {
-                "initial_balance": ledger.initial_balance,
-                "amount": ledger.amount,
-                "accepted": ledger.accepted,
-                "final_balance": ledger.final_balance,
-                "expected_balance": ledger.expected_balance,
-                "rejected": ledger.rejected,
-                "gave_up": ledger.gave_up,
-                "insufficient": ledger.insufficient,
-                "lost_lock": ledger.lost_lock,
-                "failed": ledger.failed,
-                "stale_releases_refused": ledger.stale_releases_refused,
-                "busy_retries": ledger.busy_retries,
-                "stale_spends": ledger.stale_spends.iter().map(|s| serde_json::json!({
-                    "caller": s.caller,
-                    "read_balance": s.read_balance,
-                    "current_balance": s.current_balance,
-                    "fence": s.fence,
-                })).collect::<Vec<_>>(),
-            },
-            "callers": self.callers.iter().map(|c| serde_json::json!({
-                "caller": c.caller,
-                "host": c.host,
-                "outcome": c.outcome.as_ref().map(|o| o.name()),
-                "detail": c.outcome.as_ref().map(describe_outcome),
-                "busy_retries": c.stats.busy_retries,
-                "stale_releases_refused": c.stats.stale_releases_refused,
-                "refreshes": c.stats.refreshes,
-                "done_at_ms": c.done_at_ms,
-            })).collect::<Vec<_>>(),
-            "elapsed_ms": self.elapsed_ms,
-            "final_fence": self.final_fence,
-            "fence_counter": self.fence_counter,
-            "lock_left_behind": self.lock_left_behind,
-            "finished": self.finished,
-            "tokens_issued": self.tokens_issued,
-            "tokens_reissued": self.tokens_reissued,
-            "balance_missing": self.balance_missing,
-            "digest": self.digest,
-            "events": self.events,
-        })
+        serde_json::to_value(self).expect("reports serialise")
     }
 }
 
 impl Serialize for RunReport {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        let scenario = &self.scenario;
+        let ledger = &self.ledger;
+        ReportView {
+            scenario: ScenarioView {
+                name: &scenario.name,
+                safeguard: scenario.safeguard.name(),
+                callers: scenario.callers,
+                initial_balance: scenario.initial_balance,
+                initial_fence_counter: scenario.initial_fence_counter,
+                amount: scenario.params.amount,
+                work_ms: scenario.params.work_ms,
+                ttl_ms: scenario.params.ttl_ms,
+                acquire_timeout_ms: scenario.params.acquire_timeout_ms,
+                start_offsets_ms: &scenario.start_offsets_ms,
+                faults: scenario.faults.iter().map(|f| f.describe()).collect(),
+                latency_min_us: scenario.network.latency_min_us,
+                latency_max_us: scenario.network.latency_max_us,
+                replication_lag_ms: scenario.network.replication_lag_ms,
+            },
+            seed: self.seed,
+            line: ledger.line(),
+            verdict: ledger.verdict.as_str(),
+            ledger: LedgerView {
+                initial_balance: ledger.initial_balance,
+                amount: ledger.amount,
+                accepted: ledger.accepted,
+                final_balance: ledger.final_balance,
+                expected_balance: ledger.expected_balance,
+                rejected: ledger.rejected,
+                gave_up: ledger.gave_up,
+                insufficient: ledger.insufficient,
+                lost_lock: ledger.lost_lock,
+                failed: ledger.failed,
+                stale_releases_refused: ledger.stale_releases_refused,
+                busy_retries: ledger.busy_retries,
+                stale_spends: ledger
+                    .stale_spends
+                    .iter()
+                    .map(|s| StaleSpendView {
+                        caller: s.caller,
+                        read_balance: s.read_balance,
+                        current_balance: s.current_balance,
+                        fence: s.fence,
+                    })
+                    .collect(),
+            },
+            callers: self
+                .callers
+                .iter()
+                .map(|c| CallerView {
+                    caller: c.caller,
+                    host: &c.host,
+                    outcome: c.outcome.as_ref().map(Outcome::name),
+                    detail: c.outcome.as_ref().map(describe_outcome),
+                    busy_retries: c.stats.busy_retries,
+                    stale_releases_refused: c.stats.stale_releases_refused,
+                    refreshes: c.stats.refreshes,
+                    done_at_ms: c.done_at_ms,
+                })
+                .collect(),
+            elapsed_ms: self.elapsed_ms,
+            final_fence: self.final_fence,
+            fence_counter: self.fence_counter,
+            lock_left_behind: self.lock_left_behind,
+            finished: self.finished,
+            tokens_issued: &self.tokens_issued,
+            tokens_reissued: self.tokens_reissued,
+            balance_missing: self.balance_missing,
+            digest: &self.digest,
+            events: &self.events,
+        }
+        .serialize(serializer)
     }
+}
+
+/// [`RunReport`] as it is serialised.
+#[derive(Serialize)]
+struct ReportView<'a> {
+    scenario: ScenarioView<'a>,
+    seed: u64,
+    line: String,
+    verdict: &'static str,
+    ledger: LedgerView,
+    callers: Vec<CallerView<'a>>,
+    elapsed_ms: u64,
+    final_fence: Option<i64>,
+    fence_counter: Option<i64>,
+    lock_left_behind: bool,
+    finished: bool,
+    tokens_issued: &'a [i64],
+    tokens_reissued: u32,
+    balance_missing: bool,
+    digest: &'a str,
+    events: &'a [Event],
+}
+
+#[derive(Serialize)]
+struct ScenarioView<'a> {
+    name: &'a str,
+    safeguard: String,
+    callers: u32,
+    initial_balance: i64,
+    initial_fence_counter: i64,
+    amount: i64,
+    work_ms: u64,
+    ttl_ms: u64,
+    acquire_timeout_ms: Option<u64>,
+    start_offsets_ms: &'a [u64],
+    faults: Vec<String>,
+    latency_min_us: u64,
+    latency_max_us: u64,
+    replication_lag_ms: u64,
+}
+
+#[derive(Serialize)]
+struct LedgerView {
+    initial_balance: i64,
+    amount: i64,
+    accepted: u32,
+    final_balance: i64,
+    expected_balance: i64,
+    rejected: u32,
+    gave_up: u32,
+    insufficient: u32,
+    lost_lock: u32,
+    failed: u32,
+    stale_releases_refused: u32,
+    busy_retries: u32,
+    stale_spends: Vec<StaleSpendView>,
+}
+
+#[derive(Serialize)]
+struct StaleSpendView {
+    caller: u32,
+    read_balance: i64,
+    current_balance: i64,
+    fence: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct CallerView<'a> {
+    caller: u32,
+    host: &'a str,
+    outcome: Option<&'static str>,
+    detail: Option<String>,
+    busy_retries: u32,
+    stale_releases_refused: u32,
+    refreshes: u32,
+    done_at_ms: Option<u64>,
 }
 
 /// An outcome in words, e.g. `accepted (read 100, fence 33)`.
@@ -241,6 +326,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
+/// The most callers a simulated run takes: each caller is a turmoil host, and turmoil's work
+/// per step grows with the square of the number of hosts.
+pub const MAX_SIM_CALLERS: u32 = 500;
+
+/// Checks that the simulation can run `scenario` ([`Scenario::validate`], the faults, the
+/// number of hosts); the error says what to change.
+pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
+    scenario.validate()?;
+    crate::faults::validate(scenario)?;
+    if scenario.callers > MAX_SIM_CALLERS {
+        return Err(ParamError(format!(
+            "the simulation runs at most {MAX_SIM_CALLERS} callers, one host each (got {}); \
+             use --callers {MAX_SIM_CALLERS} or fewer",
+            scenario.callers
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `scenario` with `seed` and the default [`SimConfig`].
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunReport, ParamError> {
     run_with(scenario, seed, &SimConfig::default())
@@ -253,8 +357,7 @@ pub fn run_with(
     seed: u64,
     config: &SimConfig,
 ) -> Result<RunReport, ParamError> {
-    scenario.validate()?;
-    crate::faults::validate(scenario)?;
+    validate(scenario)?;
     let timeline = Timeline::new(config.setup_ms);
     let keys = &scenario.params.keys;
 

@@ -121,3 +121,41 @@ fn a_restart_without_persistence_loses_the_balance_key() {
         .any(|e| matches!(e.what, What::RedisRestart)));
     assert!(report.finished);
 }
+
+#[test]
+fn a_run_stopped_at_its_horizon_counts_the_unfinished_callers_as_failed() {
+    use leaselab_sim::run::{run_with, SimConfig};
+    let scenario = Scenario::tutorial("step3-ttl", Variant::default()).unwrap();
+    let config = SimConfig {
+        horizon_ms: 50,
+        ..SimConfig::default()
+    };
+    let report = run_with(&scenario, 1, &config).unwrap();
+    assert!(!report.finished);
+    assert_eq!(report.elapsed_ms, 50);
+    assert_eq!(report.ledger.failed, 5);
+    assert!(report
+        .events
+        .iter()
+        .any(|e| matches!(e.what, What::Horizon { unfinished: 5 })));
+}
+
+#[test]
+fn the_report_serialises_with_self_describing_events() {
+    let scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+    let report = run(&scenario, 1).unwrap();
+    let json = report.to_json();
+    assert_eq!(json["line"], "accepted=1 balance=90 expected=90 OK");
+    assert_eq!(json["scenario"]["safeguard"], "fenced");
+    assert_eq!(json["final_fence"], 34);
+    assert_eq!(json["callers"][0]["outcome"], "write-rejected");
+    let events = json["events"].as_array().unwrap();
+    assert_eq!(events.len(), report.events.len());
+    assert!(events
+        .iter()
+        .all(|e| e["event"].is_string() && e["host"].is_string() && e["t_us"].is_i64()));
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "pause-start" && e["point"] == "after-read" && e["ms"] == 250));
+    assert!(events.iter().any(|e| e["event"] == "lease-expired"));
+}

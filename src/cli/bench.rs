@@ -10,6 +10,7 @@ use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::run::run as run_one;
 
+use super::run::out;
 use crate::exit::{CommandResult, Status, UsageError};
 
 /// Measure simulated runs per second.
@@ -28,18 +29,36 @@ fn measure(label: &str, scenario: &Scenario, runs: u64) -> Result<(), UsageError
         return Ok(());
     }
     let mut steps_ms = 0;
+    let cpu_start = cpu_ns();
     let start = Instant::now();
     for seed in 1..=runs {
         let report = run_one(scenario, seed)?;
         steps_ms += report.elapsed_ms;
     }
     let seconds = start.elapsed().as_secs_f64();
-    println!(
-        "{label}: {runs} runs in {seconds:.2}s = {:.1} runs/s ({:.0} simulated ms per run)",
+    let cpu = match (cpu_start, cpu_ns()) {
+        (Some(before), Some(after)) => {
+            let cpu_seconds = (after - before) as f64 / 1e9;
+            format!(
+                "; {:.1} runs per CPU second",
+                runs as f64 / cpu_seconds.max(1e-9)
+            )
+        }
+        _ => String::new(),
+    };
+    out!(
+        "{label}: {runs} runs in {seconds:.2}s = {:.1} runs/s{cpu} ({:.0} simulated ms per run)",
         runs as f64 / seconds,
         steps_ms as f64 / runs as f64
     );
     Ok(())
+}
+
+/// CPU time this thread has run, in ns (Linux `/proc/thread-self/schedstat`), so that the
+/// figures mean something on a machine busy with other work.
+fn cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Runs `leaselab bench`.
@@ -54,7 +73,7 @@ pub fn execute(args: Args) -> CommandResult {
         args.step6_runs,
     )?;
     if cfg!(debug_assertions) {
-        println!("(a debug build: measure with `cargo run --release -- bench`)");
+        out!("(a debug build: measure with `cargo run --release -- bench`)");
     }
     Ok(Status::Ok)
 }

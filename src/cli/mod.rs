@@ -6,6 +6,7 @@ pub mod duration;
 pub mod frontier;
 pub mod replay;
 pub mod run;
+pub mod serve;
 pub mod show;
 pub mod shrink;
 pub mod tour;
@@ -48,6 +49,8 @@ pub enum Command {
     Tour(tour::Args),
     /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
     Bench(bench::Args),
+    /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
+    Serve(serve::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -80,5 +83,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Run(args) => run::execute(*args),
         Command::Tour(args) => tour::execute(args),
         Command::Bench(args) => bench::execute(args),
+        Command::Serve(args) => serve::execute(&args),
     }
 }

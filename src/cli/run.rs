@@ -16,6 +16,16 @@
 
 use std::io::IsTerminal as _;
 
+/// Prints a line on stdout, ignoring a reader that went away (`| head`): the exit code still
+/// tells the verdict.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+pub(crate) use out;
+
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
@@ -50,13 +60,13 @@ pub struct Args {
     #[arg(long)]
     pub callers: Option<u32>,
     /// The lease TTL, e.g. 1ms, 100ms, 2s.
-    #[arg(long, value_parser = parse_ms)]
+    #[arg(long, value_parser = parse_duration)]
     pub ttl: Option<u64>,
     /// How long the work between read and write takes.
-    #[arg(long, value_parser = parse_ms)]
+    #[arg(long, value_parser = parse_duration)]
     pub work: Option<u64>,
     /// Give up acquiring the lock after this long.
-    #[arg(long, value_parser = parse_ms)]
+    #[arg(long, value_parser = parse_duration)]
     pub acquire_timeout: Option<u64>,
     /// Use another safeguard (e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit).
     #[arg(long)]
@@ -65,7 +75,7 @@ pub struct Args {
     #[arg(long)]
     pub balance: Option<i64>,
     /// How far the Redis replica lags behind the primary.
-    #[arg(long, value_parser = parse_ms)]
+    #[arg(long, value_parser = parse_duration)]
     pub replication_lag: Option<u64>,
     /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
     #[arg(long)]
@@ -74,10 +84,10 @@ pub struct Args {
     #[arg(long = "pause", value_name = "CALLER:POINT:DURATION")]
     pub pauses: Vec<String>,
     /// The Redis primary dies at this time; the replica is promoted.
-    #[arg(long, value_parser = parse_ms, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub failover_at: Option<u64>,
     /// Redis restarts without persistence at this time.
-    #[arg(long, value_parser = parse_ms, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub restart_at: Option<u64>,
     /// A partition: A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms (repeatable).
     #[arg(long = "partition", value_name = "A:B:FROM:UNTIL[:one-way]")]
@@ -103,6 +113,16 @@ pub struct Args {
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
+}
+
+/// A duration flag: `1ms`, `250ms`, `2s`, ... or a bare `0` (zero needs no unit), so that
+/// `--ttl 0` reaches the safeguard's own check ("TTL must be at least 1ms").
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    if text.trim() == "0" {
+        Ok(0)
+    } else {
+        parse_ms(text)
+    }
 }
 
 /// Builds a preset by name with the tutorial's switches.
@@ -204,8 +224,7 @@ impl Args {
         if !changed.is_empty() {
             scenario.name = format!("{} {}", scenario.name, changed.join(" "));
         }
-        scenario.validate()?;
-        leaselab_sim::faults::validate(&scenario)?;
+        leaselab_sim::run::validate(&scenario)?;
         if self.runs == 0 {
             return Err(UsageError::new("--runs must be at least 1"));
         }
@@ -267,7 +286,8 @@ pub fn parse_partition(text: &str) -> Result<Fault, UsageError> {
         })
     };
     let time = |value: &str| {
-        parse_ms(value).map_err(|error| UsageError::new(format!("--partition {text}: {error}")))
+        parse_duration(value)
+            .map_err(|error| UsageError::new(format!("--partition {text}: {error}")))
     };
     Ok(Fault::Partition {
         a: host(a)?,
@@ -296,7 +316,7 @@ pub fn parse_clock_jump(text: &str) -> Result<Fault, UsageError> {
         Some(rest) => (-1, rest),
         None => (1, by.strip_prefix('+').unwrap_or(by)),
     };
-    let jump = parse_ms(magnitude)
+    let jump = parse_duration(magnitude)
         .map_err(|error| UsageError::new(format!("--clock-jump {text}: {error}")))?;
     Ok(Fault::ClockJump {
         host,
@@ -405,23 +425,23 @@ pub fn execute(args: Args) -> CommandResult {
     if reports.len() == 1 {
         let report = &reports[0];
         if args.json {
-            println!(
+            out!(
                 "{}",
                 serde_json::to_string_pretty(report).expect("reports serialise")
             );
         } else {
             if args.events {
                 for event in &report.events {
-                    println!("{}", render(event));
+                    out!("{}", render(event));
                 }
             }
-            println!("{} seed={}", scenario.name, report.seed);
-            println!("{}", report.ledger.line());
-            println!("{}", counters_line(report));
+            out!("{} seed={}", scenario.name, report.seed);
+            out!("{}", report.ledger.line());
+            out!("{}", counters_line(report));
             for caller in &report.callers {
                 if let Some(outcome) = &caller.outcome {
                     if args.events || reports[0].scenario.callers <= 5 {
-                        println!(
+                        out!(
                             "  {}: {}",
                             caller.host,
                             leaselab_sim::run::describe_outcome(outcome)
@@ -429,7 +449,7 @@ pub fn execute(args: Args) -> CommandResult {
                     }
                 }
             }
-            println!("digest {}", report.digest);
+            out!("digest {}", report.digest);
         }
     } else {
         let names: Vec<&str> = counters(&reports[0]).iter().map(|(n, _)| *n).collect();
@@ -455,26 +475,26 @@ pub fn execute(args: Args) -> CommandResult {
                     "elapsed_ms": r.elapsed_ms,
                 })).collect::<Vec<_>>(),
             });
-            println!(
+            out!(
                 "{}",
                 serde_json::to_string_pretty(&summary).expect("summaries serialise")
             );
         } else {
-            println!(
+            out!(
                 "{}: {} runs, seeds {}..={}",
                 scenario.name,
                 reports.len(),
                 args.seed,
                 args.seed + args.runs - 1
             );
-            println!("BROKEN in {} of {} runs", broken.len(), reports.len());
-            println!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
+            out!("BROKEN in {} of {} runs", broken.len(), reports.len());
+            out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
             for (name, (min, median, max)) in &table {
-                println!("{name:<24} {min:>8} {median:>8} {max:>8}");
+                out!("{name:<24} {min:>8} {median:>8} {max:>8}");
             }
             if !broken.is_empty() {
                 let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
-                println!("broken seeds: {}", seeds.join(" "));
+                out!("broken seeds: {}", seeds.join(" "));
             }
         }
     }
@@ -497,4 +517,133 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         Status::Violation
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn args(line: &[&str]) -> Args {
+        let mut argv = vec!["leaselab", "run"];
+        argv.extend_from_slice(line);
+        match Cli::try_parse_from(argv).expect("valid usage").command {
+            Command::Run(args) => *args,
+            other => panic!("expected run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_zero_ttl_is_refused_before_anything_runs() {
+        let error = execute(args(&["step6-verify", "--ttl", "0"])).unwrap_err();
+        assert_eq!(error.message, "TTL must be at least 1ms");
+        let error = execute(args(&["step2-lock", "--ttl", "0ms"])).unwrap_err();
+        assert_eq!(error.message, "TTL must be at least 1ms");
+    }
+
+    #[test]
+    fn the_exit_status_follows_the_verdict() {
+        assert_eq!(execute(args(&["step5-fencing"])), Ok(Status::Ok));
+        assert_eq!(
+            execute(args(&["step5-fencing", "--unfenced", "--runs", "2"])),
+            Ok(Status::Violation)
+        );
+    }
+
+    #[test]
+    fn bad_input_gets_a_message_that_says_how_to_fix_it() {
+        for (line, needle) in [
+            (&["step9"][..], "unknown scenario 'step9'"),
+            (
+                &["step1-race", "--watchdog"][..],
+                "--watchdog applies to step3-ttl",
+            ),
+            (
+                &["step2-lock", "--pause", "1:lunch:2s"][..],
+                "CALLER:POINT:DURATION",
+            ),
+            (
+                &["step2-lock", "--pause", "99:after-read:2s"][..],
+                "there is no caller 99",
+            ),
+            (
+                &["step2-lock", "--partition", "app-1:mars:1ms:2ms"][..],
+                "unknown host 'mars'",
+            ),
+            (
+                &["step2-lock", "--partition", "app-1:redis:5ms:2ms"][..],
+                "must heal after",
+            ),
+            (
+                &["step2-lock", "--clock-jump", "app-1:5ms:+1s"][..],
+                "monotonic",
+            ),
+            (
+                &["step2-lock", "--safeguard", "magic"][..],
+                "unknown safeguard",
+            ),
+            (
+                &["step2-lock", "--runs", "0"][..],
+                "--runs must be at least 1",
+            ),
+        ] {
+            let error = execute(args(line)).unwrap_err();
+            assert!(
+                error.message.contains(needle),
+                "{line:?}: {}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn clap_refuses_malformed_usage() {
+        assert!(Cli::try_parse_from(["leaselab", "run"]).is_err());
+        assert!(Cli::try_parse_from(["leaselab", "run", "step2-lock", "--ttl", "5"]).is_err());
+        assert!(Cli::try_parse_from(["leaselab", "run", "step2-lock", "--callers", "x"]).is_err());
+    }
+
+    #[test]
+    fn fault_flags_build_the_faults() {
+        let scenario = args(&[
+            "step2-lock",
+            "--no-faults",
+            "--pause",
+            "app-2:before-write:250ms",
+            "--partition",
+            "app-1:redis:10ms:1s:one-way",
+            "--failover-at",
+            "30ms",
+            "--clock-jump",
+            "redis:5ms:-200ms",
+        ])
+        .scenario()
+        .unwrap();
+        assert_eq!(
+            scenario.faults,
+            vec![
+                Fault::Pause {
+                    caller: 2,
+                    at: Point::BeforeWrite,
+                    pause_ms: 250
+                },
+                Fault::Failover { at_ms: 30 },
+                Fault::Partition {
+                    a: Host::Caller(1),
+                    b: Host::Redis,
+                    from_ms: 10,
+                    until_ms: 1_000,
+                    one_way: true
+                },
+                Fault::ClockJump {
+                    host: Host::Redis,
+                    at_ms: 5,
+                    jump_ms: -200
+                },
+            ]
+        );
+        assert!(scenario.name.starts_with("step2-lock --no-faults --pause"));
+    }
 }

@@ -10,6 +10,7 @@ use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::run::RunReport;
 
 use super::duration::format_ms;
+use super::run::out;
 use super::run::{preset, run_batch};
 use crate::exit::{CommandResult, Status, UsageError};
 
@@ -285,7 +286,6 @@ pub fn execute(args: Args) -> CommandResult {
             unexpected.push(format!("{} {}", row.step, row.variant).trim().to_string());
         }
         lines.push(line);
-        let _ = (result.runs, result.broken);
     }
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for line in &lines {
@@ -299,31 +299,67 @@ pub fn execute(args: Args) -> CommandResult {
             .zip(&widths)
             .map(|(cell, width)| format!("{cell:<width$}"))
             .collect();
-        println!("{}", text.join("  ").trim_end());
+        out!("{}", text.join("  ").trim_end());
     };
     print(header.iter().map(|h| h.to_string()).collect());
     for line in lines {
         print(line);
     }
-    println!();
+    out!("");
     if let (Some(dir), 1..) = (args.traces.dir(), saved) {
-        println!("{saved} broken runs saved as traces in {}", dir.display());
+        out!("{saved} broken runs saved as traces in {}", dir.display());
     }
-    println!(
+    out!(
         "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
          and every run passes the row's check; a row expected to break and breaking is the \
          tutorial's finding."
     );
     if unexpected.is_empty() {
-        println!("{} of {} rows as expected", rows.len(), rows.len());
+        out!("{} of {} rows as expected", rows.len(), rows.len());
         Ok(Status::Ok)
     } else {
-        println!(
+        out!(
             "{} of {} rows as expected; not as expected: {}",
             rows.len() - unexpected.len(),
             rows.len(),
             unexpected.join(", ")
         );
         Ok(Status::Violation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_a_valid_scenario() {
+        let rows = rows().unwrap();
+        assert_eq!(rows.len(), 14);
+        for row in &rows {
+            leaselab_sim::run::validate(&row.scenario).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_row_is_judged_by_its_pattern_and_its_check() {
+        let rows = rows().unwrap();
+        let fenced = rows
+            .iter()
+            .find(|r| r.step == "step5-fencing" && r.variant.is_empty())
+            .unwrap();
+        let unfenced = rows
+            .iter()
+            .find(|r| r.step == "step5-fencing" && r.variant == "--unfenced")
+            .unwrap();
+        let ok_runs = run_batch(&fenced.scenario, 1..4);
+        let broken_runs = run_batch(&unfenced.scenario, 1..4);
+        assert!(judge(fenced, &ok_runs).as_expected);
+        assert!(judge(unfenced, &broken_runs).as_expected);
+        // The same runs under the other row's expectation are not as expected.
+        assert!(!judge(fenced, &broken_runs).as_expected);
+        assert!(!judge(unfenced, &ok_runs).as_expected);
+        let result = judge(unfenced, &broken_runs);
+        assert_eq!((result.runs, result.broken), (3, 3));
     }
 }

@@ -16,6 +16,10 @@
 //!    returns [`Exec::Blocked`] with no effect. Re-executed after that transaction ends, it
 //!    sees the newest committed row, which is exactly what PostgreSQL's re-check
 //!    (EvalPlanQual) sees: the new row after a commit, the original row after a rollback.
+//!    PostgreSQL locks that newest version *before* re-checking, so inside a transaction
+//!    block the resumed statement keeps the row lock even when the re-check fails and it
+//!    updates nothing (the next statement executed after [`Exec::Blocked`] is taken as the
+//!    blocked one resumed).
 //!
 //! `SELECT ... FOR UPDATE` waits (or fails with `NOWAIT`, or skips the row with
 //! `SKIP LOCKED`) whenever another transaction holds the lock. A plain `SELECT` never waits.
@@ -193,6 +197,8 @@ struct Session {
     status: TxStatus,
     /// The session whose transaction this one's last statement is blocked on.
     waiting_on: Option<SessionId>,
+    /// The session's last statement was blocked: the next one it executes resumes it.
+    resuming: bool,
 }
 
 /// An in-memory PostgreSQL holding the `wallets` table.
@@ -255,6 +261,7 @@ impl Postgres {
             Session {
                 status: TxStatus::Idle,
                 waiting_on: None,
+                resuming: false,
             },
         );
         id
@@ -335,6 +342,7 @@ impl Postgres {
             return Executed::done(Err(PgError::connection_does_not_exist()));
         };
         state.waiting_on = None;
+        let resuming = std::mem::take(&mut state.resuming);
         if state.status == TxStatus::Failed && !statement.ends_transaction() {
             return Executed::done(Err(PgError::in_failed_transaction()));
         }
@@ -355,16 +363,18 @@ impl Postgres {
                 id,
                 lock: Some(lock),
             } => self.select_for_update(session, id, lock),
-            Statement::WriteFenced { id, guard } => {
-                self.update(session, id, |row| fenced_write(row, guard, params))
-            }
-            Statement::WriteBalance { id } => self.update(session, id, |row| {
+            Statement::WriteFenced { id, guard } => self.update(session, id, resuming, |row| {
+                fenced_write(row, guard, params)
+            }),
+            Statement::WriteBalance { id } => self.update(session, id, resuming, |row| {
                 Ok(Some(Wallet {
                     balance: params[0],
                     ..row
                 }))
             }),
-            Statement::Debit { id } => self.update(session, id, |row| debit(row, params[0])),
+            Statement::Debit { id } => {
+                self.update(session, id, resuming, |row| debit(row, params[0]))
+            }
         }
     }
 
@@ -436,17 +446,30 @@ impl Postgres {
     }
 
     /// An `UPDATE` of row `id`. `plan` evaluates the WHERE clause on a version (None: no
-    /// match) and computes the new row.
+    /// match) and computes the new row. `resuming`: the statement waited for this row's lock.
     fn update(
         &mut self,
         session: SessionId,
         id: i64,
+        resuming: bool,
         plan: impl Fn(Wallet) -> Result<Option<Wallet>, PgError>,
     ) -> Executed {
-        let Some(row) = self.rows.get(&id) else {
+        let Some(&row) = self.rows.get(&id) else {
             return Executed::done(Ok(update_result(0)));
         };
         let new_row = match plan(row.visible_to(session)) {
+            Ok(None) if resuming => {
+                // After the wait PostgreSQL locks the newest version, then re-checks the WHERE
+                // clause (ExecUpdate: table_tuple_lock, then EvalPlanQual); a failed re-check
+                // skips the row but keeps the lock.
+                if let Some(holder) = row.locked_by_other(session) {
+                    return self.wait_for(session, holder);
+                }
+                if self.status(session) == Some(TxStatus::InBlock) {
+                    self.lock_row(session, id, None);
+                }
+                return Executed::done(Ok(update_result(0)));
+            }
             Ok(None) => return Executed::done(Ok(update_result(0))),
             Ok(Some(new_row)) => new_row,
             Err(error) => return self.fail(session, error),
@@ -472,7 +495,9 @@ impl Postgres {
         if let Some(cycle) = self.wait_cycle(session, holder) {
             return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
         }
-        self.session_mut(session).waiting_on = Some(holder);
+        let state = self.session_mut(session);
+        state.waiting_on = Some(holder);
+        state.resuming = true;
         Executed {
             exec: Exec::Blocked { by: holder },
             notice: None,
@@ -682,5 +707,46 @@ fn command_result(tag: &str) -> QueryResult {
         rows: Vec::new(),
         tag: tag.to_string(),
         rows_affected: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// PostgreSQL 15, READ COMMITTED: an UPDATE that waited for a concurrent writer and no
+    /// longer matches the committed row updates nothing but keeps the row locked until its
+    /// transaction ends (a third statement on the row waits for it).
+    #[test]
+    fn a_resumed_update_that_no_longer_matches_keeps_the_row_lock() {
+        let fenced = Statement::WriteFenced {
+            id: 1,
+            guard: WriteGuard::FenceBelow,
+        };
+        let mut db = Postgres::new();
+        db.seed_wallet(
+            1,
+            Wallet {
+                balance: 100,
+                fence: 0,
+            },
+        );
+        let (a, b) = (db.connect(), db.connect());
+        let done = |exec: Exec| match exec {
+            Exec::Done(Ok(result)) => result.rows_affected,
+            other => panic!("{other:?}"),
+        };
+        done(db.execute(a, &Statement::Begin, &[]));
+        assert_eq!(done(db.execute(a, &fenced, &[90, 5])), 1);
+        done(db.execute(b, &Statement::Begin, &[]));
+        assert_eq!(db.execute(b, &fenced, &[80, 3]), Exec::Blocked { by: a });
+        done(db.execute(a, &Statement::Commit, &[]));
+        assert_eq!(done(db.execute(b, &fenced, &[80, 3])), 0);
+        assert_eq!(db.lock_holder(1), Some(b));
+        let debit = Statement::Debit { id: 1 };
+        assert_eq!(db.execute(a, &debit, &[10]), Exec::Blocked { by: b });
+        done(db.execute(b, &Statement::Rollback, &[]));
+        assert_eq!(done(db.execute(a, &debit, &[10])), 1);
+        assert_eq!(db.wallet(1).map(|w| w.balance), Some(80));
     }
 }

@@ -35,6 +35,11 @@ pub enum ScriptId {
     RedislockRelease,
     /// bsm/redislock v0.10.0 `pttl.lua`.
     RedislockPttl,
+    /// The tutorial's compare-and-delete as typed into `redis-cli` (the same statements as
+    /// [`ScriptId::Release`] on one line, so a different SHA1, and a failing call reports
+    /// line 1). No safeguard sends it; it makes the tutorial's `redis-cli` session work against
+    /// `leaselab serve redis`.
+    ReleaseOneLine,
 }
 
 /// The tutorial's compare-and-delete release (the text of its Go raw string, which starts
@@ -44,6 +49,10 @@ if redis.call(\"GET\", KEYS[1]) == ARGV[1] then
   return redis.call(\"DEL\", KEYS[1])
 end
 return 0";
+
+/// The tutorial's `redis-cli` compare-and-delete, exactly as typed between its single quotes.
+const RELEASE_ONE_LINE_SOURCE: &str = "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then \
+                                       return redis.call(\"DEL\", KEYS[1]) end return 0";
 
 /// The tutorial's token-checked refresh.
 const REFRESH_SOURCE: &str = "
@@ -162,7 +171,7 @@ return minTTL";
 
 impl ScriptId {
     /// Every known script.
-    pub const ALL: [ScriptId; 7] = [
+    pub const ALL: [ScriptId; 8] = [
         ScriptId::Release,
         ScriptId::Refresh,
         ScriptId::FencedAcquire,
@@ -170,6 +179,7 @@ impl ScriptId {
         ScriptId::RedislockRefresh,
         ScriptId::RedislockRelease,
         ScriptId::RedislockPttl,
+        ScriptId::ReleaseOneLine,
     ];
 
     /// The exact Lua source a client sends.
@@ -182,6 +192,7 @@ impl ScriptId {
             ScriptId::RedislockRefresh => REDISLOCK_REFRESH_SOURCE,
             ScriptId::RedislockRelease => REDISLOCK_RELEASE_SOURCE,
             ScriptId::RedislockPttl => REDISLOCK_PTTL_SOURCE,
+            ScriptId::ReleaseOneLine => RELEASE_ONE_LINE_SOURCE,
         }
     }
 
@@ -227,6 +238,7 @@ impl ScriptId {
             ScriptId::RedislockRefresh => "redislock-refresh",
             ScriptId::RedislockRelease => "redislock-release",
             ScriptId::RedislockPttl => "redislock-pttl",
+            ScriptId::ReleaseOneLine => "release-one-line",
         }
     }
 }
@@ -296,15 +308,34 @@ pub(crate) fn run(
     args: &[Vec<u8>],
 ) -> Reply {
     let result = match script {
-        ScriptId::Release => run_release(host, keys, args),
+        ScriptId::Release => run_release(host, keys, args, [2, 3]),
         ScriptId::Refresh => run_refresh(host, keys, args),
         ScriptId::FencedAcquire => run_fenced_acquire(host, keys, args),
         ScriptId::RedislockObtain => run_redislock_obtain(host, keys, args),
         ScriptId::RedislockRefresh => run_redislock_refresh(host, keys, args),
         ScriptId::RedislockRelease => run_redislock_release(host, keys, args),
         ScriptId::RedislockPttl => run_redislock_pttl(host, keys, args),
+        ScriptId::ReleaseOneLine => run_release(host, keys, args, [1, 1]),
     };
-    result.unwrap_or_else(|failure| failure.into_reply(&script.sha1_hex()))
+    match result {
+        // Every integer a script returns went through a Lua number (a double).
+        Ok(Reply::Integer(n)) => Reply::Integer(lua_number_to_reply_integer(n as f64)),
+        Ok(reply) => reply,
+        Err(failure) => failure.into_reply(&script.sha1_hex()),
+    }
+}
+
+/// How Redis 7.0 turns a Lua number a script returns into an integer reply: C's
+/// `(long long)` cast of the double. Integers beyond 2^53 lose precision on the way, and a
+/// double at or past 2^63 becomes `i64::MIN`, as the cast does on x86-64 (an `INCR` to
+/// `i64::MAX` inside a script returns -9223372036854775808).
+fn lua_number_to_reply_integer(number: f64) -> i64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if number.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&number) {
+        i64::MIN
+    } else {
+        number as i64
+    }
 }
 
 /// `redis.call(...)` on script line `line`.
@@ -352,16 +383,18 @@ fn with_name(name: &str, rest: impl IntoIterator<Item = LuaArg>) -> Vec<LuaArg> 
     args
 }
 
-/// The tutorial's release (see [`RELEASE_SOURCE`]).
+/// The tutorial's release (see [`RELEASE_SOURCE`] and [`RELEASE_ONE_LINE_SOURCE`]), with the
+/// script lines of its `GET` and `DEL` calls.
 fn run_release(
     host: &mut impl ScriptHost,
     keys: &[Vec<u8>],
     args: &[Vec<u8>],
+    [get_line, del_line]: [u32; 2],
 ) -> Result<Reply, ScriptFailure> {
     let key = nth(keys, 1);
-    let current = redis_call(host, 2, &[word("GET"), key.clone()])?;
+    let current = redis_call(host, get_line, &[word("GET"), key.clone()])?;
     if lua_equals_string(&current, args.first().map(Vec::as_slice)) {
-        return redis_call(host, 3, &[word("DEL"), key]);
+        return redis_call(host, del_line, &[word("DEL"), key]);
     }
     Ok(Reply::Integer(0))
 }
@@ -595,6 +628,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn integers_a_script_returns_go_through_a_double() {
+        assert_eq!(lua_number_to_reply_integer(42.0), 42);
+        assert_eq!(lua_number_to_reply_integer(-7.0), -7);
+        assert_eq!(
+            lua_number_to_reply_integer(9_007_199_254_740_993_i64 as f64),
+            9_007_199_254_740_992
+        );
+        assert_eq!(lua_number_to_reply_integer(i64::MAX as f64), i64::MIN);
+        assert_eq!(lua_number_to_reply_integer(i64::MIN as f64), i64::MIN);
+    }
+
+    #[test]
     fn every_script_hash_is_the_sha1_of_its_source() {
         for id in ScriptId::ALL {
             let expected = hex::encode(Sha1::digest(id.source().as_bytes()));
@@ -640,6 +685,10 @@ mod tests {
             (
                 ScriptId::RedislockPttl,
                 "66e1084c2d842a7e8c271925aae90219fac4e129",
+            ),
+            (
+                ScriptId::ReleaseOneLine,
+                "bb69021340f0876bd55888dfc77dd19b7caf5a78",
             ),
         ];
         for (id, sha) in known {

@@ -1,0 +1,1310 @@
+//! Differential tests: the PostgreSQL stand-in against a real PostgreSQL 15.
+//!
+//! The same sequence of statements (the safeguards' own texts, [`Statement::sql`], with random
+//! `bigint` parameters) runs on two sessions of a real server and on two sessions of the
+//! stand-in served over the wire protocol on a loopback port; both are driven by
+//! `tokio-postgres`. Rows, rows affected, warnings, SQLSTATEs, messages and details must match,
+//! and so must *when* each statement finishes: a statement that waits for another session's
+//! row lock must wait on both, and finish after the same later step.
+//!
+//! Needs `LEASELAB_DATABASE_URL` (e.g. `postgres://postgres@127.0.0.1:5432/test`); without it
+//! every test here prints one line saying it was skipped and passes. Each test works in its
+//! own schema (`SET search_path`), dropped at the end, also when the test fails.
+//!
+//! Deadlocks are kept out of the generated cases (two sessions never lock two rows each): the
+//! stand-in fails the statement that closes the cycle at once, where PostgreSQL waits for
+//! `deadlock_timeout` and fails whichever session's timer fires first (documented in
+//! `docs/fidelity.md`).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::Write as _;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use leaselab_model::postgres::{Postgres, RowLock, SessionId, Statement, Wallet, WriteGuard};
+use leaselab_sim::observer::NoopObserver;
+use leaselab_sim::pg_server::PgServer;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use tokio::sync::mpsc;
+use tokio::task::{JoinHandle, LocalSet};
+use tokio_postgres::tls::NoTls;
+use tokio_postgres::{AsyncMessage, Client, SimpleQueryMessage};
+
+/// The environment variable naming the real server.
+const URL_VAR: &str = "LEASELAB_DATABASE_URL";
+
+/// How long a statement may take to either finish or be seen waiting for a lock.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Generated cases with one session.
+const SOLO_CASES: u32 = 200;
+/// Generated cases with two concurrent sessions.
+const DUO_CASES: u32 = 600;
+
+// ---------------------------------------------------------------------------------------------
+// The environment.
+
+/// The real server's URL, or `None` after printing one line saying why the test is skipped.
+fn database_url(test: &str) -> Option<String> {
+    match std::env::var(URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            report(&format!(
+                "{test}: skipped: {URL_VAR} is not set (e.g. postgres://postgres@127.0.0.1:5432/test); the stand-in is not \
+                 compared with a real PostgreSQL"
+            ));
+            None
+        }
+    }
+}
+
+/// Prints a line on the real stderr, which cargo's output capture does not swallow (so that
+/// a skip or a summary shows in every run), in one piece even while other tests print.
+fn report(line: &str) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
+}
+
+/// The number of generated cases: `PROPTEST_CASES` if set, else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(default)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// A warning or error as the server sent it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ServerMessage {
+    severity: String,
+    code: String,
+    message: String,
+    detail: Option<String>,
+    hint: Option<String>,
+}
+
+impl ServerMessage {
+    fn from_db(error: &tokio_postgres::error::DbError) -> ServerMessage {
+        ServerMessage {
+            severity: error.severity().to_string(),
+            code: error.code().code().to_string(),
+            message: error.message().to_string(),
+            detail: error.detail().map(str::to_string),
+            hint: error.hint().map(str::to_string),
+        }
+    }
+}
+
+impl fmt::Display for ServerMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {:?}", self.severity, self.code, self.message)?;
+        if let Some(detail) = &self.detail {
+            write!(f, " DETAIL {detail:?}")?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, " HINT {hint:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A session: the client, the warnings its connection received, and how to find out whether
+/// it waits for a lock.
+struct Session {
+    client: Rc<Client>,
+    notices: mpsc::UnboundedReceiver<ServerMessage>,
+    /// The backend pid on the real server.
+    pid: i32,
+    /// The session on the stand-in.
+    stand_in_session: Option<SessionId>,
+}
+
+impl Session {
+    fn take_notices(&mut self) -> Vec<ServerMessage> {
+        let mut notices = Vec::new();
+        while let Ok(notice) = self.notices.try_recv() {
+            notices.push(notice);
+        }
+        notices
+    }
+}
+
+/// Starts a client over `stream`, with a driver task that forwards warnings.
+async fn start_client<S>(
+    stream: S,
+    config: &tokio_postgres::Config,
+) -> (Client, mpsc::UnboundedReceiver<ServerMessage>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
+{
+    let (client, mut connection) = config
+        .connect_raw(stream, NoTls)
+        .await
+        .expect("PostgreSQL startup");
+    let (sender, receiver) = mpsc::unbounded_channel();
+    tokio::task::spawn_local(async move {
+        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            match message {
+                Ok(AsyncMessage::Notice(notice)) => {
+                    let _ = sender.send(ServerMessage::from_db(&notice));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    (client, receiver)
+}
+
+/// The real server's configuration from the URL.
+fn real_config(url: &str) -> tokio_postgres::Config {
+    let config: tokio_postgres::Config = url
+        .parse()
+        .unwrap_or_else(|error| panic!("{URL_VAR}={url:?} is not a PostgreSQL URL: {error}"));
+    assert!(
+        config.get_user().is_some(),
+        "{URL_VAR}={url:?} names no user; write postgres://USER@HOST:PORT/DB"
+    );
+    config
+}
+
+async fn connect_real(url: &str) -> (Client, mpsc::UnboundedReceiver<ServerMessage>) {
+    let config = real_config(url);
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        _ => panic!("{URL_VAR}={url:?}: name one TCP host"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let stream = tokio::net::TcpStream::connect((host.as_str(), port))
+        .await
+        .unwrap_or_else(|error| panic!("cannot connect to {URL_VAR}={url:?}: {error}"));
+    stream.set_nodelay(true).expect("TCP_NODELAY");
+    start_client(stream, &config).await
+}
+
+/// The test's own schema on the real server, dropped when this value is dropped (also while
+/// a failing test unwinds).
+struct Schema {
+    url: String,
+    name: String,
+}
+
+impl Schema {
+    async fn create(url: &str, test: &str) -> (Schema, Client) {
+        let name = format!("leaselab_fidelity_{}_{test}", std::process::id());
+        let (admin, _notices) = connect_real(url).await;
+        admin
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {name} CASCADE;
+                 CREATE SCHEMA {name};
+                 CREATE TABLE {name}.wallets (
+                     id bigint PRIMARY KEY,
+                     balance bigint NOT NULL CHECK (balance >= 0),
+                     fence bigint NOT NULL DEFAULT 0
+                 );"
+            ))
+            .await
+            .expect("create the test schema");
+        (
+            Schema {
+                url: url.to_string(),
+                name,
+            },
+            admin,
+        )
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        // The test's runtime may be gone or busy (we may be unwinding from a failure inside
+        // it): drop the schema from a thread with a runtime of its own.
+        let url = self.url.clone();
+        let name = self.name.clone();
+        let dropped = std::thread::spawn(move || {
+            let local = LocalSet::new();
+            local.block_on(&runtime(), async {
+                let (admin, _notices) = connect_real(&url).await;
+                admin
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                    .await
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            report(&format!(
+                "warning: could not drop schema {} on {URL_VAR}: drop it by hand",
+                self.name
+            ));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two sides.
+
+/// The real server: an admin connection (resets the table, watches locks) and two sessions.
+struct RealSide {
+    schema: Schema,
+    admin: Client,
+    sessions: [Session; 2],
+}
+
+impl RealSide {
+    async fn connect(url: &str, test: &str) -> RealSide {
+        let (schema, admin) = Schema::create(url, test).await;
+        let a = RealSide::session(url, &schema.name).await;
+        let b = RealSide::session(url, &schema.name).await;
+        RealSide {
+            schema,
+            admin,
+            sessions: [a, b],
+        }
+    }
+
+    async fn session(url: &str, schema: &str) -> Session {
+        let (client, notices) = connect_real(url).await;
+        client
+            .batch_execute(&format!("SET search_path TO {schema}"))
+            .await
+            .expect("SET search_path");
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .expect("pg_backend_pid()")
+            .get(0);
+        Session {
+            client: Rc::new(client),
+            notices,
+            pid,
+            stand_in_session: None,
+        }
+    }
+
+    /// Makes `wallets` hold exactly `wallets`; both sessions must be idle.
+    async fn reset(&mut self, wallets: &[(i64, Wallet)]) {
+        let schema = &self.schema.name;
+        let mut sql = format!("DELETE FROM {schema}.wallets;");
+        for (id, wallet) in wallets {
+            sql.push_str(&format!(
+                "INSERT INTO {schema}.wallets (id, balance, fence) VALUES ({id}, {}, {});",
+                wallet.balance, wallet.fence
+            ));
+        }
+        self.admin.batch_execute(&sql).await.expect("reset wallets");
+        for session in &mut self.sessions {
+            session.take_notices();
+        }
+    }
+
+    async fn is_waiting(&self, who: Who) -> bool {
+        self.admin
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted)",
+                &[&self.sessions[who.index()].pid],
+            )
+            .await
+            .expect("pg_locks")
+            .get(0)
+    }
+}
+
+/// The stand-in, served on a loopback port for the duration of one case.
+struct StandInSide {
+    postgres: Rc<RefCell<Postgres>>,
+    accept_loop: JoinHandle<()>,
+    sessions: [Session; 2],
+}
+
+impl StandInSide {
+    async fn start(wallets: &[(i64, Wallet)]) -> StandInSide {
+        let mut postgres = Postgres::new();
+        for &(id, wallet) in wallets {
+            postgres.seed_wallet(id, wallet);
+        }
+        let postgres = Rc::new(RefCell::new(postgres));
+        let server = PgServer::new(postgres.clone(), Rc::new(NoopObserver));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let address = listener.local_addr().expect("its address");
+        let accept_loop = tokio::task::spawn_local(async move {
+            let _ = server.serve_tokio(listener).await;
+        });
+        let mut config = tokio_postgres::Config::new();
+        config.user("postgres").dbname("test");
+        let mut sessions = Vec::new();
+        for _ in 0..2 {
+            let stream = tokio::net::TcpStream::connect(address)
+                .await
+                .expect("connect to the stand-in");
+            stream.set_nodelay(true).expect("TCP_NODELAY");
+            let (client, notices) = start_client(stream, &config).await;
+            // The stand-in numbers sessions in connection order; this one is the newest.
+            let session = *postgres.borrow().sessions().last().expect("a session");
+            sessions.push(Session {
+                client: Rc::new(client),
+                notices,
+                pid: 0,
+                stand_in_session: Some(session),
+            });
+        }
+        let [a, b]: [Session; 2] = sessions.try_into().ok().expect("two sessions");
+        StandInSide {
+            postgres,
+            accept_loop,
+            sessions: [a, b],
+        }
+    }
+
+    fn is_waiting(&self, who: Who) -> bool {
+        let session = self.sessions[who.index()]
+            .stand_in_session
+            .expect("a stand-in session");
+        self.postgres.borrow().waiting_on(session).is_some()
+    }
+}
+
+impl Drop for StandInSide {
+    fn drop(&mut self) {
+        self.accept_loop.abort();
+    }
+}
+
+/// One side of the comparison.
+enum Side<'a> {
+    Real(&'a mut RealSide),
+    StandIn(StandInSide),
+}
+
+impl Side<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Side::Real(_) => "PostgreSQL",
+            Side::StandIn(_) => "stand-in",
+        }
+    }
+
+    fn session(&mut self, who: Who) -> &mut Session {
+        match self {
+            Side::Real(real) => &mut real.sessions[who.index()],
+            Side::StandIn(stand_in) => &mut stand_in.sessions[who.index()],
+        }
+    }
+
+    async fn is_waiting(&self, who: Who) -> bool {
+        match self {
+            Side::Real(real) => real.is_waiting(who).await,
+            Side::StandIn(stand_in) => stand_in.is_waiting(who),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases.
+
+/// Which session a step runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    A,
+    B,
+}
+
+impl Who {
+    fn index(self) -> usize {
+        match self {
+            Who::A => 0,
+            Who::B => 1,
+        }
+    }
+
+    fn other(self) -> Who {
+        match self {
+            Who::A => Who::B,
+            Who::B => Who::A,
+        }
+    }
+}
+
+/// How a statement is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wire {
+    /// Parse/Bind/Execute with `$n` parameters (`query` or `execute`).
+    Extended,
+    /// A simple Query message (only for statements without parameters).
+    Simple,
+}
+
+/// One statement with its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Sql {
+    statement: Statement,
+    params: Vec<i64>,
+    wire: Wire,
+}
+
+impl fmt::Display for Sql {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.statement.sql())?;
+        if !self.params.is_empty() {
+            write!(f, " {:?}", self.params)?;
+        }
+        if self.wire == Wire::Simple {
+            write!(f, " (simple query)")?;
+        }
+        Ok(())
+    }
+}
+
+/// One step: a statement in a session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Step {
+    who: Who,
+    sql: Sql,
+}
+
+/// A generated case: the rows to start with and the steps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Case {
+    wallets: Vec<(i64, Wallet)>,
+    steps: Vec<Step>,
+}
+
+/// What a statement returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Rows (SELECT via `query`).
+    Rows(Vec<Vec<i64>>),
+    /// Rows affected (`execute`).
+    Affected(u64),
+    /// Rows and the count of the command tag (a simple query).
+    Simple { rows: Vec<Vec<i64>>, count: u64 },
+    /// An error from the server.
+    Error(ServerMessage),
+    /// The client failed for another reason (a closed connection, an unexpected message).
+    Client(String),
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Rows(rows) => write!(f, "rows {rows:?}"),
+            Outcome::Affected(count) => write!(f, "{count} rows affected"),
+            Outcome::Simple { rows, count } => write!(f, "rows {rows:?}, tag count {count}"),
+            Outcome::Error(error) => write!(f, "ERROR {error}"),
+            Outcome::Client(error) => write!(f, "client error: {error}"),
+        }
+    }
+}
+
+/// One line of a transcript.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Event {
+    /// A step's statement finished at once (with the warnings received with it).
+    Done {
+        step: String,
+        outcome: Outcome,
+        notices: Vec<ServerMessage>,
+    },
+    /// A step's statement waits for a row lock.
+    Waits { step: String },
+    /// A statement that was waiting finished.
+    Finished {
+        who: Who,
+        outcome: Outcome,
+        notices: Vec<ServerMessage>,
+    },
+    /// A step was held back because its session still waits; it is sent (and shows up again)
+    /// once the session is free.
+    Postponed { step: String },
+    /// The rows at the end, as session A sees them after both sessions rolled back.
+    Final(Vec<Vec<i64>>),
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let notices = |f: &mut fmt::Formatter<'_>, notices: &[ServerMessage]| {
+            for notice in notices {
+                write!(f, " + {notice}")?;
+            }
+            Ok(())
+        };
+        match self {
+            Event::Done {
+                step,
+                outcome,
+                notices: n,
+            } => {
+                write!(f, "{step} -> {outcome}")?;
+                notices(f, n)
+            }
+            Event::Waits { step } => write!(f, "{step} -> waits for a row lock"),
+            Event::Finished {
+                who,
+                outcome,
+                notices: n,
+            } => {
+                write!(
+                    f,
+                    "   ... {who:?}'s waiting statement finished -> {outcome}"
+                )?;
+                notices(f, n)
+            }
+            Event::Postponed { step } => write!(f, "{step} -> held back (its session waits)"),
+            Event::Final(rows) => write!(f, "final rows {rows:?}"),
+        }
+    }
+}
+
+/// Runs one statement in its own task, so that a statement waiting for a lock does not hold
+/// up the other session.
+fn spawn_sql(client: Rc<Client>, sql: Sql) -> JoinHandle<Outcome> {
+    tokio::task::spawn_local(async move {
+        let text = sql.statement.sql();
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = sql
+            .params
+            .iter()
+            .map(|param| param as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let error = |error: tokio_postgres::Error| match error.as_db_error() {
+            Some(db) => Outcome::Error(ServerMessage::from_db(db)),
+            None => Outcome::Client(error.to_string()),
+        };
+        match (sql.wire, &sql.statement) {
+            (Wire::Simple, _) => match client.simple_query(&text).await {
+                Ok(messages) => {
+                    let mut rows = Vec::new();
+                    let mut count = 0;
+                    for message in messages {
+                        match message {
+                            SimpleQueryMessage::Row(row) => rows.push(
+                                (0..row.len())
+                                    .map(|at| {
+                                        row.get(at)
+                                            .and_then(|text| text.parse().ok())
+                                            .unwrap_or(i64::MIN)
+                                    })
+                                    .collect(),
+                            ),
+                            SimpleQueryMessage::CommandComplete(n) => count = n,
+                            _ => {}
+                        }
+                    }
+                    Outcome::Simple { rows, count }
+                }
+                Err(e) => error(e),
+            },
+            (Wire::Extended, Statement::Select { .. }) => {
+                match client.query(&text, &params).await {
+                    Ok(rows) => Outcome::Rows(
+                        rows.iter()
+                            .map(|row| (0..row.len()).map(|at| row.get::<_, i64>(at)).collect())
+                            .collect(),
+                    ),
+                    Err(e) => error(e),
+                }
+            }
+            (Wire::Extended, _) => match client.execute(&text, &params).await {
+                Ok(count) => Outcome::Affected(count),
+                Err(e) => error(e),
+            },
+        }
+    })
+}
+
+/// Waits until a statement finished (its outcome) or is seen waiting for a lock (`None`).
+/// For up to `patience` it only waits for the outcome (most statements finish within a
+/// millisecond), then it also asks the server whether the session waits for a lock.
+async fn settle(
+    side: &Side<'_>,
+    who: Who,
+    handle: &mut JoinHandle<Outcome>,
+    patience: Duration,
+) -> Option<Outcome> {
+    if let Ok(outcome) = tokio::time::timeout(patience, &mut *handle).await {
+        return Some(outcome.expect("the statement task"));
+    }
+    let started = Instant::now();
+    loop {
+        if handle.is_finished() {
+            return Some(handle.await.expect("the statement task"));
+        }
+        if side.is_waiting(who).await {
+            return None;
+        }
+        assert!(
+            started.elapsed() < SETTLE_TIMEOUT,
+            "{}: a statement of session {who:?} neither finished nor waited for a lock within \
+             {SETTLE_TIMEOUT:?}",
+            side.name()
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// After an error, waits until the server has finished handling it. PostgreSQL sends the
+/// ErrorResponse *before* it aborts the transaction (and releases its row locks), and
+/// `tokio-postgres` returns the error as soon as it arrives; an empty query on the same
+/// connection is answered only after that.
+async fn after_error(session: &Session, outcome: &Outcome) {
+    if matches!(outcome, Outcome::Error(_)) {
+        let answer = session.client.simple_query("").await;
+        assert!(answer.is_ok(), "an empty query after an error: {answer:?}");
+    }
+}
+
+/// Runs a case on one side and returns its transcript. Both sessions are idle at the end.
+async fn run_case(side: &mut Side<'_>, case: &Case) -> Vec<Event> {
+    let mut transcript = Vec::new();
+    let mut waiting: [Option<JoinHandle<Outcome>>; 2] = [None, None];
+    // Steps of a session that was waiting when their turn came: sent as soon as it is free,
+    // as a client sends its next statement when the previous one returns.
+    let mut postponed: [VecDeque<Step>; 2] = [VecDeque::new(), VecDeque::new()];
+    let mut steps: VecDeque<Step> = case.steps.iter().cloned().collect();
+    let control = |who: Who, statement: Statement| Step {
+        who,
+        sql: Sql {
+            statement,
+            params: vec![],
+            wire: Wire::Extended,
+        },
+    };
+    let mut finishing = false;
+    loop {
+        let free_with_backlog = [Who::A, Who::B]
+            .into_iter()
+            .find(|who| waiting[who.index()].is_none() && !postponed[who.index()].is_empty());
+        let next = match free_with_backlog {
+            Some(who) => postponed[who.index()].pop_front(),
+            None => steps.pop_front(),
+        };
+        let Some(step) = next else {
+            if finishing {
+                break;
+            }
+            // Finish: a session that still waits goes on when the other one commits; then
+            // both roll back, so that the next case starts clean.
+            finishing = true;
+            for who in [Who::A, Who::B] {
+                if waiting[who.index()].is_some() {
+                    steps.push_back(control(who.other(), Statement::Commit));
+                }
+            }
+            steps.push_back(control(Who::A, Statement::Rollback));
+            steps.push_back(control(Who::B, Statement::Rollback));
+            continue;
+        };
+        let label = format!("{:?}: {}", step.who, step.sql);
+        if waiting[step.who.index()].is_some() {
+            transcript.push(Event::Postponed { step: label });
+            postponed[step.who.index()].push_back(step);
+            continue;
+        }
+        let session = side.session(step.who);
+        let mut handle = spawn_sql(session.client.clone(), step.sql.clone());
+        match settle(side, step.who, &mut handle, Duration::from_millis(20)).await {
+            Some(outcome) => {
+                after_error(side.session(step.who), &outcome).await;
+                let notices = side.session(step.who).take_notices();
+                transcript.push(Event::Done {
+                    step: label,
+                    outcome,
+                    notices,
+                });
+            }
+            None => {
+                transcript.push(Event::Waits { step: label });
+                waiting[step.who.index()] = Some(handle);
+            }
+        }
+        // Did the step let a waiting statement go on?
+        for who in [Who::A, Who::B] {
+            let Some(mut handle) = waiting[who.index()].take() else {
+                continue;
+            };
+            match settle(side, who, &mut handle, Duration::ZERO).await {
+                Some(outcome) => {
+                    after_error(side.session(who), &outcome).await;
+                    let notices = side.session(who).take_notices();
+                    transcript.push(Event::Finished {
+                        who,
+                        outcome,
+                        notices,
+                    });
+                }
+                None => waiting[who.index()] = Some(handle),
+            }
+        }
+    }
+    for (who, handle) in [Who::A, Who::B].into_iter().zip(&mut waiting) {
+        if let Some(handle) = handle.take() {
+            handle.abort();
+            panic!(
+                "{}: session {who:?} still waits after both sessions ended their transactions",
+                side.name()
+            );
+        }
+    }
+    let mut rows = Vec::new();
+    for (id, _) in &case.wallets {
+        let select = Sql {
+            statement: Statement::Select {
+                id: *id,
+                lock: None,
+            },
+            params: vec![],
+            wire: Wire::Extended,
+        };
+        let session = side.session(Who::A);
+        match spawn_sql(session.client.clone(), select).await {
+            Ok(Outcome::Rows(found)) => {
+                rows.extend(found.into_iter().map(|row| [vec![*id], row].concat()));
+            }
+            other => panic!("{}: reading the final rows: {other:?}", side.name()),
+        }
+    }
+    transcript.push(Event::Final(rows));
+    transcript
+}
+
+/// What the generated cases exercised, for the summary line.
+#[derive(Debug, Default)]
+struct Tally {
+    lines: usize,
+    waits: usize,
+    errors: std::collections::BTreeMap<String, usize>,
+    warnings: usize,
+}
+
+impl Tally {
+    fn add(&mut self, transcript: &[Event]) {
+        self.lines += transcript.len();
+        for event in transcript {
+            match event {
+                Event::Waits { .. } => self.waits += 1,
+                Event::Done {
+                    outcome, notices, ..
+                }
+                | Event::Finished {
+                    outcome, notices, ..
+                } => {
+                    self.warnings += notices.len();
+                    if let Outcome::Error(error) = outcome {
+                        *self.errors.entry(error.code.clone()).or_default() += 1;
+                    }
+                }
+                Event::Postponed { .. } | Event::Final(_) => {}
+            }
+        }
+    }
+}
+
+impl fmt::Display for Tally {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} transcript lines, {} lock waits, {} warnings, errors by SQLSTATE {:?}",
+            self.lines, self.waits, self.warnings, self.errors
+        )
+    }
+}
+
+/// Runs a case on both sides; `Err` with both transcripts when they differ.
+async fn compare(real: &mut RealSide, case: &Case) -> Result<Vec<Event>, String> {
+    real.reset(&case.wallets).await;
+    let real_transcript = run_case(&mut Side::Real(real), case).await;
+    let stand_in = StandInSide::start(&case.wallets).await;
+    let stand_in_transcript = run_case(&mut Side::StandIn(stand_in), case).await;
+    if real_transcript == stand_in_transcript {
+        return Ok(real_transcript);
+    }
+    let mut text = String::from("the stand-in answered differently from PostgreSQL\n");
+    text.push_str(&format!(
+        "wallets (id, balance, fence): {:?}\n",
+        case.wallets
+    ));
+    let longest = real_transcript.len().max(stand_in_transcript.len());
+    for at in 0..longest {
+        let real_line = real_transcript.get(at).map(ToString::to_string);
+        let stand_in_line = stand_in_transcript.get(at).map(ToString::to_string);
+        if real_line == stand_in_line {
+            text.push_str(&format!("  same       {}\n", real_line.unwrap_or_default()));
+        } else {
+            text.push_str(&format!(
+                "  PostgreSQL {}\n  stand-in   {}\n",
+                real_line.unwrap_or_else(|| "(nothing)".to_string()),
+                stand_in_line.unwrap_or_else(|| "(nothing)".to_string())
+            ));
+        }
+    }
+    Err(text)
+}
+
+/// Runs fixed cases (named regressions and scenarios) against both sides.
+fn check_cases(test: &str, cases: &[Case]) {
+    let Some(url) = database_url(test) else {
+        return;
+    };
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let mut real = RealSide::connect(&url, test).await;
+        for case in cases {
+            if let Err(difference) = compare(&mut real, case).await {
+                panic!("{difference}\ncase: {case:#?}");
+            }
+        }
+    });
+}
+
+/// Runs `count` generated cases against both sides and shrinks a difference to a minimal case.
+fn check_generated(test: &str, count: u32, strategy: impl Strategy<Value = Case>) {
+    let Some(url) = database_url(test) else {
+        return;
+    };
+    let runtime = runtime();
+    let local = LocalSet::new();
+    let real = RefCell::new(local.block_on(&runtime, RealSide::connect(&url, test)));
+    let tally = RefCell::new(Tally::default());
+    let mut runner = TestRunner::new(Config {
+        cases: count,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&strategy, |case| {
+        let outcome = local.block_on(&runtime, compare(&mut real.borrow_mut(), &case));
+        match outcome {
+            Ok(transcript) => {
+                tally.borrow_mut().add(&transcript);
+                Ok(())
+            }
+            Err(difference) => Err(TestCaseError::fail(difference)),
+        }
+    });
+    match result {
+        Ok(()) => report(&format!(
+            "{test}: {count} generated SQL cases answered as PostgreSQL does ({})",
+            tally.borrow()
+        )),
+        Err(TestError::Fail(reason, case)) => panic!("{reason}\nminimal case: {case:#?}"),
+        Err(error) => panic!("{error}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators.
+
+/// The wallet ids the steps use: `1` and `2` exist (2 sometimes), `9` never does.
+const PRESENT: i64 = 1;
+const SOMETIMES: i64 = 2;
+const MISSING: i64 = 9;
+
+fn param() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        8 => 0i64..=150,
+        1 => -3i64..0,
+        1 => prop::sample::select(vec![i64::MAX, i64::MIN, i64::MAX - 50, 1 << 40]),
+    ]
+}
+
+fn row_lock() -> impl Strategy<Value = Option<RowLock>> {
+    prop::sample::select(vec![
+        None,
+        Some(RowLock::ForUpdate),
+        Some(RowLock::ForUpdateNowait),
+        Some(RowLock::ForUpdateSkipLocked),
+    ])
+}
+
+fn guard() -> impl Strategy<Value = WriteGuard> {
+    prop::sample::select(vec![
+        WriteGuard::Unfenced,
+        WriteGuard::FenceBelow,
+        WriteGuard::FenceBelowAndEqual,
+    ])
+}
+
+fn bare(statement: Statement) -> Sql {
+    Sql {
+        statement,
+        params: vec![],
+        wire: Wire::Extended,
+    }
+}
+
+/// `BEGIN`, `COMMIT` or `ROLLBACK`, over either protocol.
+fn control() -> impl Strategy<Value = Sql> {
+    let statement = prop::sample::select(vec![
+        Statement::Begin,
+        Statement::Begin,
+        Statement::Commit,
+        Statement::Rollback,
+    ]);
+    let wire = prop::sample::select(vec![Wire::Extended, Wire::Simple]);
+    (statement, wire).prop_map(|(statement, wire)| Sql {
+        wire,
+        ..bare(statement)
+    })
+}
+
+/// Any statement about one of `ids`, with random parameters, or transaction control.
+fn sql(ids: Vec<i64>) -> impl Strategy<Value = Sql> {
+    prop_oneof![
+        1 => control(),
+        2 => statement(ids),
+    ]
+}
+
+/// A `SELECT` or `UPDATE` about one of `ids`, with random parameters.
+fn statement(ids: Vec<i64>) -> impl Strategy<Value = Sql> {
+    let id = prop::sample::select(ids);
+    let wire = prop::sample::select(vec![Wire::Extended, Wire::Simple]);
+    prop_oneof![
+        2 => (id.clone(), row_lock(), wire).prop_map(|(id, lock, wire)| Sql {
+            wire,
+            ..bare(Statement::Select { id, lock })
+        }),
+        2 => (id.clone(), guard(), param(), 0i64..=6, 0i64..=6).prop_map(
+            |(id, guard, balance, fence, version)| {
+                let statement = Statement::WriteFenced { id, guard };
+                let mut params = vec![balance, fence, version];
+                params.truncate(statement.param_count());
+                Sql { statement, params, wire: Wire::Extended }
+            }
+        ),
+        1 => (id.clone(), param()).prop_map(|(id, balance)| Sql {
+            params: vec![balance],
+            ..bare(Statement::WriteBalance { id })
+        }),
+        2 => (id, param()).prop_map(|(id, amount)| Sql {
+            params: vec![amount],
+            ..bare(Statement::Debit { id })
+        }),
+    ]
+}
+
+fn wallet() -> impl Strategy<Value = Wallet> {
+    (prop_oneof![9 => 0i64..=200, 1 => Just(i64::MAX)], 0i64..=4)
+        .prop_map(|(balance, fence)| Wallet { balance, fence })
+}
+
+fn wallets() -> impl Strategy<Value = Vec<(i64, Wallet)>> {
+    (wallet(), proptest::option::weighted(0.6, wallet())).prop_map(|(first, second)| {
+        let mut wallets = vec![(PRESENT, first)];
+        wallets.extend(second.map(|wallet| (SOMETIMES, wallet)));
+        wallets
+    })
+}
+
+/// One session, all three ids.
+fn solo_case() -> impl Strategy<Value = Case> {
+    let step = sql(vec![PRESENT, SOMETIMES, MISSING]).prop_map(|sql| Step { who: Who::A, sql });
+    (wallets(), prop::collection::vec(step, 1..=10))
+        .prop_map(|(wallets, steps)| Case { wallets, steps })
+}
+
+/// A transaction block: BEGIN, a few statements, and usually COMMIT or ROLLBACK.
+fn block(ids: Vec<i64>) -> impl Strategy<Value = Vec<Sql>> {
+    let end = prop_oneof![
+        3 => Just(Some(Statement::Commit)),
+        2 => Just(Some(Statement::Rollback)),
+        1 => Just(None),
+    ];
+    let body = prop_oneof![8 => statement(ids), 1 => control()];
+    (prop::collection::vec(body, 1..=3), end).prop_map(|(body, end)| {
+        let mut block = vec![bare(Statement::Begin)];
+        block.extend(body);
+        block.extend(end.map(bare));
+        block
+    })
+}
+
+/// What one session sends: transaction blocks and single statements.
+fn script(ids: Vec<i64>) -> impl Strategy<Value = Vec<Sql>> {
+    let piece = prop_oneof![
+        3 => block(ids.clone()),
+        1 => sql(ids).prop_map(|sql| vec![sql]),
+    ];
+    prop::collection::vec(piece, 1..=3).prop_map(|pieces| pieces.concat())
+}
+
+/// Two sessions on one row (and a missing one), their scripts interleaved at random: lock
+/// waits, re-evaluation after commit and rollback, NOWAIT and SKIP LOCKED, but never a
+/// deadlock.
+fn duo_case() -> impl Strategy<Value = Case> {
+    let ids = vec![PRESENT, PRESENT, PRESENT, MISSING];
+    (
+        wallets(),
+        script(ids.clone()),
+        script(ids),
+        prop::collection::vec(any::<bool>(), 32),
+    )
+        .prop_map(|(wallets, a, b, turns)| {
+            let (mut a, mut b) = (VecDeque::from(a), VecDeque::from(b));
+            let mut steps = Vec::new();
+            for turn in turns.iter().cycle() {
+                let (who, next) = match (*turn, a.is_empty(), b.is_empty()) {
+                    (_, true, true) => break,
+                    (true, false, _) | (false, false, true) => (Who::A, a.pop_front()),
+                    _ => (Who::B, b.pop_front()),
+                };
+                steps.extend(next.map(|sql| Step { who, sql }));
+            }
+            Case { wallets, steps }
+        })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixed cases.
+
+fn step(who: Who, statement: Statement, params: &[i64]) -> Step {
+    Step {
+        who,
+        sql: Sql {
+            statement,
+            params: params.to_vec(),
+            wire: Wire::Extended,
+        },
+    }
+}
+
+fn wallet_row(balance: i64, fence: i64) -> Vec<(i64, Wallet)> {
+    vec![(PRESENT, Wallet { balance, fence })]
+}
+
+const FENCED: Statement = Statement::WriteFenced {
+    id: PRESENT,
+    guard: WriteGuard::FenceBelow,
+};
+const DEBIT: Statement = Statement::Debit { id: PRESENT };
+
+#[test]
+fn generated_single_session_sequences_match_postgres() {
+    check_generated(
+        "generated_single_session_sequences_match_postgres",
+        cases(SOLO_CASES),
+        solo_case(),
+    );
+}
+
+#[test]
+fn generated_two_session_interleavings_match_postgres() {
+    check_generated(
+        "generated_two_session_interleavings_match_postgres",
+        cases(DUO_CASES),
+        duo_case(),
+    );
+}
+
+/// A fenced write waits for the row lock of a transaction that wrote a higher fence; after
+/// that commits, PostgreSQL re-evaluates `fence < $2` on the new row and updates nothing.
+/// After a rollback it evaluates the original row and the write lands.
+#[test]
+fn a_waiting_update_reevaluates_its_where_clause_after_commit_and_after_rollback() {
+    let case = |end: Statement| Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(Who::A, FENCED, &[90, 5]),
+            step(Who::B, FENCED, &[80, 3]),
+            step(Who::A, end, &[]),
+        ],
+    };
+    let debit = |end: Statement| Case {
+        wallets: wallet_row(15, 0),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(Who::A, DEBIT, &[10]),
+            step(Who::B, DEBIT, &[10]),
+            step(Who::A, end, &[]),
+        ],
+    };
+    check_cases(
+        "a_waiting_update_reevaluates_its_where_clause_after_commit_and_after_rollback",
+        &[
+            case(Statement::Commit),
+            case(Statement::Rollback),
+            debit(Statement::Commit),
+            debit(Statement::Rollback),
+        ],
+    );
+}
+
+/// Regression: an UPDATE that waited for a concurrent writer and, after that committed, no
+/// longer matches its WHERE clause updates nothing but keeps the row lock until its
+/// transaction ends, so the next writer waits for it (the stand-in released it at once).
+#[test]
+fn regression_a_resumed_update_that_no_longer_matches_keeps_the_row_lock() {
+    let case = |writer: Statement, params: &[i64]| Case {
+        wallets: wallet_row(115, 0),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(
+                Who::A,
+                Statement::WriteFenced {
+                    id: PRESENT,
+                    guard: WriteGuard::Unfenced,
+                },
+                &[1, 1],
+            ),
+            step(Who::B, Statement::Begin, &[]),
+            step(Who::B, FENCED, &[0, 1]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::A, writer, params),
+            step(Who::B, Statement::Commit, &[]),
+        ],
+    };
+    check_cases(
+        "regression_a_resumed_update_that_no_longer_matches_keeps_the_row_lock",
+        &[
+            case(DEBIT, &[0]),
+            case(
+                Statement::Select {
+                    id: PRESENT,
+                    lock: Some(RowLock::ForUpdateNowait),
+                },
+                &[],
+            ),
+        ],
+    );
+}
+
+/// Regression (of the comparison itself): an error in a transaction block releases its row
+/// lock, but PostgreSQL reports the error before it has released it; the next statement of
+/// another session must not race the abort.
+#[test]
+fn regression_an_error_releases_the_row_lock_before_the_next_step() {
+    check_cases(
+        "regression_an_error_releases_the_row_lock_before_the_next_step",
+        &[Case {
+            wallets: wallet_row(46, 1),
+            steps: vec![
+                step(Who::B, Statement::Begin, &[]),
+                step(Who::B, DEBIT, &[41]),
+                step(Who::B, DEBIT, &[i64::MIN]),
+                step(
+                    Who::A,
+                    Statement::Select {
+                        id: PRESENT,
+                        lock: Some(RowLock::ForUpdateSkipLocked),
+                    },
+                    &[],
+                ),
+                step(Who::A, FENCED, &[73, 4]),
+            ],
+        }],
+    );
+}
+
+/// `FOR UPDATE NOWAIT` on a row another transaction locked fails with 55P03, aborts its own
+/// transaction (25P02 afterwards), and `SKIP LOCKED` leaves the row out.
+#[test]
+fn for_update_nowait_and_skip_locked_on_a_locked_row() {
+    let select = |lock| Statement::Select { id: PRESENT, lock };
+    check_cases(
+        "for_update_nowait_and_skip_locked_on_a_locked_row",
+        &[Case {
+            wallets: wallet_row(100, 0),
+            steps: vec![
+                step(Who::A, Statement::Begin, &[]),
+                step(Who::A, select(Some(RowLock::ForUpdate)), &[]),
+                step(Who::B, Statement::Begin, &[]),
+                step(Who::B, select(Some(RowLock::ForUpdateSkipLocked)), &[]),
+                step(Who::B, select(Some(RowLock::ForUpdateNowait)), &[]),
+                step(Who::B, select(None), &[]),
+                step(Who::B, Statement::Commit, &[]),
+                step(Who::B, select(Some(RowLock::ForUpdate)), &[]),
+                step(Who::A, Statement::Commit, &[]),
+            ],
+        }],
+    );
+}
+
+/// A debit below zero violates `wallets_balance_check` (23514, with the failing row), also
+/// while the row is locked by another transaction: the check comes before the lock wait.
+#[test]
+fn check_violation_with_the_failing_row() {
+    check_cases(
+        "check_violation_with_the_failing_row",
+        &[
+            Case {
+                wallets: wallet_row(5, 2),
+                steps: vec![
+                    step(Who::A, Statement::WriteBalance { id: PRESENT }, &[-1]),
+                    step(Who::A, Statement::Begin, &[]),
+                    step(Who::A, FENCED, &[-5, 7]),
+                    step(Who::A, DEBIT, &[1]),
+                    step(Who::A, Statement::Commit, &[]),
+                ],
+            },
+            Case {
+                wallets: wallet_row(5, 2),
+                steps: vec![
+                    step(Who::A, Statement::Begin, &[]),
+                    step(Who::A, DEBIT, &[1]),
+                    step(Who::B, Statement::WriteBalance { id: PRESENT }, &[-1]),
+                    step(Who::A, Statement::Rollback, &[]),
+                ],
+            },
+        ],
+    );
+}
+
+/// Arithmetic past `bigint` fails with 22003, and warnings for `BEGIN` in a block and
+/// `COMMIT` outside one.
+#[test]
+fn overflow_and_transaction_warnings() {
+    check_cases(
+        "overflow_and_transaction_warnings",
+        &[Case {
+            wallets: wallet_row(0, 0),
+            steps: vec![
+                step(Who::A, DEBIT, &[i64::MIN]),
+                step(Who::A, Statement::Commit, &[]),
+                step(Who::A, Statement::Begin, &[]),
+                step(Who::A, Statement::Begin, &[]),
+                step(Who::A, Statement::Rollback, &[]),
+                step(Who::A, Statement::Rollback, &[]),
+            ],
+        }],
+    );
+}
+
+/// A self-test of the harness: a case whose transcripts must differ (the stand-in gets a
+/// different starting balance) is reported as a difference.
+#[test]
+fn the_comparison_can_fail() {
+    let Some(url) = database_url("the_comparison_can_fail") else {
+        return;
+    };
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let mut real = RealSide::connect(&url, "the_comparison_can_fail").await;
+        let case = Case {
+            wallets: wallet_row(100, 0),
+            steps: vec![step(
+                Who::A,
+                Statement::Select {
+                    id: PRESENT,
+                    lock: None,
+                },
+                &[],
+            )],
+        };
+        real.reset(&case.wallets).await;
+        let real_transcript = run_case(&mut Side::Real(&mut real), &case).await;
+        let stand_in = StandInSide::start(&wallet_row(99, 0)).await;
+        let stand_in_transcript = run_case(&mut Side::StandIn(stand_in), &case).await;
+        assert_ne!(real_transcript, stand_in_transcript);
+    });
+}

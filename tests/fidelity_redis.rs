@@ -1,0 +1,1053 @@
+//! Differential tests: the Redis stand-in against a real Redis 7.
+//!
+//! Random sequences of the commands the stand-in supports (every `SET` option mix, valid and
+//! invalid; `GET`, `DEL`, `EXISTS`, `SETNX`; `INCR` on numbers, text and huge values;
+//! `PEXPIRE`/`PTTL` with 0, negative and huge values; `EVAL`/`EVALSHA` of the known scripts;
+//! `SCRIPT LOAD|EXISTS|FLUSH`; wrong argument counts and unknown commands) are sent with the
+//! `redis` client to the real server and to the stand-in, which our RESP server serves on a
+//! loopback port on the real wall clock. Every reply must be identical, errors included;
+//! `PTTL` (and the redislock `pttl.lua` script) within [`TTL_TOLERANCE_MS`]. Generated TTLs
+//! are long enough to stay stable while a sequence runs; [`expiry_after_real_waits`] adds
+//! short ones and waits past them.
+//!
+//! Needs `LEASELAB_REDIS_URL` (e.g. `redis://127.0.0.1:6379`); without it every test here
+//! prints one line saying it was skipped and passes. Each test uses its own key prefix and
+//! deletes its keys at the end, also when it fails.
+//!
+//! Every sequence starts with `SCRIPT FLUSH` on both servers so that their script caches
+//! agree. On the shared real server that flushes every client's cached scripts: acceptable on
+//! a development or CI machine (clients fall back from `EVALSHA` to `EVAL`), never to be
+//! pointed at a server that matters. `FLUSHALL`/`FLUSHDB` are never sent to it.
+//!
+//! Not compared (deliberate differences, see `docs/fidelity.md`): `DELEX` (Redis 8.4; not in
+//! Redis 7), scripts other than the known ones, `CLIENT SETINFO` (7.2), `PEXPIRE`'s
+//! `NX|XX|GT|LT`, `HELLO 3`, databases other than 0.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use leaselab::cli::serve::wall_clock_ms;
+use leaselab_model::redis::{Redis, ScriptId};
+use leaselab_sim::clients::redis_url as connect;
+use leaselab_sim::observer::NoopObserver;
+use leaselab_sim::redis_server::RedisServer;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use redis::aio::MultiplexedConnection;
+use redis::Value;
+use tokio::task::LocalSet;
+
+/// The environment variable naming the real server.
+const URL_VAR: &str = "LEASELAB_REDIS_URL";
+
+/// How far two `PTTL` replies may be apart: the commands reach the two servers a moment apart.
+const TTL_TOLERANCE_MS: i64 = 250;
+
+/// How long a reply may take.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Generated sequences of the main test.
+const SEQUENCES: u32 = 2_000;
+/// Generated sequences with real waits past short TTLs.
+const EXPIRY_SEQUENCES: u32 = 24;
+
+/// The tests share the real server's script cache (and `SCRIPT FLUSH` empties it), so they
+/// run one at a time.
+static REAL_SERVER: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    REAL_SERVER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The environment.
+
+/// The real server's URL, or `None` after printing one line saying why the test is skipped.
+fn redis_url(test: &str) -> Option<String> {
+    match std::env::var(URL_VAR) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            report(&format!(
+                "{test}: skipped: {URL_VAR} is not set (e.g. redis://127.0.0.1:6379); the stand-in is not \
+                 compared with a real Redis"
+            ));
+            None
+        }
+    }
+}
+
+/// Prints a line on the real stderr, which cargo's output capture does not swallow (so that
+/// a skip or a summary shows in every run), in one piece even while other tests print.
+fn report(line: &str) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
+}
+
+/// The number of generated cases: `PROPTEST_CASES` if set, else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(default)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// Serves a fresh stand-in on a loopback port (inside the current `LocalSet`), on the real
+/// wall clock, so that its TTLs run like the real server's.
+async fn start_stand_in() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("its address");
+    let server = RedisServer::new(
+        Rc::new(RefCell::new(Redis::new())),
+        Rc::new(wall_clock_ms),
+        Rc::new(NoopObserver),
+    );
+    tokio::task::spawn_local(async move {
+        let _ = server.serve_tokio(listener).await;
+    });
+    address
+}
+
+/// The test's keys on the real server: `<prefix>*`, deleted when this value is dropped (also
+/// while a failing test unwinds).
+struct KeyPrefix {
+    url: String,
+    prefix: String,
+}
+
+impl KeyPrefix {
+    fn new(url: &str, test: &str) -> KeyPrefix {
+        KeyPrefix {
+            url: url.to_string(),
+            prefix: format!("leaselab:fidelity:{}:{test}:", std::process::id()),
+        }
+    }
+}
+
+impl Drop for KeyPrefix {
+    fn drop(&mut self) {
+        // The test's runtime may be gone or busy (we may be unwinding from a failure inside
+        // it): delete from a thread with a runtime of its own.
+        let url = self.url.clone();
+        let pattern = format!("{}*", self.prefix);
+        let deleted = std::thread::spawn(move || {
+            runtime().block_on(async {
+                let mut real = connect(&url, Some(RESPONSE_TIMEOUT))
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let keys: Vec<Vec<u8>> = redis::cmd("KEYS")
+                    .arg(&pattern)
+                    .query_async(&mut real)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                if !keys.is_empty() {
+                    redis::cmd("DEL")
+                        .arg(keys)
+                        .query_async::<i64>(&mut real)
+                        .await
+                        .map_err(|error| error.to_string())?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .join();
+        if !matches!(deleted, Ok(Ok(()))) {
+            report(&format!(
+                "warning: could not delete the keys {}* on {URL_VAR}: {deleted:?}",
+                self.prefix
+            ));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sequences.
+
+/// One argument of a command, rendered when the command is sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Arg {
+    /// Literal bytes.
+    Text(String),
+    /// Key number `n` of the sequence (`<prefix><case>:k<n>`).
+    Key(u8),
+    /// Unix time in milliseconds, this many ms from now (for `PXAT`).
+    FromNowMs(i64),
+    /// Unix time in seconds, this many seconds from now (for `EXAT`).
+    FromNowSecs(i64),
+}
+
+/// How two replies are compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compare {
+    /// Identical.
+    Exact,
+    /// Identical, except that non-negative integers (remaining TTLs) may differ by
+    /// [`TTL_TOLERANCE_MS`].
+    Ttl,
+}
+
+/// One step of a sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Op {
+    argv: Vec<Arg>,
+    compare: Compare,
+    /// After the command, wait this long (past a short TTL) before the next one.
+    wait_ms: u64,
+}
+
+impl Op {
+    fn new(argv: Vec<Arg>) -> Op {
+        let compare = match argv.first() {
+            Some(Arg::Text(name)) if name.eq_ignore_ascii_case("pttl") => Compare::Ttl,
+            _ => Compare::Exact,
+        };
+        Op {
+            argv,
+            compare,
+            wait_ms: 0,
+        }
+    }
+}
+
+/// A sequence as sent: each argument rendered for one case.
+fn render(argv: &[Arg], prefix: &str, now_ms: u64) -> Vec<Vec<u8>> {
+    let now = i64::try_from(now_ms).expect("a sane clock");
+    argv.iter()
+        .map(|arg| match arg {
+            Arg::Text(text) => text.clone().into_bytes(),
+            Arg::Key(n) => format!("{prefix}k{n}").into_bytes(),
+            Arg::FromNowMs(offset) => (now + offset).to_string().into_bytes(),
+            Arg::FromNowSecs(offset) => (now / 1000 + offset).to_string().into_bytes(),
+        })
+        .collect()
+}
+
+/// An argument vector as redis-cli would show it.
+fn show_argv(argv: &[Vec<u8>]) -> String {
+    argv.iter()
+        .map(|arg| {
+            let text = String::from_utf8_lossy(arg);
+            if !text.is_empty()
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_graphic() && c != '"' && c != '\'')
+            {
+                text.into_owned()
+            } else {
+                format!("{text:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A reply, with server errors kept as their full text.
+#[derive(Clone, Debug, PartialEq)]
+enum Answer {
+    Value(Value),
+    Error(String),
+    /// The client failed for another reason (a closed connection, a timeout, bad RESP).
+    Client(String),
+}
+
+impl fmt::Display for Answer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Answer::Value(value) => write!(f, "{}", show_value(value)),
+            Answer::Error(text) => write!(f, "(error) {text}"),
+            Answer::Client(text) => write!(f, "client error: {text}"),
+        }
+    }
+}
+
+fn show_value(value: &Value) -> String {
+    match value {
+        Value::Nil => "(nil)".to_string(),
+        Value::Int(n) => format!("(integer) {n}"),
+        Value::BulkString(bytes) => format!("{:?}", String::from_utf8_lossy(bytes)),
+        Value::Okay => "OK".to_string(),
+        Value::SimpleString(text) => format!("+{text}"),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(show_value).collect::<Vec<_>>().join(", ")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+async fn send(connection: &mut MultiplexedConnection, argv: &[Vec<u8>]) -> Answer {
+    let mut command = redis::Cmd::new();
+    for arg in argv {
+        command.arg(arg.as_slice());
+    }
+    match command.query_async::<Value>(connection).await {
+        Ok(value) => Answer::Value(value),
+        Err(error) => match (error.code(), error.detail()) {
+            (Some(code), Some(detail)) => Answer::Error(format!("{code} {detail}")),
+            (Some(code), None) => Answer::Error(code.to_string()),
+            _ => Answer::Client(error.to_string()),
+        },
+    }
+}
+
+fn agree(compare: Compare, real: &Answer, stand_in: &Answer) -> bool {
+    match (compare, real, stand_in) {
+        (Compare::Ttl, Answer::Value(Value::Int(a)), Answer::Value(Value::Int(b)))
+            if *a >= 0 && *b >= 0 =>
+        {
+            (a - b).abs() <= TTL_TOLERANCE_MS
+        }
+        _ => real == stand_in && !matches!(real, Answer::Client(_)),
+    }
+}
+
+/// Both servers, connected, and what their replies covered.
+struct Servers {
+    real: MultiplexedConnection,
+    stand_in: MultiplexedConnection,
+    /// How often each distinct error text (with keys and hashes removed) was seen.
+    errors: std::collections::BTreeMap<String, usize>,
+    /// How many replies were not errors.
+    values: usize,
+}
+
+impl Servers {
+    async fn connect(url: &str) -> Servers {
+        let real = connect(url, Some(RESPONSE_TIMEOUT))
+            .await
+            .unwrap_or_else(|error| panic!("cannot connect to {URL_VAR}={url:?}: {error}"));
+        let address = start_stand_in().await;
+        let stand_in = connect(&format!("redis://{address}"), Some(RESPONSE_TIMEOUT))
+            .await
+            .expect("connect to the stand-in");
+        Servers {
+            real,
+            stand_in,
+            errors: Default::default(),
+            values: 0,
+        }
+    }
+
+    /// Runs a sequence on both servers with keys under `prefix`. `Err` shows the sequence up
+    /// to the first difference.
+    async fn compare(&mut self, prefix: &str, ops: &[Op]) -> Result<(), String> {
+        // Align both script caches. On the real server this empties every client's cached
+        // scripts, not just ours: acceptable on a development or CI machine only.
+        let flush = [b"SCRIPT".to_vec(), b"FLUSH".to_vec()];
+        let mut transcript = String::new();
+        for (name, connection) in [("Redis", &mut self.real), ("stand-in", &mut self.stand_in)] {
+            let answer = send(connection, &flush).await;
+            if answer != Answer::Value(Value::Okay) {
+                return Err(format!("SCRIPT FLUSH on the {name}: {answer}"));
+            }
+        }
+        let mut result = Ok(());
+        for op in ops {
+            let argv = render(&op.argv, prefix, wall_clock_ms());
+            let real = send(&mut self.real, &argv).await;
+            let stand_in = send(&mut self.stand_in, &argv).await;
+            let shown = show_argv(&argv).replace(prefix, "");
+            if agree(op.compare, &real, &stand_in) {
+                match &real {
+                    Answer::Error(text) => {
+                        let general = text.replace(prefix, "").chars().take(60).collect();
+                        *self.errors.entry(general).or_default() += 1;
+                    }
+                    _ => self.values += 1,
+                }
+                transcript.push_str(&format!("  same      {shown} -> {real}\n"));
+            } else {
+                transcript.push_str(&format!(
+                    "  Redis     {shown} -> {real}\n  stand-in  {shown} -> {stand_in}\n"
+                ));
+                result = Err(format!(
+                    "the stand-in answered differently from Redis (keys shown without their \
+                     prefix {prefix}):\n{transcript}"
+                ));
+                break;
+            }
+            if op.wait_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(op.wait_ms)).await;
+                transcript.push_str(&format!("  (waited {} ms)\n", op.wait_ms));
+            }
+        }
+        // Clean up this sequence's keys on both.
+        let keys: Vec<Vec<u8>> = (0..KEYS)
+            .map(|n| format!("{prefix}k{n}").into_bytes())
+            .collect();
+        let del: Vec<Vec<u8>> = [vec![b"DEL".to_vec()], keys].concat();
+        send(&mut self.real, &del).await;
+        send(&mut self.stand_in, &del).await;
+        result
+    }
+}
+
+/// Runs fixed sequences (named regressions and scenarios).
+fn check_sequences(test: &str, sequences: &[Vec<Op>]) {
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    LocalSet::new().block_on(&runtime(), async {
+        let mut servers = Servers::connect(&url).await;
+        for (n, ops) in sequences.iter().enumerate() {
+            let prefix = format!("{}{n}:", keys.prefix);
+            if let Err(difference) = servers.compare(&prefix, ops).await {
+                panic!("{difference}");
+            }
+        }
+    });
+}
+
+/// Runs `count` generated sequences and shrinks a difference to a minimal one.
+fn check_generated(test: &str, count: u32, strategy: impl Strategy<Value = Vec<Op>>) {
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let runtime = runtime();
+    let local = LocalSet::new();
+    let servers = RefCell::new(local.block_on(&runtime, Servers::connect(&url)));
+    let case = RefCell::new(0u64);
+    let commands = RefCell::new(0usize);
+    let mut runner = TestRunner::new(Config {
+        cases: count,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&strategy, |ops| {
+        *case.borrow_mut() += 1;
+        *commands.borrow_mut() += ops.len();
+        let prefix = format!("{}{}:", keys.prefix, case.borrow());
+        local
+            .block_on(&runtime, servers.borrow_mut().compare(&prefix, &ops))
+            .map_err(TestCaseError::fail)
+    });
+    match result {
+        Ok(()) => {
+            let servers = servers.borrow();
+            report(&format!(
+                "{test}: {count} generated command sequences ({} commands) answered as Redis \
+                 does: {} values, {} errors of {} kinds",
+                commands.borrow(),
+                servers.values,
+                servers.errors.values().sum::<usize>(),
+                servers.errors.len()
+            ));
+            if std::env::var_os("LEASELAB_FIDELITY_VERBOSE").is_some() {
+                for (error, seen) in servers.errors.iter() {
+                    report(&format!("  {seen:6} {error}"));
+                }
+            }
+        }
+        Err(TestError::Fail(reason, ops)) => {
+            panic!("{reason}\nminimal sequence: {ops:#?}")
+        }
+        Err(error) => panic!("{error}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators.
+
+/// Keys per sequence.
+const KEYS: u8 = 3;
+
+fn text(text: &str) -> Arg {
+    Arg::Text(text.to_string())
+}
+
+/// A command name in upper, lower or mixed case.
+fn name(name: &'static str) -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => Just(name.to_ascii_uppercase()),
+        1 => Just(name.to_ascii_lowercase()),
+        1 => Just(
+            name.chars()
+                .enumerate()
+                .map(|(at, c)| if at % 2 == 0 { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                .collect::<String>()
+        ),
+    ]
+    .prop_map(Arg::Text)
+}
+
+fn key() -> impl Strategy<Value = Arg> {
+    (0..KEYS).prop_map(Arg::Key)
+}
+
+fn value() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["v", "t1", "t2", "", "10", "-3", "hello world"]).prop_map(text)
+}
+
+/// Texts that are numbers to Redis or almost.
+fn number_text() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec![
+        "0",
+        "10",
+        "-5",
+        "9223372036854775807",
+        "9223372036854775806",
+        "-9223372036854775808",
+        "-9223372036854775807",
+        "9223372036854775808",
+        "12345678901234567890",
+        "007",
+        "-0",
+        "+5",
+        " 5",
+        "5 ",
+        "1e3",
+        "1.5",
+        "abc",
+        "",
+    ])
+    .prop_map(text)
+}
+
+/// An invalid or extreme TTL in either unit.
+fn bad_ttl() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec![
+        "0",
+        "-1",
+        "-100000",
+        "abc",
+        "1.5",
+        "",
+        "+10000",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "9223372036854775",
+        "9223372036854776",
+        "9223372036854",
+    ])
+    .prop_map(text)
+}
+
+/// A TTL in milliseconds: usually long enough to be stable, sometimes invalid or extreme.
+fn ttl_ms() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => (10_000i64..100_000_000).prop_map(|ms| Arg::Text(ms.to_string())),
+        2 => bad_ttl(),
+    ]
+}
+
+/// A TTL in seconds.
+fn ttl_secs() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => (10i64..1_000_000).prop_map(|s| Arg::Text(s.to_string())),
+        2 => bad_ttl(),
+    ]
+}
+
+/// One `SET` option (or a stray word), as argument vector pieces.
+fn set_option() -> impl Strategy<Value = Vec<Arg>> {
+    prop_oneof![
+        2 => name("nx").prop_map(|a| vec![a]),
+        2 => name("xx").prop_map(|a| vec![a]),
+        2 => name("get").prop_map(|a| vec![a]),
+        1 => name("keepttl").prop_map(|a| vec![a]),
+        2 => (name("ex"), ttl_secs()).prop_map(|(a, b)| vec![a, b]),
+        3 => (name("px"), ttl_ms()).prop_map(|(a, b)| vec![a, b]),
+        1 => (name("exat"), prop_oneof![
+            3 => (10i64..100_000).prop_map(Arg::FromNowSecs),
+            1 => Just(text("1")),
+            1 => bad_ttl(),
+        ]).prop_map(|(a, b)| vec![a, b]),
+        1 => (name("pxat"), prop_oneof![
+            3 => (10_000i64..100_000_000).prop_map(Arg::FromNowMs),
+            1 => Just(text("1")),
+            1 => Just(Arg::FromNowMs(-5_000)),
+            1 => bad_ttl(),
+        ]).prop_map(|(a, b)| vec![a, b]),
+        1 => prop::sample::select(vec!["EX", "PX", "FOO", "NXX"]).prop_map(|w| vec![text(w)]),
+    ]
+}
+
+fn set() -> impl Strategy<Value = Op> {
+    (
+        name("set"),
+        key(),
+        value(),
+        prop::collection::vec(set_option(), 0..=3),
+    )
+        .prop_map(|(set, key, value, options)| {
+            Op::new([vec![set, key, value], options.concat()].concat())
+        })
+}
+
+/// A token-like argument for the scripts.
+fn token() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["t1", "t2"]).prop_map(text),
+        1 => value(),
+    ]
+}
+
+/// KEYS and ARGV for a known script: usually what it expects, sometimes not.
+fn script_keys_and_args(script: ScriptId) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)> {
+    let one_or_two_keys = prop::collection::vec(key(), 1..=2);
+    let expected = match script {
+        ScriptId::Release | ScriptId::ReleaseOneLine => (key(), token())
+            .prop_map(|(k, t)| (vec![k], vec![t]))
+            .boxed(),
+        ScriptId::Refresh => (key(), token(), ttl_ms())
+            .prop_map(|(k, t, ttl)| (vec![k], vec![t, ttl]))
+            .boxed(),
+        ScriptId::FencedAcquire => (key(), key(), token(), ttl_ms())
+            .prop_map(|(lock, fence, t, ttl)| (vec![lock, fence], vec![t, ttl]))
+            .boxed(),
+        ScriptId::RedislockObtain => (
+            one_or_two_keys,
+            token(),
+            prop::sample::select(vec!["2", "1", "0", "x"]).prop_map(text),
+            ttl_ms(),
+        )
+            .prop_map(|(keys, t, len, ttl)| (keys, vec![t, len, ttl]))
+            .boxed(),
+        ScriptId::RedislockRefresh => (one_or_two_keys, token(), ttl_ms())
+            .prop_map(|(keys, t, ttl)| (keys, vec![t, ttl]))
+            .boxed(),
+        ScriptId::RedislockRelease | ScriptId::RedislockPttl => (one_or_two_keys, token())
+            .prop_map(|(keys, t)| (keys, vec![t]))
+            .boxed(),
+    };
+    let odd = (
+        prop::collection::vec(key(), 0..=2),
+        prop::collection::vec(token(), 0..=3),
+    );
+    prop_oneof![6 => expected, 1 => odd].boxed()
+}
+
+/// How `numkeys` is written.
+#[derive(Clone, Copy, Debug)]
+enum NumKeys {
+    Right,
+    TooMany,
+    Fewer,
+    Negative,
+    NotANumber,
+}
+
+fn numkeys() -> impl Strategy<Value = NumKeys> {
+    prop_oneof![
+        12 => Just(NumKeys::Right),
+        1 => Just(NumKeys::TooMany),
+        1 => Just(NumKeys::Fewer),
+        1 => Just(NumKeys::Negative),
+        1 => Just(NumKeys::NotANumber),
+    ]
+}
+
+fn numkeys_arg(numkeys: NumKeys, keys: usize, args: usize) -> Arg {
+    let n = match numkeys {
+        NumKeys::Right => keys.to_string(),
+        NumKeys::TooMany => (keys + args + 1).to_string(),
+        NumKeys::Fewer => keys.saturating_sub(1).to_string(),
+        NumKeys::Negative => "-1".to_string(),
+        NumKeys::NotANumber => "one".to_string(),
+    };
+    Arg::Text(n)
+}
+
+/// How the script is named.
+#[derive(Clone, Copy, Debug)]
+enum By {
+    Source,
+    Sha,
+    ShaUpperCase,
+}
+
+fn script() -> impl Strategy<Value = ScriptId> {
+    prop::sample::select(ScriptId::ALL.to_vec())
+}
+
+fn eval() -> impl Strategy<Value = Op> {
+    let by = prop_oneof![
+        2 => Just(By::Source),
+        2 => Just(By::Sha),
+        1 => Just(By::ShaUpperCase),
+    ];
+    (script(), by, numkeys())
+        .prop_flat_map(|(script, by, numkeys)| {
+            (
+                Just(script),
+                Just(by),
+                Just(numkeys),
+                script_keys_and_args(script),
+            )
+        })
+        .prop_map(|(script, by, numkeys, (keys, args))| {
+            let (command, first) = match by {
+                By::Source => ("EVAL", script.source().to_string()),
+                By::Sha => ("EVALSHA", script.sha1_hex()),
+                By::ShaUpperCase => ("EVALSHA", script.sha1_hex().to_ascii_uppercase()),
+            };
+            let n = numkeys_arg(numkeys, keys.len(), args.len());
+            let wait_ms = wait_past_short_ttl(script, numkeys, &keys, &args);
+            let mut op = Op::new([vec![text(command), Arg::Text(first), n], keys, args].concat());
+            op.wait_ms = wait_ms;
+            if script == ScriptId::RedislockPttl {
+                op.compare = Compare::Ttl;
+            }
+            op
+        })
+}
+
+/// The longest TTL an argument meant as something else (a token length, a value moved into
+/// ARGV by a short `numkeys`) can give a key by accident.
+const ACCIDENTAL_TTL_MAX_MS: i64 = 50;
+
+/// A script whose TTL argument ends up a few milliseconds (odd arguments can do that) is
+/// followed by a wait past it, so that both servers agree the key is gone.
+fn wait_past_short_ttl(script: ScriptId, numkeys: NumKeys, keys: &[Arg], args: &[Arg]) -> u64 {
+    let ttl_argv_index = match script {
+        ScriptId::Refresh | ScriptId::FencedAcquire | ScriptId::RedislockRefresh => 2,
+        ScriptId::RedislockObtain => 3,
+        ScriptId::Release
+        | ScriptId::ReleaseOneLine
+        | ScriptId::RedislockRelease
+        | ScriptId::RedislockPttl => return 0,
+    };
+    let keys_taken = match numkeys {
+        NumKeys::Right => keys.len(),
+        NumKeys::Fewer => keys.len().saturating_sub(1),
+        NumKeys::TooMany | NumKeys::Negative | NumKeys::NotANumber => return 0,
+    };
+    let all: Vec<&Arg> = keys.iter().chain(args).collect();
+    match all.get(keys_taken + ttl_argv_index - 1) {
+        Some(Arg::Text(ttl)) => match ttl.parse::<i64>() {
+            Ok(ms) if (1..=ACCIDENTAL_TTL_MAX_MS).contains(&ms) => 80,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// A SHA1 that names no loaded script, or not a SHA1 at all.
+fn unknown_sha() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        3 => (any::<u128>(), any::<u32>()).prop_map(|(a, b)| Arg::Text(format!("{a:032x}{b:08x}"))),
+        1 => prop::sample::select(vec!["abc", "", "zz"]).prop_map(text),
+    ]
+}
+
+fn script_command() -> impl Strategy<Value = Op> {
+    let sha = prop_oneof![
+        3 => script().prop_map(|s| Arg::Text(s.sha1_hex())),
+        1 => unknown_sha(),
+    ];
+    prop_oneof![
+        3 => (name("script"), script()).prop_map(|(s, script)| {
+            Op::new(vec![s, text("LOAD"), Arg::Text(script.source().to_string())])
+        }),
+        2 => (name("script"), prop::collection::vec(sha.clone(), 1..=3))
+            .prop_map(|(s, shas)| Op::new([vec![s, text("EXISTS")], shas].concat())),
+        3 => (name("script"), prop::sample::select(vec![vec![], vec!["SYNC"], vec!["ASYNC"]]))
+            .prop_map(|(s, mode)| {
+                Op::new([vec![s, text("FLUSH")], mode.into_iter().map(text).collect()].concat())
+            }),
+        2 => (unknown_sha(), prop::collection::vec(key(), 0..=1)).prop_map(|(sha, keys)| {
+            let n = Arg::Text(keys.len().to_string());
+            Op::new([vec![text("EVALSHA"), sha, n], keys].concat())
+        }),
+    ]
+}
+
+/// Commands with a wrong number of arguments, unknown commands and subcommands.
+fn malformed() -> impl Strategy<Value = Op> {
+    let shapes: Vec<Vec<&'static str>> = vec![
+        vec!["GET"],
+        vec!["GET", "$k", "extra"],
+        vec!["SET", "$k"],
+        vec!["SET"],
+        vec!["SETNX", "$k"],
+        vec!["SETNX", "$k", "v", "extra"],
+        vec!["DEL"],
+        vec!["EXISTS"],
+        vec!["INCR"],
+        vec!["INCR", "$k", "extra"],
+        vec!["PEXPIRE", "$k"],
+        vec!["PEXPIRE"],
+        vec!["PTTL"],
+        vec!["PTTL", "$k", "extra"],
+        vec!["EVAL"],
+        vec!["EVAL", "return 1"],
+        vec!["EVALSHA"],
+        vec!["EVALSHA", "abc"],
+        vec!["SCRIPT"],
+        vec!["SCRIPT", "LOAD"],
+        vec!["SCRIPT", "EXISTS"],
+        vec!["SCRIPT", "FOO"],
+        vec!["SCRIPT", "FLUSH", "NOW"],
+        vec!["PING", "a", "b"],
+        vec!["FOO"],
+        vec!["FOO", "a", "b"],
+        vec!["GETT", "$k"],
+        vec!["DELEXX", "$k"],
+    ];
+    (prop::sample::select(shapes), key()).prop_map(|(shape, key)| {
+        Op::new(
+            shape
+                .into_iter()
+                .map(|part| {
+                    if part == "$k" {
+                        key.clone()
+                    } else {
+                        text(part)
+                    }
+                })
+                .collect(),
+        )
+    })
+}
+
+/// Any supported command, valid or not.
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => set(),
+        3 => (name("get"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("del"), prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, keys)| Op::new([vec![c], keys].concat())),
+        2 => (name("exists"), prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, keys)| Op::new([vec![c], keys].concat())),
+        2 => (name("setnx"), key(), value()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        3 => (name("incr"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        3 => (name("set"), key(), number_text()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        3 => (name("pexpire"), key(), ttl_ms()).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        3 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        8 => eval(),
+        4 => script_command(),
+        1 => (name("ping"), prop::option::of(value())).prop_map(|(c, message)| {
+            Op::new([vec![c], message.into_iter().collect()].concat())
+        }),
+        2 => malformed(),
+    ]
+}
+
+fn sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(op(), 1..=12)
+}
+
+/// A command that gives a key a TTL of a few milliseconds, followed by a wait past it.
+fn short_lived() -> impl Strategy<Value = Op> {
+    let ms = || (1i64..=30).prop_map(|ms| Arg::Text(ms.to_string()));
+    prop_oneof![
+        (key(), value(), ms()).prop_map(|(k, v, ms)| vec![text("SET"), k, v, text("PX"), ms]),
+        (key(), value(), ms()).prop_map(|(k, v, ms)| vec![
+            text("SET"),
+            k,
+            v,
+            text("NX"),
+            text("PX"),
+            ms
+        ]),
+        (key(), value(), 1i64..=30).prop_map(|(k, v, ms)| vec![
+            text("SET"),
+            k,
+            v,
+            text("PXAT"),
+            Arg::FromNowMs(ms)
+        ]),
+        (key(), ms()).prop_map(|(k, ms)| vec![text("PEXPIRE"), k, ms]),
+        (key(), token(), ms()).prop_map(|(k, t, ms)| vec![
+            text("EVAL"),
+            Arg::Text(ScriptId::Refresh.source().to_string()),
+            text("1"),
+            k,
+            t,
+            ms
+        ]),
+    ]
+    .prop_map(|argv| Op {
+        wait_ms: 80,
+        ..Op::new(argv)
+    })
+}
+
+fn expiry_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(prop_oneof![3 => op(), 1 => short_lived()], 2..=10)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests.
+
+#[test]
+fn generated_command_sequences_match_redis() {
+    check_generated(
+        "generated_command_sequences_match_redis",
+        cases(SEQUENCES),
+        sequence(),
+    );
+}
+
+/// Short TTLs with real waits past them: keys must be gone on both servers.
+#[test]
+fn expiry_after_real_waits() {
+    check_generated(
+        "expiry_after_real_waits",
+        cases(EXPIRY_SEQUENCES),
+        expiry_sequence(),
+    );
+}
+
+/// A fixed sequence: `$kN` is key N, `$now_ms+N` / `$now_s+N` a Unix time from now.
+fn fixed(commands: &[&[&str]]) -> Vec<Op> {
+    commands
+        .iter()
+        .map(|command| {
+            Op::new(
+                command
+                    .iter()
+                    .map(|part| {
+                        if let Some(n) = part.strip_prefix("$k") {
+                            Arg::Key(n.parse().expect("a key number"))
+                        } else if let Some(n) = part.strip_prefix("$now_ms+") {
+                            Arg::FromNowMs(n.parse().expect("an offset"))
+                        } else if let Some(n) = part.strip_prefix("$now_s+") {
+                            Arg::FromNowSecs(n.parse().expect("an offset"))
+                        } else {
+                            text(part)
+                        }
+                    })
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The tutorial's lease: SET NX PX, PTTL, and the compare-and-delete release with a stale
+/// token and the right one; once with the one-line script its `redis-cli` session types, once
+/// with the Go source of it. Also the one-line script's errors, which name its own SHA1 and
+/// line 1.
+#[test]
+fn tutorial_lease_session() {
+    let session = |release: &'static str| {
+        fixed(&[
+            &["SET", "$k0", "token-a", "NX", "PX", "30000"],
+            &["SET", "$k0", "token-b", "NX", "PX", "30000"],
+            &["PTTL", "$k0"],
+            &["EVAL", release, "1", "$k0", "token-b"],
+            &["EVAL", release, "1", "$k0", "token-a"],
+            &["EXISTS", "$k0"],
+        ])
+    };
+    let one_line = ScriptId::ReleaseOneLine.source();
+    let one_line_sha = ScriptId::ReleaseOneLine.sha1_hex();
+    let go_sha = ScriptId::Release.sha1_hex();
+    check_sequences(
+        "tutorial_lease_session",
+        &[
+            session(one_line),
+            session(ScriptId::Release.source()),
+            fixed(&[
+                &["EVAL", one_line, "0"],
+                &["SCRIPT", "EXISTS", &one_line_sha, &go_sha],
+                &["SET", "$k0", "x"],
+                &["EVALSHA", &one_line_sha, "1", "$k0", "x"],
+                &["EVALSHA", &go_sha, "1", "$k0", "x"],
+            ]),
+        ],
+    );
+}
+
+/// `SCRIPT FLUSH` empties the cache: `EVALSHA` then answers NOSCRIPT until the script is
+/// sent again.
+#[test]
+fn script_flush_then_evalsha() {
+    let sha = ScriptId::FencedAcquire.sha1_hex();
+    let source = ScriptId::FencedAcquire.source();
+    check_sequences(
+        "script_flush_then_evalsha",
+        &[fixed(&[
+            &["EVALSHA", &sha, "2", "$k0", "$k1", "t1", "30000"],
+            &["EVAL", source, "2", "$k0", "$k1", "t1", "30000"],
+            &["EVALSHA", &sha, "2", "$k0", "$k1", "t2", "30000"],
+            &["SCRIPT", "EXISTS", &sha],
+            &["SCRIPT", "FLUSH"],
+            &["SCRIPT", "EXISTS", &sha],
+            &["EVALSHA", &sha, "2", "$k0", "$k1", "t2", "30000"],
+            &["DEL", "$k0"],
+            &["SCRIPT", "LOAD", source],
+            &["EVALSHA", &sha, "2", "$k0", "$k1", "t2", "30000"],
+            &["GET", "$k1"],
+        ])],
+    );
+}
+
+/// Regression: a script's integer reply goes through a Lua number (a double), so a fence
+/// counter past 2^53 loses precision and one at `i64::MAX` comes back as `i64::MIN` (the
+/// stand-in returned the exact INCR result).
+#[test]
+fn regression_fenced_acquire_returns_the_fence_through_a_double() {
+    let source = ScriptId::FencedAcquire.source();
+    check_sequences(
+        "regression_fenced_acquire_returns_the_fence_through_a_double",
+        &[
+            fixed(&[
+                &["SET", "$k0", "9223372036854775806"],
+                &["EVAL", source, "2", "$k1", "$k0", "t1", "10000"],
+                &["GET", "$k0"],
+            ]),
+            fixed(&[
+                &["SET", "$k0", "9007199254740992"],
+                &["EVAL", source, "2", "$k1", "$k0", "t1", "10000"],
+                &["GET", "$k0"],
+            ]),
+        ],
+    );
+}
+
+/// A self-test of the comparison: replies that differ are reported.
+#[test]
+fn the_comparison_can_fail() {
+    assert!(!agree(
+        Compare::Exact,
+        &Answer::Value(Value::Int(1)),
+        &Answer::Value(Value::Int(0))
+    ));
+    assert!(!agree(
+        Compare::Exact,
+        &Answer::Error("ERR syntax error".into()),
+        &Answer::Value(Value::Okay)
+    ));
+    assert!(!agree(
+        Compare::Ttl,
+        &Answer::Value(Value::Int(30_000)),
+        &Answer::Value(Value::Int(29_000))
+    ));
+    assert!(!agree(
+        Compare::Ttl,
+        &Answer::Value(Value::Int(-1)),
+        &Answer::Value(Value::Int(-2))
+    ));
+    assert!(agree(
+        Compare::Ttl,
+        &Answer::Value(Value::Int(30_000)),
+        &Answer::Value(Value::Int(29_990))
+    ));
+    assert!(!agree(
+        Compare::Exact,
+        &Answer::Client("closed".into()),
+        &Answer::Client("closed".into())
+    ));
+}
