@@ -32,10 +32,16 @@ fn main() {
         guard: WriteGuard::FenceBelowAndEqual,
     });
     config.callers = callers;
-    config.ttl_ms = 2;
+    config.ttl_ms = 1;
     config.work_ms = 1;
+    config.horizon_ms = Some(6);
     let model = LeaseModel::new(config).expect("a valid check");
-    println!("fenced-cas proof: {} (TTL 2, work 1)", config.bound_text());
+    println!(
+        "fenced-cas proof: {} (TTL {}, work {})",
+        config.bound_text(),
+        config.ttl_ms,
+        config.work_ms
+    );
     for threads in threads {
         let start = Instant::now();
         let report = run(

@@ -86,6 +86,16 @@ pub struct Slot {
     pub slack_ms: u64,
     /// How it ended.
     pub outcome: Option<Outcome>,
+    /// What symmetry reduction remembers about this slot; forgotten on every change.
+    canon: symmetry::SlotCanon,
+}
+
+/// The slot to change, copied if shared, with what was derived from it forgotten. Every
+/// change to a slot goes through here.
+fn slot_mut(slot: &mut Arc<Slot>) -> &mut Slot {
+    let slot = Arc::make_mut(slot);
+    slot.canon = symmetry::SlotCanon::default();
+    slot
 }
 
 /// A Redis replica with the effects it has not applied yet.
@@ -335,6 +345,7 @@ impl World {
                 paused_ms: 0,
                 slack_ms,
                 outcome: None,
+                canon: symmetry::SlotCanon::default(),
             }));
         }
         let replica = (config.failovers > 0).then(|| {
@@ -396,6 +407,14 @@ impl World {
     /// True when every caller has finished.
     pub fn all_done(&self) -> bool {
         self.slots.iter().all(|slot| slot.state == SlotState::Done)
+    }
+
+    /// True when nothing can happen any more: no caller can step, the clock cannot advance,
+    /// no replication or failover is pending.
+    pub fn stuck(&self) -> bool {
+        let mut actions = Vec::new();
+        self.actions(&mut actions);
+        actions.is_empty()
     }
 
     /// True when caller `index` can take a step now: it is ready, or the row lock it waits
@@ -498,7 +517,7 @@ impl World {
         if self.config.max_pause_ms.is_some() {
             for index in 0..self.slots.len() {
                 if self.enabled(index) {
-                    let slot = Arc::make_mut(&mut self.slots[index]);
+                    let slot = slot_mut(&mut self.slots[index]);
                     if slot.slack_ms > 0 {
                         slot.slack_ms -= 1;
                     } else {
@@ -530,7 +549,7 @@ impl World {
                 caller: index,
                 start,
             });
-            let slot = Arc::make_mut(slot);
+            let slot = slot_mut(slot);
             slot.state = SlotState::Ready(input);
             slot.slack_ms = slack_ms;
         }
@@ -538,7 +557,7 @@ impl World {
 
     fn step(&mut self, index: usize, sink: &mut Sink<'_>) {
         let now_ms = self.now_ms;
-        let slot = Arc::make_mut(&mut self.slots[index]);
+        let slot = slot_mut(&mut self.slots[index]);
         let state = std::mem::replace(&mut slot.state, SlotState::Done);
         let mut step = match state {
             SlotState::Ready(input) => slot.machine.next(now_ms, input),
@@ -555,7 +574,7 @@ impl World {
                 caller: index,
                 point,
             });
-            step = Arc::make_mut(&mut self.slots[index])
+            step = slot_mut(&mut self.slots[index])
                 .machine
                 .next(now_ms, Input::Resumed);
         }
@@ -595,7 +614,7 @@ impl World {
                 } else {
                     0
                 };
-                let slot = Arc::make_mut(&mut self.slots[index]);
+                let slot = slot_mut(&mut self.slots[index]);
                 slot.slack_ms = slack_ms;
                 if wake_ms <= now_ms {
                     slot.state = SlotState::Ready(Input::Woke);
@@ -607,7 +626,7 @@ impl World {
             Step::Done(outcome) => {
                 let session = self.slots[index].session;
                 Arc::make_mut(&mut self.postgres).disconnect(session);
-                let slot = Arc::make_mut(&mut self.slots[index]);
+                let slot = slot_mut(&mut self.slots[index]);
                 slot.slack_ms = 0;
                 if sink.is_some() {
                     let outcome = outcome.clone();
@@ -622,7 +641,7 @@ impl World {
     }
 
     fn ready(&mut self, index: usize, input: Input) {
-        let slot = Arc::make_mut(&mut self.slots[index]);
+        let slot = slot_mut(&mut self.slots[index]);
         slot.state = SlotState::Ready(input);
         slot.slack_ms = 0;
     }
@@ -654,7 +673,7 @@ impl World {
                         by,
                     });
                 }
-                let slot = Arc::make_mut(&mut self.slots[index]);
+                let slot = slot_mut(&mut self.slots[index]);
                 slot.state = SlotState::Blocked { request, by };
                 slot.slack_ms = 0;
             }

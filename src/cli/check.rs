@@ -51,7 +51,7 @@ pub struct Args {
     /// How much each caller spends.
     #[arg(long, default_value_t = 10, value_name = "A")]
     pub amount: i64,
-    /// Time stops here, in ticks (default: work + 2 × TTL + 4).
+    /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
     /// Breadth-first search (the default): shortest counterexamples.
@@ -586,4 +586,90 @@ fn explore(config: CheckConfig, port: u16) -> CommandResult {
     );
     let _ = model.checker().serve(address);
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(line: &str) -> Args {
+        Wrapper::try_parse_from(std::iter::once("check").chain(line.split_whitespace()))
+            .expect("parses")
+            .args
+    }
+
+    #[test]
+    fn ticks_are_bare_numbers_or_milliseconds() {
+        assert_eq!(parse_ticks("3"), Ok(3));
+        assert_eq!(parse_ticks("3ms"), Ok(3));
+        assert_eq!(parse_ticks("1s"), Ok(1_000));
+        assert!(parse_ticks("soon").unwrap_err().contains("ticks"));
+        assert_eq!(parse_pause("unbounded"), Ok(Pause(None)));
+        assert_eq!(parse_pause("2"), Ok(Pause(Some(2))));
+        assert!(parse_pause("-1").is_err());
+    }
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1_000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn exit_status_follows_the_always_properties() {
+        let broken = execute(args("--safeguard no-lock --horizon 3")).unwrap();
+        assert_eq!(broken, Status::Violation);
+        let safe = execute(args("--safeguard pg-debit --callers 2 --ttl 1 --work 1")).unwrap();
+        assert_eq!(safe, Status::Ok);
+    }
+
+    #[test]
+    fn bad_input_says_what_and_how_to_fix_it() {
+        let error = execute(args("--safeguard lease --callers 0")).unwrap_err();
+        assert!(error.message.contains("--callers 0"), "{}", error.message);
+        let error = execute(args("--safeguard lease --ttl 0")).unwrap_err();
+        assert!(error.message.contains("--ttl 0"), "{}", error.message);
+        let error = execute(args("--callers 2")).unwrap_err();
+        assert!(error.message.contains("--safeguard"), "{}", error.message);
+        let error = execute(args("--suite weekly")).unwrap_err();
+        assert!(
+            error.message.contains("smoke, nightly"),
+            "{}",
+            error.message
+        );
+        let error = execute(args("--safeguard lease --threads 0")).unwrap_err();
+        assert!(error.message.contains("--threads 0"), "{}", error.message);
+    }
+
+    #[test]
+    fn the_report_names_the_bound_and_numbers_the_steps() {
+        let config = args("--safeguard no-lock --horizon 3").config().unwrap();
+        let model = LeaseModel::new(config).unwrap();
+        let report = run(&model, RunOptions::default(), &Counters::default());
+        let text = render(
+            &config,
+            &report,
+            Duration::from_millis(10),
+            &args("--safeguard no-lock"),
+        );
+        assert!(text.contains("unique states"), "{text}");
+        assert!(
+            text.contains("ledger holds           always    VIOLATED"),
+            "{text}"
+        );
+        assert!(text.contains("  1. caller 1 reads balance 20"), "{text}");
+        let json =
+            serde_json::to_value(JsonCheck::new(&config, &report, Duration::from_secs(1))).unwrap();
+        assert_eq!(json["holds"], false);
+        assert_eq!(json["properties"][0]["verdict"], "VIOLATED");
+    }
 }

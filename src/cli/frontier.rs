@@ -1,6 +1,8 @@
 //! `leaselab frontier`: where a safeguard stops being safe — the largest pause per TTL and
 //! work for which the ledger holds, each cell established exhaustively.
 
+use std::io::IsTerminal;
+
 use clap::Args as ClapArgs;
 use leaselab_model::checker::frontier::{sweep, Boundary, Frontier};
 use leaselab_model::checker::{CheckConfig, RunOptions, Strategy};
@@ -20,11 +22,15 @@ pub struct Args {
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub callers: u32,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
-    #[arg(long, default_value = "3..6", value_parser = parse_list, value_name = "LIST")]
+    #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
-    /// Works (columns), in ticks: a list `1,4,8` or a range `1..4`.
-    #[arg(long, default_value = "1,2,4,8", value_parser = parse_list, value_name = "LIST")]
+    /// Works (columns), in ticks: a list `1,2,4` or a range `1..4`.
+    #[arg(long, default_value = "1,2,4", value_parser = parse_list, value_name = "LIST")]
     pub work: TickList,
+    /// Time stops here in every cell, in ticks (default: each cell's 2 × work + 2 × TTL + 4).
+    /// The state space grows quickly with it; a violation needs about 2 × work + TTL + 3.
+    #[arg(long, value_parser = parse_ticks, value_name = "H")]
+    pub horizon: Option<u64>,
     /// How many Redis failovers may strike.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub failovers: u32,
@@ -84,6 +90,7 @@ pub fn execute(args: Args) -> CommandResult {
         initial_balance: args.balance,
         amount: args.amount,
         failovers: args.failovers,
+        horizon_ms: args.horizon,
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
@@ -103,8 +110,9 @@ pub fn execute(args: Args) -> CommandResult {
         threads: args.threads,
         max_unique: None,
     };
+    let progress = !args.json && std::io::stderr().is_terminal();
     let frontier = sweep(base, &args.ttl.0, &args.work.0, options, |cell| {
-        if !args.json {
+        if progress {
             eprint!(
                 "\r\x1b[2Kchecked TTL {} work {}: {}",
                 cell.ttl_ms,
@@ -119,7 +127,9 @@ pub fn execute(args: Args) -> CommandResult {
             serde_json::to_string_pretty(&frontier).expect("frontiers serialise")
         );
     } else {
-        eprint!("\r\x1b[2K");
+        if progress {
+            eprint!("\r\x1b[2K");
+        }
         print!("{}", render(&frontier, &base));
     }
     Ok(Status::Ok)
@@ -128,7 +138,7 @@ pub fn execute(args: Args) -> CommandResult {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}; every cell exhaustive to its horizon (work + 2 x TTL + 4)\n\
+         {} callers spending {} from {}{}; every cell exhaustive to {}\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses\n\n",
         frontier.safeguard,
         frontier.callers,
@@ -137,6 +147,10 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
         match base.failovers {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
+        },
+        match base.horizon_ms {
+            Some(h) => format!("a horizon of {h} ticks"),
+            None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),
         }
     );
     out.push_str(&frontier.table());
@@ -148,4 +162,18 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
         out.push_str("\nsafe in every cell, whatever the pauses\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_ranges() {
+        assert_eq!(parse_list("3..5"), Ok(TickList(vec![3, 4, 5])));
+        assert_eq!(parse_list("1,2,4"), Ok(TickList(vec![1, 2, 4])));
+        assert_eq!(parse_list("2ms,4"), Ok(TickList(vec![2, 4])));
+        assert!(parse_list("5..3").is_err());
+        assert!(parse_list("1,x").is_err());
+    }
 }

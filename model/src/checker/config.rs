@@ -53,10 +53,10 @@ impl CheckConfig {
     }
 
     /// Long enough for a holder to work, have its lease expire (`TTL + 1` ticks after the
-    /// acquire or the last refresh), and for another caller to take the lock and finish:
-    /// `work + 2 × TTL + 4`.
+    /// acquire or the last refresh), and for another caller to take the lock, work and
+    /// finish: `2 × work + 2 × TTL + 4`.
     pub fn default_horizon_ms(&self) -> u64 {
-        self.work_ms + 2 * self.ttl_ms + 4
+        2 * self.work_ms + 2 * self.ttl_ms + 4
     }
 
     /// The horizon in force.

@@ -4,7 +4,7 @@
 //! Allowing longer pauses only adds behaviours (every schedule with pauses up to `p` is also
 //! one with pauses up to `p + 1`), so safety is monotone in the pause bound: the search
 //! doubles the pause until the ledger breaks, then bisects. Each cell is exhaustive to its
-//! own horizon (`work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
+//! own horizon (`2 × work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
 //! so a cell safe at the horizon is safe with unbounded pauses (`∞`).
 
 use serde::Serialize;
@@ -146,7 +146,8 @@ pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamErr
     })
 }
 
-/// The table for every TTL in `ttls` and work in `works`.
+/// The table for every TTL in `ttls` and work in `works` (each cell at `base`'s horizon, or
+/// its own default when `base` has none).
 pub fn sweep(
     base: CheckConfig,
     ttls: &[u64],
@@ -161,7 +162,6 @@ pub fn sweep(
                 ttl_ms,
                 work_ms,
                 max_pause_ms: None,
-                horizon_ms: None,
                 ..base
             };
             let cell = boundary(config, options)?;

@@ -29,7 +29,8 @@ use crate::world::{Action, World};
 
 use super::config::CheckConfig;
 
-/// "always": at the end, final = initial − amount × accepted; and never a negative balance.
+/// "always": at the end of a run, final = initial − amount × accepted; and never a negative
+/// balance.
 pub const LEDGER: &str = "ledger holds";
 /// "always": no two callers believe they hold the lock at once.
 pub const MUTUAL_EXCLUSION: &str = "mutual exclusion";
@@ -92,12 +93,17 @@ impl LeaseModel {
     }
 }
 
-/// The ledger property's condition.
+/// The ledger property's condition: the balance is never negative, and when the run is over
+/// — every caller finished, or time has run out and nobody can move — the balance is the
+/// initial one minus the accepted spends. (A caller that wrote always finishes without
+/// sleeping again, so at such an end every write is accounted for; callers cut off by the
+/// horizon had not written.)
 pub fn ledger_holds(world: &World) -> bool {
     if world.balance().is_some_and(|balance| balance < 0) {
         return false;
     }
-    !world.all_done() || world.ledger().verdict == Verdict::Ok
+    let over = world.all_done() || (world.now_ms >= world.config.horizon_ms && world.stuck());
+    !over || world.ledger().verdict == Verdict::Ok
 }
 
 /// The mutual-exclusion property's condition.
@@ -144,7 +150,11 @@ impl Model for LeaseModel {
         let mut next = state.clone();
         let events = next.apply_events(action);
         let lines = super::narrate::describe_step(state, &events, &next);
-        Some(format!("{}\n\n{next:#?}", lines.join("\n")))
+        Some(format!(
+            "{}\n\n{}",
+            lines.join("; "),
+            super::narrate::describe_world(&next)
+        ))
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

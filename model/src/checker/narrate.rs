@@ -26,9 +26,17 @@ pub fn narrate(init: &World, actions: &[Action]) -> Vec<String> {
 /// who believes it holds the lock.
 pub fn summary(world: &World) -> Vec<String> {
     let mut lines = Vec::new();
-    if world.all_done() {
+    let cut_off = !world.all_done() && world.now_ms >= world.config.horizon_ms && world.stuck();
+    if world.all_done() || cut_off {
         let ledger = world.ledger();
-        lines.push(format!("ledger: {}", ledger.line()));
+        if cut_off {
+            lines.push(format!(
+                "ledger when time runs out (unfinished callers never wrote): {}",
+                ledger.line()
+            ));
+        } else {
+            lines.push(format!("ledger: {}", ledger.line()));
+        }
         for stale in &ledger.stale_spends {
             let fence = stale
                 .fence
@@ -51,6 +59,50 @@ pub fn summary(world: &World) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// A world at a glance: the time, the balance, the lock, and each caller.
+pub fn describe_world(world: &World) -> String {
+    let mut lines = vec![format!("t={}", world.now_ms)];
+    lines.push(match world.balance() {
+        Some(balance) => format!("balance {balance}"),
+        None => "balance missing".into(),
+    });
+    lines.push(match world.lock_holder_at(world.now_ms) {
+        Some(holder) => format!(
+            "lock held by caller {} (until t={})",
+            holder + 1,
+            lease_end(world)
+        ),
+        None => "lock free".into(),
+    });
+    for (index, slot) in world.slots.iter().enumerate() {
+        let mut text = match &slot.state {
+            SlotState::NotStarted { start_ms } => format!("starts at t={start_ms}"),
+            SlotState::Ready(Input::Start) => "not started yet".into(),
+            SlotState::Ready(_) => "ready".into(),
+            SlotState::Sleeping { wake_ms } => format!("asleep until t={wake_ms}"),
+            SlotState::Blocked { .. } => "waiting for the row lock".into(),
+            SlotState::Done => match &slot.outcome {
+                Some(outcome) => format!("finished: {}", outcome_phrase(outcome)),
+                None => "finished".into(),
+            },
+        };
+        if slot.state != SlotState::Done && slot.machine.believes_it_holds() {
+            text.push_str(", believes it holds the lock");
+        }
+        if slot.paused_ms > 0 {
+            text.push_str(&format!(", paused {} tick(s) so far", slot.paused_ms));
+        }
+        lines.push(format!("caller {}: {text}", index + 1));
+    }
+    if let Some(replica) = &world.replica {
+        lines.push(format!(
+            "replica {} change(s) behind",
+            replica.backlog.len()
+        ));
+    }
+    lines.join("\n")
 }
 
 fn callers_text(callers: &[usize]) -> String {
@@ -216,7 +268,7 @@ fn redis_phrase(
 ) -> String {
     let who = format!("caller {}", caller + 1);
     let expires = || match after.lock_holder_at(after.now_ms) {
-        Some(_) => format!(" until t={}", lease_end(after)),
+        Some(_) => format!(" (lease until t={})", lease_end(after)),
         None => String::new(),
     };
     let phrase = match (request, reply) {
@@ -233,7 +285,7 @@ fn redis_phrase(
             _,
         ) => Some(match reply {
             Reply::Nil => format!("{who} finds the lock {}", holder_text(before)),
-            _ => format!("{who} acquires the lease for {ttl}ms{}", expires()),
+            _ => format!("{who} acquires the lock for {ttl}ms{}", expires()),
         }),
         (RedisRequest::Command(Command::SetNx(..)), Reply::Integer(n)) => Some(if *n == 1 {
             format!("{who} acquires the lock (SETNX, no expiry)")

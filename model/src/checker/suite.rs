@@ -103,33 +103,55 @@ fn smoke() -> Vec<SuiteEntry> {
         ),
         entry(
             "lease, unbounded pauses",
-            with(LEASE, |_| {}),
+            with(LEASE, |c| c.ttl_ms = 2),
+            Violated,
+            Some(Violated),
+        ),
+        entry(
+            "fenced, unbounded pauses",
+            with(FENCED, |c| c.ttl_ms = 1),
             Violated,
             Some(Violated),
         ),
         entry(
             "fenced-cas, unbounded pauses",
-            with(FENCED_CAS, |c| c.ttl_ms = 2),
+            with(FENCED_CAS, |c| c.ttl_ms = 1),
             Safe,
             Some(Violated),
         ),
         entry("pg-debit", with(Safeguard::PgDebit, |_| {}), Safe, None),
+        entry(
+            "pg-for-update",
+            with(Safeguard::PgForUpdate, |_| {}),
+            Safe,
+            None,
+        ),
     ]
 }
 
-/// Minutes: three callers, longer horizons, failovers.
+/// Minutes on two cores: three callers, longer horizons, failovers, the watchdog's boundary.
 fn nightly() -> Vec<SuiteEntry> {
     use PropertyVerdict::{Safe, Violated};
-    let three = |safeguard: Safeguard| {
+    let three = |safeguard: Safeguard, ttl_ms: u64, horizon_ms: Option<u64>| {
         with(safeguard, |c| {
             c.callers = 3;
-            c.initial_balance = 20;
+            c.ttl_ms = ttl_ms;
+            c.horizon_ms = horizon_ms;
         })
     };
-    vec![
+    let watchdog = |ttl_ms: u64, work_ms: u64, pause: Option<u64>, horizon_ms: Option<u64>| {
+        with(Safeguard::LeaseWatchdog, |c| {
+            c.ttl_ms = ttl_ms;
+            c.work_ms = work_ms;
+            c.max_pause_ms = pause;
+            c.horizon_ms = horizon_ms;
+        })
+    };
+    let mut entries = smoke();
+    entries.extend([
         entry(
             "no-lock, 3 callers",
-            three(Safeguard::NoLock),
+            three(Safeguard::NoLock, 3, None),
             Violated,
             None,
         ),
@@ -149,6 +171,18 @@ fn nightly() -> Vec<SuiteEntry> {
             Some(Safe),
         ),
         entry(
+            "lease, TTL 3, work 1, pauses up to 2",
+            with(LEASE, |c| c.max_pause_ms = Some(2)),
+            Safe,
+            Some(Safe),
+        ),
+        entry(
+            "lease, TTL 3, work 1, pauses up to 3",
+            with(LEASE, |c| c.max_pause_ms = Some(3)),
+            Violated,
+            Some(Violated),
+        ),
+        entry(
             "lease, 1 failover, no pauses",
             with(LEASE, |c| {
                 c.failovers = 1;
@@ -158,61 +192,68 @@ fn nightly() -> Vec<SuiteEntry> {
             Some(Violated),
         ),
         entry(
-            "fenced, 3 callers, unbounded pauses",
-            three(FENCED),
+            "fenced, 3 callers, unbounded pauses, horizon 6",
+            three(FENCED, 1, Some(6)),
             Violated,
             Some(Violated),
         ),
         entry(
-            "fenced-cas, 3 callers, unbounded pauses",
+            "fenced-cas, 3 callers, unbounded pauses, horizon 6",
+            three(FENCED_CAS, 1, Some(6)),
+            Safe,
+            Some(Violated),
+        ),
+        entry(
+            "fenced-cas, TTL 2, unbounded pauses",
+            with(FENCED_CAS, |c| c.ttl_ms = 2),
+            Safe,
+            Some(Violated),
+        ),
+        entry(
+            "fenced-cas, 1 failover, unbounded pauses",
             with(FENCED_CAS, |c| {
-                c.callers = 3;
-                c.ttl_ms = 2;
+                c.ttl_ms = 1;
+                c.failovers = 1;
             }),
             Safe,
             Some(Violated),
         ),
         entry(
-            "fenced-cas, 2 callers, 1 failover, unbounded pauses",
-            with(FENCED_CAS, |c| c.failovers = 1),
-            Safe,
-            Some(Violated),
-        ),
-        entry(
-            "fenced-cas, 2 callers, TTL 4, work 3, horizon 20",
-            with(FENCED_CAS, |c| {
-                c.ttl_ms = 4;
-                c.work_ms = 3;
-                c.horizon_ms = Some(20);
-            }),
-            Safe,
-            Some(Violated),
-        ),
-        entry("pg-debit, 3 callers", three(Safeguard::PgDebit), Safe, None),
-        entry(
-            "pg-for-update, 3 callers",
-            three(Safeguard::PgForUpdate),
+            "pg-debit, 3 callers",
+            three(Safeguard::PgDebit, 3, None),
             Safe,
             None,
         ),
         entry(
-            "lease-watchdog, TTL 6, work 8, pauses up to 3",
-            with(Safeguard::LeaseWatchdog, |c| {
-                c.ttl_ms = 6;
-                c.work_ms = 8;
-                c.max_pause_ms = Some(3);
-            }),
+            "pg-for-update, 3 callers",
+            three(Safeguard::PgForUpdate, 3, None),
+            Safe,
+            None,
+        ),
+        entry(
+            "lease-watchdog, TTL 3, work 4, pauses up to 2, horizon 14",
+            watchdog(3, 4, Some(2), Some(14)),
             Safe,
             Some(Safe),
         ),
         entry(
-            "lease-watchdog, TTL 6, work 8, unbounded pauses",
-            with(Safeguard::LeaseWatchdog, |c| {
-                c.ttl_ms = 6;
-                c.work_ms = 8;
-            }),
+            "lease-watchdog, TTL 3, work 4, unbounded pauses, horizon 14",
+            watchdog(3, 4, None, Some(14)),
             Violated,
             Some(Violated),
         ),
-    ]
+        entry(
+            "lease-watchdog, TTL 6, work 3, pauses up to 4, horizon 13",
+            watchdog(6, 3, Some(4), Some(13)),
+            Safe,
+            Some(Safe),
+        ),
+        entry(
+            "lease-watchdog, TTL 6, work 3, pauses up to 5, horizon 13",
+            watchdog(6, 3, Some(5), Some(13)),
+            Violated,
+            Some(Violated),
+        ),
+    ]);
+    entries
 }
