@@ -175,3 +175,36 @@ fn a_missing_file_is_named() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_event_this_leaselab_cannot_read_still_replays_but_show_names_it() {
+    let (_, text) = step5();
+    let mut file: leaselab::trace::TraceFile = serde_json::from_str(&text).unwrap();
+    let index = file
+        .events
+        .iter()
+        .position(|e| e.text().contains("\"event\":\"released\""))
+        .unwrap();
+    let changed = file.events[index]
+        .text()
+        .replace("\"event\":\"released\"", "\"event\":\"teleported\"");
+    file.events[index] = leaselab::trace::format::RawEvent(
+        serde_json::value::RawValue::from_string(changed).unwrap(),
+    );
+    file.digest = leaselab::trace::format::digest_lines(&file.events);
+    let loaded = trace::load::parse(Path::new("old.json"), &file.to_text()).expect("it loads");
+    let replayed = leaselab::trace::replay::replay(&loaded).unwrap();
+    assert!(
+        replayed.describe(&loaded).starts_with("behaviour changed"),
+        "{}",
+        replayed.describe(&loaded)
+    );
+    let message = loaded.events().unwrap_err().to_string();
+    assert!(
+        message.contains(&format!("field `events[{index}]")),
+        "{message}"
+    );
+    assert!(message.contains("teleported"), "{message}");
+    let (code, stderr) = cli("old.json", &file.to_text(), &["show"]);
+    assert_eq!(code, 2, "{stderr}");
+}
