@@ -7,13 +7,15 @@
 //! - [`safeguard`]: every lock safeguard of the tutorial as a sans-IO state machine;
 //! - [`scenario`]: what a run is made of (balance, callers, TTL, work, safeguard);
 //! - [`ledger`]: the invariant every run is judged by;
-//! - [`world`]: an in-process driver that steps callers and stand-ins on one clock.
+//! - [`world`]: an in-process driver that steps callers and stand-ins on one clock;
+//! - [`checker`]: the exhaustive model checker over that world.
 //!
 //! Nothing in this crate reads a clock, opens a socket or draws unseeded randomness:
 //! time is always passed in (`now_ms`), and randomness comes from the driver.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod checker;
 pub mod fault;
 pub mod ledger;
 pub mod postgres;

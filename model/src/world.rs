@@ -4,16 +4,29 @@
 //! tests drive. Requests are answered at once (atomically) by the stand-ins; what makes runs
 //! differ is the schedule: which caller steps next, when the clock advances, when a replica
 //! catches up, when a failover strikes. A ready caller that is not scheduled while time
-//! passes is a paused caller; [`WorldConfig::max_pause_ms`] bounds how long that may last
-//! (`None`: unbounded, the asynchronous model).
+//! passes is a paused caller; [`WorldConfig::max_pause_ms`] bounds how long that may last in
+//! all, per caller (`None`: unbounded, the asynchronous model).
+//!
+//! Some waiting is not a pause: a caller may start at any time within
+//! [`WorldConfig::arrival_window_ms`], and a random sleep (a retry backoff of 5–14 ms) may end
+//! at any time in its range. Both show as [`Slot::slack_ms`].
+//!
+//! A caller that reaches a named point ([`Step::Reached`]) goes on in the same step: pausing
+//! there is the same as pausing just before the step that reached it, because reaching a
+//! point never depends on the clock. This keeps the state space small without losing any
+//! behaviour.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::ledger::{CallerResult, Ledger};
-use crate::postgres::{Exec, Postgres, SessionId, Wallet};
+use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId, Wallet};
 use crate::redis::command::Command;
 use crate::redis::replication::Effect;
 use crate::redis::{Redis, Reply};
+use crate::safeguard::lock::token_text;
 use crate::safeguard::{
-    BalanceIn, Caller, Input, Machine, Outcome, ParamError, RedisRequest, SqlRequest, Step,
+    BalanceIn, Caller, Input, Machine, Outcome, ParamError, Point, RedisRequest, SqlRequest, Step,
 };
 use crate::scenario::Scenario;
 
@@ -40,7 +53,7 @@ pub enum SlotState {
     },
     /// Ready to take this input.
     Ready(Input),
-    /// Asleep until this time.
+    /// Asleep until this time (the earliest wake-up; see [`Slot::slack_ms`]).
     Sleeping {
         /// Wake time.
         wake_ms: u64,
@@ -65,10 +78,24 @@ pub struct Slot {
     pub state: SlotState,
     /// Its PostgreSQL session.
     pub session: SessionId,
-    /// Since when it has been ready (for the pause bound).
-    pub ready_since_ms: u64,
+    /// How long it has been paused so far, in all (counted only when pauses are bounded).
+    pub paused_ms: u64,
+    /// How long it may still wait while ready without that counting as a pause: what is left
+    /// of its arrival window before it starts, or of the random part of a sleep (a sleep of
+    /// 5–14 ms wakes at 5 with 9 ms of slack). Counted only when pauses are bounded.
+    pub slack_ms: u64,
     /// How it ended.
     pub outcome: Option<Outcome>,
+    /// What symmetry reduction remembers about this slot; forgotten on every change.
+    canon: symmetry::SlotCanon,
+}
+
+/// The slot to change, copied if shared, with what was derived from it forgotten. Every
+/// change to a slot goes through here.
+fn slot_mut(slot: &mut Arc<Slot>) -> &mut Slot {
+    let slot = Arc::make_mut(slot);
+    slot.canon = symmetry::SlotCanon::default();
+    slot
 }
 
 /// A Redis replica with the effects it has not applied yet.
@@ -83,36 +110,176 @@ pub struct Replica {
 /// Bounds and faults of a [`World`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorldConfig {
-    /// How long a ready caller may go unscheduled while time passes (`None`: unbounded).
+    /// How long, in all, each caller may be left unscheduled while it is ready and time
+    /// passes (`None`: unbounded, the asynchronous model). One GC pause of this length, or
+    /// several adding up to it.
     pub max_pause_ms: Option<u64>,
     /// Time stops here.
     pub horizon_ms: u64,
     /// Keep a replica and allow this many failovers.
     pub failovers: u32,
+    /// A caller may start at any time up to this long after it could (its requests arrive
+    /// at arbitrary moments) without that counting as a pause. Only meaningful when pauses
+    /// are bounded: an unbounded pause already covers any arrival time.
+    pub arrival_window_ms: u64,
 }
 
-/// Callers, stand-ins and a clock.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct World {
-    /// The clock, shared by everyone.
-    pub now_ms: u64,
-    /// The Redis primary.
-    pub redis: Redis,
-    /// The replica, when failovers are allowed.
-    pub replica: Option<Replica>,
-    /// PostgreSQL.
-    pub postgres: Postgres,
-    /// The callers.
-    pub slots: Vec<Slot>,
-    /// Failovers still allowed.
-    pub failovers_left: u32,
-    /// Bounds.
-    pub config: WorldConfig,
+impl WorldConfig {
+    /// The asynchronous model up to `horizon_ms`: unbounded pauses, no failovers.
+    pub fn asynchronous(horizon_ms: u64) -> WorldConfig {
+        WorldConfig {
+            max_pause_ms: None,
+            horizon_ms,
+            failovers: 0,
+            arrival_window_ms: 0,
+        }
+    }
+}
+
+mod symmetry;
+
+/// What a run is made of that never changes while it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Setup {
     initial_balance: i64,
     amount: i64,
     balance_in: BalanceIn,
     balance_key: Vec<u8>,
+    lock_key: Vec<u8>,
     wallet_id: i64,
+    /// Each caller's token as it appears in Redis.
+    tokens: Vec<Vec<u8>>,
+    /// Hash worlds up to a renaming of callers.
+    symmetric: bool,
+}
+
+/// Callers, stand-ins and a clock.
+///
+/// Equal worlds hash equal; the hash leaves out what never changes during a run (the
+/// configuration and the scenario's constants), which equal worlds share anyway. With
+/// [`World::set_symmetry`], worlds that differ only by which caller is which hash equal too.
+///
+/// The stand-ins and the callers sit behind `Arc`s and are copied on write, so cloning a
+/// world and taking one step copies only the caller that stepped and the stand-in it used —
+/// what makes exploring millions of states affordable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct World {
+    /// The clock, shared by everyone.
+    pub now_ms: u64,
+    /// The Redis primary.
+    pub redis: Arc<Redis>,
+    /// The replica, when failovers are allowed.
+    pub replica: Option<Arc<Replica>>,
+    /// PostgreSQL.
+    pub postgres: Arc<Postgres>,
+    /// The callers.
+    pub slots: Vec<Arc<Slot>>,
+    /// Failovers still allowed.
+    pub failovers_left: u32,
+    /// Bounds.
+    pub config: WorldConfig,
+    setup: Arc<Setup>,
+}
+
+impl Hash for World {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        if self.setup.symmetric {
+            return self.hash_canonical(state);
+        }
+        self.now_ms.hash(state);
+        self.redis.hash(state);
+        self.replica.hash(state);
+        self.postgres.hash(state);
+        self.slots.hash(state);
+        self.failovers_left.hash(state);
+    }
+}
+
+/// One thing that happened while an [`Action`] was applied. Callers are 0-based.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A caller sent a request to Redis and got this reply.
+    Redis {
+        /// The caller.
+        caller: usize,
+        /// The request.
+        request: RedisRequest,
+        /// The reply.
+        reply: Reply,
+    },
+    /// A caller ran a statement and got this result.
+    Sql {
+        /// The caller.
+        caller: usize,
+        /// The statement.
+        request: SqlRequest,
+        /// The result.
+        result: Result<QueryResult, PgError>,
+    },
+    /// A caller's statement waits for a row lock.
+    SqlBlocked {
+        /// The caller.
+        caller: usize,
+        /// The statement.
+        request: SqlRequest,
+        /// The session holding the lock.
+        by: SessionId,
+    },
+    /// A caller went to sleep.
+    Sleep {
+        /// The caller.
+        caller: usize,
+        /// When it wakes at the earliest.
+        wake_ms: u64,
+        /// When it wakes at the latest (a random sleep).
+        latest_ms: u64,
+        /// True for a backoff (the sleep has a deadline), false for work or a watchdog wait.
+        backoff: bool,
+    },
+    /// A caller reached a named point where it may be paused.
+    Reached {
+        /// The caller.
+        caller: usize,
+        /// The point.
+        point: Point,
+    },
+    /// A caller finished.
+    Done {
+        /// The caller.
+        caller: usize,
+        /// How.
+        outcome: Outcome,
+    },
+    /// The clock advanced to `now_ms`.
+    Tick {
+        /// The new time.
+        now_ms: u64,
+    },
+    /// A sleeping caller woke, or a caller with a start offset started.
+    Wake {
+        /// The caller.
+        caller: usize,
+        /// True when it is its start.
+        start: bool,
+    },
+    /// The replica applied an effect.
+    Replicated {
+        /// The effect.
+        effect: Effect,
+    },
+    /// The replica was promoted; `lost` effects had not reached it.
+    Failover {
+        /// How many.
+        lost: usize,
+    },
+}
+
+type Sink<'a> = Option<&'a mut Vec<Event>>;
+
+fn emit(sink: &mut Sink<'_>, event: impl FnOnce() -> Event) {
+    if let Some(events) = sink.as_deref_mut() {
+        events.push(event());
+    }
 }
 
 impl World {
@@ -155,6 +322,7 @@ impl World {
             );
         }
         redis.drain_effects();
+        let bounded = config.max_pause_ms.is_some();
         let mut slots = Vec::with_capacity(tokens.len());
         for (index, token) in tokens.iter().enumerate() {
             let machine = scenario.safeguard.build(&scenario.params, *token)?;
@@ -165,13 +333,20 @@ impl World {
             } else {
                 SlotState::NotStarted { start_ms }
             };
-            slots.push(Slot {
+            let slack_ms = if bounded && start_ms == 0 {
+                config.arrival_window_ms
+            } else {
+                0
+            };
+            slots.push(Arc::new(Slot {
                 machine,
                 state,
                 session,
-                ready_since_ms: 0,
+                paused_ms: 0,
+                slack_ms,
                 outcome: None,
-            });
+                canon: symmetry::SlotCanon::default(),
+            }));
         }
         let replica = (config.failovers > 0).then(|| {
             // A replica that has completed its initial sync: it holds the seeded keys.
@@ -190,25 +365,43 @@ impl World {
                     expire_at_ms: None,
                 });
             }
-            Replica {
+            Arc::new(Replica {
                 redis: copy,
                 backlog: Vec::new(),
-            }
+            })
         });
         Ok(World {
             now_ms: 0,
-            redis,
+            redis: Arc::new(redis),
             replica,
-            postgres,
+            postgres: Arc::new(postgres),
             slots,
             failovers_left: config.failovers,
             config,
-            initial_balance: scenario.initial_balance,
-            amount: scenario.params.amount,
-            balance_in: scenario.balance_in(),
-            balance_key: keys.balance.clone(),
-            wallet_id: scenario.params.wallet_id,
+            setup: Arc::new(Setup {
+                initial_balance: scenario.initial_balance,
+                amount: scenario.params.amount,
+                balance_in: scenario.balance_in(),
+                balance_key: keys.balance.clone(),
+                lock_key: keys.lock.clone(),
+                wallet_id: scenario.params.wallet_id,
+                tokens: tokens.iter().map(|t| token_text(*t)).collect(),
+                symmetric: false,
+            }),
         })
+    }
+
+    /// Makes the hash ignore which caller is which (symmetry reduction for a model checker):
+    /// the world is hashed with callers in a canonical order and every token and PostgreSQL
+    /// session renamed after its owner's rank, in the machines and in both stand-ins.
+    /// Equality is unchanged.
+    pub fn set_symmetry(&mut self, on: bool) {
+        Arc::make_mut(&mut self.setup).symmetric = on;
+    }
+
+    /// True when the hash ignores which caller is which.
+    pub fn symmetric(&self) -> bool {
+        self.setup.symmetric
     }
 
     /// True when every caller has finished.
@@ -216,15 +409,29 @@ impl World {
         self.slots.iter().all(|slot| slot.state == SlotState::Done)
     }
 
-    /// The actions enabled now, in a fixed order.
+    /// True when nothing can happen any more: no caller can step, the clock cannot advance,
+    /// no replication or failover is pending.
+    pub fn stuck(&self) -> bool {
+        let mut actions = Vec::new();
+        self.actions(&mut actions);
+        actions.is_empty()
+    }
+
+    /// True when caller `index` can take a step now: it is ready, or the row lock it waits
+    /// for has been released.
+    pub fn enabled(&self, index: usize) -> bool {
+        match &self.slots[index].state {
+            SlotState::Ready(_) => true,
+            SlotState::Blocked { by, .. } => !self.postgres.in_transaction(*by),
+            _ => false,
+        }
+    }
+
+    /// The actions enabled now, in a fixed order: callers by number, then the clock, then
+    /// replication and failover.
     pub fn actions(&self, actions: &mut Vec<Action>) {
-        for (index, slot) in self.slots.iter().enumerate() {
-            let enabled = match &slot.state {
-                SlotState::Ready(_) => true,
-                SlotState::Blocked { by, .. } => !self.postgres.in_transaction(*by),
-                _ => false,
-            };
-            if enabled {
+        for index in 0..self.slots.len() {
+            if self.enabled(index) {
                 actions.push(Action::Step(index as u8));
             }
         }
@@ -241,203 +448,282 @@ impl World {
         }
     }
 
-    fn tick_enabled(&self) -> bool {
+    /// True when the clock may advance: before the horizon, while someone is unfinished, and
+    /// (with bounded pauses) when every caller that could step has slack or pause left.
+    pub fn tick_enabled(&self) -> bool {
         if self.all_done() || self.now_ms >= self.config.horizon_ms {
             return false;
         }
         match self.config.max_pause_ms {
             None => true,
-            Some(max_pause_ms) => self.slots.iter().all(|slot| match slot.state {
-                SlotState::Ready(_) => self.now_ms - slot.ready_since_ms < max_pause_ms,
-                _ => true,
+            Some(max_pause_ms) => (0..self.slots.len()).all(|index| {
+                let slot = &self.slots[index];
+                !self.enabled(index) || slot.slack_ms > 0 || slot.paused_ms < max_pause_ms
             }),
         }
     }
 
     /// Performs an enabled action.
     pub fn apply(&mut self, action: Action) {
-        self.apply_logged(action, None);
+        self.apply_to(action, &mut None);
+    }
+
+    /// Performs an enabled action and says what happened.
+    pub fn apply_events(&mut self, action: Action) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.apply_to(action, &mut Some(&mut events));
+        events
     }
 
     /// Performs an enabled action, appending a line per thing that happened to `log`.
-    pub fn apply_logged(&mut self, action: Action, mut log: Option<&mut Vec<String>>) {
+    pub fn apply_logged(&mut self, action: Action, log: Option<&mut Vec<String>>) {
+        match log {
+            None => self.apply(action),
+            Some(log) => {
+                let now_ms = self.now_ms;
+                for event in self.apply_events(action) {
+                    log.push(log_line(now_ms, &event));
+                }
+            }
+        }
+    }
+
+    fn apply_to(&mut self, action: Action, sink: &mut Sink<'_>) {
         match action {
-            Action::Step(index) => self.step(usize::from(index), &mut log),
-            Action::Tick => self.tick(&mut log),
+            Action::Step(index) => self.step(usize::from(index), sink),
+            Action::Tick => self.tick(sink),
             Action::Replicate => {
                 let replica = self.replica.as_mut().expect("replicate needs a replica");
+                let replica = Arc::make_mut(replica);
                 let effect = replica.backlog.remove(0);
                 replica.redis.apply_effect(&effect);
-                note(&mut log, || format!("replica applies {effect:?}"));
+                emit(sink, || Event::Replicated { effect });
             }
             Action::Failover => {
                 let replica = self.replica.take().expect("failover needs a replica");
                 let lost = replica.backlog.len();
-                self.redis = replica.redis;
-                self.redis.promote();
+                let mut redis = replica.redis.clone();
+                redis.promote();
+                self.redis = Arc::new(redis);
                 // The old primary is gone; no new replica joins within a run.
                 self.replica = None;
                 self.failovers_left -= 1;
-                note(&mut log, || {
-                    format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
-                });
+                emit(sink, || Event::Failover { lost });
             }
         }
     }
 
-    fn tick(&mut self, log: &mut Option<&mut Vec<String>>) {
+    fn tick(&mut self, sink: &mut Sink<'_>) {
+        if self.config.max_pause_ms.is_some() {
+            for index in 0..self.slots.len() {
+                if self.enabled(index) {
+                    let slot = slot_mut(&mut self.slots[index]);
+                    if slot.slack_ms > 0 {
+                        slot.slack_ms -= 1;
+                    } else {
+                        slot.paused_ms += 1;
+                    }
+                }
+            }
+        }
         self.now_ms += 1;
         let now_ms = self.now_ms;
+        emit(sink, || Event::Tick { now_ms });
+        let arrival_window_ms = if self.config.max_pause_ms.is_some() {
+            self.config.arrival_window_ms
+        } else {
+            0
+        };
         for (index, slot) in self.slots.iter_mut().enumerate() {
-            let wake = match slot.state {
-                SlotState::Sleeping { wake_ms } => wake_ms <= now_ms,
-                SlotState::NotStarted { start_ms } => start_ms <= now_ms,
-                _ => false,
+            let (input, slack_ms) = match slot.state {
+                SlotState::Sleeping { wake_ms } if wake_ms <= now_ms => {
+                    (Input::Woke, slot.slack_ms)
+                }
+                SlotState::NotStarted { start_ms } if start_ms <= now_ms => {
+                    (Input::Start, arrival_window_ms)
+                }
+                _ => continue,
             };
-            if wake {
-                let input = if matches!(slot.state, SlotState::NotStarted { .. }) {
-                    Input::Start
-                } else {
-                    Input::Woke
-                };
-                note(log, || format!("t={now_ms} caller {} wakes", index + 1));
-                slot.state = SlotState::Ready(input);
-                slot.ready_since_ms = now_ms;
-            }
+            let start = input == Input::Start;
+            emit(sink, || Event::Wake {
+                caller: index,
+                start,
+            });
+            let slot = slot_mut(slot);
+            slot.state = SlotState::Ready(input);
+            slot.slack_ms = slack_ms;
         }
     }
 
-    fn step(&mut self, index: usize, log: &mut Option<&mut Vec<String>>) {
+    fn step(&mut self, index: usize, sink: &mut Sink<'_>) {
         let now_ms = self.now_ms;
-        let state = std::mem::replace(&mut self.slots[index].state, SlotState::Done);
-        let step = match state {
-            SlotState::Ready(input) => self.slots[index].machine.next(now_ms, input),
+        let slot = slot_mut(&mut self.slots[index]);
+        let state = std::mem::replace(&mut slot.state, SlotState::Done);
+        let mut step = match state {
+            SlotState::Ready(input) => slot.machine.next(now_ms, input),
             SlotState::Blocked { request, .. } => {
-                self.run_sql(index, request, log);
+                self.run_sql(index, request, sink);
                 return;
             }
             other => panic!("caller {index} stepped while {other:?}"),
         };
+        // A named point resumes at once: a pause there is time passing before the step that
+        // reached it, which is the same (reaching a point never depends on the clock).
+        while let Step::Reached(point) = step {
+            emit(sink, || Event::Reached {
+                caller: index,
+                point,
+            });
+            step = slot_mut(&mut self.slots[index])
+                .machine
+                .next(now_ms, Input::Resumed);
+        }
         match step {
             Step::Redis { request, .. } => {
-                let reply = self.run_redis(&request);
-                note(log, || {
-                    format!(
-                        "t={now_ms} caller {}: {} -> {}",
-                        index + 1,
-                        describe_request(&request),
-                        describe_reply(&reply)
-                    )
-                });
+                let (request, reply) = self.run_redis(request);
+                if sink.is_some() {
+                    let reply = reply.clone();
+                    emit(sink, || Event::Redis {
+                        caller: index,
+                        request,
+                        reply,
+                    });
+                }
                 self.ready(index, Input::Redis(reply));
             }
-            Step::Sql(request) => self.run_sql(index, request, log),
+            Step::Sql(request) => self.run_sql(index, request, sink),
             Step::Sleep {
                 min_ms,
+                max_ms,
                 deadline_ms,
-                ..
             } => {
                 let mut wake_ms = now_ms + min_ms;
+                let mut latest_ms = now_ms + max_ms.max(min_ms);
                 if let Some(deadline_ms) = deadline_ms {
                     wake_ms = wake_ms.min(deadline_ms.max(now_ms));
+                    latest_ms = latest_ms.min(deadline_ms.max(now_ms));
                 }
-                if wake_ms <= now_ms {
-                    self.ready(index, Input::Woke);
+                emit(sink, || Event::Sleep {
+                    caller: index,
+                    wake_ms,
+                    latest_ms,
+                    backoff: deadline_ms.is_some(),
+                });
+                let slack_ms = if self.config.max_pause_ms.is_some() {
+                    latest_ms - wake_ms
                 } else {
-                    note(log, || {
-                        format!("t={now_ms} caller {} sleeps until {wake_ms}", index + 1)
-                    });
-                    self.slots[index].state = SlotState::Sleeping { wake_ms };
+                    0
+                };
+                let slot = slot_mut(&mut self.slots[index]);
+                slot.slack_ms = slack_ms;
+                if wake_ms <= now_ms {
+                    slot.state = SlotState::Ready(Input::Woke);
+                } else {
+                    slot.state = SlotState::Sleeping { wake_ms };
                 }
             }
-            Step::Reached(point) => {
-                note(log, || {
-                    format!("t={now_ms} caller {} at {}", index + 1, point.name())
-                });
-                self.ready(index, Input::Resumed);
-            }
+            Step::Reached(_) => unreachable!("points resume above"),
             Step::Done(outcome) => {
-                note(log, || {
-                    format!("t={now_ms} caller {} done: {outcome:?}", index + 1)
-                });
                 let session = self.slots[index].session;
-                self.postgres.disconnect(session);
-                self.slots[index].outcome = Some(outcome);
+                Arc::make_mut(&mut self.postgres).disconnect(session);
+                let slot = slot_mut(&mut self.slots[index]);
+                slot.slack_ms = 0;
+                if sink.is_some() {
+                    let outcome = outcome.clone();
+                    emit(sink, || Event::Done {
+                        caller: index,
+                        outcome,
+                    });
+                }
+                slot.outcome = Some(outcome);
             }
         }
     }
 
     fn ready(&mut self, index: usize, input: Input) {
-        let slot = &mut self.slots[index];
+        let slot = slot_mut(&mut self.slots[index]);
         slot.state = SlotState::Ready(input);
-        slot.ready_since_ms = self.now_ms;
+        slot.slack_ms = 0;
     }
 
-    fn run_sql(&mut self, index: usize, request: SqlRequest, log: &mut Option<&mut Vec<String>>) {
+    fn run_sql(&mut self, index: usize, request: SqlRequest, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
-        let now_ms = self.now_ms;
-        match self
-            .postgres
-            .execute(session, &request.statement, &request.params)
-        {
+        match Arc::make_mut(&mut self.postgres).execute(
+            session,
+            &request.statement,
+            &request.params,
+        ) {
             Exec::Done(result) => {
-                note(log, || {
-                    let answer = match &result {
-                        Ok(ok) => ok.tag.clone(),
-                        Err(error) => format!("ERROR {} {}", error.code, error.message),
-                    };
-                    format!(
-                        "t={now_ms} caller {}: {} {:?} -> {answer}",
-                        index + 1,
-                        request.statement.sql(),
-                        request.params
-                    )
-                });
+                if sink.is_some() {
+                    let result = result.clone();
+                    emit(sink, || Event::Sql {
+                        caller: index,
+                        request,
+                        result,
+                    });
+                }
                 self.ready(index, Input::Sql(result));
             }
             Exec::Blocked { by } => {
-                note(log, || {
-                    format!(
-                        "t={now_ms} caller {}: {} waits for a row lock",
-                        index + 1,
-                        request.statement.sql()
-                    )
-                });
-                self.slots[index].state = SlotState::Blocked { request, by };
+                if sink.is_some() {
+                    let request = request.clone();
+                    emit(sink, || Event::SqlBlocked {
+                        caller: index,
+                        request,
+                        by,
+                    });
+                }
+                let slot = slot_mut(&mut self.slots[index]);
+                slot.state = SlotState::Blocked { request, by };
+                slot.slack_ms = 0;
             }
         }
     }
 
     /// Runs a request as a client library does (scripts: `EVALSHA`, then `EVAL` on
-    /// `NOSCRIPT`), and queues the primary's effects for the replica.
-    fn run_redis(&mut self, request: &RedisRequest) -> Reply {
+    /// `NOSCRIPT`), and queues the primary's effects for the replica. Hands the request back.
+    fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
         let now_ms = self.now_ms;
-        let reply = match request {
-            RedisRequest::Command(command) => self.redis.apply(command, now_ms),
+        let redis = Arc::make_mut(&mut self.redis);
+        let (request, reply) = match request {
+            RedisRequest::Command(command) => {
+                let reply = redis.apply(&command, now_ms);
+                (RedisRequest::Command(command), reply)
+            }
             RedisRequest::Script { script, keys, args } => {
                 let evalsha = Command::EvalSha {
                     sha1: script.sha1_hex(),
-                    keys: keys.clone(),
-                    args: args.clone(),
+                    keys,
+                    args,
                 };
-                match self.redis.apply(&evalsha, now_ms) {
+                let reply = redis.apply(&evalsha, now_ms);
+                let Command::EvalSha { keys, args, .. } = evalsha else {
+                    unreachable!("built above")
+                };
+                match reply {
                     Reply::Error(text) if text.starts_with("NOSCRIPT") => {
                         let eval = Command::Eval {
                             script: script.source().as_bytes().to_vec(),
-                            keys: keys.clone(),
-                            args: args.clone(),
+                            keys,
+                            args,
                         };
-                        self.redis.apply(&eval, now_ms)
+                        let reply = redis.apply(&eval, now_ms);
+                        let Command::Eval { keys, args, .. } = eval else {
+                            unreachable!("built above")
+                        };
+                        (RedisRequest::Script { script, keys, args }, reply)
                     }
-                    other => other,
+                    other => (RedisRequest::Script { script, keys, args }, other),
                 }
             }
         };
-        let effects = self.redis.drain_effects();
+        let effects = redis.drain_effects();
         if let Some(replica) = &mut self.replica {
-            replica.backlog.extend(effects);
+            if !effects.is_empty() {
+                Arc::make_mut(replica).backlog.extend(effects);
+            }
         }
-        reply
+        (request, reply)
     }
 
     /// How many callers believe they hold the lock right now.
@@ -448,17 +734,43 @@ impl World {
             .count()
     }
 
+    /// The callers (0-based) that believe they hold the lock right now.
+    pub fn believers(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&index| {
+                let slot = &self.slots[index];
+                slot.state != SlotState::Done && slot.machine.believes_it_holds()
+            })
+            .collect()
+    }
+
+    /// The caller (0-based) whose token the Redis primary holds in the lock key at `at_ms`.
+    pub fn lock_holder_at(&self, at_ms: u64) -> Option<usize> {
+        let value = self.redis.peek(&self.setup.lock_key, at_ms)?;
+        self.setup.tokens.iter().position(|token| token == value)
+    }
+
+    /// The balance every caller started from.
+    pub fn initial_balance(&self) -> i64 {
+        self.setup.initial_balance
+    }
+
+    /// How much each caller spends.
+    pub fn amount(&self) -> i64 {
+        self.setup.amount
+    }
+
     /// The committed balance now (none when it is missing or unreadable).
     pub fn balance(&self) -> Option<i64> {
-        match self.balance_in {
+        match self.setup.balance_in {
             BalanceIn::Redis => self
                 .redis
-                .peek(&self.balance_key, self.now_ms)
+                .peek(&self.setup.balance_key, self.now_ms)
                 .and_then(|bytes| std::str::from_utf8(bytes).ok())
                 .and_then(|text| text.parse().ok()),
             BalanceIn::Postgres => self
                 .postgres
-                .wallet(self.wallet_id)
+                .wallet(self.setup.wallet_id)
                 .map(|wallet| wallet.balance),
         }
     }
@@ -479,13 +791,66 @@ impl World {
     /// The ledger check of the run as it stands.
     pub fn ledger(&self) -> Ledger {
         let balance = self.balance().unwrap_or(i64::MIN);
-        Ledger::check(self.initial_balance, self.amount, &self.results(), balance)
+        Ledger::check(
+            self.setup.initial_balance,
+            self.setup.amount,
+            &self.results(),
+            balance,
+        )
     }
 }
 
-fn note(log: &mut Option<&mut Vec<String>>, line: impl FnOnce() -> String) {
-    if let Some(log) = log.as_deref_mut() {
-        log.push(line());
+/// The line [`World::apply_logged`] writes for an event that happened at `now_ms`.
+fn log_line(now_ms: u64, event: &Event) -> String {
+    match event {
+        Event::Redis {
+            caller,
+            request,
+            reply,
+        } => format!(
+            "t={now_ms} caller {}: {} -> {}",
+            caller + 1,
+            describe_request(request),
+            describe_reply(reply)
+        ),
+        Event::Sql {
+            caller,
+            request,
+            result,
+        } => {
+            let answer = match result {
+                Ok(ok) => ok.tag.clone(),
+                Err(error) => format!("ERROR {} {}", error.code, error.message),
+            };
+            format!(
+                "t={now_ms} caller {}: {} {:?} -> {answer}",
+                caller + 1,
+                request.statement.sql(),
+                request.params
+            )
+        }
+        Event::SqlBlocked {
+            caller, request, ..
+        } => format!(
+            "t={now_ms} caller {}: {} waits for a row lock",
+            caller + 1,
+            request.statement.sql()
+        ),
+        Event::Sleep {
+            caller, wake_ms, ..
+        } => format!("t={now_ms} caller {} sleeps until {wake_ms}", caller + 1),
+        Event::Reached { caller, point } => {
+            format!("t={now_ms} caller {} at {}", caller + 1, point.name())
+        }
+        Event::Done { caller, outcome } => {
+            format!("t={now_ms} caller {} done: {outcome:?}", caller + 1)
+        }
+        Event::Tick { now_ms } => format!("t={now_ms}"),
+        Event::Wake { caller, .. } => format!("t={} caller {} wakes", now_ms + 1, caller + 1),
+        Event::Replicated { effect } => format!("replica applies {effect:?}"),
+        Event::Failover { lost } => {
+            format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
+        }
     }
 }
 

@@ -107,6 +107,12 @@ pub struct Args {
     /// Print the event log of a single run.
     #[arg(long)]
     pub events: bool,
+    /// Where BROKEN runs are saved as traces.
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+    /// Shrink the first BROKEN run and save the smallest failing trace too.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 /// A duration flag: `1ms`, `250ms`, `2s`, ... or a bare `0` (zero needs no unit), so that
@@ -490,6 +496,20 @@ pub fn execute(args: Args) -> CommandResult {
                 let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
                 out!("broken seeds: {}", seeds.join(" "));
             }
+        }
+    }
+    // Traces of the broken runs, and the shrunk first one.
+    crate::trace::save_broken(&reports, args.traces.dir())?;
+    if args.shrink {
+        if let Some(report) = reports.iter().find(|r| r.broken()) {
+            let dir = args
+                .traces
+                .dir()
+                .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
+            let (path, sizes) =
+                super::shrink::shrink_and_save(&report.scenario, report.seed, &report.digest, dir)?;
+            eprint!("{sizes}");
+            eprintln!("shrunk trace saved: {}", path.display());
         }
     }
     Ok(if broken.is_empty() {

@@ -20,6 +20,9 @@ pub struct Args {
     /// Seeds per row (seeds 1..=N).
     #[arg(long, default_value_t = 24)]
     pub runs: u64,
+    /// Where BROKEN runs are saved as traces.
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
 }
 
 /// How many runs of a row should be BROKEN.
@@ -263,8 +266,17 @@ pub fn execute(args: Args) -> CommandResult {
     ];
     let mut lines: Vec<Vec<String>> = Vec::new();
     let mut unexpected = Vec::new();
+    let mut saved = 0;
     for row in &rows {
         let reports = run_batch(&row.scenario, 1..1 + args.runs);
+        if let Some(dir) = args.traces.dir() {
+            for report in reports.iter().filter(|r| r.broken()) {
+                crate::trace::save_trace(report, dir).map_err(|error| {
+                    UsageError::new(format!("--save-traces {}: {error}", dir.display()))
+                })?;
+                saved += 1;
+            }
+        }
         let result = judge(row, &reports);
         let mut line = vec![row.step.to_string(), row.variant.to_string()];
         line.extend(result.cells);
@@ -294,6 +306,9 @@ pub fn execute(args: Args) -> CommandResult {
         print(line);
     }
     out!("");
+    if let (Some(dir), 1..) = (args.traces.dir(), saved) {
+        out!("{saved} broken runs saved as traces in {}", dir.display());
+    }
     out!(
         "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
          and every run passes the row's check; a row expected to break and breaking is the \

@@ -128,7 +128,6 @@ impl LockedSpend {
                 | Phase::BeforeWrite
                 | Phase::Writing
                 | Phase::BeforeRelease
-                | Phase::Releasing
         );
         let lost = self.watchdog.is_some_and(|w| w.lost);
         holding && self.lock != Lock::Nothing && !lost

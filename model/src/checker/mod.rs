@@ -1,0 +1,24 @@
+//! The exhaustive model checker.
+//!
+//! - [`config`]: what a check is about (safeguard, callers, TTL, work, pauses, bounds);
+//! - [`model`]: the stateright [`Model`](stateright::Model) over [`World`](crate::world::World)
+//!   and its properties;
+//! - [`bfs`]: a level-synchronous breadth-first checker for stateright models;
+//! - [`fingerprint`]: the platform-independent state hash it uses;
+//! - [`run`]: runs a check and judges each property;
+//! - [`narrate`]: counterexamples in the tutorial's words;
+//! - [`frontier`]: sweeps of the pause bound, TTL and work;
+//! - [`suite`]: the named sets of checks (the nightly suite).
+
+pub mod bfs;
+pub mod config;
+pub mod fingerprint;
+pub mod frontier;
+pub mod model;
+pub mod narrate;
+pub mod run;
+pub mod suite;
+
+pub use config::CheckConfig;
+pub use model::{LeaseModel, PropertySet, ALL_FINISHED, LEDGER, MUTUAL_EXCLUSION, WRITE_REJECTED};
+pub use run::{run, CheckReport, PropertyReport, PropertyVerdict, RunOptions, Strategy};

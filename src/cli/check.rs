@@ -1,0 +1,675 @@
+//! `leaselab check`: exhaustive model checking of one safeguard, a named suite, or the
+//! interactive Explorer.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args as ClapArgs;
+use leaselab_model::checker::bfs::Counters;
+use leaselab_model::checker::suite::{suite, SUITES};
+use leaselab_model::checker::{
+    run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy,
+};
+use leaselab_model::safeguard::Safeguard;
+use serde::Serialize;
+use stateright::Model;
+
+use crate::exit::{CommandResult, Status, UsageError};
+
+use super::duration::parse_ms;
+
+/// Explore every interleaving of a safeguard's callers up to a bound and judge the ledger,
+/// mutual exclusion and liveness.
+///
+/// Times are ticks of the model's clock (1 tick = 1 ms): write `3` or `3ms`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct Args {
+    /// The safeguard, e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit.
+    #[arg(long, value_name = "NAME")]
+    pub safeguard: Option<String>,
+    /// How many callers spend from the wallet.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub callers: u32,
+    /// The lease, in ticks.
+    #[arg(long, default_value = "3", value_parser = parse_ticks, value_name = "T")]
+    pub ttl: u64,
+    /// The work between read and write, in ticks.
+    #[arg(long, default_value = "1", value_parser = parse_ticks, value_name = "W")]
+    pub work: u64,
+    /// How long, in all, a caller may be stopped while time passes: ticks (semi-synchronous)
+    /// or `unbounded` (asynchronous).
+    #[arg(long, default_value = "unbounded", value_parser = parse_pause, value_name = "P|unbounded")]
+    pub max_pause: Pause,
+    /// How many Redis failovers may strike, each losing what had not replicated.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub failovers: u32,
+    /// The balance before the run.
+    #[arg(long, default_value_t = 20, value_name = "B")]
+    pub balance: i64,
+    /// How much each caller spends.
+    #[arg(long, default_value_t = 10, value_name = "A")]
+    pub amount: i64,
+    /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
+    #[arg(long, value_parser = parse_ticks, value_name = "H")]
+    pub horizon: Option<u64>,
+    /// Breadth-first search (the default): shortest counterexamples.
+    #[arg(long, conflicts_with = "dfs")]
+    pub bfs: bool,
+    /// Depth-first search (stateright's): less memory, longer counterexamples.
+    #[arg(long)]
+    pub dfs: bool,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub threads: usize,
+    /// Explore callers that differ only by which is which separately (no symmetry reduction).
+    #[arg(long)]
+    pub no_symmetry: bool,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Run a named suite of checks with expected verdicts (smoke, nightly).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["safeguard", "explore"])]
+    pub suite: Option<String>,
+    /// Serve stateright's Explorer for this model on 127.0.0.1 instead of checking.
+    #[arg(long)]
+    pub explore: bool,
+    /// The Explorer's port (on 127.0.0.1).
+    #[arg(
+        long,
+        default_value_t = 3000,
+        value_name = "PORT",
+        requires = "explore"
+    )]
+    pub port: u16,
+    /// Where a ledger counterexample is saved as a trace (turned into a simulated schedule).
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+    /// Shrink the counterexample's simulated run and save the smallest failing trace too.
+    #[arg(long)]
+    pub shrink: bool,
+}
+
+/// A pause bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pause(pub Option<u64>);
+
+/// Ticks: a bare number (`3`) or a duration in whole milliseconds (`3ms`).
+pub fn parse_ticks(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    if let Ok(ticks) = text.parse::<u64>() {
+        return Ok(ticks);
+    }
+    parse_ms(text).map_err(|_| {
+        format!("'{text}' is not a number of ticks; write e.g. 3 or 3ms (1 tick = 1 ms)")
+    })
+}
+
+/// `unbounded`, or ticks.
+pub fn parse_pause(text: &str) -> Result<Pause, String> {
+    match text.trim() {
+        "unbounded" | "none" | "inf" | "∞" => Ok(Pause(None)),
+        other => parse_ticks(other).map(|t| Pause(Some(t))).map_err(|_| {
+            format!("'{other}' is not a pause bound; write a number of ticks (e.g. 2 or 2ms) or 'unbounded'")
+        }),
+    }
+}
+
+impl Args {
+    fn strategy(&self) -> Strategy {
+        if self.dfs {
+            Strategy::Dfs
+        } else {
+            Strategy::Bfs
+        }
+    }
+
+    fn options(&self) -> Result<RunOptions, UsageError> {
+        if self.threads == 0 || self.threads > 256 {
+            return Err(UsageError::new(format!(
+                "--threads {}: use between 1 and 256 threads (this machine has {})",
+                self.threads,
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            )));
+        }
+        Ok(RunOptions {
+            strategy: self.strategy(),
+            threads: self.threads,
+            max_unique: None,
+        })
+    }
+
+    /// The check these arguments describe.
+    pub fn config(&self) -> Result<CheckConfig, UsageError> {
+        let Some(name) = &self.safeguard else {
+            return Err(UsageError::new(format!(
+                "leaselab check needs --safeguard NAME (or --suite {}); e.g. leaselab check --safeguard fenced-cas --callers 2 --ttl 2 --work 1 --max-pause unbounded",
+                SUITES.join("|")
+            )));
+        };
+        let safeguard =
+            Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
+        let config = CheckConfig {
+            safeguard,
+            callers: self.callers,
+            initial_balance: self.balance,
+            amount: self.amount,
+            ttl_ms: self.ttl,
+            work_ms: self.work,
+            max_pause_ms: self.max_pause.0,
+            failovers: self.failovers,
+            horizon_ms: self.horizon,
+            symmetry: !self.no_symmetry,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Runs `leaselab check`.
+pub fn execute(args: Args) -> CommandResult {
+    if let Some(name) = &args.suite {
+        return run_suite(name, &args);
+    }
+    let config = args.config()?;
+    if args.explore {
+        return explore(config, args.port);
+    }
+    let options = args.options()?;
+    let model = LeaseModel::new(config)?;
+    let (report, elapsed) = timed_run(&model, options);
+    if args.json {
+        let json = serde_json::to_string_pretty(&JsonCheck::new(&config, &report, elapsed))
+            .expect("reports serialise");
+        println!("{json}");
+    } else {
+        print!("{}", render(&config, &report, elapsed, &args));
+    }
+    save_counterexample(&config, &report, &args)?;
+    Ok(status(&report))
+}
+
+/// Saves the ledger counterexample, if any, as a trace whose simulated schedule reproduces
+/// it (and its shrunk run with `--shrink`).
+fn save_counterexample(
+    config: &CheckConfig,
+    report: &CheckReport,
+    args: &Args,
+) -> Result<(), UsageError> {
+    let Some(dir) = args.traces.dir() else {
+        return Ok(());
+    };
+    let Some(path) = report
+        .property(leaselab_model::checker::LEDGER)
+        .and_then(|p| p.path.clone())
+    else {
+        return Ok(());
+    };
+    let translation = match crate::trace::model::translate(config, &path) {
+        Ok(translation) => translation,
+        Err(error) => {
+            eprintln!("counterexample not saved as a trace: {error}");
+            return Ok(());
+        }
+    };
+    if !translation.report.broken() {
+        eprintln!(
+            "counterexample not saved as a trace: its simulated schedule ends {} (the simulation does not reproduce it)",
+            translation.report.ledger.line()
+        );
+        return Ok(());
+    }
+    let file = crate::trace::model::trace_file(
+        config,
+        leaselab_model::checker::LEDGER,
+        &path,
+        &translation,
+    );
+    let saved = file
+        .save_in(dir)
+        .map_err(|error| UsageError::new(format!("--save-traces {}: {error}", dir.display())))?;
+    eprintln!(
+        "counterexample saved as a trace: {} (leaselab show {0})",
+        saved.display()
+    );
+    if args.shrink {
+        let (shrunk, sizes) = super::shrink::shrink_and_save(
+            &translation.report.scenario,
+            translation.report.seed,
+            &translation.report.digest,
+            dir,
+        )?;
+        eprint!("{sizes}");
+        eprintln!("shrunk trace saved: {}", shrunk.display());
+    }
+    Ok(())
+}
+
+fn status(report: &CheckReport) -> Status {
+    if report.holds() {
+        Status::Ok
+    } else {
+        Status::Violation
+    }
+}
+
+/// Runs the check, with a progress line on stderr while it takes long (terminal only).
+fn timed_run(model: &LeaseModel, options: RunOptions) -> (CheckReport, Duration) {
+    let counters = Arc::new(Counters::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let counters = Arc::clone(&counters);
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || progress_line(&counters, &done))
+    });
+    let start = Instant::now();
+    let report = run(model, options, &counters);
+    let elapsed = start.elapsed();
+    done.store(true, Ordering::Relaxed);
+    if let Some(handle) = progress {
+        let _ = handle.join();
+    }
+    (report, elapsed)
+}
+
+fn progress_line(counters: &Counters, done: &AtomicBool) {
+    let start = Instant::now();
+    let mut shown = false;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        let elapsed = start.elapsed();
+        if elapsed < Duration::from_secs(1) || elapsed.as_millis() % 500 >= 100 {
+            continue;
+        }
+        let unique = counters.unique.load(Ordering::Relaxed);
+        eprint!(
+            "\r\x1b[2Kchecking: {} unique states, depth {}, {:.0}s, {}/s",
+            group(unique),
+            counters.depth.load(Ordering::Relaxed),
+            elapsed.as_secs_f64(),
+            group((unique as f64 / elapsed.as_secs_f64()) as u64)
+        );
+        shown = true;
+    }
+    if shown {
+        eprint!("\r\x1b[2K");
+    }
+}
+
+/// 1234567 as `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits: Vec<char> = n.to_string().chars().collect();
+    let mut out = String::new();
+    for (i, c) in digits.iter().enumerate() {
+        let left = digits.len() - i;
+        if i > 0 && left.is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(*c);
+    }
+    out
+}
+
+fn per_second(n: u64, elapsed: Duration) -> u64 {
+    let secs = elapsed.as_secs_f64();
+    if secs > 0.0 {
+        (n as f64 / secs) as u64
+    } else {
+        0
+    }
+}
+
+fn ticks(n: u64) -> String {
+    if n == 1 {
+        "1 tick".into()
+    } else {
+        format!("{n} ticks")
+    }
+}
+
+/// The command line that reproduces `config` (for hints).
+fn command_line(config: &CheckConfig) -> String {
+    let pause = config
+        .max_pause_ms
+        .map_or("unbounded".to_string(), |p| p.to_string());
+    let mut line = format!(
+        "leaselab check --safeguard {} --callers {} --ttl {} --work {} --max-pause {pause}",
+        config.safeguard.name(),
+        config.callers,
+        config.ttl_ms,
+        config.work_ms
+    );
+    if config.failovers > 0 {
+        line.push_str(&format!(" --failovers {}", config.failovers));
+    }
+    if config.initial_balance != 20 {
+        line.push_str(&format!(" --balance {}", config.initial_balance));
+    }
+    if config.amount != 10 {
+        line.push_str(&format!(" --amount {}", config.amount));
+    }
+    if let Some(horizon) = config.horizon_ms {
+        line.push_str(&format!(" --horizon {horizon}"));
+    }
+    if !config.symmetry {
+        line.push_str(" --no-symmetry");
+    }
+    line
+}
+
+/// The report as text.
+pub fn render(
+    config: &CheckConfig,
+    report: &CheckReport,
+    elapsed: Duration,
+    args: &Args,
+) -> String {
+    let mut out = String::new();
+    let timing = match config.max_pause_ms {
+        None => "unbounded pauses (asynchronous model)".to_string(),
+        Some(p) => format!(
+            "each caller paused at most {} in all (semi-synchronous model)",
+            ticks(p)
+        ),
+    };
+    out.push_str(&format!(
+        "leaselab check: {}, {} callers spending {} from {}, TTL {}, work {}\n",
+        report.safeguard,
+        config.callers,
+        config.amount,
+        config.initial_balance,
+        ticks(config.ttl_ms),
+        ticks(config.work_ms)
+    ));
+    out.push_str(&format!(
+        "timing: {timing}; callers arrive at any time; horizon {}{}\n",
+        ticks(config.horizon()),
+        match config.failovers {
+            0 => String::new(),
+            k => format!("; up to {k} failover(s)"),
+        }
+    ));
+    let search = match report.strategy {
+        Strategy::Bfs => "breadth-first",
+        Strategy::Dfs => "depth-first (stateright)",
+    };
+    let symmetry = if config.symmetry {
+        "callers reduced up to symmetry (tokens and sessions renamed)"
+    } else {
+        "no symmetry reduction"
+    };
+    out.push_str(&format!(
+        "search: {search}, {} thread(s), {symmetry}\n\n",
+        report.threads
+    ));
+    out.push_str(&format!(
+        "states generated   {}\n",
+        group(report.states_generated)
+    ));
+    out.push_str(&format!(
+        "unique states      {}\n",
+        group(report.unique_states)
+    ));
+    out.push_str(&format!("depth              {}\n", report.max_depth));
+    out.push_str(&format!(
+        "time               {:.2}s\n",
+        elapsed.as_secs_f64()
+    ));
+    out.push_str(&format!(
+        "states per second  {} unique/s ({} generated/s)\n\n",
+        group(per_second(report.unique_states, elapsed)),
+        group(per_second(report.states_generated, elapsed))
+    ));
+    let width = report
+        .properties
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
+    for property in &report.properties {
+        out.push_str(&format!(
+            "{:<width$}  {:<9} {:<9} {}\n",
+            property.name,
+            property.kind,
+            property.verdict.as_str(),
+            property.basis
+        ));
+    }
+    for property in &report.properties {
+        if property.verdict != PropertyVerdict::Violated {
+            continue;
+        }
+        out.push_str(&format!(
+            "\ncounterexample to \"{}\" ({} steps):\n",
+            property.name,
+            property.steps.unwrap_or(0)
+        ));
+        for line in property.trace.iter().chain(&property.outcome) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        if let Some(path) = &property.explorer_path {
+            out.push_str(&format!(
+                "  step through it: {} --explore, then open http://127.0.0.1:{}/#/steps/{path}\n",
+                command_line(config),
+                args.port
+            ));
+        }
+    }
+    out
+}
+
+/// The JSON form of one check.
+#[derive(Serialize)]
+struct JsonCheck<'a> {
+    safeguard: String,
+    callers: u32,
+    balance: i64,
+    amount: i64,
+    ttl_ticks: u64,
+    work_ticks: u64,
+    max_pause_ticks: Option<u64>,
+    failovers: u32,
+    horizon_ticks: u64,
+    symmetry: bool,
+    elapsed_s: f64,
+    unique_states_per_s: u64,
+    holds: bool,
+    #[serde(flatten)]
+    report: &'a CheckReport,
+}
+
+impl<'a> JsonCheck<'a> {
+    fn new(config: &CheckConfig, report: &'a CheckReport, elapsed: Duration) -> JsonCheck<'a> {
+        JsonCheck {
+            safeguard: config.safeguard.name(),
+            callers: config.callers,
+            balance: config.initial_balance,
+            amount: config.amount,
+            ttl_ticks: config.ttl_ms,
+            work_ticks: config.work_ms,
+            max_pause_ticks: config.max_pause_ms,
+            failovers: config.failovers,
+            horizon_ticks: config.horizon(),
+            symmetry: config.symmetry,
+            elapsed_s: elapsed.as_secs_f64(),
+            unique_states_per_s: per_second(report.unique_states, elapsed),
+            holds: report.holds(),
+            report,
+        }
+    }
+}
+
+/// One suite entry's JSON.
+#[derive(Serialize)]
+struct JsonSuiteEntry<'a> {
+    name: &'a str,
+    expected_ledger: PropertyVerdict,
+    expected_mutual_exclusion: Option<PropertyVerdict>,
+    mismatches: Vec<String>,
+    check: JsonCheck<'a>,
+}
+
+fn run_suite(name: &str, args: &Args) -> CommandResult {
+    let Some(entries) = suite(name) else {
+        return Err(UsageError::new(format!(
+            "--suite {name}: no such suite; the suites are {}",
+            SUITES.join(", ")
+        )));
+    };
+    let options = args.options()?;
+    let mut results = Vec::new();
+    for entry in &entries {
+        let model = LeaseModel::new(entry.config)?;
+        let (report, elapsed) = timed_run(&model, options);
+        let mismatches = entry.mismatches(&report);
+        if !args.json {
+            println!(
+                "{:<55} ledger {:<9} {:>12} states {:>7.2}s {}",
+                entry.name,
+                report
+                    .verdict(leaselab_model::checker::LEDGER)
+                    .map_or("-", PropertyVerdict::as_str),
+                group(report.unique_states),
+                elapsed.as_secs_f64(),
+                if mismatches.is_empty() {
+                    "as expected".to_string()
+                } else {
+                    format!("UNEXPECTED: {}", mismatches.join("; "))
+                }
+            );
+        }
+        results.push((entry, report, elapsed, mismatches));
+    }
+    let failed = results.iter().any(|(_, _, _, m)| !m.is_empty());
+    if args.json {
+        let json: Vec<JsonSuiteEntry> = results
+            .iter()
+            .map(|(entry, report, elapsed, mismatches)| JsonSuiteEntry {
+                name: &entry.name,
+                expected_ledger: entry.ledger,
+                expected_mutual_exclusion: entry.mutual_exclusion,
+                mismatches: mismatches.clone(),
+                check: JsonCheck::new(&entry.config, report, *elapsed),
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).expect("reports serialise")
+        );
+    } else {
+        println!(
+            "{} of {} checks as expected",
+            results.iter().filter(|(_, _, _, m)| m.is_empty()).count(),
+            results.len()
+        );
+    }
+    Ok(if failed {
+        Status::Violation
+    } else {
+        Status::Ok
+    })
+}
+
+fn explore(config: CheckConfig, port: u16) -> CommandResult {
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    // Fail with a clear message rather than a panic inside the server when the port is taken.
+    drop(std::net::TcpListener::bind(address).map_err(|e| {
+        UsageError::new(format!(
+            "--port {port}: cannot listen on {address}: {e}; pick a free port with --port"
+        ))
+    })?);
+    let model = LeaseModel::new(config)?;
+    eprintln!(
+        "Explorer for {} on http://{address} (loopback only; Ctrl-C to stop)",
+        command_line(&config)
+    );
+    let _ = model.checker().serve(address);
+    Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(line: &str) -> Args {
+        Wrapper::try_parse_from(std::iter::once("check").chain(line.split_whitespace()))
+            .expect("parses")
+            .args
+    }
+
+    #[test]
+    fn ticks_are_bare_numbers_or_milliseconds() {
+        assert_eq!(parse_ticks("3"), Ok(3));
+        assert_eq!(parse_ticks("3ms"), Ok(3));
+        assert_eq!(parse_ticks("1s"), Ok(1_000));
+        assert!(parse_ticks("soon").unwrap_err().contains("ticks"));
+        assert_eq!(parse_pause("unbounded"), Ok(Pause(None)));
+        assert_eq!(parse_pause("2"), Ok(Pause(Some(2))));
+        assert!(parse_pause("-1").is_err());
+    }
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1_000), "1,000");
+        assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn exit_status_follows_the_always_properties() {
+        let broken = execute(args("--safeguard no-lock --horizon 3")).unwrap();
+        assert_eq!(broken, Status::Violation);
+        let safe = execute(args("--safeguard pg-debit --callers 2 --ttl 1 --work 1")).unwrap();
+        assert_eq!(safe, Status::Ok);
+    }
+
+    #[test]
+    fn bad_input_says_what_and_how_to_fix_it() {
+        let error = execute(args("--safeguard lease --callers 0")).unwrap_err();
+        assert!(error.message.contains("--callers 0"), "{}", error.message);
+        let error = execute(args("--safeguard lease --ttl 0")).unwrap_err();
+        assert!(error.message.contains("--ttl 0"), "{}", error.message);
+        let error = execute(args("--callers 2")).unwrap_err();
+        assert!(error.message.contains("--safeguard"), "{}", error.message);
+        let error = execute(args("--suite weekly")).unwrap_err();
+        assert!(
+            error.message.contains("smoke, nightly"),
+            "{}",
+            error.message
+        );
+        let error = execute(args("--safeguard lease --threads 0")).unwrap_err();
+        assert!(error.message.contains("--threads 0"), "{}", error.message);
+    }
+
+    #[test]
+    fn the_report_names_the_bound_and_numbers_the_steps() {
+        let config = args("--safeguard no-lock --horizon 3").config().unwrap();
+        let model = LeaseModel::new(config).unwrap();
+        let report = run(&model, RunOptions::default(), &Counters::default());
+        let text = render(
+            &config,
+            &report,
+            Duration::from_millis(10),
+            &args("--safeguard no-lock"),
+        );
+        assert!(text.contains("unique states"), "{text}");
+        assert!(
+            text.contains("ledger holds           always    VIOLATED"),
+            "{text}"
+        );
+        assert!(text.contains("  1. caller 1 reads balance 20"), "{text}");
+        let json =
+            serde_json::to_value(JsonCheck::new(&config, &report, Duration::from_secs(1))).unwrap();
+        assert_eq!(json["holds"], false);
+        assert_eq!(json["properties"][0]["verdict"], "VIOLATED");
+    }
+}
