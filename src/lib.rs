@@ -4,7 +4,8 @@
 //! updates, and under which faults they stop doing so.
 //!
 //! - [`cli`]: the `leaselab` commands, one module each;
-//! - [`exit`]: exit codes and user-facing errors.
+//! - [`exit`]: exit codes and user-facing errors;
+//! - [`trace`]: trace files: save, load, replay, shrink, show.
 //!
 //! The semantics live in `leaselab-model` (stand-ins, safeguards, ledger, exhaustive model);
 //! the simulation in `leaselab-sim`.
@@ -12,3 +13,4 @@
 
 pub mod cli;
 pub mod exit;
+pub mod trace;

@@ -30,6 +30,7 @@ fn run(safeguard: Safeguard, callers: u32, seed: u64, choices: &[u16]) -> (Verdi
         max_pause_ms: Some(0),
         horizon_ms: 10_000,
         failovers: 0,
+        arrival_window_ms: 0,
     };
     let mut world = World::new(&scenario, &tokens, config).expect("valid scenario");
     let mut actions = Vec::new();

@@ -5,9 +5,15 @@
 //! `redis` and `tokio-postgres` clients, and fault injection.
 #![warn(missing_docs)]
 
+pub mod caller;
 pub mod clients;
+pub mod clock;
+pub mod events;
+pub mod faults;
 pub mod observer;
 pub mod pg_server;
 pub mod pg_wire;
 pub mod redis_server;
+pub mod replication;
 pub mod resp;
+pub mod run;

@@ -83,6 +83,12 @@ pub struct Args {
         requires = "explore"
     )]
     pub port: u16,
+    /// Where a ledger counterexample is saved as a trace (turned into a simulated schedule).
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+    /// Shrink the counterexample's simulated run and save the smallest failing trace too.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 /// A pause bound.
@@ -180,7 +186,64 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         print!("{}", render(&config, &report, elapsed, &args));
     }
+    save_counterexample(&config, &report, &args)?;
     Ok(status(&report))
+}
+
+/// Saves the ledger counterexample, if any, as a trace whose simulated schedule reproduces
+/// it (and its shrunk run with `--shrink`).
+fn save_counterexample(
+    config: &CheckConfig,
+    report: &CheckReport,
+    args: &Args,
+) -> Result<(), UsageError> {
+    let Some(dir) = args.traces.dir() else {
+        return Ok(());
+    };
+    let Some(path) = report
+        .property(leaselab_model::checker::LEDGER)
+        .and_then(|p| p.path.clone())
+    else {
+        return Ok(());
+    };
+    let translation = match crate::trace::model::translate(config, &path) {
+        Ok(translation) => translation,
+        Err(error) => {
+            eprintln!("counterexample not saved as a trace: {error}");
+            return Ok(());
+        }
+    };
+    if !translation.report.broken() {
+        eprintln!(
+            "counterexample not saved as a trace: its simulated schedule ends {} (the simulation does not reproduce it)",
+            translation.report.ledger.line()
+        );
+        return Ok(());
+    }
+    let file = crate::trace::model::trace_file(
+        config,
+        leaselab_model::checker::LEDGER,
+        &path,
+        &translation,
+    );
+    let saved = file
+        .save_in(dir)
+        .map_err(|error| UsageError::new(format!("--save-traces {}: {error}", dir.display())))?;
+    eprintln!(
+        "counterexample saved as a trace: {} (leaselab show {0})",
+        saved.display()
+    );
+    if args.shrink {
+        let (shrunk, sizes) = super::shrink::shrink_and_save(
+            &translation.report.scenario,
+            translation.report.seed,
+            &translation.report.digest,
+            dir,
+        )?;
+        eprint!("{sizes}");
+        eprintln!("shrunk trace saved: {}", shrunk.display());
+    }
+    Ok(())
 }
 
 fn status(report: &CheckReport) -> Status {

@@ -1,9 +1,15 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
+pub mod bench;
 pub mod check;
 pub mod duration;
 pub mod frontier;
+pub mod replay;
+pub mod run;
 pub mod serve;
+pub mod show;
+pub mod shrink;
+pub mod tour;
 
 use std::process::ExitCode;
 
@@ -31,6 +37,18 @@ pub enum Command {
     Check(check::Args),
     /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
     Frontier(frontier::Args),
+    /// Re-run trace files and report whether each still fails the same way.
+    Replay(replay::Args),
+    /// Show a trace as a timeline (terminal, SVG or HTML).
+    Show(show::Args),
+    /// Shrink a failing trace to the smallest run that still breaks the ledger.
+    Shrink(shrink::Args),
+    /// Run a scenario on the simulated network and check the ledger.
+    Run(Box<run::Args>),
+    /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
+    Tour(tour::Args),
+    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    Bench(bench::Args),
     /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
     Serve(serve::Args),
 }
@@ -59,6 +77,12 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
     match cli.command {
         Command::Check(args) => check::execute(args),
         Command::Frontier(args) => frontier::execute(args),
+        Command::Replay(args) => replay::execute(args),
+        Command::Show(args) => show::execute(args),
+        Command::Shrink(args) => shrink::execute(args),
+        Command::Run(args) => run::execute(*args),
+        Command::Tour(args) => tour::execute(args),
+        Command::Bench(args) => bench::execute(args),
         Command::Serve(args) => serve::execute(&args),
     }
 }

@@ -1,0 +1,130 @@
+//! Time in a simulated run: the run's timeline and the Redis servers' wall clocks.
+//!
+//! turmoil advances every host by one tick per step. tokio's timers have a resolution of
+//! 1 ms, so a tick shorter than 1 ms is not honoured (tokio's clocks still move 1 ms per tick
+//! while turmoil counts the shorter tick): the simulation therefore runs on a **1 ms tick**,
+//! and every time a caller or server sees is a whole millisecond.
+//!
+//! - [`Timeline`]: the run starts with a set-up phase in which every caller opens its
+//!   connections; all callers are released together at [`Timeline::release`]. Times in the
+//!   event log, in fault specifications and in the safeguard machines count from the release.
+//! - [`ServerClock`]: a server's wall clock, `epoch + simulated time + jumps`. Redis expires
+//!   keys by its wall clock, so a jump forward expires leases at once. Callers measure time
+//!   with a monotonic clock (Go's `time.After`, context deadlines), so they have no wall
+//!   clock here.
+
+use std::time::Duration;
+
+/// The simulation's wall-clock start: 2024-01-01T00:00:00Z. Fixed, so that runs never depend
+/// on the real time.
+pub const EPOCH_UNIX_SECS: u64 = 1_704_067_200;
+
+/// The tick: one simulation step.
+pub const TICK: Duration = Duration::from_millis(1);
+
+/// The simulation's wall-clock start as a `SystemTime`.
+pub fn epoch() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + Duration::from_secs(EPOCH_UNIX_SECS)
+}
+
+/// Where the callers' shared instant zero lies in simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeline {
+    /// Simulated time (since the simulation started) at which the callers are released.
+    pub release: Duration,
+}
+
+impl Timeline {
+    /// A timeline releasing the callers `setup_ms` after the simulation starts.
+    pub fn new(setup_ms: u64) -> Timeline {
+        Timeline {
+            release: Duration::from_millis(setup_ms),
+        }
+    }
+
+    /// Microseconds since the release (negative during set-up) at simulated time `sim`.
+    pub fn t_us(&self, sim: Duration) -> i64 {
+        sim.as_micros() as i64 - self.release.as_micros() as i64
+    }
+
+    /// Whole milliseconds since the release (0 during set-up): a caller's clock.
+    pub fn caller_ms(&self, sim: Duration) -> u64 {
+        sim.saturating_sub(self.release).as_millis() as u64
+    }
+
+    /// The simulated time `ms` milliseconds after the release.
+    pub fn at_ms(&self, ms: u64) -> Duration {
+        self.release + Duration::from_millis(ms)
+    }
+}
+
+/// A clock jump: at simulated time `at`, the clock moves by `by_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jump {
+    /// When (simulated time since the simulation started).
+    pub at: Duration,
+    /// By how much (positive: forward).
+    pub by_ms: i64,
+}
+
+/// A server's wall clock: `epoch + simulated time + the jumps that happened so far`.
+///
+/// A pure function of simulated time, so it needs no updating and replays exactly.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerClock {
+    jumps: Vec<Jump>,
+}
+
+impl ServerClock {
+    /// A clock that never jumps.
+    pub fn new() -> ServerClock {
+        ServerClock::default()
+    }
+
+    /// Adds a jump.
+    pub fn add_jump(&mut self, jump: Jump) {
+        self.jumps.push(jump);
+        self.jumps.sort_by_key(|jump| jump.at);
+    }
+
+    /// The sum of the jumps that happened by `sim`.
+    pub fn offset_ms(&self, sim: Duration) -> i64 {
+        self.jumps
+            .iter()
+            .take_while(|jump| jump.at <= sim)
+            .map(|jump| jump.by_ms)
+            .sum()
+    }
+
+    /// Unix milliseconds on this clock at simulated time `sim`.
+    pub fn now_ms(&self, sim: Duration) -> u64 {
+        let base = (EPOCH_UNIX_SECS * 1_000 + sim.as_millis() as u64) as i64;
+        (base + self.offset_ms(sim)).max(0) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeline_counts_from_the_release() {
+        let timeline = Timeline::new(20);
+        assert_eq!(timeline.t_us(Duration::from_millis(5)), -15_000);
+        assert_eq!(timeline.caller_ms(Duration::from_millis(5)), 0);
+        assert_eq!(timeline.caller_ms(Duration::from_millis(270)), 250);
+        assert_eq!(timeline.at_ms(250), Duration::from_millis(270));
+    }
+
+    #[test]
+    fn jumps_apply_from_their_instant_on() {
+        let mut clock = ServerClock::new();
+        clock.add_jump(Jump {
+            at: Duration::from_millis(10),
+            by_ms: 5_000,
+        });
+        let base = EPOCH_UNIX_SECS * 1_000;
+        assert_eq!(clock.now_ms(Duration::from_millis(9)), base + 9);
+        assert_eq!(clock.now_ms(Duration::from_millis(10)), base + 5_010);
+    }
+}

@@ -1,0 +1,175 @@
+//! The replication stream from the Redis primary to its replica.
+//!
+//! Redis replicates asynchronously: the primary acknowledges a write, and the replica applies
+//! it `lag` later. The primary's changes are taken from the stand-in right after every
+//! command ([`Redis::drain_effects`]) and applied to the replica when their time comes.
+//!
+//! While the primary→replica link is cut, changes queue on the primary (its replication
+//! backlog) and flow again, `lag` after the link heals, as a partial resync would deliver
+//! them. A failover promotes the replica with what it has applied: every change still in
+//! flight or queued is lost — lock keys and fence-counter `INCR`s included.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use leaselab_model::redis::replication::Effect;
+use leaselab_model::redis::Redis;
+
+/// A replica fed by the primary's effects with a fixed lag.
+#[derive(Clone, Debug)]
+pub struct Replication {
+    replica: Redis,
+    lag: Duration,
+    in_flight: VecDeque<(Duration, Effect)>,
+    held: Vec<Effect>,
+    cut: bool,
+}
+
+impl Replication {
+    /// A replica that has completed its initial sync with `initial` (the primary's effects so
+    /// far), applying later changes `lag` after the primary made them.
+    pub fn new(initial: &[Effect], lag: Duration) -> Replication {
+        let mut replica = Redis::replica();
+        for effect in initial {
+            replica.apply_effect(effect);
+        }
+        Replication {
+            replica,
+            lag,
+            in_flight: VecDeque::new(),
+            held: Vec::new(),
+            cut: false,
+        }
+    }
+
+    /// Sends the changes the primary made at `now` down the stream.
+    pub fn ship(&mut self, now: Duration, effects: Vec<Effect>) {
+        if self.cut {
+            self.held.extend(effects);
+        } else {
+            let at = now + self.lag;
+            self.in_flight
+                .extend(effects.into_iter().map(|effect| (at, effect)));
+        }
+    }
+
+    /// Applies every change due by `now`.
+    pub fn advance(&mut self, now: Duration) {
+        while let Some((at, _)) = self.in_flight.front() {
+            if *at > now {
+                break;
+            }
+            let (_, effect) = self.in_flight.pop_front().expect("checked above");
+            self.replica.apply_effect(&effect);
+        }
+    }
+
+    /// Cuts the primary→replica link: changes queue on the primary.
+    pub fn cut(&mut self) {
+        self.cut = true;
+    }
+
+    /// Heals the link at `now`: the queued changes arrive `lag` later.
+    pub fn heal(&mut self, now: Duration) {
+        if !self.cut {
+            return;
+        }
+        self.cut = false;
+        let held = std::mem::take(&mut self.held);
+        self.ship(now, held);
+    }
+
+    /// True while the link is cut.
+    pub fn is_cut(&self) -> bool {
+        self.cut
+    }
+
+    /// Changes the replica has not applied yet (in flight or queued).
+    pub fn pending(&self) -> usize {
+        self.in_flight.len() + self.held.len()
+    }
+
+    /// The replica as it stands.
+    pub fn replica(&self) -> &Redis {
+        &self.replica
+    }
+
+    /// The primary restarted without persistence: the replica resyncs to the empty data set.
+    pub fn resync_empty(&mut self) {
+        self.replica = Redis::replica();
+        self.in_flight.clear();
+        self.held.clear();
+    }
+
+    /// Promotes the replica at `now`: applies what has arrived, and returns the new primary
+    /// and the changes that are lost, oldest first.
+    pub fn promote(mut self, now: Duration) -> (Redis, Vec<Effect>) {
+        self.advance(now);
+        let mut lost: Vec<Effect> = self.in_flight.into_iter().map(|(_, e)| e).collect();
+        lost.extend(self.held);
+        let mut primary = self.replica;
+        primary.promote();
+        (primary, lost)
+    }
+}
+
+/// An effect as a person reads it, e.g. `SET fence:{wallet:42} "33"` or `DEL lock:{wallet:42}`.
+pub fn describe_effect(effect: &Effect) -> String {
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    match effect {
+        Effect::Set {
+            key,
+            value,
+            expire_at_ms,
+        } => match expire_at_ms {
+            Some(at) => format!("SET {} \"{}\" PXAT {at}", text(key), text(value)),
+            None => format!("SET {} \"{}\"", text(key), text(value)),
+        },
+        Effect::Del { key } => format!("DEL {}", text(key)),
+        Effect::Expire { key, expire_at_ms } => {
+            format!("PEXPIREAT {} {expire_at_ms}", text(key))
+        }
+        Effect::FlushAll => "FLUSHALL".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(key: &str, value: &str) -> Effect {
+        Effect::Set {
+            key: key.as_bytes().to_vec(),
+            value: value.as_bytes().to_vec(),
+            expire_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn changes_arrive_after_the_lag_and_the_rest_is_lost_on_promotion() {
+        let ms = Duration::from_millis;
+        let mut replication = Replication::new(&[set("fence", "32")], ms(50));
+        replication.ship(ms(1), vec![set("fence", "33")]);
+        replication.ship(ms(60), vec![set("fence", "34")]);
+        replication.advance(ms(51));
+        assert_eq!(replication.replica().peek(b"fence", 0), Some(&b"33"[..]));
+        let (primary, lost) = replication.promote(ms(70));
+        assert_eq!(primary.peek(b"fence", 0), Some(&b"33"[..]));
+        assert_eq!(lost, vec![set("fence", "34")]);
+    }
+
+    #[test]
+    fn a_cut_link_queues_changes_until_it_heals() {
+        let ms = Duration::from_millis;
+        let mut replication = Replication::new(&[], ms(10));
+        replication.cut();
+        replication.ship(ms(1), vec![set("k", "v")]);
+        replication.advance(ms(100));
+        assert_eq!(replication.replica().peek(b"k", 0), None);
+        replication.heal(ms(100));
+        replication.advance(ms(109));
+        assert_eq!(replication.replica().peek(b"k", 0), None);
+        replication.advance(ms(110));
+        assert_eq!(replication.replica().peek(b"k", 0), Some(&b"v"[..]));
+    }
+}

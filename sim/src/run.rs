@@ -1,0 +1,954 @@
+//! Runs one scenario with one seed on turmoil and reports what happened.
+//!
+//! The simulated data centre has a `redis` host (the stand-in over RESP), a `postgres` host
+//! (the stand-in over the PostgreSQL wire protocol) and one host per caller, `app-1` …
+//! `app-N`, each driving its own safeguard machine through the real `redis` and
+//! `tokio-postgres` clients ([`crate::caller`]). The callers open their connections during a
+//! short set-up phase and are released together (plus the scenario's start offsets).
+//!
+//! Everything is derived from the seed: turmoil's RNG (and through it every tokio runtime's),
+//! each caller's ChaCha stream (its token, its backoffs, its network jitter) named after its
+//! host, and the order in which the callers' links are served. The same scenario and seed give
+//! the same event log, byte for byte, in any process; [`RunReport::digest`] identifies it.
+//!
+//! Defaults ([`SimConfig`]) are those of one data centre: a 1 ms tick, round trips of 1–3 ms
+//! (see [`crate::caller`] for how the scenario's sub-millisecond latencies are used), a
+//! replica that lags by the scenario's replication lag, go-redis's client timeouts.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use leaselab_model::fault::Host;
+use leaselab_model::ledger::{CallerResult, Ledger};
+use leaselab_model::postgres::{PgError, Postgres, QueryResult, SessionId, Wallet};
+use leaselab_model::redis::{Redis, Reply, ScriptId};
+use leaselab_model::safeguard::lock::token_text;
+use leaselab_model::safeguard::{BalanceIn, CallerStats, Outcome, ParamError};
+use leaselab_model::scenario::{Network, Scenario};
+use leaselab_model::world::describe_reply;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::caller::{run_caller, CallerEnd, CallerSpec, ClientPolicy};
+use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
+use crate::clock::{epoch, ServerClock, Timeline, TICK};
+use crate::events::{digest, Event, EventLog, What};
+use crate::faults::{server_clocks, Action, PausePlan, Schedule};
+use crate::observer::{Observer, Protocol};
+use crate::pg_server::PgServer;
+use crate::redis_server::RedisServer;
+use crate::replication::{describe_effect, Replication};
+
+/// How the simulation runs (not what it runs: that is the [`Scenario`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimConfig {
+    /// Set-up time before the callers are released, for opening connections (they are all
+    /// open after 4 ms: a TCP handshake, redis-rs's `CLIENT SETINFO`, PostgreSQL's startup).
+    pub setup_ms: u64,
+    /// The run stops this long after the release even if callers are still running.
+    pub horizon_ms: u64,
+    /// How the clients react to timeouts and broken connections.
+    pub client: ClientPolicy,
+}
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        SimConfig {
+            setup_ms: 8,
+            horizon_ms: 120_000,
+            client: ClientPolicy::default(),
+        }
+    }
+}
+
+/// One caller's part in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallerReport {
+    /// 1-based.
+    pub caller: u32,
+    /// Its host, `app-N`.
+    pub host: String,
+    /// How it ended (none: still running at the horizon).
+    pub outcome: Option<Outcome>,
+    /// Its counters.
+    pub stats: CallerStats,
+    /// When it finished, ms after the release.
+    pub done_at_ms: Option<u64>,
+}
+
+/// What one run did and how it is judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    /// What ran.
+    pub scenario: Scenario,
+    /// With which seed.
+    pub seed: u64,
+    /// The ledger check: the tutorial's line and the counters.
+    pub ledger: Ledger,
+    /// Each caller's outcome and counters.
+    pub callers: Vec<CallerReport>,
+    /// Everything that happened, in order.
+    pub events: Vec<Event>,
+    /// SHA-1 of the event log: equal digests, equal runs.
+    pub digest: String,
+    /// From the release to the last caller's end (or the horizon), ms.
+    pub elapsed_ms: u64,
+    /// `wallets.fence` at the end (balance in PostgreSQL only).
+    pub final_fence: Option<i64>,
+    /// The Redis fence counter at the end, if it exists.
+    pub fence_counter: Option<i64>,
+    /// The lock key still exists at the end.
+    pub lock_left_behind: bool,
+    /// Every caller finished before the horizon.
+    pub finished: bool,
+    /// Fencing tokens handed out, in order (by the fenced-acquire script).
+    pub tokens_issued: Vec<i64>,
+    /// How many of them repeat an earlier one (a failover lost an `INCR`).
+    pub tokens_reissued: u32,
+    /// The balance was missing or unreadable at the end (reported as `i64::MIN`).
+    pub balance_missing: bool,
+}
+
+impl RunReport {
+    /// True when the ledger check failed.
+    pub fn broken(&self) -> bool {
+        self.ledger.verdict == leaselab_model::ledger::Verdict::Broken
+    }
+
+    /// The report as JSON (scenario and outcomes described, events in full), keys in the
+    /// order of [`RunReport`]'s fields.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("reports serialise")
+    }
+}
+
+impl Serialize for RunReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let scenario = &self.scenario;
+        let ledger = &self.ledger;
+        ReportView {
+            scenario: ScenarioView {
+                name: &scenario.name,
+                safeguard: scenario.safeguard.name(),
+                callers: scenario.callers,
+                initial_balance: scenario.initial_balance,
+                initial_fence_counter: scenario.initial_fence_counter,
+                amount: scenario.params.amount,
+                work_ms: scenario.params.work_ms,
+                ttl_ms: scenario.params.ttl_ms,
+                acquire_timeout_ms: scenario.params.acquire_timeout_ms,
+                start_offsets_ms: &scenario.start_offsets_ms,
+                faults: scenario.faults.iter().map(|f| f.describe()).collect(),
+                latency_min_us: scenario.network.latency_min_us,
+                latency_max_us: scenario.network.latency_max_us,
+                replication_lag_ms: scenario.network.replication_lag_ms,
+            },
+            seed: self.seed,
+            line: ledger.line(),
+            verdict: ledger.verdict.as_str(),
+            ledger: LedgerView {
+                initial_balance: ledger.initial_balance,
+                amount: ledger.amount,
+                accepted: ledger.accepted,
+                final_balance: ledger.final_balance,
+                expected_balance: ledger.expected_balance,
+                rejected: ledger.rejected,
+                gave_up: ledger.gave_up,
+                insufficient: ledger.insufficient,
+                lost_lock: ledger.lost_lock,
+                failed: ledger.failed,
+                stale_releases_refused: ledger.stale_releases_refused,
+                busy_retries: ledger.busy_retries,
+                stale_spends: ledger
+                    .stale_spends
+                    .iter()
+                    .map(|s| StaleSpendView {
+                        caller: s.caller,
+                        read_balance: s.read_balance,
+                        current_balance: s.current_balance,
+                        fence: s.fence,
+                    })
+                    .collect(),
+            },
+            callers: self
+                .callers
+                .iter()
+                .map(|c| CallerView {
+                    caller: c.caller,
+                    host: &c.host,
+                    outcome: c.outcome.as_ref().map(Outcome::name),
+                    detail: c.outcome.as_ref().map(describe_outcome),
+                    busy_retries: c.stats.busy_retries,
+                    stale_releases_refused: c.stats.stale_releases_refused,
+                    refreshes: c.stats.refreshes,
+                    done_at_ms: c.done_at_ms,
+                })
+                .collect(),
+            elapsed_ms: self.elapsed_ms,
+            final_fence: self.final_fence,
+            fence_counter: self.fence_counter,
+            lock_left_behind: self.lock_left_behind,
+            finished: self.finished,
+            tokens_issued: &self.tokens_issued,
+            tokens_reissued: self.tokens_reissued,
+            balance_missing: self.balance_missing,
+            digest: &self.digest,
+            events: &self.events,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// [`RunReport`] as it is serialised.
+#[derive(Serialize)]
+struct ReportView<'a> {
+    scenario: ScenarioView<'a>,
+    seed: u64,
+    line: String,
+    verdict: &'static str,
+    ledger: LedgerView,
+    callers: Vec<CallerView<'a>>,
+    elapsed_ms: u64,
+    final_fence: Option<i64>,
+    fence_counter: Option<i64>,
+    lock_left_behind: bool,
+    finished: bool,
+    tokens_issued: &'a [i64],
+    tokens_reissued: u32,
+    balance_missing: bool,
+    digest: &'a str,
+    events: &'a [Event],
+}
+
+#[derive(Serialize)]
+struct ScenarioView<'a> {
+    name: &'a str,
+    safeguard: String,
+    callers: u32,
+    initial_balance: i64,
+    initial_fence_counter: i64,
+    amount: i64,
+    work_ms: u64,
+    ttl_ms: u64,
+    acquire_timeout_ms: Option<u64>,
+    start_offsets_ms: &'a [u64],
+    faults: Vec<String>,
+    latency_min_us: u64,
+    latency_max_us: u64,
+    replication_lag_ms: u64,
+}
+
+#[derive(Serialize)]
+struct LedgerView {
+    initial_balance: i64,
+    amount: i64,
+    accepted: u32,
+    final_balance: i64,
+    expected_balance: i64,
+    rejected: u32,
+    gave_up: u32,
+    insufficient: u32,
+    lost_lock: u32,
+    failed: u32,
+    stale_releases_refused: u32,
+    busy_retries: u32,
+    stale_spends: Vec<StaleSpendView>,
+}
+
+#[derive(Serialize)]
+struct StaleSpendView {
+    caller: u32,
+    read_balance: i64,
+    current_balance: i64,
+    fence: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct CallerView<'a> {
+    caller: u32,
+    host: &'a str,
+    outcome: Option<&'static str>,
+    detail: Option<String>,
+    busy_retries: u32,
+    stale_releases_refused: u32,
+    refreshes: u32,
+    done_at_ms: Option<u64>,
+}
+
+/// An outcome in words, e.g. `accepted (read 100, fence 33)`.
+pub fn describe_outcome(outcome: &Outcome) -> String {
+    let fence = |fence: &Option<i64>| match fence {
+        Some(fence) => format!(", fence {fence}"),
+        None => String::new(),
+    };
+    match outcome {
+        Outcome::Accepted {
+            read_balance,
+            fence: token,
+            ..
+        } => match read_balance {
+            Some(read) => format!("accepted (read {read}{})", fence(token)),
+            None => format!("accepted{}", fence(token)),
+        },
+        Outcome::InsufficientFunds { read_balance } => match read_balance {
+            Some(read) => format!("insufficient funds (read {read})"),
+            None => "insufficient funds".to_string(),
+        },
+        Outcome::WriteRejected {
+            read_balance,
+            fence: token,
+        } => format!("write rejected (read {read_balance}{})", fence(token)),
+        Outcome::GaveUp => "gave up waiting for the lock".to_string(),
+        Outcome::LostLock => "lost the lock before writing; did not write".to_string(),
+        Outcome::Failed(error) => format!("failed: {error}"),
+    }
+}
+
+/// A ChaCha stream for `name` (a host, or `world`) in the run with `seed`.
+pub fn host_rng(seed: u64, name: &str) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(fnv1a(name.as_bytes()));
+    rng
+}
+
+/// FNV-1a, 64 bits: a stable hash of a host name.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The most callers a simulated run takes: each caller is a turmoil host, and turmoil's work
+/// per step grows with the square of the number of hosts.
+pub const MAX_SIM_CALLERS: u32 = 500;
+
+/// Checks that the simulation can run `scenario` ([`Scenario::validate`], the faults, the
+/// number of hosts); the error says what to change.
+pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
+    scenario.validate()?;
+    crate::faults::validate(scenario)?;
+    if scenario.callers > MAX_SIM_CALLERS {
+        return Err(ParamError(format!(
+            "the simulation runs at most {MAX_SIM_CALLERS} callers, one host each (got {}); \
+             use --callers {MAX_SIM_CALLERS} or fewer",
+            scenario.callers
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `scenario` with `seed` and the default [`SimConfig`].
+pub fn run(scenario: &Scenario, seed: u64) -> Result<RunReport, ParamError> {
+    run_with(scenario, seed, &SimConfig::default())
+}
+
+/// Runs `scenario` with `seed`. Refuses a scenario it cannot run (the error says why and how
+/// to fix it) before anything runs.
+pub fn run_with(
+    scenario: &Scenario,
+    seed: u64,
+    config: &SimConfig,
+) -> Result<RunReport, ParamError> {
+    validate(scenario)?;
+    let timeline = Timeline::new(config.setup_ms);
+    let keys = &scenario.params.keys;
+
+    // The stand-ins, seeded.
+    let mut redis = Redis::new();
+    let mut postgres = Postgres::new();
+    match scenario.balance_in() {
+        BalanceIn::Redis => redis.seed(
+            &keys.balance,
+            scenario.initial_balance.to_string().as_bytes(),
+        ),
+        BalanceIn::Postgres => postgres.seed_wallet(
+            scenario.params.wallet_id,
+            Wallet {
+                balance: scenario.initial_balance,
+                fence: 0,
+            },
+        ),
+    }
+    if scenario.initial_fence_counter != 0 {
+        redis.seed(
+            &keys.fence,
+            scenario.initial_fence_counter.to_string().as_bytes(),
+        );
+    }
+    let initial_effects = redis.drain_effects();
+    let replication = Schedule::needs_replica(scenario).then(|| {
+        Replication::new(
+            &initial_effects,
+            Duration::from_millis(scenario.network.replication_lag_ms),
+        )
+    });
+    let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
+
+    // The callers' machines, each with its token from its own stream.
+    let mut specs = Vec::with_capacity(scenario.callers as usize);
+    let mut owners = BTreeMap::new();
+    let uses_redis = scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis;
+    let uses_postgres = scenario.balance_in() == BalanceIn::Postgres;
+    for index in 1..=scenario.callers {
+        let name = Host::Caller(index).name();
+        let mut rng = host_rng(seed, &name);
+        let token: u128 = rng.random();
+        owners.insert(token_text(token), name.clone());
+        specs.push(CallerSpec {
+            index,
+            machine: scenario.safeguard.build(&scenario.params, token)?,
+            rng,
+            start_offset_ms: scenario.start_offset_ms(index as usize - 1),
+            pauses: PausePlan::for_caller(scenario, index),
+            uses_redis,
+            uses_postgres,
+            name,
+        });
+    }
+
+    let shared = Rc::new(Shared {
+        events: EventLog::new(),
+        timeline,
+        policy: config.client,
+        network: scenario.network,
+        redis: Rc::new(RefCell::new(redis)),
+        postgres: Rc::new(RefCell::new(postgres)),
+        replication: RefCell::new(replication),
+        primary_clock,
+        replica_clock,
+        failed_over: Cell::new(false),
+        lock: scenario.safeguard.uses_lock().then(|| LockWatch {
+            key: keys.lock.clone(),
+            owners,
+            holder: RefCell::new(None),
+        }),
+        fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
+        fence_key: keys.fence.clone(),
+        tokens_issued: RefCell::new(Vec::new()),
+        ends: RefCell::new(vec![None; scenario.callers as usize]),
+        clients: RefCell::new(BTreeMap::new()),
+        step_now: Cell::new(Duration::ZERO),
+    });
+    let observer: Rc<dyn Observer> = Rc::new(RunObserver {
+        shared: shared.clone(),
+    });
+
+    let horizon = timeline.at_ms(config.horizon_ms);
+    let mut sim = turmoil::Builder::new()
+        .epoch(epoch())
+        .rng_seed(seed)
+        .tick_duration(TICK)
+        .min_message_latency(Duration::ZERO)
+        .max_message_latency(Duration::ZERO)
+        .simulation_duration(horizon + Duration::from_secs(1))
+        .build();
+
+    // Servers first: they are ticked before the callers in every step, which makes a round
+    // trip one tick (see `caller`).
+    let clock_shared = shared.clone();
+    let clock_ms = Rc::new(move || {
+        let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
+        clock_shared.server_ms(now)
+    });
+    let redis_server = RedisServer::new(shared.redis.clone(), clock_ms, observer.clone());
+    sim.host(REDIS_HOST, move || {
+        let server = redis_server.clone();
+        async move {
+            let listener = turmoil::net::TcpListener::bind(("0.0.0.0", REDIS_PORT)).await?;
+            server.serve_turmoil(listener).await?;
+            Ok(())
+        }
+    });
+    let pg_server = PgServer::new(shared.postgres.clone(), observer.clone());
+    sim.host(POSTGRES_HOST, move || {
+        let server = pg_server.clone();
+        async move {
+            let listener = turmoil::net::TcpListener::bind(("0.0.0.0", POSTGRES_PORT)).await?;
+            server.serve_turmoil(listener).await?;
+            Ok(())
+        }
+    });
+    // The callers in a seeded order: a server serves messages that arrive in the same tick in
+    // its links' order, so no caller is always first.
+    specs.shuffle(&mut host_rng(seed, "world"));
+    for spec in specs {
+        let name = spec.name.clone();
+        sim.client(name, run_caller(spec, shared.clone()));
+    }
+
+    let mut schedule = Schedule::new(scenario, &timeline);
+    let mut released = false;
+    let mut now = sim.elapsed();
+    let finished = loop {
+        // What happens at `now`, before the hosts' tick from `now` on: the release, the
+        // faults due, replication and lease expiry.
+        shared.step_now.set(now);
+        if !released && now >= timeline.release {
+            released = true;
+            shared.log(
+                now,
+                "world",
+                What::Released {
+                    callers: scenario.callers,
+                },
+            );
+        }
+        while let Some(action) = schedule.due(now) {
+            shared.apply(&mut sim, now, action);
+        }
+        shared.after_step(now);
+        let done = match sim.step() {
+            Ok(done) => done,
+            Err(error) => panic!("the simulation failed: {error}"),
+        };
+        now = sim.elapsed();
+        if done {
+            break true;
+        }
+        if now >= horizon {
+            let unfinished = shared.ends.borrow().iter().filter(|e| e.is_none()).count();
+            shared.log(
+                now,
+                "world",
+                What::Horizon {
+                    unfinished: unfinished as u32,
+                },
+            );
+            break false;
+        }
+    };
+    let end = sim.elapsed();
+    let events = shared.events.take();
+    drop(sim);
+    Ok(report(scenario, seed, &shared, events, end, finished))
+}
+
+/// Builds the report once the simulation has stopped.
+fn report(
+    scenario: &Scenario,
+    seed: u64,
+    shared: &Shared,
+    events: Vec<Event>,
+    end: Duration,
+    finished: bool,
+) -> RunReport {
+    let keys = &scenario.params.keys;
+    let server_ms = shared.server_ms(end);
+    let redis = shared.redis.borrow();
+    let read_i64 = |key: &[u8]| {
+        redis
+            .peek(key, server_ms)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
+            .and_then(|text| text.parse::<i64>().ok())
+    };
+    let (balance, final_fence) = match scenario.balance_in() {
+        BalanceIn::Redis => (read_i64(&keys.balance), None),
+        BalanceIn::Postgres => {
+            let wallet = shared.postgres.borrow().wallet(scenario.params.wallet_id);
+            (wallet.map(|w| w.balance), wallet.map(|w| w.fence))
+        }
+    };
+    let fence_counter = read_i64(&keys.fence);
+    let lock_left_behind =
+        scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
+    let ends = shared.ends.borrow();
+    let callers: Vec<CallerReport> = ends
+        .iter()
+        .enumerate()
+        .map(|(index, end)| CallerReport {
+            caller: index as u32 + 1,
+            host: Host::Caller(index as u32 + 1).name(),
+            outcome: end.as_ref().map(|e| e.outcome.clone()),
+            stats: end.as_ref().map(|e| e.stats).unwrap_or_default(),
+            done_at_ms: end.as_ref().map(|e| e.done_at_ms),
+        })
+        .collect();
+    let results: Vec<CallerResult> = callers
+        .iter()
+        .map(|c| CallerResult {
+            caller: c.caller,
+            outcome: c.outcome.clone(),
+            stats: c.stats,
+        })
+        .collect();
+    let ledger = Ledger::check(
+        scenario.initial_balance,
+        scenario.params.amount,
+        &results,
+        balance.unwrap_or(i64::MIN),
+    );
+    let elapsed_ms = if finished {
+        callers
+            .iter()
+            .filter_map(|c| c.done_at_ms)
+            .max()
+            .unwrap_or(0)
+    } else {
+        shared.timeline.caller_ms(end)
+    };
+    let tokens_issued = shared.tokens_issued.borrow().clone();
+    let mut seen = std::collections::BTreeSet::new();
+    let tokens_reissued = tokens_issued.iter().filter(|t| !seen.insert(**t)).count() as u32;
+    RunReport {
+        scenario: scenario.clone(),
+        seed,
+        ledger,
+        callers,
+        digest: digest(&events),
+        events,
+        elapsed_ms,
+        final_fence,
+        fence_counter,
+        lock_left_behind,
+        finished,
+        tokens_issued,
+        tokens_reissued,
+        balance_missing: balance.is_none(),
+    }
+}
+
+/// Who holds the lock, as the primary stores it.
+struct LockWatch {
+    key: Vec<u8>,
+    owners: BTreeMap<Vec<u8>, String>,
+    holder: RefCell<Option<Vec<u8>>>,
+}
+
+impl LockWatch {
+    fn owner(&self, value: &[u8]) -> String {
+        self.owners
+            .get(value)
+            .cloned()
+            .unwrap_or_else(|| String::from_utf8_lossy(value).into_owned())
+    }
+}
+
+/// The state every host of a run shares (all hosts run on one thread).
+pub(crate) struct Shared {
+    /// The event log.
+    pub(crate) events: EventLog,
+    /// Where the release lies.
+    pub(crate) timeline: Timeline,
+    /// The clients' policy.
+    pub(crate) policy: ClientPolicy,
+    /// The network's timing.
+    pub(crate) network: Network,
+    redis: Rc<RefCell<Redis>>,
+    postgres: Rc<RefCell<Postgres>>,
+    replication: RefCell<Option<Replication>>,
+    primary_clock: ServerClock,
+    replica_clock: ServerClock,
+    failed_over: Cell<bool>,
+    lock: Option<LockWatch>,
+    fenced_acquire_sha: String,
+    fence_key: Vec<u8>,
+    tokens_issued: RefCell<Vec<i64>>,
+    ends: RefCell<Vec<Option<CallerEnd>>>,
+    clients: RefCell<BTreeMap<(&'static str, u64), String>>,
+    /// Simulated time of the current step (for what happens outside a host's tick).
+    step_now: Cell<Duration>,
+}
+
+impl Shared {
+    /// The serving Redis's wall clock at simulated time `sim`.
+    fn server_ms(&self, sim: Duration) -> u64 {
+        if self.failed_over.get() {
+            self.replica_clock.now_ms(sim)
+        } else {
+            self.primary_clock.now_ms(sim)
+        }
+    }
+
+    /// The caller host on a server connection, if known.
+    fn client(&self, protocol: Protocol, conn: u64) -> Option<String> {
+        self.clients.borrow().get(&(protocol.name(), conn)).cloned()
+    }
+
+    fn log(&self, sim: Duration, host: &str, what: What) {
+        self.events.push(self.timeline.t_us(sim), host, what);
+    }
+
+    /// Records how caller `index` (1-based) ended.
+    pub(crate) fn finish(&self, index: u32, end: CallerEnd) {
+        self.ends.borrow_mut()[index as usize - 1] = Some(end);
+    }
+
+    /// After a command ran on the primary: ship its changes, see whether it moved the lock.
+    fn after_redis_command(&self, sim: Duration) {
+        let effects = self.redis.borrow_mut().drain_effects();
+        if !effects.is_empty() {
+            if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                replication.ship(sim, effects);
+            }
+        }
+        self.track_lock(sim, true);
+    }
+
+    /// Compares the lock key with the last holder seen; logs a change (by a command, or by
+    /// the passing of time: a lease expiry).
+    fn track_lock(&self, sim: Duration, by_command: bool) {
+        let Some(lock) = &self.lock else { return };
+        let server_ms = self.server_ms(sim);
+        let redis = self.redis.borrow();
+        let current = redis.peek(&lock.key, server_ms).map(<[u8]>::to_vec);
+        let mut holder = lock.holder.borrow_mut();
+        if *holder == current {
+            return;
+        }
+        let what = match (&*holder, &current) {
+            (_, Some(value)) => What::LockTaken {
+                holder: lock.owner(value),
+                expires_at_ms: redis.stored(&lock.key).and_then(|(_, at)| at),
+            },
+            (Some(old), None) if by_command => What::LockReleased {
+                holder: lock.owner(old),
+            },
+            (Some(old), None) => What::LeaseExpired {
+                holder: lock.owner(old),
+            },
+            (None, None) => unreachable!("equal holders return early"),
+        };
+        *holder = current;
+        drop(holder);
+        drop(redis);
+        self.log(sim, "world", what);
+    }
+
+    /// After each step: replicate what is due, notice expired leases.
+    fn after_step(&self, now: Duration) {
+        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+            replication.advance(now);
+        }
+        self.track_lock(now, false);
+    }
+
+    /// Carries out a scheduled fault.
+    fn apply(&self, sim: &mut turmoil::Sim<'_>, now: Duration, action: Action) {
+        match action {
+            Action::Cut { a, b, one_way } => {
+                if a == Host::Replica || b == Host::Replica {
+                    // Only the primary -> replica direction carries data.
+                    if !one_way || a == Host::Redis {
+                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                            replication.cut();
+                        }
+                    }
+                } else if one_way {
+                    sim.partition_oneway(a.name(), b.name());
+                } else {
+                    sim.partition(a.name(), b.name());
+                }
+                self.log(
+                    now,
+                    "world",
+                    What::Partition {
+                        a: a.name(),
+                        b: b.name(),
+                        one_way,
+                    },
+                );
+            }
+            Action::Heal { a, b, one_way } => {
+                if a == Host::Replica || b == Host::Replica {
+                    if !one_way || a == Host::Redis {
+                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                            replication.heal(now);
+                        }
+                    }
+                } else if one_way {
+                    sim.repair_oneway(a.name(), b.name());
+                } else {
+                    sim.repair(a.name(), b.name());
+                }
+                self.log(
+                    now,
+                    "world",
+                    What::Heal {
+                        a: a.name(),
+                        b: b.name(),
+                        one_way,
+                    },
+                );
+            }
+            Action::Failover => {
+                let Some(replication) = self.replication.borrow_mut().take() else {
+                    return;
+                };
+                let (promoted, lost) = replication.promote(now);
+                *self.redis.borrow_mut() = promoted;
+                self.failed_over.set(true);
+                let server_ms = self.server_ms(now);
+                let (lock_holder, fence_counter) = {
+                    let redis = self.redis.borrow();
+                    let holder = self.lock.as_ref().and_then(|lock| {
+                        redis
+                            .peek(&lock.key, server_ms)
+                            .map(|value| lock.owner(value))
+                    });
+                    let counter = redis
+                        .peek(&self.fence_key, server_ms)
+                        .map(|v| String::from_utf8_lossy(v).into_owned());
+                    (holder, counter)
+                };
+                self.log(
+                    now,
+                    "world",
+                    What::Failover {
+                        lost: lost.iter().map(describe_effect).collect(),
+                        lock_holder,
+                        fence_counter,
+                    },
+                );
+                if let Some(lock) = &self.lock {
+                    let value = self
+                        .redis
+                        .borrow()
+                        .peek(&lock.key, server_ms)
+                        .map(<[u8]>::to_vec);
+                    *lock.holder.borrow_mut() = value;
+                }
+                sim.bounce(REDIS_HOST);
+            }
+            Action::RedisRestart => {
+                self.redis.borrow_mut().restart_empty();
+                if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                    replication.resync_empty();
+                }
+                if let Some(lock) = &self.lock {
+                    *lock.holder.borrow_mut() = None;
+                }
+                self.log(now, "world", What::RedisRestart);
+                sim.bounce(REDIS_HOST);
+            }
+            Action::ClockJump { host, jump_ms } => self.log(
+                now,
+                "world",
+                What::ClockJump {
+                    host: host.name(),
+                    jump_ms,
+                },
+            ),
+        }
+    }
+}
+
+/// Logs what the servers execute, feeds the replica, and follows the lock.
+struct RunObserver {
+    shared: Rc<Shared>,
+}
+
+impl RunObserver {
+    fn now(&self) -> Duration {
+        turmoil::sim_elapsed().unwrap_or_else(|| self.shared.step_now.get())
+    }
+}
+
+impl Observer for RunObserver {
+    fn redis_command(&self, conn_id: u64, argv: &[Vec<u8>], reply: &Reply) {
+        let shared = &self.shared;
+        let now = self.now();
+        let name = |index: usize| argv.get(index).map(|arg| arg.to_ascii_uppercase());
+        if let Reply::Integer(token) = reply {
+            let fenced = match name(0).as_deref() {
+                Some(b"EVALSHA") => argv.get(1).is_some_and(|sha| {
+                    sha.eq_ignore_ascii_case(shared.fenced_acquire_sha.as_bytes())
+                }),
+                Some(b"EVAL") => argv.get(1).is_some_and(|source| {
+                    source.as_slice() == ScriptId::FencedAcquire.source().as_bytes()
+                }),
+                _ => false,
+            };
+            if fenced {
+                shared.tokens_issued.borrow_mut().push(*token);
+            }
+        }
+        let client = shared.client(Protocol::Redis, conn_id);
+        shared.log(
+            now,
+            REDIS_HOST,
+            What::RedisExecuted {
+                conn: conn_id,
+                client,
+                argv: argv
+                    .iter()
+                    .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                    .collect(),
+                reply: describe_reply(reply),
+                clock_ms: shared.server_ms(now),
+            },
+        );
+        shared.after_redis_command(now);
+    }
+
+    fn sql_statement(
+        &self,
+        conn_id: u64,
+        sql: &str,
+        params: &[i64],
+        result: &Result<QueryResult, PgError>,
+    ) {
+        let result = match result {
+            Ok(ok) => ok.tag.clone(),
+            Err(error) => format!("ERROR {} {}", error.code, error.message),
+        };
+        self.shared.log(
+            self.now(),
+            POSTGRES_HOST,
+            What::SqlExecuted {
+                conn: conn_id,
+                client: self.shared.client(Protocol::Postgres, conn_id),
+                sql: sql.to_string(),
+                params: params.to_vec(),
+                result,
+            },
+        );
+    }
+
+    fn sql_blocked(&self, conn_id: u64, sql: &str, _params: &[i64], blocked_by: SessionId) {
+        self.shared.log(
+            self.now(),
+            POSTGRES_HOST,
+            What::SqlBlocked {
+                conn: conn_id,
+                sql: sql.to_string(),
+                blocked_by: blocked_by.0,
+            },
+        );
+    }
+
+    fn connection_opened(&self, protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        let client = peer.and_then(|peer| turmoil::reverse_lookup(peer.ip()));
+        if let Some(client) = &client {
+            self.shared
+                .clients
+                .borrow_mut()
+                .insert((protocol.name(), conn_id), client.clone());
+        }
+        self.shared.log(
+            self.now(),
+            protocol.name(),
+            What::ConnectionOpened {
+                conn: conn_id,
+                client,
+            },
+        );
+    }
+
+    fn connection_closed(&self, protocol: Protocol, conn_id: u64) {
+        // A connection may close while its host is being bounced, outside any tick, where
+        // only the step's time is known (and turmoil's host clock must not be read).
+        self.shared.log(
+            self.shared.step_now.get(),
+            protocol.name(),
+            What::ConnectionClosed { conn: conn_id },
+        );
+    }
+}

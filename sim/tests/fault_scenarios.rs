@@ -1,0 +1,161 @@
+//! The failover and partition scenarios end as explained in `leaselab_sim::faults`.
+
+use leaselab_model::fault::{Fault, Host};
+use leaselab_model::safeguard::Outcome;
+use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_sim::events::What;
+use leaselab_sim::faults::fault_scenario;
+use leaselab_sim::run::run;
+
+#[test]
+fn a_failover_reissues_a_fencing_token_and_the_strict_check_lets_it_win_once() {
+    let scenario = fault_scenario("failover-fencing", false).unwrap();
+    for seed in 1..=20 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(report.tokens_issued, vec![33, 33], "seed {seed}");
+        assert_eq!(report.tokens_reissued, 1);
+        assert_eq!(report.ledger.line(), "accepted=1 balance=90 expected=90 OK");
+        assert_eq!(report.ledger.rejected, 1);
+        assert_eq!(report.final_fence, Some(33));
+        let lost = report.events.iter().find_map(|e| match &e.what {
+            What::Failover { lost, .. } => Some(lost.clone()),
+            _ => None,
+        });
+        let lost = lost.expect("a failover event");
+        assert!(lost.iter().any(|e| e.starts_with("SET fence:")), "{lost:?}");
+        assert!(lost.iter().any(|e| e.starts_with("SET lock:")), "{lost:?}");
+    }
+    let unfenced = fault_scenario("failover-fencing", true).unwrap();
+    for seed in 1..=20 {
+        let report = run(&unfenced, seed).unwrap();
+        assert_eq!(report.tokens_reissued, 1);
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=2 balance=90 expected=80 BROKEN"
+        );
+    }
+}
+
+#[test]
+fn a_failover_after_replication_loses_nothing() {
+    let mut scenario = fault_scenario("failover-fencing", false).unwrap();
+    scenario.network.replication_lag_ms = 5;
+    let report = run(&scenario, 1).unwrap();
+    assert_eq!(report.tokens_issued, vec![33, 34]);
+    assert_eq!(report.tokens_reissued, 0);
+}
+
+#[test]
+fn a_partitioned_holder_loses_its_lease_and_does_not_write() {
+    let scenario = fault_scenario("partition-watchdog", false).unwrap();
+    for seed in 1..=20 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(report.ledger.line(), "accepted=1 balance=90 expected=90 OK");
+        assert_eq!(
+            report.callers[0].outcome,
+            Some(Outcome::LostLock),
+            "seed {seed}"
+        );
+        assert!(report
+            .events
+            .iter()
+            .any(|e| e.host == "app-1" && matches!(e.what, What::RedisTimeout { .. })));
+    }
+}
+
+#[test]
+fn a_one_way_partition_loses_replies_but_the_server_still_acts() {
+    // Replies from redis to app-1 are lost from 50 ms: app-1's refresh runs on the server
+    // (its lease is extended) but app-1 times out and gives up the work.
+    let mut scenario = fault_scenario("partition-watchdog", false).unwrap();
+    scenario.faults = vec![Fault::Partition {
+        a: Host::Redis,
+        b: Host::Caller(1),
+        from_ms: 50,
+        until_ms: 400,
+        one_way: true,
+    }];
+    let report = run(&scenario, 3).unwrap();
+    assert_eq!(report.callers[0].outcome, Some(Outcome::LostLock));
+    let refreshed_on_server = report.events.iter().any(|e| {
+        e.t_us > 50_000
+            && matches!(&e.what, What::RedisExecuted { client: Some(c), reply, .. }
+                if c == "app-1" && reply == "(integer) 1")
+    });
+    assert!(refreshed_on_server, "the lost reply's command still ran");
+    assert_eq!(report.ledger.verdict.as_str(), "OK");
+}
+
+#[test]
+fn a_clock_jump_on_redis_expires_the_lease_at_once() {
+    // A forward jump of 1 s on Redis while the holder works: the 2 s lease of step 2 is gone
+    // early and a second holder comes in, but each caller reads after the other's write.
+    let mut scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    scenario.callers = 2;
+    scenario.params.work_ms = 50;
+    scenario.params.ttl_ms = 500;
+    scenario.faults = vec![Fault::ClockJump {
+        host: Host::Redis,
+        at_ms: 20,
+        jump_ms: 1_000,
+    }];
+    let report = run(&scenario, 1).unwrap();
+    let expired = report
+        .events
+        .iter()
+        .find(|e| matches!(e.what, What::LeaseExpired { .. }))
+        .expect("the lease expires at the jump");
+    assert_eq!(expired.t_us, 20_000);
+    assert_eq!(report.ledger.verdict.as_str(), "BROKEN");
+}
+
+#[test]
+fn a_restart_without_persistence_loses_the_balance_key() {
+    let mut scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    scenario.callers = 3;
+    scenario.faults = vec![Fault::RedisRestart { at_ms: 3 }];
+    let report = run(&scenario, 1).unwrap();
+    assert!(report
+        .events
+        .iter()
+        .any(|e| matches!(e.what, What::RedisRestart)));
+    assert!(report.finished);
+}
+
+#[test]
+fn a_run_stopped_at_its_horizon_counts_the_unfinished_callers_as_failed() {
+    use leaselab_sim::run::{run_with, SimConfig};
+    let scenario = Scenario::tutorial("step3-ttl", Variant::default()).unwrap();
+    let config = SimConfig {
+        horizon_ms: 50,
+        ..SimConfig::default()
+    };
+    let report = run_with(&scenario, 1, &config).unwrap();
+    assert!(!report.finished);
+    assert_eq!(report.elapsed_ms, 50);
+    assert_eq!(report.ledger.failed, 5);
+    assert!(report
+        .events
+        .iter()
+        .any(|e| matches!(e.what, What::Horizon { unfinished: 5 })));
+}
+
+#[test]
+fn the_report_serialises_with_self_describing_events() {
+    let scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+    let report = run(&scenario, 1).unwrap();
+    let json = report.to_json();
+    assert_eq!(json["line"], "accepted=1 balance=90 expected=90 OK");
+    assert_eq!(json["scenario"]["safeguard"], "fenced");
+    assert_eq!(json["final_fence"], 34);
+    assert_eq!(json["callers"][0]["outcome"], "write-rejected");
+    let events = json["events"].as_array().unwrap();
+    assert_eq!(events.len(), report.events.len());
+    assert!(events
+        .iter()
+        .all(|e| e["event"].is_string() && e["host"].is_string() && e["t_us"].is_i64()));
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "pause-start" && e["point"] == "after-read" && e["ms"] == 250));
+    assert!(events.iter().any(|e| e["event"] == "lease-expired"));
+}

@@ -1,0 +1,649 @@
+//! `leaselab run`: run one scenario on the simulated network, for one seed or many.
+//!
+//! ```text
+//! leaselab run step5-fencing
+//! leaselab run step6-verify --ttl 1ms --same-version --runs 100
+//! leaselab run step2-lock --pause 1:after-acquire:3s --partition app-2:redis:10ms:500ms
+//! ```
+//!
+//! Fault syntax (times count from the callers' release):
+//! - `--pause CALLER:POINT:DURATION`, e.g. `1:after-read:250ms` or `app-1:after-read:250ms`;
+//!   points: `after-acquire`, `after-read`, `before-write`, `before-release`;
+//! - `--partition A:B:FROM:UNTIL[:one-way]`, e.g. `app-1:redis:50ms:400ms`; hosts `app-N`,
+//!   `redis`, `postgres`, `redis-replica` (the replication link); `one-way` cuts only A → B;
+//! - `--failover-at DURATION`, `--restart-at DURATION`;
+//! - `--clock-jump HOST:AT:BY`, e.g. `redis:50ms:+1s` or `redis:50ms:-200ms`.
+
+use std::io::IsTerminal as _;
+
+/// Prints a line on stdout, ignoring a reader that went away (`| head`): the exit code still
+/// tells the verdict.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+pub(crate) use out;
+
+use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use leaselab_model::fault::{Fault, Host};
+use leaselab_model::safeguard::{Point, Safeguard};
+use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
+use leaselab_sim::events::render;
+use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
+use leaselab_sim::run::{run as run_one, RunReport};
+
+use super::duration::{format_ms, parse_ms};
+use crate::exit::{CommandResult, Status, UsageError};
+
+/// Run a scenario on the simulated network and check the ledger.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
+    /// step6-verify, failover-fencing or partition-watchdog.
+    pub scenario: String,
+    /// step3-ttl: refresh the lease every TTL/3.
+    #[arg(long)]
+    pub watchdog: bool,
+    /// step4-redislock: full jitter on every backoff.
+    #[arg(long)]
+    pub jitter: bool,
+    /// step5-fencing, failover-fencing: write without checking the fencing token.
+    #[arg(long)]
+    pub unfenced: bool,
+    /// step6-verify: also require the fence read to be unchanged (check-and-set).
+    #[arg(long)]
+    pub same_version: bool,
+    /// How many callers, one host each.
+    #[arg(long)]
+    pub callers: Option<u32>,
+    /// The lease TTL, e.g. 1ms, 100ms, 2s.
+    #[arg(long, value_parser = parse_duration)]
+    pub ttl: Option<u64>,
+    /// How long the work between read and write takes.
+    #[arg(long, value_parser = parse_duration)]
+    pub work: Option<u64>,
+    /// Give up acquiring the lock after this long.
+    #[arg(long, value_parser = parse_duration)]
+    pub acquire_timeout: Option<u64>,
+    /// Use another safeguard (e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit).
+    #[arg(long)]
+    pub safeguard: Option<String>,
+    /// The initial balance.
+    #[arg(long)]
+    pub balance: Option<i64>,
+    /// How far the Redis replica lags behind the primary.
+    #[arg(long, value_parser = parse_duration)]
+    pub replication_lag: Option<u64>,
+    /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
+    #[arg(long)]
+    pub no_faults: bool,
+    /// A GC pause: CALLER:POINT:DURATION, e.g. 1:after-read:250ms (repeatable).
+    #[arg(long = "pause", value_name = "CALLER:POINT:DURATION")]
+    pub pauses: Vec<String>,
+    /// The Redis primary dies at this time; the replica is promoted.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub failover_at: Option<u64>,
+    /// Redis restarts without persistence at this time.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub restart_at: Option<u64>,
+    /// A partition: A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms (repeatable).
+    #[arg(long = "partition", value_name = "A:B:FROM:UNTIL[:one-way]")]
+    pub partitions: Vec<String>,
+    /// A clock jump of a Redis server: HOST:AT:BY, e.g. redis:50ms:+1s (repeatable).
+    #[arg(long = "clock-jump", value_name = "HOST:AT:BY")]
+    pub clock_jumps: Vec<String>,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How many runs, with seeds seed, seed+1, ...
+    #[arg(long, default_value_t = 1)]
+    pub runs: u64,
+    /// Print JSON: the full report of one run, or a summary of many.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the event log of a single run.
+    #[arg(long)]
+    pub events: bool,
+    /// Where BROKEN runs are saved as traces.
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+    /// Shrink the first BROKEN run and save the smallest failing trace too.
+    #[arg(long)]
+    pub shrink: bool,
+}
+
+/// A duration flag: `1ms`, `250ms`, `2s`, ... or a bare `0` (zero needs no unit), so that
+/// `--ttl 0` reaches the safeguard's own check ("TTL must be at least 1ms").
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    if text.trim() == "0" {
+        Ok(0)
+    } else {
+        parse_ms(text)
+    }
+}
+
+/// Builds a preset by name with the tutorial's switches.
+pub fn preset(name: &str, variant: Variant) -> Result<Scenario, UsageError> {
+    if FAULT_SCENARIOS.contains(&name) {
+        return Ok(fault_scenario(name, variant.unfenced)?);
+    }
+    if !TUTORIAL_STEPS.contains(&name) {
+        return Err(UsageError::new(format!(
+            "unknown scenario '{name}'; choose one of: {}, {}",
+            TUTORIAL_STEPS.join(", "),
+            FAULT_SCENARIOS.join(", ")
+        )));
+    }
+    Ok(Scenario::tutorial(name, variant)?)
+}
+
+impl Args {
+    /// The scenario these arguments describe, checked before anything runs.
+    pub fn scenario(&self) -> Result<Scenario, UsageError> {
+        let variant = Variant {
+            watchdog: self.watchdog,
+            jitter: self.jitter,
+            unfenced: self.unfenced,
+            same_version: self.same_version,
+        };
+        for (on, flag, applies) in [
+            (self.watchdog, "--watchdog", &["step3-ttl"][..]),
+            (self.jitter, "--jitter", &["step4-redislock"][..]),
+            (
+                self.unfenced,
+                "--unfenced",
+                &["step5-fencing", "failover-fencing"][..],
+            ),
+            (self.same_version, "--same-version", &["step6-verify"][..]),
+        ] {
+            if on && !applies.contains(&self.scenario.as_str()) {
+                return Err(UsageError::new(format!(
+                    "{flag} applies to {} only; use --safeguard to pick a safeguard for {}",
+                    applies.join(" and "),
+                    self.scenario
+                )));
+            }
+        }
+        let mut scenario = preset(&self.scenario, variant)?;
+        let mut changed = Vec::new();
+        if let Some(callers) = self.callers {
+            scenario.callers = callers;
+            changed.push(format!("--callers {callers}"));
+        }
+        if let Some(ttl) = self.ttl {
+            scenario.params.ttl_ms = ttl;
+            changed.push(format!("--ttl {}", format_ms(ttl)));
+        }
+        if let Some(work) = self.work {
+            scenario.params.work_ms = work;
+            changed.push(format!("--work {}", format_ms(work)));
+        }
+        if let Some(timeout) = self.acquire_timeout {
+            scenario.params.acquire_timeout_ms = Some(timeout);
+            changed.push(format!("--acquire-timeout {}", format_ms(timeout)));
+        }
+        if let Some(name) = &self.safeguard {
+            scenario.safeguard = Safeguard::parse(name)?;
+            changed.push(format!("--safeguard {name}"));
+        }
+        if let Some(balance) = self.balance {
+            scenario.initial_balance = balance;
+            changed.push(format!("--balance {balance}"));
+        }
+        if let Some(lag) = self.replication_lag {
+            scenario.network.replication_lag_ms = lag;
+            changed.push(format!("--replication-lag {}", format_ms(lag)));
+        }
+        if self.no_faults {
+            scenario.faults.clear();
+            changed.push("--no-faults".into());
+        }
+        for text in &self.pauses {
+            scenario.faults.push(parse_pause(text)?);
+            changed.push(format!("--pause {text}"));
+        }
+        if let Some(at_ms) = self.failover_at {
+            scenario.faults.push(Fault::Failover { at_ms });
+            changed.push(format!("--failover-at {}", format_ms(at_ms)));
+        }
+        if let Some(at_ms) = self.restart_at {
+            scenario.faults.push(Fault::RedisRestart { at_ms });
+            changed.push(format!("--restart-at {}", format_ms(at_ms)));
+        }
+        for text in &self.partitions {
+            scenario.faults.push(parse_partition(text)?);
+            changed.push(format!("--partition {text}"));
+        }
+        for text in &self.clock_jumps {
+            scenario.faults.push(parse_clock_jump(text)?);
+            changed.push(format!("--clock-jump {text}"));
+        }
+        if !changed.is_empty() {
+            scenario.name = format!("{} {}", scenario.name, changed.join(" "));
+        }
+        leaselab_sim::run::validate(&scenario)?;
+        if self.runs == 0 {
+            return Err(UsageError::new("--runs must be at least 1"));
+        }
+        if self.events && self.runs > 1 {
+            return Err(UsageError::new(
+                "--events prints the log of one run; drop --runs or pick a --seed",
+            ));
+        }
+        Ok(scenario)
+    }
+}
+
+/// `CALLER:POINT:DURATION`.
+pub fn parse_pause(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--pause {text}: write CALLER:POINT:DURATION, e.g. 1:after-read:250ms \
+             (points: after-acquire, after-read, before-write, before-release)"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let [caller, point, duration] = parts.as_slice() else {
+        return Err(usage());
+    };
+    let caller = caller
+        .strip_prefix("app-")
+        .unwrap_or(caller)
+        .parse::<u32>()
+        .map_err(|_| usage())?;
+    let at = Point::from_name(point).ok_or_else(usage)?;
+    let pause_ms =
+        parse_ms(duration).map_err(|error| UsageError::new(format!("--pause {text}: {error}")))?;
+    Ok(Fault::Pause {
+        caller,
+        at,
+        pause_ms,
+    })
+}
+
+/// `A:B:FROM:UNTIL[:one-way]`.
+pub fn parse_partition(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--partition {text}: write A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms \
+             (hosts: app-N, redis, postgres, redis-replica)"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let (a, b, from, until, one_way) = match parts.as_slice() {
+        [a, b, from, until] => (a, b, from, until, false),
+        [a, b, from, until, "one-way"] => (a, b, from, until, true),
+        _ => return Err(usage()),
+    };
+    let host = |name: &str| {
+        Host::parse(name).ok_or_else(|| {
+            UsageError::new(format!(
+                "--partition {text}: unknown host '{name}' (hosts: app-N, redis, postgres, redis-replica)"
+            ))
+        })
+    };
+    let time = |value: &str| {
+        parse_duration(value)
+            .map_err(|error| UsageError::new(format!("--partition {text}: {error}")))
+    };
+    Ok(Fault::Partition {
+        a: host(a)?,
+        b: host(b)?,
+        from_ms: time(from)?,
+        until_ms: time(until)?,
+        one_way,
+    })
+}
+
+/// `HOST:AT:BY`, BY signed (`+1s`, `-200ms`).
+pub fn parse_clock_jump(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--clock-jump {text}: write HOST:AT:BY, e.g. redis:50ms:+1s or redis:50ms:-200ms"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let [host, at, by] = parts.as_slice() else {
+        return Err(usage());
+    };
+    let host = Host::parse(host).ok_or_else(usage)?;
+    let at_ms =
+        parse_ms(at).map_err(|error| UsageError::new(format!("--clock-jump {text}: {error}")))?;
+    let (sign, magnitude) = match by.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, by.strip_prefix('+').unwrap_or(by)),
+    };
+    let jump = parse_duration(magnitude)
+        .map_err(|error| UsageError::new(format!("--clock-jump {text}: {error}")))?;
+    Ok(Fault::ClockJump {
+        host,
+        at_ms,
+        jump_ms: sign * jump as i64,
+    })
+}
+
+/// The counters of one run in the order they are printed.
+pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
+    let ledger = &report.ledger;
+    vec![
+        ("accepted", i64::from(ledger.accepted)),
+        ("balance", ledger.final_balance),
+        ("rejected", i64::from(ledger.rejected)),
+        ("gave up", i64::from(ledger.gave_up)),
+        ("insufficient funds", i64::from(ledger.insufficient)),
+        ("lost lock", i64::from(ledger.lost_lock)),
+        ("failed", i64::from(ledger.failed)),
+        (
+            "stale releases refused",
+            i64::from(ledger.stale_releases_refused),
+        ),
+        ("busy retries", i64::from(ledger.busy_retries)),
+        ("tokens reissued", i64::from(report.tokens_reissued)),
+        ("elapsed ms", report.elapsed_ms as i64),
+    ]
+}
+
+/// The second line of a run: the counters the tutorial logs, and more.
+pub fn counters_line(report: &RunReport) -> String {
+    let ledger = &report.ledger;
+    let mut line = format!(
+        "rejected={} gave-up={} insufficient={} lost-lock={} failed={} stale-releases-refused={} busy-retries={}",
+        ledger.rejected,
+        ledger.gave_up,
+        ledger.insufficient,
+        ledger.lost_lock,
+        ledger.failed,
+        ledger.stale_releases_refused,
+        ledger.busy_retries
+    );
+    if let Some(fence) = report.final_fence {
+        line.push_str(&format!(" fence={fence}"));
+    }
+    if report.tokens_reissued > 0 {
+        line.push_str(&format!(" tokens-reissued={}", report.tokens_reissued));
+    }
+    if report.lock_left_behind {
+        line.push_str(" lock-left-behind");
+    }
+    if !report.finished {
+        line.push_str(" UNFINISHED");
+    }
+    line.push_str(&format!(" elapsed={}", format_ms(report.elapsed_ms)));
+    line
+}
+
+/// A progress bar on stderr for long batches, hidden when stderr is not a terminal.
+pub fn progress(len: u64, label: &str) -> ProgressBar {
+    if len < 10 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} runs ({eta})")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    bar
+}
+
+/// Runs every seed of a batch.
+pub fn run_batch(scenario: &Scenario, seeds: std::ops::Range<u64>) -> Vec<RunReport> {
+    let bar = progress(seeds.end - seeds.start, &scenario.name);
+    let mut reports = Vec::with_capacity((seeds.end - seeds.start) as usize);
+    for seed in seeds {
+        // The scenario was validated already.
+        reports.push(run_one(scenario, seed).expect("a validated scenario runs"));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    reports
+}
+
+/// min, median, max.
+pub fn spread(values: &mut [i64]) -> (i64, i64, i64) {
+    values.sort_unstable();
+    (
+        values[0],
+        values[values.len() / 2],
+        values[values.len() - 1],
+    )
+}
+
+/// Runs `leaselab run`.
+pub fn execute(args: Args) -> CommandResult {
+    let scenario = args.scenario()?;
+    let reports = run_batch(&scenario, args.seed..args.seed + args.runs);
+    let broken: Vec<u64> = reports
+        .iter()
+        .filter(|r| r.broken())
+        .map(|r| r.seed)
+        .collect();
+    if reports.len() == 1 {
+        let report = &reports[0];
+        if args.json {
+            out!(
+                "{}",
+                serde_json::to_string_pretty(report).expect("reports serialise")
+            );
+        } else {
+            if args.events {
+                for event in &report.events {
+                    out!("{}", render(event));
+                }
+            }
+            out!("{} seed={}", scenario.name, report.seed);
+            out!("{}", report.ledger.line());
+            out!("{}", counters_line(report));
+            for caller in &report.callers {
+                if let Some(outcome) = &caller.outcome {
+                    if args.events || reports[0].scenario.callers <= 5 {
+                        out!(
+                            "  {}: {}",
+                            caller.host,
+                            leaselab_sim::run::describe_outcome(outcome)
+                        );
+                    }
+                }
+            }
+            out!("digest {}", report.digest);
+        }
+    } else {
+        let names: Vec<&str> = counters(&reports[0]).iter().map(|(n, _)| *n).collect();
+        let mut table = Vec::new();
+        for (index, name) in names.iter().enumerate() {
+            let mut values: Vec<i64> = reports.iter().map(|r| counters(r)[index].1).collect();
+            table.push((*name, spread(&mut values)));
+        }
+        if args.json {
+            let summary = serde_json::json!({
+                "scenario": scenario.name,
+                "runs": reports.len(),
+                "broken_runs": broken.len(),
+                "broken_seeds": broken,
+                "counters": table.iter().map(|(name, (min, median, max))| serde_json::json!({
+                    "counter": name, "min": min, "median": median, "max": max,
+                })).collect::<Vec<_>>(),
+                "runs_detail": reports.iter().map(|r| serde_json::json!({
+                    "seed": r.seed,
+                    "line": r.ledger.line(),
+                    "verdict": r.ledger.verdict.as_str(),
+                    "digest": r.digest,
+                    "elapsed_ms": r.elapsed_ms,
+                })).collect::<Vec<_>>(),
+            });
+            out!(
+                "{}",
+                serde_json::to_string_pretty(&summary).expect("summaries serialise")
+            );
+        } else {
+            out!(
+                "{}: {} runs, seeds {}..={}",
+                scenario.name,
+                reports.len(),
+                args.seed,
+                args.seed + args.runs - 1
+            );
+            out!("BROKEN in {} of {} runs", broken.len(), reports.len());
+            out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
+            for (name, (min, median, max)) in &table {
+                out!("{name:<24} {min:>8} {median:>8} {max:>8}");
+            }
+            if !broken.is_empty() {
+                let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
+                out!("broken seeds: {}", seeds.join(" "));
+            }
+        }
+    }
+    // Traces of the broken runs, and the shrunk first one.
+    crate::trace::save_broken(&reports, args.traces.dir())?;
+    if args.shrink {
+        if let Some(report) = reports.iter().find(|r| r.broken()) {
+            let dir = args
+                .traces
+                .dir()
+                .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
+            let (path, sizes) =
+                super::shrink::shrink_and_save(&report.scenario, report.seed, &report.digest, dir)?;
+            eprint!("{sizes}");
+            eprintln!("shrunk trace saved: {}", path.display());
+        }
+    }
+    Ok(if broken.is_empty() {
+        Status::Ok
+    } else {
+        Status::Violation
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn args(line: &[&str]) -> Args {
+        let mut argv = vec!["leaselab", "run"];
+        argv.extend_from_slice(line);
+        match Cli::try_parse_from(argv).expect("valid usage").command {
+            Command::Run(args) => *args,
+            other => panic!("expected run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_zero_ttl_is_refused_before_anything_runs() {
+        let error = execute(args(&["step6-verify", "--ttl", "0"])).unwrap_err();
+        assert_eq!(error.message, "TTL must be at least 1ms");
+        let error = execute(args(&["step2-lock", "--ttl", "0ms"])).unwrap_err();
+        assert_eq!(error.message, "TTL must be at least 1ms");
+    }
+
+    #[test]
+    fn the_exit_status_follows_the_verdict() {
+        assert_eq!(execute(args(&["step5-fencing"])), Ok(Status::Ok));
+        assert_eq!(
+            execute(args(&["step5-fencing", "--unfenced", "--runs", "2"])),
+            Ok(Status::Violation)
+        );
+    }
+
+    #[test]
+    fn bad_input_gets_a_message_that_says_how_to_fix_it() {
+        for (line, needle) in [
+            (&["step9"][..], "unknown scenario 'step9'"),
+            (
+                &["step1-race", "--watchdog"][..],
+                "--watchdog applies to step3-ttl",
+            ),
+            (
+                &["step2-lock", "--pause", "1:lunch:2s"][..],
+                "CALLER:POINT:DURATION",
+            ),
+            (
+                &["step2-lock", "--pause", "99:after-read:2s"][..],
+                "there is no caller 99",
+            ),
+            (
+                &["step2-lock", "--partition", "app-1:mars:1ms:2ms"][..],
+                "unknown host 'mars'",
+            ),
+            (
+                &["step2-lock", "--partition", "app-1:redis:5ms:2ms"][..],
+                "must heal after",
+            ),
+            (
+                &["step2-lock", "--clock-jump", "app-1:5ms:+1s"][..],
+                "monotonic",
+            ),
+            (
+                &["step2-lock", "--safeguard", "magic"][..],
+                "unknown safeguard",
+            ),
+            (
+                &["step2-lock", "--runs", "0"][..],
+                "--runs must be at least 1",
+            ),
+        ] {
+            let error = execute(args(line)).unwrap_err();
+            assert!(
+                error.message.contains(needle),
+                "{line:?}: {}",
+                error.message
+            );
+        }
+    }
+
+    #[test]
+    fn clap_refuses_malformed_usage() {
+        assert!(Cli::try_parse_from(["leaselab", "run"]).is_err());
+        assert!(Cli::try_parse_from(["leaselab", "run", "step2-lock", "--ttl", "5"]).is_err());
+        assert!(Cli::try_parse_from(["leaselab", "run", "step2-lock", "--callers", "x"]).is_err());
+    }
+
+    #[test]
+    fn fault_flags_build_the_faults() {
+        let scenario = args(&[
+            "step2-lock",
+            "--no-faults",
+            "--pause",
+            "app-2:before-write:250ms",
+            "--partition",
+            "app-1:redis:10ms:1s:one-way",
+            "--failover-at",
+            "30ms",
+            "--clock-jump",
+            "redis:5ms:-200ms",
+        ])
+        .scenario()
+        .unwrap();
+        assert_eq!(
+            scenario.faults,
+            vec![
+                Fault::Pause {
+                    caller: 2,
+                    at: Point::BeforeWrite,
+                    pause_ms: 250
+                },
+                Fault::Failover { at_ms: 30 },
+                Fault::Partition {
+                    a: Host::Caller(1),
+                    b: Host::Redis,
+                    from_ms: 10,
+                    until_ms: 1_000,
+                    one_way: true
+                },
+                Fault::ClockJump {
+                    host: Host::Redis,
+                    at_ms: 5,
+                    jump_ms: -200
+                },
+            ]
+        );
+        assert!(scenario.name.starts_with("step2-lock --no-faults --pause"));
+    }
+}

@@ -1,0 +1,789 @@
+//! The trace file format, version 1: a pretty JSON document whose `events` array holds one
+//! event per line. `traces/README.md` describes it field by field.
+//!
+//! The model's types derive no serde; this module mirrors them ([`ScenarioSpec`],
+//! [`FaultSpec`], [`LedgerSpec`], [`CheckSpec`]) with conversions both ways. Converting a
+//! mirror back ([`ScenarioSpec::to_scenario`]) validates it, and its error names the field.
+
+use leaselab_model::checker::CheckConfig;
+use leaselab_model::fault::{Fault, Host};
+use leaselab_model::ledger::{Ledger, StaleSpend, Verdict};
+use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
+use leaselab_model::scenario::{Network, Scenario};
+use leaselab_model::world::Action;
+use leaselab_sim::events::Event;
+use serde::{Deserialize, Serialize};
+
+/// What every trace file says it is.
+pub const FORMAT: &str = "leaselab-trace";
+
+/// The format version this leaselab writes, and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// This leaselab's version, recorded in every trace it writes.
+pub const LEASELAB_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A trace: what ran, with which seed, what happened, and how the ledger judged it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The format version it was written in.
+    pub format_version: u32,
+    /// The leaselab that wrote it.
+    pub leaselab_version: String,
+    /// Where the failure was found: a simulated run, or a model counterexample.
+    pub origin: Origin,
+    /// What ran: the scenario with every parameter.
+    pub scenario: ScenarioSpec,
+    /// The simulation's seed.
+    pub seed: u64,
+    /// The ledger's verdict and numbers.
+    pub ledger: LedgerSpec,
+    /// SHA-1 of the event log (its JSON lines).
+    pub digest: String,
+    /// Everything that happened, in order, each event as written (the digest covers this
+    /// text, so a trace stays readable when the simulation's events change).
+    pub events: Vec<RawEvent>,
+}
+
+/// One event of the log, kept as the JSON text it was written as.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RawEvent(pub Box<serde_json::value::RawValue>);
+
+impl PartialEq for RawEvent {
+    fn eq(&self, other: &RawEvent) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Eq for RawEvent {}
+
+impl RawEvent {
+    /// The event as compact JSON text.
+    pub fn of(event: &Event) -> RawEvent {
+        RawEvent(serde_json::value::to_raw_value(event).expect("events serialise"))
+    }
+
+    /// The JSON text.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+}
+
+/// The SHA-1 of event lines (each followed by a newline), as 40 hex digits: the simulation's
+/// digest of a log, computed from the text a trace holds.
+pub fn digest_lines(events: &[RawEvent]) -> String {
+    use sha1::{Digest, Sha1};
+    let mut hasher = Sha1::new();
+    for event in events {
+        hasher.update(event.text().as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// Where a trace comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Origin {
+    /// A simulated run (`leaselab run`, `tour`), possibly shrunk.
+    Simulation {
+        /// Set when `leaselab shrink` made this trace from a bigger one: that one's digest.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shrunk_from: Option<String>,
+    },
+    /// A counterexample of the exhaustive model, turned into a simulated schedule.
+    Model {
+        /// The check that found it.
+        check: CheckSpec,
+        /// The violated property, e.g. `ledger holds`.
+        property: String,
+        /// The counterexample, one action per entry: `step N` (caller N, 1-based), `tick`,
+        /// `replicate`, `failover`.
+        path: Vec<String>,
+        /// Simulated milliseconds per model tick in the translated schedule.
+        ms_per_tick: u64,
+    },
+}
+
+/// A scenario with every parameter (mirror of [`Scenario`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// The scenario's name, e.g. `step5-fencing --unfenced`.
+    pub name: String,
+    /// The safeguard's name, e.g. `fenced-unchecked`.
+    pub safeguard: String,
+    /// How many callers.
+    pub callers: u32,
+    /// The balance before the run.
+    pub initial_balance: i64,
+    /// The fence counter before the run.
+    pub initial_fence_counter: i64,
+    /// The wallet (`wallets.id`).
+    pub wallet_id: i64,
+    /// How much each caller spends.
+    pub amount: i64,
+    /// The work between read and write.
+    pub work_ms: u64,
+    /// The lease.
+    pub ttl_ms: u64,
+    /// Give up acquiring after this long (null: the safeguard's default).
+    pub acquire_timeout_ms: Option<u64>,
+    /// The Redis keys.
+    pub keys: KeysSpec,
+    /// When each caller starts, ms after the release.
+    pub start_offsets_ms: Vec<u64>,
+    /// Faults to inject.
+    pub faults: Vec<FaultSpec>,
+    /// Network timing.
+    pub network: NetworkSpec,
+}
+
+/// The Redis keys (mirror of [`Keys`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeysSpec {
+    /// The balance key (steps 1–4).
+    pub balance: String,
+    /// The lock key.
+    pub lock: String,
+    /// The fence counter key.
+    pub fence: String,
+}
+
+/// Network timing (mirror of [`Network`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// Shortest one-way latency, µs.
+    pub latency_min_us: u64,
+    /// Longest one-way latency, µs.
+    pub latency_max_us: u64,
+    /// How far the replica lags, ms.
+    pub replication_lag_ms: u64,
+}
+
+/// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`;
+/// points are `after-acquire`, `after-read`, `before-write`, `before-release`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "fault", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum FaultSpec {
+    /// A GC pause of caller `caller` the first time it reaches `at`.
+    Pause {
+        /// 1-based.
+        caller: u32,
+        /// The point's name.
+        at: String,
+        /// How long.
+        pause_ms: u64,
+    },
+    /// The primary dies and the replica is promoted.
+    Failover {
+        /// When, ms after the release.
+        at_ms: u64,
+    },
+    /// Redis restarts without persistence.
+    RedisRestart {
+        /// When.
+        at_ms: u64,
+    },
+    /// A link is cut.
+    Partition {
+        /// One end.
+        a: String,
+        /// The other end.
+        b: String,
+        /// Cut at.
+        from_ms: u64,
+        /// Healed at.
+        until_ms: u64,
+        /// Only `a` → `b`.
+        one_way: bool,
+    },
+    /// A server's wall clock jumps.
+    ClockJump {
+        /// Whose clock.
+        host: String,
+        /// When.
+        at_ms: u64,
+        /// By how much.
+        jump_ms: i64,
+    },
+}
+
+/// The ledger check (mirror of [`Ledger`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSpec {
+    /// `OK` or `BROKEN`.
+    pub verdict: String,
+    /// The tutorial's line, e.g. `accepted=2 balance=90 expected=80 BROKEN`.
+    pub line: String,
+    /// Starting balance.
+    pub initial_balance: i64,
+    /// Each spend's amount.
+    pub amount: i64,
+    /// Spends reported as successful.
+    pub accepted: u32,
+    /// The balance at the end.
+    pub final_balance: i64,
+    /// `initial − amount × accepted`.
+    pub expected_balance: i64,
+    /// Writes the storage refused.
+    pub rejected: u32,
+    /// Callers that gave up waiting for the lock.
+    pub gave_up: u32,
+    /// Callers that found too little money.
+    pub insufficient: u32,
+    /// Callers whose watchdog saw the lock lost.
+    pub lost_lock: u32,
+    /// Callers that failed or never finished.
+    pub failed: u32,
+    /// Releases refused as stale.
+    pub stale_releases_refused: u32,
+    /// Retries while the lock was busy.
+    pub busy_retries: u32,
+    /// The blame: accepted spends computed from a stale read, in write order.
+    pub stale_spends: Vec<StaleSpendSpec>,
+}
+
+/// One blamed spend (mirror of [`StaleSpend`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaleSpendSpec {
+    /// The caller, 1-based.
+    pub caller: u32,
+    /// The balance it read.
+    pub read_balance: i64,
+    /// The balance by the accepted spends before its write.
+    pub current_balance: i64,
+    /// Its fencing token.
+    pub fence: Option<i64>,
+}
+
+/// The parameters of an exhaustive check (mirror of [`CheckConfig`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    /// The safeguard's name.
+    pub safeguard: String,
+    /// How many callers.
+    pub callers: u32,
+    /// The balance before the run.
+    pub initial_balance: i64,
+    /// Each spend.
+    pub amount: i64,
+    /// The lease, in ticks.
+    pub ttl_ticks: u64,
+    /// The work, in ticks.
+    pub work_ticks: u64,
+    /// The pause bound per caller, in ticks (null: unbounded).
+    pub max_pause_ticks: Option<u64>,
+    /// Failovers allowed.
+    pub failovers: u32,
+    /// The horizon, in ticks (null: the default).
+    pub horizon_ticks: Option<u64>,
+    /// Callers that differ only by which is which were one state.
+    pub symmetry: bool,
+}
+
+/// A mirror that does not convert back: the field (a path like `scenario.faults[0].at`) and
+/// what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// Where, as a path from the document's root.
+    pub field: String,
+    /// What was expected, or what is wrong.
+    pub message: String,
+    /// True when the value names something this leaselab does not know (a safeguard, a
+    /// fault, a point): the trace's scenario no longer exists.
+    pub unknown_scenario_part: bool,
+}
+
+impl SpecError {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> SpecError {
+        SpecError {
+            field: field.into(),
+            message: message.into(),
+            unknown_scenario_part: false,
+        }
+    }
+
+    fn unknown(field: impl Into<String>, message: impl Into<String>) -> SpecError {
+        SpecError {
+            unknown_scenario_part: true,
+            ..SpecError::new(field, message)
+        }
+    }
+}
+
+fn utf8(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl ScenarioSpec {
+    /// The mirror of `scenario`.
+    pub fn from_scenario(scenario: &Scenario) -> ScenarioSpec {
+        let params = &scenario.params;
+        ScenarioSpec {
+            name: scenario.name.clone(),
+            safeguard: scenario.safeguard.name(),
+            callers: scenario.callers,
+            initial_balance: scenario.initial_balance,
+            initial_fence_counter: scenario.initial_fence_counter,
+            wallet_id: params.wallet_id,
+            amount: params.amount,
+            work_ms: params.work_ms,
+            ttl_ms: params.ttl_ms,
+            acquire_timeout_ms: params.acquire_timeout_ms,
+            keys: KeysSpec {
+                balance: utf8(&params.keys.balance),
+                lock: utf8(&params.keys.lock),
+                fence: utf8(&params.keys.fence),
+            },
+            start_offsets_ms: scenario.start_offsets_ms.clone(),
+            faults: scenario.faults.iter().map(FaultSpec::from_fault).collect(),
+            network: NetworkSpec {
+                latency_min_us: scenario.network.latency_min_us,
+                latency_max_us: scenario.network.latency_max_us,
+                replication_lag_ms: scenario.network.replication_lag_ms,
+            },
+        }
+    }
+
+    /// The scenario back, validated; `at` is the path of this mirror in the document
+    /// (`scenario`).
+    pub fn to_scenario(&self, at: &str) -> Result<Scenario, SpecError> {
+        let safeguard = Safeguard::parse(&self.safeguard).map_err(|error| {
+            SpecError::unknown(
+                format!("{at}.safeguard"),
+                format!(
+                    "scenario '{}' uses safeguard '{}', which this leaselab does not know: {}",
+                    self.name, self.safeguard, error.0
+                ),
+            )
+        })?;
+        let faults = self
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(index, fault)| fault.to_fault(&format!("{at}.faults[{index}]"), &self.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.start_offsets_ms.len() > self.callers as usize {
+            return Err(SpecError::new(
+                format!("{at}.start_offsets_ms"),
+                format!(
+                    "{} start offsets for {} callers; expected at most one per caller",
+                    self.start_offsets_ms.len(),
+                    self.callers
+                ),
+            ));
+        }
+        let scenario = Scenario {
+            name: self.name.clone(),
+            safeguard,
+            callers: self.callers,
+            initial_balance: self.initial_balance,
+            initial_fence_counter: self.initial_fence_counter,
+            params: Params {
+                wallet_id: self.wallet_id,
+                amount: self.amount,
+                work_ms: self.work_ms,
+                ttl_ms: self.ttl_ms,
+                acquire_timeout_ms: self.acquire_timeout_ms,
+                keys: Keys {
+                    balance: self.keys.balance.as_bytes().to_vec(),
+                    lock: self.keys.lock.as_bytes().to_vec(),
+                    fence: self.keys.fence.as_bytes().to_vec(),
+                },
+            },
+            start_offsets_ms: self.start_offsets_ms.clone(),
+            faults,
+            network: Network {
+                latency_min_us: self.network.latency_min_us,
+                latency_max_us: self.network.latency_max_us,
+                replication_lag_ms: self.network.replication_lag_ms,
+            },
+        };
+        scenario
+            .validate()
+            .and_then(|()| leaselab_sim::faults::validate(&scenario))
+            .map_err(|error| SpecError::new(at, error.0))?;
+        Ok(scenario)
+    }
+}
+
+fn host(text: &str, field: String) -> Result<Host, SpecError> {
+    Host::parse(text).ok_or_else(|| {
+        SpecError::new(
+            field,
+            format!("'{text}' is not a host; expected app-N, redis, redis-replica or postgres"),
+        )
+    })
+}
+
+impl FaultSpec {
+    /// The mirror of `fault`.
+    pub fn from_fault(fault: &Fault) -> FaultSpec {
+        match *fault {
+            Fault::Pause {
+                caller,
+                at,
+                pause_ms,
+            } => FaultSpec::Pause {
+                caller,
+                at: at.name().to_string(),
+                pause_ms,
+            },
+            Fault::Failover { at_ms } => FaultSpec::Failover { at_ms },
+            Fault::RedisRestart { at_ms } => FaultSpec::RedisRestart { at_ms },
+            Fault::Partition {
+                a,
+                b,
+                from_ms,
+                until_ms,
+                one_way,
+            } => FaultSpec::Partition {
+                a: a.name(),
+                b: b.name(),
+                from_ms,
+                until_ms,
+                one_way,
+            },
+            Fault::ClockJump {
+                host,
+                at_ms,
+                jump_ms,
+            } => FaultSpec::ClockJump {
+                host: host.name(),
+                at_ms,
+                jump_ms,
+            },
+        }
+    }
+
+    /// The fault back; `at` is this mirror's path, `scenario` the scenario's name.
+    pub fn to_fault(&self, at: &str, scenario: &str) -> Result<Fault, SpecError> {
+        Ok(match self {
+            FaultSpec::Pause {
+                caller,
+                at: point,
+                pause_ms,
+            } => Fault::Pause {
+                caller: *caller,
+                at: Point::from_name(point).ok_or_else(|| {
+                    let known: Vec<&str> = Point::ALL.iter().map(|p| p.name()).collect();
+                    SpecError::unknown(
+                        format!("{at}.at"),
+                        format!(
+                            "scenario '{scenario}' pauses at '{point}', a point this leaselab does not know; expected one of {}",
+                            known.join(", ")
+                        ),
+                    )
+                })?,
+                pause_ms: *pause_ms,
+            },
+            FaultSpec::Failover { at_ms } => Fault::Failover { at_ms: *at_ms },
+            FaultSpec::RedisRestart { at_ms } => Fault::RedisRestart { at_ms: *at_ms },
+            FaultSpec::Partition {
+                a,
+                b,
+                from_ms,
+                until_ms,
+                one_way,
+            } => Fault::Partition {
+                a: host(a, format!("{at}.a"))?,
+                b: host(b, format!("{at}.b"))?,
+                from_ms: *from_ms,
+                until_ms: *until_ms,
+                one_way: *one_way,
+            },
+            FaultSpec::ClockJump {
+                host: name,
+                at_ms,
+                jump_ms,
+            } => Fault::ClockJump {
+                host: host(name, format!("{at}.host"))?,
+                at_ms: *at_ms,
+                jump_ms: *jump_ms,
+            },
+        })
+    }
+}
+
+impl LedgerSpec {
+    /// The mirror of `ledger`.
+    pub fn from_ledger(ledger: &Ledger) -> LedgerSpec {
+        LedgerSpec {
+            verdict: ledger.verdict.as_str().to_string(),
+            line: ledger.line(),
+            initial_balance: ledger.initial_balance,
+            amount: ledger.amount,
+            accepted: ledger.accepted,
+            final_balance: ledger.final_balance,
+            expected_balance: ledger.expected_balance,
+            rejected: ledger.rejected,
+            gave_up: ledger.gave_up,
+            insufficient: ledger.insufficient,
+            lost_lock: ledger.lost_lock,
+            failed: ledger.failed,
+            stale_releases_refused: ledger.stale_releases_refused,
+            busy_retries: ledger.busy_retries,
+            stale_spends: ledger
+                .stale_spends
+                .iter()
+                .map(|s| StaleSpendSpec {
+                    caller: s.caller,
+                    read_balance: s.read_balance,
+                    current_balance: s.current_balance,
+                    fence: s.fence,
+                })
+                .collect(),
+        }
+    }
+
+    /// The ledger back; `at` is this mirror's path.
+    pub fn to_ledger(&self, at: &str) -> Result<Ledger, SpecError> {
+        let verdict = match self.verdict.as_str() {
+            "OK" => Verdict::Ok,
+            "BROKEN" => Verdict::Broken,
+            other => {
+                return Err(SpecError::new(
+                    format!("{at}.verdict"),
+                    format!("'{other}' is not a verdict; expected \"OK\" or \"BROKEN\""),
+                ))
+            }
+        };
+        let ledger = Ledger {
+            initial_balance: self.initial_balance,
+            amount: self.amount,
+            accepted: self.accepted,
+            final_balance: self.final_balance,
+            expected_balance: self.expected_balance,
+            verdict,
+            rejected: self.rejected,
+            gave_up: self.gave_up,
+            insufficient: self.insufficient,
+            lost_lock: self.lost_lock,
+            failed: self.failed,
+            stale_releases_refused: self.stale_releases_refused,
+            busy_retries: self.busy_retries,
+            stale_spends: self
+                .stale_spends
+                .iter()
+                .map(|s| StaleSpend {
+                    caller: s.caller,
+                    read_balance: s.read_balance,
+                    current_balance: s.current_balance,
+                    fence: s.fence,
+                })
+                .collect(),
+        };
+        let expected = self.initial_balance - self.amount * i64::from(self.accepted);
+        if self.expected_balance != expected {
+            return Err(SpecError::new(
+                format!("{at}.expected_balance"),
+                format!(
+                    "{} does not follow from the other numbers; expected initial_balance - amount x accepted = {expected}",
+                    self.expected_balance
+                ),
+            ));
+        }
+        if ledger.line() != self.line {
+            return Err(SpecError::new(
+                format!("{at}.line"),
+                format!(
+                    "\"{}\" does not match the numbers; expected \"{}\"",
+                    self.line,
+                    ledger.line()
+                ),
+            ));
+        }
+        Ok(ledger)
+    }
+}
+
+impl CheckSpec {
+    /// The mirror of `config`.
+    pub fn from_config(config: &CheckConfig) -> CheckSpec {
+        CheckSpec {
+            safeguard: config.safeguard.name(),
+            callers: config.callers,
+            initial_balance: config.initial_balance,
+            amount: config.amount,
+            ttl_ticks: config.ttl_ms,
+            work_ticks: config.work_ms,
+            max_pause_ticks: config.max_pause_ms,
+            failovers: config.failovers,
+            horizon_ticks: config.horizon_ms,
+            symmetry: config.symmetry,
+        }
+    }
+
+    /// The check back, validated; `at` is this mirror's path.
+    pub fn to_config(&self, at: &str) -> Result<CheckConfig, SpecError> {
+        let safeguard = Safeguard::parse(&self.safeguard).map_err(|error| {
+            SpecError::unknown(
+                format!("{at}.safeguard"),
+                format!(
+                    "the check uses safeguard '{}', which this leaselab does not know: {}",
+                    self.safeguard, error.0
+                ),
+            )
+        })?;
+        let config = CheckConfig {
+            safeguard,
+            callers: self.callers,
+            initial_balance: self.initial_balance,
+            amount: self.amount,
+            ttl_ms: self.ttl_ticks,
+            work_ms: self.work_ticks,
+            max_pause_ms: self.max_pause_ticks,
+            failovers: self.failovers,
+            horizon_ms: self.horizon_ticks,
+            symmetry: self.symmetry,
+        };
+        config
+            .validate()
+            .map_err(|error| SpecError::new(at, error.0))?;
+        Ok(config)
+    }
+}
+
+/// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`.
+pub fn action_text(action: Action) -> String {
+    match action {
+        Action::Step(index) => format!("step {}", u32::from(index) + 1),
+        Action::Tick => "tick".into(),
+        Action::Replicate => "replicate".into(),
+        Action::Failover => "failover".into(),
+    }
+}
+
+/// Parses [`action_text`]'s output.
+pub fn parse_action(text: &str) -> Option<Action> {
+    match text {
+        "tick" => Some(Action::Tick),
+        "replicate" => Some(Action::Replicate),
+        "failover" => Some(Action::Failover),
+        _ => {
+            let caller: u32 = text.strip_prefix("step ")?.parse().ok()?;
+            let index = caller.checked_sub(1)?;
+            u8::try_from(index).ok().map(Action::Step)
+        }
+    }
+}
+
+/// A file-name-safe slug of a scenario name: `step5-fencing --unfenced` →
+/// `step5-fencing-unfenced`.
+pub fn slug(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    // Keep names short: cut long ones at a dash, within 48 characters.
+    if slug.len() > 48 {
+        let cut = slug[..48].rfind('-').unwrap_or(48);
+        slug.truncate(cut);
+    }
+    let slug = slug.trim_end_matches('-').to_string();
+    if slug.is_empty() {
+        "trace".into()
+    } else {
+        slug
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use leaselab_model::scenario::Variant;
+
+    #[test]
+    fn every_tutorial_scenario_round_trips_through_its_mirror() {
+        for step in leaselab_model::scenario::TUTORIAL_STEPS {
+            for unfenced in [false, true] {
+                let variant = Variant {
+                    unfenced,
+                    ..Variant::default()
+                };
+                let scenario = Scenario::tutorial(step, variant).unwrap();
+                let spec = ScenarioSpec::from_scenario(&scenario);
+                assert_eq!(spec.to_scenario("scenario").unwrap(), scenario);
+            }
+        }
+    }
+
+    #[test]
+    fn every_fault_round_trips() {
+        let faults = [
+            Fault::Pause {
+                caller: 2,
+                at: Point::BeforeWrite,
+                pause_ms: 7,
+            },
+            Fault::Failover { at_ms: 3 },
+            Fault::RedisRestart { at_ms: 4 },
+            Fault::Partition {
+                a: Host::Caller(1),
+                b: Host::Redis,
+                from_ms: 1,
+                until_ms: 9,
+                one_way: true,
+            },
+            Fault::ClockJump {
+                host: Host::Replica,
+                at_ms: 5,
+                jump_ms: -20,
+            },
+        ];
+        for fault in faults {
+            let spec = FaultSpec::from_fault(&fault);
+            assert_eq!(spec.to_fault("f", "s").unwrap(), fault);
+        }
+    }
+
+    #[test]
+    fn an_unknown_safeguard_names_the_scenario_and_the_field() {
+        let scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+        let mut spec = ScenarioSpec::from_scenario(&scenario);
+        spec.safeguard = "quantum-lock".into();
+        let error = spec.to_scenario("scenario").unwrap_err();
+        assert_eq!(error.field, "scenario.safeguard");
+        assert!(error.unknown_scenario_part);
+        assert!(error.message.contains("step2-lock"), "{}", error.message);
+        assert!(error.message.contains("quantum-lock"), "{}", error.message);
+    }
+
+    #[test]
+    fn actions_round_trip() {
+        for action in [
+            Action::Step(0),
+            Action::Step(7),
+            Action::Tick,
+            Action::Replicate,
+            Action::Failover,
+        ] {
+            assert_eq!(parse_action(&action_text(action)), Some(action));
+        }
+        assert_eq!(parse_action("step 0"), None);
+        assert_eq!(parse_action("jump"), None);
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("step5-fencing --unfenced"), "step5-fencing-unfenced");
+        assert_eq!(slug("step3-ttl"), "step3-ttl");
+        assert_eq!(slug("--"), "trace");
+        let long = slug("step2-lock --callers 2 --pause 1:after-read:400ms --failover-at 200ms");
+        assert_eq!(long, "step2-lock-callers-2-pause-1-after-read-400ms");
+    }
+}

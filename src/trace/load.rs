@@ -1,0 +1,432 @@
+//! Reading a trace file: parse, check the format version, convert the mirrors back and
+//! validate. Every error names the file, the line or field, and what was expected.
+
+use std::path::{Path, PathBuf};
+
+use leaselab_model::checker::CheckConfig;
+use leaselab_model::ledger::Ledger;
+use leaselab_model::scenario::Scenario;
+use leaselab_model::world::Action;
+
+use super::format::{parse_action, Origin, TraceFile, FORMAT, FORMAT_VERSION};
+
+/// A trace that was read and validated.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The document as written.
+    pub file: TraceFile,
+    /// Its scenario, converted back.
+    pub scenario: Scenario,
+    /// Its recorded ledger, converted back.
+    pub ledger: Ledger,
+    /// For a model counterexample: the check and its path.
+    pub model: Option<ModelPath>,
+    /// The line of `"events": [` in the file, when found.
+    pub events_line: Option<usize>,
+}
+
+/// A model counterexample as a trace records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelPath {
+    /// The check.
+    pub config: CheckConfig,
+    /// The violated property.
+    pub property: String,
+    /// The actions.
+    pub actions: Vec<Action>,
+    /// Simulated ms per tick.
+    pub ms_per_tick: u64,
+}
+
+/// What is wrong with a trace file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// It could not be read.
+    Io(String),
+    /// It is not well-formed JSON.
+    Syntax {
+        /// 1-based.
+        line: usize,
+        /// 1-based.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+    /// It is JSON but not a leaselab trace.
+    NotATrace(String),
+    /// It was written in a newer format version than this leaselab reads.
+    NewerVersion {
+        /// Its version.
+        version: u64,
+        /// The leaselab that wrote it, if it says.
+        written_by: Option<String>,
+    },
+    /// A field has the wrong type, is missing, or is unknown or invalid.
+    Field {
+        /// The field's path, e.g. `scenario.faults[0].pause_ms`.
+        field: String,
+        /// The line it is on, when known.
+        line: Option<usize>,
+        /// What was expected.
+        message: String,
+    },
+    /// The trace's scenario uses something this leaselab does not know.
+    UnknownScenario {
+        /// The field's path.
+        field: String,
+        /// The line it is on, when known.
+        line: Option<usize>,
+        /// Which scenario and which part.
+        message: String,
+    },
+    /// The recorded digest is not the events' digest: the file was edited or damaged.
+    DigestMismatch {
+        /// As written.
+        recorded: String,
+        /// Of the events in the file.
+        computed: String,
+    },
+}
+
+/// A trace file that cannot be used: which file and what is wrong. Exit code 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+impl Trace {
+    /// The events, parsed; an event this leaselab cannot read is an error that names it.
+    pub fn events(&self) -> Result<Vec<leaselab_sim::events::Event>, TraceError> {
+        self.file
+            .events
+            .iter()
+            .enumerate()
+            .map(|(index, raw)| {
+                let mut deserializer = serde_json::Deserializer::from_str(raw.text());
+                serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+                    let inner_path = error.path().to_string();
+                    let field = if inner_path == "." {
+                        format!("events[{index}]")
+                    } else {
+                        format!("events[{index}].{inner_path}")
+                    };
+                    TraceError {
+                        path: self.path.clone(),
+                        problem: Problem::Field {
+                            line: self.events_line.map(|line| line + 1 + index),
+                            field,
+                            message: format!(
+                                "{}; this event was written by leaselab {} and this leaselab cannot read it (replay still works: `leaselab replay --update` rewrites the trace)",
+                                strip_position(&error.into_inner().to_string()),
+                                self.file.leaselab_version
+                            ),
+                        },
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = self.path.display();
+        let line = |line: &Option<usize>| line.map(|l| format!(" line {l}:")).unwrap_or_default();
+        match &self.problem {
+            Problem::Io(error) => write!(f, "{file}: cannot read the trace: {error}"),
+            Problem::Syntax {
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{file}: line {line}, column {column}: not valid JSON: {message}"
+            ),
+            Problem::NotATrace(message) => write!(f, "{file}: not a leaselab trace: {message}"),
+            Problem::NewerVersion {
+                version,
+                written_by,
+            } => write!(
+                f,
+                "{file}: written in trace format version {version}{}, but this leaselab ({}) reads versions up to {FORMAT_VERSION}; upgrade leaselab to read it",
+                written_by
+                    .as_ref()
+                    .map(|v| format!(" by leaselab {v}"))
+                    .unwrap_or_default(),
+                super::format::LEASELAB_VERSION
+            ),
+            Problem::Field {
+                field,
+                line: at,
+                message,
+            } => write!(f, "{file}:{} field `{field}`: {message}", line(at)),
+            Problem::UnknownScenario {
+                field,
+                line: at,
+                message,
+            } => write!(
+                f,
+                "{file}:{} field `{field}`: this scenario no longer exists: {message}",
+                line(at)
+            ),
+            Problem::DigestMismatch { recorded, computed } => write!(
+                f,
+                "{file}: field `digest`: recorded {recorded}, but the events in the file digest to {computed}; the file was edited or damaged (regenerate it with `leaselab replay --update`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+impl From<TraceError> for crate::exit::UsageError {
+    fn from(error: TraceError) -> crate::exit::UsageError {
+        crate::exit::UsageError::new(error.to_string())
+    }
+}
+
+/// Reads and validates the trace at `path`.
+pub fn load(path: &Path) -> Result<Trace, TraceError> {
+    let text = std::fs::read_to_string(path).map_err(|error| TraceError {
+        path: path.to_path_buf(),
+        problem: Problem::Io(error.to_string()),
+    })?;
+    parse(path, &text)
+}
+
+/// Parses and validates trace text; `path` is used in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
+    let fail = |problem| TraceError {
+        path: path.to_path_buf(),
+        problem,
+    };
+    // 1. Well-formed JSON at all?
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|error| {
+        fail(Problem::Syntax {
+            line: error.line(),
+            column: error.column(),
+            message: strip_position(&error.to_string()),
+        })
+    })?;
+    // 2. A trace, in a version this leaselab reads? Checked before the fields, which a newer
+    // version may have changed.
+    let object = value
+        .as_object()
+        .ok_or_else(|| fail(Problem::NotATrace("expected a JSON object".into())))?;
+    match object.get("format").and_then(|f| f.as_str()) {
+        Some(FORMAT) => {}
+        Some(other) => {
+            return Err(fail(Problem::NotATrace(format!(
+                "field `format` is \"{other}\"; expected \"{FORMAT}\""
+            ))))
+        }
+        None => {
+            return Err(fail(Problem::NotATrace(format!(
+                "no field `format` (expected \"format\": \"{FORMAT}\")"
+            ))))
+        }
+    }
+    let version = object
+        .get("format_version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| {
+            fail(Problem::Field {
+                field: "format_version".into(),
+                line: locate(text, "format_version"),
+                message: "expected a positive integer".into(),
+            })
+        })?;
+    if version > u64::from(FORMAT_VERSION) {
+        return Err(fail(Problem::NewerVersion {
+            version,
+            written_by: object
+                .get("leaselab_version")
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
+        }));
+    }
+    if version == 0 {
+        return Err(fail(Problem::Field {
+            field: "format_version".into(),
+            line: locate(text, "format_version"),
+            message: "0 is not a format version; expected 1".into(),
+        }));
+    }
+    // 3. Every field of the right type.
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let file: TraceFile = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let field = error.path().to_string();
+        let inner = error.into_inner();
+        fail(Problem::Field {
+            field: if field == "." {
+                "(document)".into()
+            } else {
+                field
+            },
+            line: Some(inner.line()),
+            message: strip_position(&inner.to_string()),
+        })
+    })?;
+    // 4. The mirrors convert back; the digest matches.
+    let spec_error = |error: super::format::SpecError| {
+        let line = locate(text, &error.field);
+        fail(if error.unknown_scenario_part {
+            Problem::UnknownScenario {
+                field: error.field,
+                line,
+                message: error.message,
+            }
+        } else {
+            Problem::Field {
+                field: error.field,
+                line,
+                message: error.message,
+            }
+        })
+    };
+    let scenario = file.scenario.to_scenario("scenario").map_err(spec_error)?;
+    let ledger = file.ledger.to_ledger("ledger").map_err(spec_error)?;
+    let model = match &file.origin {
+        Origin::Simulation { .. } => None,
+        Origin::Model {
+            check,
+            property,
+            path: actions,
+            ms_per_tick,
+        } => {
+            let config = check.to_config("origin.check").map_err(spec_error)?;
+            let actions = actions
+                .iter()
+                .enumerate()
+                .map(|(index, text_action)| {
+                    parse_action(text_action).ok_or_else(|| {
+                        let field = format!("origin.path[{index}]");
+                        fail(Problem::Field {
+                            line: locate(text, &field),
+                            field,
+                            message: format!(
+                                "\"{text_action}\" is not a model action; expected \"step N\", \"tick\", \"replicate\" or \"failover\""
+                            ),
+                        })
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if *ms_per_tick == 0 {
+                return Err(fail(Problem::Field {
+                    field: "origin.ms_per_tick".into(),
+                    line: locate(text, "origin.ms_per_tick"),
+                    message: "expected a positive number of milliseconds".into(),
+                }));
+            }
+            Some(ModelPath {
+                config,
+                property: property.clone(),
+                actions,
+                ms_per_tick: *ms_per_tick,
+            })
+        }
+    };
+    let computed = super::format::digest_lines(&file.events);
+    if computed != file.digest {
+        return Err(fail(Problem::DigestMismatch {
+            recorded: file.digest.clone(),
+            computed,
+        }));
+    }
+    Ok(Trace {
+        path: path.to_path_buf(),
+        events_line: locate(text, "events"),
+        file,
+        scenario,
+        ledger,
+        model,
+    })
+}
+
+/// serde_json appends " at line L column C"; the error reports the position itself.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// The line of a field given by its path (`scenario.faults[0].at`), found by looking for
+/// each key in turn after the previous one. Good enough for the documents leaselab writes.
+fn locate(text: &str, path: &str) -> Option<usize> {
+    let mut from = 0;
+    for part in path.split('.') {
+        let (key, indexes) = match part.find('[') {
+            Some(at) => (&part[..at], &part[at..]),
+            None => (part, ""),
+        };
+        let needle = format!("\"{key}\"");
+        from += text[from..].find(&needle)? + needle.len();
+        // Skip to the N-th element of each index by counting opening braces or quotes of
+        // elements is unreliable; elements are on their own lines in leaselab's documents.
+        for index in indexes
+            .split(']')
+            .filter_map(|i| i.strip_prefix('['))
+            .filter_map(|i| i.parse::<usize>().ok())
+        {
+            from += text[from..].find('[')? + 1;
+            for _ in 0..index {
+                from = skip_element(text, from)?;
+            }
+        }
+    }
+    Some(text[..from].matches('\n').count() + 1)
+}
+
+/// The position just after the array element starting at or after `from`.
+fn skip_element(text: &str, from: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (offset, c) in text[from..].char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ',' if depth == 0 => return Some(from + offset + 1),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_located_by_path() {
+        let text = "{\n  \"a\": 1,\n  \"scenario\": {\n    \"faults\": [\n      {\"at\": 1},\n      {\"at\": 2}\n    ]\n  }\n}\n";
+        assert_eq!(locate(text, "scenario"), Some(3));
+        assert_eq!(locate(text, "scenario.faults[1].at"), Some(6));
+        assert_eq!(locate(text, "scenario.faults[0].at"), Some(5));
+        assert_eq!(locate(text, "nowhere"), None);
+    }
+
+    #[test]
+    fn positions_are_stripped_from_serde_messages() {
+        assert_eq!(
+            strip_position("missing field `seed` at line 3 column 1"),
+            "missing field `seed`"
+        );
+    }
+}

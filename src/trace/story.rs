@@ -1,0 +1,751 @@
+//! What a trace's event log means, lane by lane: the marks a timeline draws.
+//!
+//! The simulation logs requests and replies; a reader wants "app-1 got the lock, fence 33",
+//! "app-1 read balance 100", "lease of app-1 expired", "app-1 wrote 90 with fence 33". This
+//! module turns the log into such [`Mark`]s, one lane per caller, Redis and PostgreSQL, keeps
+//! track of who holds the lease and who is paused (for the lanes' bars), and finds the one
+//! write the ledger blames.
+
+use leaselab_model::ledger::Ledger;
+use leaselab_model::scenario::Scenario;
+use leaselab_sim::events::{Event, What};
+
+/// A lane of the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lane {
+    /// Caller `n` (1-based), host `app-n`.
+    Caller(u32),
+    /// Redis (the lock, its lease, the fence counter, faults of Redis).
+    Redis,
+    /// PostgreSQL (the wallet row).
+    Postgres,
+}
+
+impl Lane {
+    /// The lane's heading: `app-1 (A)`, `redis`, `postgres`.
+    pub fn title(self) -> String {
+        match self {
+            Lane::Caller(n) => match letter(n) {
+                Some(letter) => format!("app-{n} ({letter})"),
+                None => format!("app-{n}"),
+            },
+            Lane::Redis => "redis".into(),
+            Lane::Postgres => "postgres".into(),
+        }
+    }
+}
+
+/// The tutorial's names for the first callers: A, B, C, ...
+pub fn letter(caller: u32) -> Option<char> {
+    (1..=26)
+        .contains(&caller)
+        .then(|| char::from(b'A' + (caller - 1) as u8))
+}
+
+/// What a mark shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The caller starts.
+    Start,
+    /// It took the lock (with its fencing token, when fenced).
+    Acquire {
+        /// The token.
+        fence: Option<i64>,
+    },
+    /// It found the lock busy (`count` times in a row).
+    Busy {
+        /// How many attempts were merged into this mark.
+        count: u32,
+        /// The last one's time, µs.
+        until_us: i64,
+    },
+    /// It read the balance.
+    Read {
+        /// The balance seen.
+        balance: i64,
+        /// The row's fence seen (PostgreSQL).
+        fence: Option<i64>,
+    },
+    /// It works (sleeps) before writing.
+    Work {
+        /// For how long.
+        ms: u64,
+    },
+    /// It froze.
+    Pause {
+        /// Where.
+        point: String,
+        /// How long.
+        ms: u64,
+    },
+    /// It came back from a pause.
+    Resume,
+    /// It wrote the balance.
+    Write {
+        /// The new balance.
+        balance: i64,
+        /// Its fencing token, if the write carries one.
+        fence: Option<i64>,
+        /// The version it requires (check-and-set).
+        seen: Option<i64>,
+        /// The write landed.
+        accepted: bool,
+    },
+    /// Its watchdog refreshed the lease.
+    Refresh {
+        /// The refresh was accepted.
+        ok: bool,
+    },
+    /// It released the lock.
+    Release {
+        /// Redis deleted the key (false: not held any more, refused).
+        ok: bool,
+    },
+    /// It finished.
+    Done {
+        /// The outcome's name.
+        outcome: String,
+        /// The outcome in words.
+        detail: String,
+    },
+    /// An error, timeout or anything else worth showing.
+    Note,
+    /// Redis: the lock key now holds a caller's token.
+    LockTaken {
+        /// `app-N`.
+        holder: String,
+    },
+    /// Redis: a command deleted the lock.
+    LockDeleted {
+        /// Whose it was.
+        holder: String,
+    },
+    /// Redis: the lease ran out.
+    LeaseExpired {
+        /// Whose it was.
+        holder: String,
+    },
+    /// PostgreSQL: a write landed.
+    RowWritten {
+        /// The new balance.
+        balance: i64,
+        /// The new fence.
+        fence: Option<i64>,
+    },
+    /// PostgreSQL: a write was refused.
+    RowRefused,
+    /// A fault struck.
+    Fault,
+}
+
+/// One mark on the timeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// When, µs after the release.
+    pub t_us: i64,
+    /// Where.
+    pub lane: Lane,
+    /// What.
+    pub kind: Kind,
+    /// The mark in words, as the tutorial says it: "got the lock, fence 33".
+    pub text: String,
+    /// Set on the one write that made the ledger wrong: why it is to blame.
+    pub blame: Option<String>,
+}
+
+/// What a lane shows between marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bar {
+    /// Nothing: not started, or finished.
+    Idle,
+    /// Running without the lock.
+    Running,
+    /// Holding a lease the server still has.
+    Holding,
+    /// Believing it holds the lock, which the server no longer has for it.
+    Stale,
+    /// Frozen.
+    Paused,
+}
+
+/// The state of every lane right after a mark.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The mark.
+    pub mark: Mark,
+    /// Each caller's bar after it (index 0 = caller 1).
+    pub bars: Vec<Bar>,
+    /// The caller whose token the lock key holds after it (1-based).
+    pub lock_holder: Option<u32>,
+}
+
+/// The timeline of a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Story {
+    /// The lanes, callers first.
+    pub lanes: Vec<Lane>,
+    /// The marks in time order, with the lanes' state after each.
+    pub rows: Vec<Row>,
+    /// The tutorial's final line.
+    pub ledger_line: String,
+    /// The blame in words, if the ledger blames a write.
+    pub blame: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct CallerState {
+    started: bool,
+    done: bool,
+    paused: bool,
+    believes: bool,
+}
+
+/// What a caller asked for, until the reply arrives.
+#[derive(Clone, Debug)]
+enum Pending {
+    Redis(String),
+    Sql { sql: String, params: Vec<i64> },
+}
+
+fn caller_of(host: &str) -> Option<u32> {
+    host.strip_prefix("app-").and_then(|n| n.parse().ok())
+}
+
+/// Time as people read it: `0ms`, `150ms`, `2.5ms`.
+pub fn time_text(t_us: i64) -> String {
+    if t_us % 1_000 == 0 {
+        format!("{}ms", t_us / 1_000)
+    } else {
+        format!("{:.1}ms", t_us as f64 / 1_000.0)
+    }
+}
+
+/// Reads the story of a run from its events.
+pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
+    let callers = scenario.callers;
+    let lock_key = String::from_utf8_lossy(&scenario.params.keys.lock).into_owned();
+    let balance_key = String::from_utf8_lossy(&scenario.params.keys.balance).into_owned();
+    let mut state = vec![CallerState::default(); callers as usize];
+    let mut pending: Vec<Option<Pending>> = vec![None; callers as usize];
+    let mut fences: Vec<Option<i64>> = vec![None; callers as usize];
+    // Some(shown) between a read and the write: the work shows once.
+    let mut working: Vec<Option<bool>> = vec![None; callers as usize];
+    let mut last_busy: Vec<Option<usize>> = vec![None; callers as usize];
+    let mut holder: Option<u32> = None;
+    let mut rows: Vec<Row> = Vec::new();
+    // The wallet row's fence as the accepted writes left it.
+    let mut stored_fence: i64 = 0;
+
+    let mut lanes: Vec<Lane> = (1..=callers).map(Lane::Caller).collect();
+    lanes.push(Lane::Redis);
+    lanes.push(Lane::Postgres);
+
+    for event in events.iter().filter(|e| e.t_us >= 0) {
+        let mut marks: Vec<Mark> = Vec::new();
+        let mark = |lane: Lane, kind: Kind, text: String| Mark {
+            t_us: event.t_us,
+            lane,
+            kind,
+            text,
+            blame: None,
+        };
+        if let Some(caller) = caller_of(&event.host).filter(|c| (1..=callers).contains(c)) {
+            let index = caller as usize - 1;
+            let lane = Lane::Caller(caller);
+            match &event.what {
+                What::Started => {
+                    state[index].started = true;
+                    marks.push(mark(lane, Kind::Start, "starts".into()));
+                }
+                What::RedisRequest { command, .. } => {
+                    pending[index] = Some(Pending::Redis(command.clone()));
+                }
+                What::SqlRequest { sql, params } => {
+                    pending[index] = Some(Pending::Sql {
+                        sql: sql.clone(),
+                        params: params.clone(),
+                    });
+                }
+                What::RedisReply { reply } => {
+                    if let Some(Pending::Redis(command)) = pending[index].take() {
+                        let found = redis_mark(&command, reply, &lock_key, &balance_key);
+                        if let Some((kind, text)) = found {
+                            match &kind {
+                                Kind::Acquire { fence } => {
+                                    state[index].believes = true;
+                                    fences[index] = *fence;
+                                }
+                                Kind::Release { .. } => state[index].believes = false,
+                                Kind::Read { .. } => working[index] = Some(false),
+                                Kind::Write { .. } => working[index] = None,
+                                _ => {}
+                            }
+                            if matches!(kind, Kind::Busy { .. }) {
+                                if let Some(at) = last_busy[index] {
+                                    if let Kind::Busy { count, until_us } = &mut rows[at].mark.kind
+                                    {
+                                        *count += 1;
+                                        *until_us = event.t_us;
+                                        rows[at].mark.text = format!("lock busy, retried {count}x");
+                                    }
+                                    continue;
+                                }
+                                last_busy[index] = Some(rows.len());
+                            } else {
+                                last_busy[index] = None;
+                            }
+                            marks.push(mark(lane, kind, text));
+                        }
+                    }
+                }
+                What::SqlReply {
+                    result,
+                    rows: result_rows,
+                } => {
+                    if let Some(Pending::Sql { sql, params }) = pending[index].take() {
+                        last_busy[index] = None;
+                        if let Some((kind, text)) = sql_mark(&sql, &params, result, result_rows) {
+                            match &kind {
+                                Kind::Read { .. } => working[index] = Some(false),
+                                Kind::Write { .. } => working[index] = None,
+                                _ => {}
+                            }
+                            let row_mark = match &kind {
+                                Kind::Write {
+                                    balance,
+                                    fence,
+                                    accepted: true,
+                                    ..
+                                } if sql.starts_with("UPDATE") => {
+                                    let unchecked = if sql.contains("fence <") {
+                                        ""
+                                    } else {
+                                        ", unchecked"
+                                    };
+                                    if let Some(f) = fence {
+                                        stored_fence = *f;
+                                    }
+                                    Some(mark(
+                                        Lane::Postgres,
+                                        Kind::RowWritten {
+                                            balance: *balance,
+                                            fence: *fence,
+                                        },
+                                        match fence {
+                                            Some(f) => {
+                                                format!("set {balance}, fence {f}{unchecked}")
+                                            }
+                                            None => format!("set {balance}"),
+                                        },
+                                    ))
+                                }
+                                Kind::Write {
+                                    fence,
+                                    seen,
+                                    accepted: false,
+                                    ..
+                                } => {
+                                    let why = match (fence, seen) {
+                                        (Some(f), _) if *f <= stored_fence => {
+                                            format!("fence {f} <= {stored_fence}")
+                                        }
+                                        (_, Some(v)) if *v != stored_fence => {
+                                            format!("version {v} != {stored_fence}")
+                                        }
+                                        _ => "0 rows".to_string(),
+                                    };
+                                    Some(mark(
+                                        Lane::Postgres,
+                                        Kind::RowRefused,
+                                        format!("refused: {why}"),
+                                    ))
+                                }
+                                _ => None,
+                            };
+                            marks.push(mark(lane, kind, text));
+                            marks.extend(row_mark);
+                        }
+                    }
+                }
+                What::RedisTimeout { after_ms } => {
+                    pending[index] = None;
+                    marks.push(mark(
+                        lane,
+                        Kind::Note,
+                        format!("redis: no answer after {after_ms}ms"),
+                    ));
+                }
+                What::ConnectionError { server, error } => {
+                    marks.push(mark(lane, Kind::Note, format!("{server}: {error}")));
+                }
+                What::Sleep { .. } if working[index] == Some(false) => {
+                    working[index] = Some(true);
+                    let ms = scenario.params.work_ms;
+                    marks.push(mark(lane, Kind::Work { ms }, format!("works {ms}ms")));
+                }
+                What::PauseStart { point, ms } => {
+                    state[index].paused = true;
+                    marks.push(mark(
+                        lane,
+                        Kind::Pause {
+                            point: point.clone(),
+                            ms: *ms,
+                        },
+                        format!("PAUSED {ms}ms ({point})"),
+                    ));
+                }
+                What::PauseEnd { .. } => {
+                    state[index].paused = false;
+                    marks.push(mark(lane, Kind::Resume, "wakes up, carries on".into()));
+                }
+                What::Done { outcome, detail } => {
+                    state[index].done = true;
+                    state[index].believes = false;
+                    marks.push(mark(
+                        lane,
+                        Kind::Done {
+                            outcome: outcome.clone(),
+                            detail: detail.clone(),
+                        },
+                        format!("done: {detail}"),
+                    ));
+                }
+                _ => {}
+            }
+        } else {
+            match &event.what {
+                What::LockTaken { holder: who, .. } => {
+                    holder = caller_of(who);
+                    marks.push(mark(
+                        Lane::Redis,
+                        Kind::LockTaken {
+                            holder: who.clone(),
+                        },
+                        format!("lock: {who}, {}ms", scenario.params.ttl_ms),
+                    ));
+                }
+                What::LockReleased { holder: who } => {
+                    holder = None;
+                    marks.push(mark(
+                        Lane::Redis,
+                        Kind::LockDeleted {
+                            holder: who.clone(),
+                        },
+                        format!("lock of {who} deleted"),
+                    ));
+                }
+                What::LeaseExpired { holder: who } => {
+                    holder = None;
+                    marks.push(mark(
+                        Lane::Redis,
+                        Kind::LeaseExpired {
+                            holder: who.clone(),
+                        },
+                        format!("LEASE of {who} EXPIRED"),
+                    ));
+                }
+                What::Failover {
+                    lost,
+                    lock_holder,
+                    fence_counter,
+                } => {
+                    holder = lock_holder.as_deref().and_then(caller_of);
+                    marks.push(mark(
+                        Lane::Redis,
+                        Kind::Fault,
+                        format!(
+                            "FAILOVER: {} change(s) lost; lock {}{}",
+                            lost.len(),
+                            lock_holder.as_deref().unwrap_or("free"),
+                            fence_counter
+                                .as_deref()
+                                .map(|c| format!(", fence counter {c}"))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+                What::RedisRestart => {
+                    holder = None;
+                    marks.push(mark(
+                        Lane::Redis,
+                        Kind::Fault,
+                        "RESTART, keyspace lost".into(),
+                    ));
+                }
+                What::Partition { a, b, one_way } => marks.push(mark(
+                    Lane::Redis,
+                    Kind::Fault,
+                    format!("PARTITION {a} {} {b}", if *one_way { "->" } else { "<->" }),
+                )),
+                What::Heal { a, b, one_way } => marks.push(mark(
+                    Lane::Redis,
+                    Kind::Fault,
+                    format!("healed {a} {} {b}", if *one_way { "->" } else { "<->" }),
+                )),
+                What::ClockJump { host, jump_ms } => marks.push(mark(
+                    Lane::Redis,
+                    Kind::Fault,
+                    format!("CLOCK of {host} jumps {jump_ms:+}ms"),
+                )),
+                What::Horizon { unfinished } => marks.push(mark(
+                    Lane::Redis,
+                    Kind::Note,
+                    format!("horizon: {unfinished} caller(s) unfinished"),
+                )),
+                _ => {}
+            }
+        }
+        for mark in marks {
+            let bars = state
+                .iter()
+                .enumerate()
+                .map(|(index, s)| {
+                    // A caller whose release is on its way no longer counts on the lock.
+                    let releasing =
+                        matches!(&pending[index], Some(Pending::Redis(c)) if is_release(c));
+                    bar(s, holder == Some(index as u32 + 1) || releasing)
+                })
+                .collect();
+            rows.push(Row {
+                mark,
+                bars,
+                lock_holder: holder,
+            });
+        }
+    }
+
+    let blame = mark_blame(&mut rows, ledger);
+    Story {
+        lanes,
+        rows,
+        ledger_line: ledger.line(),
+        blame,
+    }
+}
+
+fn is_release(command: &str) -> bool {
+    let mut words = command.split_whitespace();
+    matches!(
+        (words.next(), words.next()),
+        (Some("EVALSHA"), Some("release" | "redislock-release")) | (Some("DEL" | "DELEX"), _)
+    )
+}
+
+fn bar(state: &CallerState, holds: bool) -> Bar {
+    if !state.started || state.done {
+        Bar::Idle
+    } else if state.paused {
+        Bar::Paused
+    } else if state.believes && holds {
+        Bar::Holding
+    } else if state.believes {
+        Bar::Stale
+    } else {
+        Bar::Running
+    }
+}
+
+/// Marks the write the ledger blames: the first stale spend's accepted write.
+fn mark_blame(rows: &mut [Row], ledger: &Ledger) -> Option<String> {
+    let stale = ledger.stale_spends.first()?;
+    let row = rows.iter_mut().rev().find(|row| {
+        row.mark.lane == Lane::Caller(stale.caller)
+            && matches!(row.mark.kind, Kind::Write { accepted: true, .. })
+    })?;
+    let name = match letter(stale.caller) {
+        Some(l) => format!("app-{} ({l})", stale.caller),
+        None => format!("app-{}", stale.caller),
+    };
+    let fence = stale
+        .fence
+        .map(|f| format!(" with fence {f}"))
+        .unwrap_or_default();
+    let why = format!(
+        "BLAME: {name} wrote {}{fence}, computed from balance {} it read before; by then the accepted spends had left {}: one spend is lost",
+        stale.read_balance - ledger.amount,
+        stale.read_balance,
+        stale.current_balance,
+    );
+    row.mark.blame = Some(why.clone());
+    Some(why)
+}
+
+/// The words of a script reply or a plain command, by what it does to the lock or balance.
+fn redis_mark(
+    command: &str,
+    reply: &str,
+    lock_key: &str,
+    balance_key: &str,
+) -> Option<(Kind, String)> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let integer = reply
+        .strip_prefix("(integer) ")
+        .and_then(|n| n.parse::<i64>().ok());
+    let is_error = reply.starts_with("(error)");
+    let busy = || {
+        Some((
+            Kind::Busy {
+                count: 1,
+                until_us: 0,
+            },
+            "lock busy".to_string(),
+        ))
+    };
+    if is_error {
+        return Some((
+            Kind::Note,
+            format!("{}: {reply}", words.first().unwrap_or(&"")),
+        ));
+    }
+    match words.as_slice() {
+        ["EVALSHA", "fenced-acquire", ..] => match integer {
+            Some(fence) => Some((
+                Kind::Acquire { fence: Some(fence) },
+                format!("got the lock, fence {fence}"),
+            )),
+            None => busy(),
+        },
+        ["EVALSHA", "redislock-obtain", ..] => {
+            if reply == "(nil)" {
+                busy()
+            } else {
+                Some((Kind::Acquire { fence: None }, "got the lock".into()))
+            }
+        }
+        ["SET", key, _, rest @ ..] if *key == lock_key && rest.contains(&"NX") => {
+            if reply == "OK" {
+                Some((Kind::Acquire { fence: None }, "got the lock".into()))
+            } else {
+                busy()
+            }
+        }
+        ["SETNX", key, ..] if *key == lock_key => {
+            if integer == Some(1) {
+                Some((
+                    Kind::Acquire { fence: None },
+                    "got the lock (no expiry)".into(),
+                ))
+            } else {
+                busy()
+            }
+        }
+        ["PEXPIRE", key, ttl] if *key == lock_key => {
+            Some((Kind::Note, format!("lock set to expire in {ttl}ms")))
+        }
+        ["GET", key] if *key == balance_key => {
+            let balance = reply.trim_matches('"').parse::<i64>().ok()?;
+            Some((
+                Kind::Read {
+                    balance,
+                    fence: None,
+                },
+                format!("read balance {balance}"),
+            ))
+        }
+        ["SET", key, value, ..] if *key == balance_key => {
+            let balance = value.parse::<i64>().ok()?;
+            Some((
+                Kind::Write {
+                    balance,
+                    fence: None,
+                    seen: None,
+                    accepted: reply == "OK",
+                },
+                format!("wrote balance {balance}"),
+            ))
+        }
+        ["EVALSHA", "release" | "redislock-release", ..] | ["DELEX", ..] | ["DEL", ..] => {
+            let ok = integer == Some(1);
+            Some((
+                Kind::Release { ok },
+                if ok {
+                    "released the lock".into()
+                } else {
+                    "release: lock not held (expired or taken)".into()
+                },
+            ))
+        }
+        ["EVALSHA", "refresh" | "redislock-refresh", ..] => {
+            let ok = integer == Some(1) || reply == "OK";
+            Some((
+                Kind::Refresh { ok },
+                if ok {
+                    "watchdog refreshed the lease".into()
+                } else {
+                    "watchdog refresh refused: lock lost".into()
+                },
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn sql_mark(sql: &str, params: &[i64], result: &str, rows: &[Vec<i64>]) -> Option<(Kind, String)> {
+    if result.starts_with("ERROR") {
+        return Some((Kind::Note, format!("postgres: {result}")));
+    }
+    let landed = result.ends_with(" 1");
+    if sql.starts_with("SELECT balance, fence") {
+        let row = rows.first()?;
+        let (balance, fence) = (*row.first()?, row.get(1).copied());
+        let text = match fence {
+            Some(f) if sql.contains("FOR UPDATE") => {
+                format!("locked the row, read balance {balance} (fence {f})")
+            }
+            _ => format!("read balance {balance}"),
+        };
+        return Some((Kind::Read { balance, fence }, text));
+    }
+    if sql.starts_with("UPDATE wallets SET balance = $1, fence = $2") {
+        let (balance, fence) = (*params.first()?, params.get(1).copied());
+        let seen = if sql.contains("fence = $3") {
+            params.get(2).copied()
+        } else {
+            None
+        };
+        let fence_text = fence
+            .map(|f| format!(" with fence {f}"))
+            .unwrap_or_default();
+        let text = if landed {
+            format!("wrote balance {balance}{fence_text}")
+        } else {
+            format!("write{fence_text} REJECTED")
+        };
+        return Some((
+            Kind::Write {
+                balance,
+                fence,
+                seen,
+                accepted: landed,
+            },
+            text,
+        ));
+    }
+    if sql.starts_with("UPDATE wallets SET balance = $1 ") {
+        let balance = *params.first()?;
+        return Some((
+            Kind::Write {
+                balance,
+                fence: None,
+                seen: None,
+                accepted: landed,
+            },
+            format!("wrote balance {balance}"),
+        ));
+    }
+    if sql.contains("balance - $1") {
+        let amount = *params.first()?;
+        return Some((
+            Kind::Note,
+            if landed {
+                format!("debited {amount}")
+            } else {
+                format!("debit of {amount}: too little money")
+            },
+        ));
+    }
+    match sql {
+        "BEGIN" | "COMMIT" | "ROLLBACK" => Some((Kind::Note, sql.to_string())),
+        _ => None,
+    }
+}

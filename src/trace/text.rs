@@ -1,0 +1,267 @@
+//! `leaselab show`: a trace as a terminal timeline (one lane per caller, Redis and
+//! PostgreSQL), then the same run in words, as the tutorial tells it.
+
+use std::fmt::Write as _;
+
+use super::load::Trace;
+use super::story::{time_text, Bar, Kind, Lane, Story};
+
+/// Width of the time column.
+const TIME_WIDTH: usize = 9;
+
+/// The header: what ran, and how it was judged.
+pub fn header(trace: &Trace) -> String {
+    let scenario = &trace.scenario;
+    let params = &scenario.params;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "trace {} — scenario {}, safeguard {}, seed {}",
+        trace.path.display(),
+        scenario.name,
+        scenario.safeguard.name(),
+        trace.file.seed
+    );
+    let _ = writeln!(
+        text,
+        "{} caller(s) spend {} from {}; TTL {}ms, work {}ms{}",
+        scenario.callers,
+        params.amount,
+        scenario.initial_balance,
+        params.ttl_ms,
+        params.work_ms,
+        if scenario.initial_fence_counter != 0 {
+            format!(
+                ", fence counter starts at {}",
+                scenario.initial_fence_counter
+            )
+        } else {
+            String::new()
+        }
+    );
+    if !scenario.start_offsets_ms.iter().all(|o| *o == 0) {
+        let offsets: Vec<String> = scenario
+            .start_offsets_ms
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("app-{} at {o}ms", i + 1))
+            .collect();
+        let _ = writeln!(text, "starts: {}", offsets.join(", "));
+    }
+    if !scenario.faults.is_empty() {
+        let faults: Vec<String> = scenario.faults.iter().map(|f| f.describe()).collect();
+        let _ = writeln!(text, "faults: {}", faults.join("; "));
+    }
+    if let Some(model) = &trace.model {
+        let _ = writeln!(
+            text,
+            "from a model counterexample: '{}' violated in {} steps ({} ms per tick)",
+            model.property,
+            model.actions.len(),
+            model.ms_per_tick
+        );
+    }
+    let _ = writeln!(
+        text,
+        "digest {} (leaselab {}, format {})",
+        trace.file.digest, trace.file.leaselab_version, trace.file.format_version
+    );
+    text
+}
+
+fn fit(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width {
+        format!("{text}{}", " ".repeat(width - count))
+    } else {
+        let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+fn glyph(bar: Bar) -> &'static str {
+    match bar {
+        Bar::Idle => " ",
+        Bar::Running => "│",
+        Bar::Holding => "┃",
+        Bar::Stale => "╎",
+        Bar::Paused => "║",
+    }
+}
+
+/// Text width of each lane's cells: the servers get a fixed share, the callers the rest
+/// (at least 12 columns each).
+fn lane_widths(story: &Story, width: usize) -> Vec<usize> {
+    let (redis, postgres) = (24, 28);
+    let callers = story.lanes.len().saturating_sub(2).max(1);
+    let rest = width.saturating_sub(TIME_WIDTH + 1 + redis + 3 + postgres + 3);
+    let caller = (rest / callers).clamp(15, 37) - 3;
+    story
+        .lanes
+        .iter()
+        .map(|lane| match lane {
+            Lane::Caller(_) => caller,
+            Lane::Redis => redis,
+            Lane::Postgres => postgres,
+        })
+        .collect()
+}
+
+/// Rows that happen at the same moment in different lanes share a line.
+fn lines(story: &Story) -> Vec<Vec<&super::story::Row>> {
+    let mut lines: Vec<Vec<&super::story::Row>> = Vec::new();
+    for row in &story.rows {
+        match lines.last_mut() {
+            Some(line)
+                if line[0].mark.t_us == row.mark.t_us
+                    && line
+                        .iter()
+                        .all(|r| r.mark.lane != row.mark.lane && r.mark.blame.is_none()) =>
+            {
+                line.push(row)
+            }
+            _ => lines.push(vec![row]),
+        }
+    }
+    lines
+}
+
+/// The lane diagram, about `width` columns wide (lanes get at least 12 columns each).
+pub fn timeline(story: &Story, width: usize) -> String {
+    let widths = lane_widths(story, width);
+    let mut text = String::new();
+    let mut line = format!("{:>TIME_WIDTH$} ", "time");
+    for (lane, lane_width) in story.lanes.iter().zip(&widths) {
+        let _ = write!(line, "│ {} ", fit(&lane.title(), *lane_width));
+    }
+    let _ = writeln!(text, "{}", line.trim_end());
+    let mut rule = "─".repeat(TIME_WIDTH + 1);
+    for lane_width in &widths {
+        let _ = write!(rule, "┼{}", "─".repeat(lane_width + 2));
+    }
+    let _ = writeln!(text, "{rule}");
+    for rows in lines(story) {
+        let last = rows[rows.len() - 1];
+        let mut line = format!("{:>TIME_WIDTH$} ", time_text(last.mark.t_us));
+        for (lane, lane_width) in story.lanes.iter().zip(&widths) {
+            let cell = match rows.iter().find(|r| r.mark.lane == *lane) {
+                Some(row) if row.mark.blame.is_some() => format!("✗ {} ◀ BLAME", row.mark.text),
+                Some(row) => row.mark.text.clone(),
+                None => match lane {
+                    Lane::Caller(n) => glyph(last.bars[*n as usize - 1]).to_string(),
+                    Lane::Redis => match last.lock_holder {
+                        Some(_) => "┃".to_string(),
+                        None => String::new(),
+                    },
+                    Lane::Postgres => String::new(),
+                },
+            };
+            let _ = write!(line, "│ {} ", fit(&cell, *lane_width));
+        }
+        let _ = writeln!(text, "{}", line.trim_end());
+        for row in &rows {
+            if let Some(blame) = &row.mark.blame {
+                let _ = writeln!(text, "{:>TIME_WIDTH$} ╰─ {blame}", "");
+            }
+        }
+    }
+    let _ = writeln!(text, "{rule}");
+    let _ = writeln!(
+        text,
+        "{:>TIME_WIDTH$} ┃ holds the lease  ╎ believes it holds the lock, but the lease is gone  ║ paused  │ running",
+        ""
+    );
+    text
+}
+
+/// The run in words, one line per caller's consecutive marks, as the tutorial prints it:
+/// `A: got the lock, fence 33, read balance 100`.
+pub fn words(story: &Story) -> String {
+    let mut text = String::new();
+    let mut current: Option<(Lane, Vec<String>)> = None;
+    let flush = |text: &mut String, current: &mut Option<(Lane, Vec<String>)>| {
+        if let Some((lane, parts)) = current.take() {
+            let who = match lane {
+                Lane::Caller(n) => match super::story::letter(n) {
+                    Some(l) => l.to_string(),
+                    None => format!("app-{n}"),
+                },
+                Lane::Redis => "redis".into(),
+                Lane::Postgres => "postgres".into(),
+            };
+            let _ = writeln!(text, "{who}: {}", parts.join(", "));
+        }
+    };
+    for row in &story.rows {
+        let mark = &row.mark;
+        let phrase = match &mark.kind {
+            Kind::Start | Kind::RowWritten { .. } | Kind::RowRefused | Kind::LockTaken { .. } => {
+                continue
+            }
+            Kind::Done { outcome, .. } if outcome == "accepted" => continue,
+            Kind::Release { ok: true } => continue,
+            Kind::LockDeleted { .. } => continue,
+            Kind::Pause { point, ms } => {
+                format!("paused for {ms}ms at {point} (GC pause, slow network, stopped VM)")
+            }
+            Kind::Resume => "wakes up and carries on".into(),
+            Kind::Busy { count, .. } if *count > 1 => format!("finds the lock busy {count} times"),
+            Kind::Busy { .. } => "finds the lock busy".into(),
+            Kind::LeaseExpired { holder } => {
+                let caller = holder
+                    .strip_prefix("app-")
+                    .and_then(|n| n.parse::<u32>().ok());
+                let name = caller
+                    .and_then(super::story::letter)
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| holder.clone());
+                let still = caller
+                    .and_then(|c| row.bars.get(c as usize - 1))
+                    .is_some_and(|bar| matches!(bar, Bar::Paused | Bar::Stale));
+                if still {
+                    format!(
+                        "the lease of {name} expires while {name} still believes it holds the lock"
+                    )
+                } else {
+                    format!("the lease of {name} expires")
+                }
+            }
+            _ => mark.text.clone(),
+        };
+        let phrase = match &mark.blame {
+            Some(_) => format!("{phrase}   <- BLAME"),
+            None => phrase,
+        };
+        // A pause or a wake-up starts its own line, as in the tutorial.
+        let alone = matches!(mark.kind, Kind::Pause { .. } | Kind::Resume)
+            || mark.blame.is_some()
+            || matches!(mark.kind, Kind::Write { .. } | Kind::Release { .. });
+        match &mut current {
+            Some((lane, parts)) if *lane == mark.lane && !alone => parts.push(phrase),
+            _ => {
+                flush(&mut text, &mut current);
+                current = Some((mark.lane, vec![phrase]));
+            }
+        }
+        if alone {
+            flush(&mut text, &mut current);
+        }
+    }
+    flush(&mut text, &mut current);
+    text
+}
+
+/// Everything `leaselab show` prints for one trace.
+pub fn show(trace: &Trace, story: &Story, width: usize) -> String {
+    let mut text = header(trace);
+    text.push('\n');
+    text.push_str(&timeline(story, width));
+    text.push('\n');
+    text.push_str(&words(story));
+    let _ = writeln!(text, "final: {}", story.ledger_line);
+    if let Some(blame) = &story.blame {
+        let _ = writeln!(text, "{blame}");
+    }
+    text
+}
