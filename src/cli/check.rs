@@ -29,6 +29,10 @@ pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit.
     #[arg(long, value_name = "NAME")]
     pub safeguard: Option<String>,
+    /// Which "always" properties decide the exit code: `all`, or only `ledger` (a safeguard
+    /// such as fenced-cas keeps the ledger while breaking mutual exclusion by design).
+    #[arg(long, value_enum, default_value_t = Gate::All, value_name = "PROPERTIES")]
+    pub gate: Gate,
     /// How many callers spend from the wallet.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub callers: u32,
@@ -187,7 +191,26 @@ pub fn execute(args: Args) -> CommandResult {
         print!("{}", render(&config, &report, elapsed, &args));
     }
     save_counterexample(&config, &report, &args)?;
-    Ok(status(&report))
+    Ok(gated_status(&report, args.gate))
+}
+
+/// Which violated properties make `leaselab check` exit 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Gate {
+    /// Every "always" property: ledger holds and mutual exclusion.
+    All,
+    /// Only "ledger holds".
+    Ledger,
+}
+
+fn gated_status(report: &CheckReport, gate: Gate) -> Status {
+    match gate {
+        Gate::All => status(report),
+        Gate::Ledger => match report.verdict(leaselab_model::checker::LEDGER) {
+            Some(PropertyVerdict::Violated) => Status::Violation,
+            _ => Status::Ok,
+        },
+    }
 }
 
 /// Saves the ledger counterexample, if any, as a trace whose simulated schedule reproduces
@@ -622,6 +645,29 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1_000), "1,000");
         assert_eq!(group(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_ledger_gate_ignores_mutual_exclusion() {
+        let all = execute(args(
+            "--safeguard fenced-cas --ttl 1 --work 1 --horizon 5 --no-save-traces",
+        ))
+        .unwrap();
+        assert_eq!(
+            all,
+            Status::Violation,
+            "mutual exclusion is broken by design"
+        );
+        let ledger = execute(args(
+            "--safeguard fenced-cas --ttl 1 --work 1 --horizon 5 --gate ledger --no-save-traces",
+        ))
+        .unwrap();
+        assert_eq!(ledger, Status::Ok, "the ledger holds");
+        let broken = execute(args(
+            "--safeguard fenced --ttl 1 --work 1 --horizon 5 --gate ledger --no-save-traces",
+        ))
+        .unwrap();
+        assert_eq!(broken, Status::Violation);
     }
 
     #[test]
