@@ -33,24 +33,24 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
-    Check(check::Args),
-    /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
-    Frontier(frontier::Args),
-    /// Re-run trace files and report whether each still fails the same way.
-    Replay(replay::Args),
-    /// Show a trace as a timeline (terminal, SVG or HTML).
-    Show(show::Args),
-    /// Shrink a failing trace to the smallest run that still breaks the ledger.
-    Shrink(shrink::Args),
     /// Run a scenario on the simulated network and check the ledger.
     Run(Box<run::Args>),
     /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
     Tour(tour::Args),
-    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
-    Bench(bench::Args),
+    /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
+    Check(check::Args),
+    /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
+    Frontier(frontier::Args),
+    /// Show a trace as a timeline (terminal, SVG or HTML).
+    Show(show::Args),
+    /// Re-run trace files and report whether each still fails the same way.
+    Replay(replay::Args),
+    /// Shrink a failing trace to the smallest run that still breaks the ledger.
+    Shrink(shrink::Args),
     /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
     Serve(serve::Args),
+    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    Bench(bench::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
