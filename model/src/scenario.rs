@@ -4,7 +4,8 @@
 //! the command line.
 
 use crate::fault::Fault;
-use crate::postgres::WriteGuard;
+use crate::postgres::{Postgres, Wallet, WriteGuard};
+use crate::redis::Redis;
 use crate::safeguard::lease::ReleaseVia;
 use crate::safeguard::{BalanceIn, Keys, ParamError, Params, RetryStrategy, Safeguard};
 
@@ -174,6 +175,34 @@ impl Scenario {
         };
         scenario.name = variant_name(step, variant);
         Ok(scenario)
+    }
+
+    /// A Redis primary and a PostgreSQL holding the scenario's starting state: the balance
+    /// (in Redis or in the `wallets` row) and the fence counter. The primary's effects of
+    /// this seeding are left undrained, for a driver that feeds a replica.
+    pub fn seeded_stand_ins(&self) -> (Redis, Postgres) {
+        let mut redis = Redis::new();
+        let mut postgres = Postgres::new();
+        let keys = &self.params.keys;
+        match self.balance_in() {
+            BalanceIn::Redis => {
+                redis.seed(&keys.balance, self.initial_balance.to_string().as_bytes())
+            }
+            BalanceIn::Postgres => postgres.seed_wallet(
+                self.params.wallet_id,
+                Wallet {
+                    balance: self.initial_balance,
+                    fence: 0,
+                },
+            ),
+        }
+        if self.initial_fence_counter != 0 {
+            redis.seed(
+                &keys.fence,
+                self.initial_fence_counter.to_string().as_bytes(),
+            );
+        }
+        (redis, postgres)
     }
 
     /// Where the balance lives.

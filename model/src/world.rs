@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::ledger::{CallerResult, Ledger};
-use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId, Wallet};
+use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
 use crate::redis::command::Command;
 use crate::redis::replication::Effect;
 use crate::redis::{Redis, Reply};
@@ -299,28 +299,8 @@ impl World {
             scenario.callers <= u32::from(u8::MAX),
             "the world steps at most 255 callers"
         );
-        let mut redis = Redis::new();
-        let mut postgres = Postgres::new();
+        let (mut redis, mut postgres) = scenario.seeded_stand_ins();
         let keys = &scenario.params.keys;
-        match scenario.balance_in() {
-            BalanceIn::Redis => redis.seed(
-                &keys.balance,
-                scenario.initial_balance.to_string().as_bytes(),
-            ),
-            BalanceIn::Postgres => postgres.seed_wallet(
-                scenario.params.wallet_id,
-                Wallet {
-                    balance: scenario.initial_balance,
-                    fence: 0,
-                },
-            ),
-        }
-        if scenario.initial_fence_counter != 0 {
-            redis.seed(
-                &keys.fence,
-                scenario.initial_fence_counter.to_string().as_bytes(),
-            );
-        }
         redis.drain_effects();
         let bounded = config.max_pause_ms.is_some();
         let mut slots = Vec::with_capacity(tokens.len());

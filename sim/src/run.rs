@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use leaselab_model::fault::Host;
 use leaselab_model::ledger::{CallerResult, Ledger};
-use leaselab_model::postgres::{PgError, Postgres, QueryResult, SessionId, Wallet};
+use leaselab_model::postgres::{PgError, Postgres, QueryResult, SessionId};
 use leaselab_model::redis::{Redis, Reply, ScriptId};
 use leaselab_model::safeguard::lock::token_text;
 use leaselab_model::safeguard::{BalanceIn, CallerStats, Outcome, ParamError};
@@ -362,27 +362,7 @@ pub fn run_with(
     let keys = &scenario.params.keys;
 
     // The stand-ins, seeded.
-    let mut redis = Redis::new();
-    let mut postgres = Postgres::new();
-    match scenario.balance_in() {
-        BalanceIn::Redis => redis.seed(
-            &keys.balance,
-            scenario.initial_balance.to_string().as_bytes(),
-        ),
-        BalanceIn::Postgres => postgres.seed_wallet(
-            scenario.params.wallet_id,
-            Wallet {
-                balance: scenario.initial_balance,
-                fence: 0,
-            },
-        ),
-    }
-    if scenario.initial_fence_counter != 0 {
-        redis.seed(
-            &keys.fence,
-            scenario.initial_fence_counter.to_string().as_bytes(),
-        );
-    }
+    let (mut redis, postgres) = scenario.seeded_stand_ins();
     let initial_effects = redis.drain_effects();
     let replication = Schedule::needs_replica(scenario).then(|| {
         Replication::new(
