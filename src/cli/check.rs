@@ -622,10 +622,17 @@ mod tests {
         args: Args,
     }
 
+    /// Parses `check <line>`; tests keep no traces unless they ask for a directory.
     fn args(line: &str) -> Args {
-        Wrapper::try_parse_from(std::iter::once("check").chain(line.split_whitespace()))
-            .expect("parses")
-            .args
+        let keep = line.contains("--save-traces") || line.contains("--no-save-traces");
+        let extra = if keep { None } else { Some("--no-save-traces") };
+        Wrapper::try_parse_from(
+            std::iter::once("check")
+                .chain(line.split_whitespace())
+                .chain(extra),
+        )
+        .expect("parses")
+        .args
     }
 
     #[test]

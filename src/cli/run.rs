@@ -526,9 +526,13 @@ mod tests {
     use super::*;
     use crate::cli::{Cli, Command};
 
+    /// Parses `leaselab run <line>`; tests keep no traces unless they ask for a directory.
     fn args(line: &[&str]) -> Args {
         let mut argv = vec!["leaselab", "run"];
         argv.extend_from_slice(line);
+        if !line.contains(&"--save-traces") {
+            argv.push("--no-save-traces");
+        }
         match Cli::try_parse_from(argv).expect("valid usage").command {
             Command::Run(args) => *args,
             other => panic!("expected run, got {other:?}"),
