@@ -8,6 +8,7 @@
 pub mod caller;
 pub mod clients;
 pub mod clock;
+mod driver;
 pub mod events;
 pub mod faults;
 pub mod observer;
