@@ -14,6 +14,7 @@ pub mod faults;
 pub mod observer;
 pub mod pg_server;
 pub mod pg_wire;
+pub mod real;
 pub mod redis_server;
 pub mod replication;
 pub mod resp;
