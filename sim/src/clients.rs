@@ -149,6 +149,12 @@ pub async fn postgres_sim(host: &str, port: u16) -> Result<Client, ConnectError>
 /// `key=value` connection string (plain TCP, no TLS).
 pub async fn postgres_url(url: &str) -> Result<Client, ConnectError> {
     let config: Config = url.parse()?;
+    postgres_real(&config, url).await
+}
+
+/// Connects a `tokio-postgres` client to the real server `config` names (parsed from `url`,
+/// which error messages quote), over plain TCP.
+pub async fn postgres_real(config: &Config, url: &str) -> Result<Client, ConnectError> {
     let Some(Host::Tcp(host)) = config.get_hosts().first() else {
         return Err(ConnectError::Url(format!(
             "{url}: name one TCP host (unix sockets are not supported)"
@@ -162,5 +168,5 @@ pub async fn postgres_url(url: &str) -> Result<Client, ConnectError> {
     let port = config.get_ports().first().copied().unwrap_or(POSTGRES_PORT);
     let stream = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
     stream.set_nodelay(true)?;
-    postgres_over_stream(stream, &config).await
+    postgres_over_stream(stream, config).await
 }

@@ -8,11 +8,13 @@
 pub mod caller;
 pub mod clients;
 pub mod clock;
+mod driver;
 pub mod events;
 pub mod faults;
 pub mod observer;
 pub mod pg_server;
 pub mod pg_wire;
+pub mod real;
 pub mod redis_server;
 pub mod replication;
 pub mod resp;

@@ -373,26 +373,7 @@ pub fn run_with(
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
 
     // The callers' machines, each with its token from its own stream.
-    let mut specs = Vec::with_capacity(scenario.callers as usize);
-    let mut owners = BTreeMap::new();
-    let uses_redis = scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis;
-    let uses_postgres = scenario.balance_in() == BalanceIn::Postgres;
-    for index in 1..=scenario.callers {
-        let name = Host::Caller(index).name();
-        let mut rng = host_rng(seed, &name);
-        let token: u128 = rng.random();
-        owners.insert(token_text(token), name.clone());
-        specs.push(CallerSpec {
-            index,
-            machine: scenario.safeguard.build(&scenario.params, token)?,
-            rng,
-            start_offset_ms: scenario.start_offset_ms(index as usize - 1),
-            pauses: PausePlan::for_caller(scenario, index),
-            uses_redis,
-            uses_postgres,
-            name,
-        });
-    }
+    let (mut specs, owners) = caller_specs(scenario, seed)?;
 
     let shared = Rc::new(Shared {
         events: EventLog::new(),
@@ -511,6 +492,38 @@ pub fn run_with(
     Ok(report(scenario, seed, &shared, events, end, finished))
 }
 
+/// Who owns which lock token: the token's text, the caller's host.
+pub(crate) type Owners = BTreeMap<Vec<u8>, String>;
+
+/// Every caller of `scenario` with its machine, its random stream (named after its host, its
+/// token drawn first) and its pauses, and who owns which lock token.
+pub(crate) fn caller_specs(
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<(Vec<CallerSpec>, Owners), ParamError> {
+    let mut specs = Vec::with_capacity(scenario.callers as usize);
+    let mut owners = BTreeMap::new();
+    let uses_redis = scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis;
+    let uses_postgres = scenario.balance_in() == BalanceIn::Postgres;
+    for index in 1..=scenario.callers {
+        let name = Host::Caller(index).name();
+        let mut rng = host_rng(seed, &name);
+        let token: u128 = rng.random();
+        owners.insert(token_text(token), name.clone());
+        specs.push(CallerSpec {
+            index,
+            machine: scenario.safeguard.build(&scenario.params, token)?,
+            rng,
+            start_offset_ms: scenario.start_offset_ms(index as usize - 1),
+            pauses: PausePlan::for_caller(scenario, index),
+            uses_redis,
+            uses_postgres,
+            name,
+        });
+    }
+    Ok((specs, owners))
+}
+
 /// Builds the report once the simulation has stopped.
 fn report(
     scenario: &Scenario,
@@ -540,6 +553,51 @@ fn report(
     let lock_left_behind =
         scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
     let ends = shared.ends.borrow();
+    let tokens_issued = shared.tokens_issued.borrow().clone();
+    assemble(
+        scenario,
+        seed,
+        &ends,
+        FinalState {
+            balance,
+            final_fence,
+            fence_counter,
+            lock_left_behind,
+        },
+        events,
+        if finished {
+            Ok(())
+        } else {
+            Err(shared.timeline.caller_ms(end))
+        },
+        tokens_issued,
+    )
+}
+
+/// What the servers hold at the end of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FinalState {
+    /// The balance (none: missing or unreadable).
+    pub(crate) balance: Option<i64>,
+    /// `wallets.fence` (balance in PostgreSQL only).
+    pub(crate) final_fence: Option<i64>,
+    /// The Redis fence counter, if it exists.
+    pub(crate) fence_counter: Option<i64>,
+    /// The lock key still exists.
+    pub(crate) lock_left_behind: bool,
+}
+
+/// Builds a report from the callers' ends and the final state, however the run was driven.
+/// `finished` is `Err(elapsed_ms)` when the run stopped at its horizon.
+pub(crate) fn assemble(
+    scenario: &Scenario,
+    seed: u64,
+    ends: &[Option<CallerEnd>],
+    state: FinalState,
+    events: Vec<Event>,
+    finished: Result<(), u64>,
+    tokens_issued: Vec<i64>,
+) -> RunReport {
     let callers: Vec<CallerReport> = ends
         .iter()
         .enumerate()
@@ -563,18 +621,16 @@ fn report(
         scenario.initial_balance,
         scenario.params.amount,
         &results,
-        balance.unwrap_or(i64::MIN),
+        state.balance.unwrap_or(i64::MIN),
     );
-    let elapsed_ms = if finished {
-        callers
+    let elapsed_ms = match finished {
+        Ok(()) => callers
             .iter()
             .filter_map(|c| c.done_at_ms)
             .max()
-            .unwrap_or(0)
-    } else {
-        shared.timeline.caller_ms(end)
+            .unwrap_or(0),
+        Err(elapsed_ms) => elapsed_ms,
     };
-    let tokens_issued = shared.tokens_issued.borrow().clone();
     let mut seen = std::collections::BTreeSet::new();
     let tokens_reissued = tokens_issued.iter().filter(|t| !seen.insert(**t)).count() as u32;
     RunReport {
@@ -585,13 +641,13 @@ fn report(
         digest: digest(&events),
         events,
         elapsed_ms,
-        final_fence,
-        fence_counter,
-        lock_left_behind,
-        finished,
+        final_fence: state.final_fence,
+        fence_counter: state.fence_counter,
+        lock_left_behind: state.lock_left_behind,
+        finished: finished.is_ok(),
         tokens_issued,
         tokens_reissued,
-        balance_missing: balance.is_none(),
+        balance_missing: state.balance.is_none(),
     }
 }
 

@@ -13,6 +13,15 @@
 //!   `redis`, `postgres`, `redis-replica` (the replication link); `one-way` cuts only A → B;
 //! - `--failover-at DURATION`, `--restart-at DURATION`;
 //! - `--clock-jump HOST:AT:BY`, e.g. `redis:50ms:+1s` or `redis:50ms:-200ms`.
+//!
+//! Real mode: with `--redis URL` and/or `--postgres URL` the same safeguard machines run
+//! against the real servers over real TCP, with real sleeps (see `leaselab_sim::real`):
+//!
+//! ```text
+//! leaselab run step5-fencing --redis redis://127.0.0.1:6379 --postgres postgres://postgres@127.0.0.1/test
+//! ```
+//!
+//! GC pauses run for real; scenarios with faults that need the simulator are refused.
 
 use std::io::IsTerminal as _;
 
@@ -33,6 +42,7 @@ use leaselab_model::safeguard::{Point, Safeguard};
 use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
+use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{run as run_one, RunReport};
 
 use super::duration::{format_ms, parse_ms};
@@ -113,6 +123,13 @@ pub struct Args {
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
+    /// Run against this real Redis (e.g. redis://127.0.0.1:6379) instead of the simulation.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+    /// Run against this real PostgreSQL (e.g. postgres://postgres@127.0.0.1/test) instead of
+    /// the simulation.
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
 }
 
 /// A duration flag: `1ms`, `250ms`, `2s`, ... or a bare `0` (zero needs no unit), so that
@@ -224,7 +241,18 @@ impl Args {
         if !changed.is_empty() {
             scenario.name = format!("{} {}", scenario.name, changed.join(" "));
         }
-        leaselab_sim::run::validate(&scenario)?;
+        match self.real() {
+            Some(config) => {
+                leaselab_sim::real::validate(&scenario, &config).map_err(real_error)?;
+                if self.shrink {
+                    return Err(UsageError::new(
+                        "--shrink replays runs in the simulation; a real run cannot be replayed \
+                         (drop --shrink, or run without --redis/--postgres)",
+                    ));
+                }
+            }
+            None => leaselab_sim::run::validate(&scenario)?,
+        }
         if self.runs == 0 {
             return Err(UsageError::new("--runs must be at least 1"));
         }
@@ -235,6 +263,55 @@ impl Args {
         }
         Ok(scenario)
     }
+}
+
+impl Args {
+    /// The real servers to run against, when `--redis` or `--postgres` is given.
+    pub fn real(&self) -> Option<RealConfig> {
+        (self.redis.is_some() || self.postgres.is_some())
+            .then(|| RealConfig::new(self.redis.clone(), self.postgres.clone()))
+    }
+}
+
+/// A real run's error as a usage error (exit 2).
+pub fn real_error(error: leaselab_sim::real::RealError) -> UsageError {
+    UsageError::new(error.to_string())
+}
+
+/// Runs every seed of a batch against the real servers; the first run that cannot be set up
+/// or cleaned up stops the batch.
+pub fn run_batch_real(
+    scenario: &Scenario,
+    seeds: std::ops::Range<u64>,
+    config: &RealConfig,
+) -> Result<Vec<RunReport>, UsageError> {
+    let bar = progress(
+        seeds.end - seeds.start,
+        &format!("{} (real)", scenario.name),
+    );
+    let mut reports = Vec::with_capacity((seeds.end - seeds.start) as usize);
+    for seed in seeds {
+        reports.push(leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(reports)
+}
+
+/// What a real run's output says about itself.
+pub fn real_note(config: &RealConfig) -> String {
+    let servers: Vec<String> = [
+        ("Redis", &config.redis_url),
+        ("PostgreSQL", &config.postgres_url),
+    ]
+    .iter()
+    .filter_map(|(name, url)| url.as_ref().map(|url| format!("{name} {url}")))
+    .collect();
+    format!(
+        "real run against {}: tokens and jitter come from the seed, but the timing is real, so \
+         the run is not reproducible (its digest names this run only) and no trace is saved",
+        servers.join(" and ")
+    )
 }
 
 /// `CALLER:POINT:DURATION`.
@@ -416,7 +493,12 @@ pub fn spread(values: &mut [i64]) -> (i64, i64, i64) {
 /// Runs `leaselab run`.
 pub fn execute(args: Args) -> CommandResult {
     let scenario = args.scenario()?;
-    let reports = run_batch(&scenario, args.seed..args.seed + args.runs);
+    let real = args.real();
+    let seeds = args.seed..args.seed + args.runs;
+    let reports = match &real {
+        Some(config) => run_batch_real(&scenario, seeds, config)?,
+        None => run_batch(&scenario, seeds),
+    };
     let broken: Vec<u64> = reports
         .iter()
         .filter(|r| r.broken())
@@ -425,10 +507,20 @@ pub fn execute(args: Args) -> CommandResult {
     if reports.len() == 1 {
         let report = &reports[0];
         if args.json {
-            out!(
-                "{}",
-                serde_json::to_string_pretty(report).expect("reports serialise")
-            );
+            let text = serde_json::to_string_pretty(report).expect("reports serialise");
+            match &real {
+                // The report's own fields, in their order, then what the run was.
+                Some(config) => {
+                    let body = text
+                        .trim_end()
+                        .strip_suffix('}')
+                        .unwrap_or(&text)
+                        .trim_end();
+                    let note = serde_json::to_string(&real_note(config)).expect("a string");
+                    out!("{body},\n  \"real\": {note}\n}}");
+                }
+                None => out!("{text}"),
+            }
         } else {
             if args.events {
                 for event in &report.events {
@@ -450,6 +542,9 @@ pub fn execute(args: Args) -> CommandResult {
                 }
             }
             out!("digest {}", report.digest);
+            if let Some(config) = &real {
+                out!("{}", real_note(config));
+            }
         }
     } else {
         let names: Vec<&str> = counters(&reports[0]).iter().map(|(n, _)| *n).collect();
@@ -461,6 +556,7 @@ pub fn execute(args: Args) -> CommandResult {
         if args.json {
             let summary = serde_json::json!({
                 "scenario": scenario.name,
+                "real": real.as_ref().map(real_note),
                 "runs": reports.len(),
                 "broken_runs": broken.len(),
                 "broken_seeds": broken,
@@ -496,7 +592,18 @@ pub fn execute(args: Args) -> CommandResult {
                 let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
                 out!("broken seeds: {}", seeds.join(" "));
             }
+            if let Some(config) = &real {
+                out!("{}", real_note(config));
+            }
         }
+    }
+    if real.is_some() {
+        // A real run does not replay: nothing to save or shrink.
+        return Ok(if broken.is_empty() {
+            Status::Ok
+        } else {
+            Status::Violation
+        });
     }
     // Traces of the broken runs, and the shrunk first one.
     crate::trace::save_broken(&reports, args.traces.dir())?;

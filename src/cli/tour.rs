@@ -4,26 +4,45 @@
 //! Every row has an expected verdict pattern. A row that is supposed to break and does is the
 //! finding the tutorial reports, not a failure: the tour exits 0 when every row is as
 //! expected, and 1 otherwise (naming the rows that were not).
+//!
+//! `--real` runs the rows against a real Redis and PostgreSQL instead (5 runs per row unless
+//! `--runs` says otherwise), judged by the same patterns; rows whose faults need the simulator
+//! (failover, partition) are listed as skipped.
 
 use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::RunReport;
 
 use super::duration::format_ms;
 use super::run::out;
-use super::run::{preset, run_batch};
+use super::run::{preset, real_error, real_note, run_batch, run_batch_real};
 use crate::exit::{CommandResult, Status, UsageError};
 
 /// Run every tutorial step and fault scenario and compare with the expected verdicts.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Seeds per row (seeds 1..=N).
-    #[arg(long, default_value_t = 24)]
-    pub runs: u64,
+    /// Seeds per row (seeds 1..=N; default 24, or 5 with --real).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Run against a real Redis and PostgreSQL instead of the simulation.
+    #[arg(long)]
+    pub real: bool,
+    /// The real Redis (with --real).
+    #[arg(long, value_name = "URL", requires = "real", default_value = DEFAULT_REDIS)]
+    pub redis: String,
+    /// The real PostgreSQL (with --real).
+    #[arg(long, value_name = "URL", requires = "real", default_value = DEFAULT_POSTGRES)]
+    pub postgres: String,
     /// Where BROKEN runs are saved as traces.
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
 }
+
+/// The real Redis `--real` uses unless `--redis` says otherwise.
+pub const DEFAULT_REDIS: &str = "redis://127.0.0.1:6379";
+/// The real PostgreSQL `--real` uses unless `--postgres` says otherwise.
+pub const DEFAULT_POSTGRES: &str = "postgres://postgres@127.0.0.1/test";
 
 /// How many runs of a row should be BROKEN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,9 +267,13 @@ pub fn judge(row: &Row, reports: &[RunReport]) -> RowResult {
 
 /// Runs `leaselab tour`.
 pub fn execute(args: Args) -> CommandResult {
-    if args.runs == 0 {
+    let runs = args.runs.unwrap_or(if args.real { 5 } else { 24 });
+    if runs == 0 {
         return Err(UsageError::new("--runs must be at least 1"));
     }
+    let real = args
+        .real
+        .then(|| RealConfig::new(Some(args.redis.clone()), Some(args.postgres.clone())));
     let rows = rows()?;
     let header = [
         "step",
@@ -267,9 +290,35 @@ pub fn execute(args: Args) -> CommandResult {
     let mut lines: Vec<Vec<String>> = Vec::new();
     let mut unexpected = Vec::new();
     let mut saved = 0;
+    let mut skipped = 0;
     for row in &rows {
-        let reports = run_batch(&row.scenario, 1..1 + args.runs);
-        if let Some(dir) = args.traces.dir() {
+        let reports = match &real {
+            Some(config) => match leaselab_sim::real::validate(&row.scenario, config) {
+                Ok(()) => run_batch_real(&row.scenario, 1..1 + runs, config)?,
+                Err(leaselab_sim::real::RealError::Refused(_)) => {
+                    let faults: Vec<String> = row
+                        .scenario
+                        .faults
+                        .iter()
+                        .filter(|f| !matches!(f, leaselab_model::fault::Fault::Pause { .. }))
+                        .map(|f| f.describe())
+                        .collect();
+                    let mut line = vec![row.step.to_string(), row.variant.to_string()];
+                    line.extend(["0", "-", "-", "-", "-", "-"].map(String::from));
+                    line.push(format!(
+                        "skipped: needs the simulator ({})",
+                        faults.join(", ")
+                    ));
+                    line.push("-".to_string());
+                    lines.push(line);
+                    skipped += 1;
+                    continue;
+                }
+                Err(error) => return Err(real_error(error)),
+            },
+            None => run_batch(&row.scenario, 1..1 + runs),
+        };
+        if let (Some(dir), None) = (args.traces.dir(), &real) {
             for report in reports.iter().filter(|r| r.broken()) {
                 crate::trace::save_trace(report, dir).map_err(|error| {
                     UsageError::new(format!("--save-traces {}: {error}", dir.display()))
@@ -314,14 +363,22 @@ pub fn execute(args: Args) -> CommandResult {
          and every run passes the row's check; a row expected to break and breaking is the \
          tutorial's finding."
     );
+    if let Some(config) = &real {
+        out!("{}", real_note(config));
+    }
+    let judged = rows.len() - skipped;
+    let skipped_note = if skipped > 0 {
+        format!(" ({skipped} skipped: their faults need the simulator)")
+    } else {
+        String::new()
+    };
     if unexpected.is_empty() {
-        out!("{} of {} rows as expected", rows.len(), rows.len());
+        out!("{judged} of {judged} rows as expected{skipped_note}");
         Ok(Status::Ok)
     } else {
         out!(
-            "{} of {} rows as expected; not as expected: {}",
-            rows.len() - unexpected.len(),
-            rows.len(),
+            "{} of {judged} rows as expected{skipped_note}; not as expected: {}",
+            judged - unexpected.len(),
             unexpected.join(", ")
         );
         Ok(Status::Violation)

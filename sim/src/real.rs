@@ -1,0 +1,676 @@
+//! Real mode: the same safeguard machines, the same clients and the same client policy as the
+//! simulation, against a real Redis and a real PostgreSQL over real TCP, with real sleeps.
+//!
+//! Only what the simulation provides is replaced ([`crate::driver::Surroundings`]): the clock
+//! is tokio's (milliseconds since the release), connections are real TCP connections to the
+//! servers the URLs name, and there is no added latency (the real network has its own). Random
+//! draws — lock tokens, jittered sleeps, retry backoffs — still come from each caller's ChaCha
+//! stream seeded by the run seed, but the timing is the machine's and the servers', so a run is
+//! not reproducible: its digest identifies that one run only.
+//!
+//! # Isolation
+//!
+//! Each run works on keys of its own, `leaselab:<pid>:<seed>:<n>:` followed by the usual
+//! names (the lock and the fence counter keep their `{wallet:42}` hash tag), and, when the
+//! balance lives in PostgreSQL, in a schema of its own, `leaselab_<pid>_<seed>_<n>`, with the
+//! tutorial's `wallets` table; every caller session sets `search_path` to it. Keys and schema
+//! are removed when the run ends, also when it fails or panics.
+//!
+//! # What cannot run for real
+//!
+//! GC pauses are real sleeps of the caller's loop and work as in the simulation. Failovers,
+//! Redis restarts, partitions and clock jumps need the simulator's control of servers,
+//! network and clocks: a scenario with any of them is refused ([`validate`]).
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use leaselab_model::fault::Fault;
+use leaselab_model::redis::{Reply, ScriptId};
+use leaselab_model::safeguard::{BalanceIn, Keys, ParamError, RedisRequest};
+use leaselab_model::scenario::Scenario;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use redis::aio::MultiplexedConnection;
+use tokio::sync::{watch, Notify};
+use tokio::time::Instant;
+
+use crate::caller::{CallerEnd, ClientPolicy};
+use crate::clients::{postgres_real, redis_url, ConnectError};
+use crate::driver::{drive, Surroundings};
+use crate::events::{Event, What};
+use crate::run::{assemble, caller_specs, host_rng, FinalState, RunReport};
+
+/// Where the real servers are and how the run behaves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealConfig {
+    /// `redis://host:port[/db]` (needed when the safeguard uses Redis).
+    pub redis_url: Option<String>,
+    /// `postgres://user@host[:port]/db` (needed when the balance lives in PostgreSQL).
+    pub postgres_url: Option<String>,
+    /// How the clients react to timeouts and broken connections (as in the simulation).
+    pub client: ClientPolicy,
+    /// The run stops this long after the release even if callers are still running.
+    pub horizon_ms: u64,
+}
+
+impl RealConfig {
+    /// The given servers, the simulation's client policy and horizon.
+    pub fn new(redis_url: Option<String>, postgres_url: Option<String>) -> RealConfig {
+        let sim = crate::run::SimConfig::default();
+        RealConfig {
+            redis_url,
+            postgres_url,
+            client: sim.client,
+            horizon_ms: sim.horizon_ms,
+        }
+    }
+}
+
+/// Why a real run did not happen or did not finish cleanly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RealError {
+    /// The scenario cannot run for real (or at all); the message says why and what to do.
+    Refused(String),
+    /// A server could not be reached, set up, read or cleaned up.
+    Server(String),
+}
+
+impl fmt::Display for RealError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RealError::Refused(text) | RealError::Server(text) => write!(f, "{text}"),
+        }
+    }
+}
+
+impl std::error::Error for RealError {}
+
+impl From<ParamError> for RealError {
+    fn from(error: ParamError) -> RealError {
+        RealError::Refused(error.0)
+    }
+}
+
+/// True when the safeguard talks to Redis (a lock, or the balance).
+pub fn needs_redis(scenario: &Scenario) -> bool {
+    scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis
+}
+
+/// True when the balance lives in PostgreSQL.
+pub fn needs_postgres(scenario: &Scenario) -> bool {
+    scenario.balance_in() == BalanceIn::Postgres
+}
+
+/// Checks that `scenario` can run against real servers with `config`: a valid scenario, no
+/// fault that needs the simulator, a URL for every server the safeguard uses. The error says
+/// which fault or URL and why.
+pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealError> {
+    scenario.validate()?;
+    for fault in &scenario.faults {
+        let why = match fault {
+            Fault::Pause { .. } => continue,
+            Fault::Failover { .. } => {
+                "a failover needs the simulator's Redis replica, whose replication lag decides \
+                 which lock keys and fence INCRs are lost"
+            }
+            Fault::RedisRestart { .. } => {
+                "a restart without persistence would empty a real Redis server; only the \
+                 simulator's stand-in can be restarted"
+            }
+            Fault::Partition { .. } => {
+                "a partition needs the simulator's network, which drops the segments on a cut \
+                 link; real TCP connections cannot be cut from here"
+            }
+            Fault::ClockJump { .. } => {
+                "a clock jump needs the simulator's server clocks; a real Redis uses the \
+                 machine's clock"
+            }
+        };
+        return Err(RealError::Refused(format!(
+            "{}: cannot run against real servers: {why}. Run it without --redis/--postgres (in \
+             the simulation), or drop the fault (--no-faults); GC pauses (--pause) do run for real",
+            fault.describe()
+        )));
+    }
+    if needs_redis(scenario) && config.redis_url.is_none() {
+        return Err(RealError::Refused(format!(
+            "{} uses Redis: give --redis URL, e.g. --redis redis://127.0.0.1:6379",
+            scenario.name
+        )));
+    }
+    if needs_postgres(scenario) && config.postgres_url.is_none() {
+        return Err(RealError::Refused(format!(
+            "{} keeps the balance in PostgreSQL: give --postgres URL, e.g. --postgres \
+             postgres://postgres@127.0.0.1/test",
+            scenario.name
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `scenario` once against the real servers, with `seed` for the callers' random streams.
+/// Refuses a scenario it cannot run (see [`validate`]) before touching the servers; removes
+/// the run's keys and schema afterwards.
+pub fn run(scenario: &Scenario, seed: u64, config: &RealConfig) -> Result<RunReport, RealError> {
+    validate(scenario, config)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| RealError::Server(format!("cannot start a tokio runtime: {error}")))?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, run_isolated(scenario, seed, config))
+}
+
+/// A process-wide counter, so that runs with the same seed in one process never share keys.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// The names a run works under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Namespace {
+    /// The Redis key prefix, `leaselab:<pid>:<seed>:<n>:`.
+    pub prefix: String,
+    /// The PostgreSQL schema, `leaselab_<pid>_<seed>_<n>`.
+    pub schema: String,
+}
+
+impl Namespace {
+    /// A namespace no other run of this process uses.
+    pub fn fresh(seed: u64) -> Namespace {
+        let pid = std::process::id();
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        Namespace {
+            prefix: format!("leaselab:{pid}:{seed}:{n}:"),
+            schema: format!("leaselab_{pid}_{seed}_{n}"),
+        }
+    }
+}
+
+/// Sets the run's namespace up, runs it, and cleans up whatever happened.
+async fn run_isolated(
+    scenario: &Scenario,
+    seed: u64,
+    config: &RealConfig,
+) -> Result<RunReport, RealError> {
+    let namespace = Namespace::fresh(seed);
+    let mut scenario = scenario.clone();
+    scenario.params.keys = Keys::for_wallet(&namespace.prefix, scenario.params.wallet_id);
+    let mut admin = Admin::connect(&scenario, config, &namespace).await?;
+    // From here on the namespace exists (at least partly): clean it up on every path. The
+    // guard does it from its own thread if this future unwinds.
+    let guard = CleanupGuard {
+        admin: Some(admin.cleanup_plan()),
+    };
+    let result: Result<RunReport, RealError> = async {
+        admin.seed(&scenario).await?;
+        let outcome = drive_callers(&scenario, seed, config, &namespace).await?;
+        let state = admin.final_state(&scenario).await?;
+        Ok(assemble(
+            &scenario,
+            seed,
+            &outcome.ends,
+            state,
+            outcome.events,
+            outcome.finished,
+            outcome.tokens_issued,
+        ))
+    }
+    .await;
+    let cleaned = admin.cleanup().await;
+    guard.disarm();
+    let report = result?;
+    cleaned?;
+    Ok(report)
+}
+
+/// What the callers did.
+struct CallersOutcome {
+    ends: Vec<Option<CallerEnd>>,
+    events: Vec<Event>,
+    finished: Result<(), u64>,
+    tokens_issued: Vec<i64>,
+}
+
+/// Spawns every caller on this thread, releases them together once all have opened their
+/// connections, and waits for their ends (or the horizon).
+async fn drive_callers(
+    scenario: &Scenario,
+    seed: u64,
+    config: &RealConfig,
+    namespace: &Namespace,
+) -> Result<CallersOutcome, RealError> {
+    let postgres = match (&config.postgres_url, needs_postgres(scenario)) {
+        (Some(url), true) => {
+            let mut parsed: tokio_postgres::Config = url
+                .parse()
+                .map_err(|error| RealError::Refused(format!("--postgres {url}: {error}")))?;
+            parsed.options(format!("-csearch_path={}", namespace.schema));
+            Some((parsed, url.clone()))
+        }
+        _ => None,
+    };
+    let (release_tx, _) = watch::channel(None);
+    let env = Rc::new(RealWorld {
+        policy: config.client,
+        redis_url: config.redis_url.clone().unwrap_or_default(),
+        postgres,
+        callers: scenario.callers,
+        ready: Cell::new(0),
+        all_ready: Notify::new(),
+        release: release_tx,
+        log: RefCell::new(Vec::new()),
+        ends: RefCell::new(vec![None; scenario.callers as usize]),
+        tokens_issued: RefCell::new(Vec::new()),
+    });
+    let (mut specs, _owners) = caller_specs(scenario, seed)?;
+    // The same seeded spawn order as the simulation's host order.
+    specs.shuffle(&mut host_rng(seed, "world"));
+    let handles: Vec<_> = specs
+        .into_iter()
+        .map(|spec| tokio::task::spawn_local(drive(spec, env.clone())))
+        .collect();
+
+    // Set-up: every caller opens its connections (each bounded by the dial timeout).
+    let setup = Duration::from_millis(2 * config.client.dial_timeout_ms + 1_000);
+    let _ = tokio::time::timeout(setup, env.all_ready.notified()).await;
+    let release = Instant::now() + Duration::from_millis(1);
+    env.log_at(
+        release,
+        "world",
+        What::Released {
+            callers: scenario.callers,
+        },
+    );
+    env.release.send_replace(Some(release));
+
+    let horizon = release + Duration::from_millis(config.horizon_ms);
+    let mut handles = handles;
+    let waited = tokio::time::timeout_at(horizon, async {
+        for handle in handles.iter_mut() {
+            // A caller that panicked never finished: it counts as failed.
+            let _ = handle.await;
+        }
+    })
+    .await;
+    let finished = match waited {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            for handle in &handles {
+                handle.abort();
+            }
+            let unfinished = env.ends.borrow().iter().filter(|e| e.is_none()).count();
+            env.log(
+                "world",
+                What::Horizon {
+                    unfinished: unfinished as u32,
+                },
+            );
+            Err(config.horizon_ms)
+        }
+    };
+    // Let aborted callers drop their connections before the namespace is removed.
+    for handle in handles {
+        if !handle.is_finished() {
+            let _ = handle.await;
+        }
+    }
+    let events = env
+        .log
+        .take()
+        .into_iter()
+        .map(|(at, host, what)| Event {
+            t_us: signed_us(at, release),
+            host,
+            what,
+        })
+        .collect();
+    Ok(CallersOutcome {
+        ends: env.ends.take(),
+        events,
+        finished,
+        tokens_issued: env.tokens_issued.take(),
+    })
+}
+
+/// Microseconds from `origin` to `at` (negative before it).
+fn signed_us(at: Instant, origin: Instant) -> i64 {
+    if at >= origin {
+        (at - origin).as_micros() as i64
+    } else {
+        -((origin - at).as_micros() as i64)
+    }
+}
+
+/// What every caller of a real run shares (all run on one thread).
+struct RealWorld {
+    policy: ClientPolicy,
+    redis_url: String,
+    /// The callers' session configuration (with the run's `search_path`) and its URL.
+    postgres: Option<(tokio_postgres::Config, String)>,
+    callers: u32,
+    /// Callers done with their set-up.
+    ready: Cell<u32>,
+    /// Signalled when the last caller is ready.
+    all_ready: Notify,
+    /// The release instant, once set.
+    release: watch::Sender<Option<Instant>>,
+    /// Events with their real instants (turned into times since the release at the end).
+    log: RefCell<Vec<(Instant, String, What)>>,
+    ends: RefCell<Vec<Option<CallerEnd>>>,
+    /// Tokens the fenced-acquire script handed out, as the callers saw them.
+    tokens_issued: RefCell<Vec<i64>>,
+}
+
+impl RealWorld {
+    fn log_at(&self, at: Instant, host: &str, what: What) {
+        self.log.borrow_mut().push((at, host.to_string(), what));
+    }
+}
+
+impl Surroundings for RealWorld {
+    fn policy(&self) -> ClientPolicy {
+        self.policy
+    }
+
+    fn caller_ms(&self) -> u64 {
+        match *self.release.borrow() {
+            Some(release) => Instant::now()
+                .saturating_duration_since(release)
+                .as_millis() as u64,
+            None => 0,
+        }
+    }
+
+    fn log(&self, host: &str, what: What) {
+        self.log_at(Instant::now(), host, what);
+    }
+
+    async fn wait_for_start(&self, start_offset_ms: u64) {
+        self.ready.set(self.ready.get() + 1);
+        if self.ready.get() == self.callers {
+            self.all_ready.notify_one();
+        }
+        let mut release = self.release.subscribe();
+        let Ok(at) = release.wait_for(Option::is_some).await.map(|at| *at) else {
+            return;
+        };
+        let at = at.expect("waited for it");
+        tokio::time::sleep_until(at + Duration::from_millis(start_offset_ms)).await;
+    }
+
+    async fn open_redis(&self) -> Result<MultiplexedConnection, String> {
+        redis_url(&self.redis_url, None)
+            .await
+            .map_err(|error| error.to_string())
+    }
+
+    async fn open_postgres(
+        &self,
+        application_name: &str,
+    ) -> Result<tokio_postgres::Client, String> {
+        let Some((config, url)) = &self.postgres else {
+            return Err("no PostgreSQL URL was given".to_string());
+        };
+        let mut config = config.clone();
+        config.application_name(application_name);
+        postgres_real(&config, url)
+            .await
+            .map_err(|error| error.to_string())
+    }
+
+    /// The real network has its own latency: nothing is added, nothing is drawn.
+    async fn network_delay(&self, _rng: &mut ChaCha8Rng) {}
+
+    fn finish(&self, index: u32, end: CallerEnd) {
+        self.ends.borrow_mut()[index as usize - 1] = Some(end);
+    }
+
+    fn redis_replied(&self, request: &RedisRequest, reply: &Reply) {
+        if let (
+            RedisRequest::Script {
+                script: ScriptId::FencedAcquire,
+                ..
+            },
+            Reply::Integer(token),
+        ) = (request, reply)
+        {
+            self.tokens_issued.borrow_mut().push(*token);
+        }
+    }
+}
+
+/// The run's own connections for seeding, reading and cleaning up.
+struct Admin {
+    redis: Option<(MultiplexedConnection, String)>,
+    postgres: Option<(tokio_postgres::Client, String)>,
+    plan: CleanupPlan,
+}
+
+/// What to remove when a run ends.
+#[derive(Clone, Debug)]
+struct CleanupPlan {
+    redis: Option<(String, Vec<Vec<u8>>)>,
+    postgres: Option<(String, String)>,
+}
+
+impl Admin {
+    async fn connect(
+        scenario: &Scenario,
+        config: &RealConfig,
+        namespace: &Namespace,
+    ) -> Result<Admin, RealError> {
+        let keys = &scenario.params.keys;
+        let mut admin = Admin {
+            redis: None,
+            postgres: None,
+            plan: CleanupPlan {
+                redis: None,
+                postgres: None,
+            },
+        };
+        if let (Some(url), true) = (&config.redis_url, needs_redis(scenario)) {
+            let connection = redis_url(url, Some(Duration::from_secs(10)))
+                .await
+                .map_err(|error| unreachable_server("Redis", "--redis", url, &error))?;
+            admin.redis = Some((connection, url.clone()));
+            admin.plan.redis = Some((
+                url.clone(),
+                vec![keys.balance.clone(), keys.lock.clone(), keys.fence.clone()],
+            ));
+        }
+        if let (Some(url), true) = (&config.postgres_url, needs_postgres(scenario)) {
+            let client = crate::clients::postgres_url(url)
+                .await
+                .map_err(|error| unreachable_server("PostgreSQL", "--postgres", url, &error))?;
+            admin.postgres = Some((client, url.clone()));
+            admin.plan.postgres = Some((url.clone(), namespace.schema.clone()));
+        }
+        Ok(admin)
+    }
+
+    fn cleanup_plan(&self) -> CleanupPlan {
+        self.plan.clone()
+    }
+
+    /// The wallet, the fence counter, no lock.
+    async fn seed(&mut self, scenario: &Scenario) -> Result<(), RealError> {
+        let keys = &scenario.params.keys;
+        if let Some((connection, url)) = &mut self.redis {
+            let mut pipe = redis::pipe();
+            pipe.cmd("DEL")
+                .arg(&keys.balance)
+                .arg(&keys.lock)
+                .arg(&keys.fence)
+                .ignore();
+            if scenario.balance_in() == BalanceIn::Redis {
+                pipe.cmd("SET")
+                    .arg(&keys.balance)
+                    .arg(scenario.initial_balance)
+                    .ignore();
+            }
+            if scenario.initial_fence_counter != 0 {
+                pipe.cmd("SET")
+                    .arg(&keys.fence)
+                    .arg(scenario.initial_fence_counter)
+                    .ignore();
+            }
+            pipe.query_async::<()>(connection)
+                .await
+                .map_err(|error| RealError::Server(format!("Redis {url}: seeding: {error}")))?;
+        }
+        if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
+            client
+                .batch_execute(&format!(
+                    "CREATE SCHEMA {schema};
+                     CREATE TABLE {schema}.wallets (
+                         id      bigint PRIMARY KEY,
+                         balance bigint NOT NULL CHECK (balance >= 0),
+                         fence   bigint NOT NULL DEFAULT 0
+                     );
+                     INSERT INTO {schema}.wallets (id, balance) VALUES ({}, {});",
+                    scenario.params.wallet_id, scenario.initial_balance
+                ))
+                .await
+                .map_err(|error| {
+                    RealError::Server(format!("PostgreSQL {url}: creating {schema}: {error}"))
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The balance, the fence, the counter, the lock, as the servers hold them now.
+    async fn final_state(&mut self, scenario: &Scenario) -> Result<FinalState, RealError> {
+        let keys = &scenario.params.keys;
+        let mut state = FinalState {
+            balance: None,
+            final_fence: None,
+            fence_counter: None,
+            lock_left_behind: false,
+        };
+        if let Some((connection, url)) = &mut self.redis {
+            let read = |error: redis::RedisError| {
+                RealError::Server(format!("Redis {url}: reading the final state: {error}"))
+            };
+            let (balance, counter, lock): (Option<String>, Option<String>, bool) = redis::pipe()
+                .cmd("GET")
+                .arg(&keys.balance)
+                .cmd("GET")
+                .arg(&keys.fence)
+                .cmd("EXISTS")
+                .arg(&keys.lock)
+                .query_async(connection)
+                .await
+                .map_err(read)?;
+            if scenario.balance_in() == BalanceIn::Redis {
+                state.balance = balance.and_then(|text| text.parse().ok());
+            }
+            state.fence_counter = counter.and_then(|text| text.parse().ok());
+            state.lock_left_behind = scenario.safeguard.uses_lock() && lock;
+        }
+        if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
+            let row = client
+                .query_opt(
+                    &format!("SELECT balance, fence FROM {schema}.wallets WHERE id = $1"),
+                    &[&scenario.params.wallet_id],
+                )
+                .await
+                .map_err(|error| {
+                    RealError::Server(format!("PostgreSQL {url}: reading the wallet: {error}"))
+                })?;
+            if let Some(row) = row {
+                state.balance = row.try_get::<_, i64>(0).ok();
+                state.final_fence = row.try_get::<_, i64>(1).ok();
+            }
+        }
+        Ok(state)
+    }
+
+    /// Deletes the run's keys and drops its schema.
+    async fn cleanup(&mut self) -> Result<(), RealError> {
+        let mut errors = Vec::new();
+        if let (Some((connection, url)), Some((_, keys))) = (&mut self.redis, &self.plan.redis) {
+            let mut del = redis::cmd("DEL");
+            for key in keys {
+                del.arg(key);
+            }
+            if let Err(error) = del.query_async::<()>(connection).await {
+                errors.push(format!("Redis {url}: deleting the run's keys: {error}"));
+            }
+        }
+        if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
+            if let Err(error) = client
+                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                .await
+            {
+                errors.push(format!(
+                    "PostgreSQL {url}: dropping schema {schema}: {error}"
+                ));
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(RealError::Server(errors.join("; ")))
+        }
+    }
+}
+
+fn unreachable_server(what: &str, flag: &str, url: &str, error: &ConnectError) -> RealError {
+    RealError::Server(format!(
+        "{flag} {url}: cannot reach {what}: {error}; check that the server runs and the URL is right"
+    ))
+}
+
+/// Cleans up from a thread of its own if the run's future is dropped before it cleaned up
+/// (a panic while unwinding).
+struct CleanupGuard {
+    admin: Option<CleanupPlan>,
+}
+
+impl CleanupGuard {
+    fn disarm(mut self) {
+        self.admin = None;
+    }
+}
+
+impl Drop for CleanupGuard {
+    fn drop(&mut self) {
+        let Some(plan) = self.admin.take() else {
+            return;
+        };
+        let what = format!("{plan:?}");
+        let done = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                if let Some((url, keys)) = &plan.redis {
+                    let mut connection = redis_url(url, Some(Duration::from_secs(5))).await.ok()?;
+                    let mut del = redis::cmd("DEL");
+                    for key in keys {
+                        del.arg(key);
+                    }
+                    del.query_async::<()>(&mut connection).await.ok()?;
+                }
+                if let Some((url, schema)) = &plan.postgres {
+                    let client = crate::clients::postgres_url(url).await.ok()?;
+                    client
+                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                        .await
+                        .ok()?;
+                }
+                Some(())
+            })
+        })
+        .join();
+        if !matches!(done, Ok(Some(()))) {
+            eprintln!(
+                "warning: could not remove a real run's keys or schema ({what}); remove them by hand"
+            );
+        }
+    }
+}

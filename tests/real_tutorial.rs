@@ -1,0 +1,235 @@
+//! Real mode against a real Redis and PostgreSQL: the tutorial's verdicts hold outside the
+//! simulation, and every run leaves nothing behind.
+//!
+//! Needs `LEASELAB_REDIS_URL` (e.g. `redis://127.0.0.1:6379`) and `LEASELAB_DATABASE_URL`
+//! (e.g. `postgres://postgres@127.0.0.1:5432/test`); without them every test that talks to the
+//! servers prints one line saying it was skipped and passes. The tests of this file run one at
+//! a time, so that each can check that no key or schema of this process is left over.
+
+use std::io::Write as _;
+use std::process::Command;
+use std::sync::Mutex;
+
+use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_sim::real::{self, RealConfig, RealError};
+use leaselab_sim::run::RunReport;
+
+const REDIS_VAR: &str = "LEASELAB_REDIS_URL";
+const DATABASE_VAR: &str = "LEASELAB_DATABASE_URL";
+
+/// One real test at a time (each checks the servers are clean afterwards).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Prints a line on the real stderr, which cargo's output capture does not swallow.
+fn report(line: &str) {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(format!("{line}\n").as_bytes());
+}
+
+/// The real servers, or `None` after printing one line saying why the test is skipped.
+fn servers(test: &str) -> Option<RealConfig> {
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    };
+    match (var(REDIS_VAR), var(DATABASE_VAR)) {
+        (Some(redis), Some(postgres)) => Some(RealConfig::new(Some(redis), Some(postgres))),
+        _ => {
+            report(&format!(
+                "{test}: skipped: set {REDIS_VAR} and {DATABASE_VAR} (e.g. redis://127.0.0.1:6379 \
+                 and postgres://postgres@127.0.0.1:5432/test) to run against real servers"
+            ));
+            None
+        }
+    }
+}
+
+fn tutorial(step: &str, variant: Variant) -> Scenario {
+    Scenario::tutorial(step, variant).expect("a tutorial preset")
+}
+
+fn run_seeds(
+    scenario: &Scenario,
+    seeds: std::ops::Range<u64>,
+    config: &RealConfig,
+) -> Vec<RunReport> {
+    seeds
+        .map(|seed| {
+            real::run(scenario, seed, config)
+                .unwrap_or_else(|error| panic!("{} seed {seed}: {error}", scenario.name))
+        })
+        .collect()
+}
+
+/// Keys under `leaselab:<pid>:` and schemas `leaselab_<pid>_*` still on the servers.
+fn leftovers(config: &RealConfig, pid: u32) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let mut found = Vec::new();
+        let url = config.redis_url.as_deref().expect("a Redis URL");
+        let mut connection = leaselab_sim::clients::redis_url(url, None)
+            .await
+            .expect("connect to Redis");
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("leaselab:{pid}:*"))
+            .query_async(&mut connection)
+            .await
+            .expect("KEYS");
+        found.extend(keys);
+        let url = config.postgres_url.as_deref().expect("a PostgreSQL URL");
+        let client = leaselab_sim::clients::postgres_url(url)
+            .await
+            .expect("connect to PostgreSQL");
+        let rows = client
+            .query(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE $1",
+                &[&format!("leaselab\\_{pid}\\_%")],
+            )
+            .await
+            .expect("list schemas");
+        found.extend(rows.iter().map(|row| row.get::<_, String>(0)));
+        found
+    })
+}
+
+fn assert_clean(config: &RealConfig) {
+    let left = leftovers(config, std::process::id());
+    assert!(left.is_empty(), "left behind on the servers: {left:?}");
+}
+
+#[test]
+fn step2_lock_keeps_the_balance_right_for_real() {
+    let Some(config) = servers("step2_lock_keeps_the_balance_right_for_real") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut scenario = tutorial("step2-lock", Variant::default());
+    scenario.callers = 10;
+    for report in run_seeds(&scenario, 1..4, &config) {
+        assert!(!report.broken(), "{}", report.ledger.line());
+        assert!(report.finished);
+        assert_eq!(report.ledger.accepted, 10, "{}", report.ledger.line());
+        assert_eq!(report.ledger.final_balance, 0);
+        assert!(!report.lock_left_behind);
+        assert_eq!(report.callers.len(), 10);
+    }
+    assert_clean(&config);
+}
+
+#[test]
+fn step5_fencing_rejects_the_stale_writer_for_real() {
+    let Some(config) = servers("step5_fencing_rejects_the_stale_writer_for_real") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let scenario = tutorial("step5-fencing", Variant::default());
+    for report in run_seeds(&scenario, 1..3, &config) {
+        assert!(!report.broken(), "{}", report.ledger.line());
+        assert_eq!(report.ledger.accepted, 1);
+        assert_eq!(report.ledger.rejected, 1);
+        assert_eq!(report.ledger.final_balance, 90);
+        assert_eq!(report.final_fence, Some(34));
+        assert_eq!(report.tokens_issued, vec![33, 34]);
+        // The pause is a real sleep: A writes after 250 ms.
+        assert!(report.elapsed_ms >= 250, "{}", report.elapsed_ms);
+    }
+    assert_clean(&config);
+}
+
+#[test]
+fn step5_unfenced_loses_an_update_for_real() {
+    let Some(config) = servers("step5_unfenced_loses_an_update_for_real") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let scenario = tutorial(
+        "step5-fencing",
+        Variant {
+            unfenced: true,
+            ..Variant::default()
+        },
+    );
+    for report in run_seeds(&scenario, 1..3, &config) {
+        assert!(report.broken(), "{}", report.ledger.line());
+        assert_eq!(report.ledger.accepted, 2);
+        assert_eq!(report.ledger.final_balance, 90);
+        assert_eq!(report.final_fence, Some(33));
+    }
+    assert_clean(&config);
+}
+
+#[test]
+fn the_cli_runs_for_real_and_exits_with_the_verdict() {
+    let Some(config) = servers("the_cli_runs_for_real_and_exits_with_the_verdict") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let redis = config.redis_url.clone().expect("a Redis URL");
+    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
+    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args([
+            "run",
+            "step5-fencing",
+            "--unfenced",
+            "--redis",
+            &redis,
+            "--postgres",
+            &postgres,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run leaselab");
+    let pid = child.id();
+    let output = child.wait_with_output().expect("leaselab ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("accepted=2 balance=90 expected=80 BROKEN"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fence=33"), "{stdout}");
+    assert!(stdout.contains("not reproducible"), "{stdout}");
+    // The child process cleaned up its own namespace.
+    let left = leftovers(&config, pid);
+    assert!(left.is_empty(), "the CLI left behind: {left:?}");
+}
+
+#[test]
+fn faults_that_need_the_simulator_are_refused_before_anything_runs() {
+    // No server is contacted: the URLs point nowhere.
+    let config = RealConfig::new(
+        Some("redis://127.0.0.1:1".into()),
+        Some("postgres://nobody@127.0.0.1:1/none".into()),
+    );
+    let failover = leaselab_sim::faults::fault_scenario("failover-fencing", false).unwrap();
+    let error = real::run(&failover, 1, &config).unwrap_err();
+    let RealError::Refused(message) = error else {
+        panic!("expected a refusal, got {error:?}");
+    };
+    assert!(message.contains("failover at 20ms"), "{message}");
+    assert!(message.contains("replica"), "{message}");
+
+    let partition = leaselab_sim::faults::fault_scenario("partition-watchdog", false).unwrap();
+    let message = real::run(&partition, 1, &config).unwrap_err().to_string();
+    assert!(message.contains("partition app-1 <-> redis"), "{message}");
+
+    // A pause is fine: the refusal is about the server, not the scenario.
+    let step5 = tutorial("step5-fencing", Variant::default());
+    assert!(real::validate(&step5, &config).is_ok());
+    let error = real::run(&step5, 1, &config).unwrap_err();
+    assert!(matches!(error, RealError::Server(_)), "{error:?}");
+    assert!(error.to_string().contains("cannot reach Redis"), "{error}");
+}
