@@ -5,6 +5,7 @@
 //! `redis` and `tokio-postgres` clients, and fault injection.
 #![warn(missing_docs)]
 
+mod accept;
 pub mod caller;
 pub mod clients;
 pub mod clock;

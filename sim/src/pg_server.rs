@@ -25,6 +25,7 @@ use leaselab_model::postgres::{
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
+use crate::accept::{self, ServeConnection};
 use crate::observer::{ConnectionEvents, Observer, Protocol};
 use crate::pg_wire::{
     decode_frontend, decode_int_param, decode_startup, encode_int8, error, fatal, is_extended_type,
@@ -77,31 +78,13 @@ impl PgServer {
 
     /// Accepts connections on a turmoil listener forever, serving each in its own local task.
     pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            self.spawn_connection(stream, peer);
-        }
+        accept::accept_turmoil(self, listener).await
     }
 
     /// Accepts connections on a real listener forever, serving each in its own local task
     /// (call inside a [`tokio::task::LocalSet`]).
     pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            self.spawn_connection(stream, peer);
-        }
-    }
-
-    fn spawn_connection<S>(&self, stream: S, peer: SocketAddr)
-    where
-        S: AsyncRead + AsyncWrite + Unpin + 'static,
-    {
-        let server = self.clone();
-        tokio::task::spawn_local(async move {
-            // An I/O error ends the connection; there is no one to report it to.
-            let _ = server.handle_connection(stream, Some(peer)).await;
-        });
+        accept::accept_tokio(self, listener).await
     }
 
     /// Serves one connection from `peer` (if known): startup, then messages until
@@ -988,6 +971,15 @@ fn resolve_result_formats(codes: &[i16], column_count: usize) -> Result<Vec<Form
                 column_count
             ),
         )),
+    }
+}
+
+impl ServeConnection for PgServer {
+    async fn serve_connection<S>(&self, stream: S, peer: Option<SocketAddr>) -> io::Result<()>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        self.handle_connection(stream, peer).await
     }
 }
 

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use leaselab_model::redis::{Redis, Reply};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use crate::accept::{self, ServeConnection};
 use crate::observer::{ConnectionEvents, Observer, Protocol};
 use crate::resp::{decode_request, encode_reply};
 
@@ -74,31 +75,13 @@ impl RedisServer {
 
     /// Accepts connections on a turmoil listener forever, serving each in its own local task.
     pub async fn serve_turmoil(self, listener: turmoil::net::TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            self.spawn_connection(stream, peer);
-        }
+        accept::accept_turmoil(self, listener).await
     }
 
     /// Accepts connections on a real listener forever, serving each in its own local task
     /// (call inside a [`tokio::task::LocalSet`]).
     pub async fn serve_tokio(self, listener: tokio::net::TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = listener.accept().await?;
-            let _ = stream.set_nodelay(true);
-            self.spawn_connection(stream, peer);
-        }
-    }
-
-    fn spawn_connection<S>(&self, stream: S, peer: SocketAddr)
-    where
-        S: AsyncRead + AsyncWrite + Unpin + 'static,
-    {
-        let server = self.clone();
-        tokio::task::spawn_local(async move {
-            // An I/O error ends the connection; there is no one to report it to.
-            let _ = server.handle_connection(stream, Some(peer)).await;
-        });
+        accept::accept_tokio(self, listener).await
     }
 
     /// Serves one connection from `peer` (if known) until the client closes it, sends QUIT
@@ -175,5 +158,14 @@ impl RedisServer {
         };
         self.observer.redis_command(conn_id, argv, &reply);
         (reply, quit)
+    }
+}
+
+impl ServeConnection for RedisServer {
+    async fn serve_connection<S>(&self, stream: S, peer: Option<SocketAddr>) -> io::Result<()>
+    where
+        S: AsyncRead + AsyncWrite + Unpin + 'static,
+    {
+        self.handle_connection(stream, peer).await
     }
 }
