@@ -14,18 +14,18 @@
 //!
 //! - every Redis request has a deadline: the safeguard's own timeout (the watchdog's TTL/3),
 //!   else the client's read timeout (3 s, go-redis's default). A request that misses it gives
-//!   the machine [`Input::RedisTimeout`], and its connection is closed (a partitioned TCP
+//!   the machine [`Input::RedisTimeout`](leaselab_model::safeguard::Input::RedisTimeout), and its connection is closed (a partitioned TCP
 //!   connection never recovers);
 //! - a connection that broke (reset, end of stream, refused) is closed too; the request is
 //!   sent again on a new connection up to [`ClientPolicy::max_retries`] times (go-redis
 //!   `MaxRetries`, 3) after a random backoff below `8 ms << attempt`, capped at 512 ms —
 //!   within the request's deadline. Like go-redis, this can run a script twice when only its
 //!   reply was lost. When the retries are used up the machine gets
-//!   [`Input::ConnectionError`];
+//!   [`Input::ConnectionError`](leaselab_model::safeguard::Input::ConnectionError);
 //! - opening a connection has its own deadline (5 s, go-redis's `DialTimeout`);
 //! - PostgreSQL statements are never retried (pgx does not retry `Exec`); a statement that
 //!   gets no answer within 5 s, or whose connection broke, gives the machine
-//!   [`Input::ConnectionError`] and the next statement reconnects (a new session). Statements
+//!   [`Input::ConnectionError`](leaselab_model::safeguard::Input::ConnectionError) and the next statement reconnects (a new session). Statements
 //!   are prepared once per connection and then executed in one round trip, as pgx's statement
 //!   cache does.
 //!

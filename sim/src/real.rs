@@ -1,7 +1,7 @@
 //! Real mode: the same safeguard machines, the same clients and the same client policy as the
 //! simulation, against a real Redis and a real PostgreSQL over real TCP, with real sleeps.
 //!
-//! Only what the simulation provides is replaced ([`crate::driver::Surroundings`]): the clock
+//! Only what the simulation provides is replaced (the driver's `Surroundings`): the clock
 //! is tokio's (milliseconds since the release), connections are real TCP connections to the
 //! servers the URLs name, and there is no added latency (the real network has its own). Random
 //! draws — lock tokens, jittered sleeps, retry backoffs — still come from each caller's ChaCha

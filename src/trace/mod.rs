@@ -1,7 +1,7 @@
 //! Trace files: failing runs kept as evidence anyone can replay and read.
 //!
-//! - [`format`]: the versioned JSON document and the serde mirrors of the model's types;
-//! - [`load`]: reading and validating a trace, with errors that name the file and field;
+//! - [`format`](mod@format): the versioned JSON document and the serde mirrors of the model's types;
+//! - [`load`](mod@load): reading and validating a trace, with errors that name the file and field;
 //! - [`save`]: writing a broken run under a name that is the same for the same failure;
 //! - [`model`]: model counterexamples turned into simulated schedules;
 //! - [`replay`]: re-running a trace and comparing verdict and digest;

@@ -5,7 +5,7 @@
 //!   and its properties;
 //! - [`bfs`]: a level-synchronous breadth-first checker for stateright models;
 //! - [`fingerprint`]: the platform-independent state hash it uses;
-//! - [`run`]: runs a check and judges each property;
+//! - [`run`](mod@run): runs a check and judges each property;
 //! - [`narrate`]: counterexamples in the tutorial's words;
 //! - [`frontier`]: sweeps of the pause bound, TTL and work;
 //! - [`suite`]: the named sets of checks (the nightly suite).
