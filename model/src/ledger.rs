@@ -1,6 +1,8 @@
 //! The ledger invariant: the final balance equals the initial balance minus the accepted
 //! spends, and is never negative — the tutorial's `Check`, plus blame and counters.
 
+use serde::Serialize;
+
 use crate::safeguard::{CallerStats, Outcome};
 
 /// OK or BROKEN.
@@ -23,7 +25,7 @@ impl Verdict {
 }
 
 /// An accepted spend computed from a balance that was no longer current when it was written.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct StaleSpend {
     /// The caller (1-based).
     pub caller: u32,
@@ -46,8 +48,9 @@ pub struct CallerResult {
     pub stats: CallerStats,
 }
 
-/// The ledger check of one run.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The ledger check of one run. Serialises as its numbers and blame; the verdict is left to
+/// the report around it, which states it once with the tutorial's line.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Ledger {
     /// Starting balance.
     pub initial_balance: i64,
@@ -60,6 +63,7 @@ pub struct Ledger {
     /// `initial − amount × accepted`.
     pub expected_balance: i64,
     /// OK or BROKEN.
+    #[serde(skip)]
     pub verdict: Verdict,
     /// Writes the storage refused.
     pub rejected: u32,

@@ -151,30 +151,7 @@ impl Serialize for RunReport {
             seed: self.seed,
             line: ledger.line(),
             verdict: ledger.verdict.as_str(),
-            ledger: LedgerView {
-                initial_balance: ledger.initial_balance,
-                amount: ledger.amount,
-                accepted: ledger.accepted,
-                final_balance: ledger.final_balance,
-                expected_balance: ledger.expected_balance,
-                rejected: ledger.rejected,
-                gave_up: ledger.gave_up,
-                insufficient: ledger.insufficient,
-                lost_lock: ledger.lost_lock,
-                failed: ledger.failed,
-                stale_releases_refused: ledger.stale_releases_refused,
-                busy_retries: ledger.busy_retries,
-                stale_spends: ledger
-                    .stale_spends
-                    .iter()
-                    .map(|s| StaleSpendView {
-                        caller: s.caller,
-                        read_balance: s.read_balance,
-                        current_balance: s.current_balance,
-                        fence: s.fence,
-                    })
-                    .collect(),
-            },
+            ledger,
             callers: self
                 .callers
                 .iter()
@@ -211,7 +188,7 @@ struct ReportView<'a> {
     seed: u64,
     line: String,
     verdict: &'static str,
-    ledger: LedgerView,
+    ledger: &'a Ledger,
     callers: Vec<CallerView<'a>>,
     elapsed_ms: u64,
     final_fence: Option<i64>,
@@ -241,31 +218,6 @@ struct ScenarioView<'a> {
     latency_min_us: u64,
     latency_max_us: u64,
     replication_lag_ms: u64,
-}
-
-#[derive(Serialize)]
-struct LedgerView {
-    initial_balance: i64,
-    amount: i64,
-    accepted: u32,
-    final_balance: i64,
-    expected_balance: i64,
-    rejected: u32,
-    gave_up: u32,
-    insufficient: u32,
-    lost_lock: u32,
-    failed: u32,
-    stale_releases_refused: u32,
-    busy_retries: u32,
-    stale_spends: Vec<StaleSpendView>,
-}
-
-#[derive(Serialize)]
-struct StaleSpendView {
-    caller: u32,
-    read_balance: i64,
-    current_balance: i64,
-    fence: Option<i64>,
 }
 
 #[derive(Serialize)]
