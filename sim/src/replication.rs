@@ -113,24 +113,9 @@ impl Replication {
     }
 }
 
-/// An effect as a person reads it, e.g. `SET fence:{wallet:42} "33"` or `DEL lock:{wallet:42}`.
+/// An effect as a person reads it (see [`Effect::describe`]).
 pub fn describe_effect(effect: &Effect) -> String {
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
-    match effect {
-        Effect::Set {
-            key,
-            value,
-            expire_at_ms,
-        } => match expire_at_ms {
-            Some(at) => format!("SET {} \"{}\" PXAT {at}", text(key), text(value)),
-            None => format!("SET {} \"{}\"", text(key), text(value)),
-        },
-        Effect::Del { key } => format!("DEL {}", text(key)),
-        Effect::Expire { key, expire_at_ms } => {
-            format!("PEXPIREAT {} {expire_at_ms}", text(key))
-        }
-        Effect::FlushAll => "FLUSHALL".to_string(),
-    }
+    effect.describe()
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use crate::postgres::{PgError, QueryResult, RowLock, Statement, WriteGuard};
 use crate::redis::command::{Command, DelexCondition, SetCondition, SetExpiry};
-use crate::redis::replication::Effect;
 use crate::redis::{Reply, ScriptId};
 use crate::safeguard::{Input, Outcome, RedisRequest, SqlRequest};
 use crate::world::{describe_reply, describe_request, Action, Event, SlotState, World};
@@ -213,7 +212,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
                 format!("caller {} wakes", caller + 1)
             }
         }
-        Event::Replicated { effect } => format!("replica catches up: {}", effect_phrase(effect)),
+        Event::Replicated { effect } => format!("replica catches up: {}", effect.describe()),
         Event::Failover { lost } => {
             format!("failover: the replica is promoted, {lost} unreplicated change(s) lost")
         }
@@ -465,23 +464,5 @@ fn outcome_phrase(outcome: &Outcome) -> String {
         Outcome::GaveUp => "gave up waiting for the lock".into(),
         Outcome::LostLock => "its watchdog lost the lock, nothing written".into(),
         Outcome::Failed(error) => format!("failed: {error}"),
-    }
-}
-
-fn effect_phrase(effect: &Effect) -> String {
-    match effect {
-        Effect::Set {
-            key,
-            value,
-            expire_at_ms,
-        } => match expire_at_ms {
-            Some(at) => format!("SET {} {} PXAT {at}", text(key), text(value)),
-            None => format!("SET {} {}", text(key), text(value)),
-        },
-        Effect::Del { key } => format!("DEL {}", text(key)),
-        Effect::Expire { key, expire_at_ms } => {
-            format!("PEXPIREAT {} {expire_at_ms}", text(key))
-        }
-        Effect::FlushAll => "FLUSHALL".into(),
     }
 }
