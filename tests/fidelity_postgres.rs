@@ -16,10 +16,12 @@
 //! `deadlock_timeout` and fails whichever session's timer fires first (documented in
 //! `docs/fidelity.md`).
 
+mod common;
+
+use common::{cases, report, runtime};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::Write as _;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -49,39 +51,12 @@ const DUO_CASES: u32 = 600;
 
 /// The real server's URL, or `None` after printing one line saying why the test is skipped.
 fn database_url(test: &str) -> Option<String> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            report(&format!(
-                "{test}: skipped: {URL_VAR} is not set (e.g. postgres://postgres@127.0.0.1:5432/test); the stand-in is not \
-                 compared with a real PostgreSQL"
-            ));
-            None
-        }
-    }
-}
-
-/// Prints a line on the real stderr, which cargo's output capture does not swallow (so that
-/// a skip or a summary shows in every run), in one piece even while other tests print.
-fn report(line: &str) {
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(format!("{line}\n").as_bytes());
-}
-
-/// The number of generated cases: `PROPTEST_CASES` if set, else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(default)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
+    common::server_url(
+        URL_VAR,
+        test,
+        "postgres://postgres@127.0.0.1:5432/test",
+        "PostgreSQL",
+    )
 }
 
 /// A warning or error as the server sent it.

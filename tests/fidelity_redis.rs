@@ -23,9 +23,11 @@
 //! Redis 7), scripts other than the known ones, `CLIENT SETINFO` (7.2), `PEXPIRE`'s
 //! `NX|XX|GT|LT`, `HELLO 3`, databases other than 0.
 
+mod common;
+
+use common::{cases, report, runtime};
 use std::cell::RefCell;
 use std::fmt;
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::{Mutex, MutexGuard};
@@ -71,39 +73,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 
 /// The real server's URL, or `None` after printing one line saying why the test is skipped.
 fn redis_url(test: &str) -> Option<String> {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.trim().is_empty() => Some(url),
-        _ => {
-            report(&format!(
-                "{test}: skipped: {URL_VAR} is not set (e.g. redis://127.0.0.1:6379); the stand-in is not \
-                 compared with a real Redis"
-            ));
-            None
-        }
-    }
-}
-
-/// Prints a line on the real stderr, which cargo's output capture does not swallow (so that
-/// a skip or a summary shows in every run), in one piece even while other tests print.
-fn report(line: &str) {
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(format!("{line}\n").as_bytes());
-}
-
-/// The number of generated cases: `PROPTEST_CASES` if set, else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(default)
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
+    common::server_url(URL_VAR, test, "redis://127.0.0.1:6379", "Redis")
 }
 
 /// Serves a fresh stand-in on a loopback port (inside the current `LocalSet`), on the real
