@@ -438,6 +438,31 @@ fn redislock_no_retry_gives_up_at_once_and_exponential_follows_its_schedule() {
 }
 
 #[test]
+fn redislock_release_reads_ok_or_nil_from_its_script() {
+    let safeguard = Safeguard::Redislock {
+        retry: RetryStrategy::NoRetry,
+        jitter: false,
+    };
+    for (reply, stale) in [(Reply::ok(), 0), (Reply::Nil, 1)] {
+        let mut m = caller(safeguard, 100, 0);
+        m.next(0, Input::Start);
+        m.next(0, ok());
+        m.next(0, Input::Resumed);
+        m.next(0, bulk("5"));
+        m.next(0, Input::Resumed);
+        let release = m.next(0, Input::Resumed);
+        assert_eq!(script(&release).0, ScriptId::RedislockRelease);
+        assert_eq!(
+            m.next(1, Input::Redis(reply)),
+            Step::Done(Outcome::InsufficientFunds {
+                read_balance: Some(5)
+            })
+        );
+        assert_eq!(m.stats().stale_releases_refused, stale);
+    }
+}
+
+#[test]
 fn redislock_without_a_deadline_derives_one_from_the_ttl() {
     let safeguard = Safeguard::Redislock {
         retry: RetryStrategy::Linear { backoff_ms: 10 },

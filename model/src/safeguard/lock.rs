@@ -96,13 +96,16 @@ impl Lock {
         }
     }
 
-    /// Interprets the answer to the release request: an integer count of deleted keys.
+    /// Interprets the answer to the release request: the count of deleted keys (`DEL`, the
+    /// compare-and-delete script, `DELEX`), or for redislock's `release.lua` `OK` / nil.
     pub fn on_release(&self, input: &Input) -> Release {
-        match input {
-            Input::Redis(Reply::Integer(1)) => Release::Released,
-            Input::Redis(Reply::Integer(0)) => Release::NotHeld,
-            _ => Release::Failed(unexpected("release", input)),
-        }
+        let release = match (self, input) {
+            (Lock::Redislock(_), Input::Redis(reply)) => Redislock::on_release(reply),
+            (_, Input::Redis(Reply::Integer(1))) => Some(Release::Released),
+            (_, Input::Redis(Reply::Integer(0))) => Some(Release::NotHeld),
+            _ => None,
+        };
+        release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
     }
 
     /// The token-checked refresh request (lease-based protocols only).

@@ -11,7 +11,7 @@
 
 use crate::redis::{Reply, ScriptId};
 
-use super::lock::Acquire;
+use super::lock::{Acquire, Release};
 use super::step::RedisRequest;
 
 /// A redislock lock.
@@ -44,6 +44,15 @@ impl Redislock {
         match reply {
             Reply::Status(status) if status == "OK" => Some(Acquire::Got { fence: None }),
             Reply::Nil => Some(Acquire::Busy),
+            _ => None,
+        }
+    }
+
+    /// `OK`: released; nil: the lock was not held (redislock's `ErrLockNotHeld`).
+    pub fn on_release(reply: &Reply) -> Option<Release> {
+        match reply {
+            Reply::Status(status) if status == "OK" => Some(Release::Released),
+            Reply::Nil => Some(Release::NotHeld),
             _ => None,
         }
     }
