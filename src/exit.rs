@@ -1,34 +1,50 @@
 //! Exit codes and user-facing errors.
 //!
-//! Every command exits 0 when every verdict is OK/SAFE, 1 when it found a violation, and 2 on
-//! bad usage or input.
+//! The exit-code contract, held by every command:
+//!
+//! | code | meaning |
+//! |---:|---|
+//! | 0 | a verdict was reached and every verdict is OK / SAFE |
+//! | 1 | a violation was found (a BROKEN run, a violated property, a trace that no longer fails) |
+//! | 2 | bad usage or input; the message says what, where and how to fix it |
+//! | 3 | INCONCLUSIVE: a bound or limit stopped the work before a verdict (a horizon too short for any caller to finish, the checker's state limit, a run that hit its time limit) |
+//!
+//! A violation outranks an inconclusive result, which outranks OK: a command that found a
+//! violation in one run and could not decide another exits 1.
 
 use std::process::ExitCode;
 
+/// The exit code for bad usage or input.
+pub const EXIT_USAGE: u8 = 2;
+
 /// How a command ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     /// Every verdict OK / SAFE.
     Ok,
+    /// A bound or limit stopped the work before a verdict was reached.
+    Inconclusive,
     /// Some run BROKEN, some property violated, some trace not reproduced.
     Violation,
 }
 
 impl Status {
-    /// `Violation` if any is, else `Ok`.
+    /// The worse of the two: a violation outranks an inconclusive result, which outranks OK.
     pub fn worst(self, other: Status) -> Status {
-        if self == Status::Violation || other == Status::Violation {
-            Status::Violation
-        } else {
-            Status::Ok
-        }
+        self.max(other)
     }
 
-    /// 0 or 1.
+    /// The exit code: 0, 3 or 1.
     pub fn code(self) -> ExitCode {
+        ExitCode::from(self.exit_code())
+    }
+
+    /// The exit code as a number: 0 (OK), 1 (violation), 3 (inconclusive).
+    pub fn exit_code(self) -> u8 {
         match self {
-            Status::Ok => ExitCode::from(0),
-            Status::Violation => ExitCode::from(1),
+            Status::Ok => 0,
+            Status::Violation => 1,
+            Status::Inconclusive => 3,
         }
     }
 }
@@ -65,3 +81,25 @@ impl From<leaselab_model::safeguard::ParamError> for UsageError {
 
 /// What a command returns.
 pub type CommandResult = Result<Status, UsageError>;
+
+#[cfg(test)]
+mod tests {
+    use super::Status;
+
+    #[test]
+    fn a_violation_outranks_inconclusive_which_outranks_ok() {
+        assert_eq!(Status::Ok.worst(Status::Inconclusive), Status::Inconclusive);
+        assert_eq!(Status::Inconclusive.worst(Status::Ok), Status::Inconclusive);
+        assert_eq!(
+            Status::Inconclusive.worst(Status::Violation),
+            Status::Violation
+        );
+        assert_eq!(Status::Violation.worst(Status::Ok), Status::Violation);
+        assert_eq!(Status::Ok.worst(Status::Ok), Status::Ok);
+        let codes: Vec<u8> = [Status::Ok, Status::Violation, Status::Inconclusive]
+            .iter()
+            .map(|s| s.exit_code())
+            .collect();
+        assert_eq!(codes, vec![0, 1, 3]);
+    }
+}

@@ -23,38 +23,59 @@ use crate::exit::UsageError;
 /// stand-ins under a simulated clock and network, injects faults, and checks the ledger:
 /// final balance = initial − accepted × amount, never negative.
 #[derive(Debug, Parser)]
-#[command(name = "leaselab", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "leaselab",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The exit-code contract, printed under every `--help`.
+pub const EXIT_CODES: &str =
+    "Exit codes: 0 every verdict OK/SAFE; 1 a violation was found; 2 bad usage or input; \
+3 INCONCLUSIVE (a bound or limit stopped the work before a verdict).";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a scenario on the simulated network and check the ledger.
+    #[command(after_help = EXIT_CODES)]
     Run(Box<run::Args>),
     /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
+    #[command(after_help = EXIT_CODES)]
     Tour(tour::Args),
     /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
+    #[command(after_help = EXIT_CODES)]
     Check(check::Args),
     /// Sweep the pause bound, TTL and work: where a safeguard stops being safe.
+    #[command(after_help = EXIT_CODES)]
     Frontier(frontier::Args),
     /// Show a trace as a timeline (terminal, SVG or HTML).
+    #[command(after_help = EXIT_CODES)]
     Show(show::Args),
     /// Re-run trace files and report whether each still fails the same way.
+    #[command(after_help = EXIT_CODES)]
     Replay(replay::Args),
     /// Shrink a failing trace to the smallest run that still breaks the ledger.
+    #[command(after_help = EXIT_CODES)]
     Shrink(shrink::Args),
     /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
+    #[command(after_help = EXIT_CODES)]
     Serve(serve::Args),
     /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    #[command(after_help = EXIT_CODES)]
     Bench(bench::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
-/// code: 0 all OK, 1 a violation, 2 bad usage or input.
+/// code: 0 all OK, 1 a violation, 2 bad usage or input, 3 inconclusive (see [`crate::exit`]).
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -68,7 +89,7 @@ pub fn main() -> ExitCode {
         Ok(status) => status.code(),
         Err(error) => {
             eprintln!("error: {error}");
-            ExitCode::from(2)
+            ExitCode::from(crate::exit::EXIT_USAGE)
         }
     }
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod bad_input;
+
 use std::io::Write as _;
 
 /// The URL in `var`, or `None` after printing one line saying why `test` is skipped;
