@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod determinism;
 pub mod duration;
 pub mod frontier;
 pub mod replay;
@@ -72,6 +73,9 @@ pub enum Command {
     /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
     #[command(after_help = EXIT_CODES)]
     Bench(bench::Args),
+    /// Run many seeds of every tour row in two processes and compare every event-log digest.
+    #[command(after_help = EXIT_CODES)]
+    Determinism(determinism::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -105,5 +109,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Tour(args) => tour::execute(args),
         Command::Bench(args) => bench::execute(args),
         Command::Serve(args) => serve::execute(&args),
+        Command::Determinism(args) => determinism::execute(args),
     }
 }
