@@ -5,6 +5,15 @@
 //! `redis` and `tokio-postgres` clients, and fault injection.
 #![warn(missing_docs)]
 
+// turmoil seeds tokio's scheduler (and `select!`) from the simulation seed only when tokio is
+// built with this cfg (`.cargo/config.toml`). A RUSTFLAGS that replaces that file's flags would
+// silently break byte-exact replay, so refuse to build without it.
+#[cfg(not(tokio_unstable))]
+compile_error!(
+    "leaselab-sim needs `--cfg tokio_unstable` for deterministic replay: keep .cargo/config.toml's \
+     rustflags, or add `--cfg tokio_unstable` to your RUSTFLAGS"
+);
+
 mod accept;
 pub mod caller;
 pub mod clients;
