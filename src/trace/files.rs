@@ -11,7 +11,7 @@
 //! - [`write_atomic`]: a temporary file in the same directory, renamed over the target, so a
 //!   failure never leaves a half-written file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -40,14 +40,9 @@ pub fn find(paths: &[PathBuf]) -> Found {
     for path in paths {
         match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_dir() => {
-                let walked_already =
-                    std::fs::canonicalize(path).is_ok_and(|real| walk.directories.contains(&real));
-                let (json, problems) = (walk.seen_json, walk.found.problems.len());
-                walk.directory(path);
-                if !walked_already
-                    && walk.seen_json == json
-                    && walk.found.problems.len() == problems
-                {
+                let problems = walk.found.problems.len();
+                let has_json = walk.directory(path);
+                if !has_json && walk.found.problems.len() == problems {
                     walk.found.problems.push(format!(
                         "{}: no trace files in this directory (traces are *.json files; new/ subdirectories are skipped)",
                         path.display()
@@ -64,10 +59,9 @@ pub fn find(paths: &[PathBuf]) -> Found {
 #[derive(Default)]
 struct Walk {
     found: Found,
-    directories: BTreeSet<PathBuf>,
+    /// Each real directory walked (or being walked), and whether `*.json` entries are under it.
+    directories: BTreeMap<PathBuf, bool>,
     files: BTreeSet<PathBuf>,
-    /// How many `*.json` entries were met, listed or not (a file met twice counts twice).
-    seen_json: usize,
 }
 
 impl Walk {
@@ -80,7 +74,9 @@ impl Walk {
         }
     }
 
-    fn directory(&mut self, dir: &Path) {
+    /// Walks `dir` unless its real directory was walked already; true when `*.json` entries
+    /// are under it (listed now or before).
+    fn directory(&mut self, dir: &Path) -> bool {
         let real = match std::fs::canonicalize(dir) {
             Ok(real) => real,
             Err(error) => {
@@ -88,12 +84,13 @@ impl Walk {
                     "{}: cannot read the directory: {error}",
                     dir.display()
                 ));
-                return;
+                return false;
             }
         };
-        if !self.directories.insert(real) {
-            return; // walked already, under another name or through a link
+        if let Some(has_json) = self.directories.get(&real) {
+            return *has_json; // walked already (or being walked: a link back up)
         }
+        self.directories.insert(real.clone(), false);
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(error) => {
@@ -101,7 +98,7 @@ impl Walk {
                     "{}: cannot read the directory: {error}",
                     dir.display()
                 ));
-                return;
+                return false;
             }
         };
         let mut paths = Vec::new();
@@ -115,23 +112,26 @@ impl Walk {
             }
         }
         paths.sort();
+        let mut has_json = false;
         for path in paths {
             let is_json = path.extension().is_some_and(|ext| ext == "json");
             match std::fs::metadata(&path) {
                 Ok(metadata) if metadata.is_dir() => {
                     if path.file_name().is_some_and(|name| name != "new") {
-                        self.directory(&path);
+                        has_json |= self.directory(&path);
                     }
                 }
                 // Files, special files and dangling links named *.json are listed: loading
                 // one that is not a readable trace names it and says why.
                 _ if is_json => {
-                    self.seen_json += 1;
+                    has_json = true;
                     self.file(&path);
                 }
                 _ => {}
             }
         }
+        self.directories.insert(real, has_json);
+        has_json
     }
 }
 
