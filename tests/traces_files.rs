@@ -98,7 +98,7 @@ fn shrinking_a_shrunk_trace_keeps_the_link_to_the_original_run_and_its_input() {
         marked,
         "input untouched"
     );
-    let written: Vec<PathBuf> = trace::files(&[dir.clone()])
+    let written: Vec<PathBuf> = trace::files(std::slice::from_ref(&dir))
         .unwrap()
         .into_iter()
         .filter(|p| *p != input)

@@ -116,11 +116,13 @@ impl Walk {
         for path in paths {
             let is_json = path.extension().is_some_and(|ext| ext == "json");
             match std::fs::metadata(&path) {
-                Ok(metadata) if metadata.is_dir() => {
-                    if path.file_name().is_some_and(|name| name != "new") {
-                        has_json |= self.directory(&path);
-                    }
+                // A subdirectory (`new/` holds fresh, unreviewed traces: skipped).
+                Ok(metadata)
+                    if metadata.is_dir() && path.file_name().is_some_and(|n| n != "new") =>
+                {
+                    has_json |= self.directory(&path);
                 }
+                Ok(metadata) if metadata.is_dir() => {}
                 // Files, special files and dangling links named *.json are listed: loading
                 // one that is not a readable trace names it and says why.
                 _ if is_json => {
