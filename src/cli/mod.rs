@@ -1,6 +1,7 @@
 //! The `leaselab` commands. Each subcommand is one module with its `Args` and `execute`.
 
 pub mod bench;
+pub mod broken_pipe;
 pub mod check;
 pub mod determinism;
 pub mod duration;
@@ -80,7 +81,9 @@ pub enum Command {
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
 /// code: 0 all OK, 1 a violation, 2 bad usage or input, 3 inconclusive (see [`crate::exit`]).
+/// A closed stdout or stderr (`leaselab ... | head`) ends the process quietly, as `cat` ends.
 pub fn main() -> ExitCode {
+    broken_pipe::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

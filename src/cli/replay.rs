@@ -25,7 +25,11 @@ pub struct Args {
 
 /// Runs `leaselab replay`.
 pub fn execute(args: Args) -> CommandResult {
-    let files = trace::files(&args.files).map_err(UsageError::new)?;
+    let found = trace::files::find(&args.files);
+    if !found.problems.is_empty() {
+        return Err(UsageError::new(found.problems.join("\nerror: ")));
+    }
+    let files = found.files;
     if files.is_empty() {
         return Err(UsageError::new(
             "no trace files found in the given directories (traces are *.json files)",
@@ -35,13 +39,13 @@ pub fn execute(args: Args) -> CommandResult {
     let (mut reproduced, mut changed, mut fixed) = (0, 0, 0);
     let mut unreadable = Vec::new();
     for path in &files {
-        let result = trace::load(path).and_then(|trace| {
-            let result = replay(&trace).map_err(|error| trace::TraceError {
-                path: path.clone(),
-                problem: trace::load::Problem::Io(error.message),
-            })?;
-            Ok((trace, result))
-        });
+        // The replay's own error already names the file.
+        let result = trace::load(path)
+            .map_err(|error| error.to_string())
+            .and_then(|trace| {
+                let result = replay(&trace).map_err(|error| error.message)?;
+                Ok((trace, result))
+            });
         let (trace, result) = match result {
             Ok(found) => found,
             Err(error) => {
@@ -59,7 +63,9 @@ pub fn execute(args: Args) -> CommandResult {
                 let new_path = updated.save_in(dir).map_err(|error| {
                     UsageError::new(format!("{}: cannot write: {error}", dir.display()))
                 })?;
-                if new_path != *path {
+                // The old trace goes only when the new one is another file (not the same file
+                // under another name or through a link).
+                if new_path != *path && !trace::files::same_file(&new_path, path) {
                     std::fs::remove_file(path).map_err(|error| {
                         UsageError::new(format!("{}: cannot remove: {error}", path.display()))
                     })?;
@@ -84,9 +90,10 @@ pub fn execute(args: Args) -> CommandResult {
             format!(", {} unreadable", unreadable.len())
         }
     );
+    // Each unreadable trace was named above, once; the summary only counts them.
     match unreadable.len() {
         0 => Ok(status),
-        1 => Err(UsageError::new(format!("{}", unreadable[0]))),
+        1 => Err(UsageError::new("1 trace file cannot be read (see above)")),
         n => Err(UsageError::new(format!(
             "{n} trace files cannot be read (see above)"
         ))),

@@ -5,7 +5,14 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 
 use crate::exit::{CommandResult, Status, UsageError};
-use crate::trace::{self, story, text};
+use crate::trace::{self, files::Outputs, story, text};
+
+/// The narrowest terminal timeline (`--width`).
+pub const MIN_WIDTH: usize = 40;
+/// The widest terminal timeline (`--width`).
+pub const MAX_WIDTH: usize = 1000;
+/// The width when neither `--width` nor `$COLUMNS` says.
+pub const DEFAULT_WIDTH: usize = 160;
 
 /// Show a trace as a timeline: one lane per caller, Redis and PostgreSQL; acquires with
 /// their tokens, lease expiries, pauses, reads, writes (accepted or rejected), releases, and
@@ -15,43 +22,85 @@ pub struct Args {
     /// The trace file.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
-    /// Also write the timeline as an SVG picture.
+    /// Also write the timeline as an SVG picture (never over FILE or the --html output).
     #[arg(long, value_name = "OUT.svg")]
     pub svg: Option<PathBuf>,
     /// Also write the timeline as an HTML page (picture, parameters and the run in words).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
-    /// Width of the terminal timeline in columns (default: $COLUMNS, else 160).
-    #[arg(long, value_name = "N")]
+    /// Width of the terminal timeline in columns, 40 to 1000 (default: $COLUMNS, else 160).
+    #[arg(long, value_name = "N", value_parser = parse_width)]
     pub width: Option<usize>,
+}
+
+/// `--width`: a number of columns from [`MIN_WIDTH`] to [`MAX_WIDTH`].
+fn parse_width(text: &str) -> Result<usize, String> {
+    let out_of_range =
+        || format!("the timeline is {MIN_WIDTH} to {MAX_WIDTH} columns wide (got {text})");
+    match text.trim().parse::<u64>() {
+        Ok(n) if (MIN_WIDTH as u64..=MAX_WIDTH as u64).contains(&n) => Ok(n as usize),
+        Ok(_) => Err(out_of_range()),
+        Err(_) if text.trim().parse::<i128>().is_ok() => Err(out_of_range()),
+        Err(_) => Err(format!(
+            "expected a number of columns from {MIN_WIDTH} to {MAX_WIDTH} (got {text:?})"
+        )),
+    }
+}
+
+/// The width from `$COLUMNS`, kept within range; `None` when unset or not a number.
+fn columns_from_env() -> Option<usize> {
+    let columns: u64 = std::env::var("COLUMNS").ok()?.trim().parse().ok()?;
+    Some(columns.clamp(MIN_WIDTH as u64, MAX_WIDTH as u64) as usize)
 }
 
 /// Runs `leaselab show`.
 pub fn execute(args: Args) -> CommandResult {
+    // Refuse outputs that would destroy the trace or each other before any work.
+    let mut outputs = Outputs::new();
+    outputs.input(&args.file);
+    if let Some(path) = &args.svg {
+        outputs.output("--svg", path).map_err(UsageError::new)?;
+    }
+    if let Some(path) = &args.html {
+        outputs.output("--html", path).map_err(UsageError::new)?;
+    }
     let trace = trace::load(&args.file)?;
     let events = trace.events()?;
     let story = story::build(&trace.scenario, &trace.ledger, &events);
     let width = args
         .width
-        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))
-        .unwrap_or(160);
+        .or_else(columns_from_env)
+        .unwrap_or(DEFAULT_WIDTH);
     print!("{}", text::show(&trace, &story, width));
-    for (path, picture) in [
-        (
-            &args.svg,
-            args.svg.as_ref().map(|_| trace::svg::svg(&trace, &story)),
-        ),
-        (
-            &args.html,
-            args.html.as_ref().map(|_| trace::svg::html(&trace, &story)),
-        ),
-    ] {
-        if let (Some(path), Some(picture)) = (path, picture) {
-            std::fs::write(path, picture).map_err(|error| {
-                UsageError::new(format!("{}: cannot write: {error}", path.display()))
-            })?;
-            eprintln!("wrote {}", path.display());
-        }
+    let pictures = [(&args.svg, "--svg"), (&args.html, "--html")];
+    for (path, flag) in pictures {
+        let Some(path) = path else { continue };
+        let picture = if flag == "--svg" {
+            trace::svg::svg(&trace, &story)
+        } else {
+            trace::svg::html(&trace, &story)
+        };
+        trace::files::write_atomic(path, picture.as_bytes()).map_err(|error| {
+            UsageError::new(format!("{flag} {}: cannot write: {error}", path.display()))
+        })?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_width;
+
+    #[test]
+    fn widths_out_of_range_are_refused_naming_the_range() {
+        assert_eq!(parse_width("80"), Ok(80));
+        for bad in ["0", "39", "1001", "-5", "99999999999999999999999"] {
+            let error = parse_width(bad).unwrap_err();
+            assert!(error.contains("40 to 1000"), "{bad}: {error}");
+        }
+        assert!(parse_width("wide")
+            .unwrap_err()
+            .contains("number of columns"));
+    }
 }

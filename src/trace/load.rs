@@ -45,6 +45,27 @@ pub struct ModelPath {
 pub enum Problem {
     /// It could not be read.
     Io(String),
+    /// It is not a regular file: a directory, a fifo, a device. Says what it is.
+    NotAFile(String),
+    /// It is larger than [`super::files::MAX_TRACE_BYTES`].
+    TooLarge {
+        /// Its size, when known before reading.
+        bytes: Option<u64>,
+    },
+    /// It holds nothing, or only whitespace.
+    Empty {
+        /// True when it holds whitespace, false when it is zero bytes.
+        whitespace: bool,
+    },
+    /// It is not UTF-8 text.
+    NotUtf8 {
+        /// 1-based line of the first byte that is not UTF-8.
+        line: usize,
+        /// 1-based column (in characters) on that line.
+        column: usize,
+        /// 0-based byte offset in the file.
+        byte: usize,
+    },
     /// It is not well-formed JSON.
     Syntax {
         /// 1-based.
@@ -87,6 +108,8 @@ pub enum Problem {
         recorded: String,
         /// Of the events in the file.
         computed: String,
+        /// The line of the `digest` field.
+        line: Option<usize>,
     },
 }
 
@@ -139,6 +162,27 @@ impl std::fmt::Display for TraceError {
         let line = |line: &Option<usize>| line.map(|l| format!(" line {l}:")).unwrap_or_default();
         match &self.problem {
             Problem::Io(error) => write!(f, "{file}: cannot read the trace: {error}"),
+            Problem::NotAFile(what) => write!(f, "{file}: cannot read the trace: {what}"),
+            Problem::TooLarge { bytes } => write!(
+                f,
+                "{file}: cannot read the trace: {} larger than the limit of {} MiB for a trace file; is it a trace?",
+                bytes
+                    .map(|b| format!("it is {b} bytes,"))
+                    .unwrap_or_else(|| "it grew while being read and is".into()),
+                super::files::MAX_TRACE_BYTES / (1024 * 1024)
+            ),
+            Problem::Empty { whitespace: false } => write!(
+                f,
+                "{file}: the file is empty (0 bytes); expected a leaselab trace (a JSON document)"
+            ),
+            Problem::Empty { whitespace: true } => write!(
+                f,
+                "{file}: the file holds only whitespace; expected a leaselab trace (a JSON document)"
+            ),
+            Problem::NotUtf8 { line, column, byte } => write!(
+                f,
+                "{file}: line {line}, column {column} (byte {byte}): not UTF-8 text; a trace is a UTF-8 JSON document"
+            ),
             Problem::Syntax {
                 line,
                 column,
@@ -174,9 +218,14 @@ impl std::fmt::Display for TraceError {
                 "{file}:{} field `{field}`: this scenario no longer exists: {message}",
                 line(at)
             ),
-            Problem::DigestMismatch { recorded, computed } => write!(
+            Problem::DigestMismatch {
+                recorded,
+                computed,
+                line: at,
+            } => write!(
                 f,
-                "{file}: field `digest`: recorded {recorded}, but the events in the file digest to {computed}; the file was edited or damaged (regenerate it with `leaselab replay --update`)"
+                "{file}:{} field `digest`: recorded {recorded}, but the events in the file digest to {computed}; the file was edited or damaged (regenerate it with `leaselab replay --update`)",
+                line(at)
             ),
         }
     }
@@ -190,11 +239,12 @@ impl From<TraceError> for crate::exit::UsageError {
     }
 }
 
-/// Reads and validates the trace at `path`.
+/// Reads and validates the trace at `path` (a regular file of at most
+/// [`super::files::MAX_TRACE_BYTES`]; see [`super::files::read_text`]).
 pub fn load(path: &Path) -> Result<Trace, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|error| TraceError {
+    let text = super::files::read_text(path).map_err(|problem| TraceError {
         path: path.to_path_buf(),
-        problem: Problem::Io(error.to_string()),
+        problem,
     })?;
     parse(path, &text)
 }
@@ -215,9 +265,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
     })?;
     // 2. A trace, in a version this leaselab reads? Checked before the fields, which a newer
     // version may have changed.
-    let object = value
-        .as_object()
-        .ok_or_else(|| fail(Problem::NotATrace("expected a JSON object".into())))?;
+    let object = value.as_object().ok_or_else(|| {
+        let found = match &value {
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Number(_) => "a number",
+            serde_json::Value::Bool(_) => "a boolean",
+            serde_json::Value::Null => "null",
+            serde_json::Value::Object(_) => "an object",
+        };
+        fail(Problem::NotATrace(format!(
+            "the document is {found}; expected a JSON object with \"format\": \"{FORMAT}\""
+        )))
+    })?;
     match object.get("format").and_then(|f| f.as_str()) {
         Some(FORMAT) => {}
         Some(other) => {
@@ -336,6 +396,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
         return Err(fail(Problem::DigestMismatch {
             recorded: file.digest.clone(),
             computed,
+            line: locate(text, "digest"),
         }));
     }
     Ok(Trace {

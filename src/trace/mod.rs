@@ -1,5 +1,7 @@
 //! Trace files: failing runs kept as evidence anyone can replay and read.
 //!
+//! - [`files`]: finding trace files under directories, reading one safely, writing outputs
+//!   atomically and never over an input;
 //! - [`format`](mod@format): the versioned JSON document and the serde mirrors of the model's types;
 //! - [`load`](mod@load): reading and validating a trace, with errors that name the file and field;
 //! - [`save`]: writing a broken run under a name that is the same for the same failure;
@@ -11,6 +13,7 @@
 //!
 //! `traces/README.md` documents the format.
 
+pub mod files;
 pub mod format;
 pub mod load;
 pub mod model;
@@ -25,35 +28,16 @@ pub use format::TraceFile;
 pub use load::{load, Trace, TraceError};
 pub use save::{save_broken, save_trace, SaveArgs, DEFAULT_DIR};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// The trace files named by `paths`: files as given, directories searched recursively for
-/// `*.json`, skipping their `new/` subdirectories (fresh, unreviewed traces). Sorted.
+/// The trace files named by `paths` (see [`files::find`]): files as given, directories
+/// searched recursively for `*.json`, each real directory and file once, skipping `new/`
+/// subdirectories. An error names every path that could not be searched.
 pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            collect(path, &mut found).map_err(|error| format!("{}: {error}", path.display()))?;
-        } else {
-            found.push(path.clone());
-        }
+    let found = files::find(paths);
+    if found.problems.is_empty() {
+        Ok(found.files)
+    } else {
+        Err(found.problems.join("\n"))
     }
-    Ok(found)
-}
-
-fn collect(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            if path.file_name().is_some_and(|name| name != "new") {
-                collect(&path, found)?;
-            }
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            found.push(path);
-        }
-    }
-    Ok(())
 }

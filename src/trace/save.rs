@@ -74,11 +74,17 @@ impl TraceFile {
         text
     }
 
-    /// Writes the trace into `dir` (created if missing) under [`TraceFile::file_name`].
+    /// The path the trace is saved at in `dir`.
+    pub fn path_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.file_name())
+    }
+
+    /// Writes the trace into `dir` (created if missing) under [`TraceFile::file_name`],
+    /// atomically: a failure leaves no half-written trace.
     pub fn save_in(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
-        let path = dir.join(self.file_name());
-        std::fs::write(&path, self.to_text())?;
+        let path = self.path_in(dir);
+        super::files::write_atomic(&path, self.to_text().as_bytes())?;
         Ok(path)
     }
 }
