@@ -6,7 +6,7 @@ use crate::{config, TRACING_TARGET};
 use indexmap::IndexMap;
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution, Exp};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{Error, ErrorKind, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -23,6 +23,18 @@ pub(crate) struct Topology {
     /// forward in the same way we do it elsewhere. We'd like to represent
     /// network state with async in the future.
     rt: Rt<'static>,
+
+    /// The network time, `rt.now()` after the last [`Topology::tick_by`]. A
+    /// link's own `now` is brought up to it whenever the link is used.
+    now: Instant,
+
+    /// Indexes (into `links`) of the links with sent messages, the only ones
+    /// a tick has to look at.
+    in_flight: BTreeSet<usize>,
+
+    /// For each host, the indexes of the links that may hold messages ready
+    /// for it, so that delivery does not scan every link for every host.
+    ready: BTreeMap<IpAddr, BTreeSet<usize>>,
 }
 
 /// This type is used as the key in the [`Topology::links`] map. See [`new`]
@@ -174,17 +186,43 @@ enum State {
 
 impl Topology {
     pub(crate) fn new(config: config::Link) -> Topology {
+        let rt = Rt::no_software();
+        let now = rt.now();
         Topology {
             config,
             links: IndexMap::new(),
-            rt: Rt::no_software(),
+            rt,
+            now,
+            in_flight: BTreeSet::new(),
+            ready: BTreeMap::new(),
         }
     }
 
     /// Register a link between two hosts
     pub(crate) fn register(&mut self, a: IpAddr, b: IpAddr) {
         let pair = Pair::new(a, b);
-        assert!(self.links.insert(pair, Link::new(self.rt.now())).is_none());
+        assert!(self.links.insert(pair, Link::new(self.now)).is_none());
+    }
+
+    /// The link at `index`, its time brought up to the network's.
+    fn link_at(&mut self, index: usize) -> &mut Link {
+        let link = &mut self.links[index];
+        link.now = self.now;
+        link
+    }
+
+    /// Records what the link at `index` holds: sent messages, and messages
+    /// ready for either of its hosts.
+    fn note(&mut self, index: usize) {
+        let link = &self.links[index];
+        if !link.sent.is_empty() {
+            self.in_flight.insert(index);
+        }
+        for (addr, queue) in &link.deliverable {
+            if !queue.is_empty() {
+                self.ready.entry(*addr).or_default().insert(index);
+            }
+        }
     }
 
     pub(crate) fn set_max_message_latency(&mut self, value: Duration) {
@@ -238,8 +276,12 @@ impl Topology {
         dst: SocketAddr,
         message: Protocol,
     ) -> Result<()> {
-        if let Some(link) = self.links.get_mut(&Pair::new(src.ip(), dst.ip())) {
-            link.enqueue_message(&self.config, rand, src, dst, message)
+        if let Some(index) = self.links.get_index_of(&Pair::new(src.ip(), dst.ip())) {
+            let link = &mut self.links[index];
+            link.now = self.now;
+            let result = link.enqueue_message(&self.config, rand, src, dst, message);
+            self.note(index);
+            result
         } else {
             Err(Error::new(
                 ErrorKind::ConnectionRefused,
@@ -249,11 +291,21 @@ impl Topology {
     }
 
     // Move messages from any network links to the `dst` host.
+    //
+    // Only the links noted as holding messages for `dst` are visited, in the
+    // order of `links`, as a scan of every link would visit them.
     pub(crate) fn deliver_messages(&mut self, rand: &mut dyn RngCore, dst: &mut Host) {
-        for (pair, link) in &mut self.links {
-            if pair.0 == dst.addr || pair.1 == dst.addr {
-                link.deliver_messages(&self.config, rand, dst);
-            }
+        let Some(ready) = self.ready.get_mut(&dst.addr) else {
+            return;
+        };
+        if ready.is_empty() {
+            return;
+        }
+        for index in std::mem::take(ready) {
+            let link = &mut self.links[index];
+            link.now = self.now;
+            link.deliver_messages(&self.config, rand, dst);
+            self.note(index);
         }
     }
 
@@ -285,12 +337,21 @@ impl Topology {
 
     pub(crate) fn tick_by(&mut self, duration: Duration) {
         let _ = self.rt.tick(duration);
-        for link in self.links.values_mut() {
-            link.tick(self.rt.now());
+        self.now = self.rt.now();
+        // A link without sent messages has nothing to move: its time is
+        // brought up to date when it is next used.
+        for index in std::mem::take(&mut self.in_flight) {
+            self.link_at(index).process_deliverables();
+            self.note(index);
         }
     }
 
     pub(crate) fn iter_mut(&mut self) -> LinksIter<'_> {
+        // Messages scheduled through the iterator are moved by the next tick.
+        for index in 0..self.links.len() {
+            self.link_at(index);
+            self.note(index);
+        }
         LinksIter {
             iter: self.links.iter_mut(),
         }
@@ -298,9 +359,13 @@ impl Topology {
 
     #[inline]
     fn get_link_mut(&mut self, pair: &Pair) -> &mut Link {
-        self.links
-            .get_mut(pair)
-            .unwrap_or_else(|| panic!("unable to find link between {pair:?}"))
+        let index = self
+            .links
+            .get_index_of(pair)
+            .unwrap_or_else(|| panic!("unable to find link between {pair:?}"));
+        // A held message released here is moved by the next tick.
+        self.in_flight.insert(index);
+        self.link_at(index)
     }
 }
 
@@ -407,11 +472,6 @@ impl Link {
         Ok(())
     }
 
-    fn tick(&mut self, now: Instant) {
-        self.now = now;
-        self.process_deliverables();
-    }
-
     fn process_deliverables(&mut self) {
         // TODO: `drain_filter` is not yet stable, and so we have a low quality
         // implementation here that avoids clones.
@@ -446,12 +506,13 @@ impl Link {
         rand: &mut dyn RngCore,
         host: &mut Host,
     ) {
-        let deliverable = self
-            .deliverable
-            .entry(host.addr)
-            .or_default()
-            .drain(..)
-            .collect::<Vec<Envelope>>();
+        let Some(queue) = self.deliverable.get_mut(&host.addr) else {
+            return;
+        };
+        if queue.is_empty() {
+            return;
+        }
+        let deliverable = std::mem::take(queue);
 
         for message in deliverable {
             let (src, dst) = (message.src, message.dst);
