@@ -362,6 +362,9 @@ pub fn run_with(
         .min_message_latency(Duration::ZERO)
         .max_message_latency(Duration::ZERO)
         .simulation_duration(horizon + Duration::from_secs(1))
+        // A server's accept backlog holds every caller's connection attempt to it (turmoil
+        // panics past it, 64 by default): room for two connections per caller.
+        .tcp_capacity((scenario.callers as usize * 2 + 16).max(64))
         .build();
 
     // Servers first: they are ticked before the callers in every step, which makes a round
