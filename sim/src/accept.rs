@@ -68,7 +68,7 @@ pub(crate) async fn accept_tokio<T: ServeConnection>(
         .map_or_else(|_| "a real port".to_string(), |address| address.to_string());
     accept_forever(server, listener, |error, pause| {
         eprintln!(
-            "leaselab: accepting a connection on {address} failed: {error}; still serving,              trying again in {}ms",
+            "leaselab: accepting a connection on {address} failed: {error}; still serving, trying again in {}ms",
             pause.as_millis()
         );
     })
