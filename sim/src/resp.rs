@@ -133,6 +133,16 @@ impl RequestReader {
         self.held_bytes() > QUERY_BUFFER_MAX_BYTES
     }
 
+    /// Bytes of memory the reader has reserved: its buffer and the arguments of an incomplete
+    /// request (never more than what arrived, give or take growth slack).
+    pub fn reserved_bytes(&self) -> usize {
+        self.buf.capacity()
+            + self.pending.as_ref().map_or(0, |pending| {
+                pending.argv.capacity() * std::mem::size_of::<Vec<u8>>()
+                    + pending.argv.iter().map(Vec::capacity).sum::<usize>()
+            })
+    }
+
     fn unparsed(&self) -> usize {
         self.buf.len() - self.pos
     }
