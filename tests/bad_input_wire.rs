@@ -560,3 +560,53 @@ fn accept_errors_do_not_stop_a_served_stand_in() {
         "stderr: {stderr}"
     );
 }
+
+/// A "Redis" that answers the handshake (`PING`, `CLIENT SETINFO`, `HELLO` is refused) and
+/// then falls silent: every later command goes unanswered.
+fn redis_that_falls_silent() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut chunk = [0u8; 4096];
+                while let Ok(read) = stream.read(&mut chunk) {
+                    if read == 0 {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&chunk[..read]).to_uppercase();
+                    let mut reply = Vec::new();
+                    for _ in 0..text.matches("SETINFO").count() {
+                        reply.extend_from_slice(b"+OK\r\n");
+                    }
+                    for _ in 0..text.matches("PING").count() {
+                        reply.extend_from_slice(b"+PONG\r\n");
+                    }
+                    if stream.write_all(&reply).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_redis_that_falls_silent_mid_run_is_an_error_not_a_hang() {
+    let port = redis_that_falls_silent();
+    let url = leak(format!("redis://127.0.0.1:{port}"));
+    check_all(vec![Case::new(
+        "redis falls silent after the handshake",
+        &[],
+        2,
+        &[url, "no answer within", "not usable"],
+    )
+    .with_args(
+        ["run", "step2-lock", "--redis", url]
+            .map(String::from)
+            .to_vec(),
+    )
+    .deadline(Duration::from_secs(15))]);
+}

@@ -525,7 +525,7 @@ impl Admin {
             }
             within(url, "seeding", pipe.query_async::<()>(connection))
                 .await?
-                .map_err(|error| RealError::Server(format!("Redis {url}: seeding: {error}")))?;
+                .map_err(|error| RealError::Server(redis_failure(url, "seeding", &error)))?;
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
             within(
@@ -561,7 +561,7 @@ impl Admin {
         };
         if let Some((connection, url)) = &mut self.redis {
             let read = |error: redis::RedisError| {
-                RealError::Server(format!("Redis {url}: reading the final state: {error}"))
+                RealError::Server(redis_failure(url, "reading the final state", &error))
             };
             let mut pipe = redis::pipe();
             pipe.cmd("GET")
@@ -616,7 +616,7 @@ impl Admin {
             {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => {
-                    errors.push(format!("Redis {url}: deleting the run's keys: {error}"))
+                    errors.push(redis_failure(url, "deleting the run's keys", &error))
                 }
                 Err(error) => errors.push(error.to_string()),
             }
@@ -649,7 +649,7 @@ impl Admin {
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long one of the run's own commands (seeding, reading the final state, cleaning up) may
 /// take.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Runs one of the run's own commands on the server at `url` within [`COMMAND_TIMEOUT`].
 async fn within<T>(
@@ -665,6 +665,19 @@ async fn within<T>(
                 COMMAND_TIMEOUT.as_secs()
             ))
         })
+}
+
+/// A failed command of the run's own on Redis, in a user's words.
+fn redis_failure(url: &str, what: &str, error: &redis::RedisError) -> String {
+    if error.is_timeout() {
+        format!(
+            "Redis {url}: {what}: no answer within {}s; the server is not usable (overloaded, \
+             stopped, or not a Redis server)",
+            CONNECT_TIMEOUT.as_secs()
+        )
+    } else {
+        format!("Redis {url}: {what}: {error}")
+    }
 }
 
 /// Why a connection attempt failed, in a user's words: `what` is what was being done.
@@ -705,12 +718,12 @@ pub async fn connect_redis_checked(url: &str) -> Result<MultiplexedConnection, R
     {
         Err(_) => {
             return Err(fail(format!(
-                "cannot connect to {address} within {secs}s; check the host, the port and any firewall"
+                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
             )))
         }
         Ok(Err(error)) => {
             return Err(fail(format!(
-                "cannot connect to {address}: {error}{}; check that Redis runs there and the URL is right",
+                "cannot reach Redis at {address}: {error}{}; check that Redis runs there and the URL is right",
                 match io_failure(&error) {
                     "" => String::new(),
                     why => format!(" ({why})"),
@@ -786,12 +799,12 @@ pub async fn connect_postgres_checked(url: &str) -> Result<tokio_postgres::Clien
     {
         Err(_) => {
             return Err(fail(format!(
-                "cannot connect to {address} within {secs}s; check the host, the port and any firewall"
+                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
             )))
         }
         Ok(Err(error)) => {
             return Err(fail(format!(
-                "cannot connect to {address}: {error}{}; check that PostgreSQL runs there and the URL is right",
+                "cannot reach PostgreSQL at {address}: {error}{}; check that PostgreSQL runs there and the URL is right",
                 match io_failure(&error) {
                     "" => String::new(),
                     why => format!(" ({why})"),
