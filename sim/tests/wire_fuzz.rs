@@ -105,8 +105,11 @@ fn any_input() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// The requests read (each an argument vector), the protocol error's text if any, the reader.
+type ReadAll = (Vec<Vec<Vec<u8>>>, Option<Vec<u8>>, RequestReader);
+
 /// Everything a reader yields for `chunks` pushed one after another, up to the first error.
-fn read_all(chunks: &[&[u8]]) -> (Vec<Vec<Vec<u8>>>, Option<Vec<u8>>, RequestReader) {
+fn read_all(chunks: &[&[u8]]) -> ReadAll {
     let mut reader = RequestReader::new();
     let mut requests = Vec::new();
     for chunk in chunks {
