@@ -534,6 +534,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 return Ok(Flow::Continue);
             }
             FrontendMessage::Terminate => return Ok(Flow::Close),
+            FrontendMessage::CopyIgnored => return Ok(Flow::Continue),
+            FrontendMessage::FunctionCall { oid } => {
+                let refusal = if self.transaction_status() == TransactionStatus::Failed {
+                    PgError::in_failed_transaction()
+                } else {
+                    error("42883", format!("function with OID {oid} does not exist"))
+                };
+                self.io.send(&BackendMessage::ErrorResponse(refusal));
+                self.abort_block_on_wire_error();
+                self.send_ready_for_query();
+                self.io.flush().await?;
+                return Ok(Flow::Continue);
+            }
             FrontendMessage::Sync => {
                 self.sync();
                 self.io.flush().await?;

@@ -216,6 +216,14 @@ pub enum FrontendMessage {
     },
     /// `X`: the client is leaving.
     Terminate,
+    /// `F`: a function call by OID (the stand-in has no functions to call).
+    FunctionCall {
+        /// The function's OID.
+        oid: u32,
+    },
+    /// `d`, `c` or `f` (CopyData, CopyDone, CopyFail) outside a COPY: PostgreSQL accepts and
+    /// ignores them (a client may still be sending data for a COPY that failed).
+    CopyIgnored,
 }
 
 /// True for the message types of the extended protocol, after whose errors the server skips
@@ -335,6 +343,16 @@ fn decode_body(type_byte: u8, reader: &mut Reader<'_>) -> Result<FrontendMessage
             name: reader.cstr()?,
         },
         b'X' => FrontendMessage::Terminate,
+        b'd' | b'c' | b'f' => {
+            reader.skip_rest();
+            FrontendMessage::CopyIgnored
+        }
+        // PostgreSQL reads the OID, looks the function up, and only then the arguments.
+        b'F' => {
+            let oid = reader.i32()? as u32;
+            reader.skip_rest();
+            FrontendMessage::FunctionCall { oid }
+        }
         _ => return Err(BodyError::Unsupported),
     };
     Ok(message)
@@ -411,6 +429,10 @@ impl<'a> Reader<'a> {
 
     fn is_empty(&self) -> bool {
         self.pos >= self.body.len()
+    }
+
+    fn skip_rest(&mut self) {
+        self.pos = self.body.len();
     }
 
     fn remaining(&self) -> usize {

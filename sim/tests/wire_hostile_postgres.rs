@@ -221,6 +221,42 @@ fn cases(database: &str) -> Vec<(&'static str, Vec<u8>, usize)> {
         ),
         ("Sync with a body", after_startup(&message(b'S', b"xx")), 0),
         ("Flush", after_startup(&message(b'H', b"")), 0),
+        (
+            "copy messages outside a COPY",
+            after_startup(
+                &[
+                    message(b'd', b"1\t2\n"),
+                    message(b'c', b""),
+                    message(b'f', b"gave up\x00"),
+                    message(b'Q', b"\x00"),
+                ]
+                .concat(),
+            ),
+            0,
+        ),
+        (
+            "FunctionCall in a transaction block",
+            after_startup(
+                &[
+                    message(b'Q', b"BEGIN\x00"),
+                    message(b'F', b"\x00\x00\x00\x07"),
+                    message(b'F', b"\xff\xff\xff\xff"),
+                    message(b'Q', b"COMMIT\x00"),
+                ]
+                .concat(),
+            ),
+            0,
+        ),
+        (
+            "truncated FunctionCall",
+            after_startup(&message(b'F', b"\x00\x00")),
+            0,
+        ),
+        (
+            "FunctionCall",
+            after_startup(&message(b'F', b"\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00")),
+            0,
+        ),
         ("Terminate", after_startup(&message(b'X', b"")), 0),
         (
             "Execute of a portal that does not exist",
