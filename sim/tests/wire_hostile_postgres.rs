@@ -10,6 +10,7 @@
 //! politely without it.
 
 use std::cell::RefCell;
+use std::io::Write as _;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -340,7 +341,9 @@ fn port_of(url: &str) -> u16 {
 #[test]
 fn hostile_bytes_get_the_same_answers_from_the_stand_in_and_a_real_postgres() {
     let Ok(url) = std::env::var("LEASELAB_DATABASE_URL") else {
-        eprintln!(
+        // Written to stderr directly, past the test harness's capture, so the skip shows.
+        let _ = writeln!(
+            std::io::stderr(),
             "hostile_bytes_get_the_same_answers...: skipped: LEASELAB_DATABASE_URL is not set \
              (e.g. postgres://postgres@127.0.0.1:5432/test); the stand-in is not compared with \
              a real PostgreSQL"
