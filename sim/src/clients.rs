@@ -45,7 +45,17 @@ impl fmt::Display for ConnectError {
         match self {
             ConnectError::Io(error) => write!(f, "cannot connect: {error}"),
             ConnectError::Redis(error) => write!(f, "redis: {error}"),
-            ConnectError::Postgres(error) => write!(f, "postgres: {error}"),
+            ConnectError::Postgres(error) => match error.as_db_error() {
+                // The server's own words (e.g. `database "x" does not exist`), not "db error".
+                Some(db) => write!(
+                    f,
+                    "postgres: {}: {} (SQLSTATE {})",
+                    db.severity(),
+                    db.message(),
+                    db.code().code()
+                ),
+                None => write!(f, "postgres: {error}"),
+            },
             ConnectError::Url(text) => write!(f, "{text}"),
         }
     }

@@ -28,9 +28,10 @@ use tokio::sync::Notify;
 use crate::accept::{self, ServeConnection};
 use crate::observer::{ConnectionEvents, Observer, Protocol};
 use crate::pg_wire::{
-    decode_frontend, decode_int_param, decode_startup, encode_int8, error, fatal, is_extended_type,
-    BackendMessage, Column, Format, FrontendError, FrontendMessage, IntType, StartupPacket, Target,
-    TransactionStatus, PROTOCOL_VIOLATION,
+    bind_statement_name, decode_frontend, decode_int_param, decode_startup, encode_int8, error,
+    fatal, is_extended_type, BackendMessage, Column, Format, FrontendError, FrontendMessage,
+    IntType, StartupPacket, Target, TransactionStatus, GSSENC_REQUEST_CODE, PROTOCOL_VIOLATION,
+    SSL_REQUEST_CODE,
 };
 
 /// How many bytes to read from the socket at a time.
@@ -167,6 +168,8 @@ async fn accept_startup<S>(io: &mut Wire<S>) -> io::Result<Option<Startup>>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let mut ssl_done = false;
+    let mut gss_done = false;
     loop {
         let decoded = match decode_startup(&io.input) {
             Ok(Some(decoded)) => decoded,
@@ -184,10 +187,18 @@ where
             }
         };
         io.input.drain(..decoded.consumed_bytes);
-        match decoded.message {
-            StartupPacket::SslRequest | StartupPacket::GssEncRequest => {
-                io.output.push(b'N');
-                io.flush().await?;
+        // As PostgreSQL: a second SSLRequest (or GSSENCRequest) is read as a StartupMessage
+        // with the request code as its protocol version, which is refused.
+        let (request, done) = match decoded.message {
+            StartupPacket::SslRequest if !ssl_done => ("SSL request", &mut ssl_done),
+            StartupPacket::GssEncRequest if !gss_done => {
+                ("GSSAPI encryption request", &mut gss_done)
+            }
+            StartupPacket::SslRequest => {
+                return Ok(check_startup(io, SSL_REQUEST_CODE, Vec::new()))
+            }
+            StartupPacket::GssEncRequest => {
+                return Ok(check_startup(io, GSSENC_REQUEST_CODE, Vec::new()))
             }
             // Cancellation is not supported: PostgreSQL closes these connections silently.
             StartupPacket::CancelRequest { .. } => return Ok(None),
@@ -195,7 +206,26 @@ where
                 protocol_version,
                 params,
             } => return Ok(check_startup(io, protocol_version, params)),
+        };
+        *done = true;
+        io.output.push(b'N');
+        // Bytes sent before the answer was read were not encrypted (they may have been
+        // injected): PostgreSQL refuses them.
+        if !io.input.is_empty() {
+            io.send(&BackendMessage::ErrorResponse(PgError {
+                detail: Some(
+                    "This could be either a client-software bug or evidence of an attempted \
+                     man-in-the-middle attack."
+                        .to_string(),
+                ),
+                ..fatal(
+                    PROTOCOL_VIOLATION,
+                    format!("received unencrypted data after {request}"),
+                )
+            }));
+            return Ok(None);
         }
+        io.flush().await?;
     }
 }
 
@@ -208,10 +238,17 @@ fn check_startup<S: AsyncRead + AsyncWrite + Unpin>(
     let major = protocol_version >> 16;
     let minor = protocol_version & 0xffff;
     if major != 3 {
-        io.send(&BackendMessage::ErrorResponse(fatal(
-            "0A000",
-            format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"),
-        )));
+        let message =
+            format!("unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0");
+        if major < 3 {
+            // A client of protocol 2 gets the error in protocol 2's form: `E`, the text, NUL.
+            io.output.push(b'E');
+            io.output
+                .extend_from_slice(format!("FATAL:  {message}\n").as_bytes());
+            io.output.push(0);
+        } else {
+            io.send(&BackendMessage::ErrorResponse(fatal("0A000", message)));
+        }
         return None;
     }
     let unrecognized_options: Vec<String> = params
@@ -442,10 +479,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     return self.io.close().await;
                 }
                 Err(FrontendError::Malformed {
-                    error,
+                    mut error,
                     consumed_bytes,
                     type_byte,
                 }) => {
+                    // PostgreSQL looks the statement of a Bind up before it reads the rest.
+                    if type_byte == b'B' {
+                        if let Some(name) = bind_statement_name(&self.io.input[..consumed_bytes]) {
+                            if !self.statements.contains_key(&name) {
+                                error = crate::pg_wire::error(
+                                    "26000",
+                                    format!("{} does not exist", quoted_statement_name(&name)),
+                                );
+                            }
+                        }
+                    }
                     self.io.input.drain(..consumed_bytes);
                     self.handle_malformed(error, type_byte).await?;
                 }
@@ -456,6 +504,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     async fn handle_malformed(&mut self, error: PgError, type_byte: u8) -> io::Result<()> {
         if self.skipping_to_sync && type_byte != b'S' {
             return Ok(());
+        }
+        if type_byte == b'S' {
+            // A Sync ends the skipping even when it is malformed itself.
+            self.skipping_to_sync = false;
         }
         self.io.send(&BackendMessage::ErrorResponse(error));
         self.abort_block_on_wire_error();
@@ -482,6 +534,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 return Ok(Flow::Continue);
             }
             FrontendMessage::Terminate => return Ok(Flow::Close),
+            FrontendMessage::CopyIgnored => return Ok(Flow::Continue),
+            FrontendMessage::FunctionCall { oid } => {
+                let refusal = if self.transaction_status() == TransactionStatus::Failed {
+                    PgError::in_failed_transaction()
+                } else {
+                    error("42883", format!("function with OID {oid} does not exist"))
+                };
+                self.io.send(&BackendMessage::ErrorResponse(refusal));
+                self.abort_block_on_wire_error();
+                self.send_ready_for_query();
+                self.io.flush().await?;
+                return Ok(Flow::Continue);
+            }
             FrontendMessage::Sync => {
                 self.sync();
                 self.io.flush().await?;

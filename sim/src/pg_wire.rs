@@ -18,7 +18,8 @@ pub const GSSENC_REQUEST_CODE: i32 = 80_877_104;
 /// The request code of a CancelRequest.
 pub const CANCEL_REQUEST_CODE: i32 = 80_877_102;
 
-/// The longest startup packet PostgreSQL accepts (`MAX_STARTUP_PACKET_LENGTH`).
+/// The longest startup packet body PostgreSQL accepts (`MAX_STARTUP_PACKET_LENGTH`), not
+/// counting the 4-byte length word.
 pub const STARTUP_PACKET_MAX_BYTES: usize = 10_000;
 /// The longest Query, Parse or Bind message (`PQ_LARGE_MESSAGE_LIMIT`, 1 GiB - 1).
 pub const LARGE_MESSAGE_MAX_BYTES: usize = (1 << 30) - 1;
@@ -99,8 +100,9 @@ pub fn decode_startup(buf: &[u8]) -> Result<Option<Decoded<StartupPacket>>, Fata
     let Some(len) = read_i32_at(buf, 0) else {
         return Ok(None);
     };
+    // PostgreSQL subtracts the length word before checking (src/backend/postmaster).
     let len = len as i64;
-    if len < 8 || len > STARTUP_PACKET_MAX_BYTES as i64 {
+    if len - 4 < 4 || len - 4 > STARTUP_PACKET_MAX_BYTES as i64 {
         // PostgreSQL logs "invalid length of startup packet" and closes without a reply.
         return Err(FatalWireError { error: None });
     }
@@ -214,12 +216,29 @@ pub enum FrontendMessage {
     },
     /// `X`: the client is leaving.
     Terminate,
+    /// `F`: a function call by OID (the stand-in has no functions to call).
+    FunctionCall {
+        /// The function's OID.
+        oid: u32,
+    },
+    /// `d`, `c` or `f` (CopyData, CopyDone, CopyFail) outside a COPY: PostgreSQL accepts and
+    /// ignores them (a client may still be sending data for a COPY that failed).
+    CopyIgnored,
 }
 
 /// True for the message types of the extended protocol, after whose errors the server skips
-/// to the next Sync (everything but Query and Terminate).
+/// to the next Sync (as PostgreSQL's `doing_extended_query_message`: not Query, Terminate,
+/// Sync itself, FunctionCall or the copy messages).
 pub fn is_extended_type(type_byte: u8) -> bool {
-    !matches!(type_byte, b'Q' | b'X')
+    !matches!(type_byte, b'Q' | b'X' | b'S' | b'F' | b'd' | b'c' | b'f')
+}
+
+/// The prepared statement a Bind message names, read as far as PostgreSQL reads before it
+/// looks the statement up (portal name, statement name); `None` if even that is malformed.
+pub fn bind_statement_name(message: &[u8]) -> Option<String> {
+    let mut reader = Reader::new(message.get(5..)?);
+    reader.cstr().ok()?;
+    reader.cstr().ok()
 }
 
 /// A frontend message that could not be decoded.
@@ -310,7 +329,7 @@ fn decode_body(type_byte: u8, reader: &mut Reader<'_>) -> Result<FrontendMessage
         b'P' => decode_parse(reader)?,
         b'B' => decode_bind(reader)?,
         b'D' => FrontendMessage::Describe {
-            target: reader.target("describe")?,
+            target: reader.target("DESCRIBE")?,
             name: reader.cstr()?,
         },
         b'E' => FrontendMessage::Execute {
@@ -320,10 +339,20 @@ fn decode_body(type_byte: u8, reader: &mut Reader<'_>) -> Result<FrontendMessage
         b'S' => FrontendMessage::Sync,
         b'H' => FrontendMessage::Flush,
         b'C' => FrontendMessage::Close {
-            target: reader.target("close")?,
+            target: reader.target("CLOSE")?,
             name: reader.cstr()?,
         },
         b'X' => FrontendMessage::Terminate,
+        b'd' | b'c' | b'f' => {
+            reader.skip_rest();
+            FrontendMessage::CopyIgnored
+        }
+        // PostgreSQL reads the OID, looks the function up, and only then the arguments.
+        b'F' => {
+            let oid = reader.i32()? as u32;
+            reader.skip_rest();
+            FrontendMessage::FunctionCall { oid }
+        }
         _ => return Err(BodyError::Unsupported),
     };
     Ok(message)
@@ -400,6 +429,10 @@ impl<'a> Reader<'a> {
 
     fn is_empty(&self) -> bool {
         self.pos >= self.body.len()
+    }
+
+    fn skip_rest(&mut self) {
+        self.pos = self.body.len();
     }
 
     fn remaining(&self) -> usize {
@@ -1032,7 +1065,8 @@ mod tests {
                 error, type_byte, ..
             }) => {
                 assert_eq!(error.message, "invalid message format");
-                assert!(is_extended_type(type_byte));
+                // An error in Sync itself does not start skipping to the next Sync.
+                assert!(!is_extended_type(type_byte));
             }
             other => panic!("{other:?}"),
         }

@@ -35,11 +35,13 @@ use leaselab_model::scenario::Scenario;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
+use redis::{ConnectionAddr, IntoConnectionInfo};
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
+use tokio_postgres::config::Host;
 
 use crate::caller::{CallerEnd, ClientPolicy};
-use crate::clients::{postgres_real, redis_url, ConnectError};
+use crate::clients::{postgres_over_stream, postgres_real, redis_over_stream, redis_url};
 use crate::driver::{drive, Surroundings};
 use crate::events::{Event, What};
 use crate::run::{assemble, caller_specs, host_rng, FinalState, RunReport};
@@ -471,22 +473,26 @@ impl Admin {
                 postgres: None,
             },
         };
-        if let (Some(url), true) = (&config.redis_url, needs_redis(scenario)) {
-            let connection = redis_url(url, Some(Duration::from_secs(10)))
-                .await
-                .map_err(|error| unreachable_server("Redis", "--redis", url, &error))?;
-            admin.redis = Some((connection, url.clone()));
-            admin.plan.redis = Some((
-                url.clone(),
-                vec![keys.balance.clone(), keys.lock.clone(), keys.fence.clone()],
-            ));
+        // Every URL given is checked, also one the scenario does not need: a wrong URL is
+        // reported rather than silently ignored.
+        if let Some(url) = &config.redis_url {
+            let connection = connect_redis_checked(url).await?;
+            if !needs_redis(scenario) {
+                drop(connection);
+            } else {
+                admin.redis = Some((connection, url.clone()));
+                admin.plan.redis = Some((
+                    url.clone(),
+                    vec![keys.balance.clone(), keys.lock.clone(), keys.fence.clone()],
+                ));
+            }
         }
-        if let (Some(url), true) = (&config.postgres_url, needs_postgres(scenario)) {
-            let client = crate::clients::postgres_url(url)
-                .await
-                .map_err(|error| unreachable_server("PostgreSQL", "--postgres", url, &error))?;
-            admin.postgres = Some((client, url.clone()));
-            admin.plan.postgres = Some((url.clone(), namespace.schema.clone()));
+        if let Some(url) = &config.postgres_url {
+            let client = connect_postgres_checked(url).await?;
+            if needs_postgres(scenario) {
+                admin.postgres = Some((client, url.clone()));
+                admin.plan.postgres = Some((url.clone(), namespace.schema.clone()));
+            }
         }
         Ok(admin)
     }
@@ -517,13 +523,15 @@ impl Admin {
                     .arg(scenario.initial_fence_counter)
                     .ignore();
             }
-            pipe.query_async::<()>(connection)
-                .await
-                .map_err(|error| RealError::Server(format!("Redis {url}: seeding: {error}")))?;
+            within(url, "seeding", pipe.query_async::<()>(connection))
+                .await?
+                .map_err(|error| RealError::Server(redis_failure(url, "seeding", &error)))?;
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
-            client
-                .batch_execute(&format!(
+            within(
+                url,
+                &format!("creating {schema}"),
+                client.batch_execute(&format!(
                     "CREATE SCHEMA {schema};
                      CREATE TABLE {schema}.wallets (
                          id      bigint PRIMARY KEY,
@@ -532,11 +540,12 @@ impl Admin {
                      );
                      INSERT INTO {schema}.wallets (id, balance) VALUES ({}, {});",
                     scenario.params.wallet_id, scenario.initial_balance
-                ))
-                .await
-                .map_err(|error| {
-                    RealError::Server(format!("PostgreSQL {url}: creating {schema}: {error}"))
-                })?;
+                )),
+            )
+            .await?
+            .map_err(|error| {
+                RealError::Server(format!("PostgreSQL {url}: creating {schema}: {error}"))
+            })?;
         }
         Ok(())
     }
@@ -552,18 +561,19 @@ impl Admin {
         };
         if let Some((connection, url)) = &mut self.redis {
             let read = |error: redis::RedisError| {
-                RealError::Server(format!("Redis {url}: reading the final state: {error}"))
+                RealError::Server(redis_failure(url, "reading the final state", &error))
             };
-            let (balance, counter, lock): (Option<String>, Option<String>, bool) = redis::pipe()
-                .cmd("GET")
+            let mut pipe = redis::pipe();
+            pipe.cmd("GET")
                 .arg(&keys.balance)
                 .cmd("GET")
                 .arg(&keys.fence)
                 .cmd("EXISTS")
-                .arg(&keys.lock)
-                .query_async(connection)
-                .await
-                .map_err(read)?;
+                .arg(&keys.lock);
+            let (balance, counter, lock): (Option<String>, Option<String>, bool) =
+                within(url, "reading the final state", pipe.query_async(connection))
+                    .await?
+                    .map_err(read)?;
             if scenario.balance_in() == BalanceIn::Redis {
                 state.balance = balance.and_then(|text| text.parse().ok());
             }
@@ -571,15 +581,16 @@ impl Admin {
             state.lock_left_behind = scenario.safeguard.uses_lock() && lock;
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
-            let row = client
-                .query_opt(
-                    &format!("SELECT balance, fence FROM {schema}.wallets WHERE id = $1"),
-                    &[&scenario.params.wallet_id],
-                )
-                .await
-                .map_err(|error| {
-                    RealError::Server(format!("PostgreSQL {url}: reading the wallet: {error}"))
-                })?;
+            let sql = format!("SELECT balance, fence FROM {schema}.wallets WHERE id = $1");
+            let row = within(
+                url,
+                "reading the wallet",
+                client.query_opt(&sql, &[&scenario.params.wallet_id]),
+            )
+            .await?
+            .map_err(|error| {
+                RealError::Server(format!("PostgreSQL {url}: reading the wallet: {error}"))
+            })?;
             if let Some(row) = row {
                 state.balance = row.try_get::<_, i64>(0).ok();
                 state.final_fence = row.try_get::<_, i64>(1).ok();
@@ -596,18 +607,34 @@ impl Admin {
             for key in keys {
                 del.arg(key);
             }
-            if let Err(error) = del.query_async::<()>(connection).await {
-                errors.push(format!("Redis {url}: deleting the run's keys: {error}"));
+            match within(
+                url,
+                "deleting the run's keys",
+                del.query_async::<()>(connection),
+            )
+            .await
+            {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    errors.push(redis_failure(url, "deleting the run's keys", &error))
+                }
+                Err(error) => errors.push(error.to_string()),
             }
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
-            if let Err(error) = client
-                .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                .await
+            let drop = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+            match within(
+                url,
+                &format!("dropping schema {schema}"),
+                client.batch_execute(&drop),
+            )
+            .await
             {
-                errors.push(format!(
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => errors.push(format!(
                     "PostgreSQL {url}: dropping schema {schema}: {error}"
-                ));
+                )),
+                Err(error) => errors.push(error.to_string()),
             }
         }
         if errors.is_empty() {
@@ -618,10 +645,203 @@ impl Admin {
     }
 }
 
-fn unreachable_server(what: &str, flag: &str, url: &str, error: &ConnectError) -> RealError {
-    RealError::Server(format!(
-        "{flag} {url}: cannot reach {what}: {error}; check that the server runs and the URL is right"
-    ))
+/// How long connecting to a real server, its handshake and a first command may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long one of the run's own commands (seeding, reading the final state, cleaning up) may
+/// take.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Runs one of the run's own commands on the server at `url` within [`COMMAND_TIMEOUT`].
+async fn within<T>(
+    url: &str,
+    what: &str,
+    command: impl std::future::Future<Output = T>,
+) -> Result<T, RealError> {
+    tokio::time::timeout(COMMAND_TIMEOUT, command)
+        .await
+        .map_err(|_| {
+            RealError::Server(format!(
+                "{url}: {what}: no answer within {}s; the server is not usable (overloaded, stopped, or not the server the URL should name)",
+                COMMAND_TIMEOUT.as_secs()
+            ))
+        })
+}
+
+/// A failed command of the run's own on Redis, in a user's words.
+fn redis_failure(url: &str, what: &str, error: &redis::RedisError) -> String {
+    if error.is_timeout() {
+        format!(
+            "Redis {url}: {what}: no answer within {}s; the server is not usable (overloaded, \
+             stopped, or not a Redis server)",
+            CONNECT_TIMEOUT.as_secs()
+        )
+    } else {
+        format!("Redis {url}: {what}: {error}")
+    }
+}
+
+/// Why a connection attempt failed, in a user's words: `what` is what was being done.
+fn io_failure(error: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::ConnectionRefused => "nothing listens there",
+        ErrorKind::BrokenPipe
+        | ErrorKind::ConnectionReset
+        | ErrorKind::ConnectionAborted
+        | ErrorKind::UnexpectedEof => "the server closed the connection",
+        _ => "",
+    }
+}
+
+/// Connects to the Redis `url` names, with a deadline on each step, and checks that it is a
+/// Redis server by sending `PING`. Every failure names the URL and what was expected.
+pub async fn connect_redis_checked(url: &str) -> Result<MultiplexedConnection, RealError> {
+    let fail = |why: String| RealError::Server(format!("--redis {url}: {why}"));
+    let info = url.into_connection_info().map_err(|error| {
+        fail(format!(
+            "not a usable Redis URL ({error}); write it as redis://HOST:PORT[/DB], e.g. redis://127.0.0.1:6379"
+        ))
+    })?;
+    let ConnectionAddr::Tcp(host, port) = info.addr() else {
+        return Err(fail(
+            "only plain TCP redis://HOST:PORT URLs are supported (no TLS, no unix sockets)"
+                .to_string(),
+        ));
+    };
+    let address = format!("{host}:{port}");
+    let secs = CONNECT_TIMEOUT.as_secs();
+    let stream = match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect((host.as_str(), *port)),
+    )
+    .await
+    {
+        Err(_) => {
+            return Err(fail(format!(
+                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
+            )))
+        }
+        Ok(Err(error)) => {
+            return Err(fail(format!(
+                "cannot reach Redis at {address}: {error}{}; check that Redis runs there and the URL is right",
+                match io_failure(&error) {
+                    "" => String::new(),
+                    why => format!(" ({why})"),
+                }
+            )))
+        }
+        Ok(Ok(stream)) => stream,
+    };
+    let _ = stream.set_nodelay(true);
+    let not_redis = |what: String| {
+        fail(format!(
+            "the server at {address} is not a Redis server, or not a usable one: {what}; point --redis at a Redis server (a PostgreSQL URL belongs to --postgres)"
+        ))
+    };
+    let handshake = async {
+        let mut connection =
+            redis_over_stream(stream, info.redis_settings(), Some(CONNECT_TIMEOUT)).await?;
+        let pong: redis::Value = redis::cmd("PING").query_async(&mut connection).await?;
+        Ok::<_, crate::clients::ConnectError>((connection, pong))
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT + Duration::from_millis(500), handshake).await {
+        Err(_) => Err(not_redis(format!("it did not answer PING within {secs}s"))),
+        Ok(Err(crate::clients::ConnectError::Redis(error))) if error.is_timeout() => {
+            Err(not_redis(format!("it did not answer PING within {secs}s")))
+        }
+        Ok(Err(crate::clients::ConnectError::Redis(error)))
+            if error.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                || error.code().is_some() =>
+        {
+            Err(fail(format!("Redis at {address} refused PING: {error}")))
+        }
+        Ok(Err(error)) => Err(not_redis(format!(
+            "the RESP handshake failed ({error}), as when the server closes the connection on a RESP request"
+        ))),
+        Ok(Ok((connection, redis::Value::SimpleString(pong)))) if pong == "PONG" => Ok(connection),
+        Ok(Ok((_, other))) => Err(not_redis(format!("it answered PING with {other:?}"))),
+    }
+}
+
+/// Connects to the PostgreSQL server `url` names, with a deadline on each step. Every failure
+/// names the URL and what was expected; the server's own refusal (a database that does not
+/// exist, an unknown role) is quoted.
+pub async fn connect_postgres_checked(url: &str) -> Result<tokio_postgres::Client, RealError> {
+    let fail = |why: String| RealError::Server(format!("--postgres {url}: {why}"));
+    let config: tokio_postgres::Config = url.parse().map_err(|error| {
+        fail(format!(
+            "not a usable PostgreSQL URL ({error}); write it as postgres://USER@HOST[:PORT]/DB, e.g. postgres://postgres@127.0.0.1:5432/test"
+        ))
+    })?;
+    let Some(Host::Tcp(host)) = config.get_hosts().first() else {
+        return Err(fail(
+            "name one TCP host, e.g. postgres://postgres@127.0.0.1/test (unix sockets are not supported)"
+                .to_string(),
+        ));
+    };
+    if config.get_user().is_none() {
+        return Err(fail(
+            "name a user, e.g. postgres://postgres@127.0.0.1/test".to_string(),
+        ));
+    }
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(crate::clients::POSTGRES_PORT);
+    let address = format!("{host}:{port}");
+    let secs = CONNECT_TIMEOUT.as_secs();
+    let stream = match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Err(_) => {
+            return Err(fail(format!(
+                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
+            )))
+        }
+        Ok(Err(error)) => {
+            return Err(fail(format!(
+                "cannot reach PostgreSQL at {address}: {error}{}; check that PostgreSQL runs there and the URL is right",
+                match io_failure(&error) {
+                    "" => String::new(),
+                    why => format!(" ({why})"),
+                }
+            )))
+        }
+        Ok(Ok(stream)) => stream,
+    };
+    let _ = stream.set_nodelay(true);
+    match tokio::time::timeout(CONNECT_TIMEOUT, postgres_over_stream(stream, &config)).await {
+        Err(_) => Err(fail(format!(
+            "the server at {address} did not answer the PostgreSQL startup message within {secs}s: is it a PostgreSQL server? (a Redis server, for one, waits silently; a Redis URL belongs to --redis)"
+        ))),
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(crate::clients::ConnectError::Postgres(error))) => match error.as_db_error() {
+            Some(db) => {
+                let advice = match db.code().code() {
+                    "3D000" => format!(
+                        "; create it (createdb -h {host} -p {port} {}) or name another database in the URL",
+                        config.get_dbname().unwrap_or("NAME")
+                    ),
+                    "28000" | "28P01" => "; name a role that exists and may log in".to_string(),
+                    _ => String::new(),
+                };
+                Err(fail(format!(
+                    "PostgreSQL at {address} refused the connection: {}{advice}",
+                    db.message()
+                )))
+            }
+            None => Err(fail(format!(
+                "the server at {address} is not a PostgreSQL server, or not a usable one: the startup failed ({error}); point --postgres at a PostgreSQL server"
+            ))),
+        },
+        Ok(Err(error)) => Err(fail(format!(
+            "the server at {address} is not a usable PostgreSQL server: {error}"
+        ))),
+    }
 }
 
 /// Cleans up from a thread of its own if the run's future is dropped before it cleaned up
@@ -649,18 +869,28 @@ impl Drop for CleanupGuard {
                 .ok()?;
             runtime.block_on(async {
                 if let Some((url, keys)) = &plan.redis {
-                    let mut connection = redis_url(url, Some(Duration::from_secs(5))).await.ok()?;
+                    let mut connection = tokio::time::timeout(
+                        CONNECT_TIMEOUT,
+                        redis_url(url, Some(Duration::from_secs(5))),
+                    )
+                    .await
+                    .ok()?
+                    .ok()?;
                     let mut del = redis::cmd("DEL");
                     for key in keys {
                         del.arg(key);
                     }
-                    del.query_async::<()>(&mut connection).await.ok()?;
+                    tokio::time::timeout(COMMAND_TIMEOUT, del.query_async::<()>(&mut connection))
+                        .await
+                        .ok()?
+                        .ok()?;
                 }
                 if let Some((url, schema)) = &plan.postgres {
-                    let client = crate::clients::postgres_url(url).await.ok()?;
-                    client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                    let client = connect_postgres_checked(url).await.ok()?;
+                    let drop = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+                    tokio::time::timeout(COMMAND_TIMEOUT, client.batch_execute(&drop))
                         .await
+                        .ok()?
                         .ok()?;
                 }
                 Some(())

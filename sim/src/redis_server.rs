@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::accept::{self, ServeConnection};
 use crate::observer::{ConnectionEvents, Observer, Protocol};
-use crate::resp::{decode_request, encode_reply};
+use crate::resp::{encode_reply, RequestReader};
 
 /// How many bytes to read from the socket at a time.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
@@ -97,8 +97,11 @@ impl RedisServer {
         let conn_id = self.next_conn_id();
         let _events =
             ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id, peer);
-        let mut input = Vec::new();
+        let mut input = RequestReader::new();
         let mut output = Vec::new();
+        // Read at most 16 KiB at a time and execute what has arrived after each read, as
+        // Redis does: its limits on lines without an end apply at the same points.
+        let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
             let after = self.execute_batch(conn_id, &mut input, &mut output);
             if !output.is_empty() {
@@ -109,42 +112,44 @@ impl RedisServer {
             if after == AfterBatch::Close {
                 return stream.shutdown().await;
             }
-            input.reserve(READ_CHUNK_BYTES);
-            if stream.read_buf(&mut input).await? == 0 {
+            let read_bytes = stream.read(&mut chunk).await?;
+            if read_bytes == 0 {
                 return Ok(());
+            }
+            input.push(&chunk[..read_bytes]);
+            if input.over_limit() {
+                // Redis disconnects a client over `client-query-buffer-limit` without a reply.
+                return stream.shutdown().await;
             }
         }
     }
 
-    /// Executes every complete request at the front of `input` (removing them) and appends
-    /// the replies to `output`.
-    fn execute_batch(&self, conn_id: u64, input: &mut Vec<u8>, output: &mut Vec<u8>) -> AfterBatch {
-        let mut consumed_bytes = 0;
-        let mut after = AfterBatch::KeepOpen;
+    /// Executes every complete request that has arrived and appends the replies to `output`.
+    fn execute_batch(
+        &self,
+        conn_id: u64,
+        input: &mut RequestReader,
+        output: &mut Vec<u8>,
+    ) -> AfterBatch {
         loop {
-            match decode_request(&input[consumed_bytes..]) {
-                Ok(None) => break,
-                Ok(Some(request)) => {
-                    consumed_bytes += request.consumed_bytes;
-                    if request.argv.is_empty() {
+            match input.next_request() {
+                Ok(None) => return AfterBatch::KeepOpen,
+                Ok(Some(argv)) => {
+                    if argv.is_empty() {
                         continue;
                     }
-                    let (reply, quit) = self.execute(conn_id, &request.argv);
+                    let (reply, quit) = self.execute(conn_id, &argv);
                     encode_reply(&reply, output);
                     if quit {
-                        after = AfterBatch::Close;
-                        break;
+                        return AfterBatch::Close;
                     }
                 }
                 Err(error) => {
-                    encode_reply(&error.reply(), output);
-                    after = AfterBatch::Close;
-                    break;
+                    error.encode_reply(output);
+                    return AfterBatch::Close;
                 }
             }
         }
-        input.drain(..consumed_bytes);
-        after
     }
 
     /// Executes one command; the flag says whether it was QUIT.

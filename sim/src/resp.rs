@@ -13,24 +13,40 @@ pub const INLINE_MAX_BYTES: usize = 64 * 1024;
 /// The largest bulk string a client may send (`proto-max-bulk-len`, 512 MiB).
 pub const BULK_MAX_BYTES: i64 = 512 * 1024 * 1024;
 
+/// The most bytes one connection may hold of requests not yet executed (Redis's
+/// `client-query-buffer-limit`, 1 GiB); a client over it is disconnected without a reply.
+pub const QUERY_BUFFER_MAX_BYTES: usize = 1024 * 1024 * 1024;
+
 /// The largest multibulk count Redis accepts (`INT_MAX`).
 const MULTIBULK_MAX_COUNT: i64 = i32::MAX as i64;
 
 /// How many argument slots to reserve up front at most, whatever count the client announced.
 const PREALLOCATED_ARGS_MAX: usize = 64;
 
-/// A malformed request. The text is what follows `Protocol error: `.
+/// A malformed request. The bytes are what follows `Protocol error: ` (Redis may put any
+/// byte of the request there, as in `expected '$', got '\xff'`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProtocolError(pub String);
+pub struct ProtocolError(pub Vec<u8>);
 
 impl ProtocolError {
-    fn new(text: impl Into<String>) -> ProtocolError {
+    fn new(text: impl Into<Vec<u8>>) -> ProtocolError {
         ProtocolError(text.into())
     }
 
-    /// The reply Redis sends before closing: `ERR Protocol error: <text>`.
-    pub fn reply(&self) -> Reply {
-        Reply::Error(format!("ERR Protocol error: {}", self.0))
+    /// The text after `Protocol error: `, with any byte that is not UTF-8 replaced.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+
+    /// Appends the reply Redis sends before closing, `-ERR Protocol error: <text>\r\n`, byte
+    /// for byte (a carriage return or line feed in the text becomes a space, as in Redis).
+    pub fn encode_reply(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"-ERR Protocol error: ");
+        out.extend(self.0.iter().map(|&byte| match byte {
+            b'\r' | b'\n' => b' ',
+            other => other,
+        }));
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -43,31 +59,202 @@ pub struct Request {
     pub consumed_bytes: usize,
 }
 
-/// Decodes the first request in `buf`.
+/// Decodes the first request in `buf` (a convenience over [`RequestReader`] for a buffer that
+/// is all there is so far).
 ///
 /// `Ok(None)` means the request is not complete yet: read more and call again with the
 /// same bytes at the front. An error means the connection is unusable: reply with
-/// [`ProtocolError::reply`] and close.
+/// [`ProtocolError::encode_reply`] and close.
 pub fn decode_request(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
-    match buf.first() {
-        None => Ok(None),
-        Some(b'*') => decode_multibulk(buf),
-        Some(_) => decode_inline(buf),
-    }
+    let mut reader = RequestReader::new();
+    reader.push(buf);
+    Ok(reader.next_request()?.map(|argv| Request {
+        argv,
+        consumed_bytes: reader.pos,
+    }))
 }
 
-/// Finds the `\r` that ends a count line starting at `start`; `Ok(None)` until the byte after
-/// it has arrived too (Redis skips that byte without looking at it).
-fn find_count_line_end(
-    buf: &[u8],
-    start: usize,
-    too_big: &str,
-) -> Result<Option<usize>, ProtocolError> {
-    match buf[start..].iter().position(|&byte| byte == b'\r') {
-        None if buf.len() - start > INLINE_MAX_BYTES => Err(ProtocolError::new(too_big)),
-        None => Ok(None),
-        Some(offset) if start + offset + 2 > buf.len() => Ok(None),
-        Some(offset) => Ok(Some(start + offset)),
+/// A multibulk request whose count has been read but not all of its arguments.
+#[derive(Debug, Default)]
+struct PendingMultibulk {
+    /// Arguments still to read.
+    remaining: usize,
+    /// The length of the next argument, once its `$<len>` line has been read.
+    bulk_len: Option<usize>,
+    /// The arguments read so far.
+    argv: Vec<Vec<u8>>,
+    /// Their total size.
+    argv_bytes: usize,
+}
+
+/// Reads the requests of one connection as they arrive, as Redis 7's `processInputBuffer`
+/// does (src/networking.c): a multibulk request is consumed line by line and argument by
+/// argument, so a request is never parsed twice, and nothing is reserved because of a count
+/// or length the client announced.
+///
+/// Redis looks for line ends with C's `strchr`, which stops at a zero byte: a zero byte in an
+/// inline request or a count line hides everything after it, so such a request stays
+/// incomplete until more than 64 KiB are waiting ("too big inline request").
+#[derive(Debug, Default)]
+pub struct RequestReader {
+    buf: Vec<u8>,
+    pos: usize,
+    pending: Option<PendingMultibulk>,
+}
+
+impl RequestReader {
+    /// An empty reader.
+    pub fn new() -> RequestReader {
+        RequestReader::default()
+    }
+
+    /// Appends bytes read from the connection.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes held for requests not yet returned: unparsed input and the arguments read so far
+    /// of an incomplete request.
+    pub fn held_bytes(&self) -> usize {
+        self.unparsed()
+            + self
+                .pending
+                .as_ref()
+                .map_or(0, |pending| pending.argv_bytes)
+    }
+
+    /// True when [`held_bytes`](Self::held_bytes) is over [`QUERY_BUFFER_MAX_BYTES`]: Redis
+    /// closes such a connection without a reply.
+    pub fn over_limit(&self) -> bool {
+        self.held_bytes() > QUERY_BUFFER_MAX_BYTES
+    }
+
+    /// Bytes of memory the reader has reserved: its buffer and the arguments of an incomplete
+    /// request (never more than what arrived, give or take growth slack).
+    pub fn reserved_bytes(&self) -> usize {
+        self.buf.capacity()
+            + self.pending.as_ref().map_or(0, |pending| {
+                pending.argv.capacity() * std::mem::size_of::<Vec<u8>>()
+                    + pending.argv.iter().map(Vec::capacity).sum::<usize>()
+            })
+    }
+
+    fn unparsed(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// The next complete request: `Ok(None)` until one has fully arrived, an empty argv for
+    /// the requests Redis skips (`*0`, `*-1`, an empty line). An error means the connection
+    /// is unusable: reply with [`ProtocolError::encode_reply`] and close.
+    pub fn next_request(&mut self) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
+        if self.pending.is_none() {
+            match self.buf.get(self.pos) {
+                None => return Ok(None),
+                Some(b'*') => {}
+                Some(_) => return self.next_inline(),
+            }
+            let Some(count_end) = self.line_end(b'\r', "too big mbulk count string")? else {
+                return Ok(None);
+            };
+            let count = match parse_redis_integer(&self.buf[self.pos + 1..count_end]) {
+                Some(count) if count <= MULTIBULK_MAX_COUNT => count,
+                _ => return Err(ProtocolError::new("invalid multibulk length")),
+            };
+            self.pos = count_end + 2;
+            if count <= 0 {
+                return Ok(Some(Vec::new()));
+            }
+            let count = count as usize;
+            self.pending = Some(PendingMultibulk {
+                remaining: count,
+                argv: Vec::with_capacity(count.min(PREALLOCATED_ARGS_MAX)),
+                ..PendingMultibulk::default()
+            });
+        }
+        loop {
+            let pending = self
+                .pending
+                .as_ref()
+                .expect("a multibulk request is pending");
+            if pending.remaining == 0 {
+                break;
+            }
+            let len = match pending.bulk_len {
+                Some(len) => len,
+                None => {
+                    let Some(len_end) = self.line_end(b'\r', "too big bulk count string")? else {
+                        return Ok(None);
+                    };
+                    let marker = self.buf[self.pos];
+                    if marker != b'$' {
+                        let mut text = b"expected '$', got '".to_vec();
+                        text.push(marker);
+                        text.push(b'\'');
+                        return Err(ProtocolError(text));
+                    }
+                    let len = match parse_redis_integer(&self.buf[self.pos + 1..len_end]) {
+                        Some(len) if (0..=BULK_MAX_BYTES).contains(&len) => len as usize,
+                        _ => return Err(ProtocolError::new("invalid bulk length")),
+                    };
+                    self.pos = len_end + 2;
+                    len
+                }
+            };
+            let pending = self
+                .pending
+                .as_mut()
+                .expect("a multibulk request is pending");
+            // Like Redis, the two bytes after the data are skipped without being checked.
+            if self.buf.len() - self.pos < len + 2 {
+                pending.bulk_len = Some(len);
+                return Ok(None);
+            }
+            pending
+                .argv
+                .push(self.buf[self.pos..self.pos + len].to_vec());
+            pending.argv_bytes += len;
+            pending.bulk_len = None;
+            pending.remaining -= 1;
+            self.pos += len + 2;
+        }
+        Ok(self.pending.take().map(|pending| pending.argv))
+    }
+
+    /// Finds the `stop` byte that ends the line at the read position, as `strchr` would: the
+    /// search also ends at a zero byte, and finds nothing then. `Ok(None)` until the byte
+    /// after a `\r` has arrived too (Redis skips it without looking); `too_big` is the error
+    /// once more than 64 KiB wait without an end.
+    fn line_end(&self, stop: u8, too_big: &str) -> Result<Option<usize>, ProtocolError> {
+        let found = self.buf[self.pos..]
+            .iter()
+            .position(|&byte| byte == stop || byte == 0)
+            .map(|offset| self.pos + offset)
+            .filter(|&end| self.buf[end] == stop);
+        match found {
+            None if self.unparsed() > INLINE_MAX_BYTES => Err(ProtocolError::new(too_big)),
+            None => Ok(None),
+            Some(end) if stop == b'\r' && end + 2 > self.buf.len() => Ok(None),
+            Some(end) => Ok(Some(end)),
+        }
+    }
+
+    fn next_inline(&mut self) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
+        let Some(newline) = self.line_end(b'\n', "too big inline request")? else {
+            return Ok(None);
+        };
+        let line_end = if newline > self.pos && self.buf[newline - 1] == b'\r' {
+            newline - 1
+        } else {
+            newline
+        };
+        let argv = split_inline_args(&self.buf[self.pos..line_end])
+            .ok_or_else(|| ProtocolError::new("unbalanced quotes in request"))?;
+        self.pos = newline + 1;
+        Ok(Some(argv))
     }
 }
 
@@ -86,74 +273,6 @@ fn parse_redis_integer(text: &[u8]) -> Option<i64> {
     }
 }
 
-fn decode_multibulk(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
-    let Some(count_end) = find_count_line_end(buf, 1, "too big mbulk count string")? else {
-        return Ok(None);
-    };
-    let count = match parse_redis_integer(&buf[1..count_end]) {
-        Some(count) if count <= MULTIBULK_MAX_COUNT => count,
-        _ => return Err(ProtocolError::new("invalid multibulk length")),
-    };
-    let mut pos = count_end + 2;
-    if count <= 0 {
-        return Ok(Some(Request {
-            argv: Vec::new(),
-            consumed_bytes: pos,
-        }));
-    }
-    let count = count as usize;
-    let mut argv = Vec::with_capacity(count.min(PREALLOCATED_ARGS_MAX));
-    while argv.len() < count {
-        let Some(&marker) = buf.get(pos) else {
-            return Ok(None);
-        };
-        if marker != b'$' {
-            return Err(ProtocolError(format!(
-                "expected '$', got '{}'",
-                marker as char
-            )));
-        }
-        let Some(len_end) = find_count_line_end(buf, pos + 1, "too big bulk count string")? else {
-            return Ok(None);
-        };
-        let len = match parse_redis_integer(&buf[pos + 1..len_end]) {
-            Some(len) if (0..=BULK_MAX_BYTES).contains(&len) => len as usize,
-            _ => return Err(ProtocolError::new("invalid bulk length")),
-        };
-        let data_start = len_end + 2;
-        // Like Redis, the two bytes after the data are skipped without being checked.
-        if buf.len() < data_start + len + 2 {
-            return Ok(None);
-        }
-        argv.push(buf[data_start..data_start + len].to_vec());
-        pos = data_start + len + 2;
-    }
-    Ok(Some(Request {
-        argv,
-        consumed_bytes: pos,
-    }))
-}
-
-fn decode_inline(buf: &[u8]) -> Result<Option<Request>, ProtocolError> {
-    let Some(newline) = buf.iter().position(|&byte| byte == b'\n') else {
-        if buf.len() > INLINE_MAX_BYTES {
-            return Err(ProtocolError::new("too big inline request"));
-        }
-        return Ok(None);
-    };
-    let line_end = if newline > 0 && buf[newline - 1] == b'\r' {
-        newline - 1
-    } else {
-        newline
-    };
-    let argv = split_inline_args(&buf[..line_end])
-        .ok_or_else(|| ProtocolError::new("unbalanced quotes in request"))?;
-    Ok(Some(Request {
-        argv,
-        consumed_bytes: newline + 1,
-    }))
-}
-
 fn is_redis_space(byte: u8) -> bool {
     matches!(byte, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
 }
@@ -165,7 +284,13 @@ fn hex_value(byte: u8) -> Option<u8> {
 /// Splits an inline request line like Redis's `sdssplitargs`: white space separates
 /// arguments, `"..."` understands `\n \r \t \b \a \\ \" \xHH`, `'...'` understands `\'`, and a
 /// closing quote must be followed by white space or the end. `None` for unbalanced quotes.
+///
+/// Like Redis, which reads the line as a C string, a zero byte ends the line.
 pub fn split_inline_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let line = &line[..line
+        .iter()
+        .position(|&byte| byte == 0)
+        .unwrap_or(line.len())];
     let mut args = Vec::new();
     let mut pos = 0;
     loop {
@@ -407,9 +532,11 @@ mod tests {
     #[test]
     fn unbalanced_quotes_are_a_protocol_error() {
         let error = decode_request(b"set \"k v\r\n").unwrap_err();
+        let mut out = Vec::new();
+        error.encode_reply(&mut out);
         assert_eq!(
-            error.reply(),
-            Reply::Error("ERR Protocol error: unbalanced quotes in request".into())
+            out,
+            b"-ERR Protocol error: unbalanced quotes in request\r\n".to_vec()
         );
         assert!(decode_request(b"get 'k\r\n").is_err());
     }
@@ -429,7 +556,7 @@ mod tests {
         for (input, text) in cases {
             assert_eq!(
                 decode_request(input),
-                Err(ProtocolError(text.to_string())),
+                Err(ProtocolError(text.as_bytes().to_vec())),
                 "{}",
                 String::from_utf8_lossy(input)
             );
@@ -443,19 +570,121 @@ mod tests {
         inline.push(b'a');
         assert_eq!(
             decode_request(&inline),
-            Err(ProtocolError("too big inline request".into()))
+            Err(ProtocolError(b"too big inline request".to_vec()))
         );
         let mut count = b"*".to_vec();
         count.extend(vec![b'1'; INLINE_MAX_BYTES + 1]);
         assert_eq!(
             decode_request(&count),
-            Err(ProtocolError("too big mbulk count string".into()))
+            Err(ProtocolError(b"too big mbulk count string".to_vec()))
         );
         let mut bulk = b"*1\r\n$".to_vec();
         bulk.extend(vec![b'1'; INLINE_MAX_BYTES + 1]);
         assert_eq!(
             decode_request(&bulk),
-            Err(ProtocolError("too big bulk count string".into()))
+            Err(ProtocolError(b"too big bulk count string".to_vec()))
+        );
+    }
+
+    #[test]
+    fn a_zero_byte_hides_the_rest_of_an_inline_request_or_count_line() {
+        // Redis searches line ends with strchr, which stops at the zero byte: these wait
+        // for more input (and are never split into an endless run of empty arguments).
+        for input in [
+            &b"\x00\r\n"[..],
+            b"SET a\x00b c\r\n",
+            b"PING\x00\r\n",
+            b"*1\x00\r\n",
+            b"*1\r\n$4\x00\r\nPING\r\n",
+        ] {
+            assert_eq!(decode_request(input), Ok(None), "{input:?}");
+        }
+        // ... until more than 64 KiB wait.
+        let mut big = b"SET a\x00b\r\n".to_vec();
+        big.resize(INLINE_MAX_BYTES + 1, b'x');
+        assert_eq!(
+            decode_request(&big),
+            Err(ProtocolError(b"too big inline request".to_vec()))
+        );
+        // A zero byte inside bulk data is data.
+        let request = decode_request(b"*1\r\n$4\r\nPI\x00G\r\n").unwrap().unwrap();
+        assert_eq!(request.argv, vec![b"PI\x00G".to_vec()]);
+        // And a zero byte ends a line handed to the splitter directly.
+        assert_eq!(
+            split_inline_args(b"SET a\x00b c").unwrap(),
+            args(&["SET", "a"])
+        );
+        assert_eq!(split_inline_args(b"\x00").unwrap(), Vec::<Vec<u8>>::new());
+        assert_eq!(split_inline_args(b"\"a\x00\""), None);
+    }
+
+    #[test]
+    fn the_64_kib_limits_count_from_the_start_of_the_line() {
+        let mut count = b"*".to_vec();
+        count.resize(INLINE_MAX_BYTES, b'1');
+        assert_eq!(decode_request(&count), Ok(None));
+        count.push(b'1');
+        assert!(decode_request(&count).is_err());
+        let mut bulk = b"*1\r\n$".to_vec();
+        bulk.resize(4 + INLINE_MAX_BYTES, b'1');
+        assert_eq!(decode_request(&bulk), Ok(None));
+        bulk.push(b'1');
+        assert!(decode_request(&bulk).is_err());
+    }
+
+    #[test]
+    fn a_reader_fed_byte_by_byte_gives_the_same_requests() {
+        let mut buf = Vec::new();
+        encode_request(&args(&["SET", "key", "va\r\nlue"]), &mut buf);
+        buf.extend_from_slice(b"get 'k' \"\\x41\"\r\n*0\r\n");
+        encode_request(&args(&["PING"]), &mut buf);
+        let mut reader = RequestReader::new();
+        let mut requests = Vec::new();
+        for &byte in &buf {
+            reader.push(&[byte]);
+            while let Some(argv) = reader.next_request().unwrap() {
+                requests.push(argv);
+            }
+        }
+        assert_eq!(
+            requests,
+            vec![
+                args(&["SET", "key", "va\r\nlue"]),
+                args(&["get", "k", "A"]),
+                vec![],
+                args(&["PING"])
+            ]
+        );
+        assert_eq!(reader.held_bytes(), 0);
+    }
+
+    #[test]
+    fn announced_sizes_reserve_nothing_and_held_bytes_count_what_arrived() {
+        let mut reader = RequestReader::new();
+        reader.push(b"*2147483647\r\n$536870912\r\nabc");
+        assert_eq!(reader.next_request(), Ok(None));
+        assert_eq!(reader.held_bytes(), 3);
+        assert!(reader.buf.capacity() < 1024);
+        let pending = reader.pending.as_ref().unwrap();
+        assert!(pending.argv.capacity() <= PREALLOCATED_ARGS_MAX);
+        assert!(!reader.over_limit());
+    }
+
+    #[test]
+    fn a_protocol_error_is_encoded_byte_for_byte() {
+        let error = decode_request(b"*1\r\n\xff\r\n").unwrap_err();
+        let mut out = Vec::new();
+        error.encode_reply(&mut out);
+        assert_eq!(
+            out,
+            b"-ERR Protocol error: expected '$', got '\xff'\r\n".to_vec()
+        );
+        let error = decode_request(b"*1\r\n\r\n").unwrap_err();
+        let mut out = Vec::new();
+        error.encode_reply(&mut out);
+        assert_eq!(
+            out,
+            b"-ERR Protocol error: expected '$', got ' '\r\n".to_vec()
         );
     }
 

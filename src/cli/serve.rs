@@ -207,7 +207,8 @@ async fn stop_requested() -> &'static str {
     "Ctrl-C"
 }
 
-/// Runs an accept loop until a stop is requested; an accept error ends the command with it.
+/// Runs an accept loop until a stop is requested. The loop reports accept errors on stderr and
+/// goes on serving; should it ever end with an error, the command ends with it.
 async fn run_until_stopped(
     what: &str,
     serve: impl std::future::Future<Output = io::Result<()>>,
