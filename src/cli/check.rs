@@ -969,6 +969,85 @@ mod tests {
     }
 
     #[test]
+    fn sizes_take_units_and_are_at_least_16_mib() {
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
+        assert!(parse_bytes("1KiB").unwrap_err().contains("16MiB"));
+        assert!(parse_bytes("lots").unwrap_err().contains("not a size"));
+        assert!(
+            parse_bytes("99999999999TiB").is_err(),
+            "overflow is refused"
+        );
+    }
+
+    #[test]
+    fn a_vacuous_bound_is_inconclusive_with_exit_3_in_text_and_json() {
+        let line = "--safeguard pg-for-update --horizon 1";
+        assert_eq!(execute(args(line)).unwrap(), Status::Inconclusive);
+        let config = args(line).config().unwrap();
+        let model = LeaseModel::new(config).unwrap();
+        let report = run(&model, RunOptions::default(), &Counters::default());
+        let text = render(&config, &report, Duration::from_millis(1), &args(line));
+        assert!(text.contains("INCONCLUSIVE: vacuous"), "{text}");
+        assert!(text.contains("not a SAFE result"), "{text}");
+        let json = serde_json::to_value(JsonCheck::new(
+            &config,
+            &report,
+            Duration::from_secs(1),
+            Gate::All,
+        ))
+        .unwrap();
+        assert_eq!(json["verdict"], "INCONCLUSIVE");
+        assert_eq!(json["exit_code"], 3);
+        assert_eq!(json["holds"], false, "an undecided check does not hold");
+        assert!(json["reason"].as_str().unwrap().contains("vacuous"));
+        assert_eq!(json["properties"][0]["verdict"], "INCONCLUSIVE");
+    }
+
+    #[test]
+    fn a_violation_outranks_an_undecided_property_and_the_gate_picks_which_count() {
+        // Mutual exclusion breaks in 6 steps; the ledger needs far more than 2,000 states.
+        let line = "--safeguard fenced-cas --callers 3 --ttl 1 --horizon 6 --max-states 2000";
+        assert_eq!(execute(args(line)).unwrap(), Status::Violation);
+        let ledger = format!("{line} --gate ledger");
+        assert_eq!(execute(args(&ledger)).unwrap(), Status::Inconclusive);
+    }
+
+    #[test]
+    fn a_suite_entry_cut_short_is_inconclusive_and_a_wrong_verdict_unexpected() {
+        let entries = suite("smoke").unwrap();
+        let entry = entries
+            .iter()
+            .find(|e| e.ledger == PropertyVerdict::Safe && e.mutual_exclusion.is_none())
+            .expect("a postgres entry");
+        let model = LeaseModel::new(entry.config).unwrap();
+        let short = run(
+            &model,
+            RunOptions {
+                max_unique: Some(5),
+                ..RunOptions::default()
+            },
+            &Counters::default(),
+        );
+        assert_eq!(entry_status(entry, &short), Status::Inconclusive);
+        let full = run(&model, RunOptions::default(), &Counters::default());
+        assert_eq!(entry_status(entry, &full), Status::Ok);
+        let broken = suite("smoke")
+            .unwrap()
+            .into_iter()
+            .find(|e| e.ledger == PropertyVerdict::Violated)
+            .unwrap();
+        // The Safe entry's expectations against a broken safeguard's report: unexpected.
+        let report = run(
+            &LeaseModel::new(broken.config).unwrap(),
+            RunOptions::default(),
+            &Counters::default(),
+        );
+        assert_eq!(entry_status(entry, &report), Status::Violation);
+    }
+
+    #[test]
     fn the_report_names_the_bound_and_numbers_the_steps() {
         let config = args("--safeguard no-lock --horizon 3").config().unwrap();
         let model = LeaseModel::new(config).unwrap();
@@ -985,8 +1064,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  1. caller 1 reads balance 20"), "{text}");
-        let json =
-            serde_json::to_value(JsonCheck::new(&config, &report, Duration::from_secs(1))).unwrap();
+        let json = serde_json::to_value(JsonCheck::new(
+            &config,
+            &report,
+            Duration::from_secs(1),
+            Gate::All,
+        ))
+        .unwrap();
         assert_eq!(json["holds"], false);
         assert_eq!(json["properties"][0]["verdict"], "VIOLATED");
     }

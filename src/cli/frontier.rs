@@ -296,6 +296,59 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
 mod tests {
     use super::*;
 
+    use leaselab_model::checker::frontier::Cell;
+
+    fn frontier(boundaries: &[Boundary]) -> Frontier {
+        Frontier {
+            safeguard: "fenced-cas".into(),
+            callers: 2,
+            ttls: vec![1],
+            works: (1..=boundaries.len() as u64).collect(),
+            cells: boundaries
+                .iter()
+                .enumerate()
+                .map(|(i, &boundary)| Cell {
+                    ttl_ms: 1,
+                    work_ms: i as u64 + 1,
+                    horizon_ms: 5,
+                    boundary,
+                    checks: 1,
+                    unique_states: 10,
+                    reason: (boundary == Boundary::Inconclusive)
+                        .then(|| "stopped by the state limit".to_string()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn safe_in_every_cell_only_when_every_cell_was_established() {
+        let base = CheckConfig::new(Safeguard::NoLock);
+        let all = render(
+            &frontier(&[Boundary::Unbounded, Boundary::Unbounded]),
+            &base,
+        );
+        assert!(all.contains("safe in every cell"), "{all}");
+        let some = render(
+            &frontier(&[Boundary::Unbounded, Boundary::Inconclusive]),
+            &base,
+        );
+        assert!(!some.contains("safe in every cell"), "{some}");
+        assert!(some.contains("INCONCLUSIVE: 1 of 2 cells"), "{some}");
+        assert!(some.contains("TTL 1 work 2"), "{some}");
+        assert!(some.contains("stopped by the state limit"), "{some}");
+        let reason = summary_reason(&frontier(&[Boundary::Inconclusive])).unwrap();
+        assert!(reason.starts_with("1 of 1 cells inconclusive"), "{reason}");
+        assert_eq!(summary_reason(&frontier(&[Boundary::UpTo(2)])), None);
+    }
+
+    #[test]
+    fn lists_are_named_as_written() {
+        assert_eq!(list_text(&[1, 2, 3]), "1..3");
+        assert_eq!(list_text(&[1, 2, 4]), "1,2,4");
+        assert_eq!(list_text(&[5]), "5");
+    }
+
     #[test]
     fn lists_and_ranges() {
         assert_eq!(parse_list("3..5"), Ok(TickList(vec![3, 4, 5])));
