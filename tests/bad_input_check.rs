@@ -82,6 +82,12 @@ fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() 
             &["--callers 0"],
         ),
         Case::new(
+            "one caller: nothing can overlap",
+            &["check", "--safeguard", "lease", "--callers", "1"],
+            2,
+            &["--callers 1", "nothing can overlap"],
+        ),
+        Case::new(
             "callers beyond what the checker explores",
             &["check", "--safeguard", "lease", "--callers", "9"],
             2,

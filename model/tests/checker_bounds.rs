@@ -184,6 +184,7 @@ fn a_stop_request_ends_the_search_as_inconclusive() {
 fn absurd_parameters_are_refused_before_anything_runs() {
     let cases: Vec<(CheckConfig, &str)> = vec![
         (config(LEASE, |c| c.callers = 9), "--callers 9"),
+        (config(LEASE, |c| c.callers = 1), "nothing can overlap"),
         (config(LEASE, |c| c.callers = u32::MAX), "--callers"),
         (config(LEASE, |c| c.ttl_ms = u64::MAX), "--ttl"),
         (config(LEASE, |c| c.work_ms = u64::MAX), "--work"),

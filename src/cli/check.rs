@@ -75,7 +75,7 @@ pub struct Args {
     pub max_states: u64,
     /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
     /// INCONCLUSIVE (exit 3). Checked on Linux; elsewhere only --max-states applies.
-    #[arg(long, default_value = "6GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
     pub max_memory: u64,
     /// Explore callers that differ only by which is which separately (no symmetry reduction).
     #[arg(long)]
@@ -105,8 +105,8 @@ pub struct Args {
     pub shrink: bool,
 }
 
-/// The default limit on distinct states: the nightly suite's largest check needs about a
-/// quarter of it.
+/// The default limit on distinct states (per check; for `frontier`, per check of each cell):
+/// some 5 GiB with two callers, room for the nightly suite and the README's sweeps.
 pub const DEFAULT_MAX_STATES: u64 = 10_000_000;
 
 /// A size in bytes: `512MiB`, `4GiB`, `2G`, `100000000`.
@@ -408,7 +408,7 @@ fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<S
         );
         bar.set_style(
             ProgressStyle::with_template(
-                "{prefix} [{bar:25}] {human_pos}/{human_len} states (limit) {msg}",
+                "{prefix} [{bar:20}] {human_pos}/{human_len} states (limit) {wide_msg}",
             )
             .expect("a valid template")
             .progress_chars("=> "),
@@ -451,7 +451,7 @@ fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<S
         };
         let estimate = match growth {
             Some(g) => format!(
-                ", next level ~{} states (x{g:.1})",
+                ", next level ~{} (x{g:.1})",
                 group((level as f64 * g) as u64)
             ),
             None => String::new(),

@@ -49,13 +49,13 @@ pub struct Args {
     /// Worker threads per check.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub threads: usize,
-    /// Stop a cell after this many distinct states (over all its checks) and mark it
+    /// Stop any of a cell's checks after this many distinct states and mark the cell
     /// inconclusive ('?').
     #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
     pub max_states: u64,
     /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB); the cells
     /// left are inconclusive. Checked on Linux.
-    #[arg(long, default_value = "6GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
     pub max_memory: u64,
     /// Refuse sweeps of more cells (TTLs x works) than this.
     #[arg(long, default_value_t = DEFAULT_MAX_CELLS, value_name = "N")]

@@ -202,6 +202,13 @@ impl CheckConfig {
                 "--callers 0: a check needs at least 1 caller; use --callers 2".into(),
             ));
         }
+        if self.callers == 1 {
+            return Err(ParamError(
+                "--callers 1: with one caller nothing can overlap, so mutual exclusion and the \
+                 ledger hold trivially and a SAFE verdict would say nothing; use --callers 2"
+                    .into(),
+            ));
+        }
         if self.callers > MAX_CALLERS {
             return Err(ParamError(format!(
                 "--callers {}: an exhaustive check is limited to {MAX_CALLERS} callers (the state \

@@ -124,8 +124,9 @@ pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamErr
     boundary_watched(base, options, &Counters::default())
 }
 
-/// [`boundary`], with `options.max_unique` the limit on distinct states over all the cell's
-/// checks, and `counters` updated as each check runs (and [`Counters::request_stop`] honoured).
+/// [`boundary`], with `options.max_unique` the limit on distinct states of each of the
+/// cell's checks, and `counters` updated as each check runs (and [`Counters::request_stop`]
+/// honoured).
 pub fn boundary_watched(
     base: CheckConfig,
     options: RunOptions,
@@ -134,18 +135,8 @@ pub fn boundary_watched(
     let horizon = base.horizon();
     let mut checks = 0;
     let mut unique = 0;
-    let limit = options.max_unique;
     let mut check_at = |pause: Option<u64>| -> Result<Ledger, ParamError> {
         checks += 1;
-        let budget = match limit {
-            None => None,
-            Some(limit) if unique >= limit => {
-                return Ok(Ledger::Inconclusive(format!(
-                    "the cell's state limit ({limit} states) was spent; raise it with --max-states"
-                )))
-            }
-            Some(limit) => Some(limit - unique),
-        };
         ledger_check(
             CheckConfig {
                 max_pause_ms: pause,
@@ -153,7 +144,7 @@ pub fn boundary_watched(
                 ..base
             },
             options,
-            budget,
+            options.max_unique,
             counters,
             &mut unique,
         )
@@ -233,7 +224,7 @@ fn search(
 /// The table for every TTL in `ttls` and work in `works` (each cell at `base`'s horizon, or
 /// its own default when `base` has none).
 ///
-/// `options.max_unique` limits each cell (over all its checks); `counters` is updated as
+/// `options.max_unique` limits each check of each cell; `counters` is updated as
 /// every check runs; `on_start` is told each cell before it runs, `on_cell` after.
 pub fn sweep(
     base: CheckConfig,
