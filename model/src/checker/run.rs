@@ -255,12 +255,15 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
         || !model.property_names().contains(&SETTLED);
     let vacuous = vacuity_text(model);
     let undecided = match stopped {
-        Some(Stop::StateLimit) => format!(
-            "stopped by the state limit ({} states) after {} distinct states at depth {max_depth}; \
-             raise it with --max-states",
-            options.max_unique.unwrap_or(unique),
-            unique
-        ),
+        Some(Stop::StateLimit) => {
+            let limit = options.max_unique.unwrap_or(unique);
+            format!(
+                "stopped by the state limit ({limit} states) after {unique} distinct states at \
+                 depth {max_depth}; raise it with --max-states (e.g. --max-states {}; memory \
+                 grows with it) or shrink the bound",
+                limit.saturating_mul(10)
+            )
+        }
         Some(Stop::Requested) => {
             format!("stopped on request after {unique} distinct states at depth {max_depth}")
         }
