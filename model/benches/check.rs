@@ -50,6 +50,7 @@ fn main() {
                 strategy: Strategy::Bfs,
                 threads,
                 max_unique: None,
+                stop_at_violation: false,
             },
             &Counters::default(),
         );

@@ -138,6 +138,7 @@ fn stateright_dfs_reaches_the_same_verdicts() {
                 strategy: Strategy::Dfs,
                 threads: 2,
                 max_unique: None,
+                stop_at_violation: false,
             },
         );
         for property in &bfs.properties {
@@ -199,5 +200,8 @@ fn the_model_is_a_plain_stateright_model() {
     let model = LeaseModel::new(config(Safeguard::NoLock, |_| {})).unwrap();
     assert_eq!(model.init_states().len(), 1);
     let names: Vec<&str> = model.properties().iter().map(|p| p.name).collect();
-    assert_eq!(names, vec![LEDGER, "every caller finished"]);
+    assert_eq!(
+        names,
+        vec![LEDGER, "every caller finished", "every caller settled"]
+    );
 }

@@ -64,6 +64,7 @@ fn the_table_puts_ttl_down_and_work_across() {
             boundary,
             checks: 1,
             unique_states: 1,
+            reason: None,
         })
         .collect(),
     };

@@ -3,14 +3,16 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::suite::{suite, SUITES};
+use leaselab_model::checker::run::Stop;
+use leaselab_model::checker::suite::{suite, SuiteEntry, SUITES};
 use leaselab_model::checker::{
-    run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy,
+    run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::safeguard::Safeguard;
 use serde::Serialize;
@@ -67,6 +69,14 @@ pub struct Args {
     /// Worker threads.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub threads: usize,
+    /// Stop after this many distinct states and report INCONCLUSIVE (exit 3); raise it for
+    /// larger bounds (a state costs some 0.5 to 1 KiB).
+    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
+    pub max_states: u64,
+    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
+    /// INCONCLUSIVE (exit 3). Checked on Linux; elsewhere only --max-states applies.
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    pub max_memory: u64,
     /// Explore callers that differ only by which is which separately (no symmetry reduction).
     #[arg(long)]
     pub no_symmetry: bool,
@@ -93,6 +103,36 @@ pub struct Args {
     /// Shrink the counterexample's simulated run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
+}
+
+/// The default limit on distinct states (per check; for `frontier`, per check of each cell):
+/// some 5 GiB with two callers, room for the nightly suite and the README's sweeps.
+pub const DEFAULT_MAX_STATES: u64 = 10_000_000;
+
+/// A size in bytes: `512MiB`, `4GiB`, `2G`, `100000000`.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let bad = || format!("'{text}' is not a size; write e.g. 512MiB or 4GiB");
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = number.checked_mul(scale).ok_or_else(bad)?;
+    if bytes < 16 << 20 {
+        return Err(format!(
+            "'{text}': at least 16MiB (the program itself needs that much); write e.g. 512MiB"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A pause bound.
@@ -137,11 +177,26 @@ impl Args {
                 std::thread::available_parallelism().map_or(1, |n| n.get())
             )));
         }
+        if self.max_states == 0 {
+            return Err(UsageError::new(
+                "--max-states 0: the search needs room for at least 1 state; the default is \
+                 10000000",
+            ));
+        }
         Ok(RunOptions {
             strategy: self.strategy(),
             threads: self.threads,
-            max_unique: None,
+            max_unique: Some(self.max_states),
+            stop_at_violation: false,
         })
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_states: self.max_states,
+            max_memory: self.max_memory,
+            progress: !self.json && std::io::stderr().is_terminal(),
+        }
     }
 
     /// The check these arguments describe.
@@ -182,10 +237,11 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let options = args.options()?;
     let model = LeaseModel::new(config)?;
-    let (report, elapsed) = timed_run(&model, options);
+    let (report, elapsed) = timed_run(&model, options, args.limits());
     if args.json {
-        let json = serde_json::to_string_pretty(&JsonCheck::new(&config, &report, elapsed))
-            .expect("reports serialise");
+        let json =
+            serde_json::to_string_pretty(&JsonCheck::new(&config, &report, elapsed, args.gate))
+                .expect("reports serialise");
         println!("{json}");
     } else {
         print!("{}", render(&config, &report, elapsed, &args));
@@ -203,13 +259,27 @@ pub enum Gate {
     Ledger,
 }
 
+impl Gate {
+    /// The properties that decide the verdict.
+    fn names(self, report: &CheckReport) -> Vec<&'static str> {
+        match self {
+            Gate::All => report.always_names(),
+            Gate::Ledger => vec![LEDGER],
+        }
+    }
+}
+
+/// The verdict over the gated properties: VIOLATED, INCONCLUSIVE or SAFE.
+fn gated_verdict(report: &CheckReport, gate: Gate) -> PropertyVerdict {
+    report.verdict_over(&gate.names(report))
+}
+
+/// The exit status: a violated gated property is 1, else an undecided one is 3, else 0.
 fn gated_status(report: &CheckReport, gate: Gate) -> Status {
-    match gate {
-        Gate::All => status(report),
-        Gate::Ledger => match report.verdict(leaselab_model::checker::LEDGER) {
-            Some(PropertyVerdict::Violated) => Status::Violation,
-            _ => Status::Ok,
-        },
+    match gated_verdict(report, gate) {
+        PropertyVerdict::Violated => Status::Violation,
+        PropertyVerdict::Inconclusive => Status::Inconclusive,
+        _ => Status::Ok,
     }
 }
 
@@ -269,55 +339,186 @@ fn save_counterexample(
     Ok(())
 }
 
-fn status(report: &CheckReport) -> Status {
-    if report.holds() {
-        Status::Ok
+/// What bounds a search from outside the model, and whether to show its progress.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The limit on distinct states (also in [`RunOptions::max_unique`]).
+    pub max_states: u64,
+    /// The limit on resident memory, in bytes.
+    pub max_memory: u64,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What the watcher saw while a search ran.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Watched {
+    /// The resident memory that passed the limit, when it did.
+    pub memory_hit: Option<u64>,
+    /// The most resident memory seen.
+    pub peak_memory: u64,
+}
+
+/// The process's resident memory in bytes (Linux; none elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// `1.5 GiB`.
+pub fn bytes_text(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    if bytes as f64 >= GIB {
+        format!("{:.1} GiB", bytes as f64 / GIB)
     } else {
-        Status::Violation
+        format!("{:.0} MiB", bytes as f64 / MIB)
     }
 }
 
-/// Runs the check, with a progress line on stderr while it takes long (terminal only).
-fn timed_run(model: &LeaseModel, options: RunOptions) -> (CheckReport, Duration) {
-    let counters = Arc::new(Counters::default());
+/// Runs `work` while a watcher thread enforces the memory limit and, on a terminal, draws a
+/// progress bar on stderr (`label` names what is being checked).
+pub fn watched<T>(
+    counters: &Arc<Counters>,
+    limits: Limits,
+    label: &Arc<Mutex<String>>,
+    work: impl FnOnce() -> T,
+) -> (T, Watched) {
     let done = Arc::new(AtomicBool::new(false));
-    let progress = std::io::stderr().is_terminal().then(|| {
-        let counters = Arc::clone(&counters);
+    let watcher = {
+        let counters = Arc::clone(counters);
         let done = Arc::clone(&done);
-        std::thread::spawn(move || progress_line(&counters, &done))
-    });
-    let start = Instant::now();
-    let report = run(model, options, &counters);
-    let elapsed = start.elapsed();
+        let label = Arc::clone(label);
+        std::thread::spawn(move || watch(&counters, &done, limits, &label))
+    };
+    let result = work();
     done.store(true, Ordering::Relaxed);
-    if let Some(handle) = progress {
-        let _ = handle.join();
-    }
-    (report, elapsed)
+    let watched = watcher.join().unwrap_or_default();
+    (result, watched)
 }
 
-fn progress_line(counters: &Counters, done: &AtomicBool) {
+fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<String>) -> Watched {
     let start = Instant::now();
-    let mut shown = false;
+    let mut seen = Watched::default();
+    let bar = if limits.progress {
+        let bar = ProgressBar::with_draw_target(
+            Some(limits.max_states),
+            ProgressDrawTarget::stderr_with_hz(4),
+        );
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:20}] {human_pos}/{human_len} states (limit) {wide_msg}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let mut last_level = (0u64, 0u64);
+    let mut growth = None;
     while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some(rss) = resident_bytes() {
+            seen.peak_memory = seen.peak_memory.max(rss);
+            if rss > limits.max_memory && seen.memory_hit.is_none() {
+                seen.memory_hit = Some(rss);
+                counters.request_stop();
+            }
+        }
+        let Some(bar) = &bar else { continue };
         let elapsed = start.elapsed();
-        if elapsed < Duration::from_secs(1) || elapsed.as_millis() % 500 >= 100 {
+        if elapsed < Duration::from_millis(500) {
             continue;
         }
         let unique = counters.unique.load(Ordering::Relaxed);
-        eprint!(
-            "\r\x1b[2Kchecking: {} unique states, depth {}, {:.0}s, {}/s",
-            group(unique),
-            counters.depth.load(Ordering::Relaxed),
-            elapsed.as_secs_f64(),
-            group((unique as f64 / elapsed.as_secs_f64()) as u64)
-        );
-        shown = true;
+        let depth = counters.depth.load(Ordering::Relaxed);
+        let level = counters.level.load(Ordering::Relaxed);
+        if depth != last_level.0 {
+            if last_level.1 > 0 {
+                growth = Some(level as f64 / last_level.1 as f64);
+            }
+            last_level = (depth, level);
+        }
+        let rate = unique as f64 / elapsed.as_secs_f64().max(0.001);
+        let eta = if rate > 0.0 && unique < limits.max_states {
+            let secs = (limits.max_states - unique) as f64 / rate;
+            format!("limit in ~{}", human_secs(secs))
+        } else {
+            "at the limit".to_string()
+        };
+        let estimate = match growth {
+            Some(g) => format!(
+                ", next level ~{} (x{g:.1})",
+                group((level as f64 * g) as u64)
+            ),
+            None => String::new(),
+        };
+        if let Ok(label) = label.lock() {
+            bar.set_prefix(label.clone());
+        }
+        bar.set_position(unique.min(limits.max_states));
+        bar.set_message(format!(
+            "depth {depth}{estimate}, {}/s, {}, {eta}",
+            group(rate as u64),
+            bytes_text(seen.peak_memory)
+        ));
     }
-    if shown {
-        eprint!("\r\x1b[2K");
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
+    seen
+}
+
+/// Why the memory limit stopped a search (`progress`: how far it got), and how to raise it.
+pub fn memory_text(limits: Limits, rss: u64, progress: &str) -> String {
+    format!(
+        "stopped by the memory limit (--max-memory {}; resident memory reached {}){progress}; \
+         raise it with --max-memory, or shrink the bound (--horizon, --callers, --ttl, --work)",
+        bytes_text(limits.max_memory),
+        bytes_text(rss)
+    )
+}
+
+fn human_secs(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0}s")
+    } else if secs < 5400.0 {
+        format!("{:.0}min", secs / 60.0)
+    } else {
+        format!("{:.1}h", secs / 3600.0)
+    }
+}
+
+/// Runs the check under `limits`; a stop for memory is reported as such in every undecided
+/// property.
+fn timed_run(model: &LeaseModel, options: RunOptions, limits: Limits) -> (CheckReport, Duration) {
+    let counters = Arc::new(Counters::default());
+    let start = Instant::now();
+    let label = Arc::new(Mutex::new("checking".to_string()));
+    let (mut report, watched) =
+        watched(&counters, limits, &label, || run(model, options, &counters));
+    let elapsed = start.elapsed();
+    if report.stopped == Some(Stop::Requested) {
+        if let Some(rss) = watched.memory_hit {
+            let text = memory_text(
+                limits,
+                rss,
+                &format!(
+                    " after {} distinct states at depth {}",
+                    report.unique_states, report.max_depth
+                ),
+            );
+            for property in &mut report.properties {
+                if property.verdict == PropertyVerdict::Inconclusive {
+                    property.basis = text.clone();
+                }
+            }
+        }
+    }
+    (report, elapsed)
 }
 
 /// 1234567 as `1,234,567`.
@@ -459,6 +660,14 @@ pub fn render(
             property.basis
         ));
     }
+    if gated_verdict(report, args.gate) == PropertyVerdict::Inconclusive {
+        let reason = report
+            .reason_over(&args.gate.names(report))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\nINCONCLUSIVE: {reason}\nNo verdict was reached: this is not a SAFE result (exit 3).\n"
+        ));
+    }
     for property in &report.properties {
         if property.verdict != PropertyVerdict::Violated {
             continue;
@@ -497,14 +706,36 @@ struct JsonCheck<'a> {
     symmetry: bool,
     elapsed_s: f64,
     unique_states_per_s: u64,
+    /// The verdict over the gated properties: SAFE, VIOLATED or INCONCLUSIVE.
+    verdict: PropertyVerdict,
+    /// Why it is INCONCLUSIVE (none otherwise).
+    reason: Option<String>,
+    /// Which properties decide the verdict: `all` ("always" ones) or `ledger`.
+    gate: &'static str,
+    /// The exit code the verdict gives: 0, 1 or 3.
+    exit_code: u8,
+    /// True when every "always" property was established SAFE (not merely unviolated).
     holds: bool,
     #[serde(flatten)]
     report: &'a CheckReport,
 }
 
 impl<'a> JsonCheck<'a> {
-    fn new(config: &CheckConfig, report: &'a CheckReport, elapsed: Duration) -> JsonCheck<'a> {
+    fn new(
+        config: &CheckConfig,
+        report: &'a CheckReport,
+        elapsed: Duration,
+        gate: Gate,
+    ) -> JsonCheck<'a> {
+        let verdict = gated_verdict(report, gate);
         JsonCheck {
+            verdict,
+            reason: report.reason_over(&gate.names(report)),
+            gate: match gate {
+                Gate::All => "all",
+                Gate::Ledger => "ledger",
+            },
+            exit_code: gated_status(report, gate).exit_code(),
             safeguard: config.safeguard.name(),
             callers: config.callers,
             balance: config.initial_balance,
@@ -517,7 +748,7 @@ impl<'a> JsonCheck<'a> {
             symmetry: config.symmetry,
             elapsed_s: elapsed.as_secs_f64(),
             unique_states_per_s: per_second(report.unique_states, elapsed),
-            holds: report.holds(),
+            holds: report.verdict_over(&report.always_names()) == PropertyVerdict::Safe,
             report,
         }
     }
@@ -527,10 +758,37 @@ impl<'a> JsonCheck<'a> {
 #[derive(Serialize)]
 struct JsonSuiteEntry<'a> {
     name: &'a str,
+    /// `as expected`, `INCONCLUSIVE` or `UNEXPECTED`.
+    outcome: &'static str,
     expected_ledger: PropertyVerdict,
     expected_mutual_exclusion: Option<PropertyVerdict>,
     mismatches: Vec<String>,
     check: JsonCheck<'a>,
+}
+
+/// How a suite entry came out: as expected (0), undecided where a verdict was expected (3),
+/// or a verdict other than the expected one (1).
+fn entry_status(entry: &SuiteEntry, report: &CheckReport) -> Status {
+    let mut expected = vec![(LEDGER, entry.ledger)];
+    if let Some(me) = entry.mutual_exclusion {
+        expected.push((leaselab_model::checker::MUTUAL_EXCLUSION, me));
+    }
+    expected
+        .into_iter()
+        .map(|(name, want)| match report.verdict(name) {
+            Some(got) if got == want => Status::Ok,
+            Some(PropertyVerdict::Inconclusive) => Status::Inconclusive,
+            _ => Status::Violation,
+        })
+        .fold(Status::Ok, Status::worst)
+}
+
+fn outcome_text(status: Status) -> &'static str {
+    match status {
+        Status::Ok => "as expected",
+        Status::Inconclusive => "INCONCLUSIVE",
+        Status::Violation => "UNEXPECTED",
+    }
 }
 
 fn run_suite(name: &str, args: &Args) -> CommandResult {
@@ -544,54 +802,61 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
     let mut results = Vec::new();
     for entry in &entries {
         let model = LeaseModel::new(entry.config)?;
-        let (report, elapsed) = timed_run(&model, options);
+        let (report, elapsed) = timed_run(&model, options, args.limits());
         let mismatches = entry.mismatches(&report);
+        let status = entry_status(entry, &report);
         if !args.json {
+            let detail = match status {
+                Status::Ok => String::new(),
+                Status::Inconclusive => format!(
+                    ": {}",
+                    report
+                        .reason_over(&[LEDGER, leaselab_model::checker::MUTUAL_EXCLUSION])
+                        .unwrap_or_default()
+                ),
+                Status::Violation => format!(": {}", mismatches.join("; ")),
+            };
             println!(
-                "{:<55} ledger {:<9} {:>12} states {:>7.2}s {}",
+                "{:<55} ledger {:<12} {:>12} states {:>7.2}s {}{detail}",
                 entry.name,
-                report
-                    .verdict(leaselab_model::checker::LEDGER)
-                    .map_or("-", PropertyVerdict::as_str),
+                report.verdict(LEDGER).map_or("-", PropertyVerdict::as_str),
                 group(report.unique_states),
                 elapsed.as_secs_f64(),
-                if mismatches.is_empty() {
-                    "as expected".to_string()
-                } else {
-                    format!("UNEXPECTED: {}", mismatches.join("; "))
-                }
+                outcome_text(status),
             );
         }
-        results.push((entry, report, elapsed, mismatches));
+        results.push((entry, report, elapsed, mismatches, status));
     }
-    let failed = results.iter().any(|(_, _, _, m)| !m.is_empty());
+    let worst = results.iter().map(|r| r.4).fold(Status::Ok, Status::worst);
     if args.json {
         let json: Vec<JsonSuiteEntry> = results
             .iter()
-            .map(|(entry, report, elapsed, mismatches)| JsonSuiteEntry {
-                name: &entry.name,
-                expected_ledger: entry.ledger,
-                expected_mutual_exclusion: entry.mutual_exclusion,
-                mismatches: mismatches.clone(),
-                check: JsonCheck::new(&entry.config, report, *elapsed),
-            })
+            .map(
+                |(entry, report, elapsed, mismatches, status)| JsonSuiteEntry {
+                    name: &entry.name,
+                    outcome: outcome_text(*status),
+                    expected_ledger: entry.ledger,
+                    expected_mutual_exclusion: entry.mutual_exclusion,
+                    mismatches: mismatches.clone(),
+                    check: JsonCheck::new(&entry.config, report, *elapsed, args.gate),
+                },
+            )
             .collect();
         println!(
             "{}",
             serde_json::to_string_pretty(&json).expect("reports serialise")
         );
     } else {
+        let count = |wanted: Status| results.iter().filter(|r| r.4 == wanted).count();
         println!(
-            "{} of {} checks as expected",
-            results.iter().filter(|(_, _, _, m)| m.is_empty()).count(),
-            results.len()
+            "{} of {} checks as expected, {} inconclusive, {} unexpected",
+            count(Status::Ok),
+            results.len(),
+            count(Status::Inconclusive),
+            count(Status::Violation)
         );
     }
-    Ok(if failed {
-        Status::Violation
-    } else {
-        Status::Ok
-    })
+    Ok(worst)
 }
 
 fn explore(config: CheckConfig, port: u16) -> CommandResult {
@@ -704,6 +969,85 @@ mod tests {
     }
 
     #[test]
+    fn sizes_take_units_and_are_at_least_16_mib() {
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_bytes("2g"), Ok(2 << 30));
+        assert!(parse_bytes("1KiB").unwrap_err().contains("16MiB"));
+        assert!(parse_bytes("lots").unwrap_err().contains("not a size"));
+        assert!(
+            parse_bytes("99999999999TiB").is_err(),
+            "overflow is refused"
+        );
+    }
+
+    #[test]
+    fn a_vacuous_bound_is_inconclusive_with_exit_3_in_text_and_json() {
+        let line = "--safeguard pg-for-update --horizon 1";
+        assert_eq!(execute(args(line)).unwrap(), Status::Inconclusive);
+        let config = args(line).config().unwrap();
+        let model = LeaseModel::new(config).unwrap();
+        let report = run(&model, RunOptions::default(), &Counters::default());
+        let text = render(&config, &report, Duration::from_millis(1), &args(line));
+        assert!(text.contains("INCONCLUSIVE: vacuous"), "{text}");
+        assert!(text.contains("not a SAFE result"), "{text}");
+        let json = serde_json::to_value(JsonCheck::new(
+            &config,
+            &report,
+            Duration::from_secs(1),
+            Gate::All,
+        ))
+        .unwrap();
+        assert_eq!(json["verdict"], "INCONCLUSIVE");
+        assert_eq!(json["exit_code"], 3);
+        assert_eq!(json["holds"], false, "an undecided check does not hold");
+        assert!(json["reason"].as_str().unwrap().contains("vacuous"));
+        assert_eq!(json["properties"][0]["verdict"], "INCONCLUSIVE");
+    }
+
+    #[test]
+    fn a_violation_outranks_an_undecided_property_and_the_gate_picks_which_count() {
+        // Mutual exclusion breaks in 6 steps; the ledger needs far more than 2,000 states.
+        let line = "--safeguard fenced-cas --callers 3 --ttl 1 --horizon 6 --max-states 2000";
+        assert_eq!(execute(args(line)).unwrap(), Status::Violation);
+        let ledger = format!("{line} --gate ledger");
+        assert_eq!(execute(args(&ledger)).unwrap(), Status::Inconclusive);
+    }
+
+    #[test]
+    fn a_suite_entry_cut_short_is_inconclusive_and_a_wrong_verdict_unexpected() {
+        let entries = suite("smoke").unwrap();
+        let entry = entries
+            .iter()
+            .find(|e| e.ledger == PropertyVerdict::Safe && e.mutual_exclusion.is_none())
+            .expect("a postgres entry");
+        let model = LeaseModel::new(entry.config).unwrap();
+        let short = run(
+            &model,
+            RunOptions {
+                max_unique: Some(5),
+                ..RunOptions::default()
+            },
+            &Counters::default(),
+        );
+        assert_eq!(entry_status(entry, &short), Status::Inconclusive);
+        let full = run(&model, RunOptions::default(), &Counters::default());
+        assert_eq!(entry_status(entry, &full), Status::Ok);
+        let broken = suite("smoke")
+            .unwrap()
+            .into_iter()
+            .find(|e| e.ledger == PropertyVerdict::Violated)
+            .unwrap();
+        // The Safe entry's expectations against a broken safeguard's report: unexpected.
+        let report = run(
+            &LeaseModel::new(broken.config).unwrap(),
+            RunOptions::default(),
+            &Counters::default(),
+        );
+        assert_eq!(entry_status(entry, &report), Status::Violation);
+    }
+
+    #[test]
     fn the_report_names_the_bound_and_numbers_the_steps() {
         let config = args("--safeguard no-lock --horizon 3").config().unwrap();
         let model = LeaseModel::new(config).unwrap();
@@ -720,8 +1064,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  1. caller 1 reads balance 20"), "{text}");
-        let json =
-            serde_json::to_value(JsonCheck::new(&config, &report, Duration::from_secs(1))).unwrap();
+        let json = serde_json::to_value(JsonCheck::new(
+            &config,
+            &report,
+            Duration::from_secs(1),
+            Gate::All,
+        ))
+        .unwrap();
         assert_eq!(json["holds"], false);
         assert_eq!(json["properties"][0]["verdict"], "VIOLATED");
     }

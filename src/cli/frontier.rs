@@ -4,13 +4,19 @@
 use std::io::IsTerminal;
 
 use clap::Args as ClapArgs;
-use leaselab_model::checker::frontier::{sweep, Boundary, Frontier};
+use std::sync::{Arc, Mutex};
+
+use leaselab_model::checker::bfs::Counters;
+use leaselab_model::checker::frontier::{sweep, Boundary, Frontier, DEFAULT_MAX_CELLS};
 use leaselab_model::checker::{CheckConfig, RunOptions, Strategy};
 use leaselab_model::safeguard::Safeguard;
+use serde::Serialize;
 
 use crate::exit::{CommandResult, Status, UsageError};
 
-use super::check::parse_ticks;
+use super::check::{
+    group, memory_text, parse_bytes, parse_ticks, watched, Limits, DEFAULT_MAX_STATES,
+};
 
 /// Sweep the pause bound (and TTL against work) and print the boundary table.
 #[derive(Debug, Clone, ClapArgs)]
@@ -43,6 +49,17 @@ pub struct Args {
     /// Worker threads per check.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub threads: usize,
+    /// Stop any of a cell's checks after this many distinct states and mark the cell
+    /// inconclusive ('?').
+    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
+    pub max_states: u64,
+    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB); the cells
+    /// left are inconclusive. Checked on Linux.
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    pub max_memory: u64,
+    /// Refuse sweeps of more cells (TTLs x works) than this.
+    #[arg(long, default_value_t = DEFAULT_MAX_CELLS, value_name = "N")]
+    pub max_cells: usize,
     /// Print the table as JSON.
     #[arg(long)]
     pub json: bool,
@@ -85,6 +102,24 @@ pub fn execute(args: Args) -> CommandResult {
             args.threads
         )));
     }
+    if args.max_states == 0 {
+        return Err(UsageError::new(
+            "--max-states 0: a cell needs room for at least 1 state; the default is 10000000",
+        ));
+    }
+    let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
+    if cells > args.max_cells {
+        return Err(UsageError::new(format!(
+            "--ttl {} --work {}: {} TTLs x {} works = {cells} cells, more than --max-cells {}; \
+             each cell is several exhaustive checks, so sweep fewer values (e.g. --ttl 3..6 \
+             --work 1,2,4) or raise --max-cells",
+            list_text(&args.ttl.0),
+            list_text(&args.work.0),
+            args.ttl.0.len(),
+            args.work.0.len(),
+            args.max_cells
+        )));
+    }
     let base = CheckConfig {
         callers: args.callers,
         initial_balance: args.balance,
@@ -108,38 +143,118 @@ pub fn execute(args: Args) -> CommandResult {
     let options = RunOptions {
         strategy: Strategy::Bfs,
         threads: args.threads,
-        max_unique: None,
+        max_unique: Some(args.max_states),
+        stop_at_violation: true,
     };
-    let progress = !args.json && std::io::stderr().is_terminal();
-    let frontier = sweep(base, &args.ttl.0, &args.work.0, options, |cell| {
-        if progress {
-            eprint!(
-                "\r\x1b[2Kchecked TTL {} work {}: {}",
-                cell.ttl_ms,
-                cell.work_ms,
-                cell.boundary.cell()
-            );
+    let limits = Limits {
+        max_states: args.max_states,
+        max_memory: args.max_memory,
+        progress: !args.json && std::io::stderr().is_terminal(),
+    };
+    let counters = Arc::new(Counters::default());
+    let label = Arc::new(Mutex::new(String::new()));
+    let mut started = 0usize;
+    let (frontier, watched) = watched(&counters, limits, &label, || {
+        sweep(
+            base,
+            &args.ttl.0,
+            &args.work.0,
+            options,
+            &counters,
+            |ttl, work| {
+                started += 1;
+                if let Ok(mut label) = label.lock() {
+                    *label = format!("cell {started}/{cells}: TTL {ttl} work {work}");
+                }
+            },
+            |_| {},
+        )
+    });
+    let mut frontier = frontier?;
+    if let Some(rss) = watched.memory_hit {
+        for cell in &mut frontier.cells {
+            if cell.boundary == Boundary::Inconclusive {
+                cell.reason = Some(memory_text(limits, rss, ""));
+            }
         }
-    })?;
+    }
+    let status = if frontier.inconclusive().is_empty() {
+        Status::Ok
+    } else {
+        Status::Inconclusive
+    };
     if args.json {
+        let json = JsonFrontier {
+            verdict: if status == Status::Ok {
+                "COMPLETE"
+            } else {
+                "INCONCLUSIVE"
+            },
+            reason: summary_reason(&frontier),
+            exit_code: status.exit_code(),
+            max_states_per_cell: args.max_states,
+            frontier: &frontier,
+        };
         println!(
             "{}",
-            serde_json::to_string_pretty(&frontier).expect("frontiers serialise")
+            serde_json::to_string_pretty(&json).expect("frontiers serialise")
         );
     } else {
-        if progress {
-            eprint!("\r\x1b[2K");
-        }
         print!("{}", render(&frontier, &base));
     }
-    Ok(Status::Ok)
+    Ok(status)
+}
+
+/// The JSON form of a sweep.
+#[derive(Serialize)]
+struct JsonFrontier<'a> {
+    /// `COMPLETE` (every cell established) or `INCONCLUSIVE`.
+    verdict: &'static str,
+    /// Why some cells are inconclusive (none when complete).
+    reason: Option<String>,
+    /// 0 (complete) or 3 (inconclusive).
+    exit_code: u8,
+    /// The limit on distinct states per cell.
+    max_states_per_cell: u64,
+    #[serde(flatten)]
+    frontier: &'a Frontier,
+}
+
+fn list_text(values: &[u64]) -> String {
+    match values {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [first, .., last] if values.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("{first}..{last}")
+        }
+        _ => values
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// How many cells are inconclusive, and why the first one is.
+fn summary_reason(frontier: &Frontier) -> Option<String> {
+    let undecided = frontier.inconclusive();
+    let first = undecided.first()?;
+    Some(format!(
+        "{} of {} cells inconclusive; TTL {} work {}: {}",
+        undecided.len(),
+        frontier.cells.len(),
+        first.ttl_ms,
+        first.work_ms,
+        first.reason.as_deref().unwrap_or("not established")
+    ))
 }
 
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
          {} callers spending {} from {}{}; every cell exhaustive to {}\n\
-         '-' = broken even without pauses, '∞' = safe with unbounded pauses\n\n",
+         '-' = broken even without pauses, '∞' = safe with unbounded pauses, \
+         '?' = inconclusive\n\n",
         frontier.safeguard,
         frontier.callers,
         base.amount,
@@ -154,11 +269,24 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
         }
     );
     out.push_str(&frontier.table());
-    let unbounded = frontier
-        .cells
-        .iter()
-        .all(|c| c.boundary == Boundary::Unbounded);
-    if unbounded {
+    let undecided = frontier.inconclusive();
+    if !undecided.is_empty() {
+        out.push_str(&format!(
+            "\nINCONCLUSIVE: {} of {} cells could not be established ('?'); no verdict for \
+             them (exit 3):\n",
+            undecided.len(),
+            frontier.cells.len()
+        ));
+        for cell in undecided {
+            out.push_str(&format!(
+                "  TTL {} work {} ({} states): {}\n",
+                cell.ttl_ms,
+                cell.work_ms,
+                group(cell.unique_states),
+                cell.reason.as_deref().unwrap_or("not established")
+            ));
+        }
+    } else if frontier.safe_everywhere() {
         out.push_str("\nsafe in every cell, whatever the pauses\n");
     }
     out
@@ -167,6 +295,59 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use leaselab_model::checker::frontier::Cell;
+
+    fn frontier(boundaries: &[Boundary]) -> Frontier {
+        Frontier {
+            safeguard: "fenced-cas".into(),
+            callers: 2,
+            ttls: vec![1],
+            works: (1..=boundaries.len() as u64).collect(),
+            cells: boundaries
+                .iter()
+                .enumerate()
+                .map(|(i, &boundary)| Cell {
+                    ttl_ms: 1,
+                    work_ms: i as u64 + 1,
+                    horizon_ms: 5,
+                    boundary,
+                    checks: 1,
+                    unique_states: 10,
+                    reason: (boundary == Boundary::Inconclusive)
+                        .then(|| "stopped by the state limit".to_string()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn safe_in_every_cell_only_when_every_cell_was_established() {
+        let base = CheckConfig::new(Safeguard::NoLock);
+        let all = render(
+            &frontier(&[Boundary::Unbounded, Boundary::Unbounded]),
+            &base,
+        );
+        assert!(all.contains("safe in every cell"), "{all}");
+        let some = render(
+            &frontier(&[Boundary::Unbounded, Boundary::Inconclusive]),
+            &base,
+        );
+        assert!(!some.contains("safe in every cell"), "{some}");
+        assert!(some.contains("INCONCLUSIVE: 1 of 2 cells"), "{some}");
+        assert!(some.contains("TTL 1 work 2"), "{some}");
+        assert!(some.contains("stopped by the state limit"), "{some}");
+        let reason = summary_reason(&frontier(&[Boundary::Inconclusive])).unwrap();
+        assert!(reason.starts_with("1 of 1 cells inconclusive"), "{reason}");
+        assert_eq!(summary_reason(&frontier(&[Boundary::UpTo(2)])), None);
+    }
+
+    #[test]
+    fn lists_are_named_as_written() {
+        assert_eq!(list_text(&[1, 2, 3]), "1..3");
+        assert_eq!(list_text(&[1, 2, 4]), "1,2,4");
+        assert_eq!(list_text(&[5]), "5");
+    }
 
     #[test]
     fn lists_and_ranges() {

@@ -36,6 +36,38 @@ pub struct Counters {
     pub unique: AtomicU64,
     /// The depth being explored.
     pub depth: AtomicU64,
+    /// How many states the level being expanded holds.
+    pub level: AtomicU64,
+    /// Set from outside (say, when memory runs short) to stop the search soon; the outcome is
+    /// then not exhaustive and says [`Stop::Requested`].
+    pub stop: AtomicBool,
+}
+
+impl Counters {
+    /// Zeroes the counts (not a stop request) before another search.
+    pub fn reset(&self) {
+        self.generated.store(0, Ordering::Relaxed);
+        self.unique.store(0, Ordering::Relaxed);
+        self.depth.store(0, Ordering::Relaxed);
+        self.level.store(0, Ordering::Relaxed);
+    }
+
+    /// Asks a running search to stop at its next chunk of states.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Why a search stopped before it had visited every reachable state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// Every property was decided (nothing left to learn).
+    Decided,
+    /// The limit on distinct states ([`BfsOptions::max_unique`]) was reached.
+    StateLimit,
+    /// [`Counters::request_stop`] was called.
+    Requested,
 }
 
 /// How to search.
@@ -43,8 +75,12 @@ pub struct Counters {
 pub struct BfsOptions {
     /// Worker threads (at least 1).
     pub threads: usize,
-    /// Stop after this many distinct states (none: no limit).
+    /// Stop after this many distinct states (none: no limit). The search checks it as it
+    /// goes, so it overshoots by at most a chunk of states per thread.
     pub max_unique: Option<u64>,
+    /// Stop as soon as every "always" property is violated, whether or not the "sometimes"
+    /// ones were decided (sweeps that only ask "is it broken?").
+    pub stop_at_violation: bool,
 }
 
 impl Default for BfsOptions {
@@ -52,6 +88,7 @@ impl Default for BfsOptions {
         BfsOptions {
             threads: 1,
             max_unique: None,
+            stop_at_violation: false,
         }
     }
 }
@@ -76,6 +113,8 @@ pub struct BfsOutcome<A> {
     pub max_depth: usize,
     /// True when every reachable state within the model's boundary was visited.
     pub exhausted: bool,
+    /// Why it stopped early (none when exhausted).
+    pub stopped: Option<Stop>,
     /// For each property with a discovery (a counterexample of an `always`, an example of a
     /// `sometimes`), the first shortest path to it.
     pub discoveries: BTreeMap<&'static str, Discovery<A>>,
@@ -214,18 +253,37 @@ where
     counters.unique.store(unique, Ordering::Relaxed);
 
     let threads = options.threads.max(1);
-    let mut exhausted = true;
+    let always: Vec<&'static str> = properties
+        .iter()
+        .filter(|p| p.expectation == Expectation::Always)
+        .map(|p| p.name)
+        .collect();
+    let over_limit = || {
+        counters.stop.load(Ordering::Relaxed)
+            || options
+                .max_unique
+                .is_some_and(|max| counters.unique.load(Ordering::Relaxed) >= max)
+    };
+    let mut stopped = None;
     let mut depth = 0usize;
     while !frontier.is_empty() {
-        if discoveries.len() == properties.len() {
-            exhausted = false;
+        let all_violated = !always.is_empty() && always.iter().all(|n| discoveries.contains_key(n));
+        if discoveries.len() == properties.len() || (options.stop_at_violation && all_violated) {
+            stopped = Some(Stop::Decided);
+            break;
+        }
+        if counters.stop.load(Ordering::Relaxed) {
+            stopped = Some(Stop::Requested);
             break;
         }
         if options.max_unique.is_some_and(|max| unique >= max) {
-            exhausted = false;
+            stopped = Some(Stop::StateLimit);
             break;
         }
         counters.depth.store(depth as u64 + 1, Ordering::Relaxed);
+        counters
+            .level
+            .store(frontier.len() as u64, Ordering::Relaxed);
         let next_level = depth as u32 + 1;
         let cursor = AtomicUsize::new(0);
         let work = |_: usize| -> Produced<M::State> {
@@ -237,6 +295,9 @@ where
             let mut actions = Vec::new();
             const CHUNK: usize = 64;
             loop {
+                if over_limit() {
+                    break;
+                }
                 let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
                 if start >= frontier.len() {
                     break;
@@ -345,11 +406,22 @@ where
             decided[p].store(true, Ordering::Relaxed);
         }
         unique += next_frontier.len() as u64;
+        let cut_short = cursor.load(Ordering::Relaxed) < frontier.len();
         if !next_frontier.is_empty() {
             depth += 1;
             levels.push(level);
         }
         frontier = next_frontier;
+        if cut_short {
+            // The level was left half expanded: what was found stands (every state found is
+            // recorded with its path), but the search is over.
+            stopped = Some(if counters.stop.load(Ordering::Relaxed) {
+                Stop::Requested
+            } else {
+                Stop::StateLimit
+            });
+            break;
+        }
     }
     counters.generated.store(generated, Ordering::Relaxed);
     counters.unique.store(unique, Ordering::Relaxed);
@@ -362,7 +434,8 @@ where
         generated,
         unique,
         max_depth: depth,
-        exhausted,
+        exhausted: stopped.is_none(),
+        stopped,
         discoveries,
     }
 }

@@ -20,5 +20,7 @@ pub mod run;
 pub mod suite;
 
 pub use config::CheckConfig;
-pub use model::{LeaseModel, PropertySet, ALL_FINISHED, LEDGER, MUTUAL_EXCLUSION, WRITE_REJECTED};
+pub use model::{
+    LeaseModel, PropertySet, ALL_FINISHED, LEDGER, MUTUAL_EXCLUSION, SETTLED, WRITE_REJECTED,
+};
 pub use run::{run, CheckReport, PropertyReport, PropertyVerdict, RunOptions, Strategy};

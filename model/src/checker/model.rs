@@ -36,6 +36,11 @@ pub const LEDGER: &str = "ledger holds";
 pub const MUTUAL_EXCLUSION: &str = "mutual exclusion";
 /// "sometimes": a run in which every caller finished.
 pub const ALL_FINISHED: &str = "every caller finished";
+/// "sometimes": a run in which every caller settled — its spend accepted, refused by the
+/// storage, or turned down for want of funds (none gave up, lost the lock or failed) — and at
+/// least one spend was accepted. The witness that the bound lets the protocol play out: without
+/// such a run, an "always" property that holds says nothing, and is reported INCONCLUSIVE.
+pub const SETTLED: &str = "every caller settled";
 /// "sometimes": a run in which the storage refused a write.
 pub const WRITE_REJECTED: &str = "a write was rejected";
 
@@ -44,7 +49,8 @@ pub const WRITE_REJECTED: &str = "a write was rejected";
 pub enum PropertySet {
     /// Every property that applies to the safeguard.
     All,
-    /// Only the ledger (for sweeps, which stop at its first violation).
+    /// Only the ledger, with the witness ([`SETTLED`]) that the bound lets every caller
+    /// settle (for sweeps, which stop at the ledger's first violation).
     LedgerOnly,
 }
 
@@ -111,6 +117,19 @@ pub fn mutual_exclusion(world: &World) -> bool {
     world.believed_holders() <= 1
 }
 
+/// True when every caller settled and at least one spend was accepted (see [`SETTLED`]).
+pub fn every_caller_settled(world: &World) -> bool {
+    world.all_done()
+        && world
+            .slots
+            .iter()
+            .all(|slot| super::config::settled(slot.outcome.as_ref()))
+        && world
+            .slots
+            .iter()
+            .any(|slot| matches!(slot.outcome, Some(Outcome::Accepted { .. })))
+}
+
 /// True when some caller's write was refused.
 pub fn write_rejected(world: &World) -> bool {
     world
@@ -161,7 +180,9 @@ impl Model for LeaseModel {
         let mut properties = vec![Property::always(LEDGER, |_, world: &World| {
             ledger_holds(world)
         })];
+        let settled = Property::sometimes(SETTLED, |_, world: &World| every_caller_settled(world));
         if self.properties == PropertySet::LedgerOnly {
+            properties.push(settled);
             return properties;
         }
         if self.config.safeguard.uses_lock() {
@@ -172,6 +193,7 @@ impl Model for LeaseModel {
         properties.push(Property::sometimes(ALL_FINISHED, |_, world: &World| {
             world.all_done()
         }));
+        properties.push(settled);
         if self.config.can_reject() {
             properties.push(Property::sometimes(WRITE_REJECTED, |_, world: &World| {
                 write_rejected(world)

@@ -5,8 +5,9 @@ use stateright::{Checker, Expectation, HasDiscoveries, Model};
 
 use crate::world::{Action, World};
 
+pub use super::bfs::Stop;
 use super::bfs::{self, BfsOptions, Counters};
-use super::model::LeaseModel;
+use super::model::{LeaseModel, SETTLED};
 use super::narrate;
 
 /// How the state space is searched.
@@ -27,8 +28,12 @@ pub struct RunOptions {
     pub strategy: Strategy,
     /// Worker threads.
     pub threads: usize,
-    /// Stop after this many distinct states (none: run to the end).
+    /// Stop after this many distinct states (none: run to the end). Properties not decided
+    /// by then are INCONCLUSIVE.
     pub max_unique: Option<u64>,
+    /// Stop once every "always" property is violated (sweeps); "sometimes" ones may then be
+    /// left undecided.
+    pub stop_at_violation: bool,
 }
 
 impl Default for RunOptions {
@@ -37,6 +42,7 @@ impl Default for RunOptions {
             strategy: Strategy::Bfs,
             threads: 1,
             max_unique: None,
+            stop_at_violation: false,
         }
     }
 }
@@ -113,6 +119,10 @@ pub struct CheckReport {
     pub max_depth: usize,
     /// True when every reachable state within the bound was visited.
     pub exhausted: bool,
+    /// Why the search stopped before it visited every state (none when exhausted).
+    pub stopped: Option<Stop>,
+    /// The limit on distinct states it ran under (none: no limit).
+    pub max_states: Option<u64>,
     /// Each property's verdict, "always" ones first.
     pub properties: Vec<PropertyReport>,
 }
@@ -136,6 +146,42 @@ impl CheckReport {
         self.property(name).map(|p| p.verdict)
     }
 
+    /// The verdict over `names` (the properties that decide): VIOLATED when one is violated,
+    /// else INCONCLUSIVE when one is undecided, else SAFE. Names the report does not have
+    /// are ignored.
+    pub fn verdict_over(&self, names: &[&str]) -> PropertyVerdict {
+        let verdicts: Vec<PropertyVerdict> = self
+            .properties
+            .iter()
+            .filter(|p| names.contains(&p.name))
+            .map(|p| p.verdict)
+            .collect();
+        if verdicts.contains(&PropertyVerdict::Violated) {
+            PropertyVerdict::Violated
+        } else if verdicts.contains(&PropertyVerdict::Inconclusive) {
+            PropertyVerdict::Inconclusive
+        } else {
+            PropertyVerdict::Safe
+        }
+    }
+
+    /// Why the first undecided property among `names` is undecided.
+    pub fn reason_over(&self, names: &[&str]) -> Option<String> {
+        self.properties
+            .iter()
+            .find(|p| names.contains(&p.name) && p.verdict == PropertyVerdict::Inconclusive)
+            .map(|p| p.basis.clone())
+    }
+
+    /// The names of the "always" properties.
+    pub fn always_names(&self) -> Vec<&'static str> {
+        self.properties
+            .iter()
+            .filter(|p| p.kind == "always")
+            .map(|p| p.name)
+            .collect()
+    }
+
     /// The length of a property's (counter)example.
     pub fn steps(&self, name: &str) -> Option<usize> {
         self.property(name).and_then(|p| p.steps)
@@ -144,13 +190,14 @@ impl CheckReport {
 
 /// Checks `model`, updating `counters` as it goes.
 pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> CheckReport {
-    let (generated, unique, max_depth, exhausted, mut found) = match options.strategy {
+    let (generated, unique, max_depth, stopped, mut found) = match options.strategy {
         Strategy::Bfs => {
             let outcome = bfs::check(
                 model,
                 BfsOptions {
                     threads: options.threads,
                     max_unique: options.max_unique,
+                    stop_at_violation: options.stop_at_violation,
                 },
                 counters,
             );
@@ -163,7 +210,7 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
                 outcome.generated,
                 outcome.unique,
                 outcome.max_depth,
-                outcome.exhausted,
+                outcome.stopped,
                 found,
             )
         }
@@ -192,16 +239,39 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
                 .store(unique, std::sync::atomic::Ordering::Relaxed);
             let all = found.len() == model.properties().len();
             let capped = options.max_unique.is_some_and(|max| generated >= max);
-            (
-                generated,
-                unique,
-                checker.max_depth(),
-                !all && !capped,
-                found,
-            )
+            let stopped = if all {
+                Some(Stop::Decided)
+            } else if capped {
+                Some(Stop::StateLimit)
+            } else {
+                None
+            };
+            (generated, unique, checker.max_depth(), stopped, found)
         }
     };
+    let exhausted = stopped.is_none();
     let bound = model.config().bound_text();
+    let witnessed = found.iter().any(|(name, _)| *name == SETTLED)
+        || !model.property_names().contains(&SETTLED);
+    let vacuous = vacuity_text(model);
+    let undecided = match stopped {
+        Some(Stop::StateLimit) => {
+            let limit = options.max_unique.unwrap_or(unique);
+            format!(
+                "stopped by the state limit ({limit} states) after {unique} distinct states at \
+                 depth {max_depth}; raise it with --max-states (e.g. --max-states {}; memory \
+                 grows with it) or shrink the bound",
+                limit.saturating_mul(10)
+            )
+        }
+        Some(Stop::Requested) => {
+            format!("stopped on request after {unique} distinct states at depth {max_depth}")
+        }
+        Some(Stop::Decided) => {
+            "not needed: the search stopped once the other properties were decided".to_string()
+        }
+        None => format!("not decided within the first {unique} states"),
+    };
     let properties = model
         .properties()
         .into_iter()
@@ -220,18 +290,16 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
                     PropertyVerdict::Found,
                     shortest_text(options.strategy, "example", path.len()),
                 ),
-                (None, true) if exhausted => (
+                (None, true) if exhausted && witnessed => (
                     PropertyVerdict::Safe,
                     format!("exhaustive to bound: {bound}"),
                 ),
+                (None, true) if exhausted => (PropertyVerdict::Inconclusive, vacuous.clone()),
                 (None, false) if exhausted => (
                     PropertyVerdict::NotFound,
                     format!("exhaustive to bound: {bound}"),
                 ),
-                (None, _) => (
-                    PropertyVerdict::Inconclusive,
-                    format!("not decided within the first {unique} states"),
-                ),
+                (None, _) => (PropertyVerdict::Inconclusive, undecided.clone()),
             };
             let init = model.initial_world();
             let (trace, outcome, explorer_path) = match &path {
@@ -267,8 +335,29 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
         unique_states: unique,
         max_depth,
         exhausted,
+        stopped,
+        max_states: options.max_unique,
         properties,
     }
+}
+
+/// Why a search that found no counterexample and no run in which every caller settled proves
+/// nothing: the bound cut every run short.
+fn vacuity_text(model: &LeaseModel) -> String {
+    let config = model.config();
+    let hint = match config.timing().and_then(|t| t.all_settled_ms) {
+        Some(all) if all > config.horizon() => {
+            format!(
+                "; callers one after another settle by {all} ticks: use --horizon {all} or more"
+            )
+        }
+        _ => "; lengthen --horizon or relax the other bounds".to_string(),
+    };
+    format!(
+        "vacuous: no run within the bound ({}) lets every caller settle, so no violation could \
+         show{hint}",
+        config.bound_text()
+    )
 }
 
 fn shortest_text(strategy: Strategy, what: &str, steps: usize) -> String {
