@@ -58,7 +58,7 @@ fn careless_and_extreme_runs_get_the_documented_exit_code_and_a_message() {
             "negative seed",
             &["run", "step5-fencing", "--seed", "-1"],
             2,
-            &["--seed"],
+            &["-1"],
         ),
         Case::new(
             "the last seeds up to the largest",
@@ -295,7 +295,7 @@ fn careless_and_extreme_runs_get_the_documented_exit_code_and_a_message() {
             "bench negative runs",
             &["bench", "--step5-runs", "-1"],
             2,
-            &["--step5-runs"],
+            &["-1"],
         ),
         Case::new(
             "bench one run each",

@@ -1073,3 +1073,101 @@ impl Observer for RunObserver {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use leaselab_model::fault::Fault;
+    use leaselab_model::safeguard::Point;
+    use leaselab_model::scenario::Variant;
+
+    use super::*;
+
+    fn scenario(step: &str) -> Scenario {
+        Scenario::tutorial(step, Variant::default()).unwrap()
+    }
+
+    #[test]
+    fn the_time_limit_follows_from_the_scenario_within_its_floor_and_cap() {
+        let client = ClientPolicy::default();
+        // The tutorial's steps need far less than the floor.
+        let (limit, needed) = time_limit_ms(&scenario("step5-fencing"), &client);
+        assert_eq!(limit, DEFAULT_HORIZON_MS);
+        assert!(needed < DEFAULT_HORIZON_MS, "{needed}");
+        // Long work raises it.
+        let mut long = scenario("step2-lock");
+        long.params.work_ms = 119_000;
+        let (limit, needed) = time_limit_ms(&long, &client);
+        assert_eq!(limit, needed);
+        assert!(needed > 119_000 + 5_000, "{needed}");
+        // So do pauses and start offsets.
+        long.faults.push(Fault::Pause {
+            caller: 2,
+            at: Point::AfterRead,
+            pause_ms: 60_000,
+        });
+        long.start_offsets_ms = vec![0, 30_000];
+        assert_eq!(time_limit_ms(&long, &client).1, needed + 90_000);
+        // Past the cap, the limit is the cap.
+        long.params.work_ms = 10 * MAX_TIME_LIMIT_MS;
+        assert_eq!(time_limit_ms(&long, &client).0, MAX_TIME_LIMIT_MS);
+        assert_eq!(SimConfig::for_scenario(&long).horizon_ms, MAX_TIME_LIMIT_MS);
+    }
+
+    #[test]
+    fn work_longer_than_the_former_fixed_horizon_finishes() {
+        let mut long = scenario("step2-lock");
+        long.callers = 2;
+        long.params.work_ms = 119_000;
+        let report = run(&long, 1).unwrap();
+        assert!(report.finished, "{}", report.line());
+        assert_eq!(report.unfinished(), 0);
+        // Work 60 times the TTL: the leases overlap and both spends land on the same read.
+        assert_eq!(report.verdict(), RunVerdict::Broken);
+    }
+
+    #[test]
+    fn an_unfinished_run_is_inconclusive_unless_the_violation_is_already_visible() {
+        let short = SimConfig {
+            horizon_ms: 100,
+            ..SimConfig::default()
+        };
+        // step5: at 100ms A is paused holding its read, B has not started: nothing to judge.
+        let cut = run_with(&scenario("step5-fencing"), 1, &short).unwrap();
+        assert!(!cut.finished);
+        assert_eq!(cut.unfinished(), 2);
+        assert_eq!(cut.verdict(), RunVerdict::Inconclusive);
+        assert!(cut.inconclusive() && !cut.broken());
+        assert!(cut.line().ends_with("INCONCLUSIVE"), "{}", cut.line());
+        assert_eq!(cut.to_json()["verdict"], "INCONCLUSIVE");
+        assert_eq!(cut.to_json()["unfinished"], 2);
+        // No lock, caller 3 paused for long: callers 1 and 2 both spend from 100, and no
+        // write of caller 3 can explain a balance of 90 after two acknowledged spends.
+        let mut race = scenario("step1-race");
+        race.callers = 3;
+        race.faults.push(Fault::Pause {
+            caller: 3,
+            at: Point::AfterRead,
+            pause_ms: 10_000,
+        });
+        let config = SimConfig {
+            horizon_ms: 1_000,
+            ..SimConfig::default()
+        };
+        let seen = run_with(&race, 1, &config).unwrap();
+        assert!(!seen.finished);
+        assert_eq!(seen.unfinished(), 1);
+        assert_eq!(seen.ledger.accepted, 2, "{}", seen.line());
+        assert_eq!(seen.ledger.final_balance, 90);
+        assert_eq!(seen.verdict(), RunVerdict::Broken);
+        // The same balance with the third caller's write possibly in flight and one
+        // acknowledged spend would be explained: inconclusive.
+        let mut explained = seen.clone();
+        explained.ledger.accepted = 1;
+        explained.callers[0].outcome = None;
+        assert_eq!(explained.verdict(), RunVerdict::Inconclusive);
+        // A negative balance is a violation whatever is in flight.
+        let mut negative = explained;
+        negative.ledger.final_balance = -10;
+        assert_eq!(negative.verdict(), RunVerdict::Broken);
+    }
+}
