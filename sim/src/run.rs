@@ -411,7 +411,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The most callers a simulated run takes: each caller is a turmoil host, and turmoil's work
-/// per step grows with the square of the number of hosts.
+/// per 1 ms step grows with the square of the number of hosts (measured: 20 callers 44 µs,
+/// 40 callers 157 µs, 60 callers 381 µs per step). At 500 callers a step costs about 25 ms,
+/// so a run of a few simulated seconds takes minutes; at 1000 it would be four times that.
 pub const MAX_SIM_CALLERS: u32 = 500;
 
 /// Checks that the simulation can run `scenario` ([`Scenario::validate`], the faults, the

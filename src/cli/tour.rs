@@ -582,13 +582,13 @@ mod tests {
         let cut = run_with(&fenced.scenario, 1, &short).unwrap();
         assert_eq!(cut.verdict(), RunVerdict::Inconclusive);
         let whole = leaselab_sim::run::run(&fenced.scenario, 2).unwrap();
-        let result = judge(fenced, &[cut.clone(), whole]);
+        let result = judge(fenced, &[cut, whole]);
         assert_eq!(result.as_expected, AsExpected::Undecided);
         assert_eq!((result.runs, result.inconclusive), (2, 1));
         // "BROKEN in every run" is undecided too, and contradicted by an OK run.
         let unfenced_cut = run_with(&unfenced.scenario, 1, &short).unwrap();
         assert_eq!(
-            judge(unfenced, &[unfenced_cut.clone()]).as_expected,
+            judge(unfenced, std::slice::from_ref(&unfenced_cut)).as_expected,
             AsExpected::Undecided
         );
         let ok = leaselab_sim::run::run(&fenced.scenario, 1).unwrap();
