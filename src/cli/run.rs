@@ -114,7 +114,7 @@ pub struct Args {
     /// How many runs, with seeds seed, seed+1, ... (never past 18446744073709551615).
     #[arg(long, default_value_t = 1)]
     pub runs: u64,
-    /// Stop each run this long after the callers' release (simulated time; at most 1h). By
+    /// Stop each run this long after the callers' release (simulated time; at most 60m). By
     /// default, as long as the scenario's callers can take (work, pauses, start offsets,
     /// acquire and request timeouts), at least 2m: a run still unfinished then is
     /// INCONCLUSIVE (exit 3).
