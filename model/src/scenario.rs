@@ -215,6 +215,56 @@ impl Scenario {
         self.start_offsets_ms.get(index).copied().unwrap_or(0)
     }
 
+    /// The longest any caller of this scenario can take, in ms after the release, when no
+    /// single request (Redis command or SQL statement, with its reconnects and retries) takes
+    /// longer than `request_ms`.
+    ///
+    /// Every caller's life is bounded on its own, whatever the others do: it starts at its
+    /// start offset, waits for a lock at most its acquire timeout (backoffs stop at the
+    /// deadline), makes a handful of requests (acquire, fence follow-up, read, write,
+    /// release; `BEGIN`/`SELECT`/`UPDATE`/`COMMIT`), works `work_ms` (a watchdog's refresh
+    /// may overrun it by one request), and sleeps through its own pauses. Contention, lease
+    /// expiry, partitions, failovers, restarts and clock jumps only change which outcome it
+    /// reaches and how many of those requests time out, never how many it makes. Saturates
+    /// instead of overflowing.
+    pub fn longest_caller_ms(&self, request_ms: u64) -> u64 {
+        // Acquire's last attempt, the fence follow-up, read, write, release, a watchdog
+        // refresh that overruns the work, and two more for slack.
+        const REQUESTS: u64 = 8;
+        let acquire_ms = if self.safeguard.uses_lock() {
+            // Redislock waits TTL by default, the others DEFAULT_ACQUIRE_TIMEOUT_MS.
+            self.params
+                .acquire_timeout_ms
+                .unwrap_or(crate::safeguard::DEFAULT_ACQUIRE_TIMEOUT_MS.max(self.params.ttl_ms))
+        } else {
+            0
+        };
+        let fixed = acquire_ms
+            .saturating_add(self.params.work_ms)
+            .saturating_add(self.params.ttl_ms)
+            .saturating_add(REQUESTS.saturating_mul(request_ms));
+        (1..=self.callers)
+            .map(|caller| {
+                let paused = self
+                    .faults
+                    .iter()
+                    .filter_map(|fault| match fault {
+                        Fault::Pause {
+                            caller: who,
+                            pause_ms,
+                            ..
+                        } if *who == caller => Some(*pause_ms),
+                        _ => None,
+                    })
+                    .fold(0u64, u64::saturating_add);
+                self.start_offset_ms(caller as usize - 1)
+                    .saturating_add(paused)
+                    .saturating_add(fixed)
+            })
+            .max()
+            .unwrap_or(fixed)
+    }
+
     /// Checks the scenario before anything runs; the error says what and how to fix it.
     pub fn validate(&self) -> Result<(), ParamError> {
         self.safeguard.validate(&self.params)?;
@@ -307,6 +357,29 @@ mod tests {
     fn unknown_step_names_the_known_ones() {
         let error = Scenario::tutorial("step9", Variant::default()).unwrap_err();
         assert!(error.0.contains("step1-race"), "{}", error.0);
+    }
+
+    #[test]
+    fn the_longest_caller_counts_work_pauses_offsets_and_timeouts() {
+        let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+        // Caller 1: pause 250; caller 2: offset 150. Lock: 5s acquire timeout, TTL 100.
+        let base = 5_000 + 100 + 8 * 10;
+        assert_eq!(scenario.longest_caller_ms(10), base + 250);
+        scenario.params.work_ms = 119_000;
+        assert_eq!(scenario.longest_caller_ms(10), base + 250 + 119_000);
+        scenario.start_offsets_ms = vec![0, 1_000];
+        assert_eq!(scenario.longest_caller_ms(10), base + 1_000 + 119_000);
+        scenario.params.acquire_timeout_ms = Some(60_000);
+        assert_eq!(
+            scenario.longest_caller_ms(10),
+            base - 5_000 + 60_000 + 1_000 + 119_000
+        );
+        // No lock, no acquire wait.
+        let race = Scenario::tutorial("step1-race", Variant::default()).unwrap();
+        assert_eq!(race.longest_caller_ms(10), 2 + 2_000 + 80);
+        // Huge values saturate instead of overflowing.
+        scenario.params.work_ms = u64::MAX;
+        assert_eq!(scenario.longest_caller_ms(u64::MAX), u64::MAX);
     }
 
     #[test]

@@ -16,24 +16,38 @@ use crate::exit::{CommandResult, Status, UsageError};
 /// Measure simulated runs per second.
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Runs of step5-fencing.
+    /// Runs of step5-fencing (at least 1).
     #[arg(long, default_value_t = 500)]
     pub step5_runs: u64,
-    /// Runs of step6-verify with 50 callers and a 1 ms TTL.
+    /// Runs of step6-verify with 50 callers and a 1 ms TTL (at least 1).
     #[arg(long, default_value_t = 30)]
     pub step6_runs: u64,
 }
 
-fn measure(label: &str, scenario: &Scenario, runs: u64) -> Result<(), UsageError> {
+/// Every workload is measured: a count of 0 is refused (exit 2), like `run --runs 0`.
+fn check_runs(flag: &str, runs: u64) -> Result<(), UsageError> {
     if runs == 0 {
-        return Ok(());
+        return Err(UsageError::new(format!(
+            "{flag} must be at least 1 (every workload is measured; one run takes \
+                milliseconds)"
+        )));
     }
-    let mut steps_ms = 0;
+    Ok(())
+}
+
+/// Measures `runs` runs of `scenario` (seeds 1..=runs); returns how many stopped at their
+/// time limit with callers still running, which the line also says.
+fn measure(label: &str, scenario: &Scenario, runs: u64) -> Result<u64, UsageError> {
+    let mut steps_ms: u128 = 0;
+    let mut unfinished = 0;
     let cpu_start = cpu_ns();
     let start = Instant::now();
     for seed in 1..=runs {
         let report = run_one(scenario, seed)?;
-        steps_ms += report.elapsed_ms;
+        steps_ms += u128::from(report.elapsed_ms);
+        if !report.finished {
+            unfinished += 1;
+        }
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu = match (cpu_start, cpu_ns()) {
@@ -46,12 +60,17 @@ fn measure(label: &str, scenario: &Scenario, runs: u64) -> Result<(), UsageError
         }
         _ => String::new(),
     };
+    let unfinished_note = if unfinished > 0 {
+        format!("; {unfinished} INCONCLUSIVE: stopped at the time limit unfinished")
+    } else {
+        String::new()
+    };
     out!(
-        "{label}: {runs} runs in {seconds:.2}s = {:.1} runs/s{cpu} ({:.0} simulated ms per run)",
-        runs as f64 / seconds,
+        "{label}: {runs} runs in {seconds:.2}s = {:.1} runs/s{cpu} ({:.0} simulated ms per run{unfinished_note})",
+        runs as f64 / seconds.max(1e-9),
         steps_ms as f64 / runs as f64
     );
-    Ok(())
+    Ok(unfinished)
 }
 
 /// CPU time this thread has run, in ns (Linux `/proc/thread-self/schedstat`), so that the
@@ -62,12 +81,17 @@ fn cpu_ns() -> Option<u64> {
 }
 
 /// Runs `leaselab bench`.
+///
+/// Exits 0 (a BROKEN run is part of the workload, not a finding here), or 3 when a run
+/// stopped at its time limit unfinished: the figures then measure something else.
 pub fn execute(args: Args) -> CommandResult {
+    check_runs("--step5-runs", args.step5_runs)?;
+    check_runs("--step6-runs", args.step6_runs)?;
     let step5 = Scenario::tutorial("step5-fencing", Variant::default())?;
-    measure("step5-fencing (2 callers)", &step5, args.step5_runs)?;
+    let mut unfinished = measure("step5-fencing (2 callers)", &step5, args.step5_runs)?;
     let mut step6 = Scenario::tutorial("step6-verify", Variant::default())?;
     step6.params.ttl_ms = 1;
-    measure(
+    unfinished += measure(
         "step6-verify --ttl 1ms (50 callers)",
         &step6,
         args.step6_runs,
@@ -75,5 +99,9 @@ pub fn execute(args: Args) -> CommandResult {
     if cfg!(debug_assertions) {
         out!("(a debug build: measure with `cargo run --release -- bench`)");
     }
-    Ok(Status::Ok)
+    Ok(if unfinished > 0 {
+        Status::Inconclusive
+    } else {
+        Status::Ok
+    })
 }

@@ -25,6 +25,8 @@
 
 use std::io::IsTerminal as _;
 
+pub mod batch;
+
 /// Prints a line on stdout, ignoring a reader that went away (`| head`): the exit code still
 /// tells the verdict.
 macro_rules! out {
@@ -43,8 +45,9 @@ use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
-use leaselab_sim::run::{run as run_one, RunReport};
+use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
+use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, TraceSaver};
 use super::duration::{format_ms, parse_ms};
 use crate::exit::{CommandResult, Status, UsageError};
 
@@ -108,9 +111,15 @@ pub struct Args {
     /// The first seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// How many runs, with seeds seed, seed+1, ...
+    /// How many runs, with seeds seed, seed+1, ... (never past 18446744073709551615).
     #[arg(long, default_value_t = 1)]
     pub runs: u64,
+    /// Stop each run this long after the callers' release (simulated time; at most 60m). By
+    /// default, as long as the scenario's callers can take (work, pauses, start offsets,
+    /// acquire and request timeouts), at least 2m: a run still unfinished then is
+    /// INCONCLUSIVE (exit 3).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub time_limit: Option<u64>,
     /// Print JSON: the full report of one run, or a summary of many.
     #[arg(long)]
     pub json: bool,
@@ -120,6 +129,9 @@ pub struct Args {
     /// Where BROKEN runs are saved as traces.
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
+    /// Save every BROKEN run as a trace, not only the first.
+    #[arg(long, conflicts_with = "no_save_traces")]
+    pub save_all_traces: bool,
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
@@ -253,8 +265,16 @@ impl Args {
             }
             None => leaselab_sim::run::validate(&scenario)?,
         }
-        if self.runs == 0 {
-            return Err(UsageError::new("--runs must be at least 1"));
+        Seeds::new(self.seed, self.runs)?;
+        if let Some(limit) = self.time_limit {
+            if limit == 0 || limit > MAX_TIME_LIMIT_MS {
+                return Err(UsageError::new(format!(
+                    "--time-limit {}: a run's time limit must be between 1ms and {} of \
+                        simulated time",
+                    format_ms(limit),
+                    max_time_limit()
+                )));
+            }
         }
         if self.events && self.runs > 1 {
             return Err(UsageError::new(
@@ -271,31 +291,66 @@ impl Args {
         (self.redis.is_some() || self.postgres.is_some())
             .then(|| RealConfig::new(self.redis.clone(), self.postgres.clone()))
     }
+
+    /// Where the runs run, with their time limit: `--time-limit`, or what the scenario needs
+    /// ([`time_limit_ms`]).
+    pub fn runner(&self, scenario: &Scenario) -> Runner {
+        let mut sim = SimConfig::for_scenario(scenario);
+        if let Some(limit) = self.time_limit {
+            sim.horizon_ms = limit;
+        }
+        match self.real() {
+            Some(mut config) => {
+                config.horizon_ms = sim.horizon_ms;
+                Runner::Real(config)
+            }
+            None => Runner::Sim(sim),
+        }
+    }
+}
+
+/// The most simulated time a run may take, as typed on the command line: `60m`.
+pub fn max_time_limit() -> String {
+    format!("{}m", MAX_TIME_LIMIT_MS / 60_000)
+}
+
+/// The line saying why an unfinished run has the verdict it has, and what to do.
+pub fn unfinished_note(report: &RunReport, explicit_limit: bool) -> String {
+    let limit = format_ms(report.elapsed_ms);
+    let (_, needed) = time_limit_ms(&report.scenario, &SimConfig::default().client);
+    let still = format!(
+        "{} of {} callers were still running when the run stopped at its time limit ({limit} \
+            after the release)",
+        report.unfinished(),
+        report.scenario.callers
+    );
+    let hint = if explicit_limit {
+        format!(
+            "the scenario may need up to {}; raise --time-limit (at most {})",
+            format_ms(needed),
+            max_time_limit()
+        )
+    } else if needed > MAX_TIME_LIMIT_MS {
+        format!(
+            "the scenario may need up to {}, more than the simulation runs ({}); shorten \
+                --work, the pauses or --acquire-timeout",
+            format_ms(needed),
+            max_time_limit()
+        )
+    } else {
+        "every caller should have finished by then: please report this scenario".to_string()
+    };
+    match report.verdict() {
+        RunVerdict::Broken => format!(
+            "BROKEN although {still}: no write they may have in flight explains the balance"
+        ),
+        _ => format!("INCONCLUSIVE: {still}; {hint}"),
+    }
 }
 
 /// A real run's error as a usage error (exit 2).
 pub fn real_error(error: leaselab_sim::real::RealError) -> UsageError {
     UsageError::new(error.to_string())
-}
-
-/// Runs every seed of a batch against the real servers; the first run that cannot be set up
-/// or cleaned up stops the batch.
-pub fn run_batch_real(
-    scenario: &Scenario,
-    seeds: std::ops::Range<u64>,
-    config: &RealConfig,
-) -> Result<Vec<RunReport>, UsageError> {
-    let bar = progress(
-        seeds.end - seeds.start,
-        &format!("{} (real)", scenario.name),
-    );
-    let mut reports = Vec::with_capacity((seeds.end - seeds.start) as usize);
-    for seed in seeds {
-        reports.push(leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    Ok(reports)
 }
 
 /// What a real run's output says about itself.
@@ -419,6 +474,7 @@ pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
         ),
         ("busy retries", i64::from(ledger.busy_retries)),
         ("tokens reissued", i64::from(report.tokens_reissued)),
+        ("unfinished callers", i64::from(report.unfinished())),
         ("elapsed ms", report.elapsed_ms as i64),
     ]
 }
@@ -446,7 +502,7 @@ pub fn counters_line(report: &RunReport) -> String {
         line.push_str(" lock-left-behind");
     }
     if !report.finished {
-        line.push_str(" UNFINISHED");
+        line.push_str(&format!(" unfinished={}", report.unfinished()));
     }
     line.push_str(&format!(" elapsed={}", format_ms(report.elapsed_ms)));
     line
@@ -467,163 +523,351 @@ pub fn progress(len: u64, label: &str) -> ProgressBar {
     bar
 }
 
-/// Runs every seed of a batch.
-pub fn run_batch(scenario: &Scenario, seeds: std::ops::Range<u64>) -> Vec<RunReport> {
-    let bar = progress(seeds.end - seeds.start, &scenario.name);
-    let mut reports = Vec::with_capacity((seeds.end - seeds.start) as usize);
-    for seed in seeds {
-        // The scenario was validated already.
-        reports.push(run_one(scenario, seed).expect("a validated scenario runs"));
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    reports
+/// What a batch of runs keeps, in memory that does not grow with the number of runs:
+/// counts, the first seeds of each kind, min/median/max of every counter, and the first
+/// BROKEN and first INCONCLUSIVE report.
+#[derive(Debug)]
+pub struct Tally {
+    /// Runs so far.
+    pub runs: u64,
+    /// OK runs.
+    pub ok: u64,
+    /// BROKEN runs' seeds.
+    pub broken: SeedList,
+    /// INCONCLUSIVE runs' seeds.
+    pub inconclusive: SeedList,
+    /// Each counter of [`counters`] with its spread.
+    pub counters: Vec<(&'static str, Spread)>,
+    /// The first BROKEN run.
+    pub first_broken: Option<RunReport>,
+    /// The first INCONCLUSIVE run.
+    pub first_inconclusive: Option<RunReport>,
 }
 
-/// min, median, max.
-pub fn spread(values: &mut [i64]) -> (i64, i64, i64) {
-    values.sort_unstable();
-    (
-        values[0],
-        values[values.len() / 2],
-        values[values.len() - 1],
-    )
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally::new()
+    }
+}
+
+impl Tally {
+    /// No runs yet.
+    pub fn new() -> Tally {
+        Tally {
+            runs: 0,
+            ok: 0,
+            broken: SeedList::default(),
+            inconclusive: SeedList::default(),
+            counters: Vec::new(),
+            first_broken: None,
+            first_inconclusive: None,
+        }
+    }
+
+    /// Counts a run.
+    pub fn add(&mut self, report: &RunReport) {
+        self.runs += 1;
+        match report.verdict() {
+            RunVerdict::Ok => self.ok += 1,
+            RunVerdict::Broken => {
+                self.broken.push(report.seed);
+                if self.first_broken.is_none() {
+                    self.first_broken = Some(report.clone());
+                }
+            }
+            RunVerdict::Inconclusive => {
+                self.inconclusive.push(report.seed);
+                if self.first_inconclusive.is_none() {
+                    self.first_inconclusive = Some(report.clone());
+                }
+            }
+        }
+        let values = counters(report);
+        if self.counters.is_empty() {
+            self.counters = values
+                .iter()
+                .map(|(name, _)| (*name, Spread::new()))
+                .collect();
+        }
+        for ((_, spread), (_, value)) in self.counters.iter_mut().zip(values) {
+            spread.add(value);
+        }
+    }
+
+    /// The command's status: a BROKEN run outranks an INCONCLUSIVE one, which outranks OK.
+    pub fn status(&self) -> Status {
+        if self.broken.total() > 0 {
+            Status::Violation
+        } else if self.inconclusive.total() > 0 {
+            Status::Inconclusive
+        } else {
+            Status::Ok
+        }
+    }
+
+    /// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
+    pub fn verdicts_line(&self) -> String {
+        format!(
+            "BROKEN in {} of {} runs; INCONCLUSIVE in {}; OK in {}",
+            self.broken.total(),
+            self.runs,
+            self.inconclusive.total(),
+            self.ok
+        )
+    }
 }
 
 /// Runs `leaselab run`.
 pub fn execute(args: Args) -> CommandResult {
     let scenario = args.scenario()?;
+    let seeds = Seeds::new(args.seed, args.runs)?;
+    let runner = args.runner(&scenario);
     let real = args.real();
-    let seeds = args.seed..args.seed + args.runs;
-    let reports = match &real {
-        Some(config) => run_batch_real(&scenario, seeds, config)?,
-        None => run_batch(&scenario, seeds),
+    // A trace records no time limit: a run stopped by --time-limit before its end would
+    // replay differently, so it is not saved.
+    let replayable = |report: &RunReport| report.finished || args.time_limit.is_none();
+    let save_dir = match &real {
+        Some(_) => None,
+        None => args.traces.dir(),
     };
-    let broken: Vec<u64> = reports
-        .iter()
-        .filter(|r| r.broken())
-        .map(|r| r.seed)
-        .collect();
-    if reports.len() == 1 {
-        let report = &reports[0];
-        if args.json {
-            let text = serde_json::to_string_pretty(report).expect("reports serialise");
-            match &real {
-                // The report's own fields, in their order, then what the run was.
-                Some(config) => {
-                    let body = text
-                        .trim_end()
-                        .strip_suffix('}')
-                        .unwrap_or(&text)
-                        .trim_end();
-                    let note = serde_json::to_string(&real_note(config)).expect("a string");
-                    out!("{body},\n  \"real\": {note}\n}}");
-                }
-                None => out!("{text}"),
-            }
-        } else {
-            if args.events {
-                for event in &report.events {
-                    out!("{}", render(event));
-                }
-            }
-            out!("{} seed={}", scenario.name, report.seed);
-            out!("{}", report.ledger.line());
-            out!("{}", counters_line(report));
-            for caller in &report.callers {
-                if let Some(outcome) = &caller.outcome {
-                    if args.events || reports[0].scenario.callers <= 5 {
-                        out!(
-                            "  {}: {}",
-                            caller.host,
-                            leaselab_sim::run::describe_outcome(outcome)
-                        );
-                    }
-                }
-            }
-            out!("digest {}", report.digest);
-            if let Some(config) = &real {
-                out!("{}", real_note(config));
+    let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
+    let mut tally = Tally::new();
+    let mut not_replayable = 0u64;
+    let mut single: Option<RunReport> = None;
+    let many = seeds.count > 1;
+    if many && args.json {
+        let head = serde_json::json!({
+            "scenario": scenario.name,
+            "real": real.as_ref().map(real_note),
+            "first_seed": seeds.first,
+            "last_seed": seeds.last(),
+        });
+        let head = serde_json::to_string_pretty(&head).expect("summaries serialise");
+        let head = head
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap_or(&head)
+            .trim_end();
+        out!("{head},\n  \"runs_detail\": [");
+    }
+    for_each_run(&scenario, seeds, &runner, |report| {
+        tally.add(&report);
+        if report.broken() {
+            if replayable(&report) {
+                saver.offer(&report);
+            } else {
+                not_replayable += 1;
             }
         }
-    } else {
-        let names: Vec<&str> = counters(&reports[0]).iter().map(|(n, _)| *n).collect();
-        let mut table = Vec::new();
-        for (index, name) in names.iter().enumerate() {
-            let mut values: Vec<i64> = reports.iter().map(|r| counters(r)[index].1).collect();
-            table.push((*name, spread(&mut values)));
-        }
-        if args.json {
-            let summary = serde_json::json!({
-                "scenario": scenario.name,
-                "real": real.as_ref().map(real_note),
-                "runs": reports.len(),
-                "broken_runs": broken.len(),
-                "broken_seeds": broken,
-                "counters": table.iter().map(|(name, (min, median, max))| serde_json::json!({
-                    "counter": name, "min": min, "median": median, "max": max,
-                })).collect::<Vec<_>>(),
-                "runs_detail": reports.iter().map(|r| serde_json::json!({
-                    "seed": r.seed,
-                    "line": r.ledger.line(),
-                    "verdict": r.ledger.verdict.as_str(),
-                    "digest": r.digest,
-                    "elapsed_ms": r.elapsed_ms,
-                })).collect::<Vec<_>>(),
+        if many && args.json {
+            let detail = serde_json::json!({
+                "seed": report.seed,
+                "line": report.line(),
+                "verdict": report.verdict().as_str(),
+                "unfinished": report.unfinished(),
+                "digest": report.digest,
+                "elapsed_ms": report.elapsed_ms,
             });
-            out!(
-                "{}",
-                serde_json::to_string_pretty(&summary).expect("summaries serialise")
-            );
-        } else {
-            out!(
-                "{}: {} runs, seeds {}..={}",
-                scenario.name,
-                reports.len(),
-                args.seed,
-                args.seed + args.runs - 1
-            );
-            out!("BROKEN in {} of {} runs", broken.len(), reports.len());
-            out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
-            for (name, (min, median, max)) in &table {
-                out!("{name:<24} {min:>8} {median:>8} {max:>8}");
-            }
-            if !broken.is_empty() {
-                let seeds: Vec<String> = broken.iter().map(u64::to_string).collect();
-                out!("broken seeds: {}", seeds.join(" "));
-            }
-            if let Some(config) = &real {
-                out!("{}", real_note(config));
-            }
+            let comma = if tally.runs < seeds.count { "," } else { "" };
+            out!("    {detail}{comma}");
         }
+        if !many {
+            single = Some(report);
+        }
+        Ok(())
+    })?;
+    let explicit_limit = args.time_limit.is_some();
+    match &single {
+        Some(report) => print_single(&args, report, real.as_ref(), explicit_limit),
+        None => print_many(
+            &args,
+            &scenario,
+            seeds,
+            &tally,
+            real.as_ref(),
+            explicit_limit,
+        ),
     }
     if real.is_some() {
         // A real run does not replay: nothing to save or shrink.
-        return Ok(if broken.is_empty() {
-            Status::Ok
-        } else {
-            Status::Violation
-        });
+        return Ok(tally.status());
     }
-    // Traces of the broken runs, and the shrunk first one.
-    crate::trace::save_broken(&reports, args.traces.dir())?;
+    report_saved(&saver);
+    if not_replayable > 0 {
+        eprintln!(
+            "{not_replayable} BROKEN run(s) stopped by --time-limit before every caller \
+             finished were not saved: a trace replays with the default time limit"
+        );
+    }
     if args.shrink {
-        if let Some(report) = reports.iter().find(|r| r.broken()) {
-            let dir = args
-                .traces
-                .dir()
-                .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
-            let (path, sizes) =
-                super::shrink::shrink_and_save(&report.scenario, report.seed, &report.digest, dir)?;
-            eprint!("{sizes}");
-            eprintln!("shrunk trace saved: {}", path.display());
+        match &tally.first_broken {
+            Some(report) if replayable(report) => {
+                let dir = args
+                    .traces
+                    .dir()
+                    .unwrap_or(std::path::Path::new(crate::trace::DEFAULT_DIR));
+                let (path, sizes) = super::shrink::shrink_and_save(
+                    &report.scenario,
+                    report.seed,
+                    &report.digest,
+                    dir,
+                )?;
+                eprint!("{sizes}");
+                eprintln!("shrunk trace saved: {}", path.display());
+            }
+            Some(_) => eprintln!(
+                "not shrunk: the first BROKEN run was stopped by --time-limit before every \
+                 caller finished"
+            ),
+            None => {}
         }
     }
-    Ok(if broken.is_empty() {
-        Status::Ok
-    } else {
-        Status::Violation
-    })
+    Ok(tally.status())
+}
+
+/// Says on stderr which traces were saved, and what was not.
+pub fn report_saved(saver: &TraceSaver) {
+    if let Some(dir) = saver.dir() {
+        match saver.saved_count {
+            0 => {}
+            1..=3 => {
+                for path in &saver.saved {
+                    eprintln!("trace saved: {} (leaselab show {0})", path.display());
+                }
+            }
+            n => eprintln!("{n} traces saved in {}", dir.display()),
+        }
+        if saver.not_saved > 0 {
+            eprintln!(
+                "{} more BROKEN run(s) not saved (--save-all-traces saves every one; \
+                 --seed N --runs 1 re-runs any seed)",
+                saver.not_saved
+            );
+        }
+    }
+    if let Some(error) = &saver.error {
+        eprintln!("error: {error}");
+    }
+}
+
+fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, explicit: bool) {
+    if args.json {
+        let text = serde_json::to_string_pretty(report).expect("reports serialise");
+        match real {
+            // The report's own fields, in their order, then what the run was.
+            Some(config) => {
+                let body = text
+                    .trim_end()
+                    .strip_suffix('}')
+                    .unwrap_or(&text)
+                    .trim_end();
+                let note = serde_json::to_string(&real_note(config)).expect("a string");
+                out!("{body},\n  \"real\": {note}\n}}");
+            }
+            None => out!("{text}"),
+        }
+        return;
+    }
+    if args.events {
+        for event in &report.events {
+            out!("{}", render(event));
+        }
+    }
+    out!("{} seed={}", report.scenario.name, report.seed);
+    out!("{}", report.line());
+    out!("{}", counters_line(report));
+    for caller in &report.callers {
+        if let Some(outcome) = &caller.outcome {
+            if args.events || report.scenario.callers <= 5 {
+                out!(
+                    "  {}: {}",
+                    caller.host,
+                    leaselab_sim::run::describe_outcome(outcome)
+                );
+            }
+        }
+    }
+    if !report.finished {
+        out!("{}", unfinished_note(report, explicit));
+    }
+    out!("digest {}", report.digest);
+    if let Some(config) = real {
+        out!("{}", real_note(config));
+    }
+}
+
+fn print_many(
+    args: &Args,
+    scenario: &Scenario,
+    seeds: Seeds,
+    tally: &Tally,
+    real: Option<&RealConfig>,
+    explicit: bool,
+) {
+    let note = tally.first_inconclusive.as_ref().map(|report| {
+        format!(
+            "seed {}: {}",
+            report.seed,
+            unfinished_note(report, explicit)
+        )
+    });
+    if args.json {
+        let summary = serde_json::json!({
+            "runs": tally.runs,
+            "ok_runs": tally.ok,
+            "broken_runs": tally.broken.total(),
+            "broken_seeds": tally.broken.seeds,
+            "broken_seeds_not_listed": tally.broken.more,
+            "inconclusive_runs": tally.inconclusive.total(),
+            "inconclusive_seeds": tally.inconclusive.seeds,
+            "inconclusive_seeds_not_listed": tally.inconclusive.more,
+            "inconclusive_note": note,
+            "counters": tally.counters.iter().map(|(name, spread)| serde_json::json!({
+                "counter": name,
+                "min": spread.min(),
+                "median": spread.median(),
+                "median_exact": spread.exact(),
+                "max": spread.max(),
+            })).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&summary).expect("summaries serialise");
+        // The fields after the runs' details, in the object opened before the runs.
+        let body = text.trim().strip_prefix('{').unwrap_or(&text);
+        out!("  ],{body}");
+        return;
+    }
+    out!(
+        "{}: {} runs, seeds {}..={}",
+        scenario.name,
+        tally.runs,
+        seeds.first,
+        seeds.last()
+    );
+    out!("{}", tally.verdicts_line());
+    out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
+    for (name, spread) in &tally.counters {
+        out!(
+            "{name:<24} {:>8} {:>8} {:>8}",
+            spread.min(),
+            spread.median_text(),
+            spread.max()
+        );
+    }
+    if tally.counters.iter().any(|(_, spread)| !spread.exact()) {
+        out!("~ median approximate (too many distinct values to keep each)");
+    }
+    if tally.broken.total() > 0 {
+        out!("broken seeds: {}", tally.broken.text());
+    }
+    if tally.inconclusive.total() > 0 {
+        out!("inconclusive seeds: {}", tally.inconclusive.text());
+    }
+    if let Some(note) = note {
+        out!("{note}");
+    }
+    if let Some(config) = real {
+        out!("{}", real_note(config));
+    }
 }
 
 #[cfg(test)]

@@ -12,11 +12,12 @@
 use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::real::RealConfig;
-use leaselab_sim::run::RunReport;
+use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 
 use super::duration::format_ms;
+use super::run::batch::{for_each_run, Runner, Seeds, Spread, TraceSaver};
 use super::run::out;
-use super::run::{preset, real_error, real_note, run_batch, run_batch_real};
+use super::run::{preset, real_error, real_note};
 use crate::exit::{CommandResult, Status, UsageError};
 
 /// Run every tutorial step and fault scenario and compare with the expected verdicts.
@@ -34,9 +35,12 @@ pub struct Args {
     /// The real PostgreSQL (with --real).
     #[arg(long, value_name = "URL", requires = "real", default_value = DEFAULT_POSTGRES)]
     pub postgres: String,
-    /// Where BROKEN runs are saved as traces.
+    /// Where BROKEN runs are saved as traces (the first BROKEN run of each row).
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
+    /// Save every BROKEN run as a trace, not only the first of each row.
+    #[arg(long, conflicts_with = "no_save_traces")]
+    pub save_all_traces: bool,
 }
 
 /// The real Redis `--real` uses unless `--redis` says otherwise.
@@ -209,77 +213,170 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
     ])
 }
 
+/// Whether a row came out as expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsExpected {
+    /// Its BROKEN count matches the pattern and every decided run passes the check.
+    Yes,
+    /// It does not.
+    No,
+    /// Nothing contradicts it, but runs stopped at their time limit leave the pattern
+    /// undecided.
+    Undecided,
+}
+
+impl AsExpected {
+    /// The table's cell.
+    pub fn cell(self) -> &'static str {
+        match self {
+            AsExpected::Yes => "yes",
+            AsExpected::No => "NO",
+            AsExpected::Undecided => "undecided",
+        }
+    }
+}
+
 /// The result of one row.
 pub struct RowResult {
     /// How many runs.
-    pub runs: usize,
+    pub runs: u64,
     /// How many broke.
-    pub broken: usize,
+    pub broken: u64,
+    /// How many stopped at their time limit without a verdict.
+    pub inconclusive: u64,
     /// Whether the row matched its expectation.
-    pub as_expected: bool,
+    pub as_expected: AsExpected,
     /// The table's cells after `step` and `variant`.
     pub cells: Vec<String>,
 }
 
-fn min_max(values: impl Iterator<Item = i64>) -> String {
-    let values: Vec<i64> = values.collect();
-    let min = values.iter().min().copied().unwrap_or(0);
-    let max = values.iter().max().copied().unwrap_or(0);
-    if min == max {
-        format!("{min}")
-    } else {
-        format!("{min}-{max}")
+/// What a row keeps of its runs, in memory that does not grow with their number.
+pub struct RowTally {
+    runs: u64,
+    broken: u64,
+    inconclusive: u64,
+    check_failed: u64,
+    accepted: Spread,
+    rejected: Spread,
+    gave_up: Spread,
+    elapsed: Spread,
+}
+
+impl Default for RowTally {
+    fn default() -> RowTally {
+        RowTally::new()
     }
 }
 
-/// Runs a row and judges it.
-pub fn judge(row: &Row, reports: &[RunReport]) -> RowResult {
-    let broken = reports.iter().filter(|r| r.broken()).count();
-    let runs = reports.len();
-    let verdicts = match row.broken {
-        Broken::Every => broken == runs,
-        Broken::Most => broken * 2 > runs,
-        Broken::None => broken == 0,
-    };
-    let as_expected = verdicts && reports.iter().all(row.check);
-    let mut elapsed: Vec<u64> = reports.iter().map(|r| r.elapsed_ms).collect();
-    elapsed.sort_unstable();
-    let cells = vec![
-        runs.to_string(),
-        broken.to_string(),
-        min_max(reports.iter().map(|r| i64::from(r.ledger.accepted))),
-        min_max(reports.iter().map(|r| i64::from(r.ledger.rejected))),
-        min_max(reports.iter().map(|r| i64::from(r.ledger.gave_up))),
-        format!(
-            "{} ({}-{})",
-            format_ms(elapsed[elapsed.len() / 2]),
-            format_ms(elapsed[0]),
-            format_ms(elapsed[elapsed.len() - 1])
-        ),
-    ];
-    RowResult {
-        runs,
-        broken,
-        as_expected,
-        cells,
+impl RowTally {
+    /// No runs yet.
+    pub fn new() -> RowTally {
+        RowTally {
+            runs: 0,
+            broken: 0,
+            inconclusive: 0,
+            check_failed: 0,
+            accepted: Spread::new(),
+            rejected: Spread::new(),
+            gave_up: Spread::new(),
+            elapsed: Spread::new(),
+        }
     }
+
+    /// Counts a run of `row`; its check applies to runs with a verdict.
+    pub fn add(&mut self, row: &Row, report: &RunReport) {
+        self.runs += 1;
+        match report.verdict() {
+            RunVerdict::Ok => {}
+            RunVerdict::Broken => self.broken += 1,
+            RunVerdict::Inconclusive => self.inconclusive += 1,
+        }
+        if report.verdict() != RunVerdict::Inconclusive && !(row.check)(report) {
+            self.check_failed += 1;
+        }
+        self.accepted.add(i64::from(report.ledger.accepted));
+        self.rejected.add(i64::from(report.ledger.rejected));
+        self.gave_up.add(i64::from(report.ledger.gave_up));
+        self.elapsed.add(report.elapsed_ms as i64);
+    }
+
+    /// Judges the row by its pattern and its check.
+    pub fn judge(&self, row: &Row) -> RowResult {
+        let (runs, broken, inconclusive) = (self.runs, self.broken, self.inconclusive);
+        // Could the pattern hold (were every inconclusive run to break, or not), and does it?
+        let (holds, could_hold) = match row.broken {
+            Broken::Every => (broken == runs, broken + inconclusive == runs),
+            Broken::Most => (broken * 2 > runs, (broken + inconclusive) * 2 > runs),
+            Broken::None => (broken == 0 && inconclusive == 0, broken == 0),
+        };
+        let as_expected = if self.check_failed > 0 || !could_hold {
+            AsExpected::No
+        } else if holds {
+            AsExpected::Yes
+        } else {
+            AsExpected::Undecided
+        };
+        let min_max = |spread: &Spread| {
+            if spread.min() == spread.max() {
+                spread.min().to_string()
+            } else {
+                format!("{}-{}", spread.min(), spread.max())
+            }
+        };
+        let elapsed = &self.elapsed;
+        let median = format_ms(elapsed.median().max(0) as u64);
+        let cells = vec![
+            runs.to_string(),
+            broken.to_string(),
+            inconclusive.to_string(),
+            min_max(&self.accepted),
+            min_max(&self.rejected),
+            min_max(&self.gave_up),
+            format!(
+                "{}{median} ({}-{})",
+                if elapsed.exact() { "" } else { "~" },
+                format_ms(elapsed.min().max(0) as u64),
+                format_ms(elapsed.max().max(0) as u64)
+            ),
+        ];
+        RowResult {
+            runs,
+            broken,
+            inconclusive,
+            as_expected,
+            cells,
+        }
+    }
+}
+
+/// Judges a row by a set of its runs.
+pub fn judge(row: &Row, reports: &[RunReport]) -> RowResult {
+    let mut tally = RowTally::new();
+    for report in reports {
+        tally.add(row, report);
+    }
+    tally.judge(row)
 }
 
 /// Runs `leaselab tour`.
 pub fn execute(args: Args) -> CommandResult {
     let runs = args.runs.unwrap_or(if args.real { 5 } else { 24 });
-    if runs == 0 {
-        return Err(UsageError::new("--runs must be at least 1"));
-    }
+    let seeds = Seeds::new(1, runs)?;
     let real = args
         .real
         .then(|| RealConfig::new(Some(args.redis.clone()), Some(args.postgres.clone())));
+    let save_dir = match &real {
+        Some(_) => None,
+        None => args.traces.dir(),
+    };
+    let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let rows = rows()?;
     let header = [
         "step",
         "variant",
         "runs",
         "BROKEN",
+        "INCONCLUSIVE",
         "accepted",
         "rejected",
         "gave up",
@@ -289,12 +386,17 @@ pub fn execute(args: Args) -> CommandResult {
     ];
     let mut lines: Vec<Vec<String>> = Vec::new();
     let mut unexpected = Vec::new();
-    let mut saved = 0;
+    let mut undecided = Vec::new();
+    let mut row_traces = Vec::new();
     let mut skipped = 0;
     for row in &rows {
-        let reports = match &real {
+        let sim = SimConfig::for_scenario(&row.scenario);
+        let runner = match &real {
             Some(config) => match leaselab_sim::real::validate(&row.scenario, config) {
-                Ok(()) => run_batch_real(&row.scenario, 1..1 + runs, config)?,
+                Ok(()) => Runner::Real(RealConfig {
+                    horizon_ms: sim.horizon_ms,
+                    ..config.clone()
+                }),
                 Err(leaselab_sim::real::RealError::Refused(_)) => {
                     let faults: Vec<String> = row
                         .scenario
@@ -304,7 +406,7 @@ pub fn execute(args: Args) -> CommandResult {
                         .map(|f| f.describe())
                         .collect();
                     let mut line = vec![row.step.to_string(), row.variant.to_string()];
-                    line.extend(["0", "-", "-", "-", "-", "-"].map(String::from));
+                    line.extend(["0", "-", "-", "-", "-", "-", "-"].map(String::from));
                     line.push(format!(
                         "skipped: needs the simulator ({})",
                         faults.join(", ")
@@ -316,23 +418,31 @@ pub fn execute(args: Args) -> CommandResult {
                 }
                 Err(error) => return Err(real_error(error)),
             },
-            None => run_batch(&row.scenario, 1..1 + runs),
+            None => Runner::Sim(sim),
         };
-        if let (Some(dir), None) = (args.traces.dir(), &real) {
-            for report in reports.iter().filter(|r| r.broken()) {
-                crate::trace::save_trace(report, dir).map_err(|error| {
-                    UsageError::new(format!("--save-traces {}: {error}", dir.display()))
-                })?;
-                saved += 1;
+        saver.start_group();
+        let mut tally = RowTally::new();
+        let mut first_trace = None;
+        for_each_run(&row.scenario, seeds, &runner, |report| {
+            tally.add(row, &report);
+            if let Some(path) = saver.offer(&report) {
+                first_trace.get_or_insert(path);
             }
+            Ok(())
+        })?;
+        let name = format!("{} {}", row.step, row.variant).trim().to_string();
+        if let Some(path) = first_trace {
+            row_traces.push((name.clone(), path));
         }
-        let result = judge(row, &reports);
+        let result = tally.judge(row);
         let mut line = vec![row.step.to_string(), row.variant.to_string()];
         line.extend(result.cells);
         line.push(row.expected.to_string());
-        line.push(if result.as_expected { "yes" } else { "NO" }.to_string());
-        if !result.as_expected {
-            unexpected.push(format!("{} {}", row.step, row.variant).trim().to_string());
+        line.push(result.as_expected.cell().to_string());
+        match result.as_expected {
+            AsExpected::Yes => {}
+            AsExpected::No => unexpected.push(name),
+            AsExpected::Undecided => undecided.push(name),
         }
         lines.push(line);
     }
@@ -355,13 +465,31 @@ pub fn execute(args: Args) -> CommandResult {
         print(line);
     }
     out!("");
-    if let (Some(dir), 1..) = (args.traces.dir(), saved) {
-        out!("{saved} broken runs saved as traces in {}", dir.display());
+    if let Some(dir) = saver.dir() {
+        if saver.saved_count > 0 {
+            let which = if args.save_all_traces {
+                "every BROKEN run"
+            } else {
+                "the first BROKEN run of each row; --save-all-traces saves every one"
+            };
+            out!(
+                "{} trace(s) saved in {} ({which}):",
+                saver.saved_count,
+                dir.display()
+            );
+            for (name, path) in &row_traces {
+                out!("  {name}: {}", path.display());
+            }
+        }
+    }
+    if let Some(error) = &saver.error {
+        eprintln!("error: {error}");
     }
     out!(
         "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
          and every run passes the row's check; a row expected to break and breaking is the \
-         tutorial's finding."
+         tutorial's finding. INCONCLUSIVE runs stopped at their time limit with callers still \
+         running; a row they leave undecided is neither."
     );
     if let Some(config) = &real {
         out!("{}", real_note(config));
@@ -372,13 +500,22 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         String::new()
     };
+    let undecided_note = if undecided.is_empty() {
+        String::new()
+    } else {
+        format!("; undecided (INCONCLUSIVE runs): {}", undecided.join(", "))
+    };
+    let as_expected = judged - unexpected.len() - undecided.len();
     if unexpected.is_empty() {
-        out!("{judged} of {judged} rows as expected{skipped_note}");
-        Ok(Status::Ok)
+        out!("{as_expected} of {judged} rows as expected{skipped_note}{undecided_note}");
+        Ok(if undecided.is_empty() {
+            Status::Ok
+        } else {
+            Status::Inconclusive
+        })
     } else {
         out!(
-            "{} of {judged} rows as expected{skipped_note}; not as expected: {}",
-            judged - unexpected.len(),
+            "{as_expected} of {judged} rows as expected{skipped_note}; not as expected: {}{undecided_note}",
             unexpected.join(", ")
         );
         Ok(Status::Violation)
@@ -409,14 +546,55 @@ mod tests {
             .iter()
             .find(|r| r.step == "step5-fencing" && r.variant == "--unfenced")
             .unwrap();
-        let ok_runs = run_batch(&fenced.scenario, 1..4);
-        let broken_runs = run_batch(&unfenced.scenario, 1..4);
-        assert!(judge(fenced, &ok_runs).as_expected);
-        assert!(judge(unfenced, &broken_runs).as_expected);
+        let batch = |scenario: &Scenario| -> Vec<RunReport> {
+            (1..4)
+                .map(|seed| leaselab_sim::run::run(scenario, seed).unwrap())
+                .collect()
+        };
+        let ok_runs = batch(&fenced.scenario);
+        let broken_runs = batch(&unfenced.scenario);
+        assert_eq!(judge(fenced, &ok_runs).as_expected, AsExpected::Yes);
+        assert_eq!(judge(unfenced, &broken_runs).as_expected, AsExpected::Yes);
         // The same runs under the other row's expectation are not as expected.
-        assert!(!judge(fenced, &broken_runs).as_expected);
-        assert!(!judge(unfenced, &ok_runs).as_expected);
+        assert_eq!(judge(fenced, &broken_runs).as_expected, AsExpected::No);
+        assert_eq!(judge(unfenced, &ok_runs).as_expected, AsExpected::No);
         let result = judge(unfenced, &broken_runs);
-        assert_eq!((result.runs, result.broken), (3, 3));
+        assert_eq!((result.runs, result.broken, result.inconclusive), (3, 3, 0));
+    }
+
+    #[test]
+    fn runs_stopped_at_their_time_limit_leave_a_row_undecided_not_as_expected() {
+        use leaselab_sim::run::{run_with, SimConfig};
+        let rows = rows().unwrap();
+        let fenced = rows
+            .iter()
+            .find(|r| r.step == "step5-fencing" && r.variant.is_empty())
+            .unwrap();
+        let unfenced = rows
+            .iter()
+            .find(|r| r.step == "step5-fencing" && r.variant == "--unfenced")
+            .unwrap();
+        // Stopped at 100ms: A is still paused, B has not started.
+        let short = SimConfig {
+            horizon_ms: 100,
+            ..SimConfig::default()
+        };
+        let cut = run_with(&fenced.scenario, 1, &short).unwrap();
+        assert_eq!(cut.verdict(), RunVerdict::Inconclusive);
+        let whole = leaselab_sim::run::run(&fenced.scenario, 2).unwrap();
+        let result = judge(fenced, &[cut, whole]);
+        assert_eq!(result.as_expected, AsExpected::Undecided);
+        assert_eq!((result.runs, result.inconclusive), (2, 1));
+        // "BROKEN in every run" is undecided too, and contradicted by an OK run.
+        let unfenced_cut = run_with(&unfenced.scenario, 1, &short).unwrap();
+        assert_eq!(
+            judge(unfenced, std::slice::from_ref(&unfenced_cut)).as_expected,
+            AsExpected::Undecided
+        );
+        let ok = leaselab_sim::run::run(&fenced.scenario, 1).unwrap();
+        assert_eq!(
+            judge(unfenced, &[unfenced_cut, ok]).as_expected,
+            AsExpected::No
+        );
     }
 }

@@ -98,7 +98,7 @@ pub fn save_trace(report: &RunReport, dir: &Path) -> std::io::Result<PathBuf> {
 /// The options of the commands that save broken runs (`run`, `tour`, `check`).
 #[derive(Clone, Debug, clap::Args)]
 pub struct SaveArgs {
-    /// Save every BROKEN run as a trace in DIR (same failure, same file name).
+    /// Save BROKEN runs as traces in DIR (same failure, same file name).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR)]
     pub save_traces: PathBuf,
     /// Save no traces.

@@ -1,0 +1,453 @@
+//! Batches of runs (`run --runs N`, the tour's rows): the seeds, running them one by one, and
+//! what is kept of them in bounded memory whatever N is (counts, min/median/max, a few seeds,
+//! the traces saved as they go).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use leaselab_model::scenario::Scenario;
+use leaselab_sim::real::RealConfig;
+use leaselab_sim::run::{RunReport, SimConfig};
+
+use super::{progress, real_error};
+use crate::exit::UsageError;
+
+/// The seeds of a batch: `first`, `first + 1`, ... `first + count - 1`, never wrapping past
+/// the largest seed (`u64::MAX`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seeds {
+    /// The first seed.
+    pub first: u64,
+    /// How many (at least 1).
+    pub count: u64,
+}
+
+impl Seeds {
+    /// `count` seeds from `first`; refuses no runs and a range that would run past
+    /// `u64::MAX` (seeds do not wrap around).
+    pub fn new(first: u64, count: u64) -> Result<Seeds, UsageError> {
+        if count == 0 {
+            return Err(UsageError::new("--runs must be at least 1"));
+        }
+        if first.checked_add(count - 1).is_none() {
+            return Err(UsageError::new(format!(
+                "--seed {first} --runs {count}: the seeds would run past {} (the largest \
+                 seed; seeds do not wrap around); use --runs {} or fewer, or a smaller --seed",
+                u64::MAX,
+                u64::MAX - first + 1
+            )));
+        }
+        Ok(Seeds { first, count })
+    }
+
+    /// The last seed.
+    pub fn last(&self) -> u64 {
+        self.first + (self.count - 1)
+    }
+
+    /// Every seed, in order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> {
+        let first = self.first;
+        (0..self.count).map(move |offset| first + offset)
+    }
+}
+
+/// Where the runs of a batch run.
+#[derive(Clone, Debug)]
+pub enum Runner {
+    /// On the simulated network, with this configuration (its time limit).
+    Sim(SimConfig),
+    /// Against real servers.
+    Real(RealConfig),
+}
+
+/// Runs `scenario` once per seed, handing each report to `each` as soon as it is made (no
+/// report is kept here). A progress bar shows on a terminal. The first error (a real server
+/// that cannot be reached, or an error of `each`) stops the batch.
+pub fn for_each_run(
+    scenario: &Scenario,
+    seeds: Seeds,
+    runner: &Runner,
+    mut each: impl FnMut(RunReport) -> Result<(), UsageError>,
+) -> Result<(), UsageError> {
+    let label = match runner {
+        Runner::Sim(_) => scenario.name.clone(),
+        Runner::Real(_) => format!("{} (real)", scenario.name),
+    };
+    let bar = progress(seeds.count, &label);
+    for seed in seeds.iter() {
+        let report = match runner {
+            Runner::Sim(config) => leaselab_sim::run::run_with(scenario, seed, config)?,
+            Runner::Real(config) => {
+                leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?
+            }
+        };
+        each(report)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// How many distinct values (or buckets) a [`Spread`] keeps before it coarsens.
+pub const SPREAD_BUCKETS: usize = 2_048;
+
+/// Min, median and max of a stream of values in bounded memory: exact counts per distinct
+/// value while there are at most [`SPREAD_BUCKETS`] of them (counters take few), then counts
+/// per bucket of a width that doubles as needed (the median is then known to within a
+/// bucket, and said to be approximate). Min and max stay exact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spread {
+    count: u64,
+    min: i64,
+    max: i64,
+    /// Bucket width (1: exact).
+    width: i128,
+    /// Bucket start -> how many values fell in it.
+    buckets: BTreeMap<i128, u64>,
+}
+
+impl Spread {
+    /// No values yet.
+    pub fn new() -> Spread {
+        Spread {
+            width: 1,
+            ..Spread::default()
+        }
+    }
+
+    /// Adds a value.
+    pub fn add(&mut self, value: i64) {
+        if self.count == 0 {
+            self.min = value;
+            self.max = value;
+        } else {
+            self.min = self.min.min(value);
+            self.max = self.max.max(value);
+        }
+        self.count += 1;
+        let width = self.width.max(1);
+        *self
+            .buckets
+            .entry(i128::from(value).div_euclid(width) * width)
+            .or_insert(0) += 1;
+        while self.buckets.len() > SPREAD_BUCKETS {
+            self.width = self.width.max(1).saturating_mul(2);
+            let width = self.width;
+            let old = std::mem::take(&mut self.buckets);
+            for (start, count) in old {
+                *self
+                    .buckets
+                    .entry(start.div_euclid(width) * width)
+                    .or_insert(0) += count;
+            }
+        }
+    }
+
+    /// How many values.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The smallest value (0 when there is none).
+    pub fn min(&self) -> i64 {
+        self.min
+    }
+
+    /// The largest value (0 when there is none).
+    pub fn max(&self) -> i64 {
+        self.max
+    }
+
+    /// True while the median is exact.
+    pub fn exact(&self) -> bool {
+        self.width <= 1
+    }
+
+    /// The median: the value at index `count / 2` of the sorted values (the upper one of the
+    /// two middle values); when not [`Spread::exact`], the middle of its bucket, within
+    /// min..=max. 0 when there is none.
+    pub fn median(&self) -> i64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let index = self.count / 2;
+        let mut seen = 0;
+        for (start, count) in &self.buckets {
+            seen += count;
+            if seen > index {
+                let middle = start + (self.width - 1) / 2;
+                return middle.clamp(i128::from(self.min), i128::from(self.max)) as i64;
+            }
+        }
+        self.max
+    }
+
+    /// The median as printed: `~` before an approximate one.
+    pub fn median_text(&self) -> String {
+        if self.exact() {
+            self.median().to_string()
+        } else {
+            format!("~{}", self.median())
+        }
+    }
+}
+
+/// Seeds kept for a summary: the first [`Self::LIMIT`], and how many more there were.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SeedList {
+    /// The first seeds.
+    pub seeds: Vec<u64>,
+    /// How many more were not kept.
+    pub more: u64,
+}
+
+impl SeedList {
+    /// How many seeds are kept.
+    pub const LIMIT: usize = 100;
+
+    /// Adds a seed.
+    pub fn push(&mut self, seed: u64) {
+        if self.seeds.len() < Self::LIMIT {
+            self.seeds.push(seed);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// How many seeds in all.
+    pub fn total(&self) -> u64 {
+        self.seeds.len() as u64 + self.more
+    }
+
+    /// `3 8 12` or `3 8 12 ... and 40 more`.
+    pub fn text(&self) -> String {
+        let mut text: Vec<String> = self.seeds.iter().map(u64::to_string).collect();
+        if self.more > 0 {
+            text.push(format!("... and {} more", self.more));
+        }
+        text.join(" ")
+    }
+}
+
+/// Saves BROKEN runs as traces while a batch runs: by default the first BROKEN run of each
+/// group (the command, or a tour row), with `all` every one. The directory is checked before
+/// anything runs ([`TraceSaver::new`]); a write that fails later stops saving and is
+/// reported, without hiding the verdict.
+#[derive(Debug)]
+pub struct TraceSaver {
+    dir: Option<PathBuf>,
+    all: bool,
+    saved_in_group: bool,
+    /// Every trace saved, in order (the first few paths; the rest counted).
+    pub saved: Vec<PathBuf>,
+    /// How many traces were saved in all.
+    pub saved_count: u64,
+    /// BROKEN runs not saved because one of their group was saved already.
+    pub not_saved: u64,
+    /// Why saving stopped, if it did.
+    pub error: Option<String>,
+}
+
+impl TraceSaver {
+    /// How many saved paths are kept for the output.
+    pub const LISTED: usize = 20;
+
+    /// A saver into `dir` (none: saving is off), which must be a directory that can be
+    /// created and written to: checked now, before any run.
+    pub fn new(dir: Option<&Path>, all: bool) -> Result<TraceSaver, UsageError> {
+        if let Some(dir) = dir {
+            probe_dir(dir)?;
+        }
+        Ok(TraceSaver {
+            dir: dir.map(Path::to_path_buf),
+            all,
+            saved_in_group: false,
+            saved: Vec::new(),
+            saved_count: 0,
+            not_saved: 0,
+            error: None,
+        })
+    }
+
+    /// The directory traces go to, if saving is on.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Starts a new group (a tour row): its first BROKEN run is saved again.
+    pub fn start_group(&mut self) {
+        self.saved_in_group = false;
+    }
+
+    /// Saves `report` if it is BROKEN and due (the first of its group, or every one with
+    /// `all`); returns the path when it did.
+    pub fn offer(&mut self, report: &RunReport) -> Option<PathBuf> {
+        if !report.broken() {
+            return None;
+        }
+        let dir = self.dir.as_ref()?;
+        if self.error.is_some() {
+            return None;
+        }
+        if self.saved_in_group && !self.all {
+            self.not_saved += 1;
+            return None;
+        }
+        match crate::trace::save_trace(report, dir) {
+            Ok(path) => {
+                self.saved_in_group = true;
+                self.saved_count += 1;
+                if self.saved.len() < Self::LISTED {
+                    self.saved.push(path.clone());
+                }
+                Some(path)
+            }
+            Err(error) => {
+                self.error = Some(format!(
+                    "--save-traces {}: cannot write a trace: {error}; no more traces are saved",
+                    dir.display()
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// Checks that `dir` can hold traces: creates it (and its parents), writes and removes a
+/// small file, then removes again what it created, so that a command that saves nothing
+/// leaves nothing behind. The error names the directory, the reason and the way out.
+pub fn probe_dir(dir: &Path) -> Result<(), UsageError> {
+    let refuse = |why: String| {
+        UsageError::new(format!(
+            "--save-traces {}: {why}; choose a directory you can write to, or pass \
+             --no-save-traces",
+            dir.display()
+        ))
+    };
+    let mut missing = Vec::new();
+    let mut ancestor = Some(dir);
+    while let Some(path) = ancestor {
+        if path.as_os_str().is_empty() || path.exists() {
+            break;
+        }
+        missing.push(path.to_path_buf());
+        ancestor = path.parent();
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|error| refuse(format!("cannot create the directory: {error}")))?;
+    if !dir.is_dir() {
+        return Err(refuse("not a directory".to_string()));
+    }
+    let probe = dir.join(format!(".leaselab-probe-{}", std::process::id()));
+    let written = std::fs::write(&probe, b"probe");
+    let _ = std::fs::remove_file(&probe);
+    // Deepest first; a directory that is not empty (someone else's) stays.
+    for path in &missing {
+        let _ = std::fs::remove_dir(path);
+    }
+    written.map_err(|error| refuse(format!("cannot write there: {error}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_run_up_to_the_largest_and_never_wrap() {
+        let seeds = Seeds::new(u64::MAX, 1).unwrap();
+        assert_eq!(seeds.iter().collect::<Vec<_>>(), vec![u64::MAX]);
+        let seeds = Seeds::new(u64::MAX - 2, 3).unwrap();
+        assert_eq!(seeds.last(), u64::MAX);
+        assert_eq!(seeds.iter().count(), 3);
+        let error = Seeds::new(u64::MAX, 2).unwrap_err();
+        assert!(error.message.contains("do not wrap"), "{}", error.message);
+        assert!(
+            error.message.contains("--runs 1 or fewer"),
+            "{}",
+            error.message
+        );
+        assert!(Seeds::new(2, u64::MAX).is_err());
+        assert_eq!(Seeds::new(1, u64::MAX).unwrap().last(), u64::MAX);
+        assert!(Seeds::new(1, 0).is_err());
+    }
+
+    #[test]
+    fn a_spread_of_few_values_is_exact() {
+        let mut spread = Spread::new();
+        for value in [5, 1, 9, 1, 7] {
+            spread.add(value);
+        }
+        // Sorted: 1 1 5 7 9; index 5 / 2 = 2.
+        assert_eq!((spread.min(), spread.median(), spread.max()), (1, 5, 9));
+        assert!(spread.exact());
+        assert_eq!(spread.median_text(), "5");
+        let mut even = Spread::new();
+        for value in [4, 1, 3, 2] {
+            even.add(value);
+        }
+        assert_eq!(even.median(), 3);
+        assert_eq!(Spread::new().median(), 0);
+    }
+
+    #[test]
+    fn a_spread_of_many_distinct_values_stays_bounded_and_close() {
+        let mut spread = Spread::new();
+        // 0..100_000 shuffled by a stride coprime to the length.
+        let n: i64 = 100_000;
+        for i in 0..n {
+            spread.add((i * 7_919) % n);
+        }
+        assert!(spread.buckets.len() <= SPREAD_BUCKETS);
+        assert_eq!((spread.min(), spread.max()), (0, n - 1));
+        assert!(!spread.exact());
+        let error = (spread.median() - n / 2).abs();
+        assert!(
+            error <= n / SPREAD_BUCKETS as i64 * 2,
+            "{}",
+            spread.median()
+        );
+        assert!(spread.median_text().starts_with('~'));
+        let mut extremes = Spread::new();
+        for value in [i64::MIN, i64::MAX, 0] {
+            extremes.add(value);
+        }
+        assert_eq!(
+            (extremes.min(), extremes.median(), extremes.max()),
+            (i64::MIN, 0, i64::MAX)
+        );
+    }
+
+    #[test]
+    fn seed_lists_keep_the_first_and_count_the_rest() {
+        let mut list = SeedList::default();
+        for seed in 1..=150 {
+            list.push(seed);
+        }
+        assert_eq!(list.seeds.len(), SeedList::LIMIT);
+        assert_eq!(list.total(), 150);
+        assert!(list.text().ends_with("100 ... and 50 more"));
+    }
+
+    #[test]
+    fn an_unwritable_directory_is_refused_and_a_new_one_left_as_found() {
+        let error = probe_dir(Path::new("/proc/leaselab-no/such")).unwrap_err();
+        assert!(
+            error.message.contains("/proc/leaselab-no/such"),
+            "{}",
+            error.message
+        );
+        assert!(
+            error.message.contains("--no-save-traces"),
+            "{}",
+            error.message
+        );
+        let base = std::env::temp_dir().join(format!("leaselab-probe-test-{}", std::process::id()));
+        let dir = base.join("a/b");
+        probe_dir(&dir).unwrap();
+        assert!(!base.exists(), "the probe removes what it created");
+        std::fs::write(&base, b"a file").unwrap();
+        assert!(probe_dir(&base).is_err());
+        std::fs::remove_file(&base).unwrap();
+    }
+}
