@@ -26,7 +26,7 @@ pub mod text;
 
 pub use format::TraceFile;
 pub use load::{load, Trace, TraceError};
-pub use save::{save_broken, save_trace, SaveArgs, DEFAULT_DIR};
+pub use save::{save_trace, SaveArgs, DEFAULT_DIR};
 
 use std::path::PathBuf;
 

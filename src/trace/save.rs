@@ -112,34 +112,3 @@ impl SaveArgs {
         (!self.no_save_traces).then_some(self.save_traces.as_path())
     }
 }
-
-/// Saves every BROKEN run of `reports` in `dir` (nothing when `dir` is none) and says so on
-/// stderr: one line per trace when there are few, else a count.
-pub fn save_broken(
-    reports: &[RunReport],
-    dir: Option<&Path>,
-) -> Result<Vec<PathBuf>, crate::exit::UsageError> {
-    let Some(dir) = dir else {
-        return Ok(Vec::new());
-    };
-    let mut saved = Vec::new();
-    for report in reports.iter().filter(|r| r.broken()) {
-        let path = save_trace(report, dir).map_err(|error| {
-            crate::exit::UsageError::new(format!(
-                "--save-traces {}: cannot write a trace: {error}",
-                dir.display()
-            ))
-        })?;
-        saved.push(path);
-    }
-    match saved.len() {
-        0 => {}
-        1..=3 => {
-            for path in &saved {
-                eprintln!("trace saved: {} (leaselab show {0})", path.display());
-            }
-        }
-        n => eprintln!("{n} traces saved in {}", dir.display()),
-    }
-    Ok(saved)
-}
