@@ -710,29 +710,7 @@ pub async fn connect_redis_checked(url: &str) -> Result<MultiplexedConnection, R
     };
     let address = format!("{host}:{port}");
     let secs = CONNECT_TIMEOUT.as_secs();
-    let stream = match tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio::net::TcpStream::connect((host.as_str(), *port)),
-    )
-    .await
-    {
-        Err(_) => {
-            return Err(fail(format!(
-                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
-            )))
-        }
-        Ok(Err(error)) => {
-            return Err(fail(format!(
-                "cannot reach Redis at {address}: {error}{}; check that Redis runs there and the URL is right",
-                match io_failure(&error) {
-                    "" => String::new(),
-                    why => format!(" ({why})"),
-                }
-            )))
-        }
-        Ok(Ok(stream)) => stream,
-    };
-    let _ = stream.set_nodelay(true);
+    let stream = connect_tcp(host, *port, "Redis").await.map_err(fail)?;
     let not_redis = |what: String| {
         fail(format!(
             "the server at {address} is not a Redis server, or not a usable one: {what}; point --redis at a Redis server (a PostgreSQL URL belongs to --postgres)"
@@ -760,6 +738,31 @@ pub async fn connect_redis_checked(url: &str) -> Result<MultiplexedConnection, R
         ))),
         Ok(Ok((connection, redis::Value::SimpleString(pong)))) if pong == "PONG" => Ok(connection),
         Ok(Ok((_, other))) => Err(not_redis(format!("it answered PING with {other:?}"))),
+    }
+}
+
+/// Opens a TCP connection to `host:port` within [`CONNECT_TIMEOUT`]; the error says what
+/// failed, for a message that names the URL around it.
+async fn connect_tcp(host: &str, port: u16, server: &str) -> Result<tokio::net::TcpStream, String> {
+    let address = format!("{host}:{port}");
+    let secs = CONNECT_TIMEOUT.as_secs();
+    match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect((host, port)))
+        .await
+    {
+        Err(_) => Err(format!(
+            "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
+        )),
+        Ok(Err(error)) => Err(format!(
+            "cannot reach {server} at {address}: {error}{}; check that {server} runs there and the URL is right",
+            match io_failure(&error) {
+                "" => String::new(),
+                why => format!(" ({why})"),
+            }
+        )),
+        Ok(Ok(stream)) => {
+            let _ = stream.set_nodelay(true);
+            Ok(stream)
+        }
     }
 }
 
@@ -791,29 +794,7 @@ pub async fn connect_postgres_checked(url: &str) -> Result<tokio_postgres::Clien
         .unwrap_or(crate::clients::POSTGRES_PORT);
     let address = format!("{host}:{port}");
     let secs = CONNECT_TIMEOUT.as_secs();
-    let stream = match tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio::net::TcpStream::connect((host.as_str(), port)),
-    )
-    .await
-    {
-        Err(_) => {
-            return Err(fail(format!(
-                "cannot reach the server at {address} within {secs}s; check the host, the port and any firewall"
-            )))
-        }
-        Ok(Err(error)) => {
-            return Err(fail(format!(
-                "cannot reach PostgreSQL at {address}: {error}{}; check that PostgreSQL runs there and the URL is right",
-                match io_failure(&error) {
-                    "" => String::new(),
-                    why => format!(" ({why})"),
-                }
-            )))
-        }
-        Ok(Ok(stream)) => stream,
-    };
-    let _ = stream.set_nodelay(true);
+    let stream = connect_tcp(host, port, "PostgreSQL").await.map_err(fail)?;
     match tokio::time::timeout(CONNECT_TIMEOUT, postgres_over_stream(stream, &config)).await {
         Err(_) => Err(fail(format!(
             "the server at {address} did not answer the PostgreSQL startup message within {secs}s: is it a PostgreSQL server? (a Redis server, for one, waits silently; a Redis URL belongs to --redis)"
