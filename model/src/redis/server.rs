@@ -10,7 +10,8 @@
 //! touched. That is invisible to clients (every read applies the rule above); it only delays
 //! the `DEL` a replica receives, which [`Redis::drain_effects`] callers may want to know.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
 use super::command::{
@@ -18,9 +19,10 @@ use super::command::{
     wrong_arity_error, Command, DelexCondition, SetCondition, SetExpiry, NOSCRIPT_ERROR,
     NOT_AN_INTEGER_ERROR, READONLY_ERROR,
 };
+use super::lua;
 use super::replication::Effect;
 use super::reply::Reply;
-use super::scripts::{self, sha1_hex_of, unsupported_script_error, ScriptHost, ScriptId};
+use super::scripts::{self, sha1_hex_of, ScriptHost, ScriptId};
 
 /// The version this stand-in answers as (the real server it is checked against).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -50,6 +52,24 @@ impl Entry {
     }
 }
 
+/// A script in the script cache: its source, shared between clones of the server. Two cached
+/// scripts with the same SHA1 have the same source, so equality and hashing look at the
+/// SHA1 (the map key) only.
+#[derive(Clone, Debug)]
+struct CachedScript(Arc<[u8]>);
+
+impl PartialEq for CachedScript {
+    fn eq(&self, _: &CachedScript) -> bool {
+        true
+    }
+}
+
+impl Eq for CachedScript {}
+
+impl std::hash::Hash for CachedScript {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// An in-memory Redis 7 instance.
 ///
 /// Equal instances compare and hash equal (all collections are ordered), so the stand-in can
@@ -59,8 +79,11 @@ pub struct Redis {
     role: Role,
     cluster_mode: bool,
     keyspace: BTreeMap<Vec<u8>, Entry>,
-    /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL` (only known scripts can be).
-    script_cache: BTreeSet<ScriptId>,
+    /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL`, by lower-case SHA1.
+    script_cache: BTreeMap<String, CachedScript>,
+    /// The state of Redis's `rand48` generator behind `math.random` (kept across scripts, as
+    /// Redis 7.0 keeps it; a restart resets it).
+    rand_state: u64,
     /// Effects recorded since the last [`Redis::drain_effects`] (primary only).
     effects: Vec<Effect>,
 }
@@ -92,9 +115,9 @@ const SCRIPT_ONLY_COMMANDS: [(&str, i32, bool); 4] = [
     ("getrange", 4, false),
 ];
 
-/// Plain commands a script may call.
-const SCRIPT_PLAIN_COMMANDS: [&str; 8] = [
-    "get", "set", "setnx", "del", "exists", "incr", "pexpire", "pttl",
+/// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 7] = [
+    "eval", "evalsha", "script", "client", "hello", "multi", "exec",
 ];
 
 impl Redis {
@@ -104,7 +127,8 @@ impl Redis {
             role: Role::Primary,
             cluster_mode: false,
             keyspace: BTreeMap::new(),
-            script_cache: BTreeSet::new(),
+            script_cache: BTreeMap::new(),
+            rand_state: lua::RAND48_INITIAL,
             effects: Vec::new(),
         }
     }
@@ -164,7 +188,13 @@ impl Redis {
 
     /// True when `script` is in the script cache (`EVALSHA` of it would run).
     pub fn script_cached(&self, script: ScriptId) -> bool {
-        self.script_cache.contains(&script)
+        self.script_cache.contains_key(script.cached_sha1_hex())
+    }
+
+    /// True when a script with this SHA1 (any case) is in the script cache.
+    pub fn script_cached_sha1(&self, sha1_hex: &str) -> bool {
+        self.script_cache
+            .contains_key(sha1_hex.to_ascii_lowercase().as_str())
     }
 
     /// Sets `key` directly, with no TTL, bypassing the command path (scenario set-up).
@@ -247,6 +277,7 @@ impl Redis {
     pub fn restart_empty(&mut self) {
         self.keyspace.clear();
         self.script_cache.clear();
+        self.rand_state = lua::RAND48_INITIAL;
         self.effects.clear();
     }
 
@@ -594,53 +625,103 @@ impl Redis {
     // ----- scripts ---------------------------------------------------------------------
 
     fn eval(&mut self, source: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
-        let Some(script) = ScriptId::from_source(source) else {
-            return unsupported_script_error(&sha1_hex_of(source));
-        };
-        self.script_cache.insert(script);
-        self.run_script(script, keys, args, now_ms)
+        let sha1 = sha1_hex_of(source);
+        if !self.script_cache.contains_key(&sha1) {
+            if let Err(error) = lua::compile(source, &sha1) {
+                return error;
+            }
+            self.script_cache
+                .insert(sha1.clone(), CachedScript(Arc::from(source)));
+        }
+        let script = self.script_cache[&sha1].0.clone();
+        self.run_script(&script, &sha1, keys, args, now_ms)
     }
 
     fn evalsha(&mut self, sha1: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
-        let cached = ScriptId::from_sha1_hex(sha1).filter(|script| self.script_cached(*script));
-        match cached {
-            Some(script) => self.run_script(script, keys, args, now_ms),
+        let sha1 = sha1.to_ascii_lowercase();
+        match self.script_cache.get(&sha1) {
+            Some(script) => {
+                let script = script.0.clone();
+                self.run_script(&script, &sha1, keys, args, now_ms)
+            }
             None => Reply::error(NOSCRIPT_ERROR),
         }
     }
 
     fn script_load(&mut self, source: &[u8]) -> Reply {
-        let Some(script) = ScriptId::from_source(source) else {
-            return unsupported_script_error(&sha1_hex_of(source));
-        };
-        self.script_cache.insert(script);
-        Reply::Bulk(script.sha1_hex().into_bytes())
+        let sha1 = sha1_hex_of(source);
+        if !self.script_cache.contains_key(&sha1) {
+            if let Err(error) = lua::compile(source, &sha1) {
+                return error;
+            }
+            self.script_cache
+                .insert(sha1.clone(), CachedScript(Arc::from(source)));
+        }
+        Reply::Bulk(sha1.into_bytes())
     }
 
     fn script_exists(&self, shas: &[String]) -> Reply {
         let answers = shas
             .iter()
-            .map(|sha| {
-                let cached = ScriptId::from_sha1_hex(sha).is_some_and(|s| self.script_cached(s));
-                Reply::Integer(i64::from(cached))
-            })
+            .map(|sha| Reply::Integer(i64::from(self.script_cached_sha1(sha))))
             .collect();
         Reply::Array(answers)
     }
 
-    /// Runs a script atomically: every call inside sees the same `now_ms`.
+    /// Runs a script atomically: every call inside sees the same `now_ms`. The known scripts
+    /// ([`ScriptId`]) run natively (proven equal to their Lua run by the tests); every other
+    /// script runs in Lua.
     fn run_script(
         &mut self,
-        script: ScriptId,
+        source: &[u8],
+        sha1: &str,
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
         now_ms: u64,
     ) -> Reply {
+        if let Some(script) = ScriptId::from_sha1_hex(sha1) {
+            let mut session = ScriptSession {
+                redis: self,
+                now_ms,
+            };
+            return scripts::run(script, &mut session, keys, args);
+        }
+        self.run_lua(source, sha1, keys, args, now_ms)
+    }
+
+    /// Runs `source` in Lua, whatever it is (the native fast path is skipped); the script is
+    /// not added to the script cache. For tests that compare the two paths.
+    #[doc(hidden)]
+    pub fn eval_in_lua(
+        &mut self,
+        source: &[u8],
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Reply {
+        let sha1 = sha1_hex_of(source);
+        if let Err(error) = lua::compile(source, &sha1) {
+            return error;
+        }
+        self.run_lua(source, &sha1, keys, args, now_ms)
+    }
+
+    fn run_lua(
+        &mut self,
+        source: &[u8],
+        sha1: &str,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Reply {
+        let mut rand_state = self.rand_state;
         let mut session = ScriptSession {
             redis: self,
             now_ms,
         };
-        scripts::run(script, &mut session, keys, args)
+        let reply = lua::run_script(source, sha1, &mut session, keys, args, &mut rand_state);
+        self.rand_state = rand_state;
+        reply
     }
 
     /// `redis.call` from a script: command table and arity (script wording), read-only
@@ -648,17 +729,14 @@ impl Redis {
     /// their declared keys, which `EVAL` already checked.
     fn script_call(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name.as_str()) {
+            return Reply::error("ERR This Redis command is not allowed from script");
+        }
         let known = SCRIPT_ONLY_COMMANDS
             .iter()
             .find(|(script_name, _, _)| *script_name == name)
             .map(|&(_, arity, write)| (arity, write))
-            .or_else(|| {
-                SCRIPT_PLAIN_COMMANDS
-                    .contains(&name.as_str())
-                    .then(|| plain_spec(&name))
-                    .flatten()
-                    .map(|spec| (spec.arity, spec.write))
-            });
+            .or_else(|| plain_spec(&name).map(|spec| (spec.arity, spec.write)));
         let Some((arity, write)) = known else {
             return Reply::error("ERR Unknown Redis command called from script");
         };
