@@ -204,7 +204,7 @@ impl ScriptId {
     }
 
     /// The hash, computed once per process (the model checker asks for it often).
-    pub(crate) fn cached_sha1_hex(self) -> &'static str {
+    fn cached_sha1_hex(self) -> &'static str {
         static HASHES: OnceLock<[String; ScriptId::ALL.len()]> = OnceLock::new();
         let hashes =
             HASHES.get_or_init(|| ScriptId::ALL.map(|id| sha1_hex_of(id.source().as_bytes())));
@@ -213,6 +213,19 @@ impl ScriptId {
             .position(|&id| id == self)
             .expect("every script is in ScriptId::ALL");
         &hashes[index]
+    }
+
+    /// The SHA1 of [`ScriptId::source`] as 20 bytes, computed once per process.
+    pub fn digest(self) -> [u8; 20] {
+        static DIGESTS: OnceLock<[[u8; 20]; ScriptId::ALL.len()]> = OnceLock::new();
+        let digests = DIGESTS
+            .get_or_init(|| ScriptId::ALL.map(|id| Sha1::digest(id.source().as_bytes()).into()));
+        digests[self as usize]
+    }
+
+    /// Recognises a script by its SHA1 digest.
+    pub fn from_digest(digest: [u8; 20]) -> Option<ScriptId> {
+        ScriptId::ALL.into_iter().find(|id| id.digest() == digest)
     }
 
     /// Recognises a script by the SHA1 of its source (lower-case hex; upper case is accepted
@@ -639,6 +652,8 @@ mod tests {
                 Some(id)
             );
             assert_eq!(ScriptId::from_source(id.source().as_bytes()), Some(id));
+            assert_eq!(hex::encode(id.digest()), expected);
+            assert_eq!(ScriptId::from_digest(id.digest()), Some(id));
         }
     }
 

@@ -22,7 +22,9 @@ use super::command::{
 use super::lua;
 use super::replication::Effect;
 use super::reply::Reply;
-use super::scripts::{self, sha1_hex_of, ScriptHost, ScriptId};
+use sha1::{Digest, Sha1};
+
+use super::scripts::{self, ScriptHost, ScriptId};
 
 /// The version this stand-in answers as (the real server it is checked against).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -50,6 +52,21 @@ impl Entry {
     fn is_expired_at(&self, now_ms: u64) -> bool {
         self.expire_at_ms.is_some_and(|at_ms| now_ms > at_ms)
     }
+}
+
+/// A script's SHA1, as 20 bytes (cheap to clone and hash in the checker's states).
+type Sha1Digest = [u8; 20];
+
+/// The SHA1 of a script source.
+fn digest_of(source: &[u8]) -> Sha1Digest {
+    Sha1::digest(source).into()
+}
+
+/// 40 hexadecimal digits (either case) as a digest; `None` for anything else.
+fn parse_sha1_hex(text: &str) -> Option<Sha1Digest> {
+    let mut digest = [0u8; 20];
+    hex::decode_to_slice(text, &mut digest).ok()?;
+    Some(digest)
 }
 
 /// A script in the script cache: its source, shared between clones of the server. Two cached
@@ -80,7 +97,7 @@ pub struct Redis {
     cluster_mode: bool,
     keyspace: BTreeMap<Vec<u8>, Entry>,
     /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL`, by lower-case SHA1.
-    script_cache: BTreeMap<String, CachedScript>,
+    script_cache: BTreeMap<Sha1Digest, CachedScript>,
     /// The state of Redis's `rand48` generator behind `math.random` (kept across scripts, as
     /// Redis 7.0 keeps it; a restart resets it).
     rand_state: u64,
@@ -188,13 +205,12 @@ impl Redis {
 
     /// True when `script` is in the script cache (`EVALSHA` of it would run).
     pub fn script_cached(&self, script: ScriptId) -> bool {
-        self.script_cache.contains_key(script.cached_sha1_hex())
+        self.script_cache.contains_key(&script.digest())
     }
 
     /// True when a script with this SHA1 (any case) is in the script cache.
     pub fn script_cached_sha1(&self, sha1_hex: &str) -> bool {
-        self.script_cache
-            .contains_key(sha1_hex.to_ascii_lowercase().as_str())
+        parse_sha1_hex(sha1_hex).is_some_and(|digest| self.script_cache.contains_key(&digest))
     }
 
     /// Sets `key` directly, with no TTL, bypassing the command path (scenario set-up).
@@ -625,39 +641,43 @@ impl Redis {
     // ----- scripts ---------------------------------------------------------------------
 
     fn eval(&mut self, source: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
-        let sha1 = sha1_hex_of(source);
-        if !self.script_cache.contains_key(&sha1) {
-            if let Err(error) = lua::compile(source, &sha1) {
-                return error;
-            }
-            self.script_cache
-                .insert(sha1.clone(), CachedScript(Arc::from(source)));
+        // The safeguards' own scripts are recognised by their bytes (no hashing).
+        let known = ScriptId::from_source(source);
+        let digest = known.map_or_else(|| digest_of(source), ScriptId::digest);
+        if let Err(error) = self.cache_script(source, digest) {
+            return error;
         }
-        let script = self.script_cache[&sha1].0.clone();
-        self.run_script(&script, &sha1, keys, args, now_ms)
+        self.run_script(source, digest, keys, args, now_ms)
+    }
+
+    /// Compiles a script new to the cache (a compile error is Redis's) and caches it.
+    fn cache_script(&mut self, source: &[u8], digest: Sha1Digest) -> Result<(), Reply> {
+        if self.script_cache.contains_key(&digest) {
+            return Ok(());
+        }
+        if ScriptId::from_digest(digest).is_none() {
+            lua::compile(source, &hex::encode(digest))?;
+        }
+        self.script_cache
+            .insert(digest, CachedScript(Arc::from(source)));
+        Ok(())
     }
 
     fn evalsha(&mut self, sha1: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
-        let sha1 = sha1.to_ascii_lowercase();
-        match self.script_cache.get(&sha1) {
-            Some(script) => {
-                let script = script.0.clone();
-                self.run_script(&script, &sha1, keys, args, now_ms)
-            }
+        let cached = parse_sha1_hex(sha1)
+            .and_then(|digest| Some((digest, self.script_cache.get(&digest)?.0.clone())));
+        match cached {
+            Some((digest, source)) => self.run_script(&source, digest, keys, args, now_ms),
             None => Reply::error(NOSCRIPT_ERROR),
         }
     }
 
     fn script_load(&mut self, source: &[u8]) -> Reply {
-        let sha1 = sha1_hex_of(source);
-        if !self.script_cache.contains_key(&sha1) {
-            if let Err(error) = lua::compile(source, &sha1) {
-                return error;
-            }
-            self.script_cache
-                .insert(sha1.clone(), CachedScript(Arc::from(source)));
+        let digest = digest_of(source);
+        if let Err(error) = self.cache_script(source, digest) {
+            return error;
         }
-        Reply::Bulk(sha1.into_bytes())
+        Reply::Bulk(hex::encode(digest).into_bytes())
     }
 
     fn script_exists(&self, shas: &[String]) -> Reply {
@@ -674,19 +694,19 @@ impl Redis {
     fn run_script(
         &mut self,
         source: &[u8],
-        sha1: &str,
+        digest: Sha1Digest,
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
         now_ms: u64,
     ) -> Reply {
-        if let Some(script) = ScriptId::from_sha1_hex(sha1) {
+        if let Some(script) = ScriptId::from_digest(digest) {
             let mut session = ScriptSession {
                 redis: self,
                 now_ms,
             };
             return scripts::run(script, &mut session, keys, args);
         }
-        self.run_lua(source, sha1, keys, args, now_ms)
+        self.run_lua(source, &hex::encode(digest), keys, args, now_ms)
     }
 
     /// Runs `source` in Lua, whatever it is (the native fast path is skipped); the script is
@@ -699,7 +719,7 @@ impl Redis {
         args: &[Vec<u8>],
         now_ms: u64,
     ) -> Reply {
-        let sha1 = sha1_hex_of(source);
+        let sha1 = hex::encode(digest_of(source));
         if let Err(error) = lua::compile(source, &sha1) {
             return error;
         }
