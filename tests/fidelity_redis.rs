@@ -19,11 +19,23 @@
 //! a development or CI machine (clients fall back from `EVALSHA` to `EVAL`), never to be
 //! pointed at a server that matters. `FLUSHALL`/`FLUSHDB` are never sent to it.
 //!
+//! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock),
+//! the known scripts with CRLF line ends, an added comment or trailing blanks, and small Lua
+//! probes of the reply conversions and error texts are compared the same way
+//! ([`library_scripts_match_redis`]).
+//!
 //! Not compared (deliberate differences, see `docs/fidelity.md`): `DELEX` (Redis 8.4; not in
-//! Redis 7), scripts other than the known ones, `CLIENT SETINFO` (7.2), `PEXPIRE`'s
-//! `NX|XX|GT|LT`, `HELLO 3`, databases other than 0.
+//! Redis 7), `CLIENT SETINFO` (7.2), `PEXPIRE`'s `NX|XX|GT|LT`, `HELLO 3`, databases other
+//! than 0, `math.random` (the real server's generator has run for other clients), runaway
+//! scripts. Never sent to the shared real server: `error()` with a table that has no `err`
+//! field (it crashes Redis 7.0.15).
 
 mod common;
+
+#[allow(dead_code)]
+mod lock_scripts {
+    include!("fixtures/lock_scripts.rs");
+}
 
 use common::{cases, report, runtime};
 use std::cell::RefCell;
@@ -858,6 +870,168 @@ fn expiry_sequence() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(prop_oneof![3 => op(), 1 => short_lived()], 2..=10)
 }
 
+/// Generated sequences of lock-library scripts, script variants and Lua probes.
+const LIBRARY_SEQUENCES: u32 = 400;
+
+/// How a library script is called: its KEYS and ARGV.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// KEYS[1]; ARGV = [token].
+    KeyToken,
+    /// KEYS[1]; ARGV = [token, ttl ms].
+    KeyTokenTtl,
+    /// One or two KEYS; ARGV = [token, ttl ms].
+    KeysTokenTtl,
+    /// One or two KEYS; ARGV = [token].
+    KeysToken,
+}
+
+/// The other libraries' scripts with their shapes.
+fn library_scripts() -> Vec<(&'static lock_scripts::LibraryScript, Shape)> {
+    use lock_scripts::*;
+    vec![
+        (&REDSYNC_DELETE, Shape::KeyToken),
+        (&REDSYNC_TOUCH, Shape::KeyTokenTtl),
+        (&NODE_REDLOCK_ACQUIRE, Shape::KeysTokenTtl),
+        (&NODE_REDLOCK_EXTEND, Shape::KeysTokenTtl),
+        (&NODE_REDLOCK_RELEASE, Shape::KeysToken),
+    ]
+}
+
+fn shape_keys_and_args(shape: Shape) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)> {
+    let keys = match shape {
+        Shape::KeyToken | Shape::KeyTokenTtl => prop::collection::vec(key(), 1..=1).boxed(),
+        Shape::KeysTokenTtl | Shape::KeysToken => prop::collection::vec(key(), 1..=2).boxed(),
+    };
+    match shape {
+        Shape::KeyToken | Shape::KeysToken => (keys, token())
+            .prop_map(|(keys, t)| (keys, vec![t]))
+            .boxed(),
+        Shape::KeyTokenTtl | Shape::KeysTokenTtl => (keys, token(), ttl_ms())
+            .prop_map(|(keys, t, ttl)| (keys, vec![t, ttl]))
+            .boxed(),
+    }
+}
+
+/// `EVAL source` or, half the time, `EVALSHA sha1` (NOSCRIPT until the source was sent).
+fn eval_op(source: String, keys: Vec<Arg>, args: Vec<Arg>, by_sha: bool) -> Op {
+    let n = Arg::Text(keys.len().to_string());
+    let (command, first) = if by_sha {
+        (
+            "EVALSHA",
+            leaselab_model::redis::scripts::sha1_hex_of(source.as_bytes()),
+        )
+    } else {
+        ("EVAL", source)
+    };
+    Op::new([vec![text(command), Arg::Text(first), n], keys, args].concat())
+}
+
+fn library_eval() -> impl Strategy<Value = Op> {
+    (prop::sample::select(library_scripts()), any::<bool>())
+        .prop_flat_map(|((script, shape), by_sha)| {
+            (
+                Just(script.source),
+                shape_keys_and_args(shape),
+                Just(by_sha),
+            )
+        })
+        .prop_map(|(source, (keys, args), by_sha)| eval_op(source.to_string(), keys, args, by_sha))
+}
+
+/// The same statements, written differently: another script to Redis (another SHA1).
+fn variant(source: &str, how: u8) -> String {
+    match how {
+        0 => source.replace('\n', "\r\n"),
+        1 => format!("-- a comment a user added\n{source}"),
+        2 => format!("{source}\n\n   "),
+        _ => source.replace('\t', "    "),
+    }
+}
+
+fn variant_eval() -> impl Strategy<Value = Op> {
+    (script(), 0u8..4, any::<bool>())
+        .prop_flat_map(|(script, how, by_sha)| {
+            (
+                Just(script),
+                Just(how),
+                Just(by_sha),
+                script_keys_and_args(script),
+            )
+        })
+        .prop_map(|(script, how, by_sha, (keys, args))| {
+            let wait_ms = wait_past_short_ttl(script, NumKeys::Right, &keys, &args);
+            let mut op = eval_op(variant(script.source(), how), keys, args, by_sha);
+            op.wait_ms = wait_ms;
+            if script == ScriptId::RedislockPttl {
+                op.compare = Compare::Ttl;
+            }
+            op
+        })
+}
+
+/// Small scripts that exercise the reply conversions, the `redis` helpers and the error
+/// texts. KEYS = [k0], ARGV = [token, number text].
+const PROBES: [&str; 30] = [
+    "return {1,2,nil,3}",
+    "return 3.9",
+    "return -3.9",
+    "return true",
+    "return false",
+    "return {ok='fine'}",
+    "return {err='My err'}",
+    "return {ok=1}",
+    "return {{1,'a'},{ok='x'},{err='y'}}",
+    "return redis.error_reply('x')",
+    "return redis.error_reply('-MY x')",
+    "return redis.status_reply('FINE')",
+    "return redis.sha1hex(ARGV[1])",
+    "return x",
+    "return redis.call('nosuch')",
+    "return redis.pcall('nosuch')",
+    "return redis.call('get')",
+    "return redis.call('get', KEYS[1], KEYS[1])",
+    "error('boom')",
+    "x = 1",
+    "string.foo = 1",
+    "return redis.call('incr', KEYS[1])",
+    "return redis.pcall('incr', KEYS[1])",
+    "redis.call('set', KEYS[1], ARGV[2])\nlocal n = redis.call('incr', KEYS[1])\nreturn {n, type(n)}",
+    "return {redis.call('get', KEYS[1]), type(redis.call('get', KEYS[1]))}",
+    "return tonumber(ARGV[2]) * 2.5",
+    "local ok, e = pcall(redis.call, 'nosuch')\nreturn e",
+    "local a = 1\nlocal b = 2\nreturn redis.call('pexpire', KEYS[1], 'abc')",
+    "return redis.call('set', KEYS[1], {})",
+    "return redis.call('set', KEYS[1], ARGV[1], 'PX', 0.5)",
+];
+
+fn probe_eval() -> impl Strategy<Value = Op> {
+    (
+        prop::sample::select(PROBES.to_vec()),
+        token(),
+        number_text(),
+        any::<bool>(),
+    )
+        .prop_map(|(source, t, n, by_sha)| {
+            eval_op(source.to_string(), vec![Arg::Key(0)], vec![t, n], by_sha)
+        })
+}
+
+fn library_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => set(),
+        2 => (name("get"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        8 => library_eval(),
+        4 => variant_eval(),
+        4 => probe_eval(),
+    ]
+}
+
+fn library_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(library_op(), 1..=10)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests.
 
@@ -985,6 +1159,97 @@ fn regression_fenced_acquire_returns_the_fence_through_a_double() {
             ]),
         ],
     );
+}
+
+/// Lock libraries' scripts, variants of the known scripts and Lua probes, generated.
+#[test]
+fn library_scripts_match_redis() {
+    check_generated(
+        "library_scripts_match_redis",
+        cases(LIBRARY_SEQUENCES),
+        library_sequence(),
+    );
+}
+
+/// Each library's lock life on one key: acquire, a second caller refused, extend, release by
+/// a stale token refused, release.
+#[test]
+fn lock_library_sessions() {
+    use lock_scripts::*;
+    let redsync = fixed(&[
+        &["SET", "$k0", "tok-a", "NX", "PX", "30000"],
+        &["EVAL", REDSYNC_TOUCH.source, "1", "$k0", "tok-b", "60000"],
+        &["EVAL", REDSYNC_TOUCH.source, "1", "$k0", "tok-a", "60000"],
+        &["PTTL", "$k0"],
+        &["EVAL", REDSYNC_DELETE.source, "1", "$k0", "tok-b"],
+        &["EVAL", REDSYNC_DELETE.source, "1", "$k0", "tok-a"],
+        &["EXISTS", "$k0"],
+    ]);
+    let node_redlock = fixed(&[
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+            "30000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "2",
+            "$k1",
+            "$k2",
+            "tok-b",
+            "30000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_EXTEND.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-b",
+            "60000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_EXTEND.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+            "60000",
+        ],
+        &["PTTL", "$k1"],
+        &[
+            "EVAL",
+            NODE_REDLOCK_RELEASE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-b",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_RELEASE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+        ],
+        &["EXISTS", "$k0", "$k1"],
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "1",
+            "$k0",
+            "tok-c",
+            "abc",
+        ],
+    ]);
+    check_sequences("lock_library_sessions", &[redsync, node_redlock]);
 }
 
 /// A self-test of the comparison: replies that differ are reported.

@@ -181,6 +181,18 @@ fn script_error_texts_are_redis_texts() {
         script_err("error({err='X'})", "X", 1)
     );
     assert_eq!(eval("error()"), script_err("error()", "ERR nil", 1));
+    // Redis 7.0's pcall hands a caught error table over as its text.
+    assert_eq!(
+        eval("local ok, e = pcall(redis.call, 'nosuch') return {ok, e}"),
+        Reply::Array(vec![
+            Reply::Nil,
+            bulk("ERR Unknown Redis command called from script")
+        ])
+    );
+    assert_eq!(
+        eval("local ok, e = pcall(error, {err='E'}) return type(e)"),
+        bulk("string")
+    );
     let source = "return redis.call('eval','return 1','0')";
     assert_eq!(
         eval(source),

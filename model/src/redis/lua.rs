@@ -86,10 +86,14 @@ end
 local env
 
 -- A script stopped for its instruction budget must not catch that and carry on.
--- Errors raised by the Rust helpers (`redis.call`) reach the script as `{err = ...}`.
+-- A caught error is what Redis 7.0's `pcall` gives: the text of an error table
+-- (`redis.call`'s errors), the text of a Rust helper's error.
 local function rethrow(ok, ...)
-  if not ok and exhausted() then error((...), 0) end
-  if not ok and type((...)) == 'userdata' then return ok, {err = describe((...))} end
+  if ok then return ok, ... end
+  if exhausted() then error((...), 0) end
+  local e = ...
+  if type(e) == 'userdata' then return ok, describe(e) end
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then return ok, e.err end
   return ok, ...
 end
 local pcall, resume = G.pcall, G.coroutine.resume
