@@ -1032,6 +1032,65 @@ fn library_sequence() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(library_op(), 1..=10)
 }
 
+/// Generated sequences of the further commands (TTL, EXPIRE, ..., WAIT).
+const MORE_SEQUENCES: u32 = 400;
+
+/// A TTL in seconds or a Unix time for the expire commands: long enough to stay stable, in
+/// the past, or invalid.
+fn expire_op() -> impl Strategy<Value = Op> {
+    let seconds = prop_oneof![
+        3 => (100i64..1_000_000).prop_map(|s| Arg::Text(s.to_string())),
+        1 => (-100i64..=0).prop_map(|s| Arg::Text(s.to_string())),
+        2 => bad_ttl(),
+    ];
+    let at_secs = prop_oneof![
+        3 => (100i64..1_000_000).prop_map(Arg::FromNowSecs),
+        1 => (-1_000i64..=-2).prop_map(Arg::FromNowSecs),
+        2 => bad_ttl(),
+    ];
+    let at_ms = prop_oneof![
+        3 => (100_000i64..1_000_000_000).prop_map(Arg::FromNowMs),
+        1 => (-1_000_000i64..=-2_000).prop_map(Arg::FromNowMs),
+        2 => bad_ttl(),
+    ];
+    prop_oneof![
+        (name("expire"), key(), seconds).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        (name("expireat"), key(), at_secs).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        (name("pexpireat"), key(), at_ms).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+    ]
+}
+
+fn more_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => set(),
+        3 => (name("set"), key(), number_text()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        4 => expire_op(),
+        3 => (name("ttl"), key()).prop_map(|(c, k)| Op {
+            compare: Compare::Ttl,
+            ..Op::new(vec![c, k])
+        }),
+        2 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("persist"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("getdel"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        3 => (name("incrby"), key(), number_text()).prop_map(|(c, k, n)| Op::new(vec![c, k, n])),
+        3 => (name("decrby"), key(), number_text()).prop_map(|(c, k, n)| Op::new(vec![c, k, n])),
+        2 => (name("decr"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("type"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("echo"), value()).prop_map(|(c, v)| Op::new(vec![c, v])),
+        1 => (name("publish"), value(), value()).prop_map(|(c, ch, m)| Op::new(vec![c, ch, m])),
+        1 => (name("wait"), prop::sample::select(vec!["0", "x", "-1"]).prop_map(text),
+              prop::sample::select(vec!["0", "10", "-1", "x"]).prop_map(text))
+            .prop_map(|(c, n, t)| Op::new(vec![c, n, t])),
+        2 => (name("exists"), prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, keys)| Op::new([vec![c], keys].concat())),
+        1 => malformed(),
+    ]
+}
+
+fn more_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(more_op(), 1..=12)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests.
 
@@ -1250,6 +1309,17 @@ fn lock_library_sessions() {
         ],
     ]);
     check_sequences("lock_library_sessions", &[redsync, node_redlock]);
+}
+
+/// TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,
+/// PUBLISH, WAIT (`WAIT 0 t` only: with replicas to wait for, a lone Redis blocks), generated.
+#[test]
+fn more_commands_match_redis() {
+    check_generated(
+        "more_commands_match_redis",
+        cases(MORE_SEQUENCES),
+        more_sequence(),
+    );
 }
 
 /// A self-test of the comparison: replies that differ are reported.

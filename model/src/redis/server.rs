@@ -16,8 +16,8 @@ use std::sync::Arc;
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
 use super::command::{
     arity_ok, integer_arg, invalid_expire_error, is_hello, plain_spec, precheck, select_index,
-    wrong_arity_error, Command, DelexCondition, SetCondition, SetExpiry, NOSCRIPT_ERROR,
-    NOT_AN_INTEGER_ERROR, READONLY_ERROR,
+    wrong_arity_error, Command, DelexCondition, ExpireKind, SetCondition, SetExpiry,
+    NOSCRIPT_ERROR, NOT_AN_INTEGER_ERROR, READONLY_ERROR,
 };
 use super::lua;
 use super::replication::Effect;
@@ -133,8 +133,8 @@ const SCRIPT_ONLY_COMMANDS: [(&str, i32, bool); 4] = [
 ];
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 7] = [
-    "eval", "evalsha", "script", "client", "hello", "multi", "exec",
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 8] = [
+    "eval", "evalsha", "script", "client", "hello", "multi", "exec", "wait",
 ];
 
 impl Redis {
@@ -324,9 +324,37 @@ impl Redis {
             Command::SetNx(key, value) => self.setnx(key, value, now_ms),
             Command::Del(keys) => self.del(keys, now_ms),
             Command::Exists(keys) => self.exists(keys, now_ms),
-            Command::Incr(key) => self.incr(key, now_ms),
+            Command::Incr(key) => self.incr_by(key, 1, now_ms),
             Command::PExpire(key, ttl_ms) => self.pexpire(key, *ttl_ms, now_ms),
             Command::PTtl(key) => self.pttl(key, now_ms),
+            Command::Ttl(key) => match self.pttl(key, now_ms) {
+                Reply::Integer(ms) if ms >= 0 => Reply::Integer((ms + 500) / 1000),
+                other => other,
+            },
+            Command::Expire(key, kind, amount) => self.expire(key, *kind, *amount, now_ms),
+            Command::Persist(key) => self.persist(key, now_ms),
+            Command::GetDel(key) => {
+                let reply = self.get(key, now_ms);
+                if matches!(reply, Reply::Bulk(_)) {
+                    self.delete_key(key);
+                }
+                reply
+            }
+            Command::IncrBy(key, n) => self.incr_by(key, *n, now_ms),
+            Command::DecrBy(key, n) => match n.checked_neg() {
+                Some(negated) => self.incr_by(key, negated, now_ms),
+                None => Reply::error("ERR decrement would overflow"),
+            },
+            Command::Echo(message) => Reply::Bulk(message.clone()),
+            Command::Type(key) => Reply::Status(
+                if self.lookup(key, now_ms).is_some() {
+                    "string"
+                } else {
+                    "none"
+                }
+                .into(),
+            ),
+            Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
             Command::DelEx(key, condition) => self.delex(key, condition, now_ms),
             Command::Eval { script, keys, args } => self.eval(script, keys, args, now_ms),
             Command::EvalSha { sha1, keys, args } => self.evalsha(sha1, keys, args, now_ms),
@@ -513,8 +541,8 @@ impl Redis {
         Reply::Integer(found)
     }
 
-    /// `INCR`: a missing key counts as 0; the key keeps its TTL.
-    fn incr(&mut self, key: &[u8], now_ms: u64) -> Reply {
+    /// `INCR`/`INCRBY`/`DECR`/`DECRBY`: a missing key counts as 0; the key keeps its TTL.
+    fn incr_by(&mut self, key: &[u8], delta: i64, now_ms: u64) -> Reply {
         let (current, expire_at_ms) = match self.lookup(key, now_ms) {
             None => (0, None),
             Some(entry) => match integer_arg(&entry.value) {
@@ -522,7 +550,7 @@ impl Redis {
                 Err(error) => return error,
             },
         };
-        let Some(next) = current.checked_add(1) else {
+        let Some(next) = current.checked_add(delta) else {
             return Reply::error("ERR increment or decrement would overflow");
         };
         self.write_key(key, next.to_string().into_bytes(), expire_at_ms);
@@ -552,6 +580,59 @@ impl Redis {
             expire_at_ms: at_ms,
         });
         Reply::Integer(1)
+    }
+
+    /// `EXPIRE`/`EXPIREAT`/`PEXPIREAT` (Redis's `expireGenericCommand`): the deadline must fit
+    /// in 64 bits after the unit conversion and adding the base time; a missing key answers
+    /// 0; a deadline at or before now deletes the key and answers 1.
+    fn expire(&mut self, key: &[u8], kind: ExpireKind, amount: i64, now_ms: u64) -> Reply {
+        let invalid = || invalid_expire_error(kind.name());
+        let (in_seconds, base) = match kind {
+            ExpireKind::Seconds => (true, now_i64(now_ms)),
+            ExpireKind::AtSeconds => (true, 0),
+            ExpireKind::AtMillis => (false, 0),
+        };
+        let millis = if in_seconds {
+            match amount.checked_mul(1000) {
+                Some(ms) => ms,
+                None => return invalid(),
+            }
+        } else {
+            amount
+        };
+        let Some(at_ms) = millis.checked_add(base) else {
+            return invalid();
+        };
+        if self.lookup(key, now_ms).is_none() {
+            return Reply::Integer(0);
+        }
+        if at_ms <= now_i64(now_ms) {
+            self.delete_key(key);
+            return Reply::Integer(1);
+        }
+        let at_ms = u64::try_from(at_ms).expect("a deadline after now is positive");
+        if let Some(entry) = self.keyspace.get_mut(key) {
+            entry.expire_at_ms = Some(at_ms);
+        }
+        self.record(Effect::Expire {
+            key: key.to_vec(),
+            expire_at_ms: at_ms,
+        });
+        Reply::Integer(1)
+    }
+
+    /// `PERSIST`: 1 when a TTL was removed. Replicas get the value again without a TTL.
+    fn persist(&mut self, key: &[u8], now_ms: u64) -> Reply {
+        match self.lookup(key, now_ms) {
+            Some(Entry {
+                value,
+                expire_at_ms: Some(_),
+            }) => {
+                self.write_key(key, value, None);
+                Reply::Integer(1)
+            }
+            _ => Reply::Integer(0),
+        }
     }
 
     /// `PTTL`: -2 missing, -1 no TTL, else the remaining milliseconds (0 at the deadline).
