@@ -72,7 +72,10 @@ fn build(case: &Case) -> Redis {
     redis
 }
 
-fn snapshot(redis: &Redis) -> Vec<(String, Option<(Vec<u8>, Option<u64>)>)> {
+/// A key's stored value and absolute expiry, if stored.
+type Stored = Option<(Vec<u8>, Option<u64>)>;
+
+fn snapshot(redis: &Redis) -> Vec<(String, Stored)> {
     KEYS.iter()
         .map(|k| {
             let stored = redis.stored(k.as_bytes()).map(|(v, at)| (v.to_vec(), at));
