@@ -19,7 +19,8 @@
 //! a development or CI machine (clients fall back from `EVALSHA` to `EVAL`), never to be
 //! pointed at a server that matters. `FLUSHALL`/`FLUSHDB` are never sent to it.
 //!
-//! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock),
+//! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock,
+//! Redisson's RLock),
 //! the known scripts with CRLF line ends, an added comment or trailing blanks, and small Lua
 //! probes of the reply conversions and error texts are compared the same way
 //! ([`library_scripts_match_redis`]).
@@ -884,6 +885,10 @@ enum Shape {
     KeysTokenTtl,
     /// One or two KEYS; ARGV = [token].
     KeysToken,
+    /// Redisson's lock: KEYS[1]; ARGV = [lease ms, owner].
+    RedissonLock,
+    /// Redisson's unlock: KEYS = [lock, channel]; ARGV = [message, lease ms, owner].
+    RedissonUnlock,
 }
 
 /// The other libraries' scripts with their shapes.
@@ -895,19 +900,44 @@ fn library_scripts() -> Vec<(&'static lock_scripts::LibraryScript, Shape)> {
         (&NODE_REDLOCK_ACQUIRE, Shape::KeysTokenTtl),
         (&NODE_REDLOCK_EXTEND, Shape::KeysTokenTtl),
         (&NODE_REDLOCK_RELEASE, Shape::KeysToken),
+        (&REDISSON_LOCK, Shape::RedissonLock),
+        (&REDISSON_UNLOCK, Shape::RedissonUnlock),
+    ]
+}
+
+/// A Redisson lock owner (`uuid:threadId`).
+fn owner() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["uuid-1:1", "uuid-2:7"]).prop_map(text),
+        1 => value(),
     ]
 }
 
 fn shape_keys_and_args(shape: Shape) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)> {
+    match shape {
+        Shape::RedissonLock => {
+            return (key(), ttl_ms(), owner())
+                .prop_map(|(k, lease, owner)| (vec![k], vec![lease, owner]))
+                .boxed()
+        }
+        Shape::RedissonUnlock => {
+            return (key(), key(), ttl_ms(), owner())
+                .prop_map(|(k, channel, lease, owner)| {
+                    (vec![k, channel], vec![text("0"), lease, owner])
+                })
+                .boxed()
+        }
+        _ => {}
+    }
     let keys = match shape {
         Shape::KeyToken | Shape::KeyTokenTtl => prop::collection::vec(key(), 1..=1).boxed(),
-        Shape::KeysTokenTtl | Shape::KeysToken => prop::collection::vec(key(), 1..=2).boxed(),
+        _ => prop::collection::vec(key(), 1..=2).boxed(),
     };
     match shape {
         Shape::KeyToken | Shape::KeysToken => (keys, token())
             .prop_map(|(keys, t)| (keys, vec![t]))
             .boxed(),
-        Shape::KeyTokenTtl | Shape::KeysTokenTtl => (keys, token(), ttl_ms())
+        _ => (keys, token(), ttl_ms())
             .prop_map(|(keys, t, ttl)| (keys, vec![t, ttl]))
             .boxed(),
     }
@@ -936,7 +966,14 @@ fn library_eval() -> impl Strategy<Value = Op> {
                 Just(by_sha),
             )
         })
-        .prop_map(|(source, (keys, args), by_sha)| eval_op(source.to_string(), keys, args, by_sha))
+        .prop_map(|(source, (keys, args), by_sha)| {
+            let mut op = eval_op(source.to_string(), keys, args, by_sha);
+            // Redisson's lock answers the holder's PTTL when it is taken.
+            if source == lock_scripts::REDISSON_LOCK.source {
+                op.compare = Compare::Ttl;
+            }
+            op
+        })
 }
 
 /// The same statements, written differently: another script to Redis (another SHA1).
@@ -1023,6 +1060,7 @@ fn library_op() -> impl Strategy<Value = Op> {
         2 => (name("get"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         8 => library_eval(),
+        2 => hash_op(),
         4 => variant_eval(),
         4 => probe_eval(),
     ]
@@ -1060,8 +1098,33 @@ fn expire_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A hash field.
+fn field() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["f1", "f2", "uuid-1:1", ""]).prop_map(text)
+}
+
+fn hash_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (name("hset"), key(), prop::collection::vec((field(), value()), 1..=3))
+            .prop_map(|(c, k, pairs)| {
+                let flat = pairs.into_iter().flat_map(|(f, v)| [f, v]).collect();
+                Op::new([vec![c, k], flat].concat())
+            }),
+        1 => (name("hset"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        2 => (name("hget"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        3 => (name("hincrby"), key(), field(), number_text())
+            .prop_map(|(c, k, f, n)| Op::new(vec![c, k, f, n])),
+        2 => (name("hexists"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        2 => (name("hdel"), key(), prop::collection::vec(field(), 1..=3))
+            .prop_map(|(c, k, fields)| Op::new([vec![c, k], fields].concat())),
+        2 => (name("hgetall"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("hlen"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+    ]
+}
+
 fn more_op() -> impl Strategy<Value = Op> {
     prop_oneof![
+        6 => hash_op(),
         6 => set(),
         3 => (name("set"), key(), number_text()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
         4 => expire_op(),
@@ -1308,7 +1371,86 @@ fn lock_library_sessions() {
             "abc",
         ],
     ]);
-    check_sequences("lock_library_sessions", &[redsync, node_redlock]);
+    let mut redisson = fixed(&[
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-2:7",
+        ],
+        &["HGETALL", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-2:7",
+        ],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["PTTL", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["EXISTS", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["SET", "$k0", "a-string"],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+    ]);
+    redisson[2].compare = Compare::Ttl;
+    check_sequences("lock_library_sessions", &[redsync, node_redlock, redisson]);
 }
 
 /// TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,

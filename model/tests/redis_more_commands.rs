@@ -1,4 +1,4 @@
-//! TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,
+//! Hashes (HSET, HGET, HINCRBY, HEXISTS, HDEL, HGETALL, HLEN, WRONGTYPE), TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,
 //! PUBLISH and WAIT. Expected replies are those of Redis 7.0.15 for the same commands
 //! (`tests/fidelity_redis.rs` compares generated sequences of them against the real server).
 
@@ -202,7 +202,107 @@ fn echo_publish_wait() {
 fn unsupported_commands_get_redis_unknown_command_error() {
     let mut redis = Redis::new();
     assert_eq!(
-        run(&mut redis, &["HSET", "h", "f", "v"], NOW),
-        err("ERR unknown command 'HSET', with args beginning with: 'h' 'f' 'v' ")
+        run(&mut redis, &["LPUSH", "l", "a", "b"], NOW),
+        err("ERR unknown command 'LPUSH', with args beginning with: 'l' 'a' 'b' ")
     );
+}
+
+#[test]
+fn hashes_keep_insertion_order_and_types_do_not_mix() {
+    let mut redis = Redis::new();
+    let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "b", "1", "a", "2"], NOW),
+        Reply::Integer(2)
+    );
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "b", "3", "c", "x"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        run(&mut redis, &["HGETALL", "h"], NOW),
+        Reply::Array(["b", "3", "a", "2", "c", "x"].map(bulk).to_vec())
+    );
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "x"], NOW),
+        err("ERR wrong number of arguments for 'hset' command")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "c", "1"], NOW),
+        err("ERR hash value is not an integer")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "b", "x"], NOW),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(
+            &mut redis,
+            &["HINCRBY", "h", "b", "9223372036854775807"],
+            NOW
+        ),
+        err("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "z", "5"], NOW),
+        Reply::Integer(5)
+    );
+    assert_eq!(run(&mut redis, &["GET", "h"], NOW), wrongtype);
+    assert_eq!(run(&mut redis, &["INCR", "h"], NOW), wrongtype);
+    assert_eq!(run(&mut redis, &["SET", "h", "s", "GET"], NOW), wrongtype);
+    assert_eq!(
+        run(&mut redis, &["TYPE", "h"], NOW),
+        Reply::Status("hash".into())
+    );
+    assert_eq!(run(&mut redis, &["HGET", "h", "b"], NOW), bulk("3"));
+    assert_eq!(
+        run(&mut redis, &["HEXISTS", "h", "q"], NOW),
+        Reply::Integer(0)
+    );
+    assert_eq!(run(&mut redis, &["HLEN", "h"], NOW), Reply::Integer(4));
+    assert_eq!(
+        run(&mut redis, &["PEXPIRE", "h", "5000"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["PTTL", "h"], NOW), Reply::Integer(5000));
+    assert_eq!(
+        run(&mut redis, &["HDEL", "h", "b", "a", "c", "z"], NOW),
+        Reply::Integer(4)
+    );
+    assert_eq!(run(&mut redis, &["EXISTS", "h"], NOW), Reply::Integer(0));
+    run(&mut redis, &["SET", "s", "v"], NOW);
+    for command in [
+        &["HGET", "s", "b"][..],
+        &["HGETALL", "s"],
+        &["HLEN", "s"],
+        &["HEXISTS", "s", "b"],
+        &["HDEL", "s", "b"],
+        &["HSET", "s", "f", "v"],
+    ] {
+        assert_eq!(run(&mut redis, command, NOW), wrongtype, "{command:?}");
+    }
+    assert_eq!(
+        run(&mut redis, &["HGETALL", "missing"], NOW),
+        Reply::Array(vec![])
+    );
+    assert_eq!(run(&mut redis, &["HGET", "missing", "f"], NOW), Reply::Nil);
+}
+
+#[test]
+fn a_hash_replicates_whole_and_keeps_its_ttl() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["HSET", "h", "f", "1"], NOW);
+    run(&mut redis, &["PEXPIRE", "h", "5000"], NOW);
+    run(&mut redis, &["HINCRBY", "h", "f", "2"], NOW);
+    let mut replica = Redis::replica();
+    for effect in redis.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    assert_eq!(run(&mut replica, &["HGET", "h", "f"], NOW), bulk("3"));
+    assert_eq!(run(&mut replica, &["PTTL", "h"], NOW), Reply::Integer(5000));
+    assert_eq!(run(&mut redis, &["PERSIST", "h"], NOW), Reply::Integer(1));
+    for effect in redis.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    assert_eq!(run(&mut replica, &["PTTL", "h"], NOW), Reply::Integer(-1));
 }

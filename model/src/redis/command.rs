@@ -138,6 +138,9 @@ pub enum Command {
     Publish(Vec<u8>, Vec<u8>),
     /// `WAIT numreplicas timeout` (a lone server: answers 0 at once).
     Wait(i64, i64),
+    /// A hash command (`HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`), as
+    /// its validated argument vector.
+    Hash(Vec<Vec<u8>>),
     /// `DELEX key [IFEQ v | IFNE v]` (Redis 8.4 semantics).
     DelEx(Vec<u8>, DelexCondition),
     /// `EVAL script numkeys key... arg...`.
@@ -219,7 +222,14 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 29] = [
+const COMMANDS: [Spec; 36] = [
+    spec("hset", -4, true, KeyRule::First),
+    spec("hget", 3, false, KeyRule::First),
+    spec("hincrby", 4, true, KeyRule::First),
+    spec("hexists", 3, false, KeyRule::First),
+    spec("hdel", -3, true, KeyRule::First),
+    spec("hgetall", 2, false, KeyRule::First),
+    spec("hlen", 2, false, KeyRule::First),
     spec("ttl", 2, false, KeyRule::First),
     spec("expire", -3, true, KeyRule::First),
     spec("expireat", -3, true, KeyRule::First),
@@ -517,6 +527,10 @@ impl Command {
             "type" => Ok(Command::Type(argv[1].clone())),
             "publish" => Ok(Command::Publish(argv[1].clone(), argv[2].clone())),
             "wait" => parse_wait(argv),
+            "hset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hset")),
+            "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" => {
+                Ok(Command::Hash(argv.to_vec()))
+            }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             "delex" => parse_delex(argv),
             "eval" => parse_eval(argv),
@@ -596,6 +610,7 @@ impl Command {
             Command::Wait(replicas, timeout) => {
                 vec![word("WAIT"), number(*replicas), number(*timeout)]
             }
+            Command::Hash(argv) => argv.clone(),
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
                 DelexCondition::IfEqual(v) => {
@@ -640,6 +655,7 @@ impl Command {
             | Command::DecrBy(key, _)
             | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
+            Command::Hash(argv) => vec![argv[1].as_slice()],
             Command::Del(keys)
             | Command::Exists(keys)
             | Command::Eval { keys, .. }
@@ -658,6 +674,9 @@ impl Command {
 
     /// True for a command a read-only replica refuses with `READONLY`.
     pub fn is_write(&self) -> bool {
+        if let Command::Hash(argv) = self {
+            return lookup(argv).is_ok_and(|spec| spec.write);
+        }
         matches!(
             self,
             Command::Set { .. }

@@ -1,6 +1,6 @@
 //! The keyspace and command execution.
 //!
-//! Keys hold strings with an optional absolute expiry (`expire_at_ms`, on the server's clock).
+//! Keys hold strings or hashes with an optional absolute expiry (`expire_at_ms`, on the server's clock).
 //! A key is logically gone when `now_ms > expire_at_ms`: at `now_ms == expire_at_ms` it still
 //! exists and `PTTL` answers 0 (Redis's lazy expiry rule). A primary deletes an expired key
 //! when a command touches it and records an [`Effect::Del`] for its replicas; a replica never
@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
 use super::command::{
-    arity_ok, integer_arg, invalid_expire_error, is_hello, plain_spec, precheck, select_index,
-    wrong_arity_error, Command, DelexCondition, ExpireKind, SetCondition, SetExpiry,
+    arity_ok, integer_arg, invalid_expire_error, is_hello, parse_i64, plain_spec, precheck,
+    select_index, wrong_arity_error, Command, DelexCondition, ExpireKind, SetCondition, SetExpiry,
     NOSCRIPT_ERROR, NOT_AN_INTEGER_ERROR, READONLY_ERROR,
 };
 use super::lua;
@@ -42,12 +42,39 @@ pub enum Role {
 /// One stored key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Entry {
+    /// A string's bytes (empty for a hash).
     value: Vec<u8>,
     /// Absolute expiry on the server clock, if any.
     expire_at_ms: Option<u64>,
+    /// A hash's fields and values in insertion order (as Redis keeps a small hash); `None`
+    /// for a string.
+    hash: Option<HashFields>,
 }
 
+/// A hash's fields and values, in insertion order.
+type HashFields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Redis's error for a command used on a key of another type.
+const WRONGTYPE_ERROR: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
 impl Entry {
+    /// A string entry.
+    fn string(value: Vec<u8>, expire_at_ms: Option<u64>) -> Entry {
+        Entry {
+            value,
+            expire_at_ms,
+            hash: None,
+        }
+    }
+
+    /// The string's bytes, or `WRONGTYPE` for a hash.
+    fn string_value(&self) -> Result<&[u8], Reply> {
+        match self.hash {
+            None => Ok(&self.value),
+            Some(_) => Err(Reply::error(WRONGTYPE_ERROR)),
+        }
+    }
+
     /// Redis's lazy-expiry rule: gone only strictly after the expiry time.
     fn is_expired_at(&self, now_ms: u64) -> bool {
         self.expire_at_ms.is_some_and(|at_ms| now_ms > at_ms)
@@ -192,7 +219,7 @@ impl Redis {
     /// inspection by drivers and reports.
     pub fn peek(&self, key: &[u8], now_ms: u64) -> Option<&[u8]> {
         self.visible(key, now_ms)
-            .map(|entry| entry.value.as_slice())
+            .and_then(|entry| entry.string_value().ok())
     }
 
     /// The stored value and absolute expiry of `key`, even when it is logically expired (a
@@ -200,6 +227,7 @@ impl Redis {
     pub fn stored(&self, key: &[u8]) -> Option<(&[u8], Option<u64>)> {
         self.keyspace
             .get(key)
+            .filter(|entry| entry.hash.is_none())
             .map(|entry| (entry.value.as_slice(), entry.expire_at_ms))
     }
 
@@ -218,10 +246,7 @@ impl Redis {
     /// A primary also records the [`Effect::Set`], so replicas fed from
     /// [`Redis::drain_effects`] start from the same data.
     pub fn seed(&mut self, key: &[u8], value: &[u8]) {
-        let entry = Entry {
-            value: value.to_vec(),
-            expire_at_ms: None,
-        };
+        let entry = Entry::string(value.to_vec(), None);
         self.keyspace.insert(key.to_vec(), entry);
         self.record(Effect::Set {
             key: key.to_vec(),
@@ -252,9 +277,18 @@ impl Redis {
                 value,
                 expire_at_ms,
             } => {
+                let entry = Entry::string(value.clone(), *expire_at_ms);
+                self.keyspace.insert(key.clone(), entry);
+            }
+            Effect::Hash {
+                key,
+                fields,
+                expire_at_ms,
+            } => {
                 let entry = Entry {
-                    value: value.clone(),
+                    value: Vec::new(),
                     expire_at_ms: *expire_at_ms,
+                    hash: Some(fields.clone()),
                 };
                 self.keyspace.insert(key.clone(), entry);
             }
@@ -347,13 +381,14 @@ impl Redis {
             },
             Command::Echo(message) => Reply::Bulk(message.clone()),
             Command::Type(key) => Reply::Status(
-                if self.lookup(key, now_ms).is_some() {
-                    "string"
-                } else {
-                    "none"
+                match self.lookup(key, now_ms) {
+                    Some(Entry { hash: None, .. }) => "string",
+                    Some(_) => "hash",
+                    None => "none",
                 }
                 .into(),
             ),
+            Command::Hash(argv) => self.hash_command(argv, now_ms),
             Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
             Command::DelEx(key, condition) => self.delex(key, condition, now_ms),
             Command::Eval { script, keys, args } => self.eval(script, keys, args, now_ms),
@@ -418,13 +453,8 @@ impl Redis {
             value: value.clone(),
             expire_at_ms,
         });
-        self.keyspace.insert(
-            key.to_vec(),
-            Entry {
-                value,
-                expire_at_ms,
-            },
-        );
+        self.keyspace
+            .insert(key.to_vec(), Entry::string(value, expire_at_ms));
     }
 
     /// Deletes `key` (which must be stored) and records the deletion.
@@ -439,7 +469,10 @@ impl Redis {
 
     fn get(&mut self, key: &[u8], now_ms: u64) -> Reply {
         match self.lookup(key, now_ms) {
-            Some(entry) => Reply::Bulk(entry.value),
+            Some(entry) => match entry.string_value() {
+                Ok(value) => Reply::Bulk(value.to_vec()),
+                Err(error) => error,
+            },
             None => Reply::Nil,
         }
     }
@@ -487,7 +520,11 @@ impl Redis {
         };
         let old = self.lookup(key, now_ms);
         let old_reply = match &old {
-            Some(entry) => Reply::Bulk(entry.value.clone()),
+            Some(entry) => match entry.string_value() {
+                Ok(value) => Reply::Bulk(value.to_vec()),
+                Err(error) if get => return error,
+                Err(error) => error,
+            },
             None => Reply::Nil,
         };
         let blocked = match condition {
@@ -545,7 +582,7 @@ impl Redis {
     fn incr_by(&mut self, key: &[u8], delta: i64, now_ms: u64) -> Reply {
         let (current, expire_at_ms) = match self.lookup(key, now_ms) {
             None => (0, None),
-            Some(entry) => match integer_arg(&entry.value) {
+            Some(entry) => match entry.string_value().and_then(integer_arg) {
                 Ok(current) => (current, entry.expire_at_ms),
                 Err(error) => return error,
             },
@@ -627,8 +664,17 @@ impl Redis {
             Some(Entry {
                 value,
                 expire_at_ms: Some(_),
+                hash: None,
             }) => {
                 self.write_key(key, value, None);
+                Reply::Integer(1)
+            }
+            Some(Entry {
+                expire_at_ms: Some(_),
+                hash: Some(fields),
+                ..
+            }) => {
+                self.write_hash(key, fields, None);
                 Reply::Integer(1)
             }
             _ => Reply::Integer(0),
@@ -659,8 +705,10 @@ impl Redis {
         };
         let matches = match condition {
             DelexCondition::Always => true,
-            DelexCondition::IfEqual(expected) => entry.value == *expected,
-            DelexCondition::IfNotEqual(unexpected) => entry.value != *unexpected,
+            DelexCondition::IfEqual(expected) => entry.value == *expected && entry.hash.is_none(),
+            DelexCondition::IfNotEqual(unexpected) => {
+                entry.value != *unexpected || entry.hash.is_some()
+            }
         };
         if !matches {
             return Reply::Integer(0);
@@ -674,8 +722,10 @@ impl Redis {
         let values = keys
             .iter()
             .map(|key| match self.lookup(key, now_ms) {
-                Some(entry) => Reply::Bulk(entry.value),
-                None => Reply::Nil,
+                Some(Entry {
+                    value, hash: None, ..
+                }) => Reply::Bulk(value),
+                _ => Reply::Nil,
             })
             .collect();
         Reply::Array(values)
@@ -716,7 +766,130 @@ impl Redis {
         let Some(entry) = self.lookup(&argv[1], now_ms) else {
             return Reply::Bulk(Vec::new());
         };
-        Reply::Bulk(byte_range(&entry.value, start, end).to_vec())
+        match entry.string_value() {
+            Ok(value) => Reply::Bulk(byte_range(value, start, end).to_vec()),
+            Err(error) => error,
+        }
+    }
+
+    // ----- hashes ----------------------------------------------------------------------
+
+    /// Stores the hash `key` (which must have at least one field) and records it whole.
+    fn write_hash(&mut self, key: &[u8], fields: HashFields, expire_at_ms: Option<u64>) {
+        debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        self.record(Effect::Hash {
+            key: key.to_vec(),
+            fields: fields.clone(),
+            expire_at_ms,
+        });
+        let entry = Entry {
+            value: Vec::new(),
+            expire_at_ms,
+            hash: Some(fields),
+        };
+        self.keyspace.insert(key.to_vec(), entry);
+    }
+
+    /// The hash at `key` (empty when missing; its expiry), or `WRONGTYPE`.
+    fn hash_at(&mut self, key: &[u8], now_ms: u64) -> Result<(HashFields, Option<u64>), Reply> {
+        match self.lookup(key, now_ms) {
+            None => Ok((Vec::new(), None)),
+            Some(Entry {
+                hash: Some(fields),
+                expire_at_ms,
+                ..
+            }) => Ok((fields, expire_at_ms)),
+            Some(_) => Err(Reply::error(WRONGTYPE_ERROR)),
+        }
+    }
+
+    /// `HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN` (argv validated by the
+    /// command table: arity, and pairs for `HSET`).
+    fn hash_command(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let name = argv[0].to_ascii_lowercase();
+        let key = &argv[1];
+        let increment = if name == b"hincrby" {
+            match integer_arg(&argv[3]) {
+                Ok(n) => Some(n),
+                Err(error) => return error,
+            }
+        } else {
+            None
+        };
+        let (mut fields, expire_at_ms) = match self.hash_at(key, now_ms) {
+            Ok(found) => found,
+            Err(error) => return error,
+        };
+        let position = |fields: &[(Vec<u8>, Vec<u8>)], field: &[u8]| {
+            fields.iter().position(|(f, _)| f.as_slice() == field)
+        };
+        match name.as_slice() {
+            b"hget" => match position(&fields, &argv[2]) {
+                Some(at) => Reply::Bulk(fields[at].1.clone()),
+                None => Reply::Nil,
+            },
+            b"hexists" => Reply::Integer(i64::from(position(&fields, &argv[2]).is_some())),
+            b"hlen" => Reply::Integer(i64::try_from(fields.len()).unwrap_or(i64::MAX)),
+            b"hgetall" => Reply::Array(
+                fields
+                    .into_iter()
+                    .flat_map(|(f, v)| [Reply::Bulk(f), Reply::Bulk(v)])
+                    .collect(),
+            ),
+            b"hset" => {
+                let mut added = 0;
+                for pair in argv[2..].chunks_exact(2) {
+                    match position(&fields, &pair[0]) {
+                        Some(at) => fields[at].1 = pair[1].clone(),
+                        None => {
+                            fields.push((pair[0].clone(), pair[1].clone()));
+                            added += 1;
+                        }
+                    }
+                }
+                self.write_hash(key, fields, expire_at_ms);
+                Reply::Integer(added)
+            }
+            b"hincrby" => {
+                let increment = increment.expect("parsed above");
+                let at = position(&fields, &argv[2]);
+                let current = match at {
+                    None => 0,
+                    Some(at) => match parse_i64(&fields[at].1) {
+                        Some(n) => n,
+                        None => return Reply::error("ERR hash value is not an integer"),
+                    },
+                };
+                let Some(next) = current.checked_add(increment) else {
+                    return Reply::error("ERR increment or decrement would overflow");
+                };
+                let text = next.to_string().into_bytes();
+                match at {
+                    Some(at) => fields[at].1 = text,
+                    None => fields.push((argv[2].clone(), text)),
+                }
+                self.write_hash(key, fields, expire_at_ms);
+                Reply::Integer(next)
+            }
+            b"hdel" => {
+                let before = fields.len();
+                for field in &argv[2..] {
+                    if let Some(at) = position(&fields, field) {
+                        fields.remove(at);
+                    }
+                }
+                let removed = i64::try_from(before - fields.len()).unwrap_or(i64::MAX);
+                if removed > 0 {
+                    if fields.is_empty() {
+                        self.delete_key(key);
+                    } else {
+                        self.write_hash(key, fields, expire_at_ms);
+                    }
+                }
+                Reply::Integer(removed)
+            }
+            _ => unreachable!("not a hash command"),
+        }
     }
 
     // ----- scripts ---------------------------------------------------------------------
