@@ -38,4 +38,4 @@ pub mod server;
 pub use command::Command;
 pub use reply::Reply;
 pub use scripts::ScriptId;
-pub use server::Redis;
+pub use server::{Redis, Session};

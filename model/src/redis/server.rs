@@ -130,6 +130,32 @@ pub struct Redis {
     rand_state: u64,
     /// Effects recorded since the last [`Redis::drain_effects`] (primary only).
     effects: Vec<Effect>,
+    /// How often each key some session ever `WATCH`ed was written since (other keys are not
+    /// counted, so a server nobody watches carries an empty map).
+    watch_touches: BTreeMap<Vec<u8>, u64>,
+}
+
+/// One client connection's transaction state: `MULTI` queue and `WATCH`ed keys.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Session {
+    /// The queued commands while inside `MULTI`.
+    queue: Option<Vec<Vec<Vec<u8>>>>,
+    /// A queued command was refused: `EXEC` answers `EXECABORT`.
+    aborted: bool,
+    /// `(key, touches at WATCH, existed at WATCH)`.
+    watched: Vec<(Vec<u8>, u64, bool)>,
+}
+
+impl Session {
+    /// A connection outside any transaction, watching nothing.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// True inside `MULTI`.
+    pub fn in_transaction(&self) -> bool {
+        self.queue.is_some()
+    }
 }
 
 impl Default for Redis {
@@ -174,6 +200,7 @@ impl Redis {
             script_cache: BTreeMap::new(),
             rand_state: lua::RAND48_INITIAL,
             effects: Vec::new(),
+            watch_touches: BTreeMap::new(),
         }
     }
 
@@ -400,6 +427,9 @@ impl Redis {
             }
             Command::ScriptExists(shas) => self.script_exists(shas),
             Command::FlushAll => {
+                for touches in self.watch_touches.values_mut() {
+                    *touches += 1;
+                }
                 self.keyspace.clear();
                 self.record(Effect::FlushAll);
                 Reply::ok()
@@ -438,6 +468,156 @@ impl Redis {
         }
     }
 
+    /// Counts a write to `key` for the sessions watching it.
+    fn touch(&mut self, key: &[u8]) {
+        if let Some(touches) = self.watch_touches.get_mut(key) {
+            *touches += 1;
+        }
+    }
+
+    /// Executes one command a client connection sent, with its transaction state: `MULTI`,
+    /// `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` as Redis 7.0 answers them; inside `MULTI` other
+    /// commands are checked against the command table (and the cluster and read-only checks)
+    /// and answer `+QUEUED`. `EXEC` of a transaction whose watched keys were written (by anyone)
+    /// or expired since `WATCH` answers nil.
+    pub fn execute_in(&mut self, session: &mut Session, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let name = argv
+            .first()
+            .map(|n| n.to_ascii_lowercase())
+            .unwrap_or_default();
+        let arity = |n: usize, exact: bool, fullname: &str| {
+            let fits = if exact {
+                argv.len() == n
+            } else {
+                argv.len() >= n
+            };
+            if fits {
+                Ok(())
+            } else {
+                Err(wrong_arity_error(fullname))
+            }
+        };
+        let in_multi = session.queue.is_some();
+        let transaction_command = match name.as_slice() {
+            b"multi" => Some(arity(1, true, "multi")),
+            b"exec" => Some(arity(1, true, "exec")),
+            b"discard" => Some(arity(1, true, "discard")),
+            b"watch" => Some(arity(2, false, "watch")),
+            b"unwatch" if !in_multi => Some(arity(1, true, "unwatch")),
+            _ => None,
+        };
+        match transaction_command {
+            Some(Err(error)) => {
+                if in_multi {
+                    session.aborted = true;
+                }
+                error
+            }
+            Some(Ok(())) => self.transaction_command(session, &name, argv, now_ms),
+            None if in_multi && name == b"unwatch" => {
+                if argv.len() != 1 {
+                    session.aborted = true;
+                    return wrong_arity_error("unwatch");
+                }
+                session
+                    .queue
+                    .get_or_insert_with(Vec::new)
+                    .push(argv.to_vec());
+                Reply::Status("QUEUED".into())
+            }
+            None if in_multi => {
+                let admitted = precheck(argv)
+                    .and_then(|found| self.admit(found.write, &found.keys).map(|()| found));
+                match admitted {
+                    Ok(_) => {
+                        session
+                            .queue
+                            .get_or_insert_with(Vec::new)
+                            .push(argv.to_vec());
+                        Reply::Status("QUEUED".into())
+                    }
+                    Err(error) => {
+                        session.aborted = true;
+                        error
+                    }
+                }
+            }
+            None => self.execute(argv, now_ms),
+        }
+    }
+
+    fn transaction_command(
+        &mut self,
+        session: &mut Session,
+        name: &[u8],
+        argv: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Reply {
+        let in_multi = session.queue.is_some();
+        match (name, in_multi) {
+            (b"multi", true) => Reply::error("ERR MULTI calls can not be nested"),
+            (b"multi", false) => {
+                session.queue = Some(Vec::new());
+                session.aborted = false;
+                Reply::ok()
+            }
+            (b"exec", false) => Reply::error("ERR EXEC without MULTI"),
+            (b"discard", false) => Reply::error("ERR DISCARD without MULTI"),
+            (b"discard", true) => {
+                session.queue = None;
+                session.aborted = false;
+                session.watched.clear();
+                Reply::ok()
+            }
+            (b"watch", true) => Reply::error("ERR WATCH inside MULTI is not allowed"),
+            (b"watch", false) => {
+                for key in &argv[1..] {
+                    let touches = *self.watch_touches.entry(key.clone()).or_insert(0);
+                    let exists = self.visible(key, now_ms).is_some();
+                    session.watched.push((key.clone(), touches, exists));
+                }
+                Reply::ok()
+            }
+            (b"unwatch", _) => {
+                session.watched.clear();
+                Reply::ok()
+            }
+            (b"exec", true) => {
+                let queue = session.queue.take().unwrap_or_default();
+                let aborted = std::mem::replace(&mut session.aborted, false);
+                let watched = std::mem::take(&mut session.watched);
+                if aborted {
+                    return Reply::error(
+                        "EXECABORT Transaction discarded because of previous errors.",
+                    );
+                }
+                let dirty = watched.iter().any(|(key, touches, existed)| {
+                    self.watch_touches.get(key) != Some(touches)
+                        || (*existed && self.visible(key, now_ms).is_none())
+                });
+                if dirty {
+                    return Reply::Nil;
+                }
+                Reply::Array(
+                    queue
+                        .iter()
+                        .map(|queued| self.execute_queued(session, queued, now_ms))
+                        .collect(),
+                )
+            }
+            _ => unreachable!("only transaction commands get here"),
+        }
+    }
+
+    /// A queued command inside `EXEC` (an `UNWATCH` there is a no-op answering `+OK`).
+    fn execute_queued(&mut self, session: &mut Session, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        if argv[0].eq_ignore_ascii_case(b"unwatch") {
+            session.watched.clear();
+            return Reply::ok();
+        }
+        self.execute(argv, now_ms)
+    }
+
     /// Records an effect for the replicas (a replica records nothing).
     fn record(&mut self, effect: Effect) {
         if self.role == Role::Primary {
@@ -448,6 +628,7 @@ impl Redis {
     /// Stores `key` and records the write.
     fn write_key(&mut self, key: &[u8], value: Vec<u8>, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        self.touch(key);
         self.record(Effect::Set {
             key: key.to_vec(),
             value: value.clone(),
@@ -460,6 +641,7 @@ impl Redis {
     /// Deletes `key` (which must be stored) and records the deletion.
     fn delete_key(&mut self, key: &[u8]) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary deletes keys");
+        self.touch(key);
         let removed = self.keyspace.remove(key);
         debug_assert!(removed.is_some(), "deleting a key that is not stored");
         self.record(Effect::Del { key: key.to_vec() });
@@ -609,6 +791,7 @@ impl Redis {
             return Reply::Integer(1);
         }
         let at_ms = u64::try_from(at_ms).expect("a deadline after now is positive");
+        self.touch(key);
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
@@ -648,6 +831,7 @@ impl Redis {
             return Reply::Integer(1);
         }
         let at_ms = u64::try_from(at_ms).expect("a deadline after now is positive");
+        self.touch(key);
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
@@ -777,6 +961,7 @@ impl Redis {
     /// Stores the hash `key` (which must have at least one field) and records it whole.
     fn write_hash(&mut self, key: &[u8], fields: HashFields, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        self.touch(key);
         self.record(Effect::Hash {
             key: key.to_vec(),
             fields: fields.clone(),
