@@ -19,6 +19,10 @@
 //! a development or CI machine (clients fall back from `EVALSHA` to `EVAL`), never to be
 //! pointed at a server that matters. `FLUSHALL`/`FLUSHDB` are never sent to it.
 //!
+//! `MULTI`/`EXEC`/`DISCARD`/`WATCH`/`UNWATCH` on two raw connections are compared byte for
+//! byte with the stand-in's `Redis::execute_in` and a `Session` per connection
+//! ([`transactions_match_redis`]).
+//!
 //! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock,
 //! Redisson's RLock),
 //! the known scripts with CRLF line ends, an added comment or trailing blanks, and small Lua
@@ -1154,6 +1158,126 @@ fn more_sequence() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(more_op(), 1..=12)
 }
 
+/// Generated transaction sequences (two connections).
+const TRANSACTION_SEQUENCES: u32 = 300;
+
+/// A reply as RESP2 bytes (how the stand-in's reply goes on the wire; a failed `EXEC` as
+/// Redis's null array, see `docs/fidelity.md`).
+fn resp_bytes(reply: &leaselab_model::redis::Reply, exec: bool) -> Vec<u8> {
+    use leaselab_model::redis::Reply;
+    match reply {
+        Reply::Status(text) => format!("+{text}\r\n").into_bytes(),
+        Reply::Error(text) => format!("-{text}\r\n").into_bytes(),
+        Reply::Integer(n) => format!(":{n}\r\n").into_bytes(),
+        Reply::Bulk(bytes) => {
+            let mut out = format!("${}\r\n", bytes.len()).into_bytes();
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(b"\r\n");
+            out
+        }
+        Reply::Nil if exec => b"*-1\r\n".to_vec(),
+        Reply::Nil => b"$-1\r\n".to_vec(),
+        Reply::Array(items) => {
+            let mut out = format!("*{}\r\n", items.len()).into_bytes();
+            for item in items {
+                out.extend(resp_bytes(item, false));
+            }
+            out
+        }
+    }
+}
+
+/// Reads one whole RESP2 reply, as raw bytes.
+fn read_resp(reader: &mut impl std::io::BufRead) -> std::io::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line)?;
+    let header = String::from_utf8_lossy(&line[1..line.len().saturating_sub(2)]).into_owned();
+    let mut out = line.clone();
+    match line.first() {
+        Some(b'$') => {
+            let length: i64 = header.parse().unwrap_or(-1);
+            if length >= 0 {
+                let mut body = vec![0; usize::try_from(length).unwrap_or(0) + 2];
+                reader.read_exact(&mut body)?;
+                out.extend(body);
+            }
+        }
+        Some(b'*') => {
+            let count: i64 = header.parse().unwrap_or(-1);
+            for _ in 0..count.max(0) {
+                out.extend(read_resp(reader)?);
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+fn encode_argv(argv: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", argv.len()).into_bytes();
+    for arg in argv {
+        out.extend(format!("${}\r\n", arg.len()).into_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// One raw connection to the real server.
+struct RawConnection {
+    writer: std::net::TcpStream,
+    reader: std::io::BufReader<std::net::TcpStream>,
+}
+
+impl RawConnection {
+    fn open(url: &str) -> RawConnection {
+        let address = url
+            .trim_start_matches("redis://")
+            .trim_end_matches('/')
+            .to_string();
+        let stream = std::net::TcpStream::connect(&address)
+            .unwrap_or_else(|error| panic!("cannot connect to {address}: {error}"));
+        stream
+            .set_read_timeout(Some(RESPONSE_TIMEOUT))
+            .expect("a read timeout");
+        RawConnection {
+            writer: stream.try_clone().expect("a second handle"),
+            reader: std::io::BufReader::new(stream),
+        }
+    }
+
+    fn send(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
+        use std::io::Write;
+        self.writer
+            .write_all(&encode_argv(argv))
+            .expect("send to Redis");
+        read_resp(&mut self.reader).expect("a reply from Redis")
+    }
+}
+
+/// A step of a transaction sequence: which connection, and the command.
+fn transaction_step() -> impl Strategy<Value = (usize, Vec<Arg>)> {
+    let key = || (0..2u8).prop_map(Arg::Key);
+    let command = prop_oneof![
+        3 => Just(vec![text("MULTI")]),
+        3 => Just(vec![text("EXEC")]),
+        1 => Just(vec![text("DISCARD")]),
+        3 => prop::collection::vec(key(), 1..=2)
+            .prop_map(|keys| [vec![text("WATCH")], keys].concat()),
+        1 => Just(vec![text("WATCH")]),
+        1 => Just(vec![text("UNWATCH")]),
+        3 => (key(), value()).prop_map(|(k, v)| vec![text("SET"), k, v]),
+        2 => key().prop_map(|k| vec![text("GET"), k]),
+        2 => key().prop_map(|k| vec![text("INCR"), k]),
+        1 => key().prop_map(|k| vec![text("DEL"), k]),
+        1 => key().prop_map(|k| vec![text("PEXPIRE"), k, text("100000")]),
+        1 => key().prop_map(|k| vec![text("SET"), k, text("v"), text("FOO")]),
+        1 => key().prop_map(|k| vec![text("INCR"), k, text("x")]),
+        1 => Just(vec![text("NOSUCH"), text("a")]),
+    ];
+    (prop_oneof![2 => Just(0usize), 1 => Just(1usize)], command)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests.
 
@@ -1464,9 +1588,101 @@ fn more_commands_match_redis() {
     );
 }
 
+/// MULTI/EXEC/DISCARD/WATCH/UNWATCH on two connections, byte for byte on the wire: the
+/// stand-in runs the same commands through [`Redis::execute_in`] with one `Session` per
+/// connection.
+#[test]
+fn transactions_match_redis() {
+    use leaselab_model::redis::Session;
+    let test = "transactions_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let real = RefCell::new([RawConnection::open(&url), RawConnection::open(&url)]);
+    let mut runner = TestRunner::new(Config {
+        cases: cases(TRANSACTION_SEQUENCES),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let case = RefCell::new(0u64);
+    let commands = RefCell::new(0usize);
+    let strategy = prop::collection::vec(transaction_step(), 1..=14);
+    let result = runner.run(&strategy, |steps| {
+        *case.borrow_mut() += 1;
+        *commands.borrow_mut() += steps.len();
+        let prefix = format!("{}{}:", keys.prefix, case.borrow());
+        let mut real = real.borrow_mut();
+        let mut stand_in = Redis::new();
+        let mut sessions = [Session::new(), Session::new()];
+        let mut transcript = String::new();
+        let mut outcome = Ok(());
+        for (connection, argv) in &steps {
+            let argv = render(argv, &prefix, wall_clock_ms());
+            let exec = argv[0].eq_ignore_ascii_case(b"exec");
+            let from_redis = real[*connection].send(&argv);
+            let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
+            let from_stand_in = resp_bytes(&reply, exec);
+            let shown = show_argv(&argv).replace(&prefix, "");
+            if from_redis == from_stand_in {
+                transcript.push_str(&format!(
+                    "  same      [{connection}] {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis)
+                ));
+            } else {
+                transcript.push_str(&format!(
+                    "  Redis     [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis),
+                    String::from_utf8_lossy(&from_stand_in)
+                ));
+                outcome = Err(TestCaseError::fail(format!(
+                    "the stand-in answered differently from Redis:\n{transcript}"
+                )));
+                break;
+            }
+        }
+        // Leave both connections outside any transaction and watching nothing.
+        for connection in real.iter_mut() {
+            connection.send(&[b"DISCARD".to_vec()]);
+            connection.send(&[b"UNWATCH".to_vec()]);
+        }
+        let del = [
+            b"DEL".to_vec(),
+            format!("{prefix}k0").into_bytes(),
+            format!("{prefix}k1").into_bytes(),
+        ];
+        real[0].send(&del);
+        outcome
+    });
+    match result {
+        Ok(()) => report(&format!(
+            "{test}: {} generated transaction sequences ({} commands) answered byte for byte \
+             as Redis does",
+            case.borrow(),
+            commands.borrow()
+        )),
+        Err(TestError::Fail(reason, steps)) => {
+            panic!("{reason}\nminimal sequence: {steps:#?}")
+        }
+        Err(error) => panic!("{error}"),
+    }
+}
+
 /// A self-test of the comparison: replies that differ are reported.
 #[test]
 fn the_comparison_can_fail() {
+    use leaselab_model::redis::Reply;
+    assert_eq!(resp_bytes(&Reply::Nil, true), b"*-1\r\n".to_vec());
+    assert_ne!(
+        resp_bytes(&Reply::Integer(1), false),
+        resp_bytes(&Reply::Integer(0), false)
+    );
+    let mut reader = std::io::Cursor::new(b"*2\r\n$1\r\na\r\n:5\r\n+OK\r\n".to_vec());
+    assert_eq!(
+        read_resp(&mut reader).expect("a reply"),
+        b"*2\r\n$1\r\na\r\n:5\r\n".to_vec()
+    );
     assert!(!agree(
         Compare::Exact,
         &Answer::Value(Value::Int(1)),
