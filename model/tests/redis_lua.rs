@@ -124,7 +124,7 @@ fn redis_helpers() {
 
 #[test]
 fn script_error_texts_are_redis_texts() {
-    let cases: [(&str, &str); 12] = [
+    let cases: [(&str, &str); 13] = [
         (
             "return x",
             "ERR user_script:1: Script attempted to access nonexistent global variable 'x'",
@@ -152,6 +152,10 @@ fn script_error_texts_are_redis_texts() {
             "ERR user_script:1: Attempt to modify a readonly table",
         ),
         ("rawset(_G,'x',1)", "ERR Attempt to modify a readonly table"),
+        (
+            "getmetatable('').__index.upper = nil",
+            "ERR user_script:1: Attempt to modify a readonly table",
+        ),
         (
             "return os",
             "ERR user_script:1: Script attempted to access nonexistent global variable 'os'",
@@ -357,6 +361,10 @@ fn globals_do_not_leak_between_scripts() {
     let mut redis = Redis::new();
     let _ = eval_args(&mut redis, "rawset(_G, 'leak', 1)", &[], &[]);
     let _ = eval_args(&mut redis, "pcall(function() leak2 = 1 end)", &[], &[]);
+    assert_eq!(
+        eval_args(&mut redis, "return ('abc'):upper()", &[], &[]),
+        bulk("ABC")
+    );
     let source = "return {type(rawget(_G, 'leak')), type(rawget(_G, 'leak2'))}";
     assert_eq!(
         eval_args(&mut redis, source, &[], &[]),

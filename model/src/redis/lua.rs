@@ -178,6 +178,8 @@ globals.string = readonly(G.string)
 globals.table = readonly(G.table)
 globals.coroutine = readonly(coroutine)
 globals.redis = readonly(redis)
+-- Methods on strings ("x"):upper() go through the read-only string table too.
+G.getmetatable('').__index = globals.string
 
 setmetatable(globals, {
   __index = function(_, k)
