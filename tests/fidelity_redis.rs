@@ -19,11 +19,28 @@
 //! a development or CI machine (clients fall back from `EVALSHA` to `EVAL`), never to be
 //! pointed at a server that matters. `FLUSHALL`/`FLUSHDB` are never sent to it.
 //!
+//! `MULTI`/`EXEC`/`DISCARD`/`WATCH`/`UNWATCH` on two raw connections are compared byte for
+//! byte with the stand-in's `Redis::execute_in` and a `Session` per connection
+//! ([`transactions_match_redis`]).
+//!
+//! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock,
+//! Redisson's RLock),
+//! the known scripts with CRLF line ends, an added comment or trailing blanks, and small Lua
+//! probes of the reply conversions and error texts are compared the same way
+//! ([`library_scripts_match_redis`]).
+//!
 //! Not compared (deliberate differences, see `docs/fidelity.md`): `DELEX` (Redis 8.4; not in
-//! Redis 7), scripts other than the known ones, `CLIENT SETINFO` (7.2), `PEXPIRE`'s
-//! `NX|XX|GT|LT`, `HELLO 3`, databases other than 0.
+//! Redis 7), `CLIENT SETINFO` (7.2), `PEXPIRE`'s `NX|XX|GT|LT`, `HELLO 3`, databases other
+//! than 0, `math.random` (the real server's generator has run for other clients), runaway
+//! scripts. Never sent to the shared real server: `error()` with a table that has no `err`
+//! field (it crashes Redis 7.0.15).
 
 mod common;
+
+#[allow(dead_code)]
+mod lock_scripts {
+    include!("fixtures/lock_scripts.rs");
+}
 
 use common::{cases, report, runtime};
 use std::cell::RefCell;
@@ -858,6 +875,409 @@ fn expiry_sequence() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(prop_oneof![3 => op(), 1 => short_lived()], 2..=10)
 }
 
+/// Generated sequences of lock-library scripts, script variants and Lua probes.
+const LIBRARY_SEQUENCES: u32 = 400;
+
+/// How a library script is called: its KEYS and ARGV.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// KEYS[1]; ARGV = [token].
+    KeyToken,
+    /// KEYS[1]; ARGV = [token, ttl ms].
+    KeyTokenTtl,
+    /// One or two KEYS; ARGV = [token, ttl ms].
+    KeysTokenTtl,
+    /// One or two KEYS; ARGV = [token].
+    KeysToken,
+    /// Redisson's lock: KEYS[1]; ARGV = [lease ms, owner].
+    RedissonLock,
+    /// Redisson's unlock: KEYS = [lock, channel]; ARGV = [message, lease ms, owner].
+    RedissonUnlock,
+}
+
+/// The other libraries' scripts with their shapes.
+fn library_scripts() -> Vec<(&'static lock_scripts::LibraryScript, Shape)> {
+    use lock_scripts::*;
+    vec![
+        (&REDSYNC_DELETE, Shape::KeyToken),
+        (&REDSYNC_TOUCH, Shape::KeyTokenTtl),
+        (&NODE_REDLOCK_ACQUIRE, Shape::KeysTokenTtl),
+        (&NODE_REDLOCK_EXTEND, Shape::KeysTokenTtl),
+        (&NODE_REDLOCK_RELEASE, Shape::KeysToken),
+        (&REDISSON_LOCK, Shape::RedissonLock),
+        (&REDISSON_UNLOCK, Shape::RedissonUnlock),
+    ]
+}
+
+/// A Redisson lock owner (`uuid:threadId`).
+fn owner() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["uuid-1:1", "uuid-2:7"]).prop_map(text),
+        1 => value(),
+    ]
+}
+
+fn shape_keys_and_args(shape: Shape) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)> {
+    match shape {
+        Shape::RedissonLock => {
+            return (key(), ttl_ms(), owner())
+                .prop_map(|(k, lease, owner)| (vec![k], vec![lease, owner]))
+                .boxed()
+        }
+        Shape::RedissonUnlock => {
+            return (key(), key(), ttl_ms(), owner())
+                .prop_map(|(k, channel, lease, owner)| {
+                    (vec![k, channel], vec![text("0"), lease, owner])
+                })
+                .boxed()
+        }
+        _ => {}
+    }
+    let keys = match shape {
+        Shape::KeyToken | Shape::KeyTokenTtl => prop::collection::vec(key(), 1..=1).boxed(),
+        _ => prop::collection::vec(key(), 1..=2).boxed(),
+    };
+    match shape {
+        Shape::KeyToken | Shape::KeysToken => (keys, token())
+            .prop_map(|(keys, t)| (keys, vec![t]))
+            .boxed(),
+        _ => (keys, token(), ttl_ms())
+            .prop_map(|(keys, t, ttl)| (keys, vec![t, ttl]))
+            .boxed(),
+    }
+}
+
+/// `EVAL source` or, half the time, `EVALSHA sha1` (NOSCRIPT until the source was sent).
+fn eval_op(source: String, keys: Vec<Arg>, args: Vec<Arg>, by_sha: bool) -> Op {
+    let n = Arg::Text(keys.len().to_string());
+    let (command, first) = if by_sha {
+        (
+            "EVALSHA",
+            leaselab_model::redis::scripts::sha1_hex_of(source.as_bytes()),
+        )
+    } else {
+        ("EVAL", source)
+    };
+    Op::new([vec![text(command), Arg::Text(first), n], keys, args].concat())
+}
+
+fn library_eval() -> impl Strategy<Value = Op> {
+    (prop::sample::select(library_scripts()), any::<bool>())
+        .prop_flat_map(|((script, shape), by_sha)| {
+            (
+                Just(script.source),
+                shape_keys_and_args(shape),
+                Just(by_sha),
+            )
+        })
+        .prop_map(|(source, (keys, args), by_sha)| {
+            let mut op = eval_op(source.to_string(), keys, args, by_sha);
+            // Redisson's lock answers the holder's PTTL when it is taken.
+            if source == lock_scripts::REDISSON_LOCK.source {
+                op.compare = Compare::Ttl;
+            }
+            op
+        })
+}
+
+/// The same statements, written differently: another script to Redis (another SHA1).
+fn variant(source: &str, how: u8) -> String {
+    match how {
+        0 => source.replace('\n', "\r\n"),
+        1 => format!("-- a comment a user added\n{source}"),
+        2 => format!("{source}\n\n   "),
+        _ => source.replace('\t', "    "),
+    }
+}
+
+fn variant_eval() -> impl Strategy<Value = Op> {
+    (script(), 0u8..4, any::<bool>())
+        .prop_flat_map(|(script, how, by_sha)| {
+            (
+                Just(script),
+                Just(how),
+                Just(by_sha),
+                script_keys_and_args(script),
+            )
+        })
+        .prop_map(|(script, how, by_sha, (keys, args))| {
+            let wait_ms = wait_past_short_ttl(script, NumKeys::Right, &keys, &args);
+            let mut op = eval_op(variant(script.source(), how), keys, args, by_sha);
+            op.wait_ms = wait_ms;
+            if script == ScriptId::RedislockPttl {
+                op.compare = Compare::Ttl;
+            }
+            op
+        })
+}
+
+/// Small scripts that exercise the reply conversions, the `redis` helpers and the error
+/// texts. KEYS = [k0], ARGV = [token, number text].
+const PROBES: [&str; 30] = [
+    "return {1,2,nil,3}",
+    "return 3.9",
+    "return -3.9",
+    "return true",
+    "return false",
+    "return {ok='fine'}",
+    "return {err='My err'}",
+    "return {ok=1}",
+    "return {{1,'a'},{ok='x'},{err='y'}}",
+    "return redis.error_reply('x')",
+    "return redis.error_reply('-MY x')",
+    "return redis.status_reply('FINE')",
+    "return redis.sha1hex(ARGV[1])",
+    "return x",
+    "return redis.call('nosuch')",
+    "return redis.pcall('nosuch')",
+    "return redis.call('get')",
+    "return redis.call('get', KEYS[1], KEYS[1])",
+    "error('boom')",
+    "x = 1",
+    "string.foo = 1",
+    "return redis.call('incr', KEYS[1])",
+    "return redis.pcall('incr', KEYS[1])",
+    "redis.call('set', KEYS[1], ARGV[2])\nlocal n = redis.call('incr', KEYS[1])\nreturn {n, type(n)}",
+    "return {redis.call('get', KEYS[1]), type(redis.call('get', KEYS[1]))}",
+    "return tonumber(ARGV[2]) * 2.5",
+    "local ok, e = pcall(redis.call, 'nosuch')\nreturn e",
+    "local a = 1\nlocal b = 2\nreturn redis.call('pexpire', KEYS[1], 'abc')",
+    "return redis.call('set', KEYS[1], {})",
+    "return redis.call('set', KEYS[1], ARGV[1], 'PX', 0.5)",
+];
+
+fn probe_eval() -> impl Strategy<Value = Op> {
+    (
+        prop::sample::select(PROBES.to_vec()),
+        token(),
+        number_text(),
+        any::<bool>(),
+    )
+        .prop_map(|(source, t, n, by_sha)| {
+            eval_op(source.to_string(), vec![Arg::Key(0)], vec![t, n], by_sha)
+        })
+}
+
+fn library_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => set(),
+        2 => (name("get"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        8 => library_eval(),
+        2 => hash_op(),
+        4 => variant_eval(),
+        4 => probe_eval(),
+    ]
+}
+
+fn library_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(library_op(), 1..=10)
+}
+
+/// Generated sequences of the further commands (TTL, EXPIRE, ..., WAIT).
+const MORE_SEQUENCES: u32 = 400;
+
+/// A TTL in seconds or a Unix time for the expire commands: long enough to stay stable, in
+/// the past, or invalid.
+fn expire_op() -> impl Strategy<Value = Op> {
+    let seconds = prop_oneof![
+        3 => (100i64..1_000_000).prop_map(|s| Arg::Text(s.to_string())),
+        1 => (-100i64..=0).prop_map(|s| Arg::Text(s.to_string())),
+        2 => bad_ttl(),
+    ];
+    let at_secs = prop_oneof![
+        3 => (100i64..1_000_000).prop_map(Arg::FromNowSecs),
+        1 => (-1_000i64..=-2).prop_map(Arg::FromNowSecs),
+        2 => bad_ttl(),
+    ];
+    let at_ms = prop_oneof![
+        3 => (100_000i64..1_000_000_000).prop_map(Arg::FromNowMs),
+        1 => (-1_000_000i64..=-2_000).prop_map(Arg::FromNowMs),
+        2 => bad_ttl(),
+    ];
+    prop_oneof![
+        (name("expire"), key(), seconds).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        (name("expireat"), key(), at_secs).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        (name("pexpireat"), key(), at_ms).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+    ]
+}
+
+/// A hash field.
+fn field() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["f1", "f2", "uuid-1:1", ""]).prop_map(text)
+}
+
+fn hash_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (name("hset"), key(), prop::collection::vec((field(), value()), 1..=3))
+            .prop_map(|(c, k, pairs)| {
+                let flat = pairs.into_iter().flat_map(|(f, v)| [f, v]).collect();
+                Op::new([vec![c, k], flat].concat())
+            }),
+        1 => (name("hset"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        2 => (name("hget"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        3 => (name("hincrby"), key(), field(), number_text())
+            .prop_map(|(c, k, f, n)| Op::new(vec![c, k, f, n])),
+        2 => (name("hexists"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        2 => (name("hdel"), key(), prop::collection::vec(field(), 1..=3))
+            .prop_map(|(c, k, fields)| Op::new([vec![c, k], fields].concat())),
+        2 => (name("hgetall"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("hlen"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+    ]
+}
+
+fn more_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => hash_op(),
+        6 => set(),
+        3 => (name("set"), key(), number_text()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        4 => expire_op(),
+        3 => (name("ttl"), key()).prop_map(|(c, k)| Op {
+            compare: Compare::Ttl,
+            ..Op::new(vec![c, k])
+        }),
+        2 => (name("pttl"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("persist"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("getdel"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        3 => (name("incrby"), key(), number_text()).prop_map(|(c, k, n)| Op::new(vec![c, k, n])),
+        3 => (name("decrby"), key(), number_text()).prop_map(|(c, k, n)| Op::new(vec![c, k, n])),
+        2 => (name("decr"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("type"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("echo"), value()).prop_map(|(c, v)| Op::new(vec![c, v])),
+        1 => (name("publish"), value(), value()).prop_map(|(c, ch, m)| Op::new(vec![c, ch, m])),
+        1 => (name("wait"), prop::sample::select(vec!["0", "x", "-1"]).prop_map(text),
+              prop::sample::select(vec!["0", "10", "-1", "x"]).prop_map(text))
+            .prop_map(|(c, n, t)| Op::new(vec![c, n, t])),
+        2 => (name("exists"), prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, keys)| Op::new([vec![c], keys].concat())),
+        1 => malformed(),
+    ]
+}
+
+fn more_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(more_op(), 1..=12)
+}
+
+/// Generated transaction sequences (two connections).
+const TRANSACTION_SEQUENCES: u32 = 300;
+
+/// A reply as RESP2 bytes (how the stand-in's reply goes on the wire; a failed `EXEC` as
+/// Redis's null array, see `docs/fidelity.md`).
+fn resp_bytes(reply: &leaselab_model::redis::Reply, exec: bool) -> Vec<u8> {
+    use leaselab_model::redis::Reply;
+    match reply {
+        Reply::Status(text) => format!("+{text}\r\n").into_bytes(),
+        Reply::Error(text) => format!("-{text}\r\n").into_bytes(),
+        Reply::Integer(n) => format!(":{n}\r\n").into_bytes(),
+        Reply::Bulk(bytes) => {
+            let mut out = format!("${}\r\n", bytes.len()).into_bytes();
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(b"\r\n");
+            out
+        }
+        Reply::Nil if exec => b"*-1\r\n".to_vec(),
+        Reply::Nil => b"$-1\r\n".to_vec(),
+        Reply::Array(items) => {
+            let mut out = format!("*{}\r\n", items.len()).into_bytes();
+            for item in items {
+                out.extend(resp_bytes(item, false));
+            }
+            out
+        }
+    }
+}
+
+/// Reads one whole RESP2 reply, as raw bytes.
+fn read_resp(reader: &mut impl std::io::BufRead) -> std::io::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line)?;
+    let header = String::from_utf8_lossy(&line[1..line.len().saturating_sub(2)]).into_owned();
+    let mut out = line.clone();
+    match line.first() {
+        Some(b'$') => {
+            let length: i64 = header.parse().unwrap_or(-1);
+            if length >= 0 {
+                let mut body = vec![0; usize::try_from(length).unwrap_or(0) + 2];
+                reader.read_exact(&mut body)?;
+                out.extend(body);
+            }
+        }
+        Some(b'*') => {
+            let count: i64 = header.parse().unwrap_or(-1);
+            for _ in 0..count.max(0) {
+                out.extend(read_resp(reader)?);
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+fn encode_argv(argv: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", argv.len()).into_bytes();
+    for arg in argv {
+        out.extend(format!("${}\r\n", arg.len()).into_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// One raw connection to the real server.
+struct RawConnection {
+    writer: std::net::TcpStream,
+    reader: std::io::BufReader<std::net::TcpStream>,
+}
+
+impl RawConnection {
+    fn open(url: &str) -> RawConnection {
+        let address = url
+            .trim_start_matches("redis://")
+            .trim_end_matches('/')
+            .to_string();
+        let stream = std::net::TcpStream::connect(&address)
+            .unwrap_or_else(|error| panic!("cannot connect to {address}: {error}"));
+        stream
+            .set_read_timeout(Some(RESPONSE_TIMEOUT))
+            .expect("a read timeout");
+        RawConnection {
+            writer: stream.try_clone().expect("a second handle"),
+            reader: std::io::BufReader::new(stream),
+        }
+    }
+
+    fn send(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
+        use std::io::Write;
+        self.writer
+            .write_all(&encode_argv(argv))
+            .expect("send to Redis");
+        read_resp(&mut self.reader).expect("a reply from Redis")
+    }
+}
+
+/// A step of a transaction sequence: which connection, and the command.
+fn transaction_step() -> impl Strategy<Value = (usize, Vec<Arg>)> {
+    let key = || (0..2u8).prop_map(Arg::Key);
+    let command = prop_oneof![
+        3 => Just(vec![text("MULTI")]),
+        3 => Just(vec![text("EXEC")]),
+        1 => Just(vec![text("DISCARD")]),
+        3 => prop::collection::vec(key(), 1..=2)
+            .prop_map(|keys| [vec![text("WATCH")], keys].concat()),
+        1 => Just(vec![text("WATCH")]),
+        1 => Just(vec![text("UNWATCH")]),
+        3 => (key(), value()).prop_map(|(k, v)| vec![text("SET"), k, v]),
+        2 => key().prop_map(|k| vec![text("GET"), k]),
+        2 => key().prop_map(|k| vec![text("INCR"), k]),
+        1 => key().prop_map(|k| vec![text("DEL"), k]),
+        1 => key().prop_map(|k| vec![text("PEXPIRE"), k, text("100000")]),
+        1 => key().prop_map(|k| vec![text("SET"), k, text("v"), text("FOO")]),
+        1 => key().prop_map(|k| vec![text("INCR"), k, text("x")]),
+        1 => Just(vec![text("NOSUCH"), text("a")]),
+    ];
+    (prop_oneof![2 => Just(0usize), 1 => Just(1usize)], command)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests.
 
@@ -987,9 +1407,282 @@ fn regression_fenced_acquire_returns_the_fence_through_a_double() {
     );
 }
 
+/// Lock libraries' scripts, variants of the known scripts and Lua probes, generated.
+#[test]
+fn library_scripts_match_redis() {
+    check_generated(
+        "library_scripts_match_redis",
+        cases(LIBRARY_SEQUENCES),
+        library_sequence(),
+    );
+}
+
+/// Each library's lock life on one key: acquire, a second caller refused, extend, release by
+/// a stale token refused, release.
+#[test]
+fn lock_library_sessions() {
+    use lock_scripts::*;
+    let redsync = fixed(&[
+        &["SET", "$k0", "tok-a", "NX", "PX", "30000"],
+        &["EVAL", REDSYNC_TOUCH.source, "1", "$k0", "tok-b", "60000"],
+        &["EVAL", REDSYNC_TOUCH.source, "1", "$k0", "tok-a", "60000"],
+        &["PTTL", "$k0"],
+        &["EVAL", REDSYNC_DELETE.source, "1", "$k0", "tok-b"],
+        &["EVAL", REDSYNC_DELETE.source, "1", "$k0", "tok-a"],
+        &["EXISTS", "$k0"],
+    ]);
+    let node_redlock = fixed(&[
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+            "30000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "2",
+            "$k1",
+            "$k2",
+            "tok-b",
+            "30000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_EXTEND.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-b",
+            "60000",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_EXTEND.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+            "60000",
+        ],
+        &["PTTL", "$k1"],
+        &[
+            "EVAL",
+            NODE_REDLOCK_RELEASE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-b",
+        ],
+        &[
+            "EVAL",
+            NODE_REDLOCK_RELEASE.source,
+            "2",
+            "$k0",
+            "$k1",
+            "tok-a",
+        ],
+        &["EXISTS", "$k0", "$k1"],
+        &[
+            "EVAL",
+            NODE_REDLOCK_ACQUIRE.source,
+            "1",
+            "$k0",
+            "tok-c",
+            "abc",
+        ],
+    ]);
+    let mut redisson = fixed(&[
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-2:7",
+        ],
+        &["HGETALL", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-2:7",
+        ],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["PTTL", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["EXISTS", "$k0"],
+        &[
+            "EVAL",
+            REDISSON_UNLOCK.source,
+            "2",
+            "$k0",
+            "$k1",
+            "0",
+            "30000",
+            "uuid-1:1",
+        ],
+        &["SET", "$k0", "a-string"],
+        &[
+            "EVAL",
+            REDISSON_LOCK.source,
+            "1",
+            "$k0",
+            "30000",
+            "uuid-1:1",
+        ],
+    ]);
+    redisson[2].compare = Compare::Ttl;
+    check_sequences("lock_library_sessions", &[redsync, node_redlock, redisson]);
+}
+
+/// TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,
+/// PUBLISH, WAIT (`WAIT 0 t` only: with replicas to wait for, a lone Redis blocks), generated.
+#[test]
+fn more_commands_match_redis() {
+    check_generated(
+        "more_commands_match_redis",
+        cases(MORE_SEQUENCES),
+        more_sequence(),
+    );
+}
+
+/// MULTI/EXEC/DISCARD/WATCH/UNWATCH on two connections, byte for byte on the wire: the
+/// stand-in runs the same commands through [`Redis::execute_in`] with one `Session` per
+/// connection.
+#[test]
+fn transactions_match_redis() {
+    use leaselab_model::redis::Session;
+    let test = "transactions_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let real = RefCell::new([RawConnection::open(&url), RawConnection::open(&url)]);
+    let mut runner = TestRunner::new(Config {
+        cases: cases(TRANSACTION_SEQUENCES),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let case = RefCell::new(0u64);
+    let commands = RefCell::new(0usize);
+    let strategy = prop::collection::vec(transaction_step(), 1..=14);
+    let result = runner.run(&strategy, |steps| {
+        *case.borrow_mut() += 1;
+        *commands.borrow_mut() += steps.len();
+        let prefix = format!("{}{}:", keys.prefix, case.borrow());
+        let mut real = real.borrow_mut();
+        let mut stand_in = Redis::new();
+        let mut sessions = [Session::new(), Session::new()];
+        let mut transcript = String::new();
+        let mut outcome = Ok(());
+        for (connection, argv) in &steps {
+            let argv = render(argv, &prefix, wall_clock_ms());
+            let exec = argv[0].eq_ignore_ascii_case(b"exec");
+            let from_redis = real[*connection].send(&argv);
+            let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
+            let from_stand_in = resp_bytes(&reply, exec);
+            let shown = show_argv(&argv).replace(&prefix, "");
+            if from_redis == from_stand_in {
+                transcript.push_str(&format!(
+                    "  same      [{connection}] {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis)
+                ));
+            } else {
+                transcript.push_str(&format!(
+                    "  Redis     [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis),
+                    String::from_utf8_lossy(&from_stand_in)
+                ));
+                outcome = Err(TestCaseError::fail(format!(
+                    "the stand-in answered differently from Redis:\n{transcript}"
+                )));
+                break;
+            }
+        }
+        // Leave both connections outside any transaction and watching nothing.
+        for connection in real.iter_mut() {
+            connection.send(&[b"DISCARD".to_vec()]);
+            connection.send(&[b"UNWATCH".to_vec()]);
+        }
+        let del = [
+            b"DEL".to_vec(),
+            format!("{prefix}k0").into_bytes(),
+            format!("{prefix}k1").into_bytes(),
+        ];
+        real[0].send(&del);
+        outcome
+    });
+    match result {
+        Ok(()) => report(&format!(
+            "{test}: {} generated transaction sequences ({} commands) answered byte for byte \
+             as Redis does",
+            case.borrow(),
+            commands.borrow()
+        )),
+        Err(TestError::Fail(reason, steps)) => {
+            panic!("{reason}\nminimal sequence: {steps:#?}")
+        }
+        Err(error) => panic!("{error}"),
+    }
+}
+
 /// A self-test of the comparison: replies that differ are reported.
 #[test]
 fn the_comparison_can_fail() {
+    use leaselab_model::redis::Reply;
+    assert_eq!(resp_bytes(&Reply::Nil, true), b"*-1\r\n".to_vec());
+    assert_ne!(
+        resp_bytes(&Reply::Integer(1), false),
+        resp_bytes(&Reply::Integer(0), false)
+    );
+    let mut reader = std::io::Cursor::new(b"*2\r\n$1\r\na\r\n:5\r\n+OK\r\n".to_vec());
+    assert_eq!(
+        read_resp(&mut reader).expect("a reply"),
+        b"*2\r\n$1\r\na\r\n:5\r\n".to_vec()
+    );
     assert!(!agree(
         Compare::Exact,
         &Answer::Value(Value::Int(1)),

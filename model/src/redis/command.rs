@@ -53,6 +53,28 @@ pub enum SetExpiry {
     Keep,
 }
 
+/// Which of the expire commands (besides `PEXPIRE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ExpireKind {
+    /// `EXPIRE key seconds`.
+    Seconds,
+    /// `EXPIREAT key unix-seconds`.
+    AtSeconds,
+    /// `PEXPIREAT key unix-milliseconds`.
+    AtMillis,
+}
+
+impl ExpireKind {
+    /// The command's name, lower case.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExpireKind::Seconds => "expire",
+            ExpireKind::AtSeconds => "expireat",
+            ExpireKind::AtMillis => "pexpireat",
+        }
+    }
+}
+
 /// The condition of a `DELEX` (Redis 8.4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DelexCondition {
@@ -96,6 +118,29 @@ pub enum Command {
     PExpire(Vec<u8>, i64),
     /// `PTTL key`.
     PTtl(Vec<u8>),
+    /// `TTL key`.
+    Ttl(Vec<u8>),
+    /// `EXPIRE key seconds`, `EXPIREAT key unix-seconds`, `PEXPIREAT key unix-ms`.
+    Expire(Vec<u8>, ExpireKind, i64),
+    /// `PERSIST key`.
+    Persist(Vec<u8>),
+    /// `GETDEL key`.
+    GetDel(Vec<u8>),
+    /// `INCRBY key increment`.
+    IncrBy(Vec<u8>, i64),
+    /// `DECRBY key decrement` (`DECR key` is `DecrBy(key, 1)`).
+    DecrBy(Vec<u8>, i64),
+    /// `ECHO message`.
+    Echo(Vec<u8>),
+    /// `TYPE key`.
+    Type(Vec<u8>),
+    /// `PUBLISH channel message` (no subscribers: answers 0).
+    Publish(Vec<u8>, Vec<u8>),
+    /// `WAIT numreplicas timeout` (a lone server: answers 0 at once).
+    Wait(i64, i64),
+    /// A hash command (`HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`), as
+    /// its validated argument vector.
+    Hash(Vec<Vec<u8>>),
     /// `DELEX key [IFEQ v | IFNE v]` (Redis 8.4 semantics).
     DelEx(Vec<u8>, DelexCondition),
     /// `EVAL script numkeys key... arg...`.
@@ -177,7 +222,27 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 16] = [
+const COMMANDS: [Spec; 36] = [
+    spec("hset", -4, true, KeyRule::First),
+    spec("hget", 3, false, KeyRule::First),
+    spec("hincrby", 4, true, KeyRule::First),
+    spec("hexists", 3, false, KeyRule::First),
+    spec("hdel", -3, true, KeyRule::First),
+    spec("hgetall", 2, false, KeyRule::First),
+    spec("hlen", 2, false, KeyRule::First),
+    spec("ttl", 2, false, KeyRule::First),
+    spec("expire", -3, true, KeyRule::First),
+    spec("expireat", -3, true, KeyRule::First),
+    spec("pexpireat", -3, true, KeyRule::First),
+    spec("persist", 2, true, KeyRule::First),
+    spec("getdel", 2, true, KeyRule::First),
+    spec("incrby", 3, true, KeyRule::First),
+    spec("decr", 2, true, KeyRule::First),
+    spec("decrby", 3, true, KeyRule::First),
+    spec("echo", 2, false, KeyRule::None),
+    spec("type", 2, false, KeyRule::First),
+    spec("publish", 3, false, KeyRule::None),
+    spec("wait", 3, false, KeyRule::None),
     spec("ping", -1, false, KeyRule::None),
     spec("get", 2, false, KeyRule::First),
     spec("set", -3, true, KeyRule::First),
@@ -449,6 +514,23 @@ impl Command {
             "exists" => Ok(Command::Exists(argv[1..].to_vec())),
             "incr" => Ok(Command::Incr(argv[1].clone())),
             "pexpire" => parse_pexpire(argv),
+            "ttl" => Ok(Command::Ttl(argv[1].clone())),
+            "expire" => parse_expire(argv, ExpireKind::Seconds),
+            "expireat" => parse_expire(argv, ExpireKind::AtSeconds),
+            "pexpireat" => parse_expire(argv, ExpireKind::AtMillis),
+            "persist" => Ok(Command::Persist(argv[1].clone())),
+            "getdel" => Ok(Command::GetDel(argv[1].clone())),
+            "incrby" => Ok(Command::IncrBy(argv[1].clone(), integer_arg(&argv[2])?)),
+            "decr" => Ok(Command::DecrBy(argv[1].clone(), 1)),
+            "decrby" => Ok(Command::DecrBy(argv[1].clone(), integer_arg(&argv[2])?)),
+            "echo" => Ok(Command::Echo(argv[1].clone())),
+            "type" => Ok(Command::Type(argv[1].clone())),
+            "publish" => Ok(Command::Publish(argv[1].clone(), argv[2].clone())),
+            "wait" => parse_wait(argv),
+            "hset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hset")),
+            "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" => {
+                Ok(Command::Hash(argv.to_vec()))
+            }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             "delex" => parse_delex(argv),
             "eval" => parse_eval(argv),
@@ -510,6 +592,25 @@ impl Command {
             Command::Incr(key) => vec![word("INCR"), key.clone()],
             Command::PExpire(key, ttl_ms) => vec![word("PEXPIRE"), key.clone(), number(*ttl_ms)],
             Command::PTtl(key) => vec![word("PTTL"), key.clone()],
+            Command::Ttl(key) => vec![word("TTL"), key.clone()],
+            Command::Expire(key, kind, amount) => vec![
+                kind.name().to_ascii_uppercase().into_bytes(),
+                key.clone(),
+                number(*amount),
+            ],
+            Command::Persist(key) => vec![word("PERSIST"), key.clone()],
+            Command::GetDel(key) => vec![word("GETDEL"), key.clone()],
+            Command::IncrBy(key, n) => vec![word("INCRBY"), key.clone(), number(*n)],
+            Command::DecrBy(key, n) => vec![word("DECRBY"), key.clone(), number(*n)],
+            Command::Echo(message) => vec![word("ECHO"), message.clone()],
+            Command::Type(key) => vec![word("TYPE"), key.clone()],
+            Command::Publish(channel, message) => {
+                vec![word("PUBLISH"), channel.clone(), message.clone()]
+            }
+            Command::Wait(replicas, timeout) => {
+                vec![word("WAIT"), number(*replicas), number(*timeout)]
+            }
+            Command::Hash(argv) => argv.clone(),
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
                 DelexCondition::IfEqual(v) => {
@@ -546,12 +647,23 @@ impl Command {
             | Command::Incr(key)
             | Command::PExpire(key, _)
             | Command::PTtl(key)
+            | Command::Ttl(key)
+            | Command::Expire(key, ..)
+            | Command::Persist(key)
+            | Command::GetDel(key)
+            | Command::IncrBy(key, _)
+            | Command::DecrBy(key, _)
+            | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
+            Command::Hash(argv) => vec![argv[1].as_slice()],
             Command::Del(keys)
             | Command::Exists(keys)
             | Command::Eval { keys, .. }
             | Command::EvalSha { keys, .. } => keys.iter().map(Vec::as_slice).collect(),
             Command::Ping(_)
+            | Command::Echo(_)
+            | Command::Publish(..)
+            | Command::Wait(..)
             | Command::ScriptLoad(_)
             | Command::ScriptFlush
             | Command::ScriptExists(_)
@@ -562,6 +674,9 @@ impl Command {
 
     /// True for a command a read-only replica refuses with `READONLY`.
     pub fn is_write(&self) -> bool {
+        if let Command::Hash(argv) = self {
+            return lookup(argv).is_ok_and(|spec| spec.write);
+        }
         matches!(
             self,
             Command::Set { .. }
@@ -569,6 +684,11 @@ impl Command {
                 | Command::Del(_)
                 | Command::Incr(_)
                 | Command::PExpire(..)
+                | Command::Expire(..)
+                | Command::Persist(_)
+                | Command::GetDel(_)
+                | Command::IncrBy(..)
+                | Command::DecrBy(..)
                 | Command::DelEx(..)
                 | Command::FlushAll
         )
@@ -685,6 +805,47 @@ fn set_expiry(kind: ExpiryOption, number: i64) -> Result<SetExpiry, Reply> {
 
 /// `PEXPIRE key ms [NX|XX|GT|LT ...]`: options are checked first (as Redis does), then the
 /// number. Valid options are refused: the stand-in does not implement them.
+/// `EXPIRE`, `EXPIREAT`, `PEXPIREAT`: options first (refused like `PEXPIRE`'s), then the
+/// number.
+fn parse_expire(argv: &[Vec<u8>], kind: ExpireKind) -> Result<Command, Reply> {
+    let mut pexpire_like = argv.to_vec();
+    pexpire_like[0] = b"pexpire".to_vec();
+    match parse_pexpire(&pexpire_like) {
+        Ok(_) => Ok(Command::Expire(
+            argv[1].clone(),
+            kind,
+            integer_arg(&argv[2])?,
+        )),
+        Err(Reply::Error(text)) if text.contains("does not support PEXPIRE options") => {
+            let name = kind.name().to_ascii_uppercase();
+            Err(Reply::Error(format!(
+                "ERR the leaselab stand-in does not support {name} options (NX|XX|GT|LT); \
+                 send {name} key {}",
+                if kind == ExpireKind::Seconds {
+                    "seconds"
+                } else {
+                    "timestamp"
+                }
+            )))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// `WAIT numreplicas timeout`, with Redis's checks.
+fn parse_wait(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    let replicas = integer_arg(&argv[1])?;
+    let Some(timeout) = parse_i64(&argv[2]) else {
+        return Err(Reply::error(
+            "ERR timeout is not an integer or out of range",
+        ));
+    };
+    if timeout < 0 {
+        return Err(Reply::error("ERR timeout is negative"));
+    }
+    Ok(Command::Wait(replicas, timeout))
+}
+
 fn parse_pexpire(argv: &[Vec<u8>]) -> Result<Command, Reply> {
     let mut seen = [false; 4];
     for option in &argv[3..] {

@@ -6,7 +6,9 @@
 //! - [`reply`]: the RESP reply values;
 //! - [`command`]: the supported commands, parsed from an argument vector;
 //! - [`server`]: the keyspace and command execution ([`Redis`]);
-//! - [`scripts`]: the Lua scripts recognised by SHA1 and executed natively;
+//! - [`lua`]: scripts run in Lua 5.1 as Redis 7.0 runs them (sandbox, conversions, errors);
+//! - [`scripts`]: the safeguards' own scripts, recognised by SHA1 and executed natively (proven
+//!   equal to their Lua run);
 //! - [`replication`]: the replication stream, replicas and promotion;
 //! - [`cluster`]: Redis Cluster hash slots (`CROSSSLOT`).
 //!
@@ -19,14 +21,15 @@
 //! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: RESP2 only.
 //! - `SELECT` knows only database 0 (a server with `databases 1`).
 //! - `PEXPIRE`'s `NX|XX|GT|LT` options are refused with a clear error.
-//! - Only the known scripts ([`ScriptId`]) run; any other script source gets an error that
-//!   names its SHA1 and lists the supported ones.
+//! - Scripts: see [`lua`] for what differs (no `cjson`/`cmsgpack`/`struct`/`bit`; a runaway
+//!   script is stopped after an instruction budget instead of making the server `BUSY`).
 //! - No active expiry cycle: expired keys are deleted when touched (clients cannot tell the
 //!   difference; the `DEL` a replica receives comes later).
 //! - Commands and subcommands outside the supported set get Redis's unknown command error.
 
 pub mod cluster;
 pub mod command;
+pub mod lua;
 pub mod replication;
 pub mod reply;
 pub mod scripts;
@@ -35,4 +38,4 @@ pub mod server;
 pub use command::Command;
 pub use reply::Reply;
 pub use scripts::ScriptId;
-pub use server::Redis;
+pub use server::{Redis, Session};

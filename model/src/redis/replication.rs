@@ -29,6 +29,16 @@ pub enum Effect {
         /// Absolute expiry in ms.
         expire_at_ms: u64,
     },
+    /// The key now holds a hash with these fields, in order (the whole hash after a hash
+    /// write), expiring at `expire_at_ms` if set.
+    Hash {
+        /// The key.
+        key: Vec<u8>,
+        /// Field and value pairs, in insertion order.
+        fields: Vec<(Vec<u8>, Vec<u8>)>,
+        /// Absolute expiry in ms on the primary's clock, or none.
+        expire_at_ms: Option<u64>,
+    },
     /// The keyspace was emptied (`FLUSHALL` / `FLUSHDB`). Script cache flushes are not
     /// replicated: every server has its own cache, and a promoted replica starts with an empty
     /// one.
@@ -52,6 +62,21 @@ impl Effect {
             Effect::Del { key } => format!("DEL {}", text(key)),
             Effect::Expire { key, expire_at_ms } => {
                 format!("PEXPIREAT {} {expire_at_ms}", text(key))
+            }
+            Effect::Hash {
+                key,
+                fields,
+                expire_at_ms,
+            } => {
+                let pairs: Vec<String> = fields
+                    .iter()
+                    .map(|(f, v)| format!("\"{}\" \"{}\"", text(f), text(v)))
+                    .collect();
+                let hash = format!("HASH {} {}", text(key), pairs.join(" "));
+                match expire_at_ms {
+                    Some(at) => format!("{hash} PXAT {at}"),
+                    None => hash,
+                }
             }
             Effect::FlushAll => "FLUSHALL".to_string(),
         }

@@ -1,7 +1,9 @@
-//! The Lua scripts the stand-in knows, recognised by SHA1 and executed natively.
+//! The Lua scripts the safeguards send, recognised by SHA1 and executed natively: a fast path
+//! for the model checker. Every other script runs in Lua ([`super::lua`]);
+//! `model/tests/redis_native_vs_lua.rs` proves on generated keyspaces and arguments that the
+//! native run of each known script equals its Lua run (reply, keys, expiry times, effects).
 //!
 //! Scripts run atomically with time frozen: the whole script sees one `now_ms`.
-//! Any other script gets an error that names its SHA1 and says which scripts are supported.
 //!
 //! Each script is a Rust function that follows its Lua source statement by statement: every
 //! `redis.call` goes through the server's script call path (argument check, command table and
@@ -213,6 +215,19 @@ impl ScriptId {
         &hashes[index]
     }
 
+    /// The SHA1 of [`ScriptId::source`] as 20 bytes, computed once per process.
+    pub fn digest(self) -> [u8; 20] {
+        static DIGESTS: OnceLock<[[u8; 20]; ScriptId::ALL.len()]> = OnceLock::new();
+        let digests = DIGESTS
+            .get_or_init(|| ScriptId::ALL.map(|id| Sha1::digest(id.source().as_bytes()).into()));
+        digests[self as usize]
+    }
+
+    /// Recognises a script by its SHA1 digest.
+    pub fn from_digest(digest: [u8; 20]) -> Option<ScriptId> {
+        ScriptId::ALL.into_iter().find(|id| id.digest() == digest)
+    }
+
     /// Recognises a script by the SHA1 of its source (lower-case hex; upper case is accepted
     /// too, as Redis accepts it in `EVALSHA`).
     pub fn from_sha1_hex(sha1_hex: &str) -> Option<ScriptId> {
@@ -246,20 +261,6 @@ impl ScriptId {
 /// The lower-case hex SHA1 of a script source, as Redis names scripts.
 pub fn sha1_hex_of(source: &[u8]) -> String {
     hex::encode(Sha1::digest(source))
-}
-
-/// The error for a script the stand-in cannot run: it names the script's SHA1 and lists the
-/// supported scripts with theirs.
-pub fn unsupported_script_error(sha1_hex: &str) -> Reply {
-    let supported: Vec<String> = ScriptId::ALL
-        .iter()
-        .map(|id| format!("{} ({})", id.name(), id.sha1_hex()))
-        .collect();
-    Reply::error(format!(
-        "ERR the leaselab stand-in cannot run script {sha1_hex}: it runs only these scripts, \
-         recognised by the SHA1 of their exact source: {}",
-        supported.join(", ")
-    ))
 }
 
 /// A failed `redis.call` (or Lua runtime error) inside a script.
@@ -651,6 +652,8 @@ mod tests {
                 Some(id)
             );
             assert_eq!(ScriptId::from_source(id.source().as_bytes()), Some(id));
+            assert_eq!(hex::encode(id.digest()), expected);
+            assert_eq!(ScriptId::from_digest(id.digest()), Some(id));
         }
     }
 
@@ -710,18 +713,6 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ScriptId::ALL.len());
-    }
-
-    #[test]
-    fn unsupported_script_error_names_the_hash_and_the_scripts() {
-        let Reply::Error(text) = unsupported_script_error("abc123") else {
-            panic!("not an error");
-        };
-        assert!(text.starts_with("ERR "));
-        assert!(text.contains("abc123"));
-        for id in ScriptId::ALL {
-            assert!(text.contains(id.name()) && text.contains(&id.sha1_hex()));
-        }
     }
 
     #[test]

@@ -1,0 +1,795 @@
+//! Scripts run in real Lua 5.1, as Redis 7.0 runs them.
+//!
+//! The stand-in's state holds only script sources (it must stay `Clone` and hashable for the
+//! model checker); the Lua VM lives in a per-thread slot, created on first use, and runs one
+//! script at a time against the server through a [`ScriptHost`] callback. Compiled chunks are
+//! cached per thread by SHA1.
+//!
+//! What a script sees is what Redis 7.0 gives it: the base library without `print`,
+//! `dofile`, `loadfile`, `require`, `getfenv`/`setfenv`; `string`, `table`, `math`,
+//! `coroutine`; the `redis` table (`call`, `pcall`, `status_reply`, `error_reply`, `sha1hex`,
+//! `log`, `setresp`, `set_repl`, `replicate_commands`, `breakpoint`, `debug`, the `LOG_*` and
+//! `REPL_*` constants, `REDIS_VERSION`); `KEYS` and `ARGV`. Globals are read-only: reading a
+//! missing global or writing any global is an error with Redis's text. `math.random` is Redis's
+//! own generator (`rand48`), seeded as a fresh Redis 7.0 server seeds it and continuing across
+//! scripts; its state is part of the server's state.
+//!
+//! Deliberate differences: `cjson`, `cmsgpack`, `struct` and `bit` are absent; library tables
+//! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
+//! [`INSTRUCTION_BUDGET`] Lua instructions, or allocates more than [`MEMORY_LIMIT`] bytes, is
+//! stopped with an error (Redis would keep running it and answer `BUSY` to every other client
+//! until `SCRIPT KILL`); replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+use mlua::{
+    Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic, VmState,
+};
+
+use super::reply::Reply;
+use super::scripts::{sha1_hex_of, ScriptHost};
+
+/// Lua instructions a script may run before the stand-in stops it.
+pub const INSTRUCTION_BUDGET: u64 = 200_000_000;
+/// Bytes the Lua VM may hold.
+pub const MEMORY_LIMIT: usize = 256 * 1024 * 1024;
+/// The deepest nesting of tables a reply may have.
+pub const MAX_REPLY_DEPTH: usize = 1000;
+/// Instructions between two budget checks.
+const HOOK_EVERY: u32 = 10_000;
+/// Compiled chunks kept per thread before the cache starts over.
+const COMPILED_LIMIT: usize = 4096;
+
+/// The state of Redis's `rand48` generator when a Redis 7.0 server starts (`0x1234ABCD330E`).
+pub const RAND48_INITIAL: u64 = 0x1234_ABCD_330E;
+
+/// The version scripts see in `redis.REDIS_VERSION`.
+const VERSION: &str = "7.0.15";
+/// `redis.REDIS_VERSION_NUM` (0x00MMmmpp).
+const VERSION_NUM: i64 = 0x07_00_0f;
+
+/// The sandbox, built once per VM. It receives the raw globals and the Rust helpers, and
+/// returns the environment scripts run in and the function that runs one script.
+const PRELUDE: &str = r#"
+local G, redis, random, srand, where, exhausted, describe = ...
+local error, type, tostring, tonumber, select, setmetatable, rawget, rawset, xpcall, floor =
+  G.error, G.type, G.tostring, G.tonumber, G.select, G.setmetatable, G.rawget, G.rawset,
+  G.xpcall, G.math.floor
+local setfenv, loadstring, load = G.setfenv, G.loadstring, G.load
+
+local protected = setmetatable({}, {__mode = 'k'})
+local function readonly(t)
+  local proxy = {}
+  setmetatable(proxy, {
+    __index = t,
+    __newindex = function() error('Attempt to modify a readonly table', 2) end,
+    __metatable = false,
+  })
+  protected[proxy] = true
+  return proxy
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in G.pairs(t) do c[k] = v end
+  return c
+end
+
+local globals = {}
+for _, name in G.ipairs({'assert', 'collectgarbage', 'error', 'gcinfo', 'getmetatable',
+    'ipairs', 'next', 'pairs', 'pcall', 'rawequal', 'rawget', 'select', 'setmetatable',
+    'tonumber', 'tostring', 'type', 'unpack', 'xpcall', '_VERSION'}) do
+  globals[name] = G[name]
+end
+
+local env
+
+-- A script stopped for its instruction budget must not catch that and carry on.
+-- A caught error is what Redis 7.0's `pcall` gives: the text of an error table
+-- (`redis.call`'s errors), the text of a Rust helper's error.
+local function rethrow(ok, ...)
+  if ok then return ok, ... end
+  if exhausted() then error((...), 0) end
+  local e = ...
+  if type(e) == 'userdata' then return ok, describe(e) end
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then return ok, e.err end
+  return ok, ...
+end
+local pcall, resume = G.pcall, G.coroutine.resume
+globals.pcall = function(...) return rethrow(pcall(...)) end
+globals.xpcall = function(...) return rethrow(xpcall(...)) end
+local coroutine = copy(G.coroutine)
+coroutine.resume = function(...) return rethrow(resume(...)) end
+
+globals.rawset = function(t, k, v)
+  if protected[t] then error('Attempt to modify a readonly table', 0) end
+  return rawset(t, k, v)
+end
+globals.loadstring = function(s, name)
+  local f, e = loadstring(s, name)
+  if f then setfenv(f, env) end
+  return f, e
+end
+globals.load = function(fn, name)
+  local f, e = load(fn, name)
+  if f then setfenv(f, env) end
+  return f, e
+end
+
+local math = copy(G.math)
+math.random = random
+math.randomseed = function(seed)
+  local x = tonumber(seed)
+  if x == nil then
+    error("bad argument #1 to 'randomseed' (number expected, got " ..
+      (seed == nil and 'no value' or type(seed)) .. ")", 2)
+  end
+  srand(x >= 0 and floor(x) or -floor(-x))
+end
+
+local function error_table(text)
+  local code, msg
+  if text:sub(1, 1) == '-' then
+    local space = text:find(' ', 1, true)
+    if space then
+      code, msg = text:sub(2, space - 1), text:sub(space + 1)
+    else
+      code, msg = 'ERR', text:sub(2)
+    end
+  else
+    code, msg = 'ERR', text
+  end
+  msg = msg:gsub('^[\r\n]+', ''):gsub('[\r\n]+$', '')
+  return {err = code .. ' ' .. msg}
+end
+
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return error_table('wrong number or type of arguments')
+  end
+  return {ok = s}
+end
+redis.error_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return error_table('wrong number or type of arguments')
+  end
+  if s:sub(1, 1) ~= '-' then s = '-' .. s end
+  return error_table(s)
+end
+redis.log = function() end
+redis.debug = function() end
+redis.breakpoint = function() return false end
+redis.replicate_commands = function() return true end
+redis.set_repl = function() end
+redis.setresp = function(v)
+  if v ~= 2 then error('RESP version must be 2 in the leaselab stand-in', 2) end
+end
+redis.acl_check_cmd = function() return true end
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL =
+  0, 1, 2, 2, 3
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = VERSION_TEXT, VERSION_NUMBER
+
+globals.math = readonly(math)
+globals.string = readonly(G.string)
+globals.table = readonly(G.table)
+globals.coroutine = readonly(coroutine)
+globals.redis = readonly(redis)
+-- Methods on strings ("x"):upper() go through the read-only string table too.
+G.getmetatable('').__index = globals.string
+
+setmetatable(globals, {
+  __index = function(_, k)
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end,
+})
+env = readonly(globals)
+globals._G = env
+
+local function handler(e)
+  if type(e) == 'userdata' then
+    e = {err = describe(e)}
+  elseif type(e) ~= 'table' then
+    e = {err = 'ERR ' .. tostring(e)}
+  end
+  e.line = where()
+  return e
+end
+
+local function run(f, keys, argv)
+  globals.KEYS, globals.ARGV = keys, argv
+  local ok, v = xpcall(f, handler)
+  globals.KEYS, globals.ARGV = nil, nil
+  return ok, v
+end
+
+return env, run
+"#;
+
+/// One thread's Lua VM.
+struct Vm {
+    lua: Lua,
+    /// The environment scripts run in.
+    env: Table,
+    /// `run(f, KEYS, ARGV)` → `ok, value`.
+    run: Function,
+    /// The `redis` table behind its read-only proxy: `call` and `pcall` are put there for
+    /// each run (they borrow the server).
+    redis: Table,
+    /// Compiled scripts by SHA1.
+    compiled: HashMap<String, Function>,
+}
+
+thread_local! {
+    static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
+    /// The `rand48` state during a run.
+    static RAND: Cell<u64> = const { Cell::new(RAND48_INITIAL) };
+    /// Instruction-budget checks left in this run.
+    static BUDGET_LEFT: Cell<u64> = const { Cell::new(0) };
+    /// Set when the budget ran out.
+    static OUT_OF_BUDGET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Redis's `redisLrand48`: the next 31-bit value.
+fn lrand48(state: &mut u64) -> i32 {
+    const A: u64 = 0x5_DEEC_E66D;
+    const C: u64 = 0xB;
+    *state = (state.wrapping_mul(A).wrapping_add(C)) & ((1 << 48) - 1);
+    i32::try_from(*state >> 17).expect("31 bits")
+}
+
+/// Redis's `redisSrand48`.
+fn srand48(seed: i32) -> u64 {
+    let seed = u64::from(seed as u32);
+    ((seed >> 16) << 32) | ((seed & 0xFFFF) << 16) | 0x330E
+}
+
+/// Redis's `math.random` base value: `(lrand48() % INT32_MAX) / INT32_MAX`.
+pub fn rand01(state: &mut u64) -> f64 {
+    let max = i32::MAX;
+    f64::from(lrand48(state) % max) / f64::from(max)
+}
+
+fn new_vm() -> mlua::Result<Vm> {
+    let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    lua.set_memory_limit(MEMORY_LIMIT)?;
+    let redis = lua.create_table()?;
+    let sha1 = lua.create_function(|_, args: Variadic<Value>| {
+        if args.len() != 1 {
+            return Err(raised("ERR wrong number of arguments"));
+        }
+        let bytes = match &args[0] {
+            Value::String(text) => text.as_bytes().to_vec(),
+            Value::Number(n) => format_g14(*n).into_bytes(),
+            Value::Integer(n) => format_g14(*n as f64).into_bytes(),
+            _ => Vec::new(),
+        };
+        Ok(sha1_hex_of(&bytes))
+    })?;
+    redis.raw_set("sha1hex", sha1)?;
+    let random = lua.create_function(|lua, args: Variadic<Value>| {
+        let r = RAND.with(|cell| {
+            let mut state = cell.get();
+            let value = rand01(&mut state);
+            cell.set(state);
+            value
+        });
+        let int_arg = |index: usize| -> mlua::Result<f64> {
+            let value = args.get(index).cloned().unwrap_or(Value::Nil);
+            let number = match &value {
+                Value::Number(n) => Some(*n),
+                Value::Integer(n) => Some(*n as f64),
+                Value::String(text) => lua_tonumber(&text.as_bytes()),
+                _ => None,
+            };
+            match number {
+                Some(n) => Ok(n.trunc()),
+                None => {
+                    let got = if index >= args.len() {
+                        "no value"
+                    } else {
+                        value.type_name()
+                    };
+                    Err(mlua::Error::runtime(format!(
+                        "{}bad argument #{} to 'random' (number expected, got {got})",
+                        caller_position(lua),
+                        index + 1
+                    )))
+                }
+            }
+        };
+        let empty = |n: usize| {
+            mlua::Error::runtime(format!(
+                "{}bad argument #{n} to 'random' (interval is empty)",
+                caller_position(lua)
+            ))
+        };
+        match args.len() {
+            0 => Ok(r),
+            1 => {
+                let u = int_arg(0)?;
+                if u < 1.0 {
+                    return Err(empty(1));
+                }
+                Ok((r * u).floor() + 1.0)
+            }
+            2 => {
+                let (l, u) = (int_arg(0)?, int_arg(1)?);
+                if l > u {
+                    return Err(empty(2));
+                }
+                Ok((r * (u - l + 1.0)).floor() + l)
+            }
+            _ => Err(mlua::Error::runtime(format!(
+                "{}wrong number of arguments",
+                caller_position(lua)
+            ))),
+        }
+    })?;
+    let srand = lua.create_function(|_, seed: f64| {
+        let seed = if seed.is_finite() {
+            seed as i64 as i32
+        } else {
+            0
+        };
+        RAND.with(|cell| cell.set(srand48(seed)));
+        Ok(())
+    })?;
+    let where_fn = lua.create_function(|lua, ()| Ok(user_script_line(lua)))?;
+    let exhausted = lua.create_function(|_, ()| Ok(OUT_OF_BUDGET.with(Cell::get)))?;
+    let describe = lua.create_function(|_, value: Value| Ok(describe_error(&value)))?;
+    let prelude = PRELUDE
+        .replace("VERSION_TEXT", &format!("'{VERSION}'"))
+        .replace("VERSION_NUMBER", &VERSION_NUM.to_string());
+    let (env, run): (Table, Function) = lua.load(prelude).set_name("=leaselab").call((
+        lua.globals(),
+        redis.clone(),
+        random,
+        srand,
+        where_fn,
+        exhausted,
+        describe,
+    ))?;
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        |_, _| {
+            let left = BUDGET_LEFT.with(Cell::get);
+            if left == 0 {
+                OUT_OF_BUDGET.with(|flag| flag.set(true));
+                return Err(mlua::Error::runtime("instruction budget exhausted"));
+            }
+            BUDGET_LEFT.with(|cell| cell.set(left - 1));
+            Ok(VmState::Continue)
+        },
+    )?;
+    Ok(Vm {
+        lua,
+        env,
+        run,
+        redis,
+        compiled: HashMap::new(),
+    })
+}
+
+/// The current line of the innermost frame of the user's script (0 if none).
+fn user_script_line(lua: &Lua) -> i64 {
+    for level in 0..200 {
+        let found = lua.inspect_stack(level, |debug| {
+            let source = debug.source();
+            let is_user = source.source.as_deref() == Some("@user_script");
+            (is_user, debug.current_line())
+        });
+        match found {
+            None => return 0,
+            Some((true, line)) => return line.map_or(0, |l| l as i64),
+            Some((false, _)) => continue,
+        }
+    }
+    0
+}
+
+/// An error a Rust helper raises with its full Redis text (`ERR ...`, `WRONGTYPE ...`).
+#[derive(Debug)]
+struct Raised(String);
+
+impl std::fmt::Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+fn raised(text: &str) -> mlua::Error {
+    mlua::Error::external(Raised(text.to_string()))
+}
+
+/// The Redis error text of an error a Rust helper raised: a [`Raised`] as it is, a runtime
+/// error with `ERR ` in front.
+fn describe_error(value: &Value) -> String {
+    fn inner(error: &mlua::Error) -> String {
+        match error {
+            mlua::Error::CallbackError { cause, .. } => inner(cause),
+            mlua::Error::ExternalError(external) => match external.downcast_ref::<Raised>() {
+                Some(Raised(text)) => text.clone(),
+                None => format!("ERR {external}"),
+            },
+            mlua::Error::RuntimeError(text) => format!("ERR {text}"),
+            mlua::Error::MemoryError(_) => "ERR not enough memory".to_string(),
+            other => format!("ERR {other}"),
+        }
+    }
+    match value {
+        Value::Error(error) => inner(error),
+        other => format!("ERR {}", other.to_string().unwrap_or_default()),
+    }
+}
+
+/// `luaL_where(L, 1)`: `user_script:<line>: ` for the Lua function calling a helper.
+fn caller_position(lua: &Lua) -> String {
+    lua.inspect_stack(1, |debug| {
+        let line = debug.current_line().unwrap_or(0);
+        let source = debug.source();
+        let short = source.short_src.as_deref().unwrap_or("?").to_string();
+        if line > 0 {
+            format!("{short}:{line}: ")
+        } else {
+            String::new()
+        }
+    })
+    .unwrap_or_default()
+}
+
+/// Lua 5.1 `tonumber` of a string: decimal (C `strtod`) or hexadecimal, spaces around.
+fn lua_tonumber(text: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(text).ok()?;
+    let trimmed = text.trim_matches(|c: char| c.is_ascii_whitespace() || c == '\u{b}');
+    if let Some(hex) = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+    {
+        return u64::from_str_radix(hex, 16).ok().map(|n| n as f64);
+    }
+    let parsed: f64 = trimmed.parse().ok()?;
+    let lower = trimmed.to_ascii_lowercase();
+    (!lower.contains("inf") && !lower.contains("nan")).then_some(parsed)
+}
+
+/// Lua 5.1's `tostring` of a number: C `"%.14g"`.
+fn format_g14(x: f64) -> String {
+    format_g(x, 14)
+}
+
+/// `redis.call` / `redis.pcall` body: `true, reply` or `false, {err = text}`.
+fn redis_call(lua: &Lua, args: &[Value], host: &mut dyn ScriptHost) -> mlua::Result<(bool, Value)> {
+    let error = |text: &str| -> mlua::Result<(bool, Value)> {
+        let table = lua.create_table()?;
+        table.raw_set("err", text)?;
+        Ok((false, Value::Table(table)))
+    };
+    if args.is_empty() {
+        return error("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for arg in args {
+        match arg {
+            Value::String(text) => argv.push(text.as_bytes().to_vec()),
+            Value::Number(number) => argv.push(lua_number_as_arg(*number)),
+            Value::Integer(number) => argv.push(lua_number_as_arg(*number as f64)),
+            _ => return error("ERR Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    match host.call(&argv) {
+        Reply::Error(text) => error(&text),
+        reply => Ok((true, reply_to_lua(lua, &reply)?)),
+    }
+}
+
+/// How Redis 7.0 formats a Lua number passed to a command: `%.17g`.
+pub fn lua_number_as_arg(number: f64) -> Vec<u8> {
+    format_g17(number).into_bytes()
+}
+
+/// C's `printf("%.17g", x)`.
+fn format_g17(x: f64) -> String {
+    format_g(x, 17)
+}
+
+/// C's `printf("%.<precision>g", x)`.
+fn format_g(x: f64, precision: i32) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+    }
+    if x.is_infinite() {
+        return if x < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let sci = format!("{:.*e}", (precision - 1) as usize, x);
+    let (mantissa, exponent) = sci.split_once('e').expect("scientific notation");
+    let exponent: i32 = exponent.parse().expect("an exponent");
+    if exponent < -4 || exponent >= precision {
+        let mantissa = trim_fraction(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = usize::try_from(precision - 1 - exponent).unwrap_or(0);
+        trim_fraction(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn trim_fraction(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
+}
+
+/// A RESP2 reply as Redis 7.0 hands it to Lua.
+fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
+    Ok(match reply {
+        Reply::Integer(n) => Value::Number(*n as f64),
+        Reply::Bulk(bytes) => Value::String(lua.create_string(bytes)?),
+        Reply::Nil => Value::Boolean(false),
+        Reply::Status(text) => {
+            let table = lua.create_table()?;
+            table.raw_set("ok", text.as_str())?;
+            Value::Table(table)
+        }
+        Reply::Error(text) => {
+            let table = lua.create_table()?;
+            table.raw_set("err", text.as_str())?;
+            Value::Table(table)
+        }
+        Reply::Array(items) => {
+            let table = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                table.raw_set(i + 1, reply_to_lua(lua, item)?)?;
+            }
+            Value::Table(table)
+        }
+    })
+}
+
+/// Redis replaces CR and LF in error and status texts with spaces.
+fn one_line(text: &[u8]) -> String {
+    String::from_utf8_lossy(text).replace(['\r', '\n'], " ")
+}
+
+/// A Lua value a script returns, as Redis 7.0 turns it into a RESP2 reply.
+fn lua_to_reply(value: &Value, depth: usize) -> Reply {
+    if depth > MAX_REPLY_DEPTH {
+        return Reply::error("ERR reached lua stack limit");
+    }
+    match value {
+        Value::String(text) => Reply::Bulk(text.as_bytes().to_vec()),
+        Value::Boolean(true) => Reply::Integer(1),
+        Value::Integer(n) => Reply::Integer(*n),
+        Value::Number(n) => Reply::Integer(lua_number_to_reply_integer(*n)),
+        Value::Table(table) => {
+            if let Ok(Value::String(err)) = table.raw_get::<Value>("err") {
+                return Reply::Error(one_line(&err.as_bytes()));
+            }
+            if let Ok(Value::String(ok)) = table.raw_get::<Value>("ok") {
+                return Reply::Status(one_line(&ok.as_bytes()));
+            }
+            let mut items = Vec::new();
+            for i in 1.. {
+                match table.raw_get::<Value>(i) {
+                    Ok(Value::Nil) | Err(_) => break,
+                    Ok(item) => items.push(lua_to_reply(&item, depth + 1)),
+                }
+            }
+            Reply::Array(items)
+        }
+        _ => Reply::Nil,
+    }
+}
+
+/// How Redis 7.0 turns a Lua number a script returns into an integer reply: C's
+/// `(long long)` cast of the double (a double at or past 2^63, or NaN, becomes `i64::MIN`,
+/// as the cast does on x86-64).
+pub fn lua_number_to_reply_integer(number: f64) -> i64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if number.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&number) {
+        i64::MIN
+    } else {
+        number as i64
+    }
+}
+
+/// Compiles `source` (or finds it compiled); the error reply is Redis's compile error.
+fn compiled(vm: &mut Vm, source: &[u8], sha1: &str) -> Result<Function, Reply> {
+    if let Some(function) = vm.compiled.get(sha1) {
+        return Ok(function.clone());
+    }
+    let loaded = vm
+        .lua
+        .load(source)
+        .set_name("@user_script")
+        .set_environment(vm.env.clone())
+        .into_function();
+    match loaded {
+        Ok(function) => {
+            if vm.compiled.len() >= COMPILED_LIMIT {
+                vm.compiled.clear();
+            }
+            vm.compiled.insert(sha1.to_string(), function.clone());
+            Ok(function)
+        }
+        Err(mlua::Error::SyntaxError { message, .. }) => Err(Reply::Error(format!(
+            "ERR Error compiling script (new function): {}",
+            one_line(message.as_bytes())
+        ))),
+        Err(other) => Err(Reply::Error(format!(
+            "ERR Error compiling script (new function): {}",
+            one_line(other.to_string().as_bytes())
+        ))),
+    }
+}
+
+/// Runs `f` with this thread's VM (created on first use).
+fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, Reply> {
+    VM.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.is_none() {
+            match new_vm() {
+                Ok(vm) => *slot = Some(vm),
+                Err(error) => {
+                    return Err(Reply::Error(format!(
+                        "ERR the leaselab stand-in could not start Lua: {}",
+                        one_line(error.to_string().as_bytes())
+                    )))
+                }
+            }
+        }
+        Ok(f(slot.as_mut().expect("created above")))
+    })
+}
+
+/// Checks that `source` compiles (what `SCRIPT LOAD` and `EVAL` do first).
+pub(crate) fn compile(source: &[u8], sha1: &str) -> Result<(), Reply> {
+    with_vm(|vm| compiled(vm, source, sha1).map(|_| ()))?
+}
+
+/// Runs a script: `KEYS`, `ARGV`, every `redis.call` through `host`, `math.random` from and
+/// back into `rand_state`. The reply is the script's, converted as Redis converts it.
+pub(crate) fn run_script(
+    source: &[u8],
+    sha1: &str,
+    host: &mut dyn ScriptHost,
+    keys: &[Vec<u8>],
+    args: &[Vec<u8>],
+    rand_state: &mut u64,
+) -> Reply {
+    let outcome = with_vm(|vm| {
+        let function = compiled(vm, source, sha1)?;
+        let strings = |values: &[Vec<u8>]| -> mlua::Result<Table> {
+            let table = vm.lua.create_table_with_capacity(values.len(), 0)?;
+            for (i, value) in values.iter().enumerate() {
+                table.raw_set(i + 1, vm.lua.create_string(value)?)?;
+            }
+            Ok(table)
+        };
+        let tables = strings(keys).and_then(|k| Ok((k, strings(args)?)));
+        let (keys_table, args_table) = tables.map_err(|e| lua_failure(&e, sha1))?;
+        RAND.with(|cell| cell.set(*rand_state));
+        BUDGET_LEFT.with(|cell| cell.set(INSTRUCTION_BUDGET / u64::from(HOOK_EVERY)));
+        OUT_OF_BUDGET.with(|flag| flag.set(false));
+        let host = RefCell::new(host);
+        let result = vm.lua.scope(|scope| {
+            let call = scope.create_function(|lua, args: Variadic<Value>| {
+                let (ok, value) = redis_call(lua, &args, &mut **host.borrow_mut())?;
+                if ok {
+                    return Ok(value);
+                }
+                let text = match &value {
+                    Value::Table(table) => table.raw_get::<String>("err")?,
+                    _ => String::new(),
+                };
+                Err(raised(&text))
+            })?;
+            let pcall = scope.create_function(|lua, args: Variadic<Value>| {
+                Ok(redis_call(lua, &args, &mut **host.borrow_mut())?.1)
+            })?;
+            vm.redis.raw_set("call", call)?;
+            vm.redis.raw_set("pcall", pcall)?;
+            let result = vm
+                .run
+                .call::<MultiValue>((function, keys_table, args_table));
+            vm.redis.raw_set("call", Value::Nil)?;
+            vm.redis.raw_set("pcall", Value::Nil)?;
+            result
+        });
+        *rand_state = RAND.with(Cell::get);
+        let out_of_budget = OUT_OF_BUDGET.with(|flag| flag.replace(false));
+        let values = result.map_err(|e| lua_failure(&e, sha1))?;
+        let mut values = values.into_iter();
+        let ok = matches!(values.next(), Some(Value::Boolean(true)));
+        let value = values.next().unwrap_or(Value::Nil);
+        if ok {
+            return Ok(lua_to_reply(&value, 0));
+        }
+        let error = match value {
+            Value::Table(error) => error,
+            // Errors that skip the handler (out of memory).
+            other => {
+                let text = other.to_string().unwrap_or_default();
+                return Err(lua_failure(&mlua::Error::runtime(text), sha1));
+            }
+        };
+        let line: i64 = error.raw_get("line").unwrap_or(0);
+        if out_of_budget {
+            return Err(Reply::Error(format!(
+                "ERR the leaselab stand-in stopped this script after {INSTRUCTION_BUDGET} Lua \
+                 instructions (Redis would keep running it and answer BUSY to every other \
+                 client) script: {sha1}, on @user_script:{line}."
+            )));
+        }
+        let message = match error.raw_get::<Value>("err") {
+            Ok(Value::String(text)) => one_line(&text.as_bytes()),
+            _ => "ERR unknown error".to_string(),
+        };
+        Ok(Reply::Error(format!(
+            "{message} script: {sha1}, on @user_script:{line}."
+        )))
+    });
+    match outcome {
+        Ok(Ok(reply)) | Ok(Err(reply)) | Err(reply) => reply,
+    }
+}
+
+/// An error of the Lua machinery itself (memory limit, ...), as an error reply.
+fn lua_failure(error: &mlua::Error, sha1: &str) -> Reply {
+    let text = match error {
+        mlua::Error::MemoryError(_) => "not enough memory".to_string(),
+        other => other.to_string(),
+    };
+    Reply::Error(format!(
+        "ERR Error running script {sha1}: {}",
+        one_line(text.as_bytes())
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rand48_starts_as_a_fresh_redis_does() {
+        // A fresh Redis 7.0.15: EVAL "return {math.random(1000000), ...}" answers these.
+        let mut state = RAND48_INITIAL;
+        let first: Vec<i64> = (0..3)
+            .map(|_| (rand01(&mut state) * 1_000_000.0).floor() as i64 + 1)
+            .collect();
+        assert_eq!(first, vec![396_465, 840_486, 353_337]);
+        assert_eq!(srand48(0), 0x330E);
+    }
+
+    #[test]
+    fn numbers_format_as_percent_17g() {
+        assert_eq!(format_g17(25.0), "25");
+        assert_eq!(format_g17(-1.0), "-1");
+        assert_eq!(format_g17(0.1), "0.10000000000000001");
+        assert_eq!(format_g17(1e17), "1e+17");
+        assert_eq!(format_g17(1e16), "10000000000000000");
+        assert_eq!(format_g17(-0.0), "-0");
+        assert_eq!(format_g17(f64::INFINITY), "inf");
+        assert_eq!(format_g17(2.5), "2.5");
+        assert_eq!(format_g17(1e-5), "1.0000000000000001e-05");
+    }
+
+    #[test]
+    fn integers_a_script_returns_go_through_a_double() {
+        assert_eq!(lua_number_to_reply_integer(42.9), 42);
+        assert_eq!(lua_number_to_reply_integer(-7.9), -7);
+        assert_eq!(lua_number_to_reply_integer(i64::MAX as f64), i64::MIN);
+        assert_eq!(lua_number_to_reply_integer(f64::NAN), i64::MIN);
+    }
+}

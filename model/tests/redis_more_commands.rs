@@ -1,0 +1,308 @@
+//! Hashes (HSET, HGET, HINCRBY, HEXISTS, HDEL, HGETALL, HLEN, WRONGTYPE), TTL, EXPIRE, EXPIREAT, PEXPIREAT, PERSIST, GETDEL, INCRBY, DECR, DECRBY, ECHO, TYPE,
+//! PUBLISH and WAIT. Expected replies are those of Redis 7.0.15 for the same commands
+//! (`tests/fidelity_redis.rs` compares generated sequences of them against the real server).
+
+use leaselab_model::redis::replication::Effect;
+use leaselab_model::redis::{Redis, Reply};
+
+fn run(redis: &mut Redis, list: &[&str], now_ms: u64) -> Reply {
+    let argv: Vec<Vec<u8>> = list.iter().map(|w| w.as_bytes().to_vec()).collect();
+    redis.execute(&argv, now_ms)
+}
+
+fn err(text: &str) -> Reply {
+    Reply::Error(text.to_string())
+}
+
+fn bulk(text: &str) -> Reply {
+    Reply::Bulk(text.as_bytes().to_vec())
+}
+
+const NOW: u64 = 1_700_000_000_000;
+
+#[test]
+fn expire_family() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["SET", "k", "v"], NOW);
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "abc"], NOW),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "9223372036854775807"], NOW),
+        err("ERR invalid expire time in 'expire' command")
+    );
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "10", "foo"], NOW),
+        err("ERR Unsupported option foo")
+    );
+    assert_eq!(run(&mut redis, &["TTL", "k"], NOW), Reply::Integer(-1));
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "100"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["TTL", "k"], NOW), Reply::Integer(100));
+    assert_eq!(
+        run(&mut redis, &["PTTL", "k"], NOW),
+        Reply::Integer(100_000)
+    );
+    // TTL rounds to the nearest second.
+    assert_eq!(
+        run(&mut redis, &["TTL", "k"], NOW + 99_501),
+        Reply::Integer(0)
+    );
+    assert_eq!(
+        run(&mut redis, &["TTL", "k"], NOW + 98_501),
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        run(&mut redis, &["PEXPIREAT", "k", "9223372036854775807"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        run(&mut redis, &["EXPIREAT", "k", "9223372036854775807"], NOW),
+        err("ERR invalid expire time in 'expireat' command")
+    );
+    let at = (NOW / 1000 + 50).to_string();
+    assert_eq!(
+        run(&mut redis, &["EXPIREAT", "k", &at], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["TTL", "k"], NOW), Reply::Integer(50));
+    assert_eq!(
+        run(&mut redis, &["EXPIREAT", "k", "-5"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["EXISTS", "k"], NOW), Reply::Integer(0));
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "10"], NOW),
+        Reply::Integer(0)
+    );
+    assert_eq!(run(&mut redis, &["TTL", "k"], NOW), Reply::Integer(-2));
+}
+
+#[test]
+fn persist_removes_a_ttl_and_replicas_follow() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["SET", "k", "v"], NOW);
+    assert_eq!(run(&mut redis, &["PERSIST", "k"], NOW), Reply::Integer(0));
+    assert_eq!(
+        run(&mut redis, &["PERSIST", "missing"], NOW),
+        Reply::Integer(0)
+    );
+    run(&mut redis, &["SET", "k", "v", "EX", "100"], NOW);
+    redis.drain_effects();
+    assert_eq!(run(&mut redis, &["PERSIST", "k"], NOW), Reply::Integer(1));
+    assert_eq!(run(&mut redis, &["TTL", "k"], NOW), Reply::Integer(-1));
+    let mut replica = Redis::replica();
+    replica.apply_effect(&Effect::Set {
+        key: b"k".to_vec(),
+        value: b"v".to_vec(),
+        expire_at_ms: Some(NOW + 100_000),
+    });
+    for effect in redis.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    assert_eq!(replica.stored(b"k"), Some((&b"v"[..], None)));
+}
+
+#[test]
+fn getdel_and_type() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["SET", "k", "v"], NOW);
+    assert_eq!(
+        run(&mut redis, &["TYPE", "k"], NOW),
+        Reply::Status("string".into())
+    );
+    assert_eq!(run(&mut redis, &["GETDEL", "k"], NOW), bulk("v"));
+    assert_eq!(run(&mut redis, &["GETDEL", "k"], NOW), Reply::Nil);
+    assert_eq!(
+        run(&mut redis, &["TYPE", "k"], NOW),
+        Reply::Status("none".into())
+    );
+    assert_eq!(
+        redis.drain_effects().last(),
+        Some(&Effect::Del { key: b"k".to_vec() })
+    );
+}
+
+#[test]
+fn increments_and_decrements() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["SET", "k", "5"], NOW);
+    assert_eq!(
+        run(&mut redis, &["INCRBY", "k", "abc"], NOW),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(&mut redis, &["INCRBY", "k", "9223372036854775807"], NOW),
+        err("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        run(&mut redis, &["DECRBY", "k", "-9223372036854775808"], NOW),
+        err("ERR decrement would overflow")
+    );
+    assert_eq!(
+        run(&mut redis, &["DECRBY", "k", "9223372036854775807"], NOW),
+        Reply::Integer(-9_223_372_036_854_775_802)
+    );
+    assert_eq!(
+        run(&mut redis, &["DECR", "k"], NOW),
+        Reply::Integer(-9_223_372_036_854_775_803)
+    );
+    assert_eq!(
+        run(&mut redis, &["INCRBY", "n", "7"], NOW),
+        Reply::Integer(7)
+    );
+    assert_eq!(run(&mut redis, &["DECR", "n"], NOW), Reply::Integer(6));
+}
+
+#[test]
+fn echo_publish_wait() {
+    let mut redis = Redis::new();
+    assert_eq!(run(&mut redis, &["ECHO", "hi"], NOW), bulk("hi"));
+    assert_eq!(
+        run(&mut redis, &["ECHO"], NOW),
+        err("ERR wrong number of arguments for 'echo' command")
+    );
+    assert_eq!(
+        run(&mut redis, &["PUBLISH", "ch", "m"], NOW),
+        Reply::Integer(0)
+    );
+    assert_eq!(run(&mut redis, &["WAIT", "0", "0"], NOW), Reply::Integer(0));
+    assert_eq!(
+        run(&mut redis, &["WAIT", "x", "0"], NOW),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(&mut redis, &["WAIT", "0", "-1"], NOW),
+        err("ERR timeout is negative")
+    );
+    assert_eq!(
+        run(&mut redis, &["WAIT", "0", "x"], NOW),
+        err("ERR timeout is not an integer or out of range")
+    );
+    let source = "return redis.call('wait', 0, 0)";
+    let reply = run(&mut redis, &["EVAL", source, "0"], NOW);
+    let Reply::Error(text) = reply else {
+        panic!("WAIT is refused inside a script");
+    };
+    assert!(text.starts_with("ERR This Redis command is not allowed from script script: "));
+    assert_eq!(
+        run(
+            &mut redis,
+            &["EVAL", "return redis.call('publish', 'c', 'm')", "0"],
+            NOW
+        ),
+        Reply::Integer(0)
+    );
+}
+
+#[test]
+fn unsupported_commands_get_redis_unknown_command_error() {
+    let mut redis = Redis::new();
+    assert_eq!(
+        run(&mut redis, &["LPUSH", "l", "a", "b"], NOW),
+        err("ERR unknown command 'LPUSH', with args beginning with: 'l' 'a' 'b' ")
+    );
+}
+
+#[test]
+fn hashes_keep_insertion_order_and_types_do_not_mix() {
+    let mut redis = Redis::new();
+    let wrongtype = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "b", "1", "a", "2"], NOW),
+        Reply::Integer(2)
+    );
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "b", "3", "c", "x"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        run(&mut redis, &["HGETALL", "h"], NOW),
+        Reply::Array(["b", "3", "a", "2", "c", "x"].map(bulk).to_vec())
+    );
+    assert_eq!(
+        run(&mut redis, &["HSET", "h", "x"], NOW),
+        err("ERR wrong number of arguments for 'hset' command")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "c", "1"], NOW),
+        err("ERR hash value is not an integer")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "b", "x"], NOW),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(
+            &mut redis,
+            &["HINCRBY", "h", "b", "9223372036854775807"],
+            NOW
+        ),
+        err("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        run(&mut redis, &["HINCRBY", "h", "z", "5"], NOW),
+        Reply::Integer(5)
+    );
+    assert_eq!(run(&mut redis, &["GET", "h"], NOW), wrongtype);
+    assert_eq!(run(&mut redis, &["INCR", "h"], NOW), wrongtype);
+    assert_eq!(run(&mut redis, &["SET", "h", "s", "GET"], NOW), wrongtype);
+    assert_eq!(
+        run(&mut redis, &["TYPE", "h"], NOW),
+        Reply::Status("hash".into())
+    );
+    assert_eq!(run(&mut redis, &["HGET", "h", "b"], NOW), bulk("3"));
+    assert_eq!(
+        run(&mut redis, &["HEXISTS", "h", "q"], NOW),
+        Reply::Integer(0)
+    );
+    assert_eq!(run(&mut redis, &["HLEN", "h"], NOW), Reply::Integer(4));
+    assert_eq!(
+        run(&mut redis, &["PEXPIRE", "h", "5000"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["PTTL", "h"], NOW), Reply::Integer(5000));
+    assert_eq!(
+        run(&mut redis, &["HDEL", "h", "b", "a", "c", "z"], NOW),
+        Reply::Integer(4)
+    );
+    assert_eq!(run(&mut redis, &["EXISTS", "h"], NOW), Reply::Integer(0));
+    run(&mut redis, &["SET", "s", "v"], NOW);
+    for command in [
+        &["HGET", "s", "b"][..],
+        &["HGETALL", "s"],
+        &["HLEN", "s"],
+        &["HEXISTS", "s", "b"],
+        &["HDEL", "s", "b"],
+        &["HSET", "s", "f", "v"],
+    ] {
+        assert_eq!(run(&mut redis, command, NOW), wrongtype, "{command:?}");
+    }
+    assert_eq!(
+        run(&mut redis, &["HGETALL", "missing"], NOW),
+        Reply::Array(vec![])
+    );
+    assert_eq!(run(&mut redis, &["HGET", "missing", "f"], NOW), Reply::Nil);
+}
+
+#[test]
+fn a_hash_replicates_whole_and_keeps_its_ttl() {
+    let mut redis = Redis::new();
+    run(&mut redis, &["HSET", "h", "f", "1"], NOW);
+    run(&mut redis, &["PEXPIRE", "h", "5000"], NOW);
+    run(&mut redis, &["HINCRBY", "h", "f", "2"], NOW);
+    let mut replica = Redis::replica();
+    for effect in redis.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    assert_eq!(run(&mut replica, &["HGET", "h", "f"], NOW), bulk("3"));
+    assert_eq!(run(&mut replica, &["PTTL", "h"], NOW), Reply::Integer(5000));
+    assert_eq!(run(&mut redis, &["PERSIST", "h"], NOW), Reply::Integer(1));
+    for effect in redis.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    assert_eq!(run(&mut replica, &["PTTL", "h"], NOW), Reply::Integer(-1));
+}
