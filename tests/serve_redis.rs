@@ -191,3 +191,47 @@ fn a_busy_port_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+/// One request in RESP on a raw connection; the whole reply as text.
+fn raw_request(stream: &mut std::net::TcpStream, argv: &[&str]) -> String {
+    use std::io::Write as _;
+    let mut request = format!("*{}\r\n", argv.len());
+    for arg in argv {
+        request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(request.as_bytes()).expect("send");
+    std::thread::sleep(Duration::from_millis(50));
+    let mut buffer = [0u8; 4096];
+    let read = stream.read(&mut buffer).expect("a reply");
+    String::from_utf8_lossy(&buffer[..read]).into_owned()
+}
+
+#[test]
+fn each_connection_has_its_own_transaction_and_a_watched_key_touched_elsewhere_aborts_exec() {
+    let server = Server::start("redis");
+    let connect = || {
+        let stream =
+            std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect to serve");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("a read timeout");
+        stream
+    };
+    let mut a = connect();
+    let mut b = connect();
+    assert_eq!(raw_request(&mut a, &["WATCH", "wallet"]), "+OK\r\n");
+    assert_eq!(raw_request(&mut a, &["MULTI"]), "+OK\r\n");
+    assert_eq!(raw_request(&mut a, &["SET", "wallet", "90"]), "+QUEUED\r\n");
+    // Another connection is not inside A's transaction: its SET runs at once.
+    assert_eq!(raw_request(&mut b, &["SET", "wallet", "80"]), "+OK\r\n");
+    let exec = raw_request(&mut a, &["EXEC"]);
+    assert!(
+        exec == "*-1\r\n" || exec == "$-1\r\n",
+        "EXEC after a touched WATCH must answer nil, got {exec:?}"
+    );
+    assert_eq!(raw_request(&mut b, &["GET", "wallet"]), "$2\r\n80\r\n");
+    // Without a touched key, EXEC runs the queue.
+    assert_eq!(raw_request(&mut a, &["MULTI"]), "+OK\r\n");
+    assert_eq!(raw_request(&mut a, &["INCR", "n"]), "+QUEUED\r\n");
+    assert_eq!(raw_request(&mut a, &["EXEC"]), "*1\r\n:1\r\n");
+}

@@ -15,7 +15,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use leaselab_model::redis::{Redis, Reply};
+use leaselab_model::redis::{Redis, Reply, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::accept::{self, ServeConnection};
@@ -99,11 +99,13 @@ impl RedisServer {
             ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id, peer);
         let mut input = RequestReader::new();
         let mut output = Vec::new();
+        // This connection's MULTI queue and WATCHed keys.
+        let mut session = Session::new();
         // Read at most 16 KiB at a time and execute what has arrived after each read, as
         // Redis does: its limits on lines without an end apply at the same points.
         let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
-            let after = self.execute_batch(conn_id, &mut input, &mut output);
+            let after = self.execute_batch(conn_id, &mut session, &mut input, &mut output);
             if !output.is_empty() {
                 stream.write_all(&output).await?;
                 stream.flush().await?;
@@ -128,6 +130,7 @@ impl RedisServer {
     fn execute_batch(
         &self,
         conn_id: u64,
+        session: &mut Session,
         input: &mut RequestReader,
         output: &mut Vec<u8>,
     ) -> AfterBatch {
@@ -138,7 +141,7 @@ impl RedisServer {
                     if argv.is_empty() {
                         continue;
                     }
-                    let (reply, quit) = self.execute(conn_id, &argv);
+                    let (reply, quit) = self.execute(conn_id, session, &argv);
                     encode_reply(&reply, output);
                     if quit {
                         return AfterBatch::Close;
@@ -152,14 +155,15 @@ impl RedisServer {
         }
     }
 
-    /// Executes one command; the flag says whether it was QUIT.
-    fn execute(&self, conn_id: u64, argv: &[Vec<u8>]) -> (Reply, bool) {
+    /// Executes one command in the connection's session (MULTI/EXEC/WATCH); the flag says
+    /// whether it was QUIT.
+    fn execute(&self, conn_id: u64, session: &mut Session, argv: &[Vec<u8>]) -> (Reply, bool) {
         let quit = argv.len() == 1 && argv[0].eq_ignore_ascii_case(b"QUIT");
         let reply = if quit {
             Reply::ok()
         } else {
             let now_ms = (self.clock_ms)();
-            self.redis.borrow_mut().execute(argv, now_ms)
+            self.redis.borrow_mut().execute_in(session, argv, now_ms)
         };
         self.observer.redis_command(conn_id, argv, &reply);
         (reply, quit)
