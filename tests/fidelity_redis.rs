@@ -1161,30 +1161,11 @@ fn more_sequence() -> impl Strategy<Value = Vec<Op>> {
 /// Generated transaction sequences (two connections).
 const TRANSACTION_SEQUENCES: u32 = 300;
 
-/// A reply as RESP2 bytes (how the stand-in's reply goes on the wire; a failed `EXEC` as
-/// Redis's null array, see `docs/fidelity.md`).
-fn resp_bytes(reply: &leaselab_model::redis::Reply, exec: bool) -> Vec<u8> {
-    use leaselab_model::redis::Reply;
-    match reply {
-        Reply::Status(text) => format!("+{text}\r\n").into_bytes(),
-        Reply::Error(text) => format!("-{text}\r\n").into_bytes(),
-        Reply::Integer(n) => format!(":{n}\r\n").into_bytes(),
-        Reply::Bulk(bytes) => {
-            let mut out = format!("${}\r\n", bytes.len()).into_bytes();
-            out.extend_from_slice(bytes);
-            out.extend_from_slice(b"\r\n");
-            out
-        }
-        Reply::Nil if exec => b"*-1\r\n".to_vec(),
-        Reply::Nil => b"$-1\r\n".to_vec(),
-        Reply::Array(items) => {
-            let mut out = format!("*{}\r\n", items.len()).into_bytes();
-            for item in items {
-                out.extend(resp_bytes(item, false));
-            }
-            out
-        }
-    }
+/// A reply as RESP2 bytes, exactly as the stand-in's RESP server sends it.
+fn resp_bytes(reply: &leaselab_model::redis::Reply) -> Vec<u8> {
+    let mut out = Vec::new();
+    leaselab_sim::resp::encode_reply(reply, &mut out);
+    out
 }
 
 /// Reads one whole RESP2 reply, as raw bytes.
@@ -1620,10 +1601,9 @@ fn transactions_match_redis() {
         let mut outcome = Ok(());
         for (connection, argv) in &steps {
             let argv = render(argv, &prefix, wall_clock_ms());
-            let exec = argv[0].eq_ignore_ascii_case(b"exec");
             let from_redis = real[*connection].send(&argv);
             let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
-            let from_stand_in = resp_bytes(&reply, exec);
+            let from_stand_in = resp_bytes(&reply);
             let shown = show_argv(&argv).replace(&prefix, "");
             if from_redis == from_stand_in {
                 transcript.push_str(&format!(
@@ -1673,10 +1653,11 @@ fn transactions_match_redis() {
 #[test]
 fn the_comparison_can_fail() {
     use leaselab_model::redis::Reply;
-    assert_eq!(resp_bytes(&Reply::Nil, true), b"*-1\r\n".to_vec());
+    assert_eq!(resp_bytes(&Reply::NilArray), b"*-1\r\n".to_vec());
+    assert_ne!(resp_bytes(&Reply::Nil), resp_bytes(&Reply::NilArray));
     assert_ne!(
-        resp_bytes(&Reply::Integer(1), false),
-        resp_bytes(&Reply::Integer(0), false)
+        resp_bytes(&Reply::Integer(1)),
+        resp_bytes(&Reply::Integer(0))
     );
     let mut reader = std::io::Cursor::new(b"*2\r\n$1\r\na\r\n:5\r\n+OK\r\n".to_vec());
     assert_eq!(

@@ -859,7 +859,7 @@ pub fn describe_reply(reply: &Reply) -> String {
         Reply::Error(text) => format!("(error) {text}"),
         Reply::Integer(n) => format!("(integer) {n}"),
         Reply::Bulk(bytes) => format!("\"{}\"", String::from_utf8_lossy(bytes)),
-        Reply::Nil => "(nil)".to_string(),
+        Reply::Nil | Reply::NilArray => "(nil)".to_string(),
         Reply::Array(items) => format!(
             "[{}]",
             items

@@ -101,14 +101,14 @@ fn a_watched_key_written_by_anyone_fails_exec() {
     run(&mut redis, &mut b, &["SET", "lock", "me"], 0);
     run(&mut redis, &mut a, &["MULTI"], 0);
     run(&mut redis, &mut a, &["DEL", "lock"], 0);
-    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 0), Reply::Nil);
+    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 0), Reply::NilArray);
     assert_eq!(redis.peek(b"lock", 0), Some(&b"me"[..]));
     // Written by the same connection before MULTI.
     run(&mut redis, &mut a, &["WATCH", "lock"], 0);
     run(&mut redis, &mut a, &["PEXPIRE", "lock", "100"], 0);
     run(&mut redis, &mut a, &["MULTI"], 0);
     run(&mut redis, &mut a, &["GET", "lock"], 0);
-    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 0), Reply::Nil);
+    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 0), Reply::NilArray);
     // Untouched: runs; a write to another key does not matter.
     run(&mut redis, &mut a, &["WATCH", "lock"], 0);
     run(&mut redis, &mut b, &["SET", "other", "x"], 0);
@@ -138,7 +138,7 @@ fn a_watched_key_that_expires_fails_exec() {
     run(&mut redis, &mut a, &["WATCH", "lock"], 0);
     run(&mut redis, &mut a, &["MULTI"], 0);
     run(&mut redis, &mut a, &["SET", "lock", "again"], 0);
-    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 101), Reply::Nil);
+    assert_eq!(run(&mut redis, &mut a, &["EXEC"], 101), Reply::NilArray);
     assert_eq!(redis.peek(b"lock", 101), None);
 }
 

@@ -243,6 +243,7 @@ fn describe_reply(reply: &Reply, out: &mut String) {
         }
         Reply::Bulk(bytes) => out.push_str(&escape_bytes(bytes)),
         Reply::Nil => out.push_str("nil"),
+        Reply::NilArray => out.push_str("nil-array"),
         Reply::Array(items) => {
             out.push('[');
             for (index, item) in items.iter().enumerate() {

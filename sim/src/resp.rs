@@ -397,6 +397,7 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
             out.extend_from_slice(b"\r\n");
         }
         Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+        Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
         Reply::Array(items) => {
             out.push(b'*');
             out.extend_from_slice(items.len().to_string().as_bytes());

@@ -334,7 +334,7 @@ fn describe_reply(reply: &Reply) -> String {
         Reply::Error(error) => format!("(error) {error}"),
         Reply::Integer(value) => format!("(integer) {value}"),
         Reply::Bulk(bytes) => escape_bytes(bytes),
-        Reply::Nil => "(nil)".to_string(),
+        Reply::Nil | Reply::NilArray => "(nil)".to_string(),
         Reply::Array(items) => {
             let mut text = String::from("[");
             for (index, item) in items.iter().enumerate() {

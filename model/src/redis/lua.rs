@@ -536,7 +536,7 @@ fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
     Ok(match reply {
         Reply::Integer(n) => Value::Number(*n as f64),
         Reply::Bulk(bytes) => Value::String(lua.create_string(bytes)?),
-        Reply::Nil => Value::Boolean(false),
+        Reply::Nil | Reply::NilArray => Value::Boolean(false),
         Reply::Status(text) => {
             let table = lua.create_table()?;
             table.raw_set("ok", text.as_str())?;

@@ -15,6 +15,8 @@ pub enum Reply {
     Nil,
     /// An array of replies.
     Array(Vec<Reply>),
+    /// The null array (`*-1`): what `EXEC` answers when a watched key was touched.
+    NilArray,
 }
 
 impl Reply {

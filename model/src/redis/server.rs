@@ -596,7 +596,7 @@ impl Redis {
                         || (*existed && self.visible(key, now_ms).is_none())
                 });
                 if dirty {
-                    return Reply::Nil;
+                    return Reply::NilArray;
                 }
                 Reply::Array(
                     queue
