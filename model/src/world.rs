@@ -468,7 +468,32 @@ impl World {
         }
     }
 
+    /// True when `action` is one of [`World::actions`] now.
+    pub fn is_enabled(&self, action: Action) -> bool {
+        match action {
+            Action::Step(index) => {
+                usize::from(index) < self.slots.len() && self.enabled(usize::from(index))
+            }
+            Action::Tick => self.tick_enabled(),
+            Action::Replicate => self
+                .replica
+                .as_ref()
+                .is_some_and(|replica| !replica.backlog.is_empty()),
+            Action::Failover => {
+                self.replica.is_some() && self.failovers_left > 0 && !self.all_done()
+            }
+        }
+    }
+
     fn apply_to(&mut self, action: Action, sink: &mut Sink<'_>) {
+        // A disabled action would silently explore a state the protocol cannot reach (a caller
+        // stepping while blocked, time passing beyond the horizon): every verdict built on it
+        // would mislead, so it is a bug in the caller of `apply`, not a state to explore.
+        assert!(
+            self.is_enabled(action),
+            "World::apply of a disabled action {action:?} at t={}",
+            self.now_ms
+        );
         match action {
             Action::Step(index) => self.step(usize::from(index), sink),
             Action::Tick => self.tick(sink),

@@ -36,6 +36,14 @@ fn a_watchdog_tolerates_pauses_up_to_ttl_minus_its_refresh_interval() {
 }
 
 #[test]
+fn a_watchdog_refreshing_every_third_of_the_ttl_is_not_one_refreshing_every_half() {
+    // TTL 4: a refresh every TTL/3 (1 tick) leaves 3 ticks of slack; every TTL/2 (2 ticks)
+    // would leave only 2. The boundary tells the two intervals apart.
+    let watchdog = cell(Safeguard::LeaseWatchdog, 4, 2, 9);
+    assert_eq!(watchdog.boundary, Boundary::UpTo(3));
+}
+
+#[test]
 fn fenced_check_and_set_has_no_boundary() {
     let cas = Safeguard::Fenced {
         guard: WriteGuard::FenceBelowAndEqual,

@@ -100,3 +100,31 @@ fn a_random_backoff_wakes_at_its_shortest_and_may_sleep_on() {
     assert_eq!(world.slots[1].state, SlotState::Sleeping { wake_ms: 5 });
     assert_eq!(world.slots[1].slack_ms, 9);
 }
+
+#[test]
+fn every_offered_action_is_enabled_and_nothing_else_is() {
+    let world = lease_world(Some(0), 0);
+    let offered = actions(&world);
+    for action in [
+        Action::Step(0),
+        Action::Step(1),
+        Action::Step(200),
+        Action::Tick,
+        Action::Replicate,
+        Action::Failover,
+    ] {
+        assert_eq!(
+            world.is_enabled(action),
+            offered.contains(&action),
+            "{action:?}"
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "disabled action Tick")]
+fn applying_a_disabled_action_is_a_bug_not_a_state() {
+    // Without pauses a ready caller must step first: time may not pass.
+    let mut world = lease_world(Some(0), 0);
+    world.apply(Action::Tick);
+}
