@@ -21,7 +21,7 @@
 //! until `SCRIPT KILL`); replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use mlua::{
     Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic, VmState,
@@ -220,7 +220,7 @@ struct Vm {
     /// each run (they borrow the server).
     redis: Table,
     /// Compiled scripts by SHA1.
-    compiled: HashMap<String, Function>,
+    compiled: BTreeMap<String, Function>,
 }
 
 thread_local! {
@@ -371,7 +371,7 @@ fn new_vm() -> mlua::Result<Vm> {
         env,
         run,
         redis,
-        compiled: HashMap::new(),
+        compiled: BTreeMap::new(),
     })
 }
 
