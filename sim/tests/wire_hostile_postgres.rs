@@ -9,6 +9,8 @@
 //! Needs `LEASELAB_DATABASE_URL` (e.g. `postgres://postgres@127.0.0.1:5432/test`); skipped
 //! politely without it.
 
+mod wire_support;
+
 use std::cell::RefCell;
 use std::io::Write as _;
 use std::rc::Rc;
@@ -370,22 +372,11 @@ fn hostile_bytes_get_the_same_answers_from_the_stand_in_and_a_real_postgres() {
                 })
             })
             .collect();
-        let count = handles.len();
-        let mut differences = Vec::new();
+        let mut cases = Vec::new();
         for handle in handles {
-            let (name, real, stand_in) = handle.await.unwrap();
-            if real != stand_in {
-                differences.push(format!(
-                    "{name}:\n  real PostgreSQL: {real:?}\n  stand-in:        {stand_in:?}"
-                ));
-            }
+            cases.push(handle.await.unwrap());
         }
-        assert!(
-            differences.is_empty(),
-            "{} of {count} cases differ:\n{}",
-            differences.len(),
-            differences.join("\n")
-        );
+        wire_support::assert_all_same("PostgreSQL", cases);
     });
 }
 

@@ -6,6 +6,8 @@
 //!
 //! Needs `LEASELAB_REDIS_URL` (e.g. `redis://127.0.0.1:6379`); skipped politely without it.
 
+mod wire_support;
+
 use std::cell::RefCell;
 use std::io::Write as _;
 use std::rc::Rc;
@@ -235,22 +237,11 @@ fn hostile_bytes_get_the_same_answers_from_the_stand_in_and_a_real_redis() {
                 })
             })
             .collect();
-        let mut differences = Vec::new();
-        let count = handles.len();
+        let mut cases = Vec::new();
         for handle in handles {
-            let (name, real, stand_in) = handle.await.unwrap();
-            if real != stand_in {
-                differences.push(format!(
-                    "{name}:\n  real Redis: {real:?}\n  stand-in:   {stand_in:?}"
-                ));
-            }
+            cases.push(handle.await.unwrap());
         }
-        assert!(
-            differences.is_empty(),
-            "{} of {count} cases differ:\n{}",
-            differences.len(),
-            differences.join("\n")
-        );
+        wire_support::assert_all_same("Redis", cases);
         // The stand-in is still there for a well-behaved client.
         let seen = probe(stand_in_port, vec![b"PING\r\n".to_vec()]).await;
         assert_eq!(seen.reply, "+PONG\\r\\n");

@@ -90,3 +90,25 @@ pub fn serve_redis(
         }
     });
 }
+
+/// Fails with every case whose real-server answer differs from the stand-in's, one block per
+/// case, naming the real server (`server`); `cases` are `(name, real, stand_in)`.
+pub fn assert_all_same<N: std::fmt::Display, T: PartialEq + std::fmt::Debug>(
+    server: &str,
+    cases: Vec<(N, T, T)>,
+) {
+    let count = cases.len();
+    let differences: Vec<String> = cases
+        .into_iter()
+        .filter(|(_, real, stand_in)| real != stand_in)
+        .map(|(name, real, stand_in)| {
+            format!("{name}:\n  real {server}: {real:?}\n  stand-in: {stand_in:?}")
+        })
+        .collect();
+    assert!(
+        differences.is_empty(),
+        "{} of {count} cases differ:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
