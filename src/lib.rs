@@ -5,6 +5,7 @@
 //!
 //! - [`cli`]: the `leaselab` commands, one module each;
 //! - [`exit`]: exit codes and user-facing errors;
+//! - [`matrix`]: every safeguard under every fault, decided exhaustively and by simulation;
 //! - [`trace`]: trace files: save, load, replay, shrink, show.
 //!
 //! The semantics live in `leaselab-model` (stand-ins, safeguards, ledger, exhaustive model);
@@ -13,4 +14,5 @@
 
 pub mod cli;
 pub mod exit;
+pub mod matrix;
 pub mod trace;

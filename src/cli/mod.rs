@@ -6,6 +6,7 @@ pub mod check;
 pub mod determinism;
 pub mod duration;
 pub mod frontier;
+pub mod matrix;
 pub mod replay;
 pub mod run;
 pub mod serve;
@@ -53,6 +54,9 @@ pub enum Command {
     /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
     #[command(after_help = EXIT_CODES)]
     Tour(tour::Args),
+    /// Every safeguard under every fault, decided exhaustively and by simulation, as one table.
+    #[command(after_help = EXIT_CODES)]
+    Matrix(matrix::Args),
     /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
     #[command(after_help = EXIT_CODES)]
     Check(check::Args),
@@ -110,6 +114,7 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Shrink(args) => shrink::execute(args),
         Command::Run(args) => run::execute(*args),
         Command::Tour(args) => tour::execute(args),
+        Command::Matrix(args) => matrix::execute(args),
         Command::Bench(args) => bench::execute(args),
         Command::Serve(args) => serve::execute(&args),
         Command::Determinism(args) => determinism::execute(args),

@@ -76,6 +76,33 @@ pub struct Row {
     pub check: RunCheck,
     /// The expectation in words.
     pub expected: &'static str,
+    /// What the row teaches when it breaks (none for rows expected to hold).
+    pub teaches: Option<&'static str>,
+}
+
+impl Row {
+    /// The safeguard every caller runs.
+    pub fn safeguard(&self) -> String {
+        self.scenario.safeguard.name()
+    }
+
+    /// The fault the row injects, in words, from the scenario: its faults, else work that
+    /// outlives the TTL, else a TTL of a few ms under many callers, else `none`.
+    pub fn fault(&self) -> String {
+        let s = &self.scenario;
+        let params = &s.params;
+        if !s.faults.is_empty() {
+            let faults: Vec<String> = s.faults.iter().map(|f| f.describe()).collect();
+            return faults.join("; ");
+        }
+        if s.safeguard.uses_lock() && params.work_ms > params.ttl_ms {
+            return format!("work {}ms > TTL {}ms", params.work_ms, params.ttl_ms);
+        }
+        if s.safeguard.uses_lock() && params.ttl_ms <= 10 {
+            return format!("TTL {}ms under {} callers", params.ttl_ms, s.callers);
+        }
+        "none".to_string()
+    }
 }
 
 fn row(
@@ -103,18 +130,30 @@ fn row(
         broken,
         check,
         expected,
+        teaches: None,
+    })
+}
+
+fn teaching(row: Result<Row, UsageError>, teaches: &'static str) -> Result<Row, UsageError> {
+    row.map(|row| Row {
+        teaches: Some(teaches),
+        ..row
     })
 }
 
 /// The tour's rows, in teaching order.
 pub fn rows() -> Result<Vec<Row>, UsageError> {
     Ok(vec![
-        row(
-            "step1-race",
-            "",
-            Broken::Every,
-            |_| true,
-            "BROKEN in every run",
+        teaching(
+            row(
+                "step1-race",
+                "",
+                Broken::Every,
+                |_| true,
+                "BROKEN in every run",
+            ),
+            "without a lock, callers that read the same balance each write their own result \
+             back: all but one of those spends vanish",
         )?,
         row(
             "step2-lock",
@@ -123,12 +162,16 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
             |r| !r.lock_left_behind,
             "OK in every run, no lock left behind",
         )?,
-        row(
-            "step3-ttl",
-            "",
-            Broken::Every,
-            |r| r.ledger.stale_releases_refused > 0,
-            "BROKEN in every run, stale releases refused",
+        teaching(
+            row(
+                "step3-ttl",
+                "",
+                Broken::Every,
+                |r| r.ledger.stale_releases_refused > 0,
+                "BROKEN in every run, stale releases refused",
+            ),
+            "a lease protects only while the work fits inside it: once it expires mid-work the \
+             next caller reads the old balance too, and the safe release cannot undo that",
         )?,
         row(
             "step3-ttl",
@@ -161,12 +204,16 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
             |r| r.ledger.rejected == 1 && r.ledger.final_balance == 90 && r.final_fence == Some(34),
             "OK in every run: A's write rejected, 90, fence 34",
         )?,
-        row(
-            "step5-fencing",
-            "--unfenced",
-            Broken::Every,
-            |r| r.ledger.accepted == 2 && r.final_fence == Some(33),
-            "BROKEN in every run: A's write lands, fence 33",
+        teaching(
+            row(
+                "step5-fencing",
+                "--unfenced",
+                Broken::Every,
+                |r| r.ledger.accepted == 2 && r.final_fence == Some(33),
+                "BROKEN in every run: A's write lands, fence 33",
+            ),
+            "a fencing token helps only if the storage checks it: the paused holder wakes and \
+             its write from before the pause lands",
         )?,
         row(
             "step6-verify",
@@ -175,12 +222,16 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
             |r| r.ledger.rejected == 0,
             "OK in every run, no write rejected",
         )?,
-        row(
-            "step6-verify",
-            "--ttl 1ms",
-            Broken::Most,
-            |_| true,
-            "BROKEN in most runs despite fencing",
+        teaching(
+            row(
+                "step6-verify",
+                "--ttl 1ms",
+                Broken::Most,
+                |_| true,
+                "BROKEN in most runs despite fencing",
+            ),
+            "fencing orders the writers but does not refresh their reads: when leases expire \
+             under load, a newer token writes a balance computed before an older token's write",
         )?,
         row(
             "step6-verify",
@@ -196,12 +247,16 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
             |r| r.tokens_reissued >= 1 && r.ledger.rejected >= 1,
             "OK in every run: a token issued twice wins once",
         )?,
-        row(
-            "failover-fencing",
-            "--unfenced",
-            Broken::Every,
-            |r| r.tokens_reissued >= 1,
-            "BROKEN in every run: the reissued token writes twice",
+        teaching(
+            row(
+                "failover-fencing",
+                "--unfenced",
+                Broken::Every,
+                |r| r.tokens_reissued >= 1,
+                "BROKEN in every run: the reissued token writes twice",
+            ),
+            "a failover forgets the lock and the fence counter's INCR that had not replicated: \
+             two callers hold the lock with the same token, and without a check both write",
         )?,
         row(
             "partition-watchdog",
@@ -374,6 +429,8 @@ pub fn execute(args: Args) -> CommandResult {
     let header = [
         "step",
         "variant",
+        "safeguard",
+        "fault",
         "runs",
         "BROKEN",
         "INCONCLUSIVE",
@@ -388,6 +445,7 @@ pub fn execute(args: Args) -> CommandResult {
     let mut unexpected = Vec::new();
     let mut undecided = Vec::new();
     let mut row_traces = Vec::new();
+    let mut lessons: Vec<(String, &'static str)> = Vec::new();
     let mut skipped = 0;
     for row in &rows {
         let sim = SimConfig::for_scenario(&row.scenario);
@@ -405,7 +463,12 @@ pub fn execute(args: Args) -> CommandResult {
                         .filter(|f| !matches!(f, leaselab_model::fault::Fault::Pause { .. }))
                         .map(|f| f.describe())
                         .collect();
-                    let mut line = vec![row.step.to_string(), row.variant.to_string()];
+                    let mut line = vec![
+                        row.step.to_string(),
+                        row.variant.to_string(),
+                        row.safeguard(),
+                        row.fault(),
+                    ];
                     line.extend(["0", "-", "-", "-", "-", "-", "-"].map(String::from));
                     line.push(format!(
                         "skipped: needs the simulator ({})",
@@ -435,7 +498,17 @@ pub fn execute(args: Args) -> CommandResult {
             row_traces.push((name.clone(), path));
         }
         let result = tally.judge(row);
-        let mut line = vec![row.step.to_string(), row.variant.to_string()];
+        if result.broken > 0 {
+            if let Some(teaches) = row.teaches {
+                lessons.push((name.clone(), teaches));
+            }
+        }
+        let mut line = vec![
+            row.step.to_string(),
+            row.variant.to_string(),
+            row.safeguard(),
+            row.fault(),
+        ];
         line.extend(result.cells);
         line.push(row.expected.to_string());
         line.push(result.as_expected.cell().to_string());
@@ -465,6 +538,13 @@ pub fn execute(args: Args) -> CommandResult {
         print(line);
     }
     out!("");
+    if !lessons.is_empty() {
+        out!("What the BROKEN rows teach:");
+        for (name, teaches) in &lessons {
+            out!("  {name}: {teaches}");
+        }
+        out!("");
+    }
     if let Some(dir) = saver.dir() {
         if saver.saved_count > 0 {
             let which = if args.save_all_traces {
@@ -532,7 +612,31 @@ mod tests {
         assert_eq!(rows.len(), 14);
         for row in &rows {
             leaselab_sim::run::validate(&row.scenario).unwrap();
+            // Every row expected to break says what it teaches.
+            assert_eq!(
+                row.teaches.is_some(),
+                row.broken != Broken::None,
+                "{} {}",
+                row.step,
+                row.variant
+            );
         }
+        let fault = |step: &str, variant: &str| {
+            rows.iter()
+                .find(|r| r.step == step && r.variant == variant)
+                .unwrap()
+                .fault()
+        };
+        assert_eq!(fault("step1-race", ""), "none");
+        assert_eq!(fault("step3-ttl", ""), "work 300ms > TTL 100ms");
+        assert_eq!(
+            fault("step6-verify", "--ttl 1ms"),
+            "TTL 1ms under 50 callers"
+        );
+        assert_eq!(
+            fault("step5-fencing", ""),
+            "pause app-1 at after-read for 250ms"
+        );
     }
 
     #[test]

@@ -1,0 +1,364 @@
+//! `leaselab matrix`: every safeguard under every fault, as one table (see [`crate::matrix`]).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::run::batch::Seeds;
+use super::run::out;
+use crate::exit::{CommandResult, Status, UsageError};
+use crate::matrix::{self, Column, DirSaver, Matrix, NoSaver, Options, Row, Saver, Verdict};
+
+/// Every safeguard under every fault, decided exhaustively (the model checker) and by N
+/// seeds of the simulation: SAFE, BROKEN (with the shortest counterexample saved as a trace
+/// and a sentence of why), INCONCLUSIVE, or n/a.
+///
+/// Cells are judged by the ledger (final = initial − amount × accepted, never negative). A
+/// cell where the tutorial or its safety section states the verdict is pinned to it: BROKEN
+/// cells are the findings, not failures.
+///
+/// Exit status: 0 when every pinned cell is as the tutorial says and no cell is
+/// INCONCLUSIVE; 1 when a pinned cell disagrees (whether it came out SAFE or BROKEN);
+/// 3 when none disagrees but a cell is INCONCLUSIVE (raise --max-states or --runs' time
+/// limit); 2 for bad usage.
+///
+/// Examples: `leaselab matrix`; `leaselab matrix --html report.html`;
+/// `leaselab matrix --safeguard fenced --safeguard fenced-cas --fault ttl-1ms --json`.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Seeds per simulated cell (seeds --seed .. --seed + N - 1).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub runs: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only these safeguards (repeatable; default: all 14).
+    #[arg(long, value_name = "NAME")]
+    pub safeguard: Vec<String>,
+    /// Only these faults, by name or column code (repeatable; default: all), e.g.
+    /// pause-after-read, work-over-ttl, ttl-1ms, failover.
+    #[arg(long, value_name = "FAULT")]
+    pub fault: Vec<String>,
+    /// The model checker's limit on distinct states per check; a check that reaches it is
+    /// INCONCLUSIVE.
+    #[arg(long, default_value_t = 5_000_000, value_name = "N")]
+    pub max_states: u64,
+    /// Print the matrix as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write one self-contained HTML report (never over an existing trace).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Where counterexamples are saved as traces.
+    #[command(flatten)]
+    pub traces: crate::trace::SaveArgs,
+}
+
+fn rows(names: &[String]) -> Result<Vec<Row>, UsageError> {
+    if names.is_empty() {
+        return Ok(Row::all());
+    }
+    names
+        .iter()
+        .map(|name| {
+            leaselab_model::safeguard::Safeguard::parse(name)
+                .map(Row::builtin)
+                .map_err(|e| UsageError::new(format!("--safeguard: {e}")))
+        })
+        .collect()
+}
+
+fn columns(names: &[String]) -> Result<Vec<Column>, UsageError> {
+    if names.is_empty() {
+        return Ok(Column::all());
+    }
+    names
+        .iter()
+        .map(|name| {
+            Column::parse(name).ok_or_else(|| {
+                let known: Vec<String> = Column::all().iter().map(|c| c.name()).collect();
+                UsageError::new(format!(
+                    "--fault {name}: unknown fault; known faults: {} (or their column codes)",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Runs `leaselab matrix`.
+pub fn execute(args: Args) -> CommandResult {
+    let rows = rows(&args.safeguard)?;
+    let columns = columns(&args.fault)?;
+    let seeds = Seeds::new(args.seed, args.runs)?;
+    if args.max_states == 0 {
+        return Err(UsageError::new(
+            "--max-states 0: the checker needs room for at least 1 state; the default is 5000000",
+        ));
+    }
+    if let Some(path) = &args.html {
+        let mut outputs = crate::trace::files::Outputs::new();
+        outputs.output("--html", path).map_err(UsageError::new)?;
+        if path.is_dir() {
+            return Err(UsageError::new(format!(
+                "--html {}: is a directory; name a file, e.g. --html report.html",
+                path.display()
+            )));
+        }
+    }
+    let mut saver: Box<dyn Saver> = match args.traces.dir() {
+        Some(dir) => {
+            super::run::batch::TraceSaver::new(Some(dir), false)?;
+            Box::new(DirSaver(dir.to_path_buf()))
+        }
+        None => Box::new(NoSaver),
+    };
+    let options = Options {
+        first_seed: seeds.first,
+        runs: seeds.count,
+        max_states: args.max_states,
+    };
+    let total = (rows.len() * columns.len()) as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("matrix [{bar:30}] {pos}/{len} cells ({eta}) {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let matrix = matrix::run(&rows, &columns, options, saver.as_mut(), |row, column| {
+        bar.set_message(format!("{} × {}", row.name, column.name()));
+        bar.inc(1);
+    })
+    .map_err(UsageError::new)?;
+    bar.finish_and_clear();
+    if args.json {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&matrix).expect("the matrix serialises")
+        );
+    } else {
+        print!("{}", render(&matrix, &columns));
+    }
+    if let Some(path) = &args.html {
+        let page = matrix::html::report(&matrix, &columns);
+        crate::trace::files::write_atomic(path, page.as_bytes()).map_err(|error| {
+            UsageError::new(format!("--html {}: cannot write: {error}", path.display()))
+        })?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(status(&matrix))
+}
+
+/// The width the terminal report keeps to.
+pub const WIDTH: usize = 100;
+
+/// Appends `line` wrapped at [`WIDTH`] columns: `first` before its first line, `rest` before
+/// the others.
+fn wrap(text: &mut String, line: &str, first: &str, rest: &str) {
+    let mut current = first.to_string();
+    let mut empty = true;
+    for word in line.split_whitespace() {
+        let width = current.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && width > WIDTH {
+            text.push_str(current.trim_end());
+            text.push('\n');
+            current = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    text.push_str(current.trim_end());
+    text.push('\n');
+}
+
+/// 1 when a pinned cell disagrees with the tutorial, else 3 when a cell is INCONCLUSIVE,
+/// else 0.
+pub fn status(matrix: &Matrix) -> Status {
+    if !matrix.unexpected().is_empty() {
+        Status::Violation
+    } else if !matrix.inconclusive().is_empty() {
+        Status::Inconclusive
+    } else {
+        Status::Ok
+    }
+}
+
+/// The terminal report: the table (under 100 columns), the legend, the BROKEN cells' why,
+/// the cost of the SAFE cells without a fault, and the comparison with the tutorial.
+pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let label = matrix
+        .rows
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = write!(text, "{:<label$}", "safeguard");
+    for column in columns {
+        let _ = write!(text, " {:>4}", column.code());
+    }
+    text.push('\n');
+    for row in &matrix.rows {
+        let mut line = format!("{row:<label$}");
+        for column in columns {
+            let cell = matrix.cell(row, *column);
+            let symbols = cell.map_or("  ".to_string(), |c| {
+                format!(
+                    "{}{}{}",
+                    c.exhaustive.verdict.symbol(),
+                    c.simulated.verdict.symbol(),
+                    if c.unexpected { "!" } else { " " }
+                )
+            });
+            let _ = write!(line, "  {symbols}");
+        }
+        let _ = writeln!(text, "{}", line.trim_end());
+    }
+    let _ = writeln!(
+        text,
+        "\nEach cell: exhaustive then simulated ({} seeds from {}). ✓ SAFE  ✗ BROKEN  \
+         ? INCONCLUSIVE\n· n/a (fault does not apply)  - not expressible in the checker  \
+         ! disagrees with the tutorial",
+        matrix.runs, matrix.first_seed
+    );
+    text.push_str("\nFaults (simulated scenario; exhaustive check, 2 callers, 1 tick = 1 ms):\n");
+    for column in columns {
+        wrap(
+            &mut text,
+            &format!("{:<4}  {}", column.code(), column.describe()),
+            "  ",
+            "        ",
+        );
+        wrap(
+            &mut text,
+            &format!("exhaustive: {}", column.check_scope()),
+            "        ",
+            "          ",
+        );
+    }
+    let mut any_broken = false;
+    for row in &matrix.rows {
+        let broken: Vec<&matrix::Cell> = matrix
+            .cells
+            .iter()
+            .filter(|c| &c.row == row && c.verdict() == Verdict::Broken)
+            .collect();
+        // The sentence of a cell whose simulated runs broke tells the column's own story.
+        let Some(first) = broken
+            .iter()
+            .find(|c| c.simulated.verdict == Verdict::Broken)
+            .or(broken.first())
+        else {
+            continue;
+        };
+        if !any_broken {
+            text.push_str("\nBROKEN, row by row (one cell's counterexample in one sentence):\n");
+            any_broken = true;
+        }
+        let names: Vec<&str> = broken
+            .iter()
+            .filter_map(|c| Column::parse(&c.column).map(Column::code))
+            .collect();
+        wrap(
+            &mut text,
+            &format!(
+                "{row} [{}] {}: {}",
+                names.join(" "),
+                first.column,
+                first.why().unwrap_or("-")
+            ),
+            "  ",
+            "      ",
+        );
+    }
+    let traces: std::collections::BTreeSet<&PathBuf> = matrix
+        .cells
+        .iter()
+        .flat_map(|c| {
+            [&c.exhaustive.counterexample, &c.simulated.counterexample]
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.trace.as_ref())
+        })
+        .collect();
+    if let Some(first) = traces.first() {
+        let dir = first.parent().map(|p| p.display().to_string());
+        wrap(
+            &mut text,
+            &format!(
+                "{} counterexample trace(s) saved in {} (leaselab replay, leaselab show); --json \
+                 and --html give every BROKEN cell's sentence and trace.",
+                traces.len(),
+                dir.unwrap_or_default()
+            ),
+            "\n",
+            "",
+        );
+    }
+    if columns.contains(&Column::None) {
+        let _ = writeln!(
+            text,
+            "\nCost without a fault (SAFE cells; simulated time to finish, median and p99; \
+             summed over the runs):"
+        );
+        let _ = writeln!(
+            text,
+            "  {:<label$}  {:>8}  {:>8}  {:>7}  {:>8}",
+            "safeguard", "median", "p99", "gave up", "rejected"
+        );
+        for row in &matrix.rows {
+            let Some(cell) = matrix.cell(row, Column::None) else {
+                continue;
+            };
+            if cell.verdict() != Verdict::Safe {
+                continue;
+            }
+            let cost = &cell.simulated.cost;
+            let _ = writeln!(
+                text,
+                "  {row:<label$}  {:>6}ms  {:>6}ms  {:>7}  {:>8}",
+                cost.median_ms, cost.p99_ms, cost.gave_up, cost.rejected
+            );
+        }
+    }
+    let pinned = matrix.cells.iter().filter(|c| c.expected.is_some()).count();
+    let unexpected = matrix.unexpected();
+    let inconclusive = matrix.inconclusive();
+    let _ = writeln!(
+        text,
+        "\n{} of {pinned} cells pinned to the tutorial as it says{}{}",
+        pinned - unexpected.len(),
+        if unexpected.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = unexpected
+                .iter()
+                .map(|c| format!("{} × {}", c.row, c.column))
+                .collect();
+            format!("; NOT as it says: {}", names.join(", "))
+        },
+        if inconclusive.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = inconclusive
+                .iter()
+                .map(|c| format!("{} × {}", c.row, c.column))
+                .collect();
+            format!("; INCONCLUSIVE: {}", names.join(", "))
+        }
+    );
+    text
+}

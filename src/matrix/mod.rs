@@ -1,0 +1,1066 @@
+//! The safeguards × faults matrix: every safeguard under every fault, each cell decided twice
+//! — exhaustively by the model checker (with its bound stated) and by N seeds of the
+//! simulation — with the shortest counterexample of every BROKEN cell and the cost of every
+//! SAFE one.
+//!
+//! - [`Row`]: a safeguard (today the built-in ones; a row names its safeguard, so rows from
+//!   other sources can join);
+//! - [`Column`]: a fault, which knows the simulated scenario it runs ([`Column::scenario`]),
+//!   the exhaustive check it maps to, if the checker can express it ([`Column::check`]), and
+//!   when it does not apply ([`Column::applies`]);
+//! - [`Expected`]: the verdicts the tutorial and its safety section state, pinned per cell;
+//! - [`run_cell`]: decides one cell; [`why`]: one sentence of why a run broke, from the
+//!   ledger's typed blame;
+//! - [`html`]: the self-contained HTML report.
+//!
+//! The cells are judged by the ledger (a lost update or a negative balance), not by mutual
+//! exclusion: `fenced-cas` gives up mutual exclusion by design and keeps the ledger.
+
+pub mod html;
+
+use std::path::PathBuf;
+
+use leaselab_model::checker::bfs::Counters;
+use leaselab_model::checker::run::replay;
+use leaselab_model::checker::{
+    run as check_run, CheckConfig, LeaseModel, PropertySet, PropertyVerdict, RunOptions, LEDGER,
+};
+use leaselab_model::fault::{Fault, Host};
+use leaselab_model::ledger::Ledger;
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
+use leaselab_model::scenario::Scenario;
+use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
+use serde::Serialize;
+
+/// One row of the matrix: a safeguard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The name shown (the safeguard's command-line name).
+    pub name: String,
+    /// The safeguard every caller runs.
+    pub safeguard: Safeguard,
+}
+
+impl Row {
+    /// The row of a built-in safeguard.
+    pub fn builtin(safeguard: Safeguard) -> Row {
+        Row {
+            name: safeguard.name(),
+            safeguard,
+        }
+    }
+
+    /// Every built-in safeguard, in teaching order.
+    pub fn all() -> Vec<Row> {
+        Safeguard::catalogue()
+            .into_iter()
+            .map(Row::builtin)
+            .collect()
+    }
+
+    fn uses_redis(&self) -> bool {
+        self.safeguard.uses_lock() || self.safeguard.balance_in() == BalanceIn::Redis
+    }
+
+    fn has_ttl(&self) -> bool {
+        self.safeguard.uses_lock() && self.safeguard != Safeguard::SetnxDel
+    }
+}
+
+/// One column of the matrix: a fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Column {
+    /// No fault: the tutorial's 50 callers at once.
+    None,
+    /// A GC pause of the first caller at a named point, as in step 5.
+    Pause(Point),
+    /// Work three times as long as the TTL, as in step 3.
+    WorkOverTtl,
+    /// A 1 ms TTL under 50 callers' load, as in step 6.
+    ShortTtl,
+    /// The Redis primary fails over to a replica that had not received the holder's lock.
+    Failover,
+    /// Redis restarts without persistence while the lock is held.
+    Restart,
+    /// The holder is cut off from Redis while it holds the lock.
+    Partition,
+    /// The Redis server's wall clock jumps forward while the lock is held.
+    ClockJump,
+}
+
+/// The lease the pause, failover and restart columns use in the simulation (step 5's).
+const PAUSE_TTL_MS: u64 = 100;
+
+impl Column {
+    /// Every column, in order.
+    pub fn all() -> Vec<Column> {
+        let mut columns = vec![Column::None];
+        columns.extend(Point::ALL.into_iter().map(Column::Pause));
+        columns.extend([
+            Column::WorkOverTtl,
+            Column::ShortTtl,
+            Column::Failover,
+            Column::Restart,
+            Column::Partition,
+            Column::ClockJump,
+        ]);
+        columns
+    }
+
+    /// The name used on the command line and in JSON, e.g. `pause-after-read`.
+    pub fn name(self) -> String {
+        match self {
+            Column::None => "none".into(),
+            Column::Pause(point) => format!("pause-{}", point.name()),
+            Column::WorkOverTtl => "work-over-ttl".into(),
+            Column::ShortTtl => "ttl-1ms".into(),
+            Column::Failover => "failover".into(),
+            Column::Restart => "restart".into(),
+            Column::Partition => "partition".into(),
+            Column::ClockJump => "clock-jump".into(),
+        }
+    }
+
+    /// The terminal table's header: at most 4 characters.
+    pub fn code(self) -> &'static str {
+        match self {
+            Column::None => "none",
+            Column::Pause(Point::AfterAcquire) => "acq",
+            Column::Pause(Point::AfterRead) => "read",
+            Column::Pause(Point::BeforeWrite) => "wrt",
+            Column::Pause(Point::BeforeRelease) => "rel",
+            Column::WorkOverTtl => "work",
+            Column::ShortTtl => "ttl1",
+            Column::Failover => "fail",
+            Column::Restart => "rst",
+            Column::Partition => "part",
+            Column::ClockJump => "clk",
+        }
+    }
+
+    /// Parses [`Column::name`] or [`Column::code`].
+    pub fn parse(text: &str) -> Option<Column> {
+        Column::all()
+            .into_iter()
+            .find(|c| c.name() == text || c.code() == text)
+    }
+
+    /// The fault in words, with the simulated scenario's numbers.
+    pub fn describe(self) -> String {
+        match self {
+            Column::None => "no fault: 50 callers at once, TTL 2s, work 2ms".into(),
+            Column::Pause(point) => format!(
+                "GC pause: caller A pauses 250ms at {}, its {PAUSE_TTL_MS}ms lease expires, \
+                 B starts at 150ms (step 5)",
+                point.name()
+            ),
+            Column::WorkOverTtl => {
+                "work longer than the TTL: 5 callers, 300ms of work, TTL 100ms (step 3)".into()
+            }
+            Column::ShortTtl => {
+                "a TTL far too short under load: 50 callers, TTL 1ms (step 6)".into()
+            }
+            Column::Failover => "failover: A holds the lock and pauses 100ms after its read; \
+                 the primary dies at 20ms before the lock replicated (lag 50ms); B starts at 40ms"
+                .into(),
+            Column::Restart => "Redis restarts without persistence at 20ms while A holds the \
+                 lock and pauses 100ms after its read; B starts at 40ms"
+                .into(),
+            Column::Partition => "partition: app-1 (the holder) is cut off from Redis from 20ms \
+                 to 400ms; TTL 100ms, work 50ms; B starts at 5ms"
+                .into(),
+            Column::ClockJump => "clock jump: Redis's clock jumps +3s at 20ms while A holds its \
+                 2s lease and works 100ms; B starts at 40ms"
+                .into(),
+        }
+    }
+
+    /// Why the fault does not apply to `row`, if it does not.
+    pub fn applies(self, row: &Row) -> Result<(), String> {
+        let redis = matches!(
+            self,
+            Column::Failover | Column::Restart | Column::Partition | Column::ClockJump
+        );
+        if redis && !row.uses_redis() {
+            return Err(format!(
+                "{} keeps nothing in Redis: a Redis fault cannot touch it",
+                row.name
+            ));
+        }
+        if self == Column::ShortTtl && !row.has_ttl() {
+            return Err(format!("{} has no lease TTL to shorten", row.name));
+        }
+        if self == Column::WorkOverTtl && !row.has_ttl() {
+            return Err(format!(
+                "{} has no lease TTL for the work to outlive",
+                row.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// A note on how the column was adapted to `row` (a TTL raised to the least the
+    /// safeguard accepts).
+    pub fn note(self, row: &Row) -> Option<String> {
+        (self == Column::ShortTtl && row.safeguard == Safeguard::LeaseWatchdog).then(|| {
+            "TTL 3ms instead of 1ms: the watchdog refreshes every TTL/3 and needs at least 3ms"
+                .to_string()
+        })
+    }
+
+    /// The simulated scenario of this column for `row`.
+    pub fn scenario(self, row: &Row) -> Scenario {
+        let name = format!("matrix {} {}", row.name, self.name());
+        let mut s = Scenario::new(&name, row.safeguard);
+        // Only fenced safeguards read the counter; the tutorial's tokens start at 33.
+        s.initial_fence_counter = 32;
+        let holder_pauses = |s: &mut Scenario, fault: Fault| {
+            s.callers = 2;
+            s.params.work_ms = 0;
+            s.params.ttl_ms = 2_000;
+            s.start_offsets_ms = vec![0, 40];
+            s.faults = vec![
+                Fault::Pause {
+                    caller: 1,
+                    at: Point::AfterRead,
+                    pause_ms: 100,
+                },
+                fault,
+            ];
+        };
+        match self {
+            Column::None => {}
+            Column::Pause(point) => {
+                s.callers = 2;
+                s.params.ttl_ms = PAUSE_TTL_MS;
+                s.params.work_ms = 0;
+                s.start_offsets_ms = vec![0, 150];
+                s.faults = vec![Fault::Pause {
+                    caller: 1,
+                    at: point,
+                    pause_ms: 250,
+                }];
+            }
+            Column::WorkOverTtl => {
+                s.callers = 5;
+                s.params.ttl_ms = 100;
+                s.params.work_ms = 300;
+                s.params.acquire_timeout_ms = Some(10_000);
+            }
+            Column::ShortTtl => {
+                s.params.ttl_ms = if row.safeguard == Safeguard::LeaseWatchdog {
+                    3
+                } else {
+                    1
+                };
+            }
+            Column::Failover => holder_pauses(&mut s, Fault::Failover { at_ms: 20 }),
+            Column::Restart => holder_pauses(&mut s, Fault::RedisRestart { at_ms: 20 }),
+            Column::Partition => {
+                s.callers = 2;
+                s.params.ttl_ms = 100;
+                s.params.work_ms = 50;
+                s.params.acquire_timeout_ms = Some(10_000);
+                s.start_offsets_ms = vec![0, 5];
+                s.faults = vec![Fault::Partition {
+                    a: Host::Caller(1),
+                    b: Host::Redis,
+                    from_ms: 20,
+                    until_ms: 400,
+                    one_way: false,
+                }];
+            }
+            Column::ClockJump => {
+                s.callers = 2;
+                s.params.work_ms = 100;
+                s.start_offsets_ms = vec![0, 40];
+                s.faults = vec![Fault::ClockJump {
+                    host: Host::Redis,
+                    at_ms: 20,
+                    jump_ms: 3_000,
+                }];
+            }
+        }
+        s
+    }
+
+    /// The exhaustive check of this column for `row`, or why the checker cannot express the
+    /// fault. Two callers spending 10 from 20; 1 tick = 1 ms.
+    pub fn check(self, row: &Row) -> Result<CheckConfig, String> {
+        let mut c = CheckConfig::new(row.safeguard);
+        c.max_pause_ms = Some(0);
+        match self {
+            Column::None => {}
+            Column::Pause(_) => c.max_pause_ms = None,
+            Column::WorkOverTtl => c.work_ms = 4,
+            Column::ShortTtl => {
+                c.ttl_ms = if row.safeguard == Safeguard::LeaseWatchdog {
+                    3
+                } else {
+                    1
+                };
+                c.max_pause_ms = Some(1);
+            }
+            Column::Failover => c.failovers = 1,
+            Column::Restart => {
+                return Err("the model has no Redis restart (only failovers)".into());
+            }
+            Column::Partition => {
+                return Err(
+                    "the model has no network: requests are answered at once, so it cannot \
+                     cut the holder off"
+                        .into(),
+                );
+            }
+            Column::ClockJump => {
+                return Err(
+                    "the model has one clock for everyone: no server clock can jump".into(),
+                );
+            }
+        }
+        Ok(c)
+    }
+
+    /// What the exhaustive check covers, in words (beyond [`CheckConfig::bound_text`]).
+    pub fn check_scope(self) -> &'static str {
+        match self {
+            Column::None => "no pauses",
+            Column::Pause(_) => {
+                "pauses anywhere, of any length: the checker does not pin the point, so the \
+                 four pause columns share one check"
+            }
+            Column::WorkOverTtl => "work 4 ticks, TTL 3, no pauses",
+            Column::ShortTtl => "TTL 1 tick, delays up to 1 tick per caller",
+            Column::Failover => "one failover at any moment, no pauses",
+            Column::Restart | Column::Partition | Column::ClockJump => "not expressible",
+        }
+    }
+}
+
+/// A cell's verdict, by one method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Verdict {
+    /// Held in every explored interleaving / every seed.
+    Safe,
+    /// A lost update or a negative balance, with a counterexample.
+    Broken,
+    /// The bound or the time limit stopped the work before a verdict.
+    Inconclusive,
+    /// The fault does not apply to the safeguard.
+    NotApplicable,
+    /// The checker cannot express the fault (exhaustive only).
+    NotExpressible,
+}
+
+impl Verdict {
+    /// `SAFE`, `BROKEN`, `INCONCLUSIVE`, `n/a`, `not expressible`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "SAFE",
+            Verdict::Broken => "BROKEN",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+            Verdict::NotApplicable => "n/a",
+            Verdict::NotExpressible => "not expressible",
+        }
+    }
+
+    /// The terminal symbol.
+    pub fn symbol(self) -> char {
+        match self {
+            Verdict::Safe => '✓',
+            Verdict::Broken => '✗',
+            Verdict::Inconclusive => '?',
+            Verdict::NotApplicable => '·',
+            Verdict::NotExpressible => '-',
+        }
+    }
+}
+
+/// A counterexample: one sentence of why, the trace that replays it, the run in words.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counterexample {
+    /// Why the ledger broke, in one sentence.
+    pub why: String,
+    /// The saved trace (none when saving is off or failed, or the model's path could not be
+    /// turned into a simulated run).
+    pub trace: Option<PathBuf>,
+    /// The seed of the simulated run.
+    pub seed: Option<u64>,
+    /// The model's path, numbered steps in the tutorial's words (exhaustive only).
+    pub steps: Vec<String>,
+    /// Why no trace was saved, when none was.
+    pub trace_note: Option<String>,
+}
+
+/// The exhaustive half of a cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Exhaustive {
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// The bound, in words, or why the fault is not expressible / does not apply.
+    pub bound: String,
+    /// What the check covers of the fault.
+    pub scope: String,
+    /// Distinct states explored.
+    pub states: u64,
+    /// The ledger counterexample's length.
+    pub steps: Option<usize>,
+    /// Why undecided (INCONCLUSIVE).
+    pub reason: Option<String>,
+    /// Mutual exclusion's verdict, for reference (cells are judged by the ledger).
+    pub mutual_exclusion: Option<PropertyVerdict>,
+    /// The counterexample, when BROKEN.
+    pub counterexample: Option<Counterexample>,
+}
+
+/// The cost of a safeguard in a cell's runs.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Cost {
+    /// Median simulated time from the release to the last caller's end, ms.
+    pub median_ms: u64,
+    /// 99th percentile of it (nearest rank), ms.
+    pub p99_ms: u64,
+    /// Callers that gave up waiting for the lock, over all runs.
+    pub gave_up: u64,
+    /// Writes the storage refused, over all runs.
+    pub rejected: u64,
+    /// Runs.
+    pub runs: u64,
+}
+
+/// The simulated half of a cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Simulated {
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// The seeds run (first..=last), or why the fault does not apply.
+    pub seeds: String,
+    /// Runs.
+    pub runs: u64,
+    /// BROKEN runs.
+    pub broken: u64,
+    /// Runs stopped at their time limit without a verdict.
+    pub inconclusive: u64,
+    /// Fencing tokens issued twice, over all runs (a failover lost an `INCR`).
+    pub tokens_reissued: u64,
+    /// The cost, over every run.
+    pub cost: Cost,
+    /// The shortest BROKEN run (fewest events), when BROKEN.
+    pub counterexample: Option<Counterexample>,
+}
+
+/// Where the tutorial or its safety section states a cell's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Expected {
+    /// The verdict of the simulated half.
+    pub simulated: Verdict,
+    /// The verdict of the exhaustive half, when pinned too.
+    pub exhaustive: Option<Verdict>,
+    /// Where it is stated.
+    pub source: &'static str,
+}
+
+/// One decided cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    /// The safeguard.
+    pub row: String,
+    /// The fault.
+    pub column: String,
+    /// Decided exhaustively.
+    pub exhaustive: Exhaustive,
+    /// Decided by N seeds.
+    pub simulated: Simulated,
+    /// A note on how the column was adapted to the row.
+    pub note: Option<String>,
+    /// What the tutorial says, if it speaks.
+    pub expected: Option<Expected>,
+    /// True when a half disagrees with [`Cell::expected`].
+    pub unexpected: bool,
+}
+
+impl Cell {
+    /// The cell's verdict: BROKEN if either half broke, else INCONCLUSIVE if either is
+    /// undecided, else SAFE (n/a when the fault does not apply).
+    pub fn verdict(&self) -> Verdict {
+        let halves = [self.exhaustive.verdict, self.simulated.verdict];
+        if self.simulated.verdict == Verdict::NotApplicable {
+            Verdict::NotApplicable
+        } else if halves.contains(&Verdict::Broken) {
+            Verdict::Broken
+        } else if halves.contains(&Verdict::Inconclusive) {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Safe
+        }
+    }
+
+    /// The sentence of why: from the simulated counterexample (the column's own scenario)
+    /// when there is one, else from the exhaustive one.
+    pub fn why(&self) -> Option<&str> {
+        self.simulated
+            .counterexample
+            .as_ref()
+            .or(self.exhaustive.counterexample.as_ref())
+            .map(|c| c.why.as_str())
+    }
+}
+
+const FENCED: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelow,
+};
+const FENCED_UNCHECKED: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::Unfenced,
+};
+const FENCED_CAS: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+
+/// What the tutorial and its safety section say about a cell, if anything.
+pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
+    use Verdict::{Broken, Safe};
+    let both = |verdict, source| {
+        Some(Expected {
+            simulated: verdict,
+            exhaustive: Some(verdict),
+            source,
+        })
+    };
+    let simulated = |verdict, source| {
+        Some(Expected {
+            simulated: verdict,
+            exhaustive: None,
+            source,
+        })
+    };
+    let lease_only = safeguard.uses_lock()
+        && safeguard.balance_in() == BalanceIn::Redis
+        && safeguard != Safeguard::NoLock;
+    match (safeguard, column) {
+        (Safeguard::NoLock, Column::None) => both(Broken, "step 1: no lock loses updates"),
+        (Safeguard::PgDebit | Safeguard::PgForUpdate, _) => {
+            both(Safe, "PostgreSQL serialises the spend itself")
+        }
+        (
+            Safeguard::Lease {
+                release: leaselab_model::safeguard::lease::ReleaseVia::Script,
+            },
+            Column::WorkOverTtl,
+        ) => both(Broken, "step 3: work longer than the TTL"),
+        (Safeguard::LeaseWatchdog, Column::WorkOverTtl) => {
+            both(Safe, "step 3 -watchdog: the lease is refreshed")
+        }
+        (FENCED, Column::Pause(Point::AfterRead)) => {
+            simulated(Safe, "step 5: the paused holder's stale token is refused")
+        }
+        (FENCED_UNCHECKED, Column::Pause(Point::AfterRead)) => both(
+            Broken,
+            "step 5 -fenced=false: the paused holder's write lands",
+        ),
+        (FENCED, Column::ShortTtl) => simulated(Broken, "step 6: fencing alone, TTL 1ms"),
+        (FENCED_CAS, Column::ShortTtl) => both(Safe, "step 6 -same-version: check-and-set"),
+        (FENCED, Column::Failover) => both(Safe, "safety: a reissued token wins once"),
+        (FENCED_UNCHECKED, Column::Failover) => {
+            simulated(Broken, "safety: the reissued token writes twice")
+        }
+        (_, Column::Failover) if lease_only => both(Broken, "safety: failover breaks leases"),
+        _ => None,
+    }
+}
+
+/// How a matrix is run.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The first seed.
+    pub first_seed: u64,
+    /// Seeds per cell.
+    pub runs: u64,
+    /// The checker's limit on distinct states, per check.
+    pub max_states: u64,
+}
+
+/// A finished exhaustive check, kept so that columns sharing a check run it once.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    config: CheckConfig,
+    exhaustive: Exhaustive,
+}
+
+/// The checks already run (the four pause columns share one per safeguard).
+#[derive(Debug, Default)]
+pub struct CheckCache {
+    done: Vec<CheckResult>,
+}
+
+/// Saves counterexamples as traces; none: saving is off.
+pub trait Saver {
+    /// Saves a simulated run; the path, or why not.
+    fn save_run(&mut self, report: &RunReport) -> Result<PathBuf, String>;
+    /// Saves a model counterexample turned into a simulated run; the path, or why not.
+    fn save_model(
+        &mut self,
+        config: &CheckConfig,
+        path: &[leaselab_model::world::Action],
+    ) -> Result<PathBuf, String>;
+}
+
+/// Saves nothing (saving traces is off).
+pub struct NoSaver;
+
+impl Saver for NoSaver {
+    fn save_run(&mut self, _: &RunReport) -> Result<PathBuf, String> {
+        Err("saving traces is off".into())
+    }
+
+    fn save_model(
+        &mut self,
+        _: &CheckConfig,
+        _: &[leaselab_model::world::Action],
+    ) -> Result<PathBuf, String> {
+        Err("saving traces is off".into())
+    }
+}
+
+/// Saves into a directory.
+pub struct DirSaver(pub PathBuf);
+
+impl Saver for DirSaver {
+    fn save_run(&mut self, report: &RunReport) -> Result<PathBuf, String> {
+        crate::trace::save_trace(report, &self.0).map_err(|e| format!("{}: {e}", self.0.display()))
+    }
+
+    fn save_model(
+        &mut self,
+        config: &CheckConfig,
+        path: &[leaselab_model::world::Action],
+    ) -> Result<PathBuf, String> {
+        let translation = crate::trace::model::translate(config, path)?;
+        if !translation.report.broken() {
+            return Err(format!(
+                "its simulated schedule ends {} (the simulation does not reproduce it)",
+                translation.report.ledger.line()
+            ));
+        }
+        crate::trace::model::trace_file(config, LEDGER, path, &translation)
+            .save_in(&self.0)
+            .map_err(|e| format!("{}: {e}", self.0.display()))
+    }
+}
+
+/// Decides one cell: the exhaustive check (cached) and `options.runs` seeds.
+pub fn run_cell(
+    row: &Row,
+    column: Column,
+    options: Options,
+    cache: &mut CheckCache,
+    saver: &mut dyn Saver,
+) -> Result<Cell, String> {
+    let expected = expected(row.safeguard, column);
+    if let Err(reason) = column.applies(row) {
+        let na = Exhaustive {
+            verdict: Verdict::NotApplicable,
+            bound: reason.clone(),
+            scope: String::new(),
+            states: 0,
+            steps: None,
+            reason: None,
+            mutual_exclusion: None,
+            counterexample: None,
+        };
+        let sim = Simulated {
+            verdict: Verdict::NotApplicable,
+            seeds: reason,
+            runs: 0,
+            broken: 0,
+            inconclusive: 0,
+            tokens_reissued: 0,
+            cost: Cost::default(),
+            counterexample: None,
+        };
+        return Ok(Cell {
+            row: row.name.clone(),
+            column: column.name(),
+            exhaustive: na,
+            simulated: sim,
+            note: None,
+            expected,
+            unexpected: false,
+        });
+    }
+    let exhaustive = exhaustive(row, column, options, cache, saver)?;
+    let simulated = simulate(row, column, options, saver)?;
+    let unexpected = expected.is_some_and(|e| {
+        e.simulated != simulated.verdict || e.exhaustive.is_some_and(|v| v != exhaustive.verdict)
+    });
+    Ok(Cell {
+        row: row.name.clone(),
+        column: column.name(),
+        exhaustive,
+        simulated,
+        note: column.note(row),
+        expected,
+        unexpected,
+    })
+}
+
+fn exhaustive(
+    row: &Row,
+    column: Column,
+    options: Options,
+    cache: &mut CheckCache,
+    saver: &mut dyn Saver,
+) -> Result<Exhaustive, String> {
+    let config = match column.check(row) {
+        Ok(config) => config,
+        Err(reason) => {
+            return Ok(Exhaustive {
+                verdict: Verdict::NotExpressible,
+                bound: reason,
+                scope: column.check_scope().to_string(),
+                states: 0,
+                steps: None,
+                reason: None,
+                mutual_exclusion: None,
+                counterexample: None,
+            })
+        }
+    };
+    if let Some(done) = cache.done.iter().find(|d| d.config == config) {
+        let mut found = done.exhaustive.clone();
+        found.scope = column.check_scope().to_string();
+        return Ok(found);
+    }
+    let model = LeaseModel::with_properties(config, PropertySet::All)
+        .map_err(|e| format!("{} × {}: {}", row.name, column.name(), e.0))?;
+    let run_options = RunOptions {
+        max_unique: Some(options.max_states),
+        ..RunOptions::default()
+    };
+    let report = check_run(&model, run_options, &Counters::default());
+    let ledger = report.property(LEDGER);
+    let verdict = match ledger.map(|p| p.verdict) {
+        Some(PropertyVerdict::Violated) => Verdict::Broken,
+        Some(PropertyVerdict::Safe) => Verdict::Safe,
+        _ => Verdict::Inconclusive,
+    };
+    let path = ledger.and_then(|p| p.path.clone());
+    let counterexample = match (&path, ledger) {
+        (Some(actions), Some(property)) => {
+            let last = replay(model.initial_world(), actions);
+            let why = why(&last.ledger(), 0);
+            let (trace, trace_note) = match saver.save_model(&config, actions) {
+                Ok(path) => (Some(path), None),
+                Err(error) => (None, Some(error)),
+            };
+            Some(Counterexample {
+                why,
+                trace,
+                seed: Some(crate::trace::model::SEED),
+                steps: property.trace.clone(),
+                trace_note,
+            })
+        }
+        _ => None,
+    };
+    let found = Exhaustive {
+        verdict,
+        bound: report.bound.clone(),
+        scope: column.check_scope().to_string(),
+        states: report.unique_states,
+        steps: report.steps(LEDGER),
+        reason: report.reason_over(&[LEDGER]),
+        mutual_exclusion: report.verdict(leaselab_model::checker::MUTUAL_EXCLUSION),
+        counterexample,
+    };
+    cache.done.push(CheckResult {
+        config,
+        exhaustive: found.clone(),
+    });
+    Ok(found)
+}
+
+fn simulate(
+    row: &Row,
+    column: Column,
+    options: Options,
+    saver: &mut dyn Saver,
+) -> Result<Simulated, String> {
+    let scenario = column.scenario(row);
+    let config = SimConfig::for_scenario(&scenario);
+    let last = options
+        .first_seed
+        .checked_add(options.runs.saturating_sub(1))
+        .ok_or("the seeds would run past the largest seed")?;
+    let mut elapsed = Vec::new();
+    let (mut broken, mut inconclusive, mut gave_up, mut rejected, mut reissued) = (0, 0, 0, 0, 0);
+    let mut shortest: Option<RunReport> = None;
+    for seed in options.first_seed..=last {
+        let report = leaselab_sim::run::run_with(&scenario, seed, &config)
+            .map_err(|e| format!("{} × {}: {}", row.name, column.name(), e.0))?;
+        match report.verdict() {
+            RunVerdict::Ok => {}
+            RunVerdict::Broken => {
+                broken += 1;
+                if shortest
+                    .as_ref()
+                    .is_none_or(|s| report.events.len() < s.events.len())
+                {
+                    shortest = Some(report.clone());
+                }
+            }
+            RunVerdict::Inconclusive => inconclusive += 1,
+        }
+        elapsed.push(report.elapsed_ms);
+        gave_up += u64::from(report.ledger.gave_up);
+        rejected += u64::from(report.ledger.rejected);
+        reissued += u64::from(report.tokens_reissued);
+    }
+    elapsed.sort_unstable();
+    let rank = |q: u64| {
+        let n = elapsed.len() as u64;
+        let index = (q * n).div_ceil(100).clamp(1, n) - 1;
+        elapsed[index as usize]
+    };
+    let cost = Cost {
+        median_ms: elapsed[elapsed.len() / 2],
+        p99_ms: rank(99),
+        gave_up,
+        rejected,
+        runs: options.runs,
+    };
+    let verdict = if broken > 0 {
+        Verdict::Broken
+    } else if inconclusive > 0 {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Safe
+    };
+    let counterexample = shortest.map(|report| {
+        let (trace, trace_note) = match saver.save_run(&report) {
+            Ok(path) => (Some(path), None),
+            Err(error) => (None, Some(error)),
+        };
+        Counterexample {
+            why: why(&report.ledger, report.tokens_reissued),
+            trace,
+            seed: Some(report.seed),
+            steps: Vec::new(),
+            trace_note,
+        }
+    });
+    Ok(Simulated {
+        verdict,
+        seeds: format!("seeds {}..={last}", options.first_seed),
+        runs: options.runs,
+        broken,
+        inconclusive,
+        tokens_reissued: reissued,
+        cost,
+        counterexample,
+    })
+}
+
+fn caller_name(caller: u32) -> String {
+    match crate::trace::story::letter(caller) {
+        Some(letter) => format!("caller {letter} (app-{caller})"),
+        None => format!("app-{caller}"),
+    }
+}
+
+/// One sentence of why a ledger is broken, from its typed blame: the first stale spend (its
+/// read, the balance it should have started from, its token), a negative balance, or a
+/// balance that does not match the accepted spends; `reissued` fencing tokens issued twice.
+pub fn why(ledger: &Ledger, reissued: u32) -> String {
+    let reissue = if reissued > 0 {
+        " A failover had lost the fence counter's INCR, so a fencing token was issued twice."
+    } else {
+        ""
+    };
+    if let Some(stale) = ledger.stale_spends.first() {
+        let token = match stale.fence {
+            Some(fence) => format!(" with fencing token {fence}"),
+            None => String::new(),
+        };
+        let more = match ledger.stale_spends.len() {
+            1 => String::new(),
+            n => format!(" ({} more stale spends)", n - 1),
+        };
+        return format!(
+            "{} wrote{token} a spend computed from a read of {}, but other accepted spends \
+             had already brought the balance to {}: its write overwrote theirs{more}.{reissue}",
+            caller_name(stale.caller),
+            stale.read_balance,
+            stale.current_balance
+        );
+    }
+    if ledger.final_balance < 0 {
+        return format!(
+            "The balance went negative ({}): more spends were accepted than it could pay.{reissue}",
+            ledger.final_balance
+        );
+    }
+    let spends = if ledger.accepted == 1 {
+        "spend"
+    } else {
+        "spends"
+    };
+    let what = if ledger.final_balance > ledger.expected_balance {
+        "an accepted write was lost"
+    } else {
+        "a write landed that no accepted spend accounts for"
+    };
+    format!(
+        "{} {spends} of {} were accepted from {}, so {} should be left, but the balance is {}: \
+         {what}.{reissue}",
+        ledger.accepted,
+        ledger.amount,
+        ledger.initial_balance,
+        ledger.expected_balance,
+        ledger.final_balance
+    )
+}
+
+/// A whole matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    /// The rows' names, in order.
+    pub rows: Vec<String>,
+    /// The columns' names, in order.
+    pub columns: Vec<String>,
+    /// Seeds per simulated cell.
+    pub runs: u64,
+    /// The first seed.
+    pub first_seed: u64,
+    /// The checker's state limit per check.
+    pub max_states: u64,
+    /// Every cell, row by row.
+    pub cells: Vec<Cell>,
+}
+
+impl Matrix {
+    /// The cell of `row` and `column`.
+    pub fn cell(&self, row: &str, column: Column) -> Option<&Cell> {
+        let name = column.name();
+        self.cells.iter().find(|c| c.row == row && c.column == name)
+    }
+
+    /// Cells that disagree with the tutorial.
+    pub fn unexpected(&self) -> Vec<&Cell> {
+        self.cells.iter().filter(|c| c.unexpected).collect()
+    }
+
+    /// Cells left undecided by either method.
+    pub fn inconclusive(&self) -> Vec<&Cell> {
+        self.cells
+            .iter()
+            .filter(|c| {
+                c.exhaustive.verdict == Verdict::Inconclusive
+                    || c.simulated.verdict == Verdict::Inconclusive
+            })
+            .collect()
+    }
+}
+
+/// Runs every cell of `rows` × `columns`; `progress` is told after each cell.
+pub fn run(
+    rows: &[Row],
+    columns: &[Column],
+    options: Options,
+    saver: &mut dyn Saver,
+    mut progress: impl FnMut(&Row, Column),
+) -> Result<Matrix, String> {
+    let mut cache = CheckCache::default();
+    let mut cells = Vec::new();
+    for row in rows {
+        for &column in columns {
+            cells.push(run_cell(row, column, options, &mut cache, saver)?);
+            progress(row, column);
+        }
+    }
+    Ok(Matrix {
+        rows: rows.iter().map(|r| r.name.clone()).collect(),
+        columns: columns.iter().map(|c| c.name()).collect(),
+        runs: options.runs,
+        first_seed: options.first_seed,
+        max_states: options.max_states,
+        cells,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_applicable_cell_is_a_valid_scenario_and_check() {
+        for row in Row::all() {
+            for column in Column::all() {
+                if column.applies(&row).is_err() {
+                    continue;
+                }
+                let scenario = column.scenario(&row);
+                leaselab_sim::run::validate(&scenario)
+                    .unwrap_or_else(|e| panic!("{} {}: {}", row.name, column.name(), e.0));
+                if let Ok(config) = column.check(&row) {
+                    config
+                        .validate()
+                        .unwrap_or_else(|e| panic!("{} {}: {}", row.name, column.name(), e.0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn column_names_and_codes_parse_back_and_codes_fit() {
+        for column in Column::all() {
+            assert_eq!(Column::parse(&column.name()), Some(column));
+            assert_eq!(Column::parse(column.code()), Some(column));
+            assert!(column.code().chars().count() <= 4);
+        }
+        assert_eq!(Column::parse("nonsense"), None);
+    }
+
+    #[test]
+    fn redis_faults_do_not_apply_to_postgres_only_safeguards() {
+        let pg = Row::builtin(Safeguard::PgDebit);
+        assert!(Column::Failover.applies(&pg).is_err());
+        assert!(Column::ShortTtl.applies(&pg).is_err());
+        assert!(Column::Pause(Point::AfterRead).applies(&pg).is_ok());
+        let no_lock = Row::builtin(Safeguard::NoLock);
+        assert!(Column::Failover.applies(&no_lock).is_ok());
+        assert!(Column::ShortTtl.applies(&no_lock).is_err());
+    }
+
+    #[test]
+    fn why_names_the_stale_spend_from_the_ledger() {
+        use leaselab_model::ledger::StaleSpend;
+        let mut ledger = Ledger::check(100, 10, &[], 90);
+        ledger.accepted = 2;
+        ledger.expected_balance = 80;
+        ledger.stale_spends = vec![StaleSpend {
+            caller: 1,
+            read_balance: 100,
+            current_balance: 90,
+            fence: Some(33),
+        }];
+        let text = why(&ledger, 1);
+        assert!(
+            text.starts_with("caller A (app-1) wrote with fencing token 33"),
+            "{text}"
+        );
+        assert!(text.contains("read of 100"), "{text}");
+        assert!(text.contains("balance to 90"), "{text}");
+        assert!(text.contains("issued twice"), "{text}");
+        ledger.stale_spends.clear();
+        let text = why(&ledger, 0);
+        assert!(
+            text.contains("80 should be left, but the balance is 90"),
+            "{text}"
+        );
+        assert!(text.contains("an accepted write was lost"), "{text}");
+        ledger.final_balance = -10;
+        assert!(why(&ledger, 0).contains("negative (-10)"));
+    }
+}

@@ -1,0 +1,380 @@
+//! `leaselab matrix`: its cells agree with the tutorial where the tutorial speaks, its BROKEN
+//! cells' traces replay, its exit codes follow the contract, and its HTML report renders in a
+//! headless browser.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use leaselab::matrix::{
+    run_cell, Cell, CheckCache, Column, DirSaver, NoSaver, Options, Row, Verdict,
+};
+use leaselab::trace::{self, replay::replay};
+use leaselab_model::safeguard::{Point, Safeguard};
+
+const OPTIONS: Options = Options {
+    first_seed: 1,
+    runs: 4,
+    max_states: 5_000_000,
+};
+
+fn row(name: &str) -> Row {
+    Row::builtin(Safeguard::parse(name).expect("a known safeguard"))
+}
+
+fn cell(name: &str, column: Column) -> Cell {
+    run_cell(
+        &row(name),
+        column,
+        OPTIONS,
+        &mut CheckCache::default(),
+        &mut NoSaver,
+    )
+    .expect("the cell runs")
+}
+
+/// Asserts both halves of a cell, and that it is not flagged as disagreeing.
+fn assert_cell(cell: &Cell, exhaustive: Option<Verdict>, simulated: Verdict) {
+    let at = format!("{} × {}", cell.row, cell.column);
+    assert_eq!(cell.simulated.verdict, simulated, "{at}: simulated");
+    if let Some(exhaustive) = exhaustive {
+        assert_eq!(cell.exhaustive.verdict, exhaustive, "{at}: exhaustive");
+    }
+    assert!(
+        !cell.unexpected,
+        "{at} is flagged as not as the tutorial says"
+    );
+    if simulated == Verdict::Broken {
+        let found = cell
+            .simulated
+            .counterexample
+            .as_ref()
+            .expect("a counterexample");
+        assert!(!found.why.is_empty(), "{at}: a sentence of why");
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("leaselab-matrix-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+#[test]
+fn step3_the_lease_breaks_when_work_outlives_it_and_the_watchdog_holds() {
+    use Verdict::{Broken, Safe};
+    let lease = cell("lease", Column::WorkOverTtl);
+    assert_cell(&lease, Some(Broken), Broken);
+    assert_eq!(lease.simulated.broken, OPTIONS.runs, "every run breaks");
+    assert_cell(
+        &cell("lease-watchdog", Column::WorkOverTtl),
+        Some(Safe),
+        Safe,
+    );
+}
+
+#[test]
+fn step5_a_checked_fence_survives_the_pause_and_an_unchecked_one_does_not() {
+    let fenced = cell("fenced", Column::Pause(Point::AfterRead));
+    assert_cell(&fenced, None, Verdict::Safe);
+    // The paused holder's write is the one refused, in every run.
+    assert_eq!(fenced.simulated.cost.rejected, OPTIONS.runs);
+    let unchecked = cell("fenced-unchecked", Column::Pause(Point::AfterRead));
+    assert_cell(&unchecked, Some(Verdict::Broken), Verdict::Broken);
+    let why = &unchecked.simulated.counterexample.as_ref().unwrap().why;
+    assert!(why.contains("fencing token 33"), "{why}");
+}
+
+#[test]
+fn step6_fencing_alone_breaks_under_a_1ms_ttl_and_check_and_set_holds() {
+    use Verdict::{Broken, Safe};
+    assert_cell(&cell("fenced", Column::ShortTtl), Some(Broken), Broken);
+    let cas = cell("fenced-cas", Column::ShortTtl);
+    assert_cell(&cas, Some(Safe), Safe);
+    assert!(
+        cas.simulated.cost.rejected > 0,
+        "check-and-set refuses writes"
+    );
+}
+
+#[test]
+fn safety_a_failover_breaks_every_lease_only_lock() {
+    let lease_only = [
+        "setnx-del",
+        "setnx-expire",
+        "lease",
+        "lease-delex",
+        "lease-watchdog",
+        "redislock-no-retry",
+        "redislock-exponential-16ms-128ms",
+        "redislock-exponential-16ms-128ms+jitter",
+    ];
+    let mut cache = CheckCache::default();
+    for name in lease_only {
+        let cell = run_cell(
+            &row(name),
+            Column::Failover,
+            OPTIONS,
+            &mut cache,
+            &mut NoSaver,
+        )
+        .expect("the cell runs");
+        assert_cell(&cell, Some(Verdict::Broken), Verdict::Broken);
+    }
+}
+
+#[test]
+fn safety_fencing_limits_a_reissued_token_to_one_win() {
+    let fenced = cell("fenced", Column::Failover);
+    assert_cell(&fenced, Some(Verdict::Safe), Verdict::Safe);
+    // The failover reissued a token in every run, and its second write was refused.
+    assert!(fenced.simulated.tokens_reissued >= OPTIONS.runs);
+    assert!(fenced.simulated.cost.rejected >= OPTIONS.runs);
+    let unchecked = cell("fenced-unchecked", Column::Failover);
+    assert_cell(&unchecked, None, Verdict::Broken);
+    let why = &unchecked.simulated.counterexample.as_ref().unwrap().why;
+    assert!(why.contains("issued twice"), "{why}");
+}
+
+#[test]
+fn redis_faults_are_na_for_postgres_only_safeguards_and_restart_is_not_expressible() {
+    let pg = cell("pg-for-update", Column::Failover);
+    assert_eq!(pg.verdict(), Verdict::NotApplicable);
+    assert_eq!(pg.simulated.runs, 0, "nothing runs for an n/a cell");
+    let restart = cell("fenced", Column::Restart);
+    assert_eq!(restart.exhaustive.verdict, Verdict::NotExpressible);
+    assert!(restart.exhaustive.bound.contains("no Redis restart"));
+    // A restart without persistence resets the fence counter: a lower token wins.
+    assert_eq!(restart.simulated.verdict, Verdict::Broken);
+}
+
+#[test]
+fn every_broken_cells_traces_replay() {
+    let dir = temp_dir("replay");
+    let mut saver = DirSaver(dir.clone());
+    let mut cache = CheckCache::default();
+    let cells = [
+        ("fenced", Column::Restart),
+        ("lease", Column::ClockJump),
+        ("lease-watchdog", Column::Failover),
+        ("fenced", Column::ShortTtl),
+    ];
+    let mut saved = Vec::new();
+    for (name, column) in cells {
+        let cell = run_cell(&row(name), column, OPTIONS, &mut cache, &mut saver).unwrap();
+        assert_eq!(
+            cell.verdict(),
+            Verdict::Broken,
+            "{name} × {}",
+            column.name()
+        );
+        for found in [
+            &cell.exhaustive.counterexample,
+            &cell.simulated.counterexample,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let path = found.trace.clone().unwrap_or_else(|| {
+                panic!("{name}: no trace: {:?}", found.trace_note);
+            });
+            saved.push(path);
+        }
+    }
+    assert!(saved.len() >= 6, "{saved:?}");
+    for path in &saved {
+        let loaded = trace::load(path).unwrap();
+        let result = replay(&loaded).unwrap();
+        assert!(
+            result.reproduced(),
+            "{}: {}",
+            path.display(),
+            result.describe(&loaded)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn leaselab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args(args)
+        .output()
+        .expect("leaselab runs")
+}
+
+#[test]
+fn the_command_prints_json_and_follows_the_exit_code_contract() {
+    let output = leaselab(&[
+        "matrix",
+        "--safeguard",
+        "fenced-cas",
+        "--safeguard",
+        "lease",
+        "--fault",
+        "none",
+        "--fault",
+        "ttl1",
+        "--runs",
+        "2",
+        "--no-save-traces",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    let lease_ttl = cells
+        .iter()
+        .find(|c| c["row"] == "lease" && c["column"] == "ttl-1ms")
+        .unwrap();
+    assert_eq!(lease_ttl["simulated"]["verdict"], "BROKEN");
+    assert_eq!(lease_ttl["exhaustive"]["verdict"], "BROKEN");
+    assert!(lease_ttl["exhaustive"]["bound"]
+        .as_str()
+        .unwrap()
+        .contains("2 callers"));
+
+    // The table fits 100 columns.
+    let output = leaselab(&[
+        "matrix",
+        "--fault",
+        "none",
+        "--runs",
+        "1",
+        "--no-save-traces",
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "too wide: {line}");
+    }
+    assert!(text.contains("redislock-exponential-16ms-128ms+jitter"));
+
+    // A state limit too small to decide is INCONCLUSIVE: exit 3.
+    let output = leaselab(&[
+        "matrix",
+        "--safeguard",
+        "lease",
+        "--fault",
+        "none",
+        "--runs",
+        "1",
+        "--max-states",
+        "10",
+        "--no-save-traces",
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("INCONCLUSIVE: lease × none"));
+
+    // Bad input: exit 2, naming the known faults.
+    let output = leaselab(&["matrix", "--fault", "meteor"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--fault meteor") && stderr.contains("pause-after-read"),
+        "{stderr}"
+    );
+}
+
+/// The browser: `chromium` (Debian's package), or `$LEASELAB_CHROMIUM`.
+fn chromium() -> PathBuf {
+    if let Ok(path) = std::env::var("LEASELAB_CHROMIUM") {
+        return PathBuf::from(path);
+    }
+    for candidate in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(candidate).exists() {
+            return PathBuf::from(candidate);
+        }
+    }
+    panic!(
+        "no headless browser for the HTML report test: install one with \
+         `apt-get install -y chromium` (.ci/run does) or point LEASELAB_CHROMIUM at it"
+    );
+}
+
+#[test]
+fn the_html_report_is_self_contained_and_renders_in_a_headless_browser() {
+    let dir = temp_dir("html");
+    let html = dir.join("report.html");
+    let traces = dir.join("traces");
+    let output = leaselab(&[
+        "matrix",
+        "--safeguard",
+        "lease",
+        "--safeguard",
+        "fenced",
+        "--safeguard",
+        "pg-debit",
+        "--fault",
+        "pause-after-read",
+        "--fault",
+        "failover",
+        "--runs",
+        "2",
+        "--save-traces",
+        traces.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for external in ["<script", "<link", "src=", "@import", "url(http"] {
+        assert!(
+            !page.contains(external),
+            "the report loads something: {external}"
+        );
+    }
+    // Each BROKEN cell links to its section, with its timeline.
+    assert!(page.contains("href=\"#cell-lease-pause-after-read\""));
+    assert!(page.contains("id=\"cell-lease-pause-after-read\""));
+    assert!(page.matches("<svg").count() >= 2, "timelines are inlined");
+
+    let shot = dir.join("report.png");
+    let status = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1200,900",
+        ])
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        shot.exists(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).expect("one frame");
+    assert_eq!((info.width, info.height), (1200, 900));
+    let channels = info.color_type.samples();
+    let pixels = &pixels[..info.buffer_size()];
+    let colours: std::collections::BTreeSet<&[u8]> = pixels.chunks(channels).collect();
+    assert!(
+        colours.len() >= 16,
+        "a blank page: {} colours",
+        colours.len()
+    );
+    // The SAFE cells' green and the BROKEN cells' red are on the first screen.
+    let near = |want: [u8; 3]| {
+        pixels.chunks(channels).any(|p| {
+            p.iter()
+                .zip(want)
+                .all(|(have, want)| have.abs_diff(want) <= 6)
+        })
+    };
+    assert!(near([0xc7, 0xec, 0xc7]), "no SAFE cell shows");
+    assert!(near([0xf7, 0xb6, 0xb6]), "no BROKEN cell shows");
+    let _ = std::fs::remove_dir_all(&dir);
+}
