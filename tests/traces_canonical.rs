@@ -64,6 +64,18 @@ fn every_canonical_failure_is_shipped() {
                     .iter()
                     .any(|t| t.model.as_ref().is_some_and(|m| m.config == config))
             }
+            Command::Matrix(args) => {
+                let rows = leaselab::cli::matrix::rows(&args.safeguard).expect("known safeguards");
+                let columns = leaselab::cli::matrix::columns(&args.fault).expect("known faults");
+                rows.iter().all(|row| {
+                    columns.iter().all(|column| {
+                        let scenario = column.scenario(row);
+                        traces
+                            .iter()
+                            .any(|t| t.scenario == scenario && t.file.seed == args.seed)
+                    })
+                })
+            }
             other => panic!("`leaselab {line}`: {other:?} makes no traces"),
         };
         assert!(

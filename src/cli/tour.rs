@@ -86,8 +86,8 @@ impl Row {
         self.scenario.safeguard.name()
     }
 
-    /// The fault the row injects, in words, from the scenario: its faults, else work that
-    /// outlives the TTL, else a TTL of a few ms under many callers, else `none`.
+    /// The fault the row injects, in words, from the scenario: its faults, else a TTL of a
+    /// few ms under many callers, else work that outlives the TTL, else `none`.
     pub fn fault(&self) -> String {
         let s = &self.scenario;
         let params = &s.params;
@@ -95,11 +95,11 @@ impl Row {
             let faults: Vec<String> = s.faults.iter().map(|f| f.describe()).collect();
             return faults.join("; ");
         }
-        if s.safeguard.uses_lock() && params.work_ms > params.ttl_ms {
-            return format!("work {}ms > TTL {}ms", params.work_ms, params.ttl_ms);
-        }
         if s.safeguard.uses_lock() && params.ttl_ms <= 10 {
             return format!("TTL {}ms under {} callers", params.ttl_ms, s.callers);
+        }
+        if s.safeguard.uses_lock() && params.work_ms > params.ttl_ms {
+            return format!("work {}ms > TTL {}ms", params.work_ms, params.ttl_ms);
         }
         "none".to_string()
     }
