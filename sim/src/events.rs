@@ -226,8 +226,8 @@ pub enum What {
     RedisRestart,
     /// A server's wall clock jumped.
     ClockJump {
-        /// Whose clock.
-        host: String,
+        /// Whose clock (not `host`: every event has a `host`, the one that logged it).
+        server: String,
         /// By how much.
         jump_ms: i64,
     },
@@ -400,7 +400,9 @@ pub fn render(event: &Event) -> String {
             fence_counter.as_deref().unwrap_or("none")
         ),
         What::RedisRestart => "REDIS RESTART without persistence".to_string(),
-        What::ClockJump { host, jump_ms } => format!("clock of {host} jumps {jump_ms:+}ms"),
+        What::ClockJump { server, jump_ms } => {
+            format!("clock of {server} jumps {jump_ms:+}ms")
+        }
         What::Horizon { unfinished } => {
             format!("horizon reached with {unfinished} caller(s) unfinished")
         }

@@ -958,7 +958,7 @@ impl Shared {
                 now,
                 "world",
                 What::ClockJump {
-                    host: host.name(),
+                    server: host.name(),
                     jump_ms,
                 },
             ),

@@ -482,10 +482,10 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                     Kind::Fault,
                     format!("healed {a} {} {b}", if *one_way { "->" } else { "<->" }),
                 )),
-                What::ClockJump { host, jump_ms } => marks.push(mark(
+                What::ClockJump { server, jump_ms } => marks.push(mark(
                     Lane::Redis,
                     Kind::Fault,
-                    format!("CLOCK of {host} jumps {jump_ms:+}ms"),
+                    format!("CLOCK of {server} jumps {jump_ms:+}ms"),
                 )),
                 What::Horizon { unfinished } => marks.push(mark(
                     Lane::Redis,
