@@ -237,6 +237,16 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
          ! disagrees with the tutorial",
         matrix.runs, matrix.first_seed
     );
+    for cell in &matrix.cells {
+        if let Some(note) = &cell.note {
+            wrap(
+                &mut text,
+                &format!("note: {} × {}: {note}", cell.row, cell.column),
+                "",
+                "  ",
+            );
+        }
+    }
     text.push_str("\nFaults (simulated scenario; exhaustive check, 2 callers, 1 tick = 1 ms):\n");
     for column in columns {
         wrap(

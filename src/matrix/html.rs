@@ -116,6 +116,10 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
                     ""
                 }
             );
+            let title = match &cell.note {
+                Some(note) => format!("{title}; note: {note}"),
+                None => title,
+            };
             let mark = if cell.unexpected { "!" } else { "" };
             let inner = if verdict == Verdict::Broken {
                 format!("<a href=\"#{}\">{symbols}{mark}</a>", anchor(cell))
@@ -187,12 +191,16 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
             );
         }
         let ex = &cell.exhaustive;
+        let scope = if ex.verdict == Verdict::NotExpressible {
+            String::new()
+        } else {
+            format!("; {}", escape(&ex.scope))
+        };
         let _ = writeln!(
             broken,
-            "<p>exhaustive: <b>{}</b> &mdash; {}; {}</p>",
+            "<p>exhaustive: <b>{}</b> &mdash; {}{scope}</p>",
             ex.verdict.as_str(),
-            escape(&ex.bound),
-            escape(&ex.scope)
+            escape(&ex.bound)
         );
         let sim = &cell.simulated;
         let _ = writeln!(
