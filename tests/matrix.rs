@@ -267,6 +267,11 @@ fn the_command_prints_json_and_follows_the_exit_code_contract() {
     assert_eq!(output.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&output.stdout).contains("INCONCLUSIVE: lease × none"));
 
+    // The exit status is explained under --help.
+    let output = leaselab(&["matrix", "--help"]);
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(help.contains("1 a pinned cell disagrees"), "{help}");
+
     // Bad input: exit 2, naming the known faults.
     let output = leaselab(&["matrix", "--fault", "meteor"]);
     assert_eq!(output.status.code(), Some(2));
@@ -377,4 +382,21 @@ fn the_html_report_is_self_contained_and_renders_in_a_headless_browser() {
     assert!(near([0xc7, 0xec, 0xc7]), "no SAFE cell shows");
     assert!(near([0xf7, 0xb6, 0xb6]), "no BROKEN cell shows");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_status_is_1_for_a_disagreeing_cell_3_for_an_undecided_one_and_0_otherwise() {
+    use leaselab::cli::matrix::status;
+    use leaselab::exit::Status;
+    let rows = [row("lease")];
+    let columns = [Column::WorkOverTtl];
+    let mut matrix =
+        leaselab::matrix::run(&rows, &columns, OPTIONS, &mut NoSaver, |_, _| {}).unwrap();
+    // BROKEN as step 3 says: a finding, exit 0.
+    assert_eq!(matrix.cells[0].verdict(), Verdict::Broken);
+    assert_eq!(status(&matrix), Status::Ok);
+    matrix.cells[0].exhaustive.verdict = Verdict::Inconclusive;
+    assert_eq!(status(&matrix), Status::Inconclusive);
+    matrix.cells[0].unexpected = true;
+    assert_eq!(status(&matrix), Status::Violation);
 }

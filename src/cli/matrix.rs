@@ -11,21 +11,14 @@ use super::run::out;
 use crate::exit::{CommandResult, Status, UsageError};
 use crate::matrix::{self, Column, DirSaver, Matrix, NoSaver, Options, Row, Saver, Verdict};
 
-/// Every safeguard under every fault, decided exhaustively (the model checker) and by N
-/// seeds of the simulation: SAFE, BROKEN (with the shortest counterexample saved as a trace
-/// and a sentence of why), INCONCLUSIVE, or n/a.
-///
-/// Cells are judged by the ledger (final = initial − amount × accepted, never negative). A
-/// cell where the tutorial or its safety section states the verdict is pinned to it: BROKEN
-/// cells are the findings, not failures.
-///
-/// Exit status: 0 when every pinned cell is as the tutorial says and no cell is
-/// INCONCLUSIVE; 1 when a pinned cell disagrees (whether it came out SAFE or BROKEN);
-/// 3 when none disagrees but a cell is INCONCLUSIVE (raise --max-states or --runs' time
-/// limit); 2 for bad usage.
-///
-/// Examples: `leaselab matrix`; `leaselab matrix --html report.html`;
-/// `leaselab matrix --safeguard fenced --safeguard fenced-cas --fault ttl-1ms --json`.
+/// The exit status of `leaselab matrix`, printed under its `--help`.
+pub const EXIT_STATUS: &str = "Exit status: the cells the tutorial speaks about are pinned to its \
+verdict (BROKEN cells are findings, not failures). 0 every pinned cell as the tutorial says and \
+no cell INCONCLUSIVE; 1 a pinned cell disagrees (marked !), whether it came out SAFE or BROKEN; \
+2 bad usage or input; 3 no pinned cell disagrees but a cell is INCONCLUSIVE (raise \
+--max-states).";
+
+/// The options of `leaselab matrix` (its description is on the subcommand).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// Seeds per simulated cell (seeds --seed .. --seed + N - 1).
@@ -49,7 +42,7 @@ pub struct Args {
     /// Print the matrix as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Also write one self-contained HTML report (never over an existing trace).
+    /// Also write the matrix as one self-contained HTML page to FILE (written atomically).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Where counterexamples are saved as traces.

@@ -55,7 +55,16 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Tour(tour::Args),
     /// Every safeguard under every fault, decided exhaustively and by simulation, as one table.
-    #[command(after_help = EXIT_CODES)]
+    ///
+    /// Each cell is decided twice: by the model checker (2 callers, its bound stated per cell;
+    /// faults the model cannot express say so) and by N seeds of the fault's simulated
+    /// scenario. A cell is SAFE, BROKEN (the shortest counterexample saved as a trace, with one
+    /// sentence of why), INCONCLUSIVE or n/a. Cells are judged by the ledger (final = initial −
+    /// amount × accepted, never negative).
+    ///
+    /// Examples: `leaselab matrix`; `leaselab matrix --html report.html`;
+    /// `leaselab matrix --safeguard fenced --safeguard fenced-cas --fault ttl-1ms --json`.
+    #[command(after_help = matrix::EXIT_STATUS)]
     Matrix(matrix::Args),
     /// Exhaustively check a safeguard (or a suite of checks) up to a bound.
     #[command(after_help = EXIT_CODES)]
