@@ -241,6 +241,7 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
         }
     }
     text.push_str("\nFaults (simulated scenario; exhaustive check, 2 callers, 1 tick = 1 ms):\n");
+    let mut shown: Vec<(&str, String)> = Vec::new();
     for column in columns {
         wrap(
             &mut text,
@@ -248,12 +249,36 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
             "  ",
             "        ",
         );
-        wrap(
-            &mut text,
-            &format!("exhaustive: {}", column.check_scope()),
-            "        ",
-            "          ",
-        );
+        // The bound as the checker states it (the same for every row of a column, but for
+        // the cells with a note).
+        let name = column.name();
+        let bound = matrix
+            .cells
+            .iter()
+            .find(|c| {
+                c.column == name
+                    && c.note.is_none()
+                    && !matches!(
+                        c.exhaustive.verdict,
+                        Verdict::NotApplicable | Verdict::NotExpressible
+                    )
+            })
+            .map(|c| format!(" ({})", c.exhaustive.bound))
+            .or_else(|| {
+                matrix
+                    .cells
+                    .iter()
+                    .find(|c| c.column == name && c.exhaustive.verdict == Verdict::NotExpressible)
+                    .map(|c| format!(": {}", c.exhaustive.bound))
+            })
+            .unwrap_or_default();
+        let line = format!("exhaustive: {}{bound}", column.check_scope());
+        let line = match shown.iter().find(|(_, seen)| *seen == line) {
+            Some((code, _)) => format!("exhaustive: the same check as {code}"),
+            None => line,
+        };
+        wrap(&mut text, &line, "        ", "          ");
+        shown.push((column.code(), line));
     }
     let mut any_broken = false;
     for row in &matrix.rows {
