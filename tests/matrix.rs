@@ -146,6 +146,11 @@ fn redis_faults_are_na_for_postgres_only_safeguards_and_restart_is_not_expressib
     assert!(restart.exhaustive.bound.contains("no Redis restart"));
     // A restart without persistence resets the fence counter: a lower token wins.
     assert_eq!(restart.simulated.verdict, Verdict::Broken);
+    // With the balance in Redis the restart wipes the balance too: the lease is SAFE only
+    // because the caller after the restart fails, which the cost says.
+    let lease = cell("lease", Column::Restart);
+    assert_eq!(lease.simulated.verdict, Verdict::Safe);
+    assert_eq!(lease.simulated.cost.failed, OPTIONS.runs);
 }
 
 #[test]

@@ -155,13 +155,14 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
         let cost = &cell.simulated.cost;
         let _ = writeln!(
             costs,
-            "<tr><td>{}</td><td>{}</td><td>{}ms</td><td>{}ms</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}ms</td><td>{}ms</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&cell.row),
             escape(&cell.column),
             cost.median_ms,
             cost.p99_ms,
             cost.gave_up,
-            cost.rejected
+            cost.rejected,
+            cost.failed
         );
     }
 
@@ -282,9 +283,11 @@ initial &minus; amount &times; accepted, never negative. {pinned} cells are pinn
 {faults}</table>
 <h2>Cost of the SAFE cells</h2>
 <p>Simulated time from the release to the last caller's end (median, 99th percentile), callers that gave up
-waiting for the lock and writes the storage refused, summed over the {runs} runs.</p>
+waiting for the lock, writes the storage refused, and callers that failed with an error (a restart without
+persistence wipes a balance kept in Redis: the callers after it fail instead of spending), summed over the
+{runs} runs.</p>
 <table class="list">
-<tr><th>safeguard</th><th>fault</th><th>median</th><th>p99</th><th>gave up</th><th>rejected</th></tr>
+<tr><th>safeguard</th><th>fault</th><th>median</th><th>p99</th><th>gave up</th><th>rejected</th><th>failed</th></tr>
 {costs}</table>
 <h2>BROKEN cells</h2>
 {broken}</body>

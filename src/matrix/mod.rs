@@ -427,6 +427,8 @@ pub struct Cost {
     pub gave_up: u64,
     /// Writes the storage refused, over all runs.
     pub rejected: u64,
+    /// Callers that failed with an error (e.g. a balance a restart wiped), over all runs.
+    pub failed: u64,
     /// Runs.
     pub runs: u64,
 }
@@ -795,7 +797,8 @@ fn simulate(
         .checked_add(options.runs.saturating_sub(1))
         .ok_or("the seeds would run past the largest seed")?;
     let mut elapsed = Vec::new();
-    let (mut broken, mut inconclusive, mut gave_up, mut rejected, mut reissued) = (0, 0, 0, 0, 0);
+    let (mut broken, mut inconclusive, mut reissued) = (0, 0, 0);
+    let (mut gave_up, mut rejected, mut failed) = (0, 0, 0);
     let mut shortest: Option<RunReport> = None;
     for seed in options.first_seed..=last {
         let report = leaselab_sim::run::run_with(&scenario, seed, &config)
@@ -816,6 +819,7 @@ fn simulate(
         elapsed.push(report.elapsed_ms);
         gave_up += u64::from(report.ledger.gave_up);
         rejected += u64::from(report.ledger.rejected);
+        failed += u64::from(report.ledger.failed);
         reissued += u64::from(report.tokens_reissued);
     }
     elapsed.sort_unstable();
@@ -829,6 +833,7 @@ fn simulate(
         p99_ms: rank(99),
         gave_up,
         rejected,
+        failed,
         runs: options.runs,
     };
     let verdict = if broken > 0 {
