@@ -277,6 +277,11 @@ fn the_command_prints_json_and_follows_the_exit_code_contract() {
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("1 a pinned cell disagrees"), "{help}");
 
+    // An HTML report into a directory that does not exist is refused before any work.
+    let output = leaselab(&["matrix", "--html", "/nonexistent-dir/report.html"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent-dir cannot be used"));
+
     // Bad input: exit 2, naming the known faults.
     let output = leaselab(&["matrix", "--fault", "meteor"]);
     assert_eq!(output.status.code(), Some(2));
