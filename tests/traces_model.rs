@@ -5,9 +5,9 @@
 use leaselab::trace::model::{trace_file, translate};
 use leaselab::trace::replay::{replay, ModelReplay};
 use leaselab::trace::{self};
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::run::replay as replay_path;
-use leaselab_model::checker::{run, CheckConfig, LeaseModel, RunOptions, LEDGER};
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::run::replay as replay_path;
+use leaselab_checker::{run, CheckConfig, LeaseModel, RunOptions, LEDGER};
 use leaselab_model::fault::Fault;
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::Safeguard;

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::run::Stop;
-use leaselab_model::checker::suite::{suite, SuiteEntry, SUITES};
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::run::Stop;
+use leaselab_checker::suite::{suite, SuiteEntry, SUITES};
+use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::safeguard::Safeguard;
@@ -294,7 +294,7 @@ fn save_counterexample(
         return Ok(());
     };
     let Some(path) = report
-        .property(leaselab_model::checker::LEDGER)
+        .property(leaselab_checker::LEDGER)
         .and_then(|p| p.path.clone())
     else {
         return Ok(());
@@ -313,12 +313,8 @@ fn save_counterexample(
         );
         return Ok(());
     }
-    let file = crate::trace::model::trace_file(
-        config,
-        leaselab_model::checker::LEDGER,
-        &path,
-        &translation,
-    );
+    let file =
+        crate::trace::model::trace_file(config, leaselab_checker::LEDGER, &path, &translation);
     let saved = file
         .save_in(dir)
         .map_err(|error| UsageError::new(format!("--save-traces {}: {error}", dir.display())))?;
@@ -771,7 +767,7 @@ struct JsonSuiteEntry<'a> {
 fn entry_status(entry: &SuiteEntry, report: &CheckReport) -> Status {
     let mut expected = vec![(LEDGER, entry.ledger)];
     if let Some(me) = entry.mutual_exclusion {
-        expected.push((leaselab_model::checker::MUTUAL_EXCLUSION, me));
+        expected.push((leaselab_checker::MUTUAL_EXCLUSION, me));
     }
     expected
         .into_iter()
@@ -811,7 +807,7 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
                 Status::Inconclusive => format!(
                     ": {}",
                     report
-                        .reason_over(&[LEDGER, leaselab_model::checker::MUTUAL_EXCLUSION])
+                        .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
                         .unwrap_or_default()
                 ),
                 Status::Violation => format!(": {}", mismatches.join("; ")),

@@ -6,9 +6,9 @@ use std::io::IsTerminal;
 use clap::Args as ClapArgs;
 use std::sync::{Arc, Mutex};
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::frontier::{sweep, Boundary, Frontier, DEFAULT_MAX_CELLS};
-use leaselab_model::checker::{CheckConfig, RunOptions, Strategy};
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::frontier::{sweep, Boundary, Frontier, DEFAULT_MAX_CELLS};
+use leaselab_checker::{CheckConfig, RunOptions, Strategy};
 use leaselab_model::safeguard::Safeguard;
 use serde::Serialize;
 
@@ -296,7 +296,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
 mod tests {
     use super::*;
 
-    use leaselab_model::checker::frontier::Cell;
+    use leaselab_checker::frontier::Cell;
 
     fn frontier(boundaries: &[Boundary]) -> Frontier {
         Frontier {

@@ -1,11 +1,11 @@
-//! The trace file format, version 1: a pretty JSON document whose `events` array holds one
+//! The trace file format, version 2: a pretty JSON document whose `events` array holds one
 //! event per line. `traces/README.md` describes it field by field.
 //!
 //! The model's types derive no serde; this module mirrors them ([`ScenarioSpec`],
 //! [`FaultSpec`], [`LedgerSpec`], [`CheckSpec`]) with conversions both ways. Converting a
 //! mirror back ([`ScenarioSpec::to_scenario`]) validates it, and its error names the field.
 
-use leaselab_model::checker::CheckConfig;
+use leaselab_checker::CheckConfig;
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::{Ledger, StaleSpend, Verdict};
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT: &str = "leaselab-trace";
 
 /// The format version this leaselab writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 logs requests, replies and statements as typed values with the caller's
+/// reading of each reply; version 1 logged them as display text.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// This leaselab's version, recorded in every trace it writes.
 pub const LEASELAB_VERSION: &str = env!("CARGO_PKG_VERSION");

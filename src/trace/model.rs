@@ -29,7 +29,7 @@
 //! The result is an ordinary scenario (start offsets, pauses, faults) that the simulator
 //! replays by seed like any other trace.
 
-use leaselab_model::checker::{CheckConfig, LeaseModel};
+use leaselab_checker::{CheckConfig, LeaseModel};
 use leaselab_model::fault::Fault;
 use leaselab_model::safeguard::Point;
 use leaselab_model::scenario::{Network, Scenario};

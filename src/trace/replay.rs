@@ -8,8 +8,8 @@
 //! A trace from a model counterexample is also replayed on the model: its path must still
 //! violate its property.
 
-use leaselab_model::checker::model::{ledger_holds, mutual_exclusion};
-use leaselab_model::checker::{LeaseModel, LEDGER, MUTUAL_EXCLUSION};
+use leaselab_checker::model::{ledger_holds, mutual_exclusion};
+use leaselab_checker::{LeaseModel, LEDGER, MUTUAL_EXCLUSION};
 use leaselab_model::world::World;
 use leaselab_sim::run::RunReport;
 

@@ -7,6 +7,9 @@
 //! write the ledger blames.
 
 use leaselab_model::ledger::Ledger;
+use leaselab_model::postgres::{Answer, RowLock, Statement, WriteGuard};
+use leaselab_model::redis::{Command, Reply, ScriptId};
+use leaselab_model::safeguard::{Reading, RedisRequest};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::events::{Event, What};
 
@@ -203,8 +206,8 @@ struct CallerState {
 /// What a caller asked for, until the reply arrives.
 #[derive(Clone, Debug)]
 enum Pending {
-    Redis(String),
-    Sql { sql: String, params: Vec<i64> },
+    Redis(RedisRequest),
+    Sql(Statement),
 }
 
 fn caller_of(host: &str) -> Option<u32> {
@@ -223,8 +226,6 @@ pub fn time_text(t_us: i64) -> String {
 /// Reads the story of a run from its events.
 pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
     let callers = scenario.callers;
-    let lock_key = String::from_utf8_lossy(&scenario.params.keys.lock).into_owned();
-    let balance_key = String::from_utf8_lossy(&scenario.params.keys.balance).into_owned();
     let mut state = vec![CallerState::default(); callers as usize];
     let mut pending: Vec<Option<Pending>> = vec![None; callers as usize];
     let mut fences: Vec<Option<i64>> = vec![None; callers as usize];
@@ -257,18 +258,15 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                     state[index].started = true;
                     marks.push(mark(lane, Kind::Start, "starts".into()));
                 }
-                What::RedisRequest { command, .. } => {
-                    pending[index] = Some(Pending::Redis(command.clone()));
+                What::RedisRequest { request, .. } => {
+                    pending[index] = Some(Pending::Redis(request.clone()));
                 }
-                What::SqlRequest { sql, params } => {
-                    pending[index] = Some(Pending::Sql {
-                        sql: sql.clone(),
-                        params: params.clone(),
-                    });
+                What::SqlRequest { statement, .. } => {
+                    pending[index] = Some(Pending::Sql(*statement));
                 }
-                What::RedisReply { reply } => {
-                    if let Some(Pending::Redis(command)) = pending[index].take() {
-                        let found = redis_mark(&command, reply, &lock_key, &balance_key);
+                What::RedisReply { reply, reading } => {
+                    if let Some(Pending::Redis(request)) = pending[index].take() {
+                        let found = redis_mark(&request, reply, reading.as_ref());
                         if let Some((kind, text)) = found {
                             match &kind {
                                 Kind::Acquire { fence } => {
@@ -298,13 +296,10 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                         }
                     }
                 }
-                What::SqlReply {
-                    result,
-                    rows: result_rows,
-                } => {
-                    if let Some(Pending::Sql { sql, params }) = pending[index].take() {
+                What::SqlReply { answer, reading } => {
+                    if let Some(Pending::Sql(statement)) = pending[index].take() {
                         last_busy[index] = None;
-                        if let Some((kind, text)) = sql_mark(&sql, &params, result, result_rows) {
+                        if let Some((kind, text)) = sql_mark(statement, answer, reading.as_ref()) {
                             match &kind {
                                 Kind::Read { .. } => working[index] = Some(false),
                                 Kind::Write { .. } => working[index] = None,
@@ -316,11 +311,13 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                                     fence,
                                     accepted: true,
                                     ..
-                                } if sql.starts_with("UPDATE") => {
-                                    let unchecked = if sql.contains("fence <") {
-                                        ""
-                                    } else {
-                                        ", unchecked"
+                                } => {
+                                    let unchecked = match statement {
+                                        Statement::WriteFenced {
+                                            guard: WriteGuard::Unfenced,
+                                            ..
+                                        } => ", unchecked",
+                                        _ => "",
                                     };
                                     if let Some(f) = fence {
                                         stored_fence = *f;
@@ -502,7 +499,7 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
                 .map(|(index, s)| {
                     // A caller whose release is on its way no longer counts on the lock.
                     let releasing =
-                        matches!(&pending[index], Some(Pending::Redis(c)) if is_release(c));
+                        matches!(&pending[index], Some(Pending::Redis(r)) if is_release(r));
                     bar(s, holder == Some(index as u32 + 1) || releasing)
                 })
                 .collect();
@@ -523,11 +520,14 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
     }
 }
 
-fn is_release(command: &str) -> bool {
-    let mut words = command.split_whitespace();
+/// A request that gives the lock back.
+fn is_release(request: &RedisRequest) -> bool {
     matches!(
-        (words.next(), words.next()),
-        (Some("EVALSHA"), Some("release" | "redislock-release")) | (Some("DEL" | "DELEX"), _)
+        request,
+        RedisRequest::Script {
+            script: ScriptId::Release | ScriptId::RedislockRelease,
+            ..
+        } | RedisRequest::Command(Command::Del(_) | Command::DelEx(..))
     )
 }
 
@@ -570,182 +570,126 @@ fn mark_blame(rows: &mut [Row], ledger: &Ledger) -> Option<String> {
     Some(why)
 }
 
-/// The words of a script reply or a plain command, by what it does to the lock or balance.
+/// The mark of a Redis reply: what the caller's machine read in it.
 fn redis_mark(
-    command: &str,
-    reply: &str,
-    lock_key: &str,
-    balance_key: &str,
+    request: &RedisRequest,
+    reply: &Reply,
+    reading: Option<&Reading>,
 ) -> Option<(Kind, String)> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let integer = reply
-        .strip_prefix("(integer) ")
-        .and_then(|n| n.parse::<i64>().ok());
-    let is_error = reply.starts_with("(error)");
-    let busy = || {
-        Some((
-            Kind::Busy {
-                count: 1,
-                until_us: 0,
-            },
-            "lock busy".to_string(),
-        ))
-    };
-    if is_error {
-        return Some((
-            Kind::Note,
-            format!("{}: {reply}", words.first().unwrap_or(&"")),
-        ));
-    }
-    match words.as_slice() {
-        ["EVALSHA", "fenced-acquire", ..] => match integer {
-            Some(fence) => Some((
-                Kind::Acquire { fence: Some(fence) },
-                format!("got the lock, fence {fence}"),
-            )),
-            None => busy(),
+    let text = reading.map(Reading::describe).unwrap_or_default();
+    let kind = match reading {
+        Some(Reading::Acquired { fence }) => {
+            let text = match request {
+                RedisRequest::Command(Command::SetNx(..)) => "got the lock (no expiry)".into(),
+                _ => text,
+            };
+            return Some((Kind::Acquire { fence: *fence }, text));
+        }
+        Some(Reading::Busy) => Kind::Busy {
+            count: 1,
+            until_us: 0,
         },
-        ["EVALSHA", "redislock-obtain", ..] => {
-            if reply == "(nil)" {
-                busy()
-            } else {
-                Some((Kind::Acquire { fence: None }, "got the lock".into()))
-            }
+        Some(Reading::ExpirySet) => {
+            let text = match request {
+                RedisRequest::Command(Command::PExpire(_, ttl)) => {
+                    format!("lock set to expire in {ttl}ms")
+                }
+                _ => text,
+            };
+            return Some((Kind::Note, text));
         }
-        ["SET", key, _, rest @ ..] if *key == lock_key && rest.contains(&"NX") => {
-            if reply == "OK" {
-                Some((Kind::Acquire { fence: None }, "got the lock".into()))
-            } else {
-                busy()
-            }
+        Some(Reading::BalanceRead { balance, fence }) => Kind::Read {
+            balance: *balance,
+            fence: *fence,
+        },
+        Some(Reading::Wrote {
+            balance,
+            fence,
+            seen,
+        }) => Kind::Write {
+            balance: *balance,
+            fence: *fence,
+            seen: *seen,
+            accepted: true,
+        },
+        Some(Reading::WriteRefused {
+            balance,
+            fence,
+            seen,
+        }) => Kind::Write {
+            balance: *balance,
+            fence: *fence,
+            seen: *seen,
+            accepted: false,
+        },
+        Some(Reading::Refreshed) => Kind::Refresh { ok: true },
+        Some(Reading::LeaseLost) => Kind::Refresh { ok: false },
+        Some(Reading::Released) => Kind::Release { ok: true },
+        Some(Reading::NotHeld) => Kind::Release { ok: false },
+        Some(Reading::Failed { error }) => return Some((Kind::Note, error.clone())),
+        _ if reply.is_error() => {
+            let text = format!("{}: {}", request.describe(), reply.describe());
+            return Some((Kind::Note, text));
         }
-        ["SETNX", key, ..] if *key == lock_key => {
-            if integer == Some(1) {
-                Some((
-                    Kind::Acquire { fence: None },
-                    "got the lock (no expiry)".into(),
-                ))
-            } else {
-                busy()
-            }
-        }
-        ["PEXPIRE", key, ttl] if *key == lock_key => {
-            Some((Kind::Note, format!("lock set to expire in {ttl}ms")))
-        }
-        ["GET", key] if *key == balance_key => {
-            let balance = reply.trim_matches('"').parse::<i64>().ok()?;
-            Some((
-                Kind::Read {
-                    balance,
-                    fence: None,
-                },
-                format!("read balance {balance}"),
-            ))
-        }
-        ["SET", key, value, ..] if *key == balance_key => {
-            let balance = value.parse::<i64>().ok()?;
-            Some((
-                Kind::Write {
-                    balance,
-                    fence: None,
-                    seen: None,
-                    accepted: reply == "OK",
-                },
-                format!("wrote balance {balance}"),
-            ))
-        }
-        ["EVALSHA", "release" | "redislock-release", ..] | ["DELEX", ..] | ["DEL", ..] => {
-            let ok = integer == Some(1);
-            Some((
-                Kind::Release { ok },
-                if ok {
-                    "released the lock".into()
-                } else {
-                    "release: lock not held (expired or taken)".into()
-                },
-            ))
-        }
-        ["EVALSHA", "refresh" | "redislock-refresh", ..] => {
-            let ok = integer == Some(1) || reply == "OK";
-            Some((
-                Kind::Refresh { ok },
-                if ok {
-                    "watchdog refreshed the lease".into()
-                } else {
-                    "watchdog refresh refused: lock lost".into()
-                },
-            ))
-        }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((kind, text))
 }
 
-fn sql_mark(sql: &str, params: &[i64], result: &str, rows: &[Vec<i64>]) -> Option<(Kind, String)> {
-    if result.starts_with("ERROR") {
-        return Some((Kind::Note, format!("postgres: {result}")));
+/// The mark of a PostgreSQL answer: what the caller's machine read in it.
+fn sql_mark(
+    statement: Statement,
+    answer: &Answer,
+    reading: Option<&Reading>,
+) -> Option<(Kind, String)> {
+    if let Answer::Error { .. } = answer {
+        return Some((Kind::Note, format!("postgres: {}", answer.describe())));
     }
-    let landed = result.ends_with(" 1");
-    if sql.starts_with("SELECT balance, fence") {
-        let row = rows.first()?;
-        let (balance, fence) = (*row.first()?, row.get(1).copied());
-        let text = match fence {
-            Some(f) if sql.contains("FOR UPDATE") => {
-                format!("locked the row, read balance {balance} (fence {f})")
-            }
-            _ => format!("read balance {balance}"),
-        };
-        return Some((Kind::Read { balance, fence }, text));
-    }
-    if sql.starts_with("UPDATE wallets SET balance = $1, fence = $2") {
-        let (balance, fence) = (*params.first()?, params.get(1).copied());
-        let seen = if sql.contains("fence = $3") {
-            params.get(2).copied()
-        } else {
-            None
-        };
-        let fence_text = fence
-            .map(|f| format!(" with fence {f}"))
-            .unwrap_or_default();
-        let text = if landed {
-            format!("wrote balance {balance}{fence_text}")
-        } else {
-            format!("write{fence_text} REJECTED")
-        };
-        return Some((
+    let mark = match reading? {
+        Reading::BalanceRead { balance, fence } => {
+            let text = match (fence, statement) {
+                (
+                    Some(f),
+                    Statement::Select {
+                        lock: Some(RowLock::ForUpdate),
+                        ..
+                    },
+                ) => format!("locked the row, read balance {balance} (fence {f})"),
+                _ => format!("read balance {balance}"),
+            };
+            (
+                Kind::Read {
+                    balance: *balance,
+                    fence: *fence,
+                },
+                text,
+            )
+        }
+        reading @ (Reading::Wrote {
+            balance,
+            fence,
+            seen,
+        }
+        | Reading::WriteRefused {
+            balance,
+            fence,
+            seen,
+        }) => (
             Kind::Write {
-                balance,
-                fence,
-                seen,
-                accepted: landed,
+                balance: *balance,
+                fence: *fence,
+                seen: *seen,
+                accepted: matches!(reading, Reading::Wrote { .. }),
             },
-            text,
-        ));
-    }
-    if sql.starts_with("UPDATE wallets SET balance = $1 ") {
-        let balance = *params.first()?;
-        return Some((
-            Kind::Write {
-                balance,
-                fence: None,
-                seen: None,
-                accepted: landed,
-            },
-            format!("wrote balance {balance}"),
-        ));
-    }
-    if sql.contains("balance - $1") {
-        let amount = *params.first()?;
-        return Some((
-            Kind::Note,
-            if landed {
-                format!("debited {amount}")
-            } else {
-                format!("debit of {amount}: too little money")
-            },
-        ));
-    }
-    match sql {
-        "BEGIN" | "COMMIT" | "ROLLBACK" => Some((Kind::Note, sql.to_string())),
-        _ => None,
-    }
+            reading.describe(),
+        ),
+        reading @ (Reading::Debited { .. }
+        | Reading::DebitRefused { .. }
+        | Reading::Begun
+        | Reading::Committed
+        | Reading::RolledBack
+        | Reading::Failed { .. }) => (Kind::Note, reading.describe()),
+        _ => return None,
+    };
+    Some(mark)
 }

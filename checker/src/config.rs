@@ -1,11 +1,11 @@
 //! What one exhaustive check is about: the safeguard, the callers, the timing assumptions
 //! and the bounds.
 
-use crate::postgres::WriteGuard;
-use crate::safeguard::{BalanceIn, Outcome};
-use crate::safeguard::{ParamError, Safeguard};
-use crate::scenario::Scenario;
-use crate::world::{Action, World, WorldConfig};
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::{BalanceIn, Outcome};
+use leaselab_model::safeguard::{ParamError, Safeguard};
+use leaselab_model::scenario::Scenario;
+use leaselab_model::world::{Action, World, WorldConfig};
 
 /// The fence counter's starting value, as in the tutorial: tokens are 33, 34, ...
 pub const INITIAL_FENCE_COUNTER: i64 = 32;

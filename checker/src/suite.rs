@@ -3,13 +3,13 @@
 
 use serde::Serialize;
 
-use crate::postgres::WriteGuard;
-use crate::safeguard::lease::ReleaseVia;
-use crate::safeguard::Safeguard;
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::lease::ReleaseVia;
+use leaselab_model::safeguard::Safeguard;
 
-use super::config::CheckConfig;
-use super::model::{LEDGER, MUTUAL_EXCLUSION};
-use super::run::{CheckReport, PropertyVerdict};
+use crate::config::CheckConfig;
+use crate::model::{LEDGER, MUTUAL_EXCLUSION};
+use crate::run::{CheckReport, PropertyVerdict};
 
 /// One check of a suite and what it must show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -1,7 +1,7 @@
 //! The world's timing rules, as the checker relies on them: pauses are counted per caller in
 //! all, arrival and the random part of a sleep are slack, not pauses.
 
-use leaselab_model::checker::CheckConfig;
+use leaselab_checker::CheckConfig;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::{Input, Safeguard};
 use leaselab_model::world::{Action, SlotState, World, WorldConfig};

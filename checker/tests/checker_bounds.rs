@@ -2,9 +2,9 @@
 //! bound in which no run lets every caller settle gives INCONCLUSIVE, never SAFE; a search
 //! stopped by its state limit (or on request) is INCONCLUSIVE and says which limit stopped it.
 
-use leaselab_model::checker::bfs::{Counters, Stop};
-use leaselab_model::checker::frontier::{boundary, Boundary};
-use leaselab_model::checker::{
+use leaselab_checker::bfs::{Counters, Stop};
+use leaselab_checker::frontier::{boundary, Boundary};
+use leaselab_checker::{
     run, CheckConfig, LeaseModel, PropertyVerdict, RunOptions, LEDGER, MUTUAL_EXCLUSION, SETTLED,
 };
 use leaselab_model::postgres::WriteGuard;

@@ -2,10 +2,10 @@
 //! threads; symmetry reduction that changes state counts but not verdicts; agreement with
 //! stateright's own checkers on the same model.
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::narrate::narrate;
-use leaselab_model::checker::run::replay;
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::narrate::narrate;
+use leaselab_checker::run::replay;
+use leaselab_checker::{
     model, run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy,
     LEDGER, MUTUAL_EXCLUSION,
 };

@@ -4,8 +4,8 @@
 //! Every verdict is asserted, and so is the length of every shortest counterexample: a change
 //! to a machine, a stand-in or the world that changes what can happen shows up here.
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, ALL_FINISHED, LEDGER,
     MUTUAL_EXCLUSION, WRITE_REJECTED,
 };

@@ -1,11 +1,13 @@
 //! Counterexamples in the tutorial's words: "caller 2 acquires with fence 34", "clock reaches
 //! 4: lease of caller 1 expires", "caller 1 writes balance 10 with fence 33: REJECTED".
 
-use crate::postgres::{PgError, QueryResult, RowLock, Statement, WriteGuard};
-use crate::redis::command::{Command, DelexCondition, SetCondition, SetExpiry};
-use crate::redis::{Reply, ScriptId};
-use crate::safeguard::{Input, Outcome, RedisRequest, SqlRequest};
-use crate::world::{describe_reply, describe_request, Action, Event, SlotState, World};
+use leaselab_model::postgres::{
+    describe_result, PgError, QueryResult, RowLock, Statement, WriteGuard,
+};
+use leaselab_model::redis::command::{Command, SetExpiry};
+use leaselab_model::redis::Reply;
+use leaselab_model::safeguard::{Input, Outcome, Reading, RedisRequest, SqlRequest};
+use leaselab_model::world::{Action, Event, SlotState, World};
 
 /// One line per action of `actions`, numbered from 1, replayed from `init`; then what the
 /// last state shows (the ledger line, who believes it holds the lock).
@@ -159,12 +161,14 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
             caller,
             request,
             reply,
-        } => redis_phrase(before, *caller, request, reply, after),
+            reading,
+        } => redis_phrase(before, *caller, request, reply, reading.as_ref(), after),
         Event::Sql {
             caller,
             request,
             result,
-        } => sql_phrase(*caller, request, result),
+            reading,
+        } => sql_phrase(*caller, request, result, reading.as_ref()),
         Event::SqlBlocked { caller, by, .. } => {
             let holder = before
                 .slots
@@ -254,15 +258,12 @@ fn holder_text(world: &World) -> String {
     }
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn redis_phrase(
     before: &World,
     caller: usize,
     request: &RedisRequest,
     reply: &Reply,
+    reading: Option<&Reading>,
     after: &World,
 ) -> String {
     let who = format!("caller {}", caller + 1);
@@ -270,104 +271,52 @@ fn redis_phrase(
         Some(_) => format!(" (lease until t={})", lease_end(after)),
         None => String::new(),
     };
-    let phrase = match (request, reply) {
-        (_, Reply::Error(error)) => Some(format!(
-            "{who}: {} -> (error) {error}",
-            describe_request(request)
-        )),
-        (
+    let by_del = matches!(request, RedisRequest::Command(Command::Del(_)));
+    match reading {
+        Some(Reading::Acquired { fence: Some(fence) }) => {
+            format!("{who} acquires with fence {fence}{}", expires())
+        }
+        Some(Reading::Acquired { fence: None }) => match request {
+            RedisRequest::Command(Command::SetNx(..)) => {
+                format!("{who} acquires the lock (SETNX, no expiry)")
+            }
             RedisRequest::Command(Command::Set {
-                condition: SetCondition::IfMissing,
                 expiry: SetExpiry::Millis(ttl),
                 ..
-            }),
-            _,
-        ) => Some(match reply {
-            Reply::Nil => format!("{who} finds the lock {}", holder_text(before)),
-            _ => format!("{who} acquires the lock for {ttl}ms{}", expires()),
-        }),
-        (RedisRequest::Command(Command::SetNx(..)), Reply::Integer(n)) => Some(if *n == 1 {
-            format!("{who} acquires the lock (SETNX, no expiry)")
-        } else {
-            format!("{who} finds the lock {}", holder_text(before))
-        }),
-        (RedisRequest::Command(Command::PExpire(_, ttl)), Reply::Integer(_)) => Some(format!(
-            "{who} sets the lock to expire in {ttl}ms{}",
-            expires()
-        )),
-        (RedisRequest::Command(Command::Get(_)), Reply::Bulk(value)) => {
-            Some(format!("{who} reads balance {}", text(value)))
-        }
-        (RedisRequest::Command(Command::Get(_)), Reply::Nil) => {
-            Some(format!("{who} reads the balance: missing"))
-        }
-        (
-            RedisRequest::Command(Command::Set {
-                condition: SetCondition::Always,
-                value,
-                ..
-            }),
-            _,
-        ) => Some(format!("{who} writes balance {}", text(value))),
-        (RedisRequest::Command(Command::Del(_)), Reply::Integer(n)) => {
-            Some(match before.lock_holder_at(before.now_ms) {
-                Some(holder) if holder != caller && *n == 1 => format!(
-                    "{who} releases with DEL, deleting caller {}'s lock",
-                    holder + 1
-                ),
-                _ if *n == 1 => format!("{who} releases the lock (DEL)"),
-                _ => format!("{who} releases with DEL: no lock there any more"),
-            })
-        }
-        (RedisRequest::Command(Command::DelEx(_, DelexCondition::IfEqual(_))), _)
-        | (
-            RedisRequest::Script {
-                script: ScriptId::Release | ScriptId::RedislockRelease,
-                ..
-            },
-            _,
-        ) => Some(release_phrase(&who, reply)),
-        (
-            RedisRequest::Script {
-                script: ScriptId::Refresh | ScriptId::RedislockRefresh,
-                ..
-            },
-            _,
-        ) => Some(if *reply == Reply::Integer(1) || *reply == Reply::ok() {
+            }) => format!("{who} acquires the lock for {ttl}ms{}", expires()),
+            _ => format!("{who} obtains the lock{}", expires()),
+        },
+        Some(Reading::Busy) => format!("{who} finds the lock {}", holder_text(before)),
+        Some(Reading::ExpirySet) => match request {
+            RedisRequest::Command(Command::PExpire(_, ttl)) => {
+                format!("{who} sets the lock to expire in {ttl}ms{}", expires())
+            }
+            _ => format!("{who} sets the lock to expire{}", expires()),
+        },
+        Some(Reading::BalanceRead { balance, .. }) => format!("{who} reads balance {balance}"),
+        Some(Reading::Wrote { balance, .. }) => format!("{who} writes balance {balance}"),
+        Some(Reading::Refreshed) => {
             format!("{who} refreshes the lease (watchdog){}", expires())
-        } else {
+        }
+        Some(Reading::LeaseLost) => {
             format!("{who} fails to refresh the lease (watchdog): the lock is lost")
-        }),
-        (
-            RedisRequest::Script {
-                script: ScriptId::FencedAcquire,
-                ..
-            },
-            Reply::Integer(fence),
-        ) => Some(format!("{who} acquires with fence {fence}{}", expires())),
-        (
-            RedisRequest::Script {
-                script: ScriptId::FencedAcquire | ScriptId::RedislockObtain,
-                ..
-            },
-            Reply::Nil,
-        ) => Some(format!("{who} finds the lock {}", holder_text(before))),
-        (
-            RedisRequest::Script {
-                script: ScriptId::RedislockObtain,
-                ..
-            },
-            _,
-        ) => Some(format!("{who} obtains the lock{}", expires())),
-        _ => None,
-    };
-    phrase.unwrap_or_else(|| {
-        format!(
-            "{who}: {} -> {}",
-            describe_request(request),
-            describe_reply(reply)
-        )
-    })
+        }
+        Some(Reading::Released) if by_del => match before.lock_holder_at(before.now_ms) {
+            Some(holder) if holder != caller => format!(
+                "{who} releases with DEL, deleting caller {}'s lock",
+                holder + 1
+            ),
+            _ => format!("{who} releases the lock (DEL)"),
+        },
+        Some(Reading::Released) => format!("{who} releases the lock"),
+        Some(Reading::NotHeld) if by_del => {
+            format!("{who} releases with DEL: no lock there any more")
+        }
+        Some(Reading::NotHeld) => format!(
+            "{who} tries to release: refused, lock not held (expired or taken by someone else)"
+        ),
+        _ => format!("{who}: {} -> {}", request.describe(), reply.describe()),
+    }
 }
 
 /// When the lock key expires, as far as the primary says (its holder's lease end).
@@ -385,71 +334,69 @@ fn lease_end(world: &World) -> String {
     }
 }
 
-fn release_phrase(who: &str, reply: &Reply) -> String {
-    match reply {
-        Reply::Integer(1) => format!("{who} releases the lock"),
-        Reply::Integer(0) => format!(
-            "{who} tries to release: refused, lock not held (expired or taken by someone else)"
-        ),
-        other => format!("{who} tries to release: {}", describe_reply(other)),
-    }
-}
-
 fn sql_phrase(
     caller: usize,
     request: &SqlRequest,
     result: &Result<QueryResult, PgError>,
+    reading: Option<&Reading>,
 ) -> String {
     let who = format!("caller {}", caller + 1);
-    let result = match result {
-        Ok(result) => result,
-        Err(error) => {
-            return format!(
-                "{who}: {} -> ERROR {} {}",
-                request.statement.sql(),
-                error.code,
-                error.message
-            )
-        }
+    let sql = request.statement.sql();
+    let Some(reading) = reading else {
+        return format!("{who}: {sql} -> {}", describe_result(result));
     };
-    let param = |i: usize| request.params.get(i).copied().unwrap_or_default();
-    let landed = result.rows_affected == 1;
-    match request.statement {
-        Statement::Begin => format!("{who}: BEGIN"),
-        Statement::Commit => format!("{who}: {}", result.tag),
-        Statement::Rollback => format!("{who}: ROLLBACK"),
-        Statement::Select { lock, .. } => {
-            let row = match result.rows.as_slice() {
-                [row] if row.len() == 2 => format!("balance {} (fence {})", row[0], row[1]),
-                _ => "no row".into(),
+    match (reading, request.statement) {
+        (Reading::Begun, _) => format!("{who}: BEGIN"),
+        (Reading::Committed, _) => format!("{who}: COMMIT"),
+        (Reading::RolledBack, _) => format!("{who}: ROLLBACK"),
+        (Reading::BalanceRead { balance, fence }, Statement::Select { lock, .. }) => {
+            let row = match fence {
+                Some(fence) => format!("balance {balance} (fence {fence})"),
+                None => format!("balance {balance}"),
             };
             match lock {
                 None => format!("{who} reads {row}"),
                 Some(RowLock::ForUpdate) => format!("{who} locks the row and reads {row}"),
-                Some(_) => format!("{who} reads {row} ({})", request.statement.sql()),
+                Some(_) => format!("{who} reads {row} ({sql})"),
             }
         }
-        Statement::WriteFenced { guard, .. } => {
-            let condition = match guard {
-                WriteGuard::Unfenced => " (unchecked)".to_string(),
-                WriteGuard::FenceBelow => String::new(),
-                WriteGuard::FenceBelowAndEqual => format!(" if the fence is still {}", param(2)),
+        (
+            Reading::Wrote {
+                balance,
+                fence,
+                seen,
+            }
+            | Reading::WriteRefused {
+                balance,
+                fence,
+                seen,
+            },
+            Statement::WriteFenced { guard, .. },
+        ) => {
+            let condition = match (guard, seen) {
+                (WriteGuard::Unfenced, _) => " (unchecked)".to_string(),
+                (WriteGuard::FenceBelowAndEqual, Some(seen)) => {
+                    format!(" if the fence is still {seen}")
+                }
+                _ => String::new(),
             };
-            let verdict = if landed { "" } else { ": REJECTED" };
-            format!(
-                "{who} writes balance {} with fence {}{condition}{verdict}",
-                param(0),
-                param(1)
-            )
+            let verdict = match reading {
+                Reading::WriteRefused { .. } => ": REJECTED",
+                _ => "",
+            };
+            let fence = fence
+                .map(|f| format!(" with fence {f}"))
+                .unwrap_or_default();
+            format!("{who} writes balance {balance}{fence}{condition}{verdict}")
         }
-        Statement::WriteBalance { .. } => format!("{who} writes balance {}", param(0)),
-        Statement::Debit { .. } => {
-            if landed {
-                format!("{who} debits {} (balance >= {})", param(0), param(0))
-            } else {
-                format!("{who} debits {}: refused, too little money", param(0))
-            }
+        (Reading::Wrote { balance, .. }, _) => format!("{who} writes balance {balance}"),
+        (Reading::Debited { amount }, _) => {
+            format!("{who} debits {amount} (balance >= {amount})")
         }
+        (Reading::DebitRefused { amount }, _) => {
+            format!("{who} debits {amount}: refused, too little money")
+        }
+        _ => format!("{who}: {sql} -> {}", describe_result(result)),
     }
 }
 

@@ -9,7 +9,7 @@
 //! machine: the reported path is the first shortest one in the order of
 //! [`Model::actions`].
 //!
-//! It keeps a fingerprint per visited state (see [`super::fingerprint`]) plus 8 bytes per
+//! It keeps a fingerprint per visited state (see [`crate::fingerprint`]) plus 8 bytes per
 //! state for path reconstruction, and the states of two levels at a time. States whose
 //! fingerprints are equal are one state to it: a model whose hash ignores symmetric
 //! differences gets symmetry reduction for free, and the checker keeps, of a level's
@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 use stateright::{Expectation, Model};
 
-use super::fingerprint::{fingerprint, BuildPassThrough};
+use crate::fingerprint::{fingerprint, BuildPassThrough};
 
 /// Counters a caller may watch while a search runs (from another thread).
 #[derive(Debug, Default)]

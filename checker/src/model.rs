@@ -16,18 +16,18 @@
 //! *hash* is canonical up to a renaming of callers: callers are ranked, and every token and
 //! session is written as its owner's rank, in the machines and in both stand-ins (see
 //! [`World::set_symmetry`]). Any checker that deduplicates by hash — stateright's and
-//! [`super::bfs`] alike — then explores one world per class of symmetric worlds, and the
+//! [`crate::bfs`] alike — then explores one world per class of symmetric worlds, and the
 //! paths it reports are real paths. Equality stays exact, and the state is canonical: equal
 //! worlds are equal values (ordered collections only, no wall clock, pause counters kept
 //! only when pauses are bounded), so they hash equal.
 
 use stateright::{Model, Property};
 
-use crate::ledger::Verdict;
-use crate::safeguard::{Outcome, ParamError};
-use crate::world::{Action, World};
+use leaselab_model::ledger::Verdict;
+use leaselab_model::safeguard::{Outcome, ParamError};
+use leaselab_model::world::{Action, World};
 
-use super::config::CheckConfig;
+use crate::config::CheckConfig;
 
 /// "always": at the end of a run, final = initial − amount × accepted; and never a negative
 /// balance.
@@ -123,7 +123,7 @@ pub fn every_caller_settled(world: &World) -> bool {
         && world
             .slots
             .iter()
-            .all(|slot| super::config::settled(slot.outcome.as_ref()))
+            .all(|slot| crate::config::settled(slot.outcome.as_ref()))
         && world
             .slots
             .iter()
@@ -168,11 +168,11 @@ impl Model for LeaseModel {
     fn format_step(&self, state: &World, action: Action) -> Option<String> {
         let mut next = state.clone();
         let events = next.apply_events(action);
-        let lines = super::narrate::describe_step(state, &events, &next);
+        let lines = crate::narrate::describe_step(state, &events, &next);
         Some(format!(
             "{}\n\n{}",
             lines.join("; "),
-            super::narrate::describe_world(&next)
+            crate::narrate::describe_world(&next)
         ))
     }
 

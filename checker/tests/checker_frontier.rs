@@ -1,7 +1,7 @@
 //! The boundary sweep: the largest pause for which the ledger holds.
 
-use leaselab_model::checker::frontier::{boundary, Boundary, Cell, Frontier};
-use leaselab_model::checker::{CheckConfig, RunOptions};
+use leaselab_checker::frontier::{boundary, Boundary, Cell, Frontier};
+use leaselab_checker::{CheckConfig, RunOptions};
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;

@@ -1,12 +1,12 @@
 //! The exhaustive checker's throughput on the 3-caller fenced-cas proof.
 //!
-//! `cargo bench -p leaselab-model --bench check` (optionally `-- --threads 1,2 --callers 3`).
+//! `cargo bench -p leaselab-checker --bench check` (optionally `-- --threads 1,2 --callers 3`).
 //! Prints unique states per second and the total time for each thread count.
 
 use std::time::Instant;
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::{
     run, CheckConfig, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::postgres::WriteGuard;

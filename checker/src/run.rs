@@ -3,18 +3,18 @@
 use serde::Serialize;
 use stateright::{Checker, Expectation, HasDiscoveries, Model};
 
-use crate::world::{Action, World};
+use leaselab_model::world::{Action, World};
 
-pub use super::bfs::Stop;
-use super::bfs::{self, BfsOptions, Counters};
-use super::model::{LeaseModel, SETTLED};
-use super::narrate;
+pub use crate::bfs::Stop;
+use crate::bfs::{self, BfsOptions, Counters};
+use crate::model::{LeaseModel, SETTLED};
+use crate::narrate;
 
 /// How the state space is searched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
-    /// Breadth-first, level by level ([`super::bfs`]): shortest counterexamples, the same on
+    /// Breadth-first, level by level ([`crate::bfs`]): shortest counterexamples, the same on
     /// any number of threads.
     Bfs,
     /// stateright's depth-first checker: less memory, counterexamples not the shortest.

@@ -9,12 +9,12 @@
 
 use serde::Serialize;
 
-use crate::safeguard::ParamError;
+use leaselab_model::safeguard::ParamError;
 
-use super::bfs::Counters;
-use super::config::CheckConfig;
-use super::model::{LeaseModel, PropertySet, LEDGER};
-use super::run::{run, PropertyVerdict, RunOptions};
+use crate::bfs::Counters;
+use crate::config::CheckConfig;
+use crate::model::{LeaseModel, PropertySet, LEDGER};
+use crate::run::{run, PropertyVerdict, RunOptions};
 
 /// The largest pause for which the ledger holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
