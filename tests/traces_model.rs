@@ -14,8 +14,8 @@ use leaselab_model::safeguard::Safeguard;
 
 fn check(guard: WriteGuard, ttl: u64, work: u64) {
     let config = CheckConfig {
-        ttl_ms: ttl,
-        work_ms: work,
+        ttl_ticks: ttl,
+        work_ticks: work,
         ..CheckConfig::new(Safeguard::Fenced { guard })
     };
     let model = LeaseModel::new(config).unwrap();
@@ -79,8 +79,8 @@ fn a_model_path_that_no_longer_violates_is_reported() {
     // The step 6 path checked against the check-and-set guard: same actions, but the
     // second write is refused, so the ledger holds.
     let config = CheckConfig {
-        ttl_ms: 1,
-        work_ms: 0,
+        ttl_ticks: 1,
+        work_ticks: 0,
         ..CheckConfig::new(Safeguard::Fenced {
             guard: WriteGuard::FenceBelow,
         })

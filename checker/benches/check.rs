@@ -32,15 +32,15 @@ fn main() {
         guard: WriteGuard::FenceBelowAndEqual,
     });
     config.callers = callers;
-    config.ttl_ms = 1;
-    config.work_ms = 1;
-    config.horizon_ms = Some(6);
+    config.ttl_ticks = 1;
+    config.work_ticks = 1;
+    config.horizon_ticks = Some(6);
     let model = LeaseModel::new(config).expect("a valid check");
     println!(
         "fenced-cas proof: {} (TTL {}, work {})",
         config.bound_text(),
-        config.ttl_ms,
-        config.work_ms
+        config.ttl_ticks,
+        config.work_ticks
     );
     for threads in threads {
         let start = Instant::now();

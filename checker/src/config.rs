@@ -22,11 +22,11 @@ pub const MAX_TICKS: u64 = 10_000;
 pub struct Timing {
     /// When a lone caller's write reaches the storage: the smallest horizon in which any
     /// write can happen.
-    pub first_write_ms: u64,
+    pub first_write_tick: u64,
     /// When the last caller is done if they go one after another, each settled (its write
     /// accepted or refused, or turned down for want of funds); none when that run does not
     /// settle everyone. A horizon this long lets every caller finish; shorter ones may too.
-    pub all_settled_ms: Option<u64>,
+    pub all_settled_tick: Option<u64>,
 }
 
 /// Runs the callers one after another: the first unfinished caller steps whenever it can,
@@ -98,15 +98,15 @@ pub struct CheckConfig {
     /// How much each caller spends.
     pub amount: i64,
     /// The lease.
-    pub ttl_ms: u64,
+    pub ttl_ticks: u64,
     /// The work between read and write.
-    pub work_ms: u64,
+    pub work_ticks: u64,
     /// How long, in all, a caller may be stopped while time passes (none: unbounded).
-    pub max_pause_ms: Option<u64>,
+    pub max_pause_ticks: Option<u64>,
     /// How many Redis failovers may strike (each loses what had not replicated).
     pub failovers: u32,
-    /// Time stops here (none: [`CheckConfig::default_horizon_ms`]).
-    pub horizon_ms: Option<u64>,
+    /// Time stops here (none: [`CheckConfig::default_horizon_ticks`]).
+    pub horizon_ticks: Option<u64>,
     /// Treat worlds that differ only by which caller is which as one state.
     pub symmetry: bool,
 }
@@ -120,11 +120,11 @@ impl CheckConfig {
             callers: 2,
             initial_balance: 20,
             amount: 10,
-            ttl_ms: 3,
-            work_ms: 1,
-            max_pause_ms: None,
+            ttl_ticks: 3,
+            work_ticks: 1,
+            max_pause_ticks: None,
             failovers: 0,
-            horizon_ms: None,
+            horizon_ticks: None,
             symmetry: true,
         }
     }
@@ -132,16 +132,17 @@ impl CheckConfig {
     /// Long enough for a holder to work, have its lease expire (`TTL + 1` ticks after the
     /// acquire or the last refresh), and for another caller to take the lock, work and
     /// finish: `2 × work + 2 × TTL + 4`.
-    pub fn default_horizon_ms(&self) -> u64 {
-        self.work_ms
+    pub fn default_horizon_ticks(&self) -> u64 {
+        self.work_ticks
             .saturating_mul(2)
-            .saturating_add(self.ttl_ms.saturating_mul(2))
+            .saturating_add(self.ttl_ticks.saturating_mul(2))
             .saturating_add(4)
     }
 
     /// The horizon in force.
     pub fn horizon(&self) -> u64 {
-        self.horizon_ms.unwrap_or_else(|| self.default_horizon_ms())
+        self.horizon_ticks
+            .unwrap_or_else(|| self.default_horizon_ticks())
     }
 
     /// The scenario the check runs: every caller starts at 0 (and may arrive later), the
@@ -152,15 +153,15 @@ impl CheckConfig {
         scenario.initial_balance = self.initial_balance;
         scenario.initial_fence_counter = INITIAL_FENCE_COUNTER;
         scenario.params.amount = self.amount;
-        scenario.params.ttl_ms = self.ttl_ms;
-        scenario.params.work_ms = self.work_ms;
+        scenario.params.ttl_ms = self.ttl_ticks;
+        scenario.params.work_ms = self.work_ticks;
         scenario
     }
 
     /// The world's bounds: callers may arrive at any time before the horizon.
     pub fn world_config(&self) -> WorldConfig {
         WorldConfig {
-            max_pause_ms: self.max_pause_ms,
+            max_pause_ms: self.max_pause_ticks,
             horizon_ms: self.horizon(),
             failovers: self.failovers,
             arrival_window_ms: self.horizon(),
@@ -216,26 +217,26 @@ impl CheckConfig {
                 self.callers
             )));
         }
-        if self.safeguard.uses_lock() && self.ttl_ms == 0 {
+        if self.safeguard.uses_lock() && self.ttl_ticks == 0 {
             return Err(ParamError(
                 "--ttl 0: TTL must be at least 1ms (1 tick); use --ttl 3".into(),
             ));
         }
-        if self.ttl_ms > MAX_TICKS {
+        if self.ttl_ticks > MAX_TICKS {
             return Err(ParamError(format!(
                 "--ttl {}: at most {MAX_TICKS} ticks; exhaustive checks need small bounds (use e.g. \
                  --ttl 3)",
-                self.ttl_ms
+                self.ttl_ticks
             )));
         }
-        if self.work_ms > MAX_TICKS {
+        if self.work_ticks > MAX_TICKS {
             return Err(ParamError(format!(
                 "--work {}: at most {MAX_TICKS} ticks; exhaustive checks need small bounds (use e.g. \
                  --work 1)",
-                self.work_ms
+                self.work_ticks
             )));
         }
-        if let Some(pause) = self.max_pause_ms {
+        if let Some(pause) = self.max_pause_ticks {
             if pause > MAX_TICKS {
                 return Err(ParamError(format!(
                     "--max-pause {pause}: at most {MAX_TICKS} ticks; a pause as long as the \
@@ -309,8 +310,8 @@ impl CheckConfig {
         let Some(timing) = self.timing() else {
             return Ok(());
         };
-        if horizon < timing.first_write_ms {
-            let every = match timing.all_settled_ms {
+        if horizon < timing.first_write_tick {
+            let every = match timing.all_settled_tick {
                 Some(all) if self.callers > 1 => format!(
                     "; every caller can finish, one after another, by {}",
                     ticks_text(all)
@@ -322,11 +323,11 @@ impl CheckConfig {
                  write its spend ({}, work {}), so every run would be cut off before a write \
                  and \"safe\" would be empty; the smallest meaningful horizon is {}{every} \
                  (the default is 2 x work + 2 x TTL + 4 = {})",
-                ticks_text(timing.first_write_ms),
+                ticks_text(timing.first_write_tick),
                 self.safeguard.name(),
-                ticks_text(self.work_ms),
-                timing.first_write_ms,
-                self.default_horizon_ms()
+                ticks_text(self.work_ticks),
+                timing.first_write_tick,
+                self.default_horizon_ticks()
             )));
         }
         Ok(())
@@ -348,18 +349,18 @@ impl CheckConfig {
             ..*self
         };
         let mut world = World::new(&solo.scenario(), &solo.tokens(), world_config).ok()?;
-        let first_write_ms = serial_run(&mut world)?;
+        let first_write_tick = serial_run(&mut world)?;
         let mut all = World::new(&self.scenario(), &self.tokens(), world_config).ok()?;
-        let all_settled_ms = serial_run(&mut all);
+        let all_settled_tick = serial_run(&mut all);
         Some(Timing {
-            first_write_ms,
-            all_settled_ms,
+            first_write_tick,
+            all_settled_tick,
         })
     }
 
     /// The bound this check is exhaustive to, in words.
     pub fn bound_text(&self) -> String {
-        let pause = match self.max_pause_ms {
+        let pause = match self.max_pause_ticks {
             None => "unbounded pauses".to_string(),
             Some(p) => format!("pauses up to {p} ticks per caller"),
         };

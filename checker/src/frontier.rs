@@ -47,11 +47,11 @@ impl Boundary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Cell {
     /// The lease.
-    pub ttl_ms: u64,
+    pub ttl_ticks: u64,
     /// The work.
-    pub work_ms: u64,
+    pub work_ticks: u64,
     /// The horizon it was checked to.
-    pub horizon_ms: u64,
+    pub horizon_ticks: u64,
     /// The boundary.
     pub boundary: Boundary,
     /// How many checks it took.
@@ -110,7 +110,7 @@ fn ledger_check(
         _ => Ledger::Inconclusive(format!(
             "pauses up to {}: {}",
             config
-                .max_pause_ms
+                .max_pause_ticks
                 .map_or("unbounded".to_string(), |p| p.to_string()),
             report
                 .property(LEDGER)
@@ -139,8 +139,8 @@ pub fn boundary_watched(
         checks += 1;
         ledger_check(
             CheckConfig {
-                max_pause_ms: pause,
-                horizon_ms: Some(horizon),
+                max_pause_ticks: pause,
+                horizon_ticks: Some(horizon),
                 ..base
             },
             options,
@@ -165,9 +165,9 @@ pub fn boundary_watched(
         Err(Undecided::Inconclusive(reason)) => (Boundary::Inconclusive, Some(reason)),
     };
     Ok(Cell {
-        ttl_ms: base.ttl_ms,
-        work_ms: base.work_ms,
-        horizon_ms: horizon,
+        ttl_ticks: base.ttl_ticks,
+        work_ticks: base.work_ticks,
+        horizon_ticks: horizon,
         boundary,
         checks,
         unique_states: unique,
@@ -236,15 +236,15 @@ pub fn sweep(
     mut on_cell: impl FnMut(&Cell),
 ) -> Result<Frontier, ParamError> {
     let mut cells = Vec::new();
-    for &ttl_ms in ttls {
-        for &work_ms in works {
+    for &ttl_ticks in ttls {
+        for &work_ticks in works {
             let config = CheckConfig {
-                ttl_ms,
-                work_ms,
-                max_pause_ms: None,
+                ttl_ticks,
+                work_ticks,
+                max_pause_ticks: None,
                 ..base
             };
-            on_start(ttl_ms, work_ms);
+            on_start(ttl_ticks, work_ticks);
             let cell = boundary_watched(config, options, counters)?;
             on_cell(&cell);
             cells.push(cell);
@@ -298,7 +298,7 @@ impl Frontier {
                 let cell = self
                     .cells
                     .iter()
-                    .find(|c| c.ttl_ms == ttl && c.work_ms == work)
+                    .find(|c| c.ttl_ticks == ttl && c.work_ticks == work)
                     .map(|c| c.boundary.cell())
                     .unwrap_or_default();
                 let pad = width.saturating_sub(cell.chars().count());

@@ -345,7 +345,7 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
 /// nothing: the bound cut every run short.
 fn vacuity_text(model: &LeaseModel) -> String {
     let config = model.config();
-    let hint = match config.timing().and_then(|t| t.all_settled_ms) {
+    let hint = match config.timing().and_then(|t| t.all_settled_tick) {
         Some(all) if all > config.horizon() => {
             format!(
                 "; callers one after another settle by {all} ticks: use --horizon {all} or more"

@@ -97,25 +97,25 @@ fn smoke() -> Vec<SuiteEntry> {
         entry("no-lock", with(Safeguard::NoLock, |_| {}), Violated, None),
         entry(
             "lease, no pauses, work < TTL",
-            with(LEASE, |c| c.max_pause_ms = Some(0)),
+            with(LEASE, |c| c.max_pause_ticks = Some(0)),
             Safe,
             Some(Safe),
         ),
         entry(
             "lease, unbounded pauses",
-            with(LEASE, |c| c.ttl_ms = 2),
+            with(LEASE, |c| c.ttl_ticks = 2),
             Violated,
             Some(Violated),
         ),
         entry(
             "fenced, unbounded pauses",
-            with(FENCED, |c| c.ttl_ms = 1),
+            with(FENCED, |c| c.ttl_ticks = 1),
             Violated,
             Some(Violated),
         ),
         entry(
             "fenced-cas, unbounded pauses",
-            with(FENCED_CAS, |c| c.ttl_ms = 1),
+            with(FENCED_CAS, |c| c.ttl_ticks = 1),
             Safe,
             Some(Violated),
         ),
@@ -132,21 +132,22 @@ fn smoke() -> Vec<SuiteEntry> {
 /// Minutes on two cores: three callers, longer horizons, failovers, the watchdog's boundary.
 fn nightly() -> Vec<SuiteEntry> {
     use PropertyVerdict::{Safe, Violated};
-    let three = |safeguard: Safeguard, ttl_ms: u64, horizon_ms: Option<u64>| {
+    let three = |safeguard: Safeguard, ttl_ticks: u64, horizon_ticks: Option<u64>| {
         with(safeguard, |c| {
             c.callers = 3;
-            c.ttl_ms = ttl_ms;
-            c.horizon_ms = horizon_ms;
+            c.ttl_ticks = ttl_ticks;
+            c.horizon_ticks = horizon_ticks;
         })
     };
-    let watchdog = |ttl_ms: u64, work_ms: u64, pause: Option<u64>, horizon_ms: Option<u64>| {
-        with(Safeguard::LeaseWatchdog, |c| {
-            c.ttl_ms = ttl_ms;
-            c.work_ms = work_ms;
-            c.max_pause_ms = pause;
-            c.horizon_ms = horizon_ms;
-        })
-    };
+    let watchdog =
+        |ttl_ticks: u64, work_ticks: u64, pause: Option<u64>, horizon_ticks: Option<u64>| {
+            with(Safeguard::LeaseWatchdog, |c| {
+                c.ttl_ticks = ttl_ticks;
+                c.work_ticks = work_ticks;
+                c.max_pause_ticks = pause;
+                c.horizon_ticks = horizon_ticks;
+            })
+        };
     let mut entries = smoke();
     entries.extend([
         entry(
@@ -165,20 +166,20 @@ fn nightly() -> Vec<SuiteEntry> {
             "lease, 3 callers, no pauses",
             with(LEASE, |c| {
                 c.callers = 3;
-                c.max_pause_ms = Some(0);
+                c.max_pause_ticks = Some(0);
             }),
             Safe,
             Some(Safe),
         ),
         entry(
             "lease, TTL 3, work 1, pauses up to 2",
-            with(LEASE, |c| c.max_pause_ms = Some(2)),
+            with(LEASE, |c| c.max_pause_ticks = Some(2)),
             Safe,
             Some(Safe),
         ),
         entry(
             "lease, TTL 3, work 1, pauses up to 3",
-            with(LEASE, |c| c.max_pause_ms = Some(3)),
+            with(LEASE, |c| c.max_pause_ticks = Some(3)),
             Violated,
             Some(Violated),
         ),
@@ -186,7 +187,7 @@ fn nightly() -> Vec<SuiteEntry> {
             "lease, 1 failover, no pauses",
             with(LEASE, |c| {
                 c.failovers = 1;
-                c.max_pause_ms = Some(0);
+                c.max_pause_ticks = Some(0);
             }),
             Violated,
             Some(Violated),
@@ -205,14 +206,14 @@ fn nightly() -> Vec<SuiteEntry> {
         ),
         entry(
             "fenced-cas, TTL 2, unbounded pauses",
-            with(FENCED_CAS, |c| c.ttl_ms = 2),
+            with(FENCED_CAS, |c| c.ttl_ticks = 2),
             Safe,
             Some(Violated),
         ),
         entry(
             "fenced-cas, 1 failover, unbounded pauses",
             with(FENCED_CAS, |c| {
-                c.ttl_ms = 1;
+                c.ttl_ticks = 1;
                 c.failovers = 1;
             }),
             Safe,

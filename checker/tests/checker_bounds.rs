@@ -34,12 +34,12 @@ fn refusal(config: CheckConfig) -> String {
 #[test]
 fn a_lone_caller_writes_after_its_work_and_callers_in_turn_after_theirs() {
     for (safeguard, work) in [(Safeguard::NoLock, 1), (LEASE, 10), (FENCED_CAS, 3)] {
-        let timing = config(safeguard, |c| c.work_ms = work)
+        let timing = config(safeguard, |c| c.work_ticks = work)
             .timing()
             .expect("a lone caller writes");
-        assert_eq!(timing.first_write_ms, work, "{}", safeguard.name());
+        assert_eq!(timing.first_write_tick, work, "{}", safeguard.name());
         assert_eq!(
-            timing.all_settled_ms,
+            timing.all_settled_tick,
             Some(2 * work),
             "{}: two callers one after another",
             safeguard.name()
@@ -49,7 +49,7 @@ fn a_lone_caller_writes_after_its_work_and_callers_in_turn_after_theirs() {
 
 #[test]
 fn a_horizon_before_any_write_is_refused_naming_the_smallest_that_means_something() {
-    let error = refusal(config(Safeguard::NoLock, |c| c.horizon_ms = Some(0)));
+    let error = refusal(config(Safeguard::NoLock, |c| c.horizon_ticks = Some(0)));
     assert!(error.contains("--horizon 0"), "{error}");
     assert!(
         error.contains("smallest meaningful horizon is 1"),
@@ -57,8 +57,8 @@ fn a_horizon_before_any_write_is_refused_naming_the_smallest_that_means_somethin
     );
 
     let error = refusal(config(LEASE, |c| {
-        c.work_ms = 10;
-        c.horizon_ms = Some(3);
+        c.work_ticks = 10;
+        c.horizon_ticks = Some(3);
     }));
     assert!(error.contains("--horizon 3"), "{error}");
     assert!(
@@ -69,8 +69,8 @@ fn a_horizon_before_any_write_is_refused_naming_the_smallest_that_means_somethin
 
     // The smallest meaningful horizon itself is accepted.
     config(LEASE, |c| {
-        c.work_ms = 10;
-        c.horizon_ms = Some(10);
+        c.work_ticks = 10;
+        c.horizon_ticks = Some(10);
     })
     .validate()
     .expect("a lone caller can write within 10 ticks");
@@ -80,7 +80,7 @@ fn a_horizon_before_any_write_is_refused_naming_the_smallest_that_means_somethin
 fn a_bound_that_lets_no_run_settle_every_caller_is_inconclusive_not_safe() {
     // One caller can write by t=1, but the second cannot finish before the horizon: nothing
     // could go wrong, so "safe" would be empty.
-    let short = config(Safeguard::PgForUpdate, |c| c.horizon_ms = Some(1));
+    let short = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(1));
     short.validate().expect("a lone caller can write");
     let report = run(
         &LeaseModel::new(short).unwrap(),
@@ -99,7 +99,7 @@ fn a_bound_that_lets_no_run_settle_every_caller_is_inconclusive_not_safe() {
     );
 
     // One tick more, and the same check is a proof.
-    let long = config(Safeguard::PgForUpdate, |c| c.horizon_ms = Some(2));
+    let long = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(2));
     let report = run(
         &LeaseModel::new(long).unwrap(),
         RunOptions::default(),
@@ -114,10 +114,10 @@ fn a_lock_that_keeps_the_second_caller_out_until_the_horizon_is_inconclusive() {
     // Work 10 under a lease, horizon 12, no pauses: the second caller cannot finish.
     let report = run(
         &LeaseModel::new(config(LEASE, |c| {
-            c.work_ms = 10;
-            c.ttl_ms = 20;
-            c.max_pause_ms = Some(0);
-            c.horizon_ms = Some(12);
+            c.work_ticks = 10;
+            c.ttl_ticks = 20;
+            c.max_pause_ticks = Some(0);
+            c.horizon_ticks = Some(12);
         }))
         .unwrap(),
         RunOptions::default(),
@@ -139,8 +139,8 @@ fn the_state_limit_stops_the_search_soon_and_says_so() {
     // Fenced check-and-set, 3 callers, horizon 6: some 860,000 states in all.
     let model = LeaseModel::new(config(FENCED_CAS, |c| {
         c.callers = 3;
-        c.ttl_ms = 1;
-        c.horizon_ms = Some(6);
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(6);
     }))
     .unwrap();
     let report = run(
@@ -171,7 +171,7 @@ fn the_state_limit_stops_the_search_soon_and_says_so() {
 
 #[test]
 fn a_stop_request_ends_the_search_as_inconclusive() {
-    let model = LeaseModel::new(config(LEASE, |c| c.max_pause_ms = Some(0))).unwrap();
+    let model = LeaseModel::new(config(LEASE, |c| c.max_pause_ticks = Some(0))).unwrap();
     let counters = Counters::default();
     counters.request_stop();
     let report = run(&model, RunOptions::default(), &counters);
@@ -186,14 +186,14 @@ fn absurd_parameters_are_refused_before_anything_runs() {
         (config(LEASE, |c| c.callers = 9), "--callers 9"),
         (config(LEASE, |c| c.callers = 1), "nothing can overlap"),
         (config(LEASE, |c| c.callers = u32::MAX), "--callers"),
-        (config(LEASE, |c| c.ttl_ms = u64::MAX), "--ttl"),
-        (config(LEASE, |c| c.work_ms = u64::MAX), "--work"),
+        (config(LEASE, |c| c.ttl_ticks = u64::MAX), "--ttl"),
+        (config(LEASE, |c| c.work_ticks = u64::MAX), "--work"),
         (
-            config(LEASE, |c| c.max_pause_ms = Some(u64::MAX)),
+            config(LEASE, |c| c.max_pause_ticks = Some(u64::MAX)),
             "--max-pause",
         ),
         (
-            config(LEASE, |c| c.horizon_ms = Some(u64::MAX)),
+            config(LEASE, |c| c.horizon_ticks = Some(u64::MAX)),
             "--horizon",
         ),
         (config(LEASE, |c| c.failovers = 2), "at most 1 failover"),
@@ -220,7 +220,7 @@ fn absurd_parameters_are_refused_before_anything_runs() {
     }
     // The default horizon of a huge TTL saturates instead of overflowing.
     assert_eq!(
-        config(LEASE, |c| c.ttl_ms = u64::MAX).default_horizon_ms(),
+        config(LEASE, |c| c.ttl_ticks = u64::MAX).default_horizon_ticks(),
         u64::MAX
     );
 }
@@ -229,9 +229,9 @@ fn absurd_parameters_are_refused_before_anything_runs() {
 fn a_frontier_cell_whose_checks_hit_the_limit_is_inconclusive() {
     let cell = boundary(
         config(LEASE, |c| {
-            c.ttl_ms = 3;
-            c.work_ms = 1;
-            c.horizon_ms = Some(7);
+            c.ttl_ticks = 3;
+            c.work_ticks = 1;
+            c.horizon_ticks = Some(7);
         }),
         RunOptions {
             max_unique: Some(50),
@@ -250,9 +250,9 @@ fn a_frontier_cell_whose_horizon_lets_no_run_settle_is_inconclusive() {
     // A lone caller writes at t=2, the second could only at t=4: nothing can overlap.
     let cell = boundary(
         config(LEASE, |c| {
-            c.ttl_ms = 3;
-            c.work_ms = 2;
-            c.horizon_ms = Some(3);
+            c.ttl_ticks = 3;
+            c.work_ticks = 2;
+            c.horizon_ticks = Some(3);
         }),
         RunOptions::default(),
     )

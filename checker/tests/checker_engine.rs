@@ -23,8 +23,8 @@ const FENCED_CAS: Safeguard = Safeguard::Fenced {
 
 fn config(safeguard: Safeguard, change: impl FnOnce(&mut CheckConfig)) -> CheckConfig {
     let mut config = CheckConfig::new(safeguard);
-    config.ttl_ms = 1;
-    config.horizon_ms = Some(5);
+    config.ttl_ticks = 1;
+    config.horizon_ticks = Some(5);
     change(&mut config);
     config
 }
@@ -84,7 +84,7 @@ fn symmetry_reduction_changes_state_counts_not_verdicts() {
         config(Safeguard::PgForUpdate, |c| c.callers = 3),
         config(Safeguard::SetnxDel, |c| {
             c.failovers = 1;
-            c.horizon_ms = Some(2);
+            c.horizon_ticks = Some(2);
         }),
     ];
     for case in cases {

@@ -6,11 +6,11 @@ use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;
 
-fn cell(safeguard: Safeguard, ttl_ms: u64, work_ms: u64, horizon_ms: u64) -> Cell {
+fn cell(safeguard: Safeguard, ttl_ticks: u64, work_ticks: u64, horizon_ticks: u64) -> Cell {
     let config = CheckConfig {
-        ttl_ms,
-        work_ms,
-        horizon_ms: Some(horizon_ms),
+        ttl_ticks,
+        work_ticks,
+        horizon_ticks: Some(horizon_ticks),
         ..CheckConfig::new(safeguard)
     };
     boundary(config, RunOptions::default()).expect("valid")
@@ -65,10 +65,10 @@ fn the_table_puts_ttl_down_and_work_across() {
             (3, 3, Boundary::Unbounded),
         ]
         .into_iter()
-        .map(|(ttl_ms, work_ms, boundary)| Cell {
-            ttl_ms,
-            work_ms,
-            horizon_ms: 10,
+        .map(|(ttl_ticks, work_ticks, boundary)| Cell {
+            ttl_ticks,
+            work_ticks,
+            horizon_ticks: 10,
             boundary,
             checks: 1,
             unique_states: 1,

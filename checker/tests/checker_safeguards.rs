@@ -70,12 +70,12 @@ fn no_lock_loses_an_update() {
 
 #[test]
 fn setnx_del_holds_without_faults_but_a_failover_breaks_it() {
-    let report = check(Safeguard::SetnxDel, |c| c.horizon_ms = Some(6));
+    let report = check(Safeguard::SetnxDel, |c| c.horizon_ticks = Some(6));
     expect(&report, LEDGER, Safe, None);
     expect(&report, MUTUAL_EXCLUSION, Safe, None);
     let report = check(Safeguard::SetnxDel, |c| {
         c.failovers = 1;
-        c.horizon_ms = Some(2);
+        c.horizon_ticks = Some(2);
     });
     // The shortest way to lose money: the failover loses the balance write itself (Redis
     // acknowledged it before replicating); the lock fails too, as mutual exclusion shows.
@@ -92,7 +92,7 @@ fn setnx_del_holds_without_faults_but_a_failover_breaks_it() {
 
 #[test]
 fn lease_holds_while_work_and_pauses_fit_in_the_ttl() {
-    let report = check(LEASE, |c| c.max_pause_ms = Some(0));
+    let report = check(LEASE, |c| c.max_pause_ticks = Some(0));
     expect(&report, LEDGER, Safe, None);
     expect(&report, MUTUAL_EXCLUSION, Safe, None);
     expect(&report, ALL_FINISHED, Found, Some(14));
@@ -101,9 +101,9 @@ fn lease_holds_while_work_and_pauses_fit_in_the_ttl() {
 #[test]
 fn lease_breaks_once_work_exceeds_the_ttl() {
     let report = check(LEASE, |c| {
-        c.ttl_ms = 2;
-        c.work_ms = 3;
-        c.max_pause_ms = Some(0);
+        c.ttl_ticks = 2;
+        c.work_ticks = 3;
+        c.max_pause_ticks = Some(0);
     });
     expect(&report, LEDGER, Violated, Some(18));
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(8));
@@ -114,22 +114,22 @@ fn lease_breaks_once_work_exceeds_the_ttl() {
 fn lease_breaks_once_a_pause_exceeds_what_the_ttl_leaves() {
     // TTL 2, work 1: a pause of 1 fits, a pause of 2 lets the lease expire mid-spend.
     let fits = check(LEASE, |c| {
-        c.ttl_ms = 2;
-        c.max_pause_ms = Some(1);
-        c.horizon_ms = Some(6);
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(1);
+        c.horizon_ticks = Some(6);
     });
     expect(&fits, LEDGER, Safe, None);
     expect(&fits, MUTUAL_EXCLUSION, Safe, None);
     let breaks = check(LEASE, |c| {
-        c.ttl_ms = 2;
-        c.max_pause_ms = Some(2);
-        c.horizon_ms = Some(6);
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(2);
+        c.horizon_ticks = Some(6);
     });
     expect(&breaks, LEDGER, Violated, Some(16));
     expect(&breaks, MUTUAL_EXCLUSION, Violated, Some(8));
     let unbounded = check(LEASE, |c| {
-        c.ttl_ms = 2;
-        c.horizon_ms = Some(5);
+        c.ttl_ticks = 2;
+        c.horizon_ticks = Some(5);
     });
     expect(&unbounded, LEDGER, Violated, Some(16));
 }
@@ -137,10 +137,10 @@ fn lease_breaks_once_a_pause_exceeds_what_the_ttl_leaves() {
 #[test]
 fn lease_breaks_when_a_failover_loses_the_lock() {
     let report = check(LEASE, |c| {
-        c.ttl_ms = 2;
-        c.max_pause_ms = Some(0);
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(0);
         c.failovers = 1;
-        c.horizon_ms = Some(3);
+        c.horizon_ticks = Some(3);
     });
     expect(&report, LEDGER, Violated, Some(12));
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(5));
@@ -149,8 +149,8 @@ fn lease_breaks_when_a_failover_loses_the_lock() {
 #[test]
 fn fencing_alone_lets_overlapping_holders_both_spend() {
     let report = check(FENCED, |c| {
-        c.ttl_ms = 1;
-        c.horizon_ms = Some(5);
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(5);
     });
     expect(&report, LEDGER, Violated, Some(15));
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
@@ -164,8 +164,8 @@ fn fencing_alone_lets_overlapping_holders_both_spend() {
 #[test]
 fn fenced_check_and_set_keeps_the_ledger_for_two_callers_with_unbounded_pauses() {
     let report = check(FENCED_CAS, |c| {
-        c.ttl_ms = 1;
-        c.horizon_ms = Some(6);
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(6);
     });
     expect(&report, LEDGER, Safe, None);
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
@@ -179,8 +179,8 @@ fn fenced_check_and_set_keeps_the_ledger_for_two_callers_with_unbounded_pauses()
 fn fenced_check_and_set_keeps_the_ledger_for_three_callers_with_unbounded_pauses() {
     let report = check(FENCED_CAS, |c| {
         c.callers = 3;
-        c.ttl_ms = 1;
-        c.horizon_ms = Some(4);
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(4);
     });
     expect(&report, LEDGER, Safe, None);
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
@@ -205,9 +205,9 @@ fn watchdog_is_safe_exactly_while_the_pause_fits_between_refreshes() {
     // TTL 3: a refresh every tick, each for 3 ticks. Work of 4 outlives the TTL.
     let watchdog = |pause: Option<u64>| {
         check(Safeguard::LeaseWatchdog, |c| {
-            c.work_ms = 4;
-            c.max_pause_ms = pause;
-            c.horizon_ms = Some(8);
+            c.work_ticks = 4;
+            c.max_pause_ticks = pause;
+            c.horizon_ticks = Some(8);
         })
     };
     let fits = watchdog(Some(2));

@@ -214,11 +214,11 @@ impl Args {
             callers: self.callers,
             initial_balance: self.balance,
             amount: self.amount,
-            ttl_ms: self.ttl,
-            work_ms: self.work,
-            max_pause_ms: self.max_pause.0,
+            ttl_ticks: self.ttl,
+            work_ticks: self.work,
+            max_pause_ticks: self.max_pause.0,
             failovers: self.failovers,
-            horizon_ms: self.horizon,
+            horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
         };
         config.validate()?;
@@ -551,14 +551,14 @@ fn ticks(n: u64) -> String {
 /// The command line that reproduces `config` (for hints).
 fn command_line(config: &CheckConfig) -> String {
     let pause = config
-        .max_pause_ms
+        .max_pause_ticks
         .map_or("unbounded".to_string(), |p| p.to_string());
     let mut line = format!(
         "leaselab check --safeguard {} --callers {} --ttl {} --work {} --max-pause {pause}",
         config.safeguard.name(),
         config.callers,
-        config.ttl_ms,
-        config.work_ms
+        config.ttl_ticks,
+        config.work_ticks
     );
     if config.failovers > 0 {
         line.push_str(&format!(" --failovers {}", config.failovers));
@@ -569,7 +569,7 @@ fn command_line(config: &CheckConfig) -> String {
     if config.amount != 10 {
         line.push_str(&format!(" --amount {}", config.amount));
     }
-    if let Some(horizon) = config.horizon_ms {
+    if let Some(horizon) = config.horizon_ticks {
         line.push_str(&format!(" --horizon {horizon}"));
     }
     if !config.symmetry {
@@ -586,7 +586,7 @@ pub fn render(
     args: &Args,
 ) -> String {
     let mut out = String::new();
-    let timing = match config.max_pause_ms {
+    let timing = match config.max_pause_ticks {
         None => "unbounded pauses (asynchronous model)".to_string(),
         Some(p) => format!(
             "each caller paused at most {} in all (semi-synchronous model)",
@@ -599,8 +599,8 @@ pub fn render(
         config.callers,
         config.amount,
         config.initial_balance,
-        ticks(config.ttl_ms),
-        ticks(config.work_ms)
+        ticks(config.ttl_ticks),
+        ticks(config.work_ticks)
     ));
     out.push_str(&format!(
         "timing: {timing}; callers arrive at any time; horizon {}{}\n",
@@ -736,9 +736,9 @@ impl<'a> JsonCheck<'a> {
             callers: config.callers,
             balance: config.initial_balance,
             amount: config.amount,
-            ttl_ticks: config.ttl_ms,
-            work_ticks: config.work_ms,
-            max_pause_ticks: config.max_pause_ms,
+            ttl_ticks: config.ttl_ticks,
+            work_ticks: config.work_ticks,
+            max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             horizon_ticks: config.horizon(),
             symmetry: config.symmetry,

@@ -125,19 +125,19 @@ pub fn execute(args: Args) -> CommandResult {
         initial_balance: args.balance,
         amount: args.amount,
         failovers: args.failovers,
-        horizon_ms: args.horizon,
+        horizon_ticks: args.horizon,
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
-    for &ttl_ms in &args.ttl.0 {
-        for &work_ms in &args.work.0 {
+    for &ttl_ticks in &args.ttl.0 {
+        for &work_ticks in &args.work.0 {
             CheckConfig {
-                ttl_ms,
-                work_ms,
+                ttl_ticks,
+                work_ticks,
                 ..base
             }
             .validate()
-            .map_err(|e| UsageError::new(format!("--ttl {ttl_ms} --work {work_ms}: {e}")))?;
+            .map_err(|e| UsageError::new(format!("--ttl {ttl_ticks} --work {work_ticks}: {e}")))?;
         }
     }
     let options = RunOptions {
@@ -243,8 +243,8 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
         "{} of {} cells inconclusive; TTL {} work {}: {}",
         undecided.len(),
         frontier.cells.len(),
-        first.ttl_ms,
-        first.work_ms,
+        first.ttl_ticks,
+        first.work_ticks,
         first.reason.as_deref().unwrap_or("not established")
     ))
 }
@@ -263,7 +263,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
         },
-        match base.horizon_ms {
+        match base.horizon_ticks {
             Some(h) => format!("a horizon of {h} ticks"),
             None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),
         }
@@ -280,8 +280,8 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
         for cell in undecided {
             out.push_str(&format!(
                 "  TTL {} work {} ({} states): {}\n",
-                cell.ttl_ms,
-                cell.work_ms,
+                cell.ttl_ticks,
+                cell.work_ticks,
                 group(cell.unique_states),
                 cell.reason.as_deref().unwrap_or("not established")
             ));
@@ -308,9 +308,9 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &boundary)| Cell {
-                    ttl_ms: 1,
-                    work_ms: i as u64 + 1,
-                    horizon_ms: 5,
+                    ttl_ticks: 1,
+                    work_ticks: i as u64 + 1,
+                    horizon_ticks: 5,
                     boundary,
                     checks: 1,
                     unique_states: 10,

@@ -617,11 +617,11 @@ impl CheckSpec {
             callers: config.callers,
             initial_balance: config.initial_balance,
             amount: config.amount,
-            ttl_ticks: config.ttl_ms,
-            work_ticks: config.work_ms,
-            max_pause_ticks: config.max_pause_ms,
+            ttl_ticks: config.ttl_ticks,
+            work_ticks: config.work_ticks,
+            max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
-            horizon_ticks: config.horizon_ms,
+            horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
         }
     }
@@ -642,11 +642,11 @@ impl CheckSpec {
             callers: self.callers,
             initial_balance: self.initial_balance,
             amount: self.amount,
-            ttl_ms: self.ttl_ticks,
-            work_ms: self.work_ticks,
-            max_pause_ms: self.max_pause_ticks,
+            ttl_ticks: self.ttl_ticks,
+            work_ticks: self.work_ticks,
+            max_pause_ticks: self.max_pause_ticks,
             failovers: self.failovers,
-            horizon_ms: self.horizon_ticks,
+            horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
         };
         config
