@@ -35,9 +35,9 @@ pub struct Args {
     /// such as fenced-cas keeps the ledger while breaking mutual exclusion by design).
     #[arg(long, value_enum, default_value_t = Gate::All, value_name = "PROPERTIES")]
     pub gate: Gate,
-    /// How many callers spend from the wallet.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub callers: u32,
+    /// The callers, the wallet and the failovers.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
     /// The lease, in ticks.
     #[arg(long, default_value = "3", value_parser = parse_ticks, value_name = "T")]
     pub ttl: u64,
@@ -48,15 +48,6 @@ pub struct Args {
     /// or `unbounded` (asynchronous).
     #[arg(long, default_value = "unbounded", value_parser = parse_pause, value_name = "P|unbounded")]
     pub max_pause: Pause,
-    /// How many Redis failovers may strike, each losing what had not replicated.
-    #[arg(long, default_value_t = 0, value_name = "K")]
-    pub failovers: u32,
-    /// The balance before the run.
-    #[arg(long, default_value_t = 20, value_name = "B")]
-    pub balance: i64,
-    /// How much each caller spends.
-    #[arg(long, default_value_t = 10, value_name = "A")]
-    pub amount: i64,
     /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
@@ -66,17 +57,9 @@ pub struct Args {
     /// Depth-first search (stateright's): less memory, longer counterexamples.
     #[arg(long)]
     pub dfs: bool,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub threads: usize,
-    /// Stop after this many distinct states and report INCONCLUSIVE (exit 3); raise it for
-    /// larger bounds (a state costs some 0.5 to 1 KiB).
-    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
-    pub max_states: u64,
-    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
-    /// INCONCLUSIVE (exit 3). Checked on Linux; elsewhere only --max-states applies.
-    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
-    pub max_memory: u64,
+    /// Threads, and the state and memory limits.
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Explore callers that differ only by which is which separately (no symmetry reduction).
     #[arg(long)]
     pub no_symmetry: bool,
@@ -103,6 +86,70 @@ pub struct Args {
     /// Shrink the counterexample's simulated run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
+}
+
+/// The flags `check` and `frontier` share about who spends what.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct WalletArgs {
+    /// How many callers spend from the wallet.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub callers: u32,
+    /// How many Redis failovers may strike, each losing what had not replicated.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub failovers: u32,
+    /// The balance before the run.
+    #[arg(long, default_value_t = 20, value_name = "B")]
+    pub balance: i64,
+    /// How much each caller spends.
+    #[arg(long, default_value_t = 10, value_name = "A")]
+    pub amount: i64,
+}
+
+/// The flags `check` and `frontier` share about how hard to search.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct SearchArgs {
+    /// Worker threads (per check).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub threads: usize,
+    /// Stop a check after this many distinct states and report INCONCLUSIVE (exit 3; in
+    /// `frontier`, the cell is marked '?'); raise it for larger bounds (a state costs some
+    /// 0.5 to 1 KiB).
+    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
+    pub max_states: u64,
+    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
+    /// INCONCLUSIVE (exit 3; in `frontier`, the cells left are '?'). Checked on Linux;
+    /// elsewhere only --max-states applies.
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    pub max_memory: u64,
+}
+
+impl SearchArgs {
+    /// Refuses a thread count or state limit the search cannot use.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.threads == 0 || self.threads > 256 {
+            return Err(UsageError::new(format!(
+                "--threads {}: use between 1 and 256 threads (this machine has {})",
+                self.threads,
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            )));
+        }
+        if self.max_states == 0 {
+            return Err(UsageError::new(
+                "--max-states 0: the search needs room for at least 1 state; the default is \
+                 10000000",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The limits a watched search stops at.
+    pub fn limits(&self, progress: bool) -> Limits {
+        Limits {
+            max_states: self.max_states,
+            max_memory: self.max_memory,
+            progress,
+        }
+    }
 }
 
 /// The default limit on distinct states (per check; for `frontier`, per check of each cell):
@@ -170,33 +217,18 @@ impl Args {
     }
 
     fn options(&self) -> Result<RunOptions, UsageError> {
-        if self.threads == 0 || self.threads > 256 {
-            return Err(UsageError::new(format!(
-                "--threads {}: use between 1 and 256 threads (this machine has {})",
-                self.threads,
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            )));
-        }
-        if self.max_states == 0 {
-            return Err(UsageError::new(
-                "--max-states 0: the search needs room for at least 1 state; the default is \
-                 10000000",
-            ));
-        }
+        self.search.validate()?;
         Ok(RunOptions {
             strategy: self.strategy(),
-            threads: self.threads,
-            max_unique: Some(self.max_states),
+            threads: self.search.threads,
+            max_unique: Some(self.search.max_states),
             stop_at_violation: false,
         })
     }
 
     fn limits(&self) -> Limits {
-        Limits {
-            max_states: self.max_states,
-            max_memory: self.max_memory,
-            progress: !self.json && std::io::stderr().is_terminal(),
-        }
+        self.search
+            .limits(!self.json && std::io::stderr().is_terminal())
     }
 
     /// The check these arguments describe.
@@ -211,13 +243,13 @@ impl Args {
             Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
         let config = CheckConfig {
             safeguard,
-            callers: self.callers,
-            initial_balance: self.balance,
-            amount: self.amount,
+            callers: self.wallet.callers,
+            initial_balance: self.wallet.balance,
+            amount: self.wallet.amount,
             ttl_ticks: self.ttl,
             work_ticks: self.work,
             max_pause_ticks: self.max_pause.0,
-            failovers: self.failovers,
+            failovers: self.wallet.failovers,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
         };

@@ -14,9 +14,7 @@ use serde::Serialize;
 
 use crate::exit::{CommandResult, Status, UsageError};
 
-use super::check::{
-    group, memory_text, parse_bytes, parse_ticks, watched, Limits, DEFAULT_MAX_STATES,
-};
+use super::check::{group, memory_text, parse_ticks, watched, SearchArgs, WalletArgs};
 
 /// Sweep the pause bound (and TTL against work) and print the boundary table.
 #[derive(Debug, Clone, ClapArgs)]
@@ -24,9 +22,9 @@ pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced.
     #[arg(long, value_name = "NAME")]
     pub safeguard: String,
-    /// How many callers.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub callers: u32,
+    /// The callers, the wallet and the failovers.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
     #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
@@ -37,26 +35,9 @@ pub struct Args {
     /// The state space grows quickly with it; a violation needs about 2 × work + TTL + 3.
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
-    /// How many Redis failovers may strike.
-    #[arg(long, default_value_t = 0, value_name = "K")]
-    pub failovers: u32,
-    /// The balance before the run.
-    #[arg(long, default_value_t = 20, value_name = "B")]
-    pub balance: i64,
-    /// How much each caller spends.
-    #[arg(long, default_value_t = 10, value_name = "A")]
-    pub amount: i64,
-    /// Worker threads per check.
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub threads: usize,
-    /// Stop any of a cell's checks after this many distinct states and mark the cell
-    /// inconclusive ('?').
-    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
-    pub max_states: u64,
-    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB); the cells
-    /// left are inconclusive. Checked on Linux.
-    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
-    pub max_memory: u64,
+    /// Threads, and the state and memory limits of each check of a cell.
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Refuse sweeps of more cells (TTLs x works) than this.
     #[arg(long, default_value_t = DEFAULT_MAX_CELLS, value_name = "N")]
     pub max_cells: usize,
@@ -96,17 +77,7 @@ pub fn parse_list(text: &str) -> Result<TickList, String> {
 pub fn execute(args: Args) -> CommandResult {
     let safeguard = Safeguard::parse(&args.safeguard)
         .map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
-    if args.threads == 0 || args.threads > 256 {
-        return Err(UsageError::new(format!(
-            "--threads {}: use between 1 and 256 threads",
-            args.threads
-        )));
-    }
-    if args.max_states == 0 {
-        return Err(UsageError::new(
-            "--max-states 0: a cell needs room for at least 1 state; the default is 10000000",
-        ));
-    }
+    args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {
         return Err(UsageError::new(format!(
@@ -121,10 +92,10 @@ pub fn execute(args: Args) -> CommandResult {
         )));
     }
     let base = CheckConfig {
-        callers: args.callers,
-        initial_balance: args.balance,
-        amount: args.amount,
-        failovers: args.failovers,
+        callers: args.wallet.callers,
+        initial_balance: args.wallet.balance,
+        amount: args.wallet.amount,
+        failovers: args.wallet.failovers,
         horizon_ticks: args.horizon,
         ..CheckConfig::new(safeguard)
     };
@@ -142,15 +113,13 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let options = RunOptions {
         strategy: Strategy::Bfs,
-        threads: args.threads,
-        max_unique: Some(args.max_states),
+        threads: args.search.threads,
+        max_unique: Some(args.search.max_states),
         stop_at_violation: true,
     };
-    let limits = Limits {
-        max_states: args.max_states,
-        max_memory: args.max_memory,
-        progress: !args.json && std::io::stderr().is_terminal(),
-    };
+    let limits = args
+        .search
+        .limits(!args.json && std::io::stderr().is_terminal());
     let counters = Arc::new(Counters::default());
     let label = Arc::new(Mutex::new(String::new()));
     let mut started = 0usize;
@@ -192,7 +161,7 @@ pub fn execute(args: Args) -> CommandResult {
             },
             reason: summary_reason(&frontier),
             exit_code: status.exit_code(),
-            max_states_per_cell: args.max_states,
+            max_states_per_cell: args.search.max_states,
             frontier: &frontier,
         };
         println!(
