@@ -112,6 +112,27 @@ fn a_newer_format_version_says_so_and_names_it() {
 }
 
 #[test]
+fn a_ledger_whose_verdict_or_expected_balance_contradicts_its_numbers_is_refused() {
+    let (_, text) = step5();
+    let flipped = text.replacen("\"verdict\": \"BROKEN\",", "\"verdict\": \"OK\",", 1);
+    assert_ne!(flipped, text);
+    let message = parse(&flipped).to_string();
+    assert!(message.contains("ledger.verdict"), "{message}");
+    assert!(message.contains("expected \"BROKEN\""), "{message}");
+    let expected = text.replacen("\"expected_balance\": 80,", "\"expected_balance\": 90,", 1);
+    assert_ne!(expected, text);
+    let message = parse(&expected).to_string();
+    assert!(message.contains("ledger.expected_balance"), "{message}");
+    let unknown = text.replacen(
+        "\"verdict\": \"BROKEN\",",
+        "\"verdict\": \"BROKEN\", \"mood\": 1,",
+        1,
+    );
+    let message = parse(&unknown).to_string();
+    assert!(message.contains("mood"), "{message}");
+}
+
+#[test]
 fn an_older_format_version_names_it_and_how_to_get_a_new_trace() {
     let (_, text) = step5();
     let older = text.replacen("\"format_version\": 2,", "\"format_version\": 1,", 1);

@@ -363,7 +363,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
         })
     };
     let scenario = file.scenario.to_scenario("scenario").map_err(spec_error)?;
-    let ledger = file.ledger.to_ledger("ledger").map_err(spec_error)?;
+    super::format::check_ledger(&file.ledger, "ledger").map_err(spec_error)?;
+    let ledger = file.ledger.clone();
     let model = match &file.origin {
         Origin::Simulation { .. } => None,
         Origin::Model {

@@ -86,7 +86,7 @@ impl Replay {
             ),
             Outcome::NoLongerFails { line } => format!(
                 "no longer fails: recorded {}, now {line} (fixed, or the trace is stale)",
-                trace.file.ledger.line
+                trace.file.ledger.line()
             ),
         };
         match &self.model {
