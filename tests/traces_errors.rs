@@ -96,7 +96,7 @@ fn an_invalid_value_names_the_field_and_how_to_fix_it() {
 fn a_newer_format_version_says_so_and_names_it() {
     let (_, text) = step5();
     let newer = text
-        .replacen("\"format_version\": 1,", "\"format_version\": 7,", 1)
+        .replacen("\"format_version\": 2,", "\"format_version\": 7,", 1)
         .replacen("\"scenario\": {", "\"scenario_v7\": {", 1);
     let error = parse(&newer);
     assert!(
@@ -105,10 +105,49 @@ fn a_newer_format_version_says_so_and_names_it() {
     );
     let message = error.to_string();
     assert!(message.contains("format version 7"), "{message}");
-    assert!(message.contains("reads versions up to 1"), "{message}");
+    assert!(message.contains("reads versions up to 2"), "{message}");
     let (code, stderr) = cli("newer.json", &newer, &["replay"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("format version 7"), "{stderr}");
+}
+
+#[test]
+fn a_ledger_whose_verdict_or_expected_balance_contradicts_its_numbers_is_refused() {
+    let (_, text) = step5();
+    let flipped = text.replacen("\"verdict\": \"BROKEN\",", "\"verdict\": \"OK\",", 1);
+    assert_ne!(flipped, text);
+    let message = parse(&flipped).to_string();
+    assert!(message.contains("ledger.verdict"), "{message}");
+    assert!(message.contains("expected \"BROKEN\""), "{message}");
+    let expected = text.replacen("\"expected_balance\": 80,", "\"expected_balance\": 90,", 1);
+    assert_ne!(expected, text);
+    let message = parse(&expected).to_string();
+    assert!(message.contains("ledger.expected_balance"), "{message}");
+    let unknown = text.replacen(
+        "\"verdict\": \"BROKEN\",",
+        "\"verdict\": \"BROKEN\", \"mood\": 1,",
+        1,
+    );
+    let message = parse(&unknown).to_string();
+    assert!(message.contains("mood"), "{message}");
+}
+
+#[test]
+fn an_older_format_version_names_it_and_how_to_get_a_new_trace() {
+    let (_, text) = step5();
+    let older = text.replacen("\"format_version\": 2,", "\"format_version\": 1,", 1);
+    let error = parse(&older);
+    assert!(
+        matches!(error.problem, Problem::OlderVersion { version: 1 }),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("format version 1"), "{message}");
+    assert!(message.contains("reads format version 2 only"), "{message}");
+    assert!(message.contains("leaselab run"), "{message}");
+    let (code, stderr) = cli("older.json", &older, &["show"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("format version 1"), "{stderr}");
 }
 
 #[test]

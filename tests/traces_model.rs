@@ -5,17 +5,17 @@
 use leaselab::trace::model::{trace_file, translate};
 use leaselab::trace::replay::{replay, ModelReplay};
 use leaselab::trace::{self};
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::run::replay as replay_path;
-use leaselab_model::checker::{run, CheckConfig, LeaseModel, RunOptions, LEDGER};
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::run::replay as replay_path;
+use leaselab_checker::{run, CheckConfig, LeaseModel, RunOptions, LEDGER};
 use leaselab_model::fault::Fault;
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::Safeguard;
 
 fn check(guard: WriteGuard, ttl: u64, work: u64) {
     let config = CheckConfig {
-        ttl_ms: ttl,
-        work_ms: work,
+        ttl_ticks: ttl,
+        work_ticks: work,
         ..CheckConfig::new(Safeguard::Fenced { guard })
     };
     let model = LeaseModel::new(config).unwrap();
@@ -79,8 +79,8 @@ fn a_model_path_that_no_longer_violates_is_reported() {
     // The step 6 path checked against the check-and-set guard: same actions, but the
     // second write is refused, so the ledger holds.
     let config = CheckConfig {
-        ttl_ms: 1,
-        work_ms: 0,
+        ttl_ticks: 1,
+        work_ticks: 0,
         ..CheckConfig::new(Safeguard::Fenced {
             guard: WriteGuard::FenceBelow,
         })

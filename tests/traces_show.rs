@@ -106,6 +106,32 @@ fn the_picture_has_lanes_arrows_lease_bars_and_a_red_blame_mark() {
     assert!(page.contains("A: wakes up and carries on"));
 }
 
+/// bsm/redislock's `release.lua` answers `OK` (or nil when the lock is gone), not a count of
+/// deleted keys: B's release, after its own write, is a success; only A's, after its lease
+/// expired under the pause, is refused.
+#[test]
+fn redislock_releases_are_drawn_as_the_machine_read_them() {
+    let loaded = trace::load(&shipped("tutorial/step4-redislock")).unwrap();
+    let events = loaded.events().unwrap();
+    let story = story::build(&loaded.scenario, &loaded.ledger, &events);
+    let releases: Vec<(u32, bool)> = story
+        .rows
+        .iter()
+        .filter_map(|row| match (row.mark.lane, &row.mark.kind) {
+            (story::Lane::Caller(caller), story::Kind::Release { ok }) => Some((caller, *ok)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(releases, [(2, true), (1, false)], "{:#?}", story.rows);
+    let out = show(&shipped("tutorial/step4-redislock"));
+    assert!(out.contains("B: wrote balance 90"), "{out}");
+    assert_eq!(out.matches("released the lock").count(), 1, "{out}");
+    assert_eq!(out.matches("release: lock not held").count(), 2, "{out}");
+    let picture = svg::svg(&loaded, &story);
+    assert_eq!(picture.matches("released the lock").count(), 1, "{picture}");
+    assert_eq!(picture.matches("release: lock not held").count(), 1);
+}
+
 #[test]
 fn the_html_renders_in_a_headless_browser() {
     let installed = ["chromium", "chromium-browser"].iter().any(|name| {

@@ -1,12 +1,13 @@
 //! The ledger invariant: the final balance equals the initial balance minus the accepted
 //! spends, and is never negative — the tutorial's `Check`, plus blame and counters.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::safeguard::{CallerStats, Outcome};
 
-/// OK or BROKEN.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// OK or BROKEN (serialised as `"OK"` / `"BROKEN"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
     /// The balance matches the accepted spends.
     Ok,
@@ -25,7 +26,8 @@ impl Verdict {
 }
 
 /// An accepted spend computed from a balance that was no longer current when it was written.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StaleSpend {
     /// The caller (1-based).
     pub caller: u32,
@@ -48,10 +50,13 @@ pub struct CallerResult {
     pub stats: CallerStats,
 }
 
-/// The ledger check of one run. Serialises as its numbers and blame; the verdict is left to
-/// the report around it, which states it once with the tutorial's line.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// The ledger check of one run: its verdict, numbers and blame. One schema for reports and
+/// traces; a ledger read back is checked with [`Ledger::inconsistency`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Ledger {
+    /// OK or BROKEN.
+    pub verdict: Verdict,
     /// Starting balance.
     pub initial_balance: i64,
     /// Each spend's amount.
@@ -62,9 +67,6 @@ pub struct Ledger {
     pub final_balance: i64,
     /// `initial − amount × accepted`.
     pub expected_balance: i64,
-    /// OK or BROKEN.
-    #[serde(skip)]
-    pub verdict: Verdict,
     /// Writes the storage refused.
     pub rejected: u32,
     /// Callers that gave up waiting for the lock.
@@ -127,10 +129,8 @@ impl Ledger {
                 Some(Outcome::Failed(_)) | None => ledger.failed += 1,
             }
         }
-        ledger.expected_balance = initial_balance - amount * i64::from(ledger.accepted);
-        if final_balance != ledger.expected_balance || final_balance < 0 {
-            ledger.verdict = Verdict::Broken;
-        }
+        ledger.expected_balance = ledger.expected();
+        ledger.verdict = ledger.judge();
         accepted_spends.sort();
         let mut current_balance = initial_balance;
         for (_, caller, read_balance, fence) in accepted_spends {
@@ -147,6 +147,49 @@ impl Ledger {
             current_balance -= amount;
         }
         ledger
+    }
+
+    /// `initial − amount × accepted`, from the numbers.
+    pub fn expected(&self) -> i64 {
+        self.initial_balance - self.amount * i64::from(self.accepted)
+    }
+
+    /// The verdict the numbers give: BROKEN when the final balance is not the expected one,
+    /// or is negative.
+    pub fn judge(&self) -> Verdict {
+        if self.final_balance != self.expected_balance || self.final_balance < 0 {
+            Verdict::Broken
+        } else {
+            Verdict::Ok
+        }
+    }
+
+    /// For a ledger read back from a file: the first field that does not follow from the
+    /// others, and why; none when they agree.
+    pub fn inconsistency(&self) -> Option<(&'static str, String)> {
+        if self.expected_balance != self.expected() {
+            return Some((
+                "expected_balance",
+                format!(
+                    "{} does not follow from the other numbers; expected initial_balance - amount x accepted = {}",
+                    self.expected_balance,
+                    self.expected()
+                ),
+            ));
+        }
+        if self.verdict != self.judge() {
+            return Some((
+                "verdict",
+                format!(
+                    "\"{}\" does not match the numbers (final_balance {}, expected_balance {}); expected \"{}\"",
+                    self.verdict.as_str(),
+                    self.final_balance,
+                    self.expected_balance,
+                    self.judge().as_str()
+                ),
+            ));
+        }
+        None
     }
 
     /// The tutorial's line: `accepted=10 balance=0 expected=0 OK`.

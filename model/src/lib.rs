@@ -7,19 +7,21 @@
 //! - [`safeguard`]: every lock safeguard of the tutorial as a sans-IO state machine;
 //! - [`scenario`]: what a run is made of (balance, callers, TTL, work, safeguard);
 //! - [`ledger`]: the invariant every run is judged by;
-//! - [`world`]: an in-process driver that steps callers and stand-ins on one clock;
-//! - [`checker`]: the exhaustive model checker over that world.
+//! - [`world`]: an in-process driver that steps callers and stand-ins on one clock (the
+//!   `leaselab-checker` crate explores it exhaustively);
+//! - [`fingerprint`]: the platform-independent state hash the world and the checker use.
 //!
 //! Nothing in this crate reads a clock, opens a socket or draws unseeded randomness:
 //! time is always passed in (`now_ms`), and randomness comes from the driver.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod checker;
 pub mod fault;
+pub mod fingerprint;
 pub mod ledger;
 pub mod postgres;
 pub mod redis;
 pub mod safeguard;
 pub mod scenario;
+pub mod text_bytes;
 pub mod world;

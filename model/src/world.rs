@@ -26,7 +26,8 @@ use crate::redis::replication::Effect;
 use crate::redis::{Redis, Reply};
 use crate::safeguard::lock::token_text;
 use crate::safeguard::{
-    BalanceIn, Caller, Input, Machine, Outcome, ParamError, Point, RedisRequest, SqlRequest, Step,
+    BalanceIn, Caller, Input, Machine, Outcome, ParamError, Point, Reading, RedisRequest,
+    SqlRequest, Step,
 };
 use crate::scenario::Scenario;
 
@@ -206,6 +207,8 @@ pub enum Event {
         request: RedisRequest,
         /// The reply.
         reply: Reply,
+        /// What the caller's machine makes of it.
+        reading: Option<Reading>,
     },
     /// A caller ran a statement and got this result.
     Sql {
@@ -215,6 +218,8 @@ pub enum Event {
         request: SqlRequest,
         /// The result.
         result: Result<QueryResult, PgError>,
+        /// What the caller's machine makes of it.
+        reading: Option<Reading>,
     },
     /// A caller's statement waits for a row lock.
     SqlBlocked {
@@ -587,11 +592,14 @@ impl World {
             Step::Redis { request, .. } => {
                 let (request, reply) = self.run_redis(request);
                 if sink.is_some() {
+                    let machine = &self.slots[index].machine;
+                    let reading = machine.reading(&Input::Redis(reply.clone()));
                     let reply = reply.clone();
                     emit(sink, || Event::Redis {
                         caller: index,
                         request,
                         reply,
+                        reading,
                     });
                 }
                 self.ready(index, Input::Redis(reply));
@@ -660,11 +668,14 @@ impl World {
         ) {
             Exec::Done(result) => {
                 if sink.is_some() {
+                    let machine = &self.slots[index].machine;
+                    let reading = machine.reading(&Input::Sql(result.clone()));
                     let result = result.clone();
                     emit(sink, || Event::Sql {
                         caller: index,
                         request,
                         result,
+                        reading,
                     });
                 }
                 self.ready(index, Input::Sql(result));
@@ -812,21 +823,20 @@ fn log_line(now_ms: u64, event: &Event) -> String {
             caller,
             request,
             reply,
+            ..
         } => format!(
             "t={now_ms} caller {}: {} -> {}",
             caller + 1,
-            describe_request(request),
-            describe_reply(reply)
+            request.describe(),
+            reply.describe()
         ),
         Event::Sql {
             caller,
             request,
             result,
+            ..
         } => {
-            let answer = match result {
-                Ok(ok) => ok.tag.clone(),
-                Err(error) => format!("ERROR {} {}", error.code, error.message),
-            };
+            let answer = crate::postgres::describe_result(result);
             format!(
                 "t={now_ms} caller {}: {} {:?} -> {answer}",
                 caller + 1,
@@ -856,42 +866,5 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
         }
-    }
-}
-
-/// A request as a person reads it, e.g. `SET lock:{wallet:42} 00..1f NX PX 100` or
-/// `EVALSHA fenced-acquire lock:{wallet:42} fence:{wallet:42} ...`.
-pub fn describe_request(request: &RedisRequest) -> String {
-    let words = |parts: &[Vec<u8>]| {
-        parts
-            .iter()
-            .map(|p| String::from_utf8_lossy(p).into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    match request {
-        RedisRequest::Command(command) => words(&command.to_argv()),
-        RedisRequest::Script { script, keys, args } => {
-            format!("EVALSHA {} {} {}", script.name(), words(keys), words(args))
-        }
-    }
-}
-
-/// A reply as redis-cli shows it.
-pub fn describe_reply(reply: &Reply) -> String {
-    match reply {
-        Reply::Status(text) => text.clone(),
-        Reply::Error(text) => format!("(error) {text}"),
-        Reply::Integer(n) => format!("(integer) {n}"),
-        Reply::Bulk(bytes) => format!("\"{}\"", String::from_utf8_lossy(bytes)),
-        Reply::Nil | Reply::NilArray => "(nil)".to_string(),
-        Reply::Array(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(describe_reply)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
     }
 }

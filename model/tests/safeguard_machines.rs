@@ -5,8 +5,8 @@ use leaselab_model::postgres::{QueryResult, RowLock, Statement, WriteGuard};
 use leaselab_model::redis::command::{Command, SetCondition, SetExpiry};
 use leaselab_model::redis::{Reply, ScriptId};
 use leaselab_model::safeguard::{
-    Caller, Input, Keys, Machine, Outcome, Params, Point, RedisRequest, RetryStrategy, Safeguard,
-    SqlRequest, Step,
+    Caller, Input, Keys, Machine, Outcome, Params, Point, Reading, RedisRequest, RetryStrategy,
+    Safeguard, SqlRequest, Step,
 };
 
 fn params(ttl_ms: u64, work_ms: u64) -> Params {
@@ -443,15 +443,38 @@ fn redislock_release_reads_ok_or_nil_from_its_script() {
         retry: RetryStrategy::NoRetry,
         jitter: false,
     };
-    for (reply, stale) in [(Reply::ok(), 0), (Reply::Nil, 1)] {
+    for (reply, stale, reading) in [
+        (Reply::ok(), 0, Reading::Released),
+        (Reply::Nil, 1, Reading::NotHeld),
+    ] {
         let mut m = caller(safeguard, 100, 0);
         m.next(0, Input::Start);
+        assert_eq!(m.reading(&ok()), Some(Reading::Acquired { fence: None }));
+        assert_eq!(m.reading(&Input::Redis(Reply::Nil)), Some(Reading::Busy));
         m.next(0, ok());
+        assert_eq!(
+            m.reading(&Input::Resumed),
+            None,
+            "a pause point has no answer"
+        );
         m.next(0, Input::Resumed);
+        assert_eq!(
+            m.reading(&bulk("5")),
+            Some(Reading::BalanceRead {
+                balance: 5,
+                fence: None
+            })
+        );
         m.next(0, bulk("5"));
         m.next(0, Input::Resumed);
         let release = m.next(0, Input::Resumed);
         assert_eq!(script(&release).0, ScriptId::RedislockRelease);
+        // The machine's reading is what it then acts on: OK is a release, nil a refusal.
+        assert_eq!(m.reading(&Input::Redis(reply.clone())), Some(reading));
+        assert!(matches!(
+            m.reading(&Input::Redis(Reply::Integer(1))),
+            Some(Reading::Failed { .. })
+        ));
         assert_eq!(
             m.next(1, Input::Redis(reply)),
             Step::Done(Outcome::InsufficientFunds {

@@ -11,10 +11,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use leaselab_model::postgres::{PgError, QueryResult, Statement};
+use leaselab_model::postgres::{Answer, PgError, QueryResult, Statement};
 use leaselab_model::redis::{Reply, ScriptId};
 use leaselab_model::safeguard::{Input, Machine, RedisRequest, SqlRequest, Step};
-use leaselab_model::world::{describe_reply, describe_request};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
@@ -90,8 +89,8 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             Step::Redis {
                 request,
                 timeout_ms,
-            } => host.redis_request(&request, timeout_ms).await,
-            Step::Sql(request) => host.sql(&request).await,
+            } => host.redis_request(&request, timeout_ms, &machine).await,
+            Step::Sql(request) => host.sql(&request, &machine).await,
             Step::Sleep {
                 min_ms,
                 max_ms,
@@ -242,13 +241,19 @@ impl<E: Surroundings> Host<E> {
         }
     }
 
-    /// Carries out a Redis step under the client policy.
-    async fn redis_request(&mut self, request: &RedisRequest, timeout_ms: Option<u64>) -> Input {
+    /// Carries out a Redis step under the client policy; the reply is logged with what
+    /// `machine` makes of it.
+    async fn redis_request(
+        &mut self,
+        request: &RedisRequest,
+        timeout_ms: Option<u64>,
+        machine: &impl Machine,
+    ) -> Input {
         let policy = self.env.policy();
         let timeout_ms = timeout_ms.unwrap_or(policy.read_timeout_ms);
         let deadline = Instant::now() + Duration::from_millis(timeout_ms);
         self.log(What::RedisRequest {
-            command: describe_request(request),
+            request: request.clone(),
             timeout_ms,
         });
         let mut attempt = 0;
@@ -257,10 +262,12 @@ impl<E: Surroundings> Host<E> {
             match result {
                 Ok(Ok(reply)) => {
                     self.env.redis_replied(request, &reply);
+                    let input = Input::Redis(reply.clone());
                     self.log(What::RedisReply {
-                        reply: describe_reply(&reply),
+                        reply,
+                        reading: machine.reading(&input),
                     });
-                    return Input::Redis(reply);
+                    return input;
                 }
                 Ok(Err(AttemptError::Connection(error))) => {
                     self.redis = None;
@@ -361,23 +368,24 @@ impl<E: Surroundings> Host<E> {
         Ok(reply)
     }
 
-    /// Carries out a SQL step.
-    async fn sql(&mut self, request: &SqlRequest) -> Input {
+    /// Carries out a SQL step; the answer is logged with what `machine` makes of it.
+    async fn sql(&mut self, request: &SqlRequest, machine: &impl Machine) -> Input {
         let sql = request.statement.sql();
         self.log(What::SqlRequest {
-            sql: sql.clone(),
+            statement: request.statement,
             params: request.params.clone(),
         });
         let timeout = Duration::from_millis(self.env.policy().sql_timeout_ms);
         let result = tokio::time::timeout(timeout, self.sql_attempt(request, &sql)).await;
         let input = match result {
             Ok(Ok(result)) => {
-                let (text, rows) = match &result {
-                    Ok(ok) => (ok.tag.clone(), ok.rows.clone()),
-                    Err(error) => (format!("ERROR {} {}", error.code, error.message), vec![]),
-                };
-                self.log(What::SqlReply { result: text, rows });
-                Input::Sql(result)
+                let answer = Answer::of(&result);
+                let input = Input::Sql(result);
+                self.log(What::SqlReply {
+                    answer,
+                    reading: machine.reading(&input),
+                });
+                input
             }
             Ok(Err(error)) => {
                 self.postgres = None;

@@ -9,6 +9,9 @@
 use std::cell::RefCell;
 use std::io::Write as _;
 
+use leaselab_model::postgres::{Answer, Statement};
+use leaselab_model::redis::Reply;
+use leaselab_model::safeguard::{Reading, RedisRequest};
 use serde::{Deserialize, Serialize};
 use sha1::{Digest as _, Sha1};
 
@@ -50,15 +53,18 @@ pub enum What {
     Started,
     /// A caller sent a request to Redis (as the safeguard asked for it; scripts by name).
     RedisRequest {
-        /// The request, e.g. `SET lock:{wallet:42} 00ab.. NX PX 100`.
-        command: String,
+        /// The request: a command's argv, or a script by name with its keys and arguments.
+        request: RedisRequest,
         /// Its timeout (the safeguard's, or the client's read timeout).
         timeout_ms: u64,
     },
     /// Redis answered a caller.
     RedisReply {
-        /// The reply as redis-cli shows it.
-        reply: String,
+        /// The reply.
+        reply: Reply,
+        /// What the caller's safeguard machine made of it (acquired, busy, not held, ...).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reading: Option<Reading>,
     },
     /// A Redis request got no answer in time; the connection is closed.
     RedisTimeout {
@@ -83,17 +89,18 @@ pub enum What {
     },
     /// A caller sent a statement to PostgreSQL.
     SqlRequest {
-        /// The SQL text.
-        sql: String,
+        /// The statement (stored as its SQL text).
+        statement: Statement,
         /// `$1`, `$2`, ...
         params: Vec<i64>,
     },
     /// PostgreSQL answered a caller.
     SqlReply {
-        /// The command tag, e.g. `UPDATE 0`, or the error.
-        result: String,
-        /// The rows returned.
-        rows: Vec<Vec<i64>>,
+        /// The command tag and rows, or the error.
+        answer: Answer,
+        /// What the caller's safeguard machine made of it (read, wrote, refused, ...).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reading: Option<Reading>,
     },
     /// A caller sleeps (backoff, work, watchdog tick).
     Sleep {
@@ -147,7 +154,7 @@ pub enum What {
         /// The command as received.
         argv: Vec<String>,
         /// The reply.
-        reply: String,
+        reply: Reply,
         /// The server's wall clock (Unix ms) when it ran.
         clock_ms: u64,
     },
@@ -161,8 +168,8 @@ pub enum What {
         sql: String,
         /// The parameters.
         params: Vec<i64>,
-        /// The command tag or the error.
-        result: String,
+        /// The command tag and rows, or the error.
+        answer: Answer,
     },
     /// A statement waits for a row lock.
     SqlBlocked {
@@ -308,10 +315,15 @@ pub fn render(event: &Event) -> String {
         What::Released { callers } => format!("{callers} callers released"),
         What::Started => "starts".to_string(),
         What::RedisRequest {
-            command,
+            request,
             timeout_ms,
-        } => format!("-> redis {command} (timeout {timeout_ms}ms)"),
-        What::RedisReply { reply } => format!("<- redis {reply}"),
+        } => format!(
+            "-> redis {} (timeout {timeout_ms}ms)",
+            request.describe()
+        ),
+        What::RedisReply { reply, reading } => {
+            format!("<- redis {}{}", reply.describe(), reading_suffix(reading))
+        }
         What::RedisTimeout { after_ms } => format!("<- redis no answer after {after_ms}ms"),
         What::ConnectionError { server, error } => format!("<- {server} connection error: {error}"),
         What::Retry {
@@ -319,9 +331,20 @@ pub fn render(event: &Event) -> String {
             attempt,
             backoff_ms,
         } => format!("retries on {server} (attempt {attempt}, after {backoff_ms}ms)"),
-        What::SqlRequest { sql, params } => format!("-> postgres {sql} {params:?}"),
-        What::SqlReply { result, rows } if rows.is_empty() => format!("<- postgres {result}"),
-        What::SqlReply { result, rows } => format!("<- postgres {result} {rows:?}"),
+        What::SqlRequest { statement, params } => {
+            format!("-> postgres {} {params:?}", statement.sql())
+        }
+        What::SqlReply { answer, reading } => {
+            let rows = match answer {
+                Answer::Ok { rows, .. } if !rows.is_empty() => format!(" {rows:?}"),
+                _ => String::new(),
+            };
+            format!(
+                "<- postgres {}{rows}{}",
+                answer.describe(),
+                reading_suffix(reading)
+            )
+        }
         What::Sleep { ms } => format!("sleeps {ms}ms"),
         What::Reached { point } => format!("at {point}"),
         What::PauseStart { point, ms } => format!("PAUSED at {point} for {ms}ms"),
@@ -342,7 +365,7 @@ pub fn render(event: &Event) -> String {
             reply,
             ..
         } => format!(
-            "conn {conn}{} {} -> {reply}",
+            "conn {conn}{} {} -> {}",
             client
                 .as_ref()
                 .map(|c| format!(" ({c})"))
@@ -354,20 +377,22 @@ pub fn render(event: &Event) -> String {
                     arg.clone()
                 })
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join(" "),
+            reply.describe()
         ),
         What::SqlExecuted {
             conn,
             client,
             sql,
             params,
-            result,
+            answer,
         } => format!(
-            "conn {conn}{} {sql} {params:?} -> {result}",
+            "conn {conn}{} {sql} {params:?} -> {}",
             client
                 .as_ref()
                 .map(|c| format!(" ({c})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            answer.describe()
         ),
         What::SqlBlocked {
             conn,
@@ -410,6 +435,14 @@ pub fn render(event: &Event) -> String {
     format!("{ms:>10.3}ms {:<9} {what}", event.host)
 }
 
+/// ` (got the lock, fence 33)`: a caller's reading after the reply it read.
+fn reading_suffix(reading: &Option<Reading>) -> String {
+    match reading {
+        Some(reading) => format!(" ({})", reading.describe()),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,7 +458,7 @@ mod tests {
                 conn: 1,
                 client: Some("app-1".into()),
                 argv: vec!["GET".into(), "k".into()],
-                reply: "(nil)".into(),
+                reply: Reply::Nil,
                 clock_ms: 1,
             },
         );

@@ -2,7 +2,7 @@
 //!
 //! The Redis and PostgreSQL servers call an [`Observer`] once per executed command or
 //! statement, in execution order, with the connection it came from. The simulation logs
-//! events through it; [`EventLog`] records them as text lines, [`NoopObserver`] ignores them.
+//! events through it; [`TextLog`] records them as text lines, [`NoopObserver`] ignores them.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{PgError, QueryResult, SessionId};
+pub use leaselab_model::redis::reply::escape_bytes;
 use leaselab_model::redis::Reply;
 
 /// The protocol a connection speaks.
@@ -87,14 +88,14 @@ impl Observer for NoopObserver {
 /// The format is stable and contains nothing process-specific, so two runs with the same seed
 /// produce identical logs.
 #[derive(Debug, Default)]
-pub struct EventLog {
+pub struct TextLog {
     lines: RefCell<Vec<String>>,
 }
 
-impl EventLog {
+impl TextLog {
     /// An empty log.
-    pub fn new() -> EventLog {
-        EventLog::default()
+    pub fn new() -> TextLog {
+        TextLog::default()
     }
 
     /// The lines recorded so far.
@@ -117,7 +118,7 @@ impl EventLog {
     }
 }
 
-impl Observer for EventLog {
+impl Observer for TextLog {
     fn redis_command(&self, conn_id: u64, argv: &[Vec<u8>], reply: &Reply) {
         let mut line = format!("redis conn={conn_id} cmd=[");
         for (index, arg) in argv.iter().enumerate() {
@@ -127,7 +128,7 @@ impl Observer for EventLog {
             line.push_str(&escape_bytes(arg));
         }
         line.push_str("] reply=");
-        describe_reply(reply, &mut line);
+        line.push_str(&reply.describe());
         self.push(line);
     }
 
@@ -209,61 +210,13 @@ impl Drop for ConnectionEvents {
     }
 }
 
-/// Renders bytes as a quoted string, escaping anything that is not printable ASCII.
-pub fn escape_bytes(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(bytes.len() + 2);
-    text.push('"');
-    for &byte in bytes {
-        match byte {
-            b'"' => text.push_str("\\\""),
-            b'\\' => text.push_str("\\\\"),
-            b'\n' => text.push_str("\\n"),
-            b'\r' => text.push_str("\\r"),
-            b'\t' => text.push_str("\\t"),
-            0x20..=0x7e => text.push(byte as char),
-            _ => {
-                let _ = write!(text, "\\x{byte:02x}");
-            }
-        }
-    }
-    text.push('"');
-    text
-}
-
-fn describe_reply(reply: &Reply, out: &mut String) {
-    match reply {
-        Reply::Status(status) => {
-            let _ = write!(out, "+{}", escape_bytes(status.as_bytes()));
-        }
-        Reply::Error(error) => {
-            let _ = write!(out, "-{}", escape_bytes(error.as_bytes()));
-        }
-        Reply::Integer(value) => {
-            let _ = write!(out, ":{value}");
-        }
-        Reply::Bulk(bytes) => out.push_str(&escape_bytes(bytes)),
-        Reply::Nil => out.push_str("nil"),
-        Reply::NilArray => out.push_str("nil-array"),
-        Reply::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(' ');
-                }
-                describe_reply(item, out);
-            }
-            out.push(']');
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn event_log_renders_each_event_on_one_line() {
-        let log = EventLog::new();
+        let log = TextLog::new();
         log.connection_opened(Protocol::Redis, 1, Some(([10, 0, 0, 2], 49152).into()));
         log.redis_command(
             1,
@@ -276,8 +229,8 @@ mod tests {
         assert_eq!(
             log.text(),
             "redis conn=1 opened peer=10.0.0.2:49152\n\
-             redis conn=1 cmd=[\"SET\" \"k\\n\" \"\\xff\"] reply=[+\"OK\" nil :-2]\n\
-             redis conn=1 cmd=[\"X\"] reply=-\"ERR bad\"\n\
+             redis conn=1 cmd=[\"SET\" \"k\\n\" \"\\xff\"] reply=[OK, (nil), (integer) -2]\n\
+             redis conn=1 cmd=[\"X\"] reply=(error) ERR bad\n\
              sql conn=2 sql=\"UPDATE x\" params=[1, 2] blocked_by_session=7\n\
              postgres conn=2 closed\n"
         );

@@ -65,12 +65,6 @@ impl PgServer {
         &self.postgres
     }
 
-    /// Wakes every statement waiting for a row lock so it is executed again. Call after
-    /// changing the stand-in from outside the server in a way that may release locks.
-    pub fn wake_blocked_statements(&self) {
-        self.transaction_ended.notify_waiters();
-    }
-
     fn next_conn_id(&self) -> u64 {
         let conn_id = self.last_conn_id.get() + 1;
         self.last_conn_id.set(conn_id);

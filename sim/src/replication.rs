@@ -79,11 +79,6 @@ impl Replication {
         self.ship(now, held);
     }
 
-    /// True while the link is cut.
-    pub fn is_cut(&self) -> bool {
-        self.cut
-    }
-
     /// Changes the replica has not applied yet (in flight or queued).
     pub fn pending(&self) -> usize {
         self.in_flight.len() + self.held.len()

@@ -23,12 +23,11 @@ use std::time::Duration;
 
 use leaselab_model::fault::Host;
 use leaselab_model::ledger::{CallerResult, Ledger};
-use leaselab_model::postgres::{PgError, Postgres, QueryResult, SessionId};
+use leaselab_model::postgres::{Answer, PgError, Postgres, QueryResult, SessionId};
 use leaselab_model::redis::{Redis, Reply, ScriptId};
 use leaselab_model::safeguard::lock::token_text;
 use leaselab_model::safeguard::{BalanceIn, CallerStats, Outcome, ParamError};
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::describe_reply;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1007,7 +1006,7 @@ impl Observer for RunObserver {
                     .iter()
                     .map(|arg| String::from_utf8_lossy(arg).into_owned())
                     .collect(),
-                reply: describe_reply(reply),
+                reply: reply.clone(),
                 clock_ms: shared.server_ms(now),
             },
         );
@@ -1021,10 +1020,6 @@ impl Observer for RunObserver {
         params: &[i64],
         result: &Result<QueryResult, PgError>,
     ) {
-        let result = match result {
-            Ok(ok) => ok.tag.clone(),
-            Err(error) => format!("ERROR {} {}", error.code, error.message),
-        };
         self.shared.log(
             self.now(),
             POSTGRES_HOST,
@@ -1033,7 +1028,7 @@ impl Observer for RunObserver {
                 client: self.shared.client(Protocol::Postgres, conn_id),
                 sql: sql.to_string(),
                 params: params.to_vec(),
-                result,
+                answer: Answer::of(result),
             },
         );
     }

@@ -1,6 +1,7 @@
 //! The failover and partition scenarios end as explained in `leaselab_sim::faults`.
 
 use leaselab_model::fault::{Fault, Host};
+use leaselab_model::redis::Reply;
 use leaselab_model::safeguard::Outcome;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::events::What;
@@ -80,7 +81,7 @@ fn a_one_way_partition_loses_replies_but_the_server_still_acts() {
     let refreshed_on_server = report.events.iter().any(|e| {
         e.t_us > 50_000
             && matches!(&e.what, What::RedisExecuted { client: Some(c), reply, .. }
-                if c == "app-1" && reply == "(integer) 1")
+                if c == "app-1" && *reply == Reply::Integer(1))
     });
     assert!(refreshed_on_server, "the lost reply's command still ran");
     assert_eq!(report.ledger.verdict.as_str(), "OK");

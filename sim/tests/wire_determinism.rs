@@ -10,7 +10,7 @@ use std::time::Duration;
 use leaselab_model::redis::{Redis, ScriptId};
 use leaselab_sim::clients::{postgres_sim, redis_sim, POSTGRES_HOST, POSTGRES_PORT};
 use leaselab_sim::clients::{REDIS_HOST, REDIS_PORT};
-use leaselab_sim::observer::EventLog;
+use leaselab_sim::observer::TextLog;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wire_support::{serve_postgres, serve_redis, sim_with_latency, wallets};
@@ -78,7 +78,7 @@ async fn caller(index: u64, seed: u64) -> turmoil::Result {
 
 /// Runs the whole simulation for `seed` and returns the servers' event log.
 fn run(seed: u64) -> String {
-    let log = Rc::new(EventLog::new());
+    let log = Rc::new(TextLog::new());
     let mut sim = sim_with_latency(seed, Duration::from_millis(0), Duration::from_millis(15));
     serve_redis(&mut sim, Rc::new(RefCell::new(Redis::new())), log.clone());
     serve_postgres(&mut sim, wallets(), log.clone());

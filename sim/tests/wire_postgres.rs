@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use leaselab_model::postgres::Wallet;
 use leaselab_sim::clients::{postgres_sim, POSTGRES_HOST, POSTGRES_PORT};
-use leaselab_sim::observer::{EventLog, NoopObserver, Observer};
+use leaselab_sim::observer::{NoopObserver, Observer, TextLog};
 use postgres_protocol::message::{backend, frontend};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_postgres::error::SqlState;
@@ -117,7 +117,7 @@ fn check_violation_reaches_the_client_with_its_sqlstate_and_detail() {
 #[test]
 fn update_waits_for_the_row_lock_and_reevaluates_after_commit() {
     let postgres = wallets();
-    let log = Rc::new(EventLog::new());
+    let log = Rc::new(TextLog::new());
     let mut sim = sim(4);
     serve_postgres(&mut sim, postgres.clone(), log.clone());
     let committed_at = Rc::new(RefCell::new(None));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use leaselab_model::postgres::{Postgres, Wallet};
 use leaselab_model::redis::Redis;
 use leaselab_sim::clients::{postgres_url, redis_url};
-use leaselab_sim::observer::{EventLog, Observer};
+use leaselab_sim::observer::{Observer, TextLog};
 use leaselab_sim::pg_server::PgServer;
 use leaselab_sim::redis_server::RedisServer;
 
@@ -22,7 +22,7 @@ fn servers_answer_real_clients_on_loopback() {
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let log = Rc::new(EventLog::new());
+    let log = Rc::new(TextLog::new());
     let observer: Rc<dyn Observer> = log.clone();
     local.block_on(&runtime, async move {
         let redis_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -82,5 +82,7 @@ fn servers_answer_real_clients_on_loopback() {
             .await
             .is_err_and(|error| error.to_string().contains("name a user")));
     });
-    assert!(log.text().contains("cmd=[\"PTTL\" \"k\"] reply=:500"));
+    assert!(log
+        .text()
+        .contains("cmd=[\"PTTL\" \"k\"] reply=(integer) 500"));
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use leaselab_model::redis::{Redis, ScriptId};
 use leaselab_sim::clients::{redis_sim, REDIS_HOST, REDIS_PORT};
-use leaselab_sim::observer::{EventLog, NoopObserver, Observer};
+use leaselab_sim::observer::{NoopObserver, Observer, TextLog};
 use redis::AsyncCommands;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use wire_support::{serve_redis, sim};
@@ -118,7 +118,7 @@ fn error_replies_reach_the_client_with_their_exact_text() {
 /// client loads the script (SCRIPT LOAD) and sends EVALSHA again.
 #[test]
 fn script_invocation_recovers_from_noscript_after_script_flush() {
-    let log = Rc::new(EventLog::new());
+    let log = Rc::new(TextLog::new());
     let mut sim = sim(13);
     serve_redis(&mut sim, fresh_redis(), log.clone());
     sim.client("caller", async {
@@ -163,14 +163,14 @@ fn script_invocation_recovers_from_noscript_after_script_flush() {
     assert_eq!(
         commands,
         [
-            "[\"SCRIPT\" \"FLUSH\"] reply=+\"OK\"".to_string(),
+            "[\"SCRIPT\" \"FLUSH\"] reply=OK".to_string(),
             format!(
                 "[\"EVALSHA\" \"{sha}\" \"1\" \"lock\" \"token-2\"] \
-                 reply=-\"NOSCRIPT No matching script. Please use EVAL.\""
+                 reply=(error) NOSCRIPT No matching script. Please use EVAL."
             ),
             format!("[\"SCRIPT\" \"LOAD\" {source}] reply=\"{sha}\""),
-            format!("[\"EVALSHA\" \"{sha}\" \"1\" \"lock\" \"token-2\"] reply=:0"),
-            format!("[\"EVALSHA\" \"{sha}\" \"1\" \"lock\" \"token-1\"] reply=:1"),
+            format!("[\"EVALSHA\" \"{sha}\" \"1\" \"lock\" \"token-2\"] reply=(integer) 0"),
+            format!("[\"EVALSHA\" \"{sha}\" \"1\" \"lock\" \"token-1\"] reply=(integer) 1"),
         ]
     );
 }

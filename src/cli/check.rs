@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::run::Stop;
-use leaselab_model::checker::suite::{suite, SuiteEntry, SUITES};
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::run::Stop;
+use leaselab_checker::suite::{suite, SuiteEntry, SUITES};
+use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::safeguard::Safeguard;
@@ -35,9 +35,9 @@ pub struct Args {
     /// such as fenced-cas keeps the ledger while breaking mutual exclusion by design).
     #[arg(long, value_enum, default_value_t = Gate::All, value_name = "PROPERTIES")]
     pub gate: Gate,
-    /// How many callers spend from the wallet.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub callers: u32,
+    /// The callers, the wallet and the failovers.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
     /// The lease, in ticks.
     #[arg(long, default_value = "3", value_parser = parse_ticks, value_name = "T")]
     pub ttl: u64,
@@ -48,15 +48,6 @@ pub struct Args {
     /// or `unbounded` (asynchronous).
     #[arg(long, default_value = "unbounded", value_parser = parse_pause, value_name = "P|unbounded")]
     pub max_pause: Pause,
-    /// How many Redis failovers may strike, each losing what had not replicated.
-    #[arg(long, default_value_t = 0, value_name = "K")]
-    pub failovers: u32,
-    /// The balance before the run.
-    #[arg(long, default_value_t = 20, value_name = "B")]
-    pub balance: i64,
-    /// How much each caller spends.
-    #[arg(long, default_value_t = 10, value_name = "A")]
-    pub amount: i64,
     /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
@@ -66,17 +57,9 @@ pub struct Args {
     /// Depth-first search (stateright's): less memory, longer counterexamples.
     #[arg(long)]
     pub dfs: bool,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub threads: usize,
-    /// Stop after this many distinct states and report INCONCLUSIVE (exit 3); raise it for
-    /// larger bounds (a state costs some 0.5 to 1 KiB).
-    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
-    pub max_states: u64,
-    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
-    /// INCONCLUSIVE (exit 3). Checked on Linux; elsewhere only --max-states applies.
-    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
-    pub max_memory: u64,
+    /// Threads, and the state and memory limits.
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Explore callers that differ only by which is which separately (no symmetry reduction).
     #[arg(long)]
     pub no_symmetry: bool,
@@ -103,6 +86,70 @@ pub struct Args {
     /// Shrink the counterexample's simulated run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
+}
+
+/// The flags `check` and `frontier` share about who spends what.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct WalletArgs {
+    /// How many callers spend from the wallet.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub callers: u32,
+    /// How many Redis failovers may strike, each losing what had not replicated.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub failovers: u32,
+    /// The balance before the run.
+    #[arg(long, default_value_t = 20, value_name = "B")]
+    pub balance: i64,
+    /// How much each caller spends.
+    #[arg(long, default_value_t = 10, value_name = "A")]
+    pub amount: i64,
+}
+
+/// The flags `check` and `frontier` share about how hard to search.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct SearchArgs {
+    /// Worker threads (per check).
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub threads: usize,
+    /// Stop a check after this many distinct states and report INCONCLUSIVE (exit 3; in
+    /// `frontier`, the cell is marked '?'); raise it for larger bounds (a state costs some
+    /// 0.5 to 1 KiB).
+    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
+    pub max_states: u64,
+    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
+    /// INCONCLUSIVE (exit 3; in `frontier`, the cells left are '?'). Checked on Linux;
+    /// elsewhere only --max-states applies.
+    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
+    pub max_memory: u64,
+}
+
+impl SearchArgs {
+    /// Refuses a thread count or state limit the search cannot use.
+    pub fn validate(&self) -> Result<(), UsageError> {
+        if self.threads == 0 || self.threads > 256 {
+            return Err(UsageError::new(format!(
+                "--threads {}: use between 1 and 256 threads (this machine has {})",
+                self.threads,
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            )));
+        }
+        if self.max_states == 0 {
+            return Err(UsageError::new(
+                "--max-states 0: the search needs room for at least 1 state; the default is \
+                 10000000",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The limits a watched search stops at.
+    pub fn limits(&self, progress: bool) -> Limits {
+        Limits {
+            max_states: self.max_states,
+            max_memory: self.max_memory,
+            progress,
+        }
+    }
 }
 
 /// The default limit on distinct states (per check; for `frontier`, per check of each cell):
@@ -170,33 +217,18 @@ impl Args {
     }
 
     fn options(&self) -> Result<RunOptions, UsageError> {
-        if self.threads == 0 || self.threads > 256 {
-            return Err(UsageError::new(format!(
-                "--threads {}: use between 1 and 256 threads (this machine has {})",
-                self.threads,
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            )));
-        }
-        if self.max_states == 0 {
-            return Err(UsageError::new(
-                "--max-states 0: the search needs room for at least 1 state; the default is \
-                 10000000",
-            ));
-        }
+        self.search.validate()?;
         Ok(RunOptions {
             strategy: self.strategy(),
-            threads: self.threads,
-            max_unique: Some(self.max_states),
+            threads: self.search.threads,
+            max_unique: Some(self.search.max_states),
             stop_at_violation: false,
         })
     }
 
     fn limits(&self) -> Limits {
-        Limits {
-            max_states: self.max_states,
-            max_memory: self.max_memory,
-            progress: !self.json && std::io::stderr().is_terminal(),
-        }
+        self.search
+            .limits(!self.json && std::io::stderr().is_terminal())
     }
 
     /// The check these arguments describe.
@@ -211,14 +243,14 @@ impl Args {
             Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
         let config = CheckConfig {
             safeguard,
-            callers: self.callers,
-            initial_balance: self.balance,
-            amount: self.amount,
-            ttl_ms: self.ttl,
-            work_ms: self.work,
-            max_pause_ms: self.max_pause.0,
-            failovers: self.failovers,
-            horizon_ms: self.horizon,
+            callers: self.wallet.callers,
+            initial_balance: self.wallet.balance,
+            amount: self.wallet.amount,
+            ttl_ticks: self.ttl,
+            work_ticks: self.work,
+            max_pause_ticks: self.max_pause.0,
+            failovers: self.wallet.failovers,
+            horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
         };
         config.validate()?;
@@ -294,7 +326,7 @@ fn save_counterexample(
         return Ok(());
     };
     let Some(path) = report
-        .property(leaselab_model::checker::LEDGER)
+        .property(leaselab_checker::LEDGER)
         .and_then(|p| p.path.clone())
     else {
         return Ok(());
@@ -313,12 +345,8 @@ fn save_counterexample(
         );
         return Ok(());
     }
-    let file = crate::trace::model::trace_file(
-        config,
-        leaselab_model::checker::LEDGER,
-        &path,
-        &translation,
-    );
+    let file =
+        crate::trace::model::trace_file(config, leaselab_checker::LEDGER, &path, &translation);
     let saved = file
         .save_in(dir)
         .map_err(|error| UsageError::new(format!("--save-traces {}: {error}", dir.display())))?;
@@ -555,14 +583,14 @@ fn ticks(n: u64) -> String {
 /// The command line that reproduces `config` (for hints).
 fn command_line(config: &CheckConfig) -> String {
     let pause = config
-        .max_pause_ms
+        .max_pause_ticks
         .map_or("unbounded".to_string(), |p| p.to_string());
     let mut line = format!(
         "leaselab check --safeguard {} --callers {} --ttl {} --work {} --max-pause {pause}",
         config.safeguard.name(),
         config.callers,
-        config.ttl_ms,
-        config.work_ms
+        config.ttl_ticks,
+        config.work_ticks
     );
     if config.failovers > 0 {
         line.push_str(&format!(" --failovers {}", config.failovers));
@@ -573,7 +601,7 @@ fn command_line(config: &CheckConfig) -> String {
     if config.amount != 10 {
         line.push_str(&format!(" --amount {}", config.amount));
     }
-    if let Some(horizon) = config.horizon_ms {
+    if let Some(horizon) = config.horizon_ticks {
         line.push_str(&format!(" --horizon {horizon}"));
     }
     if !config.symmetry {
@@ -590,7 +618,7 @@ pub fn render(
     args: &Args,
 ) -> String {
     let mut out = String::new();
-    let timing = match config.max_pause_ms {
+    let timing = match config.max_pause_ticks {
         None => "unbounded pauses (asynchronous model)".to_string(),
         Some(p) => format!(
             "each caller paused at most {} in all (semi-synchronous model)",
@@ -603,8 +631,8 @@ pub fn render(
         config.callers,
         config.amount,
         config.initial_balance,
-        ticks(config.ttl_ms),
-        ticks(config.work_ms)
+        ticks(config.ttl_ticks),
+        ticks(config.work_ticks)
     ));
     out.push_str(&format!(
         "timing: {timing}; callers arrive at any time; horizon {}{}\n",
@@ -740,9 +768,9 @@ impl<'a> JsonCheck<'a> {
             callers: config.callers,
             balance: config.initial_balance,
             amount: config.amount,
-            ttl_ticks: config.ttl_ms,
-            work_ticks: config.work_ms,
-            max_pause_ticks: config.max_pause_ms,
+            ttl_ticks: config.ttl_ticks,
+            work_ticks: config.work_ticks,
+            max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             horizon_ticks: config.horizon(),
             symmetry: config.symmetry,
@@ -771,7 +799,7 @@ struct JsonSuiteEntry<'a> {
 fn entry_status(entry: &SuiteEntry, report: &CheckReport) -> Status {
     let mut expected = vec![(LEDGER, entry.ledger)];
     if let Some(me) = entry.mutual_exclusion {
-        expected.push((leaselab_model::checker::MUTUAL_EXCLUSION, me));
+        expected.push((leaselab_checker::MUTUAL_EXCLUSION, me));
     }
     expected
         .into_iter()
@@ -811,7 +839,7 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
                 Status::Inconclusive => format!(
                     ": {}",
                     report
-                        .reason_over(&[LEDGER, leaselab_model::checker::MUTUAL_EXCLUSION])
+                        .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
                         .unwrap_or_default()
                 ),
                 Status::Violation => format!(": {}", mismatches.join("; ")),

@@ -6,17 +6,15 @@ use std::io::IsTerminal;
 use clap::Args as ClapArgs;
 use std::sync::{Arc, Mutex};
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::frontier::{sweep, Boundary, Frontier, DEFAULT_MAX_CELLS};
-use leaselab_model::checker::{CheckConfig, RunOptions, Strategy};
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::frontier::{sweep, Boundary, Frontier, DEFAULT_MAX_CELLS};
+use leaselab_checker::{CheckConfig, RunOptions, Strategy};
 use leaselab_model::safeguard::Safeguard;
 use serde::Serialize;
 
 use crate::exit::{CommandResult, Status, UsageError};
 
-use super::check::{
-    group, memory_text, parse_bytes, parse_ticks, watched, Limits, DEFAULT_MAX_STATES,
-};
+use super::check::{group, memory_text, parse_ticks, watched, SearchArgs, WalletArgs};
 
 /// Sweep the pause bound (and TTL against work) and print the boundary table.
 #[derive(Debug, Clone, ClapArgs)]
@@ -24,9 +22,9 @@ pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced.
     #[arg(long, value_name = "NAME")]
     pub safeguard: String,
-    /// How many callers.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub callers: u32,
+    /// The callers, the wallet and the failovers.
+    #[command(flatten)]
+    pub wallet: WalletArgs,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
     #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
@@ -37,26 +35,9 @@ pub struct Args {
     /// The state space grows quickly with it; a violation needs about 2 × work + TTL + 3.
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
-    /// How many Redis failovers may strike.
-    #[arg(long, default_value_t = 0, value_name = "K")]
-    pub failovers: u32,
-    /// The balance before the run.
-    #[arg(long, default_value_t = 20, value_name = "B")]
-    pub balance: i64,
-    /// How much each caller spends.
-    #[arg(long, default_value_t = 10, value_name = "A")]
-    pub amount: i64,
-    /// Worker threads per check.
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub threads: usize,
-    /// Stop any of a cell's checks after this many distinct states and mark the cell
-    /// inconclusive ('?').
-    #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
-    pub max_states: u64,
-    /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB); the cells
-    /// left are inconclusive. Checked on Linux.
-    #[arg(long, default_value = "8GiB", value_parser = parse_bytes, value_name = "SIZE")]
-    pub max_memory: u64,
+    /// Threads, and the state and memory limits of each check of a cell.
+    #[command(flatten)]
+    pub search: SearchArgs,
     /// Refuse sweeps of more cells (TTLs x works) than this.
     #[arg(long, default_value_t = DEFAULT_MAX_CELLS, value_name = "N")]
     pub max_cells: usize,
@@ -96,17 +77,7 @@ pub fn parse_list(text: &str) -> Result<TickList, String> {
 pub fn execute(args: Args) -> CommandResult {
     let safeguard = Safeguard::parse(&args.safeguard)
         .map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
-    if args.threads == 0 || args.threads > 256 {
-        return Err(UsageError::new(format!(
-            "--threads {}: use between 1 and 256 threads",
-            args.threads
-        )));
-    }
-    if args.max_states == 0 {
-        return Err(UsageError::new(
-            "--max-states 0: a cell needs room for at least 1 state; the default is 10000000",
-        ));
-    }
+    args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {
         return Err(UsageError::new(format!(
@@ -121,36 +92,34 @@ pub fn execute(args: Args) -> CommandResult {
         )));
     }
     let base = CheckConfig {
-        callers: args.callers,
-        initial_balance: args.balance,
-        amount: args.amount,
-        failovers: args.failovers,
-        horizon_ms: args.horizon,
+        callers: args.wallet.callers,
+        initial_balance: args.wallet.balance,
+        amount: args.wallet.amount,
+        failovers: args.wallet.failovers,
+        horizon_ticks: args.horizon,
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
-    for &ttl_ms in &args.ttl.0 {
-        for &work_ms in &args.work.0 {
+    for &ttl_ticks in &args.ttl.0 {
+        for &work_ticks in &args.work.0 {
             CheckConfig {
-                ttl_ms,
-                work_ms,
+                ttl_ticks,
+                work_ticks,
                 ..base
             }
             .validate()
-            .map_err(|e| UsageError::new(format!("--ttl {ttl_ms} --work {work_ms}: {e}")))?;
+            .map_err(|e| UsageError::new(format!("--ttl {ttl_ticks} --work {work_ticks}: {e}")))?;
         }
     }
     let options = RunOptions {
         strategy: Strategy::Bfs,
-        threads: args.threads,
-        max_unique: Some(args.max_states),
+        threads: args.search.threads,
+        max_unique: Some(args.search.max_states),
         stop_at_violation: true,
     };
-    let limits = Limits {
-        max_states: args.max_states,
-        max_memory: args.max_memory,
-        progress: !args.json && std::io::stderr().is_terminal(),
-    };
+    let limits = args
+        .search
+        .limits(!args.json && std::io::stderr().is_terminal());
     let counters = Arc::new(Counters::default());
     let label = Arc::new(Mutex::new(String::new()));
     let mut started = 0usize;
@@ -192,7 +161,7 @@ pub fn execute(args: Args) -> CommandResult {
             },
             reason: summary_reason(&frontier),
             exit_code: status.exit_code(),
-            max_states_per_cell: args.max_states,
+            max_states_per_cell: args.search.max_states,
             frontier: &frontier,
         };
         println!(
@@ -243,8 +212,8 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
         "{} of {} cells inconclusive; TTL {} work {}: {}",
         undecided.len(),
         frontier.cells.len(),
-        first.ttl_ms,
-        first.work_ms,
+        first.ttl_ticks,
+        first.work_ticks,
         first.reason.as_deref().unwrap_or("not established")
     ))
 }
@@ -263,7 +232,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
         },
-        match base.horizon_ms {
+        match base.horizon_ticks {
             Some(h) => format!("a horizon of {h} ticks"),
             None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),
         }
@@ -280,8 +249,8 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
         for cell in undecided {
             out.push_str(&format!(
                 "  TTL {} work {} ({} states): {}\n",
-                cell.ttl_ms,
-                cell.work_ms,
+                cell.ttl_ticks,
+                cell.work_ticks,
                 group(cell.unique_states),
                 cell.reason.as_deref().unwrap_or("not established")
             ));
@@ -296,7 +265,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
 mod tests {
     use super::*;
 
-    use leaselab_model::checker::frontier::Cell;
+    use leaselab_checker::frontier::Cell;
 
     fn frontier(boundaries: &[Boundary]) -> Frontier {
         Frontier {
@@ -308,9 +277,9 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, &boundary)| Cell {
-                    ttl_ms: 1,
-                    work_ms: i as u64 + 1,
-                    horizon_ms: 5,
+                    ttl_ticks: 1,
+                    work_ticks: i as u64 + 1,
+                    horizon_ticks: 5,
                     boundary,
                     checks: 1,
                     unique_states: 10,

@@ -7,7 +7,6 @@
 //! lost when the server stops. Ctrl-C (or SIGTERM) stops it cleanly.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::rc::Rc;
@@ -290,7 +289,7 @@ impl Observer for StderrLog {
         eprintln!(
             "redis conn={conn_id} {} -> {}",
             command.join(" "),
-            describe_reply(reply)
+            reply.describe()
         );
     }
 
@@ -303,7 +302,7 @@ impl Observer for StderrLog {
     ) {
         let outcome = match result {
             Ok(result) => format!("{} rows={:?}", result.tag, result.rows),
-            Err(error) => format!("ERROR {} {}", error.code, error.message),
+            Err(error) => error.describe(),
         };
         eprintln!("postgres conn={conn_id} {sql} params={params:?} -> {outcome}");
     }
@@ -324,28 +323,6 @@ impl Observer for StderrLog {
 
     fn connection_closed(&self, protocol: Protocol, conn_id: u64) {
         eprintln!("{} conn={conn_id} closed", protocol.name());
-    }
-}
-
-/// A reply as redis-cli would print it, on one line.
-fn describe_reply(reply: &Reply) -> String {
-    match reply {
-        Reply::Status(status) => status.clone(),
-        Reply::Error(error) => format!("(error) {error}"),
-        Reply::Integer(value) => format!("(integer) {value}"),
-        Reply::Bulk(bytes) => escape_bytes(bytes),
-        Reply::Nil | Reply::NilArray => "(nil)".to_string(),
-        Reply::Array(items) => {
-            let mut text = String::from("[");
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    text.push_str(", ");
-                }
-                let _ = write!(text, "{}", describe_reply(item));
-            }
-            text.push(']');
-            text
-        }
     }
 }
 
@@ -373,21 +350,6 @@ mod tests {
             Ok(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST))
         );
         assert!(parse_ip("localhost").unwrap_err().contains("127.0.0.1"));
-    }
-
-    #[test]
-    fn replies_are_described_like_redis_cli() {
-        let reply = Reply::Array(vec![
-            Reply::ok(),
-            Reply::Nil,
-            Reply::Integer(3),
-            Reply::Bulk(b"v".to_vec()),
-            Reply::error("ERR x"),
-        ]);
-        assert_eq!(
-            describe_reply(&reply),
-            "[OK, (nil), (integer) 3, \"v\", (error) ERR x]"
-        );
     }
 
     #[test]

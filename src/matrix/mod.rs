@@ -20,9 +20,9 @@ pub mod html;
 
 use std::path::PathBuf;
 
-use leaselab_model::checker::bfs::Counters;
-use leaselab_model::checker::run::replay;
-use leaselab_model::checker::{
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::run::replay;
+use leaselab_checker::{
     run as check_run, CheckConfig, LeaseModel, PropertySet, PropertyVerdict, RunOptions, LEDGER,
 };
 use leaselab_model::fault::{Fault, Host};
@@ -290,18 +290,18 @@ impl Column {
     /// fault. Two callers spending 10 from 20; 1 tick = 1 ms.
     pub fn check(self, row: &Row) -> Result<CheckConfig, String> {
         let mut c = CheckConfig::new(row.safeguard);
-        c.max_pause_ms = Some(0);
+        c.max_pause_ticks = Some(0);
         match self {
             Column::None => {}
-            Column::Pause(_) => c.max_pause_ms = None,
-            Column::WorkOverTtl => c.work_ms = 4,
+            Column::Pause(_) => c.max_pause_ticks = None,
+            Column::WorkOverTtl => c.work_ticks = 4,
             Column::ShortTtl => {
-                c.ttl_ms = if row.safeguard == Safeguard::LeaseWatchdog {
+                c.ttl_ticks = if row.safeguard == Safeguard::LeaseWatchdog {
                     3
                 } else {
                     1
                 };
-                c.max_pause_ms = Some(1);
+                c.max_pause_ticks = Some(1);
             }
             Column::Failover => c.failovers = 1,
             Column::Restart => {
@@ -774,7 +774,7 @@ fn exhaustive(
         states: report.unique_states,
         steps: report.steps(LEDGER),
         reason: report.reason_over(&[LEDGER]),
-        mutual_exclusion: report.verdict(leaselab_model::checker::MUTUAL_EXCLUSION),
+        mutual_exclusion: report.verdict(leaselab_checker::MUTUAL_EXCLUSION),
         counterexample,
     };
     cache.done.push(CheckResult {

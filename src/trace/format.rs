@@ -1,13 +1,14 @@
-//! The trace file format, version 1: a pretty JSON document whose `events` array holds one
+//! The trace file format, version 2: a pretty JSON document whose `events` array holds one
 //! event per line. `traces/README.md` describes it field by field.
 //!
-//! The model's types derive no serde; this module mirrors them ([`ScenarioSpec`],
-//! [`FaultSpec`], [`LedgerSpec`], [`CheckSpec`]) with conversions both ways. Converting a
-//! mirror back ([`ScenarioSpec::to_scenario`]) validates it, and its error names the field.
+//! The ledger is stored as the model's own [`Ledger`] (checked on load by [`check_ledger`]);
+//! the scenario, faults and check are mirrored here ([`ScenarioSpec`], [`FaultSpec`],
+//! [`CheckSpec`]) with conversions both ways. Converting a mirror back
+//! ([`ScenarioSpec::to_scenario`]) validates it, and its error names the field.
 
-use leaselab_model::checker::CheckConfig;
+use leaselab_checker::CheckConfig;
 use leaselab_model::fault::{Fault, Host};
-use leaselab_model::ledger::{Ledger, StaleSpend, Verdict};
+use leaselab_model::ledger::Ledger;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
 use leaselab_model::scenario::{Network, Scenario};
 use leaselab_model::world::Action;
@@ -18,7 +19,9 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT: &str = "leaselab-trace";
 
 /// The format version this leaselab writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 logs requests, replies and statements as typed values with the caller's
+/// reading of each reply; version 1 logged them as display text.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// This leaselab's version, recorded in every trace it writes.
 pub const LEASELAB_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -40,7 +43,7 @@ pub struct TraceFile {
     /// The simulation's seed.
     pub seed: u64,
     /// The ledger's verdict and numbers.
-    pub ledger: LedgerSpec,
+    pub ledger: Ledger,
     /// SHA-1 of the event log (its JSON lines).
     pub digest: String,
     /// Everything that happened, in order, each event as written (the digest covers this
@@ -213,56 +216,6 @@ pub enum FaultSpec {
         /// By how much.
         jump_ms: i64,
     },
-}
-
-/// The ledger check (mirror of [`Ledger`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LedgerSpec {
-    /// `OK` or `BROKEN`.
-    pub verdict: String,
-    /// The tutorial's line, e.g. `accepted=2 balance=90 expected=80 BROKEN`.
-    pub line: String,
-    /// Starting balance.
-    pub initial_balance: i64,
-    /// Each spend's amount.
-    pub amount: i64,
-    /// Spends reported as successful.
-    pub accepted: u32,
-    /// The balance at the end.
-    pub final_balance: i64,
-    /// `initial − amount × accepted`.
-    pub expected_balance: i64,
-    /// Writes the storage refused.
-    pub rejected: u32,
-    /// Callers that gave up waiting for the lock.
-    pub gave_up: u32,
-    /// Callers that found too little money.
-    pub insufficient: u32,
-    /// Callers whose watchdog saw the lock lost.
-    pub lost_lock: u32,
-    /// Callers that failed or never finished.
-    pub failed: u32,
-    /// Releases refused as stale.
-    pub stale_releases_refused: u32,
-    /// Retries while the lock was busy.
-    pub busy_retries: u32,
-    /// The blame: accepted spends computed from a stale read, in write order.
-    pub stale_spends: Vec<StaleSpendSpec>,
-}
-
-/// One blamed spend (mirror of [`StaleSpend`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StaleSpendSpec {
-    /// The caller, 1-based.
-    pub caller: u32,
-    /// The balance it read.
-    pub read_balance: i64,
-    /// The balance by the accepted spends before its write.
-    pub current_balance: i64,
-    /// Its fencing token.
-    pub fence: Option<i64>,
 }
 
 /// The parameters of an exhaustive check (mirror of [`CheckConfig`]).
@@ -515,95 +468,12 @@ impl FaultSpec {
     }
 }
 
-impl LedgerSpec {
-    /// The mirror of `ledger`.
-    pub fn from_ledger(ledger: &Ledger) -> LedgerSpec {
-        LedgerSpec {
-            verdict: ledger.verdict.as_str().to_string(),
-            line: ledger.line(),
-            initial_balance: ledger.initial_balance,
-            amount: ledger.amount,
-            accepted: ledger.accepted,
-            final_balance: ledger.final_balance,
-            expected_balance: ledger.expected_balance,
-            rejected: ledger.rejected,
-            gave_up: ledger.gave_up,
-            insufficient: ledger.insufficient,
-            lost_lock: ledger.lost_lock,
-            failed: ledger.failed,
-            stale_releases_refused: ledger.stale_releases_refused,
-            busy_retries: ledger.busy_retries,
-            stale_spends: ledger
-                .stale_spends
-                .iter()
-                .map(|s| StaleSpendSpec {
-                    caller: s.caller,
-                    read_balance: s.read_balance,
-                    current_balance: s.current_balance,
-                    fence: s.fence,
-                })
-                .collect(),
-        }
-    }
-
-    /// The ledger back; `at` is this mirror's path.
-    pub fn to_ledger(&self, at: &str) -> Result<Ledger, SpecError> {
-        let verdict = match self.verdict.as_str() {
-            "OK" => Verdict::Ok,
-            "BROKEN" => Verdict::Broken,
-            other => {
-                return Err(SpecError::new(
-                    format!("{at}.verdict"),
-                    format!("'{other}' is not a verdict; expected \"OK\" or \"BROKEN\""),
-                ))
-            }
-        };
-        let ledger = Ledger {
-            initial_balance: self.initial_balance,
-            amount: self.amount,
-            accepted: self.accepted,
-            final_balance: self.final_balance,
-            expected_balance: self.expected_balance,
-            verdict,
-            rejected: self.rejected,
-            gave_up: self.gave_up,
-            insufficient: self.insufficient,
-            lost_lock: self.lost_lock,
-            failed: self.failed,
-            stale_releases_refused: self.stale_releases_refused,
-            busy_retries: self.busy_retries,
-            stale_spends: self
-                .stale_spends
-                .iter()
-                .map(|s| StaleSpend {
-                    caller: s.caller,
-                    read_balance: s.read_balance,
-                    current_balance: s.current_balance,
-                    fence: s.fence,
-                })
-                .collect(),
-        };
-        let expected = self.initial_balance - self.amount * i64::from(self.accepted);
-        if self.expected_balance != expected {
-            return Err(SpecError::new(
-                format!("{at}.expected_balance"),
-                format!(
-                    "{} does not follow from the other numbers; expected initial_balance - amount x accepted = {expected}",
-                    self.expected_balance
-                ),
-            ));
-        }
-        if ledger.line() != self.line {
-            return Err(SpecError::new(
-                format!("{at}.line"),
-                format!(
-                    "\"{}\" does not match the numbers; expected \"{}\"",
-                    self.line,
-                    ledger.line()
-                ),
-            ));
-        }
-        Ok(ledger)
+/// Checks a ledger read back from a file: its expected balance and verdict must follow from
+/// its numbers. `at` is its path in the document.
+pub fn check_ledger(ledger: &Ledger, at: &str) -> Result<(), SpecError> {
+    match ledger.inconsistency() {
+        Some((field, message)) => Err(SpecError::new(format!("{at}.{field}"), message)),
+        None => Ok(()),
     }
 }
 
@@ -615,11 +485,11 @@ impl CheckSpec {
             callers: config.callers,
             initial_balance: config.initial_balance,
             amount: config.amount,
-            ttl_ticks: config.ttl_ms,
-            work_ticks: config.work_ms,
-            max_pause_ticks: config.max_pause_ms,
+            ttl_ticks: config.ttl_ticks,
+            work_ticks: config.work_ticks,
+            max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
-            horizon_ticks: config.horizon_ms,
+            horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
         }
     }
@@ -640,11 +510,11 @@ impl CheckSpec {
             callers: self.callers,
             initial_balance: self.initial_balance,
             amount: self.amount,
-            ttl_ms: self.ttl_ticks,
-            work_ms: self.work_ticks,
-            max_pause_ms: self.max_pause_ticks,
+            ttl_ticks: self.ttl_ticks,
+            work_ticks: self.work_ticks,
+            max_pause_ticks: self.max_pause_ticks,
             failovers: self.failovers,
-            horizon_ms: self.horizon_ticks,
+            horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
         };
         config

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use leaselab_model::checker::CheckConfig;
+use leaselab_checker::CheckConfig;
 use leaselab_model::ledger::Ledger;
 use leaselab_model::scenario::Scenario;
 use leaselab_model::world::Action;
@@ -77,6 +77,11 @@ pub enum Problem {
     },
     /// It is JSON but not a leaselab trace.
     NotATrace(String),
+    /// It was written in an older format version that this leaselab no longer reads.
+    OlderVersion {
+        /// Its version.
+        version: u64,
+    },
     /// It was written in a newer format version than this leaselab reads.
     NewerVersion {
         /// Its version.
@@ -192,6 +197,11 @@ impl std::fmt::Display for TraceError {
                 "{file}: line {line}, column {column}: not valid JSON: {message}"
             ),
             Problem::NotATrace(message) => write!(f, "{file}: not a leaselab trace: {message}"),
+            Problem::OlderVersion { version } => write!(
+                f,
+                "{file}: written in trace format version {version}, which logs requests and replies as text; this leaselab ({}) reads format version {FORMAT_VERSION} only (typed events). Its scenario and seed are still in the file: re-run them with `leaselab run` (or `check` for a model counterexample) to get a version {FORMAT_VERSION} trace",
+                super::format::LEASELAB_VERSION
+            ),
             Problem::NewerVersion {
                 version,
                 written_by,
@@ -314,8 +324,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
         return Err(fail(Problem::Field {
             field: "format_version".into(),
             line: locate(text, "format_version"),
-            message: "0 is not a format version; expected 1".into(),
+            message: format!("0 is not a format version; expected {FORMAT_VERSION}"),
         }));
+    }
+    if version < u64::from(FORMAT_VERSION) {
+        return Err(fail(Problem::OlderVersion { version }));
     }
     // 3. Every field of the right type.
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -350,7 +363,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
         })
     };
     let scenario = file.scenario.to_scenario("scenario").map_err(spec_error)?;
-    let ledger = file.ledger.to_ledger("ledger").map_err(spec_error)?;
+    super::format::check_ledger(&file.ledger, "ledger").map_err(spec_error)?;
+    let ledger = file.ledger.clone();
     let model = match &file.origin {
         Origin::Simulation { .. } => None,
         Origin::Model {

@@ -29,7 +29,7 @@
 //! The result is an ordinary scenario (start offsets, pauses, faults) that the simulator
 //! replays by seed like any other trace.
 
-use leaselab_model::checker::{CheckConfig, LeaseModel};
+use leaselab_checker::{CheckConfig, LeaseModel};
 use leaselab_model::fault::Fault;
 use leaselab_model::safeguard::Point;
 use leaselab_model::scenario::{Network, Scenario};
@@ -240,8 +240,8 @@ fn scenario(config: &CheckConfig, plan: &Plan, pauses: &[Vec<u64>]) -> Result<Sc
     let mut scenario = config.scenario();
     let s = plan.ms_per_tick;
     scenario.name = format!("model {}", config.safeguard.name());
-    scenario.params.ttl_ms = config.ttl_ms * s + s / 2;
-    scenario.params.work_ms = (config.work_ms * s).saturating_sub(s / 2);
+    scenario.params.ttl_ms = config.ttl_ticks * s + s / 2;
+    scenario.params.work_ms = (config.work_ticks * s).saturating_sub(s / 2);
     scenario.network = Network {
         latency_min_us: 0,
         latency_max_us: 0,

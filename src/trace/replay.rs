@@ -8,8 +8,8 @@
 //! A trace from a model counterexample is also replayed on the model: its path must still
 //! violate its property.
 
-use leaselab_model::checker::model::{ledger_holds, mutual_exclusion};
-use leaselab_model::checker::{LeaseModel, LEDGER, MUTUAL_EXCLUSION};
+use leaselab_checker::model::{ledger_holds, mutual_exclusion};
+use leaselab_checker::{LeaseModel, LEDGER, MUTUAL_EXCLUSION};
 use leaselab_model::world::World;
 use leaselab_sim::run::RunReport;
 
@@ -86,7 +86,7 @@ impl Replay {
             ),
             Outcome::NoLongerFails { line } => format!(
                 "no longer fails: recorded {}, now {line} (fixed, or the trace is stale)",
-                trace.file.ledger.line
+                trace.file.ledger.line()
             ),
         };
         match &self.model {

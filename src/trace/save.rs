@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use leaselab_sim::run::RunReport;
 
 use super::format::{
-    slug, LedgerSpec, Origin, RawEvent, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION,
-    LEASELAB_VERSION,
+    slug, Origin, RawEvent, ScenarioSpec, TraceFile, FORMAT, FORMAT_VERSION, LEASELAB_VERSION,
 };
 
 /// Where `run`, `tour` and `check` save broken runs unless told otherwise.
@@ -27,7 +26,7 @@ impl TraceFile {
             origin,
             scenario: ScenarioSpec::from_scenario(&report.scenario),
             seed: report.seed,
-            ledger: LedgerSpec::from_ledger(&report.ledger),
+            ledger: report.ledger.clone(),
             digest: report.digest.clone(),
             events: report.events.iter().map(RawEvent::of).collect(),
         }

@@ -7,6 +7,9 @@
 //! write the ledger blames.
 
 use leaselab_model::ledger::Ledger;
+use leaselab_model::postgres::{Answer, RowLock, Statement, WriteGuard};
+use leaselab_model::redis::{Command, Reply, ScriptId};
+use leaselab_model::safeguard::{Reading, RedisRequest};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::events::{Event, What};
 
@@ -192,19 +195,26 @@ pub struct Story {
     pub blame: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct CallerState {
+/// What the story knows of one caller between its events.
+#[derive(Clone, Debug, Default)]
+struct CallerTrack {
     started: bool,
     done: bool,
     paused: bool,
     believes: bool,
+    /// What it asked for, until the reply arrives.
+    pending: Option<Pending>,
+    /// Some(shown) between a read and the write: the work shows once.
+    working: Option<bool>,
+    /// The row of its "lock busy" mark while busy replies keep coming (they merge into it).
+    last_busy: Option<usize>,
 }
 
 /// What a caller asked for, until the reply arrives.
 #[derive(Clone, Debug)]
 enum Pending {
-    Redis(String),
-    Sql { sql: String, params: Vec<i64> },
+    Redis(RedisRequest),
+    Sql(Statement),
 }
 
 fn caller_of(host: &str) -> Option<u32> {
@@ -222,298 +232,24 @@ pub fn time_text(t_us: i64) -> String {
 
 /// Reads the story of a run from its events.
 pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
-    let callers = scenario.callers;
-    let lock_key = String::from_utf8_lossy(&scenario.params.keys.lock).into_owned();
-    let balance_key = String::from_utf8_lossy(&scenario.params.keys.balance).into_owned();
-    let mut state = vec![CallerState::default(); callers as usize];
-    let mut pending: Vec<Option<Pending>> = vec![None; callers as usize];
-    let mut fences: Vec<Option<i64>> = vec![None; callers as usize];
-    // Some(shown) between a read and the write: the work shows once.
-    let mut working: Vec<Option<bool>> = vec![None; callers as usize];
-    let mut last_busy: Vec<Option<usize>> = vec![None; callers as usize];
-    let mut holder: Option<u32> = None;
-    let mut rows: Vec<Row> = Vec::new();
-    // The wallet row's fence as the accepted writes left it.
-    let mut stored_fence: i64 = 0;
-
-    let mut lanes: Vec<Lane> = (1..=callers).map(Lane::Caller).collect();
+    let mut reader = Reader {
+        scenario,
+        callers: vec![CallerTrack::default(); scenario.callers as usize],
+        holder: None,
+        rows: Vec::new(),
+        stored_fence: 0,
+    };
+    for event in events.iter().filter(|e| e.t_us >= 0) {
+        let marks = match caller_of(&event.host).filter(|c| (1..=scenario.callers).contains(c)) {
+            Some(caller) => reader.caller_event(caller, event),
+            None => reader.world_event(event),
+        };
+        reader.push(marks);
+    }
+    let mut lanes: Vec<Lane> = (1..=scenario.callers).map(Lane::Caller).collect();
     lanes.push(Lane::Redis);
     lanes.push(Lane::Postgres);
-
-    for event in events.iter().filter(|e| e.t_us >= 0) {
-        let mut marks: Vec<Mark> = Vec::new();
-        let mark = |lane: Lane, kind: Kind, text: String| Mark {
-            t_us: event.t_us,
-            lane,
-            kind,
-            text,
-            blame: None,
-        };
-        if let Some(caller) = caller_of(&event.host).filter(|c| (1..=callers).contains(c)) {
-            let index = caller as usize - 1;
-            let lane = Lane::Caller(caller);
-            match &event.what {
-                What::Started => {
-                    state[index].started = true;
-                    marks.push(mark(lane, Kind::Start, "starts".into()));
-                }
-                What::RedisRequest { command, .. } => {
-                    pending[index] = Some(Pending::Redis(command.clone()));
-                }
-                What::SqlRequest { sql, params } => {
-                    pending[index] = Some(Pending::Sql {
-                        sql: sql.clone(),
-                        params: params.clone(),
-                    });
-                }
-                What::RedisReply { reply } => {
-                    if let Some(Pending::Redis(command)) = pending[index].take() {
-                        let found = redis_mark(&command, reply, &lock_key, &balance_key);
-                        if let Some((kind, text)) = found {
-                            match &kind {
-                                Kind::Acquire { fence } => {
-                                    state[index].believes = true;
-                                    fences[index] = *fence;
-                                }
-                                Kind::Release { .. } => state[index].believes = false,
-                                Kind::Read { .. } => working[index] = Some(false),
-                                Kind::Write { .. } => working[index] = None,
-                                _ => {}
-                            }
-                            if matches!(kind, Kind::Busy { .. }) {
-                                if let Some(at) = last_busy[index] {
-                                    if let Kind::Busy { count, until_us } = &mut rows[at].mark.kind
-                                    {
-                                        *count += 1;
-                                        *until_us = event.t_us;
-                                        rows[at].mark.text = format!("lock busy, retried {count}x");
-                                    }
-                                    continue;
-                                }
-                                last_busy[index] = Some(rows.len());
-                            } else {
-                                last_busy[index] = None;
-                            }
-                            marks.push(mark(lane, kind, text));
-                        }
-                    }
-                }
-                What::SqlReply {
-                    result,
-                    rows: result_rows,
-                } => {
-                    if let Some(Pending::Sql { sql, params }) = pending[index].take() {
-                        last_busy[index] = None;
-                        if let Some((kind, text)) = sql_mark(&sql, &params, result, result_rows) {
-                            match &kind {
-                                Kind::Read { .. } => working[index] = Some(false),
-                                Kind::Write { .. } => working[index] = None,
-                                _ => {}
-                            }
-                            let row_mark = match &kind {
-                                Kind::Write {
-                                    balance,
-                                    fence,
-                                    accepted: true,
-                                    ..
-                                } if sql.starts_with("UPDATE") => {
-                                    let unchecked = if sql.contains("fence <") {
-                                        ""
-                                    } else {
-                                        ", unchecked"
-                                    };
-                                    if let Some(f) = fence {
-                                        stored_fence = *f;
-                                    }
-                                    Some(mark(
-                                        Lane::Postgres,
-                                        Kind::RowWritten {
-                                            balance: *balance,
-                                            fence: *fence,
-                                        },
-                                        match fence {
-                                            Some(f) => {
-                                                format!("set {balance}, fence {f}{unchecked}")
-                                            }
-                                            None => format!("set {balance}"),
-                                        },
-                                    ))
-                                }
-                                Kind::Write {
-                                    fence,
-                                    seen,
-                                    accepted: false,
-                                    ..
-                                } => {
-                                    let why = match (fence, seen) {
-                                        (Some(f), _) if *f <= stored_fence => {
-                                            format!("fence {f} <= {stored_fence}")
-                                        }
-                                        (_, Some(v)) if *v != stored_fence => {
-                                            format!("version {v} != {stored_fence}")
-                                        }
-                                        _ => "0 rows".to_string(),
-                                    };
-                                    Some(mark(
-                                        Lane::Postgres,
-                                        Kind::RowRefused,
-                                        format!("refused: {why}"),
-                                    ))
-                                }
-                                _ => None,
-                            };
-                            marks.push(mark(lane, kind, text));
-                            marks.extend(row_mark);
-                        }
-                    }
-                }
-                What::RedisTimeout { after_ms } => {
-                    pending[index] = None;
-                    marks.push(mark(
-                        lane,
-                        Kind::Note,
-                        format!("redis: no answer after {after_ms}ms"),
-                    ));
-                }
-                What::ConnectionError { server, error } => {
-                    marks.push(mark(lane, Kind::Note, format!("{server}: {error}")));
-                }
-                What::Sleep { .. } if working[index] == Some(false) => {
-                    working[index] = Some(true);
-                    let ms = scenario.params.work_ms;
-                    marks.push(mark(lane, Kind::Work { ms }, format!("works {ms}ms")));
-                }
-                What::PauseStart { point, ms } => {
-                    state[index].paused = true;
-                    marks.push(mark(
-                        lane,
-                        Kind::Pause {
-                            point: point.clone(),
-                            ms: *ms,
-                        },
-                        format!("PAUSED {ms}ms ({point})"),
-                    ));
-                }
-                What::PauseEnd { .. } => {
-                    state[index].paused = false;
-                    marks.push(mark(lane, Kind::Resume, "wakes up, carries on".into()));
-                }
-                What::Done { outcome, detail } => {
-                    state[index].done = true;
-                    state[index].believes = false;
-                    marks.push(mark(
-                        lane,
-                        Kind::Done {
-                            outcome: outcome.clone(),
-                            detail: detail.clone(),
-                        },
-                        format!("done: {detail}"),
-                    ));
-                }
-                _ => {}
-            }
-        } else {
-            match &event.what {
-                What::LockTaken { holder: who, .. } => {
-                    holder = caller_of(who);
-                    marks.push(mark(
-                        Lane::Redis,
-                        Kind::LockTaken {
-                            holder: who.clone(),
-                        },
-                        format!("lock: {who}, {}ms", scenario.params.ttl_ms),
-                    ));
-                }
-                What::LockReleased { holder: who } => {
-                    holder = None;
-                    marks.push(mark(
-                        Lane::Redis,
-                        Kind::LockDeleted {
-                            holder: who.clone(),
-                        },
-                        format!("lock of {who} deleted"),
-                    ));
-                }
-                What::LeaseExpired { holder: who } => {
-                    holder = None;
-                    marks.push(mark(
-                        Lane::Redis,
-                        Kind::LeaseExpired {
-                            holder: who.clone(),
-                        },
-                        format!("LEASE of {who} EXPIRED"),
-                    ));
-                }
-                What::Failover {
-                    lost,
-                    lock_holder,
-                    fence_counter,
-                } => {
-                    holder = lock_holder.as_deref().and_then(caller_of);
-                    marks.push(mark(
-                        Lane::Redis,
-                        Kind::Fault,
-                        format!(
-                            "FAILOVER: {} change(s) lost; lock {}{}",
-                            lost.len(),
-                            lock_holder.as_deref().unwrap_or("free"),
-                            fence_counter
-                                .as_deref()
-                                .map(|c| format!(", fence counter {c}"))
-                                .unwrap_or_default()
-                        ),
-                    ));
-                }
-                What::RedisRestart => {
-                    holder = None;
-                    marks.push(mark(
-                        Lane::Redis,
-                        Kind::Fault,
-                        "RESTART, keyspace lost".into(),
-                    ));
-                }
-                What::Partition { a, b, one_way } => marks.push(mark(
-                    Lane::Redis,
-                    Kind::Fault,
-                    format!("PARTITION {a} {} {b}", if *one_way { "->" } else { "<->" }),
-                )),
-                What::Heal { a, b, one_way } => marks.push(mark(
-                    Lane::Redis,
-                    Kind::Fault,
-                    format!("healed {a} {} {b}", if *one_way { "->" } else { "<->" }),
-                )),
-                What::ClockJump { server, jump_ms } => marks.push(mark(
-                    Lane::Redis,
-                    Kind::Fault,
-                    format!("CLOCK of {server} jumps {jump_ms:+}ms"),
-                )),
-                What::Horizon { unfinished } => marks.push(mark(
-                    Lane::Redis,
-                    Kind::Note,
-                    format!("horizon: {unfinished} caller(s) unfinished"),
-                )),
-                _ => {}
-            }
-        }
-        for mark in marks {
-            let bars = state
-                .iter()
-                .enumerate()
-                .map(|(index, s)| {
-                    // A caller whose release is on its way no longer counts on the lock.
-                    let releasing =
-                        matches!(&pending[index], Some(Pending::Redis(c)) if is_release(c));
-                    bar(s, holder == Some(index as u32 + 1) || releasing)
-                })
-                .collect();
-            rows.push(Row {
-                mark,
-                bars,
-                lock_holder: holder,
-            });
-        }
-    }
-
+    let mut rows = reader.rows;
     let blame = mark_blame(&mut rows, ledger);
     Story {
         lanes,
@@ -523,15 +259,319 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
     }
 }
 
-fn is_release(command: &str) -> bool {
-    let mut words = command.split_whitespace();
+/// The story so far, read event by event.
+struct Reader<'a> {
+    scenario: &'a Scenario,
+    callers: Vec<CallerTrack>,
+    /// The caller whose token the lock key holds (1-based).
+    holder: Option<u32>,
+    rows: Vec<Row>,
+    /// The wallet row's fence as the accepted writes left it.
+    stored_fence: i64,
+}
+
+fn mark(event: &Event, lane: Lane, kind: Kind, text: String) -> Mark {
+    Mark {
+        t_us: event.t_us,
+        lane,
+        kind,
+        text,
+        blame: None,
+    }
+}
+
+impl Reader<'_> {
+    /// The marks of what caller `caller` did.
+    fn caller_event(&mut self, caller: u32, event: &Event) -> Vec<Mark> {
+        let index = caller as usize - 1;
+        let lane = Lane::Caller(caller);
+        let track = &mut self.callers[index];
+        let one = |kind: Kind, text: String| vec![mark(event, lane, kind, text)];
+        match &event.what {
+            What::Started => {
+                track.started = true;
+                one(Kind::Start, "starts".into())
+            }
+            What::RedisRequest { request, .. } => {
+                track.pending = Some(Pending::Redis(request.clone()));
+                vec![]
+            }
+            What::SqlRequest { statement, .. } => {
+                track.pending = Some(Pending::Sql(*statement));
+                vec![]
+            }
+            What::RedisReply { reply, reading } => match track.pending.take() {
+                Some(Pending::Redis(request)) => {
+                    self.redis_reply(index, event, &request, reply, reading.as_ref())
+                }
+                _ => vec![],
+            },
+            What::SqlReply { answer, reading } => match track.pending.take() {
+                Some(Pending::Sql(statement)) => {
+                    track.last_busy = None;
+                    self.sql_reply(index, event, statement, answer, reading.as_ref())
+                }
+                _ => vec![],
+            },
+            What::RedisTimeout { after_ms } => {
+                track.pending = None;
+                one(Kind::Note, format!("redis: no answer after {after_ms}ms"))
+            }
+            What::ConnectionError { server, error } => {
+                one(Kind::Note, format!("{server}: {error}"))
+            }
+            What::Sleep { .. } if track.working == Some(false) => {
+                track.working = Some(true);
+                let ms = self.scenario.params.work_ms;
+                one(Kind::Work { ms }, format!("works {ms}ms"))
+            }
+            What::PauseStart { point, ms } => {
+                track.paused = true;
+                one(
+                    Kind::Pause {
+                        point: point.clone(),
+                        ms: *ms,
+                    },
+                    format!("PAUSED {ms}ms ({point})"),
+                )
+            }
+            What::PauseEnd { .. } => {
+                track.paused = false;
+                one(Kind::Resume, "wakes up, carries on".into())
+            }
+            What::Done { outcome, detail } => {
+                track.done = true;
+                track.believes = false;
+                one(
+                    Kind::Done {
+                        outcome: outcome.clone(),
+                        detail: detail.clone(),
+                    },
+                    format!("done: {detail}"),
+                )
+            }
+            _ => vec![],
+        }
+    }
+
+    /// The mark of a Redis reply to caller `index`; busy replies in a row merge into one.
+    fn redis_reply(
+        &mut self,
+        index: usize,
+        event: &Event,
+        request: &RedisRequest,
+        reply: &Reply,
+        reading: Option<&Reading>,
+    ) -> Vec<Mark> {
+        let Some((kind, text)) = redis_mark(request, reply, reading) else {
+            return vec![];
+        };
+        let track = &mut self.callers[index];
+        match &kind {
+            Kind::Acquire { .. } => track.believes = true,
+            Kind::Release { .. } => track.believes = false,
+            Kind::Read { .. } => track.working = Some(false),
+            Kind::Write { .. } => track.working = None,
+            _ => {}
+        }
+        if !matches!(kind, Kind::Busy { .. }) {
+            track.last_busy = None;
+        } else if let Some(at) = track.last_busy {
+            if let Kind::Busy { count, until_us } = &mut self.rows[at].mark.kind {
+                *count += 1;
+                *until_us = event.t_us;
+                self.rows[at].mark.text = format!("lock busy, retried {count}x");
+            }
+            return vec![];
+        } else {
+            track.last_busy = Some(self.rows.len());
+        }
+        vec![mark(event, Lane::Caller(index as u32 + 1), kind, text)]
+    }
+
+    /// The marks of a PostgreSQL answer to caller `index`: the caller's, and the row's when
+    /// a write landed or was refused.
+    fn sql_reply(
+        &mut self,
+        index: usize,
+        event: &Event,
+        statement: Statement,
+        answer: &Answer,
+        reading: Option<&Reading>,
+    ) -> Vec<Mark> {
+        let Some((kind, text)) = sql_mark(statement, answer, reading) else {
+            return vec![];
+        };
+        match &kind {
+            Kind::Read { .. } => self.callers[index].working = Some(false),
+            Kind::Write { .. } => self.callers[index].working = None,
+            _ => {}
+        }
+        let row_mark = self.row_mark(event, statement, &kind);
+        let mut marks = vec![mark(event, Lane::Caller(index as u32 + 1), kind, text)];
+        marks.extend(row_mark);
+        marks
+    }
+
+    /// What a write did to the wallet row, on the PostgreSQL lane.
+    fn row_mark(&mut self, event: &Event, statement: Statement, kind: &Kind) -> Option<Mark> {
+        let stored = self.stored_fence;
+        let (kind, text) = match kind {
+            Kind::Write {
+                balance,
+                fence,
+                accepted: true,
+                ..
+            } => {
+                let unchecked = match statement {
+                    Statement::WriteFenced {
+                        guard: WriteGuard::Unfenced,
+                        ..
+                    } => ", unchecked",
+                    _ => "",
+                };
+                if let Some(f) = fence {
+                    self.stored_fence = *f;
+                }
+                let text = match fence {
+                    Some(f) => format!("set {balance}, fence {f}{unchecked}"),
+                    None => format!("set {balance}"),
+                };
+                (
+                    Kind::RowWritten {
+                        balance: *balance,
+                        fence: *fence,
+                    },
+                    text,
+                )
+            }
+            Kind::Write {
+                fence,
+                seen,
+                accepted: false,
+                ..
+            } => {
+                let why = match (fence, seen) {
+                    (Some(f), _) if *f <= stored => format!("fence {f} <= {stored}"),
+                    (_, Some(v)) if *v != stored => format!("version {v} != {stored}"),
+                    _ => "0 rows".to_string(),
+                };
+                (Kind::RowRefused, format!("refused: {why}"))
+            }
+            _ => return None,
+        };
+        Some(mark(event, Lane::Postgres, kind, text))
+    }
+
+    /// The marks of what Redis, the network or the simulation did.
+    fn world_event(&mut self, event: &Event) -> Vec<Mark> {
+        let fault = |text: String| vec![mark(event, Lane::Redis, Kind::Fault, text)];
+        let arrow = |one_way: bool| if one_way { "->" } else { "<->" };
+        match &event.what {
+            What::LockTaken { holder: who, .. } => {
+                self.holder = caller_of(who);
+                let text = format!("lock: {who}, {}ms", self.scenario.params.ttl_ms);
+                let kind = Kind::LockTaken {
+                    holder: who.clone(),
+                };
+                vec![mark(event, Lane::Redis, kind, text)]
+            }
+            What::LockReleased { holder: who } => {
+                self.holder = None;
+                let kind = Kind::LockDeleted {
+                    holder: who.clone(),
+                };
+                vec![mark(
+                    event,
+                    Lane::Redis,
+                    kind,
+                    format!("lock of {who} deleted"),
+                )]
+            }
+            What::LeaseExpired { holder: who } => {
+                self.holder = None;
+                let kind = Kind::LeaseExpired {
+                    holder: who.clone(),
+                };
+                vec![mark(
+                    event,
+                    Lane::Redis,
+                    kind,
+                    format!("LEASE of {who} EXPIRED"),
+                )]
+            }
+            What::Failover {
+                lost,
+                lock_holder,
+                fence_counter,
+            } => {
+                self.holder = lock_holder.as_deref().and_then(caller_of);
+                fault(format!(
+                    "FAILOVER: {} change(s) lost; lock {}{}",
+                    lost.len(),
+                    lock_holder.as_deref().unwrap_or("free"),
+                    fence_counter
+                        .as_deref()
+                        .map(|c| format!(", fence counter {c}"))
+                        .unwrap_or_default()
+                ))
+            }
+            What::RedisRestart => {
+                self.holder = None;
+                fault("RESTART, keyspace lost".into())
+            }
+            What::Partition { a, b, one_way } => {
+                fault(format!("PARTITION {a} {} {b}", arrow(*one_way)))
+            }
+            What::Heal { a, b, one_way } => fault(format!("healed {a} {} {b}", arrow(*one_way))),
+            What::ClockJump { server, jump_ms } => {
+                fault(format!("CLOCK of {server} jumps {jump_ms:+}ms"))
+            }
+            What::Horizon { unfinished } => vec![mark(
+                event,
+                Lane::Redis,
+                Kind::Note,
+                format!("horizon: {unfinished} caller(s) unfinished"),
+            )],
+            _ => vec![],
+        }
+    }
+
+    /// Adds the marks as rows, each with every lane's bar after it.
+    fn push(&mut self, marks: Vec<Mark>) {
+        for mark in marks {
+            let bars = self
+                .callers
+                .iter()
+                .enumerate()
+                .map(|(index, track)| {
+                    // A caller whose release is on its way no longer counts on the lock.
+                    let releasing =
+                        matches!(&track.pending, Some(Pending::Redis(r)) if is_release(r));
+                    bar(track, self.holder == Some(index as u32 + 1) || releasing)
+                })
+                .collect();
+            self.rows.push(Row {
+                mark,
+                bars,
+                lock_holder: self.holder,
+            });
+        }
+    }
+}
+
+/// A request that gives the lock back.
+fn is_release(request: &RedisRequest) -> bool {
     matches!(
-        (words.next(), words.next()),
-        (Some("EVALSHA"), Some("release" | "redislock-release")) | (Some("DEL" | "DELEX"), _)
+        request,
+        RedisRequest::Script {
+            script: ScriptId::Release | ScriptId::RedislockRelease,
+            ..
+        } | RedisRequest::Command(Command::Del(_) | Command::DelEx(..))
     )
 }
 
-fn bar(state: &CallerState, holds: bool) -> Bar {
+fn bar(state: &CallerTrack, holds: bool) -> Bar {
     if !state.started || state.done {
         Bar::Idle
     } else if state.paused {
@@ -570,182 +610,126 @@ fn mark_blame(rows: &mut [Row], ledger: &Ledger) -> Option<String> {
     Some(why)
 }
 
-/// The words of a script reply or a plain command, by what it does to the lock or balance.
+/// The mark of a Redis reply: what the caller's machine read in it.
 fn redis_mark(
-    command: &str,
-    reply: &str,
-    lock_key: &str,
-    balance_key: &str,
+    request: &RedisRequest,
+    reply: &Reply,
+    reading: Option<&Reading>,
 ) -> Option<(Kind, String)> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let integer = reply
-        .strip_prefix("(integer) ")
-        .and_then(|n| n.parse::<i64>().ok());
-    let is_error = reply.starts_with("(error)");
-    let busy = || {
-        Some((
-            Kind::Busy {
-                count: 1,
-                until_us: 0,
-            },
-            "lock busy".to_string(),
-        ))
-    };
-    if is_error {
-        return Some((
-            Kind::Note,
-            format!("{}: {reply}", words.first().unwrap_or(&"")),
-        ));
-    }
-    match words.as_slice() {
-        ["EVALSHA", "fenced-acquire", ..] => match integer {
-            Some(fence) => Some((
-                Kind::Acquire { fence: Some(fence) },
-                format!("got the lock, fence {fence}"),
-            )),
-            None => busy(),
+    let text = reading.map(Reading::describe).unwrap_or_default();
+    let kind = match reading {
+        Some(Reading::Acquired { fence }) => {
+            let text = match request {
+                RedisRequest::Command(Command::SetNx(..)) => "got the lock (no expiry)".into(),
+                _ => text,
+            };
+            return Some((Kind::Acquire { fence: *fence }, text));
+        }
+        Some(Reading::Busy) => Kind::Busy {
+            count: 1,
+            until_us: 0,
         },
-        ["EVALSHA", "redislock-obtain", ..] => {
-            if reply == "(nil)" {
-                busy()
-            } else {
-                Some((Kind::Acquire { fence: None }, "got the lock".into()))
-            }
+        Some(Reading::ExpirySet) => {
+            let text = match request {
+                RedisRequest::Command(Command::PExpire(_, ttl)) => {
+                    format!("lock set to expire in {ttl}ms")
+                }
+                _ => text,
+            };
+            return Some((Kind::Note, text));
         }
-        ["SET", key, _, rest @ ..] if *key == lock_key && rest.contains(&"NX") => {
-            if reply == "OK" {
-                Some((Kind::Acquire { fence: None }, "got the lock".into()))
-            } else {
-                busy()
-            }
+        Some(Reading::BalanceRead { balance, fence }) => Kind::Read {
+            balance: *balance,
+            fence: *fence,
+        },
+        Some(Reading::Wrote {
+            balance,
+            fence,
+            seen,
+        }) => Kind::Write {
+            balance: *balance,
+            fence: *fence,
+            seen: *seen,
+            accepted: true,
+        },
+        Some(Reading::WriteRefused {
+            balance,
+            fence,
+            seen,
+        }) => Kind::Write {
+            balance: *balance,
+            fence: *fence,
+            seen: *seen,
+            accepted: false,
+        },
+        Some(Reading::Refreshed) => Kind::Refresh { ok: true },
+        Some(Reading::LeaseLost) => Kind::Refresh { ok: false },
+        Some(Reading::Released) => Kind::Release { ok: true },
+        Some(Reading::NotHeld) => Kind::Release { ok: false },
+        Some(Reading::Failed { error }) => return Some((Kind::Note, error.clone())),
+        _ if reply.is_error() => {
+            let text = format!("{}: {}", request.describe(), reply.describe());
+            return Some((Kind::Note, text));
         }
-        ["SETNX", key, ..] if *key == lock_key => {
-            if integer == Some(1) {
-                Some((
-                    Kind::Acquire { fence: None },
-                    "got the lock (no expiry)".into(),
-                ))
-            } else {
-                busy()
-            }
-        }
-        ["PEXPIRE", key, ttl] if *key == lock_key => {
-            Some((Kind::Note, format!("lock set to expire in {ttl}ms")))
-        }
-        ["GET", key] if *key == balance_key => {
-            let balance = reply.trim_matches('"').parse::<i64>().ok()?;
-            Some((
-                Kind::Read {
-                    balance,
-                    fence: None,
-                },
-                format!("read balance {balance}"),
-            ))
-        }
-        ["SET", key, value, ..] if *key == balance_key => {
-            let balance = value.parse::<i64>().ok()?;
-            Some((
-                Kind::Write {
-                    balance,
-                    fence: None,
-                    seen: None,
-                    accepted: reply == "OK",
-                },
-                format!("wrote balance {balance}"),
-            ))
-        }
-        ["EVALSHA", "release" | "redislock-release", ..] | ["DELEX", ..] | ["DEL", ..] => {
-            let ok = integer == Some(1);
-            Some((
-                Kind::Release { ok },
-                if ok {
-                    "released the lock".into()
-                } else {
-                    "release: lock not held (expired or taken)".into()
-                },
-            ))
-        }
-        ["EVALSHA", "refresh" | "redislock-refresh", ..] => {
-            let ok = integer == Some(1) || reply == "OK";
-            Some((
-                Kind::Refresh { ok },
-                if ok {
-                    "watchdog refreshed the lease".into()
-                } else {
-                    "watchdog refresh refused: lock lost".into()
-                },
-            ))
-        }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((kind, text))
 }
 
-fn sql_mark(sql: &str, params: &[i64], result: &str, rows: &[Vec<i64>]) -> Option<(Kind, String)> {
-    if result.starts_with("ERROR") {
-        return Some((Kind::Note, format!("postgres: {result}")));
+/// The mark of a PostgreSQL answer: what the caller's machine read in it.
+fn sql_mark(
+    statement: Statement,
+    answer: &Answer,
+    reading: Option<&Reading>,
+) -> Option<(Kind, String)> {
+    if let Answer::Error { .. } = answer {
+        return Some((Kind::Note, format!("postgres: {}", answer.describe())));
     }
-    let landed = result.ends_with(" 1");
-    if sql.starts_with("SELECT balance, fence") {
-        let row = rows.first()?;
-        let (balance, fence) = (*row.first()?, row.get(1).copied());
-        let text = match fence {
-            Some(f) if sql.contains("FOR UPDATE") => {
-                format!("locked the row, read balance {balance} (fence {f})")
-            }
-            _ => format!("read balance {balance}"),
-        };
-        return Some((Kind::Read { balance, fence }, text));
-    }
-    if sql.starts_with("UPDATE wallets SET balance = $1, fence = $2") {
-        let (balance, fence) = (*params.first()?, params.get(1).copied());
-        let seen = if sql.contains("fence = $3") {
-            params.get(2).copied()
-        } else {
-            None
-        };
-        let fence_text = fence
-            .map(|f| format!(" with fence {f}"))
-            .unwrap_or_default();
-        let text = if landed {
-            format!("wrote balance {balance}{fence_text}")
-        } else {
-            format!("write{fence_text} REJECTED")
-        };
-        return Some((
+    let mark = match reading? {
+        Reading::BalanceRead { balance, fence } => {
+            let text = match (fence, statement) {
+                (
+                    Some(f),
+                    Statement::Select {
+                        lock: Some(RowLock::ForUpdate),
+                        ..
+                    },
+                ) => format!("locked the row, read balance {balance} (fence {f})"),
+                _ => format!("read balance {balance}"),
+            };
+            (
+                Kind::Read {
+                    balance: *balance,
+                    fence: *fence,
+                },
+                text,
+            )
+        }
+        reading @ (Reading::Wrote {
+            balance,
+            fence,
+            seen,
+        }
+        | Reading::WriteRefused {
+            balance,
+            fence,
+            seen,
+        }) => (
             Kind::Write {
-                balance,
-                fence,
-                seen,
-                accepted: landed,
+                balance: *balance,
+                fence: *fence,
+                seen: *seen,
+                accepted: matches!(reading, Reading::Wrote { .. }),
             },
-            text,
-        ));
-    }
-    if sql.starts_with("UPDATE wallets SET balance = $1 ") {
-        let balance = *params.first()?;
-        return Some((
-            Kind::Write {
-                balance,
-                fence: None,
-                seen: None,
-                accepted: landed,
-            },
-            format!("wrote balance {balance}"),
-        ));
-    }
-    if sql.contains("balance - $1") {
-        let amount = *params.first()?;
-        return Some((
-            Kind::Note,
-            if landed {
-                format!("debited {amount}")
-            } else {
-                format!("debit of {amount}: too little money")
-            },
-        ));
-    }
-    match sql {
-        "BEGIN" | "COMMIT" | "ROLLBACK" => Some((Kind::Note, sql.to_string())),
-        _ => None,
-    }
+            reading.describe(),
+        ),
+        reading @ (Reading::Debited { .. }
+        | Reading::DebitRefused { .. }
+        | Reading::Begun
+        | Reading::Committed
+        | Reading::RolledBack
+        | Reading::Failed { .. }) => (Kind::Note, reading.describe()),
+        _ => return None,
+    };
+    Some(mark)
 }

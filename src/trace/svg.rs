@@ -45,6 +45,22 @@ struct Layout {
     height: f64,
 }
 
+impl Layout {
+    /// Where the lanes end.
+    fn bottom(&self) -> f64 {
+        self.height - 80.0
+    }
+
+    /// The lower edge of row `to`: the next row's y, or one row below the last.
+    fn end_y(&self, to: usize) -> f64 {
+        if to + 1 < self.row_y.len() {
+            self.row_y[to + 1]
+        } else {
+            self.row_y[to] + ROW
+        }
+    }
+}
+
 fn layout(story: &Story) -> Layout {
     let mut lane_x = Vec::new();
     let mut x = LEFT;
@@ -119,8 +135,19 @@ fn segments(rows: &[Row], caller: u32) -> Vec<(usize, usize, Bar)> {
 /// The timeline as a standalone SVG document.
 pub fn svg(trace: &Trace, story: &Story) -> String {
     let layout = layout(story);
-    let balance_in = trace.scenario.balance_in();
     let mut out = String::new();
+    header(&mut out, &layout, trace);
+    lanes(&mut out, &layout, story);
+    caller_bars(&mut out, &layout, story);
+    lock_bars(&mut out, &layout, story);
+    marks(&mut out, &layout, story, trace.scenario.balance_in());
+    footer(&mut out, &layout, story);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The document's opening, definitions, background and title.
+fn header(out: &mut String, layout: &Layout, trace: &Trace) {
     let _ = writeln!(
         out,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">"#,
@@ -165,8 +192,11 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
             faults.join("; ")
         ))
     );
-    // Lanes.
-    let bottom = layout.height - 80.0;
+}
+
+/// Each lane's title and axis.
+fn lanes(out: &mut String, layout: &Layout, story: &Story) {
+    let bottom = layout.bottom();
     for (index, lane) in story.lanes.iter().enumerate() {
         let x = layout.lane_x[index];
         let stroke = match lane {
@@ -186,15 +216,11 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
             TOP - 6.0
         );
     }
-    // Lease bars and pauses on the callers' lanes; the lock on Redis's lane.
+}
+
+/// Lease bars and pauses on the callers' lanes.
+fn caller_bars(out: &mut String, layout: &Layout, story: &Story) {
     let rows = &story.rows;
-    let end_y = |to: usize| {
-        if to + 1 < layout.row_y.len() {
-            layout.row_y[to + 1]
-        } else {
-            layout.row_y[to] + ROW
-        }
-    };
     for lane in &story.lanes {
         let Lane::Caller(caller) = *lane else {
             continue;
@@ -205,7 +231,7 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
         for (number, (from, to, bar)) in segments.into_iter().enumerate() {
             let y1 = layout.row_y[from];
             let y2 = if number + 1 == count {
-                end_y(to)
+                layout.end_y(to)
             } else {
                 layout.row_y[to]
             };
@@ -242,6 +268,11 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
             }
         }
     }
+}
+
+/// Who holds the lock, on Redis's lane.
+fn lock_bars(out: &mut String, layout: &Layout, story: &Story) {
+    let rows = &story.rows;
     let redis_x = layout.lane_x[lane_index(story, Lane::Redis)];
     let mut from: Option<(usize, u32)> = None;
     for (index, row) in rows.iter().enumerate() {
@@ -249,7 +280,7 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
         if from.map(|(_, h)| h) != current {
             if let Some((start, holder)) = from.take() {
                 lock_bar(
-                    &mut out,
+                    out,
                     redis_x,
                     layout.row_y[start],
                     layout.row_y[index],
@@ -261,9 +292,19 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
     }
     if let Some((start, holder)) = from {
         let last = layout.row_y.len() - 1;
-        lock_bar(&mut out, redis_x, layout.row_y[start], end_y(last), holder);
+        lock_bar(
+            out,
+            redis_x,
+            layout.row_y[start],
+            layout.end_y(last),
+            holder,
+        );
     }
-    // Time labels, arrows and marks.
+}
+
+/// Time labels, arrows to the servers, and each mark with its words.
+fn marks(out: &mut String, layout: &Layout, story: &Story, balance_in: BalanceIn) {
+    let rows = &story.rows;
     let mut last_time: Option<i64> = None;
     for (index, row) in rows.iter().enumerate() {
         let y = layout.row_y[index];
@@ -360,7 +401,11 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
             );
         }
     }
-    // Ledger and legend.
+}
+
+/// The ledger line, the blame and the legend.
+fn footer(out: &mut String, layout: &Layout, story: &Story) {
+    let bottom = layout.bottom();
     let ledger_fill = if story.ledger_line.ends_with("BROKEN") {
         RED
     } else {
@@ -385,8 +430,6 @@ pub fn svg(trace: &Trace, story: &Story) -> String {
         r##"<text x="16" y="{:.1}" fill="#555" font-size="11">solid bar: holds the lease · dashed red bar: believes it holds the lock, the lease is gone · hatched: paused · ✗: refused</text>"##,
         bottom + 66.0
     );
-    out.push_str("</svg>\n");
-    out
 }
 
 fn lock_bar(out: &mut String, x: f64, y1: f64, y2: f64, holder: u32) {

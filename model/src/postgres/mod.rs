@@ -12,11 +12,13 @@
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages;
 //! - [`engine`]: sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
+pub mod answer;
 pub mod engine;
 pub mod error;
 mod lexer;
 pub mod statement;
 
+pub use answer::{describe_result, Answer};
 pub use engine::{Exec, Executed, Postgres, QueryResult, SessionId, TxStatus, Wallet};
 pub use error::{PgError, PgNotice};
 pub use statement::{RowLock, Statement, WriteGuard};

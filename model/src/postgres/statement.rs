@@ -31,6 +31,8 @@ pub enum WriteGuard {
 }
 
 /// A statement the stand-in executes. Parameters are `bigint`s, passed separately.
+///
+/// Serialised as its SQL text ([`Statement::sql`]) and read back with [`Statement::parse`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Statement {
     /// `BEGIN`.
@@ -382,5 +384,23 @@ fn token_matches(want: &Token<'_>, got: &Token<'_>) -> bool {
         (Token::Symbol(w), Token::Symbol(g)) => w == g,
         (Token::Param(w), Token::Param(g)) => w == g,
         _ => false,
+    }
+}
+
+impl serde::Serialize for Statement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.sql())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Statement {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Statement, D::Error> {
+        let sql = String::deserialize(deserializer)?;
+        Statement::parse(&sql).map_err(|error| {
+            serde::de::Error::custom(format!(
+                "not a statement of the wallets table: {}",
+                error.message
+            ))
+        })
     }
 }

@@ -19,6 +19,7 @@
 use crate::redis::Reply;
 
 use super::lock::{Acquire, Lock, Release};
+use super::reading::Reading;
 use super::retry::{Backoff, Retry};
 use super::step::{CallerStats, Input, Machine, Outcome, Point, Step};
 use super::store::{unexpected, Read, Store, Written};
@@ -379,5 +380,63 @@ impl Machine for LockedSpend {
 
     fn stats(&self) -> CallerStats {
         self.stats
+    }
+
+    fn reading(&self, input: &Input) -> Option<Reading> {
+        let failed = |error: String| Reading::Failed { error };
+        let reading = match self.phase {
+            Phase::Acquiring => match self.lock.on_acquire(input) {
+                Acquire::Got { fence } => Reading::Acquired { fence },
+                Acquire::Busy => Reading::Busy,
+                Acquire::Failed(error) => failed(error),
+            },
+            Phase::FollowingUp => match input {
+                Input::Redis(Reply::Integer(1)) => Reading::ExpirySet,
+                _ => failed(unexpected("FollowingUp", input)),
+            },
+            Phase::Reading => match self.store.on_read(input) {
+                Ok(read) => Reading::BalanceRead {
+                    balance: read.balance,
+                    fence: self.store.read_fence(&read),
+                },
+                Err(error) => failed(error),
+            },
+            Phase::Refreshing => match input {
+                Input::Redis(Reply::Integer(1)) => Reading::Refreshed,
+                _ => Reading::LeaseLost,
+            },
+            Phase::Writing => {
+                let read = self.read?;
+                let balance = read.balance - self.amount;
+                let (fence, seen) = self.store.write_marks(self.fence.unwrap_or(0), read.fence);
+                match self.store.on_write(input) {
+                    Written::Landed => Reading::Wrote {
+                        balance,
+                        fence,
+                        seen,
+                    },
+                    Written::Refused => Reading::WriteRefused {
+                        balance,
+                        fence,
+                        seen,
+                    },
+                    Written::Failed(error) => failed(error),
+                }
+            }
+            Phase::Releasing => match self.lock.on_release(input) {
+                Release::Released => Reading::Released,
+                Release::NotHeld => Reading::NotHeld,
+                Release::Failed(error) => failed(error),
+            },
+            Phase::Start
+            | Phase::BackingOff
+            | Phase::AfterAcquire
+            | Phase::AfterRead
+            | Phase::Working
+            | Phase::BeforeWrite
+            | Phase::BeforeRelease
+            | Phase::Finished => return None,
+        };
+        Some(reading)
     }
 }

@@ -19,10 +19,12 @@ pub mod lease;
 pub mod naive;
 pub mod no_lock;
 pub mod pg_only;
+pub mod reading;
 pub mod redislock;
 pub mod step;
 pub mod watchdog;
 
+pub use reading::Reading;
 pub use step::{CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step};
 pub mod lock;
 pub mod locked;
@@ -451,6 +453,14 @@ impl Machine for Caller {
             Caller::Locked(machine) => machine.stats(),
             Caller::PgDebit(machine) => machine.stats(),
             Caller::PgForUpdate(machine) => machine.stats(),
+        }
+    }
+
+    fn reading(&self, input: &Input) -> Option<Reading> {
+        match self {
+            Caller::Locked(machine) => machine.reading(input),
+            Caller::PgDebit(machine) => machine.reading(input),
+            Caller::PgForUpdate(machine) => machine.reading(input),
         }
     }
 }

@@ -11,6 +11,7 @@
 
 use crate::postgres::{RowLock, Statement};
 
+use super::reading::Reading;
 use super::step::{CallerStats, Input, Machine, Outcome, Point, SqlRequest, Step};
 use super::store::unexpected;
 
@@ -92,6 +93,20 @@ impl Machine for PgDebit {
 
     fn stats(&self) -> CallerStats {
         CallerStats::default()
+    }
+
+    fn reading(&self, input: &Input) -> Option<Reading> {
+        if self.phase != DebitPhase::Debiting {
+            return None;
+        }
+        let amount = self.amount;
+        Some(match input {
+            Input::Sql(Ok(result)) if result.rows_affected == 1 => Reading::Debited { amount },
+            Input::Sql(Ok(result)) if result.rows_affected == 0 => Reading::DebitRefused { amount },
+            _ => Reading::Failed {
+                error: unexpected(&format!("debit {:?}", self.phase), input),
+            },
+        })
     }
 }
 
@@ -243,5 +258,47 @@ impl Machine for PgForUpdate {
 
     fn stats(&self) -> CallerStats {
         CallerStats::default()
+    }
+
+    fn reading(&self, input: &Input) -> Option<Reading> {
+        let failed = || Reading::Failed {
+            error: unexpected(&format!("transaction {:?}", self.phase), input),
+        };
+        let Input::Sql(result) = input else {
+            return matches!(
+                self.phase,
+                TxPhase::Beginning
+                    | TxPhase::Selecting
+                    | TxPhase::Writing
+                    | TxPhase::Committing
+                    | TxPhase::RollingBack
+            )
+            .then(failed);
+        };
+        let reading = match (self.phase, result) {
+            (TxPhase::Beginning, Ok(_)) => Reading::Begun,
+            (TxPhase::Selecting, Ok(result)) => match result.rows.as_slice() {
+                [row] if row.len() == 2 => Reading::BalanceRead {
+                    balance: row[0],
+                    fence: Some(row[1]),
+                },
+                _ => Reading::Failed {
+                    error: format!("unexpected SELECT result: {:?}", result.rows),
+                },
+            },
+            (TxPhase::Writing, Ok(result)) if result.rows_affected == 1 => Reading::Wrote {
+                balance: self.read_balance - self.amount,
+                fence: None,
+                seen: None,
+            },
+            (TxPhase::Committing, Ok(result)) if result.tag == "COMMIT" => Reading::Committed,
+            (TxPhase::RollingBack, _) => Reading::RolledBack,
+            (
+                TxPhase::Beginning | TxPhase::Selecting | TxPhase::Writing | TxPhase::Committing,
+                _,
+            ) => failed(),
+            _ => return None,
+        };
+        Some(reading)
     }
 }

@@ -5,11 +5,17 @@
 //! request, a SQL statement, a sleep, a pause point, or its final [`Outcome`]. The exhaustive
 //! model, the turmoil simulation and the real-server runner are three such drivers.
 
+use serde::{Deserialize, Serialize};
+
 use crate::postgres::{PgError, QueryResult, Statement};
 use crate::redis::{Command, Reply, ScriptId};
 
 /// A request to Redis.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Serialised as `{"command": [argv...]}` (read back through [`Command::parse`], as Redis
+/// parses it) or `{"script": {"name": "release", "keys": [...], "args": [...]}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "RequestRepr", try_from = "RequestRepr")]
 pub enum RedisRequest {
     /// A plain command.
     Command(Command),
@@ -25,8 +31,77 @@ pub enum RedisRequest {
     },
 }
 
+impl RedisRequest {
+    /// The request as a person reads it, e.g. `SET lock:{wallet:42} 00..1f NX PX 100` or
+    /// `EVALSHA fenced-acquire lock:{wallet:42} fence:{wallet:42} ...` (scripts by name).
+    pub fn describe(&self) -> String {
+        let words = |parts: &[Vec<u8>]| {
+            parts
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match self {
+            RedisRequest::Command(command) => words(&command.to_argv()),
+            RedisRequest::Script { script, keys, args } => {
+                format!("EVALSHA {} {} {}", script.name(), words(keys), words(args))
+            }
+        }
+    }
+}
+
+/// How a [`RedisRequest`] is stored.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum RequestRepr {
+    Command(#[serde(with = "crate::text_bytes::list")] Vec<Vec<u8>>),
+    Script {
+        name: String,
+        #[serde(with = "crate::text_bytes::list")]
+        keys: Vec<Vec<u8>>,
+        #[serde(with = "crate::text_bytes::list")]
+        args: Vec<Vec<u8>>,
+    },
+}
+
+impl From<RedisRequest> for RequestRepr {
+    fn from(request: RedisRequest) -> RequestRepr {
+        match request {
+            RedisRequest::Command(command) => RequestRepr::Command(command.to_argv()),
+            RedisRequest::Script { script, keys, args } => RequestRepr::Script {
+                name: script.name().to_string(),
+                keys,
+                args,
+            },
+        }
+    }
+}
+
+impl TryFrom<RequestRepr> for RedisRequest {
+    type Error = String;
+
+    fn try_from(repr: RequestRepr) -> Result<RedisRequest, String> {
+        match repr {
+            RequestRepr::Command(argv) => Command::parse(&argv)
+                .map(RedisRequest::Command)
+                .map_err(|reply| format!("not a command Redis accepts: {}", reply.describe())),
+            RequestRepr::Script { name, keys, args } => {
+                let script = ScriptId::ALL
+                    .into_iter()
+                    .find(|id| id.name() == name)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = ScriptId::ALL.iter().map(|id| id.name()).collect();
+                        format!("unknown script {name:?}; known: {}", known.join(", "))
+                    })?;
+                Ok(RedisRequest::Script { script, keys, args })
+            }
+        }
+    }
+}
+
 /// A statement for PostgreSQL with its `bigint` parameters.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SqlRequest {
     /// The statement.
     pub statement: Statement,
@@ -187,4 +262,12 @@ pub trait Machine {
 
     /// The counters so far.
     fn stats(&self) -> CallerStats;
+
+    /// What the machine makes of `input` as the answer to its last step, without taking it:
+    /// the same interpretation [`Machine::next`] acts on (acquired with fence N, busy, not
+    /// held, refused, ...). None when the step had no answer to read (a sleep, a pause
+    /// point). Drivers log it next to the reply.
+    fn reading(&self, _input: &Input) -> Option<super::Reading> {
+        None
+    }
 }

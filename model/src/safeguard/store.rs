@@ -101,9 +101,7 @@ impl Store {
             },
             Store::Postgres { id, guard } => {
                 let mut params = vec![new_balance, fence];
-                if *guard == WriteGuard::FenceBelowAndEqual {
-                    params.push(seen_fence);
-                }
+                params.extend(self.write_marks(fence, seen_fence).1);
                 Step::Sql(SqlRequest {
                     statement: Statement::WriteFenced {
                         id: *id,
@@ -112,6 +110,26 @@ impl Store {
                     params,
                 })
             }
+        }
+    }
+
+    /// What a write of [`Store::write_step`] carries besides the balance: the fencing token
+    /// and the version it requires (PostgreSQL only; the version with check-and-set only).
+    pub fn write_marks(&self, fence: i64, seen_fence: i64) -> (Option<i64>, Option<i64>) {
+        match self {
+            Store::Redis { .. } => (None, None),
+            Store::Postgres { guard, .. } => (
+                Some(fence),
+                (*guard == WriteGuard::FenceBelowAndEqual).then_some(seen_fence),
+            ),
+        }
+    }
+
+    /// The fence a read reports: the row's (PostgreSQL), none for a Redis balance.
+    pub fn read_fence(&self, read: &Read) -> Option<i64> {
+        match self {
+            Store::Redis { .. } => None,
+            Store::Postgres { .. } => Some(read.fence),
         }
     }
 

@@ -27,7 +27,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
-use crate::checker::fingerprint::FingerprintHasher;
+use crate::fingerprint::FingerprintHasher;
 use crate::postgres::{Postgres, SessionId};
 
 use super::{Slot, SlotState, World};

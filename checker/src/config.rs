@@ -1,0 +1,383 @@
+//! What one exhaustive check is about: the safeguard, the callers, the timing assumptions
+//! and the bounds.
+
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::{BalanceIn, Outcome};
+use leaselab_model::safeguard::{ParamError, Safeguard};
+use leaselab_model::scenario::Scenario;
+use leaselab_model::world::{Action, World, WorldConfig};
+
+/// The fence counter's starting value, as in the tutorial: tokens are 33, 34, ...
+pub const INITIAL_FENCE_COUNTER: i64 = 32;
+
+/// The most callers an exhaustive check explores (the world numbers callers with a `u8`, and
+/// the state space grows exponentially long before that).
+pub const MAX_CALLERS: u32 = 8;
+
+/// The longest horizon, TTL, work or pause a check accepts, in ticks.
+pub const MAX_TICKS: u64 = 10_000;
+
+/// How long the protocol takes with nobody in its way (see [`CheckConfig::timing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// When a lone caller's write reaches the storage: the smallest horizon in which any
+    /// write can happen.
+    pub first_write_tick: u64,
+    /// When the last caller is done if they go one after another, each settled (its write
+    /// accepted or refused, or turned down for want of funds); none when that run does not
+    /// settle everyone. A horizon this long lets every caller finish; shorter ones may too.
+    pub all_settled_tick: Option<u64>,
+}
+
+/// Runs the callers one after another: the first unfinished caller steps whenever it can,
+/// otherwise the clock ticks. For one caller, returns when its spend was accepted; for
+/// several, when all are done, provided every one settled.
+fn serial_run(world: &mut World) -> Option<u64> {
+    let mut actions = Vec::new();
+    // Every step either advances the clock or moves a machine on; machines take a bounded
+    // number of steps per tick, so this cap is never reached by a sound machine.
+    for _ in 0..10_000_000u32 {
+        if world.all_done() {
+            break;
+        }
+        let current = world.slots.iter().position(|slot| slot.outcome.is_none())?;
+        actions.clear();
+        world.actions(&mut actions);
+        let action = if actions.contains(&Action::Step(current as u8)) {
+            Action::Step(current as u8)
+        } else if actions.contains(&Action::Tick) {
+            Action::Tick
+        } else {
+            return None;
+        };
+        world.apply(action);
+        if world.slots.len() == 1 {
+            if let Some(outcome) = &world.slots[0].outcome {
+                return matches!(outcome, Outcome::Accepted { .. }).then_some(world.now_ms);
+            }
+        }
+    }
+    let settled = world.all_done()
+        && world
+            .slots
+            .iter()
+            .all(|slot| settled(slot.outcome.as_ref()));
+    settled.then_some(world.now_ms)
+}
+
+/// True when a caller's spend reached a decision: accepted, refused by the storage, or turned
+/// down for want of funds (not given up, lost the lock, or failed).
+pub fn settled(outcome: Option<&Outcome>) -> bool {
+    matches!(
+        outcome,
+        Some(
+            Outcome::Accepted { .. }
+                | Outcome::WriteRejected { .. }
+                | Outcome::InsufficientFunds { .. }
+        )
+    )
+}
+
+fn ticks_text(n: u64) -> String {
+    if n == 1 {
+        "1 tick".into()
+    } else {
+        format!("{n} ticks")
+    }
+}
+
+/// The parameters of a check. Times are in ticks of the model's clock; 1 tick = 1 ms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CheckConfig {
+    /// The safeguard every caller runs.
+    pub safeguard: Safeguard,
+    /// How many callers.
+    pub callers: u32,
+    /// The balance before the run.
+    pub initial_balance: i64,
+    /// How much each caller spends.
+    pub amount: i64,
+    /// The lease.
+    pub ttl_ticks: u64,
+    /// The work between read and write.
+    pub work_ticks: u64,
+    /// How long, in all, a caller may be stopped while time passes (none: unbounded).
+    pub max_pause_ticks: Option<u64>,
+    /// How many Redis failovers may strike (each loses what had not replicated).
+    pub failovers: u32,
+    /// Time stops here (none: [`CheckConfig::default_horizon_ticks`]).
+    pub horizon_ticks: Option<u64>,
+    /// Treat worlds that differ only by which caller is which as one state.
+    pub symmetry: bool,
+}
+
+impl CheckConfig {
+    /// Two callers spending 10 from 20, a 3-tick lease, 1 tick of work, unbounded pauses,
+    /// no failovers, symmetry reduced.
+    pub fn new(safeguard: Safeguard) -> CheckConfig {
+        CheckConfig {
+            safeguard,
+            callers: 2,
+            initial_balance: 20,
+            amount: 10,
+            ttl_ticks: 3,
+            work_ticks: 1,
+            max_pause_ticks: None,
+            failovers: 0,
+            horizon_ticks: None,
+            symmetry: true,
+        }
+    }
+
+    /// Long enough for a holder to work, have its lease expire (`TTL + 1` ticks after the
+    /// acquire or the last refresh), and for another caller to take the lock, work and
+    /// finish: `2 × work + 2 × TTL + 4`.
+    pub fn default_horizon_ticks(&self) -> u64 {
+        self.work_ticks
+            .saturating_mul(2)
+            .saturating_add(self.ttl_ticks.saturating_mul(2))
+            .saturating_add(4)
+    }
+
+    /// The horizon in force.
+    pub fn horizon(&self) -> u64 {
+        self.horizon_ticks
+            .unwrap_or_else(|| self.default_horizon_ticks())
+    }
+
+    /// The scenario the check runs: every caller starts at 0 (and may arrive later), the
+    /// fence counter hands out 33 first.
+    pub fn scenario(&self) -> Scenario {
+        let mut scenario = Scenario::new("check", self.safeguard);
+        scenario.callers = self.callers;
+        scenario.initial_balance = self.initial_balance;
+        scenario.initial_fence_counter = INITIAL_FENCE_COUNTER;
+        scenario.params.amount = self.amount;
+        scenario.params.ttl_ms = self.ttl_ticks;
+        scenario.params.work_ms = self.work_ticks;
+        scenario
+    }
+
+    /// The world's bounds: callers may arrive at any time before the horizon.
+    pub fn world_config(&self) -> WorldConfig {
+        WorldConfig {
+            max_pause_ms: self.max_pause_ticks,
+            horizon_ms: self.horizon(),
+            failovers: self.failovers,
+            arrival_window_ms: self.horizon(),
+        }
+    }
+
+    /// The callers' tokens: 1, 2, 3, ... as 32 hex digits.
+    pub fn tokens(&self) -> Vec<u128> {
+        (1..=u128::from(self.callers)).collect()
+    }
+
+    /// True when the safeguard can refuse a write (a fenced `UPDATE`).
+    pub fn can_reject(&self) -> bool {
+        matches!(
+            self.safeguard,
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelow | WriteGuard::FenceBelowAndEqual
+            }
+        )
+    }
+
+    /// True when the safeguard keeps anything in Redis (a lock, a fence counter or the balance).
+    pub fn uses_redis(&self) -> bool {
+        self.safeguard.uses_lock() || self.scenario().balance_in() == BalanceIn::Redis
+    }
+
+    /// Checks the parameters and the bound; the error says which one, what is wrong and how
+    /// to fix it. A bound too short for any caller to write its spend is refused here: within
+    /// it every run is cut off before anything can go wrong, and "safe" would mean nothing.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.validate_params()?;
+        self.validate_bound()
+    }
+
+    /// Checks the parameters alone (not whether the horizon leaves time for a write).
+    pub fn validate_params(&self) -> Result<(), ParamError> {
+        if self.callers == 0 {
+            return Err(ParamError(
+                "--callers 0: a check needs at least 1 caller; use --callers 2".into(),
+            ));
+        }
+        if self.callers == 1 {
+            return Err(ParamError(
+                "--callers 1: with one caller nothing can overlap, so mutual exclusion and the \
+                 ledger hold trivially and a SAFE verdict would say nothing; use --callers 2"
+                    .into(),
+            ));
+        }
+        if self.callers > MAX_CALLERS {
+            return Err(ParamError(format!(
+                "--callers {}: an exhaustive check is limited to {MAX_CALLERS} callers (the state \
+                 space grows exponentially); use 2 or 3",
+                self.callers
+            )));
+        }
+        if self.safeguard.uses_lock() && self.ttl_ticks == 0 {
+            return Err(ParamError(
+                "--ttl 0: TTL must be at least 1ms (1 tick); use --ttl 3".into(),
+            ));
+        }
+        if self.ttl_ticks > MAX_TICKS {
+            return Err(ParamError(format!(
+                "--ttl {}: at most {MAX_TICKS} ticks; exhaustive checks need small bounds (use e.g. \
+                 --ttl 3)",
+                self.ttl_ticks
+            )));
+        }
+        if self.work_ticks > MAX_TICKS {
+            return Err(ParamError(format!(
+                "--work {}: at most {MAX_TICKS} ticks; exhaustive checks need small bounds (use e.g. \
+                 --work 1)",
+                self.work_ticks
+            )));
+        }
+        if let Some(pause) = self.max_pause_ticks {
+            if pause > MAX_TICKS {
+                return Err(ParamError(format!(
+                    "--max-pause {pause}: at most {MAX_TICKS} ticks; a pause as long as the \
+                     horizon never binds, so write --max-pause unbounded"
+                )));
+            }
+        }
+        if self.amount <= 0 {
+            return Err(ParamError(format!(
+                "--amount {}: the amount must be positive",
+                self.amount
+            )));
+        }
+        if self.initial_balance < 0 {
+            return Err(ParamError(format!(
+                "--balance {}: the initial balance cannot be negative",
+                self.initial_balance
+            )));
+        }
+        if self.initial_balance < self.amount {
+            return Err(ParamError(format!(
+                "--balance {} --amount {}: no caller can afford a spend, so nothing is ever \
+                 written and the ledger holds trivially; use a balance of at least the amount \
+                 (e.g. --balance {})",
+                self.initial_balance,
+                self.amount,
+                self.amount.saturating_mul(2)
+            )));
+        }
+        if self
+            .amount
+            .checked_mul(i64::from(self.callers))
+            .and_then(|spent| self.initial_balance.checked_sub(spent))
+            .is_none()
+        {
+            return Err(ParamError(format!(
+                "--balance {} --amount {}: amounts this large overflow the ledger's arithmetic; \
+                 use e.g. --balance 20 --amount 10",
+                self.initial_balance, self.amount
+            )));
+        }
+        if self.failovers > 1 {
+            return Err(ParamError(format!(
+                "--failovers {}: the model keeps one replica and no new one joins after a \
+                 failover, so at most 1 failover can ever strike (a larger budget would claim \
+                 what was never explored); use --failovers 1",
+                self.failovers
+            )));
+        }
+        if self.failovers > 0 && !self.uses_redis() {
+            return Err(ParamError(format!(
+                "--failovers {}: {} keeps nothing in Redis, so a Redis failover cannot touch \
+                 it; drop --failovers",
+                self.failovers,
+                self.safeguard.name()
+            )));
+        }
+        let horizon = self.horizon();
+        if horizon > MAX_TICKS {
+            return Err(ParamError(format!(
+                "--horizon {horizon}: at most {MAX_TICKS} ticks; exhaustive checks need small \
+                 bounds"
+            )));
+        }
+        self.scenario().validate()
+    }
+
+    /// Refuses a horizon in which no caller can write its spend (see [`CheckConfig::timing`]).
+    pub fn validate_bound(&self) -> Result<(), ParamError> {
+        let horizon = self.horizon();
+        let Some(timing) = self.timing() else {
+            return Ok(());
+        };
+        if horizon < timing.first_write_tick {
+            let every = match timing.all_settled_tick {
+                Some(all) if self.callers > 1 => format!(
+                    "; every caller can finish, one after another, by {}",
+                    ticks_text(all)
+                ),
+                _ => String::new(),
+            };
+            return Err(ParamError(format!(
+                "--horizon {horizon}: too short to mean anything: a caller alone needs {} to \
+                 write its spend ({}, work {}), so every run would be cut off before a write \
+                 and \"safe\" would be empty; the smallest meaningful horizon is {}{every} \
+                 (the default is 2 x work + 2 x TTL + 4 = {})",
+                ticks_text(timing.first_write_tick),
+                self.safeguard.name(),
+                ticks_text(self.work_ticks),
+                timing.first_write_tick,
+                self.default_horizon_ticks()
+            )));
+        }
+        Ok(())
+    }
+
+    /// How long the protocol takes when nothing gets in its way: one caller alone, and every
+    /// caller one after another. Worked out by running the model itself (no formula to keep
+    /// in step with the machines). `None` when a lone caller does not write at all.
+    pub fn timing(&self) -> Option<Timing> {
+        let world_config = WorldConfig {
+            max_pause_ms: None,
+            horizon_ms: MAX_TICKS.saturating_mul(u64::from(self.callers.max(1)) + 1),
+            failovers: 0,
+            arrival_window_ms: 0,
+        };
+        let solo = CheckConfig {
+            callers: 1,
+            failovers: 0,
+            ..*self
+        };
+        let mut world = World::new(&solo.scenario(), &solo.tokens(), world_config).ok()?;
+        let first_write_tick = serial_run(&mut world)?;
+        let mut all = World::new(&self.scenario(), &self.tokens(), world_config).ok()?;
+        let all_settled_tick = serial_run(&mut all);
+        Some(Timing {
+            first_write_tick,
+            all_settled_tick,
+        })
+    }
+
+    /// The bound this check is exhaustive to, in words.
+    pub fn bound_text(&self) -> String {
+        let pause = match self.max_pause_ticks {
+            None => "unbounded pauses".to_string(),
+            Some(p) => format!("pauses up to {p} ticks per caller"),
+        };
+        let failovers = match self.failovers {
+            0 => String::new(),
+            1 => ", 1 failover".to_string(),
+            n => format!(", {n} failovers"),
+        };
+        let symmetry = if self.symmetry {
+            ", callers up to symmetry"
+        } else {
+            ""
+        };
+        format!(
+            "{} callers, horizon {} ticks, {pause}{failovers}{symmetry}",
+            self.callers,
+            self.horizon()
+        )
+    }
+}

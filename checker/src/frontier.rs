@@ -1,0 +1,311 @@
+//! Where a safeguard stops being safe: the largest pause, per TTL and work, for which the
+//! ledger still holds.
+//!
+//! Allowing longer pauses only adds behaviours (every schedule with pauses up to `p` is also
+//! one with pauses up to `p + 1`), so safety is monotone in the pause bound: the search
+//! doubles the pause until the ledger breaks, then bisects. Each cell is exhaustive to its
+//! own horizon (`2 × work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
+//! so a cell safe at the horizon is safe with unbounded pauses (`∞`).
+
+use serde::Serialize;
+
+use leaselab_model::safeguard::ParamError;
+
+use crate::bfs::Counters;
+use crate::config::CheckConfig;
+use crate::model::{LeaseModel, PropertySet, LEDGER};
+use crate::run::{run, PropertyVerdict, RunOptions};
+
+/// The largest pause for which the ledger holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", content = "ticks", rename_all = "lowercase")]
+pub enum Boundary {
+    /// Not even without pauses.
+    None,
+    /// Pauses up to this many ticks (per caller, in all).
+    UpTo(u64),
+    /// Any pause (within the horizon): safe in the asynchronous model.
+    Unbounded,
+    /// Not established: a check of the cell hit the state limit, or its bound let no run
+    /// play out (see [`Cell::reason`]).
+    Inconclusive,
+}
+
+impl Boundary {
+    /// `-` (never safe), `2`, `∞`, or `?` (inconclusive).
+    pub fn cell(self) -> String {
+        match self {
+            Boundary::None => "-".into(),
+            Boundary::UpTo(p) => p.to_string(),
+            Boundary::Unbounded => "∞".into(),
+            Boundary::Inconclusive => "?".into(),
+        }
+    }
+}
+
+/// One cell of the table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Cell {
+    /// The lease.
+    pub ttl_ticks: u64,
+    /// The work.
+    pub work_ticks: u64,
+    /// The horizon it was checked to.
+    pub horizon_ticks: u64,
+    /// The boundary.
+    pub boundary: Boundary,
+    /// How many checks it took.
+    pub checks: u32,
+    /// Distinct states over all of them.
+    pub unique_states: u64,
+    /// Why the boundary is inconclusive (none when it was established).
+    pub reason: Option<String>,
+}
+
+/// The whole table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Frontier {
+    /// The safeguard.
+    pub safeguard: String,
+    /// Callers per check.
+    pub callers: u32,
+    /// TTLs (rows).
+    pub ttls: Vec<u64>,
+    /// Works (columns).
+    pub works: Vec<u64>,
+    /// Row by row.
+    pub cells: Vec<Cell>,
+}
+
+/// The most cells a sweep runs by default (`leaselab frontier --max-cells`).
+pub const DEFAULT_MAX_CELLS: usize = 100;
+
+/// What one check of a cell said about the ledger.
+enum Ledger {
+    Safe,
+    Violated,
+    Inconclusive(String),
+}
+
+/// What the ledger does under `config`, within `budget` distinct states.
+fn ledger_check(
+    config: CheckConfig,
+    options: RunOptions,
+    budget: Option<u64>,
+    counters: &Counters,
+    unique: &mut u64,
+) -> Result<Ledger, ParamError> {
+    let model = LeaseModel::with_properties(config, PropertySet::LedgerOnly)?;
+    let options = RunOptions {
+        max_unique: budget,
+        stop_at_violation: true,
+        ..options
+    };
+    counters.reset();
+    let report = run(&model, options, counters);
+    *unique += report.unique_states;
+    Ok(match report.verdict(LEDGER) {
+        Some(PropertyVerdict::Violated) => Ledger::Violated,
+        Some(PropertyVerdict::Safe) => Ledger::Safe,
+        _ => Ledger::Inconclusive(format!(
+            "pauses up to {}: {}",
+            config
+                .max_pause_ticks
+                .map_or("unbounded".to_string(), |p| p.to_string()),
+            report
+                .property(LEDGER)
+                .map_or_else(String::new, |p| p.basis.clone())
+        )),
+    })
+}
+
+/// The boundary for one (TTL, work), `base` giving everything else.
+pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamError> {
+    boundary_watched(base, options, &Counters::default())
+}
+
+/// [`boundary`], with `options.max_unique` the limit on distinct states of each of the
+/// cell's checks, and `counters` updated as each check runs (and [`Counters::request_stop`]
+/// honoured).
+pub fn boundary_watched(
+    base: CheckConfig,
+    options: RunOptions,
+    counters: &Counters,
+) -> Result<Cell, ParamError> {
+    let horizon = base.horizon();
+    let mut checks = 0;
+    let mut unique = 0;
+    let mut check_at = |pause: Option<u64>| -> Result<Ledger, ParamError> {
+        checks += 1;
+        ledger_check(
+            CheckConfig {
+                max_pause_ticks: pause,
+                horizon_ticks: Some(horizon),
+                ..base
+            },
+            options,
+            options.max_unique,
+            counters,
+            &mut unique,
+        )
+    };
+    // Pauses as long as the horizon never bind (no run lasts longer), so "safe up to the
+    // horizon" is "safe with unbounded pauses". Search upwards by doubling, then bisect. Any
+    // check that cannot tell makes the whole cell inconclusive.
+    let mut safe_at = |pause: u64| -> Result<bool, Undecided> {
+        match check_at(Some(pause)).map_err(Undecided::Param)? {
+            Ledger::Safe => Ok(true),
+            Ledger::Violated => Ok(false),
+            Ledger::Inconclusive(reason) => Err(Undecided::Inconclusive(reason)),
+        }
+    };
+    let (boundary, reason) = match search(&mut safe_at, horizon) {
+        Ok(boundary) => (boundary, None),
+        Err(Undecided::Param(error)) => return Err(error),
+        Err(Undecided::Inconclusive(reason)) => (Boundary::Inconclusive, Some(reason)),
+    };
+    Ok(Cell {
+        ttl_ticks: base.ttl_ticks,
+        work_ticks: base.work_ticks,
+        horizon_ticks: horizon,
+        boundary,
+        checks,
+        unique_states: unique,
+        reason,
+    })
+}
+
+/// Why a cell's search could not go on.
+enum Undecided {
+    Param(ParamError),
+    Inconclusive(String),
+}
+
+/// The largest pause `safe_at` holds for, by doubling then bisecting up to `horizon`.
+fn search(
+    safe_at: &mut impl FnMut(u64) -> Result<bool, Undecided>,
+    horizon: u64,
+) -> Result<Boundary, Undecided> {
+    if !safe_at(0)? {
+        return Ok(Boundary::None);
+    }
+    let (mut lo, mut hi) = (0u64, None);
+    let mut pause = 1u64;
+    while pause < horizon {
+        if safe_at(pause)? {
+            lo = pause;
+            pause *= 2;
+        } else {
+            hi = Some(pause);
+            break;
+        }
+    }
+    let hi = match hi {
+        Some(hi) => Some(hi),
+        None if safe_at(horizon)? => None,
+        None => Some(horizon),
+    };
+    Ok(match hi {
+        None => Boundary::Unbounded,
+        Some(mut hi) => {
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if safe_at(mid)? {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            Boundary::UpTo(lo)
+        }
+    })
+}
+
+/// The table for every TTL in `ttls` and work in `works` (each cell at `base`'s horizon, or
+/// its own default when `base` has none).
+///
+/// `options.max_unique` limits each check of each cell; `counters` is updated as
+/// every check runs; `on_start` is told each cell before it runs, `on_cell` after.
+pub fn sweep(
+    base: CheckConfig,
+    ttls: &[u64],
+    works: &[u64],
+    options: RunOptions,
+    counters: &Counters,
+    mut on_start: impl FnMut(u64, u64),
+    mut on_cell: impl FnMut(&Cell),
+) -> Result<Frontier, ParamError> {
+    let mut cells = Vec::new();
+    for &ttl_ticks in ttls {
+        for &work_ticks in works {
+            let config = CheckConfig {
+                ttl_ticks,
+                work_ticks,
+                max_pause_ticks: None,
+                ..base
+            };
+            on_start(ttl_ticks, work_ticks);
+            let cell = boundary_watched(config, options, counters)?;
+            on_cell(&cell);
+            cells.push(cell);
+        }
+    }
+    Ok(Frontier {
+        safeguard: base.safeguard.name(),
+        callers: base.callers,
+        ttls: ttls.to_vec(),
+        works: works.to_vec(),
+        cells,
+    })
+}
+
+impl Frontier {
+    /// The cells whose boundary could not be established.
+    pub fn inconclusive(&self) -> Vec<&Cell> {
+        self.cells
+            .iter()
+            .filter(|c| c.boundary == Boundary::Inconclusive)
+            .collect()
+    }
+
+    /// True when every cell is established and safe with unbounded pauses.
+    pub fn safe_everywhere(&self) -> bool {
+        !self.cells.is_empty() && self.cells.iter().all(|c| c.boundary == Boundary::Unbounded)
+    }
+
+    /// The table as text: TTL down, work across, the largest safe pause in each cell.
+    pub fn table(&self) -> String {
+        let width = self
+            .cells
+            .iter()
+            .map(|c| c.boundary.cell().chars().count())
+            .chain(self.works.iter().map(|w| w.to_string().len()))
+            .max()
+            .unwrap_or(1)
+            .max(4);
+        let mut out = String::new();
+        out.push_str(&format!("{:>10} |", "TTL \\ work"));
+        for work in &self.works {
+            out.push_str(&format!(" {:>width$}", work));
+        }
+        out.push('\n');
+        out.push_str(&format!("{}-+", "-".repeat(10)));
+        out.push_str(&"-".repeat((width + 1) * self.works.len()));
+        out.push('\n');
+        for &ttl in &self.ttls {
+            out.push_str(&format!("{ttl:>10} |"));
+            for &work in &self.works {
+                let cell = self
+                    .cells
+                    .iter()
+                    .find(|c| c.ttl_ticks == ttl && c.work_ticks == work)
+                    .map(|c| c.boundary.cell())
+                    .unwrap_or_default();
+                let pad = width.saturating_sub(cell.chars().count());
+                out.push_str(&format!(" {}{cell}", " ".repeat(pad)));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}

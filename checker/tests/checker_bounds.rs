@@ -1,0 +1,263 @@
+//! Bounds that would make a verdict empty: a horizon in which nobody can write is refused; a
+//! bound in which no run lets every caller settle gives INCONCLUSIVE, never SAFE; a search
+//! stopped by its state limit (or on request) is INCONCLUSIVE and says which limit stopped it.
+
+use leaselab_checker::bfs::{Counters, Stop};
+use leaselab_checker::frontier::{boundary, Boundary};
+use leaselab_checker::{
+    run, CheckConfig, LeaseModel, PropertyVerdict, RunOptions, LEDGER, MUTUAL_EXCLUSION, SETTLED,
+};
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::lease::ReleaseVia;
+use leaselab_model::safeguard::Safeguard;
+
+const LEASE: Safeguard = Safeguard::Lease {
+    release: ReleaseVia::Script,
+};
+const FENCED_CAS: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+
+fn config(safeguard: Safeguard, change: impl FnOnce(&mut CheckConfig)) -> CheckConfig {
+    let mut config = CheckConfig::new(safeguard);
+    change(&mut config);
+    config
+}
+
+fn refusal(config: CheckConfig) -> String {
+    match config.validate() {
+        Ok(()) => panic!("{} was accepted", config.bound_text()),
+        Err(error) => error.0,
+    }
+}
+
+#[test]
+fn a_lone_caller_writes_after_its_work_and_callers_in_turn_after_theirs() {
+    for (safeguard, work) in [(Safeguard::NoLock, 1), (LEASE, 10), (FENCED_CAS, 3)] {
+        let timing = config(safeguard, |c| c.work_ticks = work)
+            .timing()
+            .expect("a lone caller writes");
+        assert_eq!(timing.first_write_tick, work, "{}", safeguard.name());
+        assert_eq!(
+            timing.all_settled_tick,
+            Some(2 * work),
+            "{}: two callers one after another",
+            safeguard.name()
+        );
+    }
+}
+
+#[test]
+fn a_horizon_before_any_write_is_refused_naming_the_smallest_that_means_something() {
+    let error = refusal(config(Safeguard::NoLock, |c| c.horizon_ticks = Some(0)));
+    assert!(error.contains("--horizon 0"), "{error}");
+    assert!(
+        error.contains("smallest meaningful horizon is 1"),
+        "{error}"
+    );
+
+    let error = refusal(config(LEASE, |c| {
+        c.work_ticks = 10;
+        c.horizon_ticks = Some(3);
+    }));
+    assert!(error.contains("--horizon 3"), "{error}");
+    assert!(
+        error.contains("smallest meaningful horizon is 10"),
+        "{error}"
+    );
+    assert!(error.contains("by 20 ticks"), "{error}");
+
+    // The smallest meaningful horizon itself is accepted.
+    config(LEASE, |c| {
+        c.work_ticks = 10;
+        c.horizon_ticks = Some(10);
+    })
+    .validate()
+    .expect("a lone caller can write within 10 ticks");
+}
+
+#[test]
+fn a_bound_that_lets_no_run_settle_every_caller_is_inconclusive_not_safe() {
+    // One caller can write by t=1, but the second cannot finish before the horizon: nothing
+    // could go wrong, so "safe" would be empty.
+    let short = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(1));
+    short.validate().expect("a lone caller can write");
+    let report = run(
+        &LeaseModel::new(short).unwrap(),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    assert!(report.exhausted);
+    assert_eq!(report.verdict(SETTLED), Some(PropertyVerdict::NotFound));
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Inconclusive));
+    let basis = &report.property(LEDGER).unwrap().basis;
+    assert!(basis.contains("vacuous"), "{basis}");
+    assert!(basis.contains("--horizon 2"), "{basis}");
+    assert_eq!(
+        report.verdict_over(&[LEDGER]),
+        PropertyVerdict::Inconclusive
+    );
+
+    // One tick more, and the same check is a proof.
+    let long = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(2));
+    let report = run(
+        &LeaseModel::new(long).unwrap(),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    assert_eq!(report.verdict(SETTLED), Some(PropertyVerdict::Found));
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Safe));
+}
+
+#[test]
+fn a_lock_that_keeps_the_second_caller_out_until_the_horizon_is_inconclusive() {
+    // Work 10 under a lease, horizon 12, no pauses: the second caller cannot finish.
+    let report = run(
+        &LeaseModel::new(config(LEASE, |c| {
+            c.work_ticks = 10;
+            c.ttl_ticks = 20;
+            c.max_pause_ticks = Some(0);
+            c.horizon_ticks = Some(12);
+        }))
+        .unwrap(),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Inconclusive));
+    assert_eq!(
+        report.verdict(MUTUAL_EXCLUSION),
+        Some(PropertyVerdict::Inconclusive)
+    );
+    assert_eq!(
+        report.verdict_over(&report.always_names()),
+        PropertyVerdict::Inconclusive
+    );
+}
+
+#[test]
+fn the_state_limit_stops_the_search_soon_and_says_so() {
+    // Fenced check-and-set, 3 callers, horizon 6: some 860,000 states in all.
+    let model = LeaseModel::new(config(FENCED_CAS, |c| {
+        c.callers = 3;
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(6);
+    }))
+    .unwrap();
+    let report = run(
+        &model,
+        RunOptions {
+            max_unique: Some(2_000),
+            ..RunOptions::default()
+        },
+        &Counters::default(),
+    );
+    assert!(!report.exhausted);
+    assert_eq!(report.stopped, Some(Stop::StateLimit));
+    assert!(
+        report.unique_states < 4_000,
+        "stopped within a chunk of the limit, not at the end of a level: {}",
+        report.unique_states
+    );
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Inconclusive));
+    let basis = &report.property(LEDGER).unwrap().basis;
+    assert!(basis.contains("state limit"), "{basis}");
+    assert!(basis.contains("--max-states"), "{basis}");
+    // Mutual exclusion breaks in 6 steps: a counterexample found before the limit stands.
+    assert_eq!(
+        report.verdict(MUTUAL_EXCLUSION),
+        Some(PropertyVerdict::Violated)
+    );
+}
+
+#[test]
+fn a_stop_request_ends_the_search_as_inconclusive() {
+    let model = LeaseModel::new(config(LEASE, |c| c.max_pause_ticks = Some(0))).unwrap();
+    let counters = Counters::default();
+    counters.request_stop();
+    let report = run(&model, RunOptions::default(), &counters);
+    assert_eq!(report.stopped, Some(Stop::Requested));
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Inconclusive));
+    assert!(report.holds(), "inconclusive is not a violation");
+}
+
+#[test]
+fn absurd_parameters_are_refused_before_anything_runs() {
+    let cases: Vec<(CheckConfig, &str)> = vec![
+        (config(LEASE, |c| c.callers = 9), "--callers 9"),
+        (config(LEASE, |c| c.callers = 1), "nothing can overlap"),
+        (config(LEASE, |c| c.callers = u32::MAX), "--callers"),
+        (config(LEASE, |c| c.ttl_ticks = u64::MAX), "--ttl"),
+        (config(LEASE, |c| c.work_ticks = u64::MAX), "--work"),
+        (
+            config(LEASE, |c| c.max_pause_ticks = Some(u64::MAX)),
+            "--max-pause",
+        ),
+        (
+            config(LEASE, |c| c.horizon_ticks = Some(u64::MAX)),
+            "--horizon",
+        ),
+        (config(LEASE, |c| c.failovers = 2), "at most 1 failover"),
+        (
+            config(Safeguard::PgDebit, |c| c.failovers = 1),
+            "nothing in Redis",
+        ),
+        (
+            config(LEASE, |c| c.initial_balance = 5),
+            "no caller can afford",
+        ),
+        (
+            config(LEASE, |c| {
+                c.initial_balance = i64::MAX;
+                c.amount = i64::MAX;
+                c.callers = 3;
+            }),
+            "overflow",
+        ),
+    ];
+    for (config, says) in cases {
+        let error = refusal(config);
+        assert!(error.contains(says), "expected {says:?} in: {error}");
+    }
+    // The default horizon of a huge TTL saturates instead of overflowing.
+    assert_eq!(
+        config(LEASE, |c| c.ttl_ticks = u64::MAX).default_horizon_ticks(),
+        u64::MAX
+    );
+}
+
+#[test]
+fn a_frontier_cell_whose_checks_hit_the_limit_is_inconclusive() {
+    let cell = boundary(
+        config(LEASE, |c| {
+            c.ttl_ticks = 3;
+            c.work_ticks = 1;
+            c.horizon_ticks = Some(7);
+        }),
+        RunOptions {
+            max_unique: Some(50),
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(cell.boundary, Boundary::Inconclusive);
+    assert_eq!(cell.boundary.cell(), "?");
+    let reason = cell.reason.expect("a reason");
+    assert!(reason.contains("state limit"), "{reason}");
+}
+
+#[test]
+fn a_frontier_cell_whose_horizon_lets_no_run_settle_is_inconclusive() {
+    // A lone caller writes at t=2, the second could only at t=4: nothing can overlap.
+    let cell = boundary(
+        config(LEASE, |c| {
+            c.ttl_ticks = 3;
+            c.work_ticks = 2;
+            c.horizon_ticks = Some(3);
+        }),
+        RunOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(cell.boundary, Boundary::Inconclusive);
+    let reason = cell.reason.expect("a reason");
+    assert!(reason.contains("vacuous"), "{reason}");
+}

@@ -1,0 +1,207 @@
+//! The breadth-first checker: shortest, deterministic counterexamples on any number of
+//! threads; symmetry reduction that changes state counts but not verdicts; agreement with
+//! stateright's own checkers on the same model.
+
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::narrate::narrate;
+use leaselab_checker::run::replay;
+use leaselab_checker::{
+    model, run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy,
+    LEDGER, MUTUAL_EXCLUSION,
+};
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::Safeguard;
+use leaselab_model::world::World;
+use stateright::{Checker, Model};
+
+const FENCED: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelow,
+};
+const FENCED_CAS: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+
+fn config(safeguard: Safeguard, change: impl FnOnce(&mut CheckConfig)) -> CheckConfig {
+    let mut config = CheckConfig::new(safeguard);
+    config.ttl_ticks = 1;
+    config.horizon_ticks = Some(5);
+    change(&mut config);
+    config
+}
+
+fn check(config: CheckConfig, options: RunOptions) -> CheckReport {
+    run(
+        &LeaseModel::new(config).expect("valid"),
+        options,
+        &Counters::default(),
+    )
+}
+
+fn threads(threads: usize) -> RunOptions {
+    RunOptions {
+        threads,
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn the_same_shortest_counterexamples_on_one_and_two_threads() {
+    for safeguard in [Safeguard::NoLock, FENCED, FENCED_CAS] {
+        let one = check(config(safeguard, |_| {}), threads(1));
+        let two = check(config(safeguard, |_| {}), threads(2));
+        assert_eq!(one.unique_states, two.unique_states, "{}", one.safeguard);
+        assert_eq!(one.states_generated, two.states_generated);
+        assert_eq!(one.properties, two.properties, "{}", one.safeguard);
+    }
+}
+
+#[test]
+fn counterexamples_replay_and_no_shorter_prefix_violates() {
+    let config = config(FENCED, |_| {});
+    let model = LeaseModel::new(config).unwrap();
+    let report = run(&model, RunOptions::default(), &Counters::default());
+    for (name, holds) in [
+        (LEDGER, model::ledger_holds as fn(&World) -> bool),
+        (MUTUAL_EXCLUSION, model::mutual_exclusion),
+    ] {
+        let path = report.property(name).unwrap().path.clone().unwrap();
+        assert!(!holds(&replay(model.initial_world(), &path)), "{name}");
+        for len in 0..path.len() {
+            assert!(
+                holds(&replay(model.initial_world(), &path[..len])),
+                "{name} already fails after {len} steps"
+            );
+        }
+    }
+}
+
+#[test]
+fn symmetry_reduction_changes_state_counts_not_verdicts() {
+    let cases = [
+        config(Safeguard::NoLock, |_| {}),
+        config(FENCED, |_| {}),
+        config(FENCED_CAS, |_| {}),
+        config(Safeguard::PgForUpdate, |c| c.callers = 3),
+        config(Safeguard::SetnxDel, |c| {
+            c.failovers = 1;
+            c.horizon_ticks = Some(2);
+        }),
+    ];
+    for case in cases {
+        let reduced = check(case, RunOptions::default());
+        let full = check(
+            CheckConfig {
+                symmetry: false,
+                ..case
+            },
+            RunOptions::default(),
+        );
+        let verdicts = |r: &CheckReport| -> Vec<(&str, PropertyVerdict, Option<usize>)> {
+            r.properties
+                .iter()
+                .map(|p| (p.name, p.verdict, p.steps))
+                .collect()
+        };
+        assert_eq!(verdicts(&reduced), verdicts(&full), "{}", reduced.safeguard);
+        assert!(
+            reduced.unique_states < full.unique_states,
+            "{}: {} reduced vs {} full",
+            reduced.safeguard,
+            reduced.unique_states,
+            full.unique_states
+        );
+    }
+}
+
+#[test]
+fn stateright_bfs_visits_the_same_states() {
+    for symmetry in [true, false] {
+        let config = config(FENCED_CAS, |c| c.symmetry = symmetry);
+        let model = LeaseModel::new(config).unwrap();
+        let ours = run(&model, RunOptions::default(), &Counters::default());
+        assert!(ours.exhausted);
+        let theirs = model.clone().checker().spawn_bfs().join();
+        assert_eq!(theirs.unique_state_count() as u64, ours.unique_states);
+        assert!(theirs.discovery(LEDGER).is_none());
+        assert!(theirs.discovery(MUTUAL_EXCLUSION).is_some());
+    }
+}
+
+#[test]
+fn stateright_dfs_reaches_the_same_verdicts() {
+    for safeguard in [FENCED, FENCED_CAS] {
+        let config = config(safeguard, |_| {});
+        let bfs = check(config, RunOptions::default());
+        let dfs = check(
+            config,
+            RunOptions {
+                strategy: Strategy::Dfs,
+                threads: 2,
+                max_unique: None,
+                stop_at_violation: false,
+            },
+        );
+        for property in &bfs.properties {
+            let other = dfs.property(property.name).unwrap();
+            assert_eq!(property.verdict, other.verdict, "{}", property.name);
+            if let (Some(shortest), Some(found)) = (property.steps, other.steps) {
+                assert!(shortest <= found, "BFS finds the shortest path");
+            }
+        }
+    }
+}
+
+#[test]
+fn counterexamples_read_as_the_tutorial_tells_it() {
+    let model = LeaseModel::new(config(FENCED, |_| {})).unwrap();
+    let report = run(&model, RunOptions::default(), &Counters::default());
+    let ledger = report.property(LEDGER).unwrap();
+    let text = ledger.trace.join("\n");
+    assert!(
+        text.starts_with("1. caller 1 acquires with fence 33"),
+        "{text}"
+    );
+    assert!(text.contains("clock reaches"), "{text}");
+    assert!(text.contains("writes balance 10 with fence 3"), "{text}");
+    assert_eq!(
+        narrate(model.initial_world(), ledger.path.as_ref().unwrap()),
+        ledger.trace
+    );
+    let cas = check(config(FENCED_CAS, |_| {}), RunOptions::default());
+    let rejected = cas
+        .property("a write was rejected")
+        .unwrap()
+        .trace
+        .join("\n");
+    assert!(
+        rejected.contains("if the fence is still 33: REJECTED")
+            || rejected.contains("if the fence is still 34: REJECTED")
+            || rejected.contains("if the fence is still 0: REJECTED"),
+        "{rejected}"
+    );
+}
+
+#[test]
+fn stopping_early_is_reported_as_inconclusive() {
+    let report = check(
+        config(Safeguard::PgForUpdate, |c| c.callers = 3),
+        RunOptions {
+            max_unique: Some(50),
+            ..RunOptions::default()
+        },
+    );
+    assert!(!report.exhausted);
+    assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Inconclusive));
+    assert!(report.holds(), "inconclusive is not a violation");
+}
+
+#[test]
+fn the_model_is_a_plain_stateright_model() {
+    let model = LeaseModel::new(config(Safeguard::NoLock, |_| {})).unwrap();
+    assert_eq!(model.init_states().len(), 1);
+    let names: Vec<&str> = model.properties().iter().map(|p| p.name).collect();
+    assert_eq!(
+        names,
+        vec![LEDGER, "every caller finished", "every caller settled"]
+    );
+}

@@ -1,0 +1,225 @@
+//! What the exhaustive checker establishes for each safeguard, with small bounds: two callers
+//! (three where it matters) spending 10 from 20, leases of 1–3 ticks.
+//!
+//! Every verdict is asserted, and so is the length of every shortest counterexample: a change
+//! to a machine, a stand-in or the world that changes what can happen shows up here.
+
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::{
+    run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, ALL_FINISHED, LEDGER,
+    MUTUAL_EXCLUSION, WRITE_REJECTED,
+};
+use leaselab_model::postgres::WriteGuard;
+use leaselab_model::safeguard::lease::ReleaseVia;
+use leaselab_model::safeguard::Safeguard;
+
+use PropertyVerdict::{Found, Safe, Violated};
+
+const LEASE: Safeguard = Safeguard::Lease {
+    release: ReleaseVia::Script,
+};
+const FENCED: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelow,
+};
+const FENCED_CAS: Safeguard = Safeguard::Fenced {
+    guard: WriteGuard::FenceBelowAndEqual,
+};
+
+fn check(safeguard: Safeguard, change: impl FnOnce(&mut CheckConfig)) -> CheckReport {
+    let mut config = CheckConfig::new(safeguard);
+    change(&mut config);
+    let model = LeaseModel::new(config).expect("a valid check");
+    run(&model, RunOptions::default(), &Counters::default())
+}
+
+/// Asserts a verdict, with the counterexample's length when there is one.
+fn expect(report: &CheckReport, property: &str, verdict: PropertyVerdict, steps: Option<usize>) {
+    let found = report
+        .property(property)
+        .unwrap_or_else(|| panic!("{property} is checked"));
+    assert_eq!(
+        (found.verdict, found.steps),
+        (verdict, steps),
+        "{property}: {}\n{}",
+        found.basis,
+        found.trace.join("\n")
+    );
+}
+
+fn trace(report: &CheckReport, property: &str) -> String {
+    report.property(property).unwrap().trace.join("\n")
+}
+
+#[test]
+fn no_lock_loses_an_update() {
+    let report = check(Safeguard::NoLock, |_| {});
+    expect(&report, LEDGER, Violated, Some(9));
+    assert!(
+        report.property(MUTUAL_EXCLUSION).is_none(),
+        "no lock, no exclusion to check"
+    );
+    let ledger = report.property(LEDGER).unwrap();
+    assert!(
+        ledger
+            .outcome
+            .contains(&"ledger: accepted=2 balance=10 expected=0 BROKEN".to_string()),
+        "{:?}",
+        ledger.outcome
+    );
+}
+
+#[test]
+fn setnx_del_holds_without_faults_but_a_failover_breaks_it() {
+    let report = check(Safeguard::SetnxDel, |c| c.horizon_ticks = Some(6));
+    expect(&report, LEDGER, Safe, None);
+    expect(&report, MUTUAL_EXCLUSION, Safe, None);
+    let report = check(Safeguard::SetnxDel, |c| {
+        c.failovers = 1;
+        c.horizon_ticks = Some(2);
+    });
+    // The shortest way to lose money: the failover loses the balance write itself (Redis
+    // acknowledged it before replicating); the lock fails too, as mutual exclusion shows.
+    expect(&report, LEDGER, Violated, Some(11));
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(5));
+    assert!(trace(&report, MUTUAL_EXCLUSION).contains("failover"));
+    assert!(report
+        .property(LEDGER)
+        .unwrap()
+        .outcome
+        .iter()
+        .any(|line| line.contains("accepted=1 balance=20 expected=10 BROKEN")));
+}
+
+#[test]
+fn lease_holds_while_work_and_pauses_fit_in_the_ttl() {
+    let report = check(LEASE, |c| c.max_pause_ticks = Some(0));
+    expect(&report, LEDGER, Safe, None);
+    expect(&report, MUTUAL_EXCLUSION, Safe, None);
+    expect(&report, ALL_FINISHED, Found, Some(14));
+}
+
+#[test]
+fn lease_breaks_once_work_exceeds_the_ttl() {
+    let report = check(LEASE, |c| {
+        c.ttl_ticks = 2;
+        c.work_ticks = 3;
+        c.max_pause_ticks = Some(0);
+    });
+    expect(&report, LEDGER, Violated, Some(18));
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(8));
+    assert!(trace(&report, LEDGER).contains("lease of caller 1 expires"));
+}
+
+#[test]
+fn lease_breaks_once_a_pause_exceeds_what_the_ttl_leaves() {
+    // TTL 2, work 1: a pause of 1 fits, a pause of 2 lets the lease expire mid-spend.
+    let fits = check(LEASE, |c| {
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(1);
+        c.horizon_ticks = Some(6);
+    });
+    expect(&fits, LEDGER, Safe, None);
+    expect(&fits, MUTUAL_EXCLUSION, Safe, None);
+    let breaks = check(LEASE, |c| {
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(2);
+        c.horizon_ticks = Some(6);
+    });
+    expect(&breaks, LEDGER, Violated, Some(16));
+    expect(&breaks, MUTUAL_EXCLUSION, Violated, Some(8));
+    let unbounded = check(LEASE, |c| {
+        c.ttl_ticks = 2;
+        c.horizon_ticks = Some(5);
+    });
+    expect(&unbounded, LEDGER, Violated, Some(16));
+}
+
+#[test]
+fn lease_breaks_when_a_failover_loses_the_lock() {
+    let report = check(LEASE, |c| {
+        c.ttl_ticks = 2;
+        c.max_pause_ticks = Some(0);
+        c.failovers = 1;
+        c.horizon_ticks = Some(3);
+    });
+    expect(&report, LEDGER, Violated, Some(12));
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(5));
+}
+
+#[test]
+fn fencing_alone_lets_overlapping_holders_both_spend() {
+    let report = check(FENCED, |c| {
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(5);
+    });
+    expect(&report, LEDGER, Violated, Some(15));
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
+    expect(&report, WRITE_REJECTED, Found, Some(13));
+    let steps = trace(&report, LEDGER);
+    assert!(steps.contains("acquires with fence 33"), "{steps}");
+    assert!(steps.contains("lease of caller"), "{steps}");
+    assert!(steps.contains("acquires with fence 34"), "{steps}");
+}
+
+#[test]
+fn fenced_check_and_set_keeps_the_ledger_for_two_callers_with_unbounded_pauses() {
+    let report = check(FENCED_CAS, |c| {
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(6);
+    });
+    expect(&report, LEDGER, Safe, None);
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
+    expect(&report, ALL_FINISHED, Found, Some(14));
+    expect(&report, WRITE_REJECTED, Found, Some(13));
+    assert!(report.exhausted);
+    assert!(trace(&report, WRITE_REJECTED).contains("REJECTED"));
+}
+
+#[test]
+fn fenced_check_and_set_keeps_the_ledger_for_three_callers_with_unbounded_pauses() {
+    let report = check(FENCED_CAS, |c| {
+        c.callers = 3;
+        c.ttl_ticks = 1;
+        c.horizon_ticks = Some(4);
+    });
+    expect(&report, LEDGER, Safe, None);
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(6));
+    expect(&report, ALL_FINISHED, Found, Some(18));
+    assert!(report.exhausted);
+}
+
+#[test]
+fn postgres_alone_keeps_the_ledger() {
+    for safeguard in [Safeguard::PgDebit, Safeguard::PgForUpdate] {
+        for callers in [2, 3] {
+            let report = check(safeguard, |c| c.callers = callers);
+            expect(&report, LEDGER, Safe, None);
+            assert_eq!(report.verdict(ALL_FINISHED), Some(Found));
+            assert!(report.exhausted);
+        }
+    }
+}
+
+#[test]
+fn watchdog_is_safe_exactly_while_the_pause_fits_between_refreshes() {
+    // TTL 3: a refresh every tick, each for 3 ticks. Work of 4 outlives the TTL.
+    let watchdog = |pause: Option<u64>| {
+        check(Safeguard::LeaseWatchdog, |c| {
+            c.work_ticks = 4;
+            c.max_pause_ticks = pause;
+            c.horizon_ticks = Some(8);
+        })
+    };
+    let fits = watchdog(Some(2));
+    expect(&fits, LEDGER, Safe, None);
+    expect(&fits, MUTUAL_EXCLUSION, Safe, None);
+    let breaks = watchdog(Some(3));
+    expect(&breaks, LEDGER, Violated, Some(20));
+    expect(&breaks, MUTUAL_EXCLUSION, Violated, Some(9));
+    // The pause hits at the first refresh: when the caller resumes, its work is over and it
+    // writes on an expired lease without refreshing.
+    let steps = trace(&breaks, LEDGER);
+    assert!(steps.contains("lease of caller 1 expires"), "{steps}");
+    assert!(steps.contains("refused, lock not held"), "{steps}");
+    assert!(trace(&fits, ALL_FINISHED).contains("refreshes the lease (watchdog)"));
+}
