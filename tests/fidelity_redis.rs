@@ -76,13 +76,34 @@ const SEQUENCES: u32 = 2_000;
 const EXPIRY_SEQUENCES: u32 = 24;
 
 /// The tests share the real server's script cache (and `SCRIPT FLUSH` empties it), so they
-/// run one at a time.
+/// run one at a time: within this process (the mutex) and across processes that run this
+/// suite against the same server at once (an exclusive `flock` on a file in the temporary
+/// directory, released when the guard drops).
 static REAL_SERVER: Mutex<()> = Mutex::new(());
 
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    REAL_SERVER
+struct OneAtATime {
+    _file: std::fs::File,
+    _guard: MutexGuard<'static, ()>,
+}
+
+fn one_at_a_time() -> OneAtATime {
+    let guard = REAL_SERVER
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let path = std::env::temp_dir().join("leaselab-fidelity-redis-script-cache.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    // SAFETY: flock on a file descriptor this function owns; blocks until the lock is free.
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&file), libc::LOCK_EX) };
+    assert_eq!(locked, 0, "flock {}", path.display());
+    OneAtATime {
+        _file: file,
+        _guard: guard,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
