@@ -5,6 +5,8 @@
 //! - [`redis`]: an in-memory Redis 7 stand-in (keyspace with expiry, scripts, replication);
 //! - [`postgres`]: a PostgreSQL 15 stand-in for the `wallets` table (READ COMMITTED, row locks);
 //! - [`safeguard`]: every lock safeguard of the tutorial as a sans-IO state machine;
+//! - [`client`]: the client core around a safeguard machine (connections, deadlines,
+//!   retries), sans-IO too;
 //! - [`scenario`]: what a run is made of (balance, callers, TTL, work, safeguard);
 //! - [`ledger`]: the invariant every run is judged by;
 //! - [`world`]: an in-process driver that steps callers and stand-ins on one clock (the
@@ -16,6 +18,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod fault;
 pub mod fingerprint;
 pub mod ledger;

@@ -524,13 +524,16 @@ impl CheckSpec {
     }
 }
 
-/// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`.
+/// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`,
+/// `lose-reply N`, `drop-connection N`.
 pub fn action_text(action: Action) -> String {
     match action {
         Action::Step(index) => format!("step {}", u32::from(index) + 1),
         Action::Tick => "tick".into(),
         Action::Replicate => "replicate".into(),
         Action::Failover => "failover".into(),
+        Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
+        Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
     }
 }
 
@@ -541,9 +544,20 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
         _ => {
-            let caller: u32 = text.strip_prefix("step ")?.parse().ok()?;
+            let (make, caller): (fn(u8) -> Action, &str) =
+                if let Some(caller) = text.strip_prefix("step ") {
+                    (Action::Step, caller)
+                } else if let Some(caller) = text.strip_prefix("lose-reply ") {
+                    (Action::LoseReply, caller)
+                } else {
+                    (
+                        Action::DropConnection,
+                        text.strip_prefix("drop-connection ")?,
+                    )
+                };
+            let caller: u32 = caller.parse().ok()?;
             let index = caller.checked_sub(1)?;
-            u8::try_from(index).ok().map(Action::Step)
+            u8::try_from(index).ok().map(make)
         }
     }
 }
@@ -641,6 +655,8 @@ mod tests {
             Action::Tick,
             Action::Replicate,
             Action::Failover,
+            Action::LoseReply(0),
+            Action::DropConnection(2),
         ] {
             assert_eq!(parse_action(&action_text(action)), Some(action));
         }

@@ -241,6 +241,35 @@ impl Outcome {
             Outcome::Failed(_) => "failed",
         }
     }
+
+    /// The outcome in words, e.g. `accepted (read 100, fence 33)`.
+    pub fn describe(&self) -> String {
+        let fence = |fence: &Option<i64>| match fence {
+            Some(fence) => format!(", fence {fence}"),
+            None => String::new(),
+        };
+        match self {
+            Outcome::Accepted {
+                read_balance,
+                fence: token,
+                ..
+            } => match read_balance {
+                Some(read) => format!("accepted (read {read}{})", fence(token)),
+                None => format!("accepted{}", fence(token)),
+            },
+            Outcome::InsufficientFunds { read_balance } => match read_balance {
+                Some(read) => format!("insufficient funds (read {read})"),
+                None => "insufficient funds".to_string(),
+            },
+            Outcome::WriteRejected {
+                read_balance,
+                fence: token,
+            } => format!("write rejected (read {read_balance}{})", fence(token)),
+            Outcome::GaveUp => "gave up waiting for the lock".to_string(),
+            Outcome::LostLock => "lost the lock before writing; did not write".to_string(),
+            Outcome::Failed(error) => format!("failed: {error}"),
+        }
+    }
 }
 
 /// Counters a caller keeps along the way.
