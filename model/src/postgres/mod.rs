@@ -12,11 +12,18 @@
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages;
 //! - [`engine`]: sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
+pub mod catalog;
 pub mod engine;
 pub mod error;
+pub mod exec;
 mod lexer;
+pub mod sql;
 pub mod statement;
+pub mod value;
 
-pub use engine::{Exec, Executed, Postgres, QueryResult, SessionId, TxStatus, Wallet};
+pub use engine::{Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet};
 pub use error::{PgError, PgNotice};
+pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};
+pub use sql::{parse_general, parse_query, GeneralStatement, Parsed};
 pub use statement::{RowLock, Statement, WriteGuard};
+pub use value::{SqlType, Value};
