@@ -6,8 +6,8 @@
 //! the same rows, locks and transaction states.
 
 use leaselab_model::postgres::{
-    parse_general, Exec, PgError, Postgres, RowLock, SessionId, SqlExec, Statement, Value,
-    Wallet, WriteGuard,
+    parse_general, Exec, PgError, Postgres, RowLock, SessionId, SqlExec, Statement, Value, Wallet,
+    WriteGuard,
 };
 use proptest::prelude::*;
 
@@ -25,18 +25,24 @@ fn statement() -> impl Strategy<Value = Statement> {
         Just(Statement::Begin),
         Just(Statement::Commit),
         Just(Statement::Rollback),
-        (id.clone(), prop_oneof![
-            Just(None),
-            Just(Some(RowLock::ForUpdate)),
-            Just(Some(RowLock::ForUpdateNowait)),
-            Just(Some(RowLock::ForUpdateSkipLocked)),
-        ])
+        (
+            id.clone(),
+            prop_oneof![
+                Just(None),
+                Just(Some(RowLock::ForUpdate)),
+                Just(Some(RowLock::ForUpdateNowait)),
+                Just(Some(RowLock::ForUpdateSkipLocked)),
+            ]
+        )
             .prop_map(|(id, lock)| Statement::Select { id, lock }),
-        (id.clone(), prop_oneof![
-            Just(WriteGuard::Unfenced),
-            Just(WriteGuard::FenceBelow),
-            Just(WriteGuard::FenceBelowAndEqual),
-        ])
+        (
+            id.clone(),
+            prop_oneof![
+                Just(WriteGuard::Unfenced),
+                Just(WriteGuard::FenceBelow),
+                Just(WriteGuard::FenceBelowAndEqual),
+            ]
+        )
             .prop_map(|(id, guard)| Statement::WriteFenced { id, guard }),
         id.clone().prop_map(|id| Statement::WriteBalance { id }),
         id.prop_map(|id| Statement::Debit { id }),
@@ -49,8 +55,20 @@ fn param() -> impl Strategy<Value = i64> {
 
 fn seeded() -> Postgres {
     let mut db = Postgres::new();
-    db.seed_wallet(1, Wallet { balance: 100, fence: 0 });
-    db.seed_wallet(2, Wallet { balance: 5, fence: 7 });
+    db.seed_wallet(
+        1,
+        Wallet {
+            balance: 100,
+            fence: 0,
+        },
+    );
+    db.seed_wallet(
+        2,
+        Wallet {
+            balance: 5,
+            fence: 7,
+        },
+    );
     db
 }
 
@@ -62,7 +80,12 @@ fn native(db: &mut Postgres, session: SessionId, statement: &Statement, params: 
     }
 }
 
-fn general(db: &mut Postgres, session: SessionId, statement: &Statement, params: &[i64]) -> Outcome {
+fn general(
+    db: &mut Postgres,
+    session: SessionId,
+    statement: &Statement,
+    params: &[i64],
+) -> Outcome {
     let parsed = parse_general(&statement.sql()).expect("the safeguards' SQL parses");
     let values: Vec<Value> = params.iter().map(|&v| Value::Int(v)).collect();
     match db.execute_sql(session, &parsed, &values).exec {

@@ -449,6 +449,25 @@ fn typed_row_description(columns: &[(String, u32)], formats: &[Format]) -> Backe
     )
 }
 
+/// True for statements that begin or end a block or a savepoint.
+fn is_transaction_control(piece: &Parsed) -> bool {
+    use leaselab_model::postgres::sql::Ast;
+    match piece {
+        Parsed::Typed(statement, _) => matches!(
+            statement,
+            Statement::Begin | Statement::Commit | Statement::Rollback
+        ),
+        Parsed::General(general) => matches!(
+            general.ast,
+            Ast::StartTransaction { .. }
+                | Ast::Commit { .. }
+                | Ast::Rollback { .. }
+                | Ast::Savepoint { .. }
+                | Ast::ReleaseSavepoint { .. }
+        ),
+    }
+}
+
 /// A value in the text or binary form of its column type.
 fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
     if format == Format::Text {
@@ -827,6 +846,38 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             self.io.send(&BackendMessage::EmptyQueryResponse);
             return;
         }
+        // Several statements outside a block run as one implicit transaction, as in
+        // PostgreSQL: an error rolls back the ones before it. (With transaction control among
+        // them, each runs on its own.)
+        let implicit = pieces.len() > 1
+            && self.transaction_status() == TransactionStatus::Idle
+            && !pieces.iter().any(is_transaction_control);
+        if implicit {
+            self.engine_control(&Statement::Begin);
+        }
+        let outcome = self.run_pieces(pieces).await;
+        if implicit {
+            match outcome {
+                Ok(()) => self.engine_control(&Statement::Commit),
+                Err(()) => self.engine_control(&Statement::Rollback),
+            }
+            self.aborted_by_wire_error = false;
+            self.server.transaction_ended.notify_waiters();
+        }
+    }
+
+    /// Runs a transaction-control statement in the engine without reporting it (the implicit
+    /// transaction of a multi-statement query).
+    fn engine_control(&mut self, statement: &Statement) {
+        let _ = self
+            .server
+            .postgres
+            .borrow_mut()
+            .execute(self.session.id, statement, &[]);
+    }
+
+    /// Runs the statements of a simple query in turn, stopping at the first error.
+    async fn run_pieces(&mut self, pieces: Vec<Parsed>) -> Result<(), ()> {
         for piece in pieces {
             let outcome = match &piece {
                 Parsed::Typed(statement, text) if statement.param_count() > 0 => {
@@ -887,9 +938,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             if let Err(error) = outcome {
                 self.io.send(&BackendMessage::ErrorResponse(error));
                 self.abort_block_on_wire_error();
-                return;
+                return Err(());
             }
         }
+        Ok(())
     }
 
     fn send_general_result(&mut self, result: &SqlResult) {

@@ -865,7 +865,9 @@ impl Postgres {
             Plan::Set => Ok(Outcome::Done(tag_only("SET"))),
             Plan::Select(select) => self.select(session, &select, params, waited_row),
             Plan::Insert(insert) => self.insert(session, &insert, params),
-            Plan::Update(update) => self.update_rows(session, &update, params, waited_row),
+            Plan::Update(update) => {
+                self.update_rows(session, &update, params, resuming, waited_row)
+            }
             Plan::Delete(delete) => self.delete_rows(session, &delete, params, waited_row),
         };
         match outcome {
@@ -1301,6 +1303,7 @@ impl Postgres {
         session: SessionId,
         plan: &UpdatePlan,
         params: &[Value],
+        resuming: bool,
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
@@ -1331,17 +1334,39 @@ impl Postgres {
         if let Some((holder, key)) = blocker {
             return Ok(Outcome::Wait(holder, Some((plan.table.clone(), key))));
         }
+        // A resumed statement locks the row it is about (the row its WHERE clause pins by
+        // primary key, else the row it waited for) before re-checking its WHERE clause: if
+        // another transaction holds that row, it waits again; if the re-check fails, it keeps
+        // the lock (inside a block) and updates nothing there.
+        let resume_key = if resuming {
+            def.primary_key
+                .and_then(|pk| pinned_key(plan.filter.as_ref(), pk, params))
+                .or(waited
+                    .filter(|(name, _)| *name == plan.table)
+                    .map(|(_, key)| key))
+                .filter(|key| !changes.iter().any(|(k, _)| k == key))
+        } else {
+            None
+        };
+        if let Some(key) = &resume_key {
+            let row = self.tables[&plan.table].rows.get(key);
+            if row.is_some_and(|r| r.visible_tuple(session).is_some()) {
+                if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+                    return Ok(Outcome::Wait(
+                        holder,
+                        Some((plan.table.clone(), key.clone())),
+                    ));
+                }
+            }
+        }
         for (key, _) in &changes {
             self.serialization_check(session, &plan.table, key)?;
         }
         let mut table = self.tables[&plan.table].clone();
-        // A resumed statement whose row no longer matches keeps the lock it waited for.
-        if let Some((name, key)) = waited {
-            if name == plan.table && in_block && !changes.iter().any(|(k, _)| *k == key) {
-                if let Some(row) = table.rows.get_mut(&key) {
-                    if row.locked_by_other(session).is_none() && row.committed.is_some() {
-                        lock_row_in(row, session, None);
-                    }
+        if let Some(key) = resume_key.filter(|_| in_block) {
+            if let Some(row) = table.rows.get_mut(&key) {
+                if row.visible_tuple(session).is_some() {
+                    lock_row_in(row, session, None);
                 }
             }
         }
@@ -1642,6 +1667,36 @@ fn from_typed(executed: Executed) -> SqlExecuted {
             })),
         },
         notice: executed.notice,
+    }
+}
+
+/// The primary-key value a WHERE clause pins with a top-level `pk = constant` conjunct.
+fn pinned_key(filter: Option<&Expr>, pk: usize, params: &[Value]) -> Option<Value> {
+    match filter? {
+        Expr::Binary(BinOp::And, left, right) => {
+            pinned_key(Some(left), pk, params).or_else(|| pinned_key(Some(right), pk, params))
+        }
+        Expr::Binary(BinOp::Eq, left, right) => {
+            let constant = |e: &Expr| -> Option<Value> {
+                match e {
+                    Expr::Const(..) | Expr::Param(..) | Expr::Cast(..) => e
+                        .eval(&EvalContext {
+                            row: &[],
+                            excluded: None,
+                            params,
+                        })
+                        .ok(),
+                    _ => None,
+                }
+            };
+            match (left.as_ref(), right.as_ref()) {
+                (Expr::Column(c, _), other) | (other, Expr::Column(c, _)) if *c == pk => {
+                    constant(other).filter(|v| !v.is_null())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
