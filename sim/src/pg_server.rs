@@ -41,10 +41,40 @@ const READ_CHUNK_BYTES: usize = 16 * 1024;
 /// The `server_version` reported at startup.
 pub const SERVER_VERSION: &str = "15.8";
 
+/// The roles and databases a server knows; connections naming others are refused as
+/// PostgreSQL refuses them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Accounts {
+    /// Role (user) names.
+    pub roles: std::collections::BTreeSet<String>,
+    /// Database names.
+    pub databases: std::collections::BTreeSet<String>,
+}
+
+impl Accounts {
+    /// PostgreSQL's FATAL error for a startup naming an unknown role or database, if any.
+    /// A missing or empty database name means the user name, as in PostgreSQL.
+    pub fn refusal(&self, user: &str, database: Option<&str>) -> Option<PgError> {
+        if !self.roles.contains(user) {
+            return Some(fatal("28000", format!("role \"{user}\" does not exist")));
+        }
+        let database = database.filter(|d| !d.is_empty()).unwrap_or(user);
+        if !self.databases.contains(database) {
+            return Some(fatal(
+                "3D000",
+                format!("database \"{database}\" does not exist"),
+            ));
+        }
+        None
+    }
+}
+
 /// Serves a shared PostgreSQL stand-in to any number of connections.
 #[derive(Clone)]
 pub struct PgServer {
     postgres: Rc<RefCell<Postgres>>,
+    /// Known roles and databases; `None` accepts any names (simulations, tests).
+    accounts: Option<Rc<Accounts>>,
     observer: Rc<dyn Observer>,
     transaction_ended: Rc<Notify>,
     last_conn_id: Rc<Cell<u64>>,
@@ -55,10 +85,17 @@ impl PgServer {
     pub fn new(postgres: Rc<RefCell<Postgres>>, observer: Rc<dyn Observer>) -> PgServer {
         PgServer {
             postgres,
+            accounts: None,
             observer,
             transaction_ended: Rc::new(Notify::new()),
             last_conn_id: Rc::new(Cell::new(0)),
         }
+    }
+
+    /// Refuses connections naming a role or database outside `accounts`.
+    pub fn with_accounts(mut self, accounts: Accounts) -> PgServer {
+        self.accounts = Some(Rc::new(accounts));
+        self
     }
 
     /// The stand-in this server serves.
@@ -106,6 +143,12 @@ impl PgServer {
         let Some(startup) = accept_startup(&mut io).await? else {
             return io.close().await;
         };
+        if let Some(accounts) = &self.accounts {
+            if let Some(refusal) = accounts.refusal(&startup.user, startup.database.as_deref()) {
+                io.send(&BackendMessage::ErrorResponse(refusal));
+                return io.close().await;
+            }
+        }
         let session = SessionGuard::connect(self.postgres.clone(), self.transaction_ended.clone());
         let mut connection = PgConnection {
             server: self,
@@ -160,6 +203,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 /// What the client said at startup.
 struct Startup {
     user: String,
+    database: Option<String>,
     application_name: String,
 }
 
@@ -278,6 +322,7 @@ fn check_startup<S: AsyncRead + AsyncWrite + Unpin>(
     };
     Some(Startup {
         user,
+        database: param("database"),
         application_name: param("application_name").unwrap_or_default(),
     })
 }
