@@ -656,7 +656,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     if type_byte == b'B' {
                         if let Some(name) = bind_statement_name(&self.io.input[..consumed_bytes]) {
                             if !self.statements.contains_key(&name) {
-                                error = crate::pg_wire::error(
+                                *error = crate::pg_wire::error(
                                     "26000",
                                     format!("{} does not exist", quoted_statement_name(&name)),
                                 );
@@ -664,7 +664,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         }
                     }
                     self.io.input.drain(..consumed_bytes);
-                    self.handle_malformed(error, type_byte).await?;
+                    self.handle_malformed(*error, type_byte).await?;
                 }
             }
         }

@@ -254,8 +254,8 @@ pub enum FrontendError {
     /// which the connection goes on (skipping to Sync in the extended protocol). The message
     /// is consumed.
     Malformed {
-        /// The error to send.
-        error: PgError,
+        /// The error to send (boxed: an error with all its fields is large).
+        error: Box<PgError>,
         /// How many bytes the message used.
         consumed_bytes: usize,
         /// The message's type byte.
@@ -307,7 +307,7 @@ pub fn decode_frontend(buf: &[u8]) -> Result<Option<Decoded<FrontendMessage>>, F
             )),
         })),
         Err(BodyError::Malformed(error)) => Err(FrontendError::Malformed {
-            error,
+            error: Box::new(error),
             consumed_bytes,
             type_byte,
         }),

@@ -358,16 +358,16 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
                     )
                 };
                 Value::Numeric(match arithmetic {
-                    BinOp::Add => a.add(b).ok_or_else(out_of_range)?,
-                    BinOp::Sub => a.sub(b).ok_or_else(out_of_range)?,
-                    BinOp::Mul => a.mul(b).ok_or_else(out_of_range)?,
+                    BinOp::Add => a.checked_add(b).ok_or_else(out_of_range)?,
+                    BinOp::Sub => a.checked_sub(b).ok_or_else(out_of_range)?,
+                    BinOp::Mul => a.checked_mul(b).ok_or_else(out_of_range)?,
                     BinOp::Div if b.mantissa == 0 => return Err(division_by_zero()),
-                    BinOp::Div => a.div(b).ok_or_else(out_of_range)?,
+                    BinOp::Div => a.checked_div(b).ok_or_else(out_of_range)?,
                     _ => {
                         if b.mantissa == 0 {
                             return Err(division_by_zero());
                         }
-                        let quotient = a.div(b).ok_or_else(out_of_range)?.round_to(0);
+                        let quotient = a.checked_div(b).ok_or_else(out_of_range)?.round_to(0);
                         let truncated = Decimal {
                             mantissa: if quotient.mantissa.signum() * a.mantissa.signum() < 0 {
                                 0
@@ -376,7 +376,7 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
                             },
                             scale: 0,
                         };
-                        a.sub(truncated.mul(b).ok_or_else(out_of_range)?)
+                        a.checked_sub(truncated.checked_mul(b).ok_or_else(out_of_range)?)
                             .ok_or_else(out_of_range)?
                     }
                 })

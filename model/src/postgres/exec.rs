@@ -481,18 +481,15 @@ impl Analyzer<'_> {
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
         Ok(match value {
-            ast::Value::Number(text, _) => {
-                let expr = match text.parse::<i128>() {
-                    Ok(v) if !text.contains(['.', 'e', 'E']) => int_literal(v),
-                    _ => Expr::Const(
-                        Value::Numeric(Decimal::parse(text).ok_or_else(|| {
-                            PgError::invalid_input(SqlType::Numeric, text).at(position)
-                        })?),
-                        SqlType::Numeric,
-                    ),
-                };
-                expr
-            }
+            ast::Value::Number(text, _) => match text.parse::<i128>() {
+                Ok(v) if !text.contains(['.', 'e', 'E']) => int_literal(v),
+                _ => Expr::Const(
+                    Value::Numeric(Decimal::parse(text).ok_or_else(|| {
+                        PgError::invalid_input(SqlType::Numeric, text).at(position)
+                    })?),
+                    SqlType::Numeric,
+                ),
+            },
             ast::Value::SingleQuotedString(text) | ast::Value::EscapedStringLiteral(text) => {
                 let unknown = Expr::Const(Value::Text(text.clone()), SqlType::Unknown);
                 if hint != SqlType::Unknown && hint != SqlType::Text {
@@ -2078,16 +2075,18 @@ impl Analyzer<'_> {
         let limit = match &query.limit_clause {
             None => None,
             Some(LimitClause::LimitOffset {
-                limit,
+                limit: Some(node),
                 offset: None,
                 limit_by,
-            }) if limit_by.is_empty() => match limit {
-                Some(node) => {
-                    let expr = self.expr(&scope, node, SqlType::Int8)?;
-                    Some(self.convert(expr, SqlType::Int8, None)?)
-                }
-                None => None,
-            },
+            }) if limit_by.is_empty() => {
+                let expr = self.expr(&scope, node, SqlType::Int8)?;
+                Some(self.convert(expr, SqlType::Int8, None)?)
+            }
+            Some(LimitClause::LimitOffset {
+                limit: None,
+                offset: None,
+                limit_by,
+            }) if limit_by.is_empty() => None,
             Some(_) => return Err(unsupported(&statement.text)),
         };
         let lock = match query.locks.as_slice() {
@@ -2378,11 +2377,7 @@ impl Analyzer<'_> {
 
 fn collect_columns(expr: &Expr, out: &mut Vec<usize>) {
     match expr {
-        Expr::Column(i, _) => {
-            if !out.contains(i) {
-                out.push(*i)
-            }
-        }
+        Expr::Column(i, _) if !out.contains(i) => out.push(*i),
         Expr::Binary(_, l, r) => {
             collect_columns(l, out);
             collect_columns(r, out);

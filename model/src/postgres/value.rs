@@ -182,8 +182,8 @@ impl Decimal {
         format!("{self}").parse().unwrap_or(f64::NAN)
     }
 
-    /// `self + other`.
-    pub fn add(self, other: Decimal) -> Option<Decimal> {
+    /// `self + other`, None on overflow.
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
         let (a, b, scale) = self.aligned(other)?;
         Some(Decimal {
             mantissa: a.checked_add(b)?,
@@ -192,15 +192,15 @@ impl Decimal {
     }
 
     /// `self - other`.
-    pub fn sub(self, other: Decimal) -> Option<Decimal> {
-        self.add(Decimal {
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        self.checked_add(Decimal {
             mantissa: -other.mantissa,
             ..other
         })
     }
 
     /// `self * other`.
-    pub fn mul(self, other: Decimal) -> Option<Decimal> {
+    pub fn checked_mul(self, other: Decimal) -> Option<Decimal> {
         let product = Decimal {
             mantissa: self.mantissa.checked_mul(other.mantissa)?,
             scale: self.scale + other.scale,
@@ -210,7 +210,7 @@ impl Decimal {
 
     /// `self / other` with PostgreSQL's result scale (at least 16 significant digits); None
     /// when `other` is zero or the result does not fit.
-    pub fn div(self, other: Decimal) -> Option<Decimal> {
+    pub fn checked_div(self, other: Decimal) -> Option<Decimal> {
         if other.mantissa == 0 {
             return None;
         }
@@ -482,20 +482,20 @@ mod tests {
         assert_eq!(d("-2.25").to_string(), "-2.25");
         assert_eq!(d(".5").to_string(), "0.5");
         assert_eq!(d("1e3").to_string(), "1000");
-        assert_eq!(d("10.50").add(d("1")).unwrap().to_string(), "11.50");
-        assert_eq!(d("10.50").mul(d("2")).unwrap().to_string(), "21.00");
+        assert_eq!(d("10.50").checked_add(d("1")).unwrap().to_string(), "11.50");
+        assert_eq!(d("10.50").checked_mul(d("2")).unwrap().to_string(), "21.00");
         assert_eq!(
-            d("1.0").div(d("3")).unwrap().to_string(),
+            d("1.0").checked_div(d("3")).unwrap().to_string(),
             "0.33333333333333333333"
         );
         assert_eq!(
-            d("7.5").div(d("2")).unwrap().to_string(),
+            d("7.5").checked_div(d("2")).unwrap().to_string(),
             "3.7500000000000000"
         );
         assert_eq!(d("2.5").to_i64(), Some(3));
         assert_eq!(d("-2.5").to_i64(), Some(-3));
         assert!(Decimal::parse("abc").is_none());
-        assert!(d("1").div(d("0")).is_none());
+        assert!(d("1").checked_div(d("0")).is_none());
     }
 
     #[test]
