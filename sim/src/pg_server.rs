@@ -525,8 +525,54 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
         Value::Bool(b) => vec![u8::from(*b)],
         Value::Float(f) => f.0.to_be_bytes().to_vec(),
         Value::Text(t) => t.clone().into_bytes(),
-        Value::Numeric(_) => value.to_text().unwrap_or_default().into_bytes(),
+        Value::Numeric(decimal) => encode_numeric_binary(*decimal),
     })
+}
+
+/// `numeric` in PostgreSQL's binary form: digit count, weight, sign, display scale, then
+/// base-10000 digits.
+fn encode_numeric_binary(decimal: leaselab_model::postgres::value::Decimal) -> Vec<u8> {
+    let digits = decimal.mantissa.unsigned_abs().to_string();
+    let scale = decimal.scale as usize;
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - scale);
+    let whole = whole.trim_start_matches('0');
+    let whole = format!("{}{whole}", "0".repeat((4 - whole.len() % 4) % 4));
+    let fraction = format!("{fraction}{}", "0".repeat((4 - fraction.len() % 4) % 4));
+    let group = |text: &str| -> Vec<i16> {
+        text.as_bytes()
+            .chunks(4)
+            .map(|chunk| {
+                std::str::from_utf8(chunk)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    let mut groups = group(&whole);
+    let mut weight = groups.len() as i16 - 1;
+    groups.extend(group(&fraction));
+    while groups.first() == Some(&0) {
+        groups.remove(0);
+        weight -= 1;
+    }
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    if groups.is_empty() {
+        weight = 0;
+    }
+    let sign: u16 = if decimal.mantissa < 0 { 0x4000 } else { 0 };
+    let mut out = Vec::with_capacity(8 + 2 * groups.len());
+    out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&(decimal.scale as i16).to_be_bytes());
+    for g in groups {
+        out.extend_from_slice(&g.to_be_bytes());
+    }
+    out
 }
 
 fn general_data_row(row: &[Value], types: &[SqlType], formats: &[Format]) -> BackendMessage {
@@ -1513,6 +1559,26 @@ impl ServeConnection for PgServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numeric_binary_form_is_postgres_form() {
+        let numeric = |text: &str| {
+            encode_numeric_binary(
+                leaselab_model::postgres::value::Decimal::parse(text).expect("a number"),
+            )
+        };
+        // 12345.678: digits [1, 2345, 6780], weight 1, scale 3.
+        assert_eq!(
+            numeric("12345.678"),
+            [0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]
+        );
+        // -0.05: digits [500], weight -1, negative, scale 2.
+        assert_eq!(
+            numeric("-0.05"),
+            [0, 1, 0xff, 0xff, 0x40, 0, 0, 2, 0x01, 0xf4]
+        );
+        assert_eq!(numeric("0"), [0, 0, 0, 0, 0, 0, 0, 0]);
+    }
 
     #[test]
     fn result_formats_resolve_per_column() {
