@@ -90,3 +90,104 @@ fn psql_reads_the_wallets_given_on_the_command_line() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "250|0");
 }
+
+/// The tutorial's own schema, load and checks run unchanged (simple and extended protocol,
+/// the id as a parameter, RETURNING) on a stand-in started without tables.
+#[test]
+fn the_tutorials_sql_runs_unchanged() {
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let client = leaselab_sim::clients::postgres_url(&url)
+            .await
+            .expect("connect to leaselab serve postgres");
+        client
+            .batch_execute(
+                "CREATE TABLE wallets (
+                    id      bigint PRIMARY KEY,
+                    balance bigint NOT NULL CHECK (balance >= 0),
+                    fence   bigint NOT NULL DEFAULT 0  -- highest fencing token that has written
+                );
+
+                INSERT INTO wallets (id, balance) VALUES (42, 100);",
+            )
+            .await
+            .expect("the tutorial's schema.sql");
+        let all = client
+            .query("SELECT * FROM wallets", &[])
+            .await
+            .expect("SELECT *");
+        let row = &all[0];
+        assert_eq!(
+            (row.get::<_, i64>(0), row.get::<_, i64>(1), row.get::<_, i64>(2)),
+            (42, 100, 0)
+        );
+        let debit = "UPDATE wallets SET balance = balance - 10 WHERE id = 42 AND balance >= 10";
+        assert_eq!(client.execute(debit, &[]).await.expect("debit"), 1);
+        let returning = client
+            .query_one(
+                "UPDATE wallets SET balance = balance - $1 WHERE id = $2 AND balance >= $1 RETURNING balance",
+                &[&5i64, &42i64],
+            )
+            .await
+            .expect("debit with RETURNING");
+        assert_eq!(returning.get::<_, i64>(0), 85);
+        let reset = "UPDATE wallets SET balance = 100, fence = 0 WHERE id = 42";
+        assert_eq!(client.execute(reset, &[]).await.expect("reset"), 1);
+        let row = client
+            .query_one("SELECT balance FROM wallets WHERE id = 42", &[])
+            .await
+            .expect("SELECT balance");
+        assert_eq!(row.get::<_, i64>(0), 100);
+        let error = client
+            .batch_execute("BEGIN; SELEC 1")
+            .await
+            .expect_err("a syntax error");
+        let db = error.as_db_error().expect("a server error");
+        assert_eq!(db.code().code(), "42601");
+        assert_eq!(db.message(), "syntax error at or near \"SELEC\"");
+        // Nothing ran: the session is not in a block.
+        client.batch_execute("COMMIT").await.expect("COMMIT");
+    });
+}
+
+/// Unknown roles and databases are refused as PostgreSQL refuses them, unless named with
+/// `--role` / `--database`.
+#[test]
+fn unknown_roles_and_databases_are_refused() {
+    let server = Server::start(&["--role", "app", "--database", "ledger"]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let connect = |user: &str, database: &str| {
+            format!("postgres://{user}@127.0.0.1:{}/{database}", server.port)
+        };
+        let refusal = |url: String| async move {
+            let error = leaselab_sim::clients::postgres_url(&url)
+                .await
+                .expect_err("refused");
+            format!("{error}")
+        };
+        let role = refusal(connect("nobody", "ledger")).await;
+        assert!(role.contains("role \"nobody\" does not exist"), "{role}");
+        let database = refusal(connect("app", "nosuch")).await;
+        assert!(
+            database.contains("database \"nosuch\" does not exist"),
+            "{database}"
+        );
+        let client = leaselab_sim::clients::postgres_url(&connect("app", "ledger"))
+            .await
+            .expect("a known role and database");
+        let row = client
+            .query_one("SELECT balance FROM wallets WHERE id = 42", &[])
+            .await
+            .expect("the default wallet");
+        assert_eq!(row.get::<_, i64>(0), 100);
+    });
+}

@@ -562,6 +562,11 @@ fn pg_failure(error: tokio_postgres::Error) -> Result<PgError, String> {
             code: intern(db.code().code()),
             message: db.message().to_string(),
             detail: db.detail().map(str::to_string),
+            hint: db.hint().map(str::to_string),
+            position: match db.position() {
+                Some(tokio_postgres::error::ErrorPosition::Original(at)) => Some(*at),
+                _ => None,
+            },
         }),
         None => Err(error.to_string()),
     }

@@ -20,7 +20,8 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{
-    Exec, PgError, Postgres, QueryResult, SessionId, Statement, TxStatus,
+    parse_query, Exec, GeneralStatement, Parsed, PgError, Postgres, QueryResult, SessionId,
+    SqlExec, SqlResult, SqlType, Statement, TxStatus, Value,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -30,8 +31,8 @@ use crate::observer::{ConnectionEvents, Observer, Protocol};
 use crate::pg_wire::{
     bind_statement_name, decode_frontend, decode_int_param, decode_startup, encode_int8, error,
     fatal, is_extended_type, BackendMessage, Column, Format, FrontendError, FrontendMessage,
-    IntType, StartupPacket, Target, TransactionStatus, GSSENC_REQUEST_CODE, PROTOCOL_VIOLATION,
-    SSL_REQUEST_CODE,
+    IntType, StartupPacket, Target, TransactionStatus, GSSENC_REQUEST_CODE, INT8_OID,
+    PROTOCOL_VIOLATION, SSL_REQUEST_CODE,
 };
 
 /// How many bytes to read from the socket at a time.
@@ -40,10 +41,40 @@ const READ_CHUNK_BYTES: usize = 16 * 1024;
 /// The `server_version` reported at startup.
 pub const SERVER_VERSION: &str = "15.8";
 
+/// The roles and databases a server knows; connections naming others are refused as
+/// PostgreSQL refuses them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Accounts {
+    /// Role (user) names.
+    pub roles: std::collections::BTreeSet<String>,
+    /// Database names.
+    pub databases: std::collections::BTreeSet<String>,
+}
+
+impl Accounts {
+    /// PostgreSQL's FATAL error for a startup naming an unknown role or database, if any.
+    /// A missing or empty database name means the user name, as in PostgreSQL.
+    pub fn refusal(&self, user: &str, database: Option<&str>) -> Option<PgError> {
+        if !self.roles.contains(user) {
+            return Some(fatal("28000", format!("role \"{user}\" does not exist")));
+        }
+        let database = database.filter(|d| !d.is_empty()).unwrap_or(user);
+        if !self.databases.contains(database) {
+            return Some(fatal(
+                "3D000",
+                format!("database \"{database}\" does not exist"),
+            ));
+        }
+        None
+    }
+}
+
 /// Serves a shared PostgreSQL stand-in to any number of connections.
 #[derive(Clone)]
 pub struct PgServer {
     postgres: Rc<RefCell<Postgres>>,
+    /// Known roles and databases; `None` accepts any names (simulations, tests).
+    accounts: Option<Rc<Accounts>>,
     observer: Rc<dyn Observer>,
     transaction_ended: Rc<Notify>,
     last_conn_id: Rc<Cell<u64>>,
@@ -54,10 +85,17 @@ impl PgServer {
     pub fn new(postgres: Rc<RefCell<Postgres>>, observer: Rc<dyn Observer>) -> PgServer {
         PgServer {
             postgres,
+            accounts: None,
             observer,
             transaction_ended: Rc::new(Notify::new()),
             last_conn_id: Rc::new(Cell::new(0)),
         }
+    }
+
+    /// Refuses connections naming a role or database outside `accounts`.
+    pub fn with_accounts(mut self, accounts: Accounts) -> PgServer {
+        self.accounts = Some(Rc::new(accounts));
+        self
     }
 
     /// The stand-in this server serves.
@@ -99,6 +137,12 @@ impl PgServer {
         let Some(startup) = accept_startup(&mut io).await? else {
             return io.close().await;
         };
+        if let Some(accounts) = &self.accounts {
+            if let Some(refusal) = accounts.refusal(&startup.user, startup.database.as_deref()) {
+                io.send(&BackendMessage::ErrorResponse(refusal));
+                return io.close().await;
+            }
+        }
         let session = SessionGuard::connect(self.postgres.clone(), self.transaction_ended.clone());
         let mut connection = PgConnection {
             server: self,
@@ -153,6 +197,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Wire<S> {
 /// What the client said at startup.
 struct Startup {
     user: String,
+    database: Option<String>,
     application_name: String,
 }
 
@@ -271,6 +316,7 @@ fn check_startup<S: AsyncRead + AsyncWrite + Unpin>(
     };
     Some(Startup {
         user,
+        database: param("database"),
         application_name: param("application_name").unwrap_or_default(),
     })
 }
@@ -308,8 +354,10 @@ impl Drop for SessionGuard {
 #[derive(Clone, Debug)]
 struct Prepared {
     sql: String,
-    /// `None` for an empty query string.
+    /// `None` for an empty query string (or a general statement).
     statement: Option<Statement>,
+    /// A statement of the general path, with its parameter types and result columns.
+    general: Option<General>,
     /// The types of the parameters the statement uses (`$1` .. `$n`).
     param_types: Vec<IntType>,
     /// Types the client declared for further parameters the statement does not use: they
@@ -317,14 +365,43 @@ struct Prepared {
     unused_param_oids: Vec<u32>,
 }
 
+/// A prepared statement of the general path.
+#[derive(Clone, Debug)]
+struct General {
+    statement: Box<GeneralStatement>,
+    params: Vec<SqlType>,
+    columns: Vec<(String, SqlType)>,
+}
+
 impl Prepared {
     fn param_count(&self) -> usize {
-        self.param_types.len() + self.unused_param_oids.len()
+        match &self.general {
+            Some(general) => general.params.len(),
+            None => self.param_types.len() + self.unused_param_oids.len(),
+        }
     }
 
     fn param_oids(&self) -> Vec<u32> {
+        if let Some(general) = &self.general {
+            return general.params.iter().map(|ty| ty.oid()).collect();
+        }
         let used = self.param_types.iter().map(|ty| ty.oid());
         used.chain(self.unused_param_oids.iter().copied()).collect()
+    }
+
+    /// The result columns: names and type OIDs.
+    fn columns(&self) -> Vec<(String, u32)> {
+        match &self.general {
+            Some(general) => general
+                .columns
+                .iter()
+                .map(|(name, ty)| (name.clone(), ty.oid()))
+                .collect(),
+            None => statement_columns(self.statement.as_ref())
+                .iter()
+                .map(|name| (name.to_string(), INT8_OID))
+                .collect(),
+        }
     }
 }
 
@@ -333,6 +410,8 @@ impl Prepared {
 struct Portal {
     prepared: Prepared,
     params: Vec<i64>,
+    /// The parameters of a general statement.
+    values: Vec<Value>,
     /// One format per result column.
     result_formats: Vec<Format>,
     progress: PortalProgress,
@@ -381,15 +460,6 @@ fn statement_columns(statement: Option<&Statement>) -> &'static [&'static str] {
     }
 }
 
-/// Splits a query string into its statements (the supported SQL has no string literals, so a
-/// `;` always ends a statement); empty pieces (white space, comments) are dropped.
-fn split_statements(sql: &str) -> Vec<&str> {
-    sql.split(';')
-        .map(str::trim)
-        .filter(|piece| !Statement::is_empty_query(piece))
-        .collect()
-}
-
 fn row_description(names: &[&str], formats: &[Format]) -> BackendMessage {
     BackendMessage::RowDescription(
         names
@@ -397,10 +467,155 @@ fn row_description(names: &[&str], formats: &[Format]) -> BackendMessage {
             .zip(formats)
             .map(|(name, &format)| Column {
                 name: name.to_string(),
+                type_oid: INT8_OID,
                 format,
             })
             .collect(),
     )
+}
+
+fn typed_row_description(columns: &[(String, u32)], formats: &[Format]) -> BackendMessage {
+    BackendMessage::RowDescription(
+        columns
+            .iter()
+            .zip(formats)
+            .map(|((name, oid), &format)| Column {
+                name: name.clone(),
+                type_oid: *oid,
+                format,
+            })
+            .collect(),
+    )
+}
+
+/// True for statements that begin or end a block or a savepoint.
+fn is_transaction_control(piece: &Parsed) -> bool {
+    use leaselab_model::postgres::sql::Ast;
+    match piece {
+        Parsed::Typed(statement, _) => matches!(
+            statement,
+            Statement::Begin | Statement::Commit | Statement::Rollback
+        ),
+        Parsed::General(general) => matches!(
+            general.ast,
+            Ast::StartTransaction { .. }
+                | Ast::Commit { .. }
+                | Ast::Rollback { .. }
+                | Ast::Savepoint { .. }
+                | Ast::ReleaseSavepoint { .. }
+        ),
+    }
+}
+
+/// A value in the text or binary form of its column type.
+fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
+    if format == Format::Text {
+        return value.to_text().map(String::into_bytes);
+    }
+    Some(match value {
+        Value::Null => return None,
+        Value::Int(v) if ty == SqlType::Int4 => (*v as i32).to_be_bytes().to_vec(),
+        Value::Int(v) => v.to_be_bytes().to_vec(),
+        Value::Bool(b) => vec![u8::from(*b)],
+        Value::Float(f) => f.0.to_be_bytes().to_vec(),
+        Value::Text(t) => t.clone().into_bytes(),
+        Value::Numeric(decimal) => encode_numeric_binary(*decimal),
+    })
+}
+
+/// `numeric` in PostgreSQL's binary form: digit count, weight, sign, display scale, then
+/// base-10000 digits.
+fn encode_numeric_binary(decimal: leaselab_model::postgres::value::Decimal) -> Vec<u8> {
+    let digits = decimal.mantissa.unsigned_abs().to_string();
+    let scale = decimal.scale as usize;
+    let padded = format!("{digits:0>width$}", width = scale + 1);
+    let (whole, fraction) = padded.split_at(padded.len() - scale);
+    let whole = whole.trim_start_matches('0');
+    let whole = format!("{}{whole}", "0".repeat((4 - whole.len() % 4) % 4));
+    let fraction = format!("{fraction}{}", "0".repeat((4 - fraction.len() % 4) % 4));
+    let group = |text: &str| -> Vec<i16> {
+        text.as_bytes()
+            .chunks(4)
+            .map(|chunk| {
+                std::str::from_utf8(chunk)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+            .collect()
+    };
+    let mut groups = group(&whole);
+    let mut weight = groups.len() as i16 - 1;
+    groups.extend(group(&fraction));
+    while groups.first() == Some(&0) {
+        groups.remove(0);
+        weight -= 1;
+    }
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    if groups.is_empty() {
+        weight = 0;
+    }
+    let sign: u16 = if decimal.mantissa < 0 { 0x4000 } else { 0 };
+    let mut out = Vec::with_capacity(8 + 2 * groups.len());
+    out.extend_from_slice(&(groups.len() as i16).to_be_bytes());
+    out.extend_from_slice(&weight.to_be_bytes());
+    out.extend_from_slice(&sign.to_be_bytes());
+    out.extend_from_slice(&(decimal.scale as i16).to_be_bytes());
+    for g in groups {
+        out.extend_from_slice(&g.to_be_bytes());
+    }
+    out
+}
+
+fn general_data_row(row: &[Value], types: &[SqlType], formats: &[Format]) -> BackendMessage {
+    BackendMessage::DataRow(
+        row.iter()
+            .zip(types)
+            .zip(formats)
+            .map(|((value, &ty), &format)| encode_value(value, ty, format))
+            .collect(),
+    )
+}
+
+/// Decodes a general statement's parameter.
+fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Result<Value, PgError> {
+    match format {
+        Format::Text => {
+            let text = String::from_utf8(bytes.to_vec())
+                .map_err(|_| error("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+            Value::parse_input(&text, ty)
+        }
+        Format::Binary => {
+            let bad = || {
+                error(
+                    "22P03",
+                    format!("incorrect binary data format in bind parameter {index}"),
+                )
+            };
+            Ok(match ty {
+                SqlType::Int8 => Value::Int(i64::from_be_bytes(bytes.try_into().map_err(|_| bad())?)),
+                SqlType::Int4 => Value::Int(i64::from(i32::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
+                SqlType::Bool => match bytes {
+                    [b] => Value::Bool(*b != 0),
+                    _ => return Err(bad()),
+                },
+                SqlType::Float8 => Value::Float(leaselab_model::postgres::value::Float(
+                    f64::from_be_bytes(bytes.try_into().map_err(|_| bad())?),
+                )),
+                SqlType::Text | SqlType::Unknown => {
+                    Value::Text(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?)
+                }
+                SqlType::Numeric => {
+                    return Err(error(
+                        "0A000",
+                        "leaselab: numeric parameters in binary format are not supported; send them as text",
+                    ))
+                }
+            })
+        }
+    }
 }
 
 fn data_row(row: &[i64], formats: &[Format]) -> BackendMessage {
@@ -481,7 +696,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     if type_byte == b'B' {
                         if let Some(name) = bind_statement_name(&self.io.input[..consumed_bytes]) {
                             if !self.statements.contains_key(&name) {
-                                error = crate::pg_wire::error(
+                                *error = crate::pg_wire::error(
                                     "26000",
                                     format!("{} does not exist", quoted_statement_name(&name)),
                                 );
@@ -489,7 +704,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         }
                     }
                     self.io.input.drain(..consumed_bytes);
-                    self.handle_malformed(error, type_byte).await?;
+                    self.handle_malformed(*error, type_byte).await?;
                 }
             }
         }
@@ -703,30 +918,202 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     async fn simple_query(&mut self, sql: &str) {
         // The unnamed portal does not survive a simple query.
         self.portals.remove("");
-        let pieces = split_statements(sql);
+        let pieces = match parse_query(sql) {
+            Ok(pieces) => pieces,
+            Err(error) => {
+                self.report_parse_error(sql, &error);
+                self.io.send(&BackendMessage::ErrorResponse(error));
+                self.abort_block_on_wire_error();
+                return;
+            }
+        };
         if pieces.is_empty() {
             self.io.send(&BackendMessage::EmptyQueryResponse);
             return;
         }
+        // Several statements outside a block run as one implicit transaction, as in
+        // PostgreSQL: an error rolls back the ones before it. (With transaction control among
+        // them, each runs on its own.)
+        let implicit = pieces.len() > 1
+            && self.transaction_status() == TransactionStatus::Idle
+            && !pieces.iter().any(is_transaction_control);
+        if implicit {
+            self.engine_control(&Statement::Begin);
+        }
+        let outcome = self.run_pieces(pieces).await;
+        if implicit {
+            match outcome {
+                Ok(()) => self.engine_control(&Statement::Commit),
+                Err(()) => self.engine_control(&Statement::Rollback),
+            }
+            self.aborted_by_wire_error = false;
+            self.server.transaction_ended.notify_waiters();
+        }
+    }
+
+    /// Runs a transaction-control statement in the engine without reporting it (the implicit
+    /// transaction of a multi-statement query).
+    fn engine_control(&mut self, statement: &Statement) {
+        let _ = self
+            .server
+            .postgres
+            .borrow_mut()
+            .execute(self.session.id, statement, &[]);
+    }
+
+    /// Runs the statements of a simple query in turn, stopping at the first error.
+    async fn run_pieces(&mut self, pieces: Vec<Parsed>) -> Result<(), ()> {
         for piece in pieces {
-            let outcome = match Statement::parse(piece) {
-                Ok(statement) if statement.param_count() > 0 => {
+            let outcome = match &piece {
+                Parsed::Typed(statement, text) if statement.param_count() > 0 => {
                     let error = error("42P02", "there is no parameter $1");
-                    self.report_parse_error(piece, &error);
+                    self.report_parse_error(text, &error);
                     Err(error)
                 }
-                Ok(statement) => self.run(piece, &statement, &[]).await,
-                Err(error) => {
-                    self.report_parse_error(piece, &error);
-                    Err(error)
+                Parsed::Typed(statement, text) => {
+                    self.run(text, statement, &[]).await.map(|result| {
+                        self.send_text_result(&result);
+                    })
+                }
+                Parsed::General(general) => {
+                    // PostgreSQL describes a query's rows before running it, so an error
+                    // while it runs comes after the RowDescription.
+                    // (Only row-locking queries: their lock errors come while they run.)
+                    let locking = matches!(&general.ast,
+                        leaselab_model::postgres::sql::Ast::Query(query) if !query.locks.is_empty());
+                    let described = (locking
+                        && self.transaction_status() != TransactionStatus::Failed)
+                        .then(|| {
+                            self.server
+                                .postgres
+                                .borrow()
+                                .describe_sql(general, &[])
+                                .ok()
+                        })
+                        .flatten()
+                        .filter(|d| !d.columns.is_empty());
+                    if let Some(description) = &described {
+                        let columns: Vec<(String, u32)> = description
+                            .columns
+                            .iter()
+                            .map(|(name, ty)| (name.clone(), ty.oid()))
+                            .collect();
+                        let formats = vec![Format::Text; columns.len()];
+                        self.io.send(&typed_row_description(&columns, &formats));
+                    }
+                    self.run_general(&general.text, general, &[])
+                        .await
+                        .map(|mut result| {
+                            if described.is_some() {
+                                let types: Vec<SqlType> =
+                                    result.columns.iter().map(|(_, ty)| *ty).collect();
+                                let formats = vec![Format::Text; types.len()];
+                                for row in &result.rows {
+                                    self.io.send(&general_data_row(row, &types, &formats));
+                                }
+                                result.columns.clear();
+                                self.io
+                                    .send(&BackendMessage::CommandComplete(result.tag.clone()));
+                            } else {
+                                self.send_general_result(&result);
+                            }
+                        })
                 }
             };
-            match outcome {
-                Ok(result) => self.send_text_result(&result),
-                Err(error) => {
-                    self.io.send(&BackendMessage::ErrorResponse(error));
-                    self.abort_block_on_wire_error();
-                    return;
+            if let Err(error) = outcome {
+                self.io.send(&BackendMessage::ErrorResponse(error));
+                self.abort_block_on_wire_error();
+                return Err(());
+            }
+        }
+        Ok(())
+    }
+
+    fn send_general_result(&mut self, result: &SqlResult) {
+        if !result.columns.is_empty() {
+            let formats = vec![Format::Text; result.columns.len()];
+            let columns: Vec<(String, u32)> = result
+                .columns
+                .iter()
+                .map(|(name, ty)| (name.clone(), ty.oid()))
+                .collect();
+            let types: Vec<SqlType> = result.columns.iter().map(|(_, ty)| *ty).collect();
+            self.io.send(&typed_row_description(&columns, &formats));
+            for row in &result.rows {
+                self.io.send(&general_data_row(row, &types, &formats));
+            }
+        }
+        self.io
+            .send(&BackendMessage::CommandComplete(result.tag.clone()));
+    }
+
+    /// Executes a general statement, waiting for locks as [`Self::run`] does.
+    async fn run_general(
+        &mut self,
+        sql: &str,
+        statement: &GeneralStatement,
+        params: &[Value],
+    ) -> Result<SqlResult, PgError> {
+        let report = |result: &Result<SqlResult, PgError>| -> Result<QueryResult, PgError> {
+            match result {
+                Ok(result) => Ok(QueryResult {
+                    columns: Vec::new(),
+                    rows: Vec::new(),
+                    tag: result.tag.clone(),
+                    rows_affected: result.rows_affected,
+                }),
+                Err(error) => Err(error.clone()),
+            }
+        };
+        if self.aborted_by_wire_error {
+            let ends = matches!(
+                statement.ast,
+                leaselab_model::postgres::sql::Ast::Commit { .. }
+                    | leaselab_model::postgres::sql::Ast::Rollback {
+                        savepoint: None,
+                        ..
+                    }
+            );
+            let result = if ends {
+                self.aborted_by_wire_error = false;
+                Ok(SqlResult {
+                    columns: Vec::new(),
+                    rows: Vec::new(),
+                    tag: "ROLLBACK".to_string(),
+                    rows_affected: 0,
+                })
+            } else {
+                Err(PgError::in_failed_transaction())
+            };
+            self.server
+                .observer
+                .sql_statement(self.conn_id, sql, &[], &report(&result));
+            return result;
+        }
+        let mut reported_blocker = None;
+        loop {
+            let executed =
+                self.server
+                    .postgres
+                    .borrow_mut()
+                    .execute_sql(self.session.id, statement, params);
+            match executed.exec {
+                SqlExec::Done(result) => {
+                    if let Some(notice) = executed.notice {
+                        self.io.send(&BackendMessage::NoticeResponse(notice));
+                    }
+                    self.wake_waiters_if_locks_released();
+                    self.server
+                        .observer
+                        .sql_statement(self.conn_id, sql, &[], &report(&result));
+                    return result;
+                }
+                SqlExec::Blocked { by } => {
+                    if reported_blocker != Some(by) {
+                        reported_blocker = Some(by);
+                        self.server.observer.sql_blocked(self.conn_id, sql, &[], by);
+                    }
+                    self.server.transaction_ended.notified().await;
                 }
             }
         }
@@ -751,15 +1138,52 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 format!("prepared statement \"{name}\" already exists"),
             ));
         }
-        let statement = match split_statements(&sql).as_slice() {
-            [] => None,
-            [piece] => match Statement::parse(piece) {
-                Ok(statement) => Some(statement),
-                Err(error) => {
-                    self.report_parse_error(&sql, &error);
-                    return Err(error);
-                }
-            },
+        let parsed = match parse_query(&sql) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                self.report_parse_error(&sql, &error);
+                return Err(error);
+            }
+        };
+        let all_int = param_oids
+            .iter()
+            .all(|&oid| IntType::from_oid(oid).is_some());
+        let (statement, general) = match parsed.as_slice() {
+            [] => (None, None),
+            [Parsed::Typed(statement, _)] if all_int => (Some(*statement), None),
+            [one] => {
+                let general = match one {
+                    Parsed::General(general) => general.clone(),
+                    Parsed::Typed(_, text) => {
+                        Box::new(leaselab_model::postgres::parse_general(text)?)
+                    }
+                };
+                let declared: Vec<SqlType> = param_oids
+                    .iter()
+                    .map(|&oid| {
+                        SqlType::from_oid(oid).ok_or_else(|| {
+                            error(
+                                "0A000",
+                                format!("leaselab: parameter type OID {oid} is not supported"),
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                let description = self
+                    .server
+                    .postgres
+                    .borrow()
+                    .describe_sql(&general, &declared)
+                    .inspect_err(|error| self.report_parse_error(&sql, error))?;
+                (
+                    None,
+                    Some(General {
+                        statement: general,
+                        params: description.params,
+                        columns: description.columns,
+                    }),
+                )
+            }
             _ => {
                 return Err(error(
                     "42601",
@@ -768,13 +1192,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             }
         };
         let used_count = statement.as_ref().map_or(0, Statement::param_count);
-        let param_types = used_param_types(param_oids, used_count)?;
-        let unused_param_oids = unused_param_oids(param_oids, used_count)?;
+        let (param_types, unused_param_oids) = if general.is_some() {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                used_param_types(param_oids, used_count)?,
+                unused_param_oids(param_oids, used_count)?,
+            )
+        };
         self.statements.insert(
             name,
             Prepared {
                 sql,
                 statement,
+                general,
                 param_types,
                 unused_param_oids,
             },
@@ -807,14 +1238,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 format!("cursor \"{portal_name}\" already exists"),
             ));
         }
-        let params = decode_params(&prepared, statement_name, param_formats, params)?;
-        let column_count = statement_columns(prepared.statement.as_ref()).len();
+        let (params, values) = if prepared.general.is_some() {
+            (
+                Vec::new(),
+                decode_general_params(&prepared, statement_name, param_formats, params)?,
+            )
+        } else {
+            (
+                decode_params(&prepared, statement_name, param_formats, params)?,
+                Vec::new(),
+            )
+        };
+        let column_count = prepared.columns().len();
         let result_formats = resolve_result_formats(result_format_codes, column_count)?;
         self.portals.insert(
             portal_name,
             Portal {
                 prepared,
                 params,
+                values,
                 result_formats,
                 progress: PortalProgress::NotRun,
             },
@@ -833,20 +1275,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     )
                 })?;
                 let oids = prepared.param_oids();
-                let columns = statement_columns(prepared.statement.as_ref());
+                let columns = prepared.columns();
                 self.io.send(&BackendMessage::ParameterDescription(oids));
-                (columns, vec![Format::Text; columns.len()])
+                let formats = vec![Format::Text; columns.len()];
+                (columns, formats)
             }
             Target::Portal => {
                 let portal = self.portal(name)?;
-                let columns = statement_columns(portal.prepared.statement.as_ref());
-                (columns, portal.result_formats.clone())
+                (portal.prepared.columns(), portal.result_formats.clone())
             }
         };
         if columns.is_empty() {
             self.io.send(&BackendMessage::NoData);
         } else {
-            self.io.send(&row_description(columns, &formats));
+            self.io.send(&typed_row_description(&columns, &formats));
         }
         Ok(())
     }
@@ -859,6 +1301,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
 
     async fn execute_portal(&mut self, name: &str, max_rows: i32) -> Result<(), PgError> {
         let portal = self.portal(name)?.clone();
+        if let Some(general) = &portal.prepared.general {
+            if matches!(portal.progress, PortalProgress::Finished) {
+                return Err(error("55000", format!("portal \"{name}\" cannot be run")));
+            }
+            let result = self
+                .run_general(&portal.prepared.sql, &general.statement, &portal.values)
+                .await?;
+            let types: Vec<SqlType> = general.columns.iter().map(|(_, ty)| *ty).collect();
+            for row in &result.rows {
+                self.io
+                    .send(&general_data_row(row, &types, &portal.result_formats));
+            }
+            self.io.send(&BackendMessage::CommandComplete(result.tag));
+            if let Some(stored) = self.portals.get_mut(name) {
+                stored.progress = PortalProgress::Finished;
+            }
+            return Ok(());
+        }
         let Some(statement) = portal.prepared.statement else {
             self.io.send(&BackendMessage::EmptyQueryResponse);
             return Ok(());
@@ -1014,6 +1474,54 @@ fn decode_params(
     Ok(values)
 }
 
+/// Decodes a general statement's parameter values by their types.
+fn decode_general_params(
+    prepared: &Prepared,
+    statement_name: &str,
+    param_formats: &[i16],
+    params: &[Option<Vec<u8>>],
+) -> Result<Vec<Value>, PgError> {
+    let types = prepared
+        .general
+        .as_ref()
+        .map(|g| g.params.clone())
+        .unwrap_or_default();
+    if param_formats.len() > 1 && param_formats.len() != params.len() {
+        return Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message has {} parameter formats but {} parameters",
+                param_formats.len(),
+                params.len()
+            ),
+        ));
+    }
+    if params.len() != types.len() {
+        return Err(error(
+            PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                params.len(),
+                statement_name,
+                types.len()
+            ),
+        ));
+    }
+    let mut values = Vec::with_capacity(params.len());
+    for (index, (value, &ty)) in params.iter().zip(&types).enumerate() {
+        let format = match param_formats {
+            [] => Format::Text,
+            [code] => Format::from_code(*code)?,
+            codes => Format::from_code(codes[index])?,
+        };
+        values.push(match value {
+            None => Value::Null,
+            Some(bytes) => decode_value(bytes, ty, format, index + 1)?,
+        });
+    }
+    Ok(values)
+}
+
 /// One format per result column from a Bind's result format codes.
 fn resolve_result_formats(codes: &[i16], column_count: usize) -> Result<Vec<Format>, PgError> {
     match codes {
@@ -1047,12 +1555,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn statements_are_split_on_semicolons() {
+    fn numeric_binary_form_is_postgres_form() {
+        let numeric = |text: &str| {
+            encode_numeric_binary(
+                leaselab_model::postgres::value::Decimal::parse(text).expect("a number"),
+            )
+        };
+        // 12345.678: digits [1, 2345, 6780], weight 1, scale 3.
         assert_eq!(
-            split_statements(" BEGIN; SELECT 1 ;; COMMIT;"),
-            vec!["BEGIN", "SELECT 1", "COMMIT"]
+            numeric("12345.678"),
+            [0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]
         );
-        assert!(split_statements(" ; ").is_empty());
+        // -0.05: digits [500], weight -1, negative, scale 2.
+        assert_eq!(
+            numeric("-0.05"),
+            [0, 1, 0xff, 0xff, 0x40, 0, 0, 2, 0x01, 0xf4]
+        );
+        assert_eq!(numeric("0"), [0, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]
@@ -1081,6 +1600,7 @@ mod tests {
         Prepared {
             sql: "UPDATE ...".to_string(),
             statement: None,
+            general: None,
             param_types,
             unused_param_oids: Vec::new(),
         }

@@ -50,6 +50,8 @@ pub fn error(code: &'static str, message: impl Into<String>) -> PgError {
         code,
         message: message.into(),
         detail: None,
+        hint: None,
+        position: None,
     }
 }
 
@@ -60,6 +62,8 @@ pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
         code,
         message: message.into(),
         detail: None,
+        hint: None,
+        position: None,
     }
 }
 
@@ -250,8 +254,8 @@ pub enum FrontendError {
     /// which the connection goes on (skipping to Sync in the extended protocol). The message
     /// is consumed.
     Malformed {
-        /// The error to send.
-        error: PgError,
+        /// The error to send (boxed: an error with all its fields is large).
+        error: Box<PgError>,
         /// How many bytes the message used.
         consumed_bytes: usize,
         /// The message's type byte.
@@ -303,7 +307,7 @@ pub fn decode_frontend(buf: &[u8]) -> Result<Option<Decoded<FrontendMessage>>, F
             )),
         })),
         Err(BodyError::Malformed(error)) => Err(FrontendError::Malformed {
-            error,
+            error: Box::new(error),
             consumed_bytes,
             type_byte,
         }),
@@ -554,6 +558,8 @@ impl Format {
 pub struct Column {
     /// The column name.
     pub name: String,
+    /// The type OID (`bigint` for the typed statements).
+    pub type_oid: u32,
     /// The format its values are sent in (text in a statement Describe).
     pub format: Format,
 }
@@ -714,11 +720,23 @@ fn encode_row_description(columns: &[Column], out: &mut Vec<u8>) {
         put_cstr(out, &column.name);
         put_i32(out, NO_TABLE_OID);
         put_i16(out, NO_ATTRIBUTE_NUMBER);
-        put_i32(out, INT8_OID as i32);
-        put_i16(out, INT8_SIZE_BYTES);
+        put_i32(out, column.type_oid as i32);
+        put_i16(out, type_size(column.type_oid).unwrap_or(INT8_SIZE_BYTES));
         put_i32(out, NO_TYPE_MODIFIER);
         put_i16(out, column.format.code());
     }
+}
+
+/// The fixed size PostgreSQL reports for a type (-1: variable).
+fn type_size(oid: u32) -> Option<i16> {
+    Some(match oid {
+        20 | 701 => 8,
+        23 => 4,
+        21 => 2,
+        16 => 1,
+        25 | 1700 => -1,
+        _ => return None,
+    })
 }
 
 fn encode_error_fields(error: &PgError, out: &mut Vec<u8>) {
@@ -732,6 +750,12 @@ fn encode_error_fields(error: &PgError, out: &mut Vec<u8>) {
     field(b'M', &error.message);
     if let Some(detail) = &error.detail {
         field(b'D', detail);
+    }
+    if let Some(hint) = &error.hint {
+        field(b'H', hint);
+    }
+    if let Some(position) = error.position {
+        field(b'P', &position.to_string());
     }
     out.push(0);
 }
@@ -1308,10 +1332,12 @@ mod tests {
                 BackendMessage::RowDescription(vec![
                     Column {
                         name: "balance".into(),
+                        type_oid: INT8_OID,
                         format: Format::Binary,
                     },
                     Column {
                         name: "fence".into(),
+                        type_oid: INT8_OID,
                         format: Format::Text,
                     },
                 ]),

@@ -16,7 +16,7 @@ use clap::{Args as ClapArgs, Subcommand};
 use leaselab_model::postgres::{PgError, Postgres, QueryResult, SessionId, Wallet};
 use leaselab_model::redis::{Redis, Reply};
 use leaselab_sim::observer::{escape_bytes, NoopObserver, Observer, Protocol};
-use leaselab_sim::pg_server::PgServer;
+use leaselab_sim::pg_server::{Accounts, PgServer};
 use leaselab_sim::redis_server::{ClockMs, RedisServer};
 
 use crate::exit::{CommandResult, Status, UsageError};
@@ -83,8 +83,19 @@ pub struct PostgresArgs {
     pub listen: Listen,
     /// A row of `wallets` to start with, as ID=BALANCE (fence 0); repeat for more rows.
     /// Default: 42=100, the tutorial's wallet.
-    #[arg(long = "wallet", value_name = "ID=BALANCE", value_parser = parse_wallet)]
+    #[arg(long = "wallet", value_name = "ID=BALANCE", value_parser = parse_wallet, conflicts_with = "no_wallets")]
     pub wallets: Vec<(i64, i64)>,
+    /// Start with no tables at all, e.g. to run the tutorial's `CREATE TABLE wallets` unchanged.
+    #[arg(long)]
+    pub no_wallets: bool,
+    /// A role (user name) clients may connect as; repeat for more. Others are refused with
+    /// PostgreSQL's `role "..." does not exist`. Default: postgres.
+    #[arg(long = "role", value_name = "NAME")]
+    pub roles: Vec<String>,
+    /// A database clients may connect to; repeat for more. Others are refused with
+    /// PostgreSQL's `database "..." does not exist`. Default: postgres and test.
+    #[arg(long = "database", value_name = "NAME")]
+    pub databases: Vec<String>,
 }
 
 /// Parses `--bind`: an IP address, not a host name.
@@ -254,8 +265,10 @@ async fn serve_redis(args: &RedisArgs) -> CommandResult {
 async fn serve_postgres(args: &PostgresArgs) -> CommandResult {
     let listener = listen(args.listen.bind, args.port, "--port").await?;
     let address = local_address(&listener)?;
-    let mut postgres = Postgres::new();
-    let wallets = if args.wallets.is_empty() {
+    let mut postgres = Postgres::empty();
+    let wallets = if args.no_wallets {
+        Vec::new()
+    } else if args.wallets.is_empty() {
         vec![DEFAULT_WALLET]
     } else {
         args.wallets.clone()
@@ -263,14 +276,35 @@ async fn serve_postgres(args: &PostgresArgs) -> CommandResult {
     for &(id, balance) in &wallets {
         postgres.seed_wallet(id, Wallet { balance, fence: 0 });
     }
-    let server = PgServer::new(Rc::new(RefCell::new(postgres)), observer(args.listen.log));
-    let (id, _) = wallets[0];
+    let names = |given: &[String], default: &[&str]| -> std::collections::BTreeSet<String> {
+        if given.is_empty() {
+            default.iter().map(|name| name.to_string()).collect()
+        } else {
+            given.iter().cloned().collect()
+        }
+    };
+    let accounts = Accounts {
+        roles: names(&args.roles, &["postgres"]),
+        databases: names(&args.databases, &["postgres", "test"]),
+    };
+    let user = accounts.roles.iter().next().cloned().unwrap_or_default();
+    let server = PgServer::new(Rc::new(RefCell::new(postgres)), observer(args.listen.log))
+        .with_accounts(accounts);
+    let query = match wallets.first() {
+        Some((id, _)) => format!("SELECT balance, fence FROM wallets WHERE id = {id}"),
+        None => "SELECT 1".to_string(),
+    };
     let try_it = format!(
-        "psql -h {} -p {} -U postgres -c 'SELECT balance, fence FROM wallets WHERE id = {id}'",
+        "psql -h {} -p {} -U {user} -c '{query}'",
         address.ip(),
         address.port()
     );
-    announce("PostgreSQL 15 stand-in (table wallets)", address, &try_it);
+    let what = if wallets.is_empty() {
+        "PostgreSQL 15 stand-in (no tables)"
+    } else {
+        "PostgreSQL 15 stand-in (table wallets)"
+    };
+    announce(what, address, &try_it);
     run_until_stopped("the PostgreSQL stand-in", server.serve_tokio(listener)).await
 }
 

@@ -43,9 +43,14 @@
 //!   wait is not a separate cancellable request).
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
+use super::catalog::TableDef;
 use super::error::{PgError, PgNotice};
+use super::exec::{SqlExec, SqlResult};
 use super::statement::{RowLock, Statement, WriteGuard};
+use super::value::Value;
 
 /// Process ids reported for sessions start here.
 const PID_BASE: i32 = 10_000;
@@ -79,7 +84,7 @@ pub struct Wallet {
     pub fence: i64,
 }
 
-/// A successful statement's result.
+/// A successful typed statement's result.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QueryResult {
     /// Column names (empty for statements that return no rows).
@@ -118,7 +123,7 @@ pub struct Executed {
 
 impl Executed {
     /// A finished statement with no warning.
-    fn done(result: Result<QueryResult, PgError>) -> Executed {
+    pub(super) fn done(result: Result<QueryResult, PgError>) -> Executed {
         Executed {
             exec: Exec::Done(result),
             notice: None,
@@ -126,7 +131,7 @@ impl Executed {
     }
 
     /// A finished statement with a warning.
-    fn done_with_notice(result: QueryResult, notice: PgNotice) -> Executed {
+    pub(super) fn done_with_notice(result: QueryResult, notice: PgNotice) -> Executed {
         Executed {
             exec: Exec::Done(Ok(result)),
             notice: Some(notice),
@@ -156,58 +161,254 @@ impl TxStatus {
     }
 }
 
-/// A row: its committed version and its lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Row {
-    committed: Wallet,
-    lock: Option<RowLockHeld>,
+/// A row: its committed version (None while its insert is uncommitted) and its locks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Row {
+    pub(super) committed: Option<Tuple>,
+    pub(super) lock: Option<RowLockHeld>,
+    /// Sessions holding a `FOR SHARE` lock (sorted, no duplicates).
+    pub(super) shared: Vec<SessionId>,
+}
+
+/// A row's values, in column order.
+pub(super) type Tuple = Vec<Value>;
+
+/// What a transaction wrote to a row it holds locked.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Written {
+    /// A new version.
+    Row(Tuple),
+    /// The row is deleted.
+    Deleted,
 }
 
 /// A row lock held by a transaction block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct RowLockHeld {
-    holder: SessionId,
-    /// The holder's uncommitted version, if it updated the row.
-    uncommitted: Option<Wallet>,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RowLockHeld {
+    pub(super) holder: SessionId,
+    /// The holder's uncommitted version, if it wrote the row.
+    pub(super) uncommitted: Option<Written>,
+}
+
+/// A table: its definition and rows by primary key (or by insertion number without one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Table {
+    pub(super) def: Arc<TableDef>,
+    pub(super) rows: BTreeMap<Value, Row>,
+    /// The next insertion number of a table without a primary key.
+    pub(super) next_seq: i64,
+    /// The definition is the tutorial's `wallets` (computed once: the typed statements' fast
+    /// path and the state hash ask on every call).
+    pub(super) canonical: bool,
 }
 
 impl Row {
-    /// The version `session`'s snapshot sees.
-    fn visible_to(&self, session: SessionId) -> Wallet {
-        match self.lock {
+    /// The version `session` sees outside snapshots: its own write, else the committed row.
+    pub(super) fn visible_tuple(&self, session: SessionId) -> Option<&Tuple> {
+        match &self.lock {
             Some(RowLockHeld {
                 holder,
-                uncommitted: Some(version),
-            }) if holder == session => version,
-            _ => self.committed,
+                uncommitted: Some(written),
+            }) if *holder == session => match written {
+                Written::Row(tuple) => Some(tuple),
+                Written::Deleted => None,
+            },
+            _ => self.committed.as_ref(),
         }
     }
 
-    /// The session holding the lock, unless it is `session` itself.
-    fn locked_by_other(&self, session: SessionId) -> Option<SessionId> {
+    /// The version `session`'s snapshot sees.
+    fn visible_to(&self, session: SessionId) -> Wallet {
+        self.visible_tuple(session)
+            .map(wallet_of)
+            .unwrap_or(Wallet {
+                balance: 0,
+                fence: 0,
+            })
+    }
+
+    /// The session holding the exclusive lock, or else a `FOR SHARE` lock, unless it is
+    /// `session` itself.
+    pub(super) fn locked_by_other(&self, session: SessionId) -> Option<SessionId> {
         self.lock
+            .as_ref()
+            .map(|lock| lock.holder)
+            .filter(|&holder| holder != session)
+            .or_else(|| self.shared.iter().copied().find(|&s| s != session))
+    }
+
+    /// The session holding the exclusive lock, unless it is `session` itself.
+    pub(super) fn exclusively_locked_by_other(&self, session: SessionId) -> Option<SessionId> {
+        self.lock
+            .as_ref()
             .map(|lock| lock.holder)
             .filter(|&holder| holder != session)
     }
 }
 
-/// A connected session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Session {
-    status: TxStatus,
-    /// The session whose transaction this one's last statement is blocked on.
-    waiting_on: Option<SessionId>,
-    /// The session's last statement was blocked: the next one it executes resumes it.
-    resuming: bool,
+/// A `wallets` tuple `(id, balance, fence)` as a [`Wallet`].
+fn wallet_of(tuple: &Tuple) -> Wallet {
+    let int = |at: usize| match tuple.get(at) {
+        Some(Value::Int(v)) => *v,
+        _ => 0,
+    };
+    Wallet {
+        balance: int(1),
+        fence: int(2),
+    }
 }
 
-/// An in-memory PostgreSQL holding the `wallets` table.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Postgres {
-    rows: BTreeMap<i64, Row>,
-    sessions: BTreeMap<SessionId, Session>,
-    next_session: u32,
+/// The isolation level of a transaction block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Isolation {
+    /// `READ COMMITTED` (the default).
+    #[default]
+    ReadCommitted,
+    /// `REPEATABLE READ`.
+    RepeatableRead,
+    /// `SERIALIZABLE` (run as `REPEATABLE READ`; see the module documentation).
+    Serializable,
 }
+
+/// The committed rows of every table, as a repeatable-read transaction sees them.
+pub(super) type Snapshot = BTreeMap<String, BTreeMap<Value, Tuple>>;
+
+/// A savepoint: the session's row locks and writes when it was set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Savepoint {
+    pub(super) name: String,
+    pub(super) locks: BTreeMap<(String, Value), Option<Written>>,
+    pub(super) shared: Vec<(String, Value)>,
+}
+
+/// A connected session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Session {
+    pub(super) status: TxStatus,
+    /// The session whose transaction this one's last statement is blocked on.
+    pub(super) waiting_on: Option<SessionId>,
+    /// The session's last statement was blocked: the next one it executes resumes it.
+    pub(super) resuming: bool,
+    /// The row a general statement waited for: `(table, key)`.
+    pub(super) waited_row: Option<(String, Value)>,
+    /// The isolation level of the open block.
+    pub(super) isolation: Isolation,
+    /// The snapshot of a `REPEATABLE READ`/`SERIALIZABLE` block, taken at its first query.
+    pub(super) snapshot: Option<Arc<Snapshot>>,
+    /// Savepoints of the open block, innermost last.
+    pub(super) savepoints: Vec<Savepoint>,
+}
+
+impl Hash for Session {
+    /// The fields a session of the typed statements uses, then the others only when they
+    /// differ from their defaults (so that the checker's fingerprints of such sessions stay
+    /// what they were before the others existed).
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.status.hash(state);
+        self.waiting_on.hash(state);
+        self.resuming.hash(state);
+        if self.waited_row.is_some()
+            || self.isolation != Isolation::ReadCommitted
+            || self.snapshot.is_some()
+            || !self.savepoints.is_empty()
+        {
+            self.waited_row.hash(state);
+            self.isolation.hash(state);
+            self.snapshot.hash(state);
+            for savepoint in &self.savepoints {
+                savepoint.name.hash(state);
+                savepoint.locks.hash(state);
+                savepoint.shared.hash(state);
+            }
+        }
+    }
+}
+
+/// An in-memory PostgreSQL: tables of rows, sessions, transaction blocks and row locks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Postgres {
+    pub(super) tables: BTreeMap<String, Table>,
+    pub(super) sessions: BTreeMap<SessionId, Session>,
+    pub(super) next_session: u32,
+}
+
+/// How the `wallets` rows hashed when they were the only table (kept so that the checker's
+/// state fingerprints, and with them its exploration order, stay the same).
+#[derive(Hash)]
+struct LegacyRow {
+    committed: Wallet,
+    lock: Option<LegacyLock>,
+}
+
+#[derive(Hash)]
+struct LegacyLock {
+    holder: SessionId,
+    uncommitted: Option<Wallet>,
+}
+
+impl Hash for Postgres {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let wallets = self.tables.get(WALLETS);
+        let canonical = wallets.is_some_and(|table| table.canonical);
+        let rows = wallets.filter(|_| canonical).map(|table| &table.rows);
+        state.write_usize(rows.map_or(0, BTreeMap::len));
+        for (key, row) in rows.into_iter().flatten() {
+            let id = match key {
+                Value::Int(id) => *id,
+                _ => 0,
+            };
+            id.hash(state);
+            LegacyRow {
+                committed: row.committed.as_ref().map(wallet_of).unwrap_or(Wallet {
+                    balance: -1,
+                    fence: -1,
+                }),
+                lock: row.lock.as_ref().map(|lock| LegacyLock {
+                    holder: lock.holder,
+                    uncommitted: match &lock.uncommitted {
+                        Some(Written::Row(tuple)) => Some(wallet_of(tuple)),
+                        Some(Written::Deleted) => Some(Wallet {
+                            balance: -1,
+                            fence: -1,
+                        }),
+                        None => None,
+                    },
+                }),
+            }
+            .hash(state);
+            if row.committed.is_none() || !row.shared.is_empty() {
+                row.committed.hash(state);
+                row.shared.hash(state);
+            }
+        }
+        self.sessions.hash(state);
+        self.next_session.hash(state);
+        let others: Vec<(&String, &Table)> = self
+            .tables
+            .iter()
+            .filter(|(name, _)| !canonical || name.as_str() != WALLETS)
+            .collect();
+        if !others.is_empty() || (wallets.is_none()) {
+            state.write_usize(others.len() + 1);
+            for (name, table) in others {
+                name.hash(state);
+                table.def.hash(state);
+                for (key, row) in &table.rows {
+                    key.hash(state);
+                    row.committed.hash(state);
+                    row.lock
+                        .as_ref()
+                        .map(|lock| (lock.holder, &lock.uncommitted))
+                        .hash(state);
+                    row.shared.hash(state);
+                }
+            }
+        }
+    }
+}
+
+/// The tutorial's table.
+pub(super) const WALLETS: &str = "wallets";
 
 impl Default for Postgres {
     fn default() -> Self {
@@ -216,36 +417,93 @@ impl Default for Postgres {
 }
 
 impl Postgres {
-    /// An empty `wallets` table, no sessions.
+    /// A stand-in with the tutorial's `wallets` table (no rows) and no sessions.
     pub fn new() -> Postgres {
+        let mut postgres = Postgres::empty();
+        postgres.create_table(TableDef::wallets());
+        postgres
+    }
+
+    /// A stand-in with no tables and no sessions.
+    pub fn empty() -> Postgres {
         Postgres {
-            rows: BTreeMap::new(),
+            tables: BTreeMap::new(),
             sessions: BTreeMap::new(),
             next_session: 0,
         }
     }
 
+    /// Creates a table (replacing one of the same name).
+    pub(super) fn create_table(&mut self, def: TableDef) {
+        let canonical = def.is_canonical_wallets();
+        self.tables.insert(
+            def.name.clone(),
+            Table {
+                def: Arc::new(def),
+                rows: BTreeMap::new(),
+                next_seq: 1,
+                canonical,
+            },
+        );
+    }
+
+    /// The `wallets` table if it has the tutorial's definition.
+    fn canonical_wallets(&self) -> Option<&Table> {
+        self.tables.get(WALLETS).filter(|table| table.canonical)
+    }
+
+    fn wallet_row(&self, id: i64) -> Option<&Row> {
+        self.canonical_wallets()?.rows.get(&Value::Int(id))
+    }
+
+    fn wallet_row_mut(&mut self, id: i64) -> Option<&mut Row> {
+        self.tables.get_mut(WALLETS)?.rows.get_mut(&Value::Int(id))
+    }
+
     /// Inserts or overwrites a committed row directly (scenario set-up). A row lock and an
-    /// uncommitted version, if any, are left as they are.
+    /// uncommitted version, if any, are left as they are. Creates the `wallets` table if it
+    /// does not exist.
     pub fn seed_wallet(&mut self, id: i64, wallet: Wallet) {
-        self.rows
-            .entry(id)
-            .and_modify(|row| row.committed = wallet)
+        if !self.tables.contains_key(WALLETS) {
+            self.create_table(TableDef::wallets());
+        }
+        let tuple = vec![
+            Value::Int(id),
+            Value::Int(wallet.balance),
+            Value::Int(wallet.fence),
+        ];
+        let table = self.tables.get_mut(WALLETS).expect("created above");
+        table
+            .rows
+            .entry(Value::Int(id))
+            .and_modify(|row| row.committed = Some(tuple.clone()))
             .or_insert(Row {
-                committed: wallet,
+                committed: Some(tuple),
                 lock: None,
+                shared: Vec::new(),
             });
     }
 
     /// The committed row, if any.
     pub fn wallet(&self, id: i64) -> Option<Wallet> {
-        self.rows.get(&id).map(|row| row.committed)
+        self.tables
+            .get(WALLETS)?
+            .rows
+            .get(&Value::Int(id))?
+            .committed
+            .as_ref()
+            .map(wallet_of)
     }
 
     /// The row as a plain `SELECT` in `session` sees it: its own uncommitted version if it
     /// has one, else the committed row.
     pub fn visible_wallet(&self, session: SessionId, id: i64) -> Option<Wallet> {
-        self.rows.get(&id).map(|row| row.visible_to(session))
+        self.tables
+            .get(WALLETS)?
+            .rows
+            .get(&Value::Int(id))?
+            .visible_tuple(session)
+            .map(wallet_of)
     }
 
     /// Opens a session (a connection). Sessions are numbered from 0 in connection order;
@@ -262,6 +520,10 @@ impl Postgres {
                 status: TxStatus::Idle,
                 waiting_on: None,
                 resuming: false,
+                waited_row: None,
+                isolation: Isolation::ReadCommitted,
+                snapshot: None,
+                savepoints: Vec::new(),
             },
         );
         id
@@ -293,15 +555,61 @@ impl Postgres {
     /// Like [`Postgres::execute`], also returning the `WARNING` PostgreSQL sends with the
     /// result (for `BEGIN` inside a block, `COMMIT`/`ROLLBACK` outside one). A session that is
     /// not connected gets 08003 `connection does not exist`.
+    ///
+    /// The statement runs natively (the fast path) when `wallets` has the tutorial's
+    /// definition and the session is a plain READ COMMITTED one without savepoints; otherwise
+    /// its SQL text runs through the general path ([`Postgres::execute_sql`]), which gives the
+    /// same results (`tests/postgres_fast_path.rs` checks it on generated sequences).
     pub fn execute_with_notice(
         &mut self,
         session: SessionId,
         statement: &Statement,
         params: &[i64],
     ) -> Executed {
-        let executed = self.dispatch(session, statement, params);
+        let executed = if self.fast_path_applies(session, statement) {
+            self.dispatch(session, statement, params)
+        } else {
+            self.execute_typed_generally(session, statement, params)
+        };
         self.debug_check_invariants();
         executed
+    }
+
+    /// Whether [`Postgres::dispatch`] may run `statement` natively.
+    fn fast_path_applies(&self, session: SessionId, statement: &Statement) -> bool {
+        let Some(state) = self.sessions.get(&session) else {
+            return true;
+        };
+        let plain_session = state.isolation == Isolation::ReadCommitted
+            && state.savepoints.is_empty()
+            && state.waited_row.is_none();
+        let wallets_ok = statement.wallet_id().is_none() || self.canonical_wallets().is_some();
+        plain_session && wallets_ok
+    }
+
+    /// A typed statement through the general path, its result in the typed form.
+    fn execute_typed_generally(
+        &mut self,
+        session: SessionId,
+        statement: &Statement,
+        params: &[i64],
+    ) -> Executed {
+        let values: Vec<Value> = params.iter().map(|&v| Value::Int(v)).collect();
+        let sql = statement.sql();
+        let parsed = match super::sql::parse_general(&sql) {
+            Ok(parsed) => parsed,
+            Err(error) => return Executed::done(Err(error)),
+        };
+        let executed = self.execute_sql(session, &parsed, &values);
+        let exec = match executed.exec {
+            SqlExec::Blocked { by } => Exec::Blocked { by },
+            SqlExec::Done(Err(error)) => Exec::Done(Err(error)),
+            SqlExec::Done(Ok(result)) => Exec::Done(typed_result(statement, result)),
+        };
+        Executed {
+            exec,
+            notice: executed.notice,
+        }
     }
 
     /// True when `session` is inside a transaction block (open or failed).
@@ -323,20 +631,28 @@ impl Postgres {
         self.sessions.get(&session).and_then(|s| s.waiting_on)
     }
 
-    /// The session whose transaction holds the lock on row `id`, if any.
+    /// The session whose transaction holds the lock on row `id` of `wallets`, if any.
     pub fn lock_holder(&self, id: i64) -> Option<SessionId> {
-        self.rows.get(&id)?.lock.map(|lock| lock.holder)
+        let row = self.tables.get(WALLETS)?.rows.get(&Value::Int(id))?;
+        row.lock.as_ref().map(|lock| lock.holder)
     }
 
-    /// Every held row lock as `(row id, holder)`, by row id.
+    /// Every held exclusive lock on `wallets` as `(row id, holder)`, by row id.
     pub fn locks(&self) -> Vec<(i64, SessionId)> {
-        self.rows
+        let Some(table) = self.tables.get(WALLETS) else {
+            return Vec::new();
+        };
+        table
+            .rows
             .iter()
-            .filter_map(|(&id, row)| row.lock.map(|lock| (id, lock.holder)))
+            .filter_map(|(key, row)| match (key, &row.lock) {
+                (Value::Int(id), Some(lock)) => Some((*id, lock.holder)),
+                _ => None,
+            })
             .collect()
     }
 
-    /// Runs a statement for a connected or unknown session.
+    /// Runs a typed statement natively for a connected or unknown session.
     fn dispatch(&mut self, session: SessionId, statement: &Statement, params: &[i64]) -> Executed {
         let Some(state) = self.sessions.get_mut(&session) else {
             return Executed::done(Err(PgError::connection_does_not_exist()));
@@ -352,7 +668,7 @@ impl Postgres {
             return self.fail(session, error);
         }
         match *statement {
-            Statement::Begin => self.begin(session),
+            Statement::Begin => self.begin(session, None, "BEGIN"),
             Statement::Commit => self.commit(session),
             Statement::Rollback => self.rollback(session),
             Statement::Select { id, lock: None } => {
@@ -378,24 +694,29 @@ impl Postgres {
         }
     }
 
-    /// `BEGIN`.
-    fn begin(&mut self, session: SessionId) -> Executed {
+    /// `BEGIN` (or `START TRANSACTION`, reported with `tag`), with an isolation level.
+    pub(super) fn begin(
+        &mut self,
+        session: SessionId,
+        isolation: Option<Isolation>,
+        tag: &str,
+    ) -> Executed {
         let state = self.session_mut(session);
         match state.status {
             TxStatus::Idle => {
                 state.status = TxStatus::InBlock;
-                Executed::done(Ok(command_result("BEGIN")))
+                state.isolation = isolation.unwrap_or_default();
+                Executed::done(Ok(command_result(tag)))
             }
-            TxStatus::InBlock => Executed::done_with_notice(
-                command_result("BEGIN"),
-                PgError::already_in_transaction(),
-            ),
+            TxStatus::InBlock => {
+                Executed::done_with_notice(command_result(tag), PgError::already_in_transaction())
+            }
             TxStatus::Failed => unreachable!("a failed block refuses BEGIN before it gets here"),
         }
     }
 
     /// `COMMIT`: a failed block rolls back instead and reports `ROLLBACK`.
-    fn commit(&mut self, session: SessionId) -> Executed {
+    pub(super) fn commit(&mut self, session: SessionId) -> Executed {
         match self.session_mut(session).status {
             TxStatus::Idle => Executed::done_with_notice(
                 command_result("COMMIT"),
@@ -413,7 +734,7 @@ impl Postgres {
     }
 
     /// `ROLLBACK`.
-    fn rollback(&mut self, session: SessionId) -> Executed {
+    pub(super) fn rollback(&mut self, session: SessionId) -> Executed {
         match self.session_mut(session).status {
             TxStatus::Idle => Executed::done_with_notice(
                 command_result("ROLLBACK"),
@@ -428,9 +749,12 @@ impl Postgres {
 
     /// `SELECT balance, fence ... FOR UPDATE [NOWAIT | SKIP LOCKED]`.
     fn select_for_update(&mut self, session: SessionId, id: i64, lock: RowLock) -> Executed {
-        let Some(row) = self.rows.get(&id) else {
+        let Some(row) = self.wallet_row(id) else {
             return Executed::done(Ok(select_result(None)));
         };
+        if row.visible_tuple(session).is_none() {
+            return Executed::done(Ok(select_result(None)));
+        }
         if let Some(holder) = row.locked_by_other(session) {
             return match lock {
                 RowLock::ForUpdate => self.wait_for(session, holder),
@@ -454,15 +778,19 @@ impl Postgres {
         resuming: bool,
         plan: impl Fn(Wallet) -> Result<Option<Wallet>, PgError>,
     ) -> Executed {
-        let Some(&row) = self.rows.get(&id) else {
+        let Some(row) = self.wallet_row(id) else {
             return Executed::done(Ok(update_result(0)));
         };
+        if row.visible_tuple(session).is_none() {
+            return Executed::done(Ok(update_result(0)));
+        }
+        let blocker = row.locked_by_other(session);
         let new_row = match plan(row.visible_to(session)) {
             Ok(None) if resuming => {
                 // After the wait PostgreSQL locks the newest version, then re-checks the WHERE
                 // clause (ExecUpdate: table_tuple_lock, then EvalPlanQual); a failed re-check
                 // skips the row but keeps the lock.
-                if let Some(holder) = row.locked_by_other(session) {
+                if let Some(holder) = blocker {
                     return self.wait_for(session, holder);
                 }
                 if self.status(session) == Some(TxStatus::InBlock) {
@@ -478,7 +806,7 @@ impl Postgres {
             let error = PgError::balance_check_violation(id, new_row.balance, new_row.fence);
             return self.fail(session, error);
         }
-        if let Some(holder) = row.locked_by_other(session) {
+        if let Some(holder) = blocker {
             return self.wait_for(session, holder);
         }
         match self.status(session) {
@@ -490,7 +818,7 @@ impl Postgres {
 
     /// Records that `session` waits for `holder`, or fails with 40P01 if that closes a
     /// cycle.
-    fn wait_for(&mut self, session: SessionId, holder: SessionId) -> Executed {
+    pub(super) fn wait_for(&mut self, session: SessionId, holder: SessionId) -> Executed {
         debug_assert_ne!(session, holder, "a session never waits for itself");
         if let Some(cycle) = self.wait_cycle(session, holder) {
             return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
@@ -519,10 +847,23 @@ impl Postgres {
         None
     }
 
-    /// Reports `error`; inside a transaction block it aborts the block.
-    fn fail(&mut self, session: SessionId, error: PgError) -> Executed {
+    /// Reports `error`; inside a transaction block it aborts the block (or, under a
+    /// savepoint, the work since the innermost savepoint, leaving the block failed until
+    /// `ROLLBACK TO`).
+    pub(super) fn fail(&mut self, session: SessionId, error: PgError) -> Executed {
         if self.status(session) == Some(TxStatus::InBlock) {
-            self.end_transaction(session, Ending::Abort);
+            let has_savepoint = self
+                .sessions
+                .get(&session)
+                .is_some_and(|s| !s.savepoints.is_empty());
+            if has_savepoint {
+                let depth = self.session_mut(session).savepoints.len() - 1;
+                self.restore_savepoint(session, depth);
+                self.session_mut(session).status = TxStatus::Failed;
+                self.forget_waits_on_released(session);
+            } else {
+                self.end_transaction(session, Ending::Abort);
+            }
         }
         Executed::done(Err(error))
     }
@@ -530,77 +871,160 @@ impl Postgres {
     /// Takes (or keeps) `session`'s lock on row `id`, storing its new uncommitted version if
     /// it wrote one.
     fn lock_row(&mut self, session: SessionId, id: i64, written: Option<Wallet>) {
-        let row = self.rows.get_mut(&id).expect("locking an existing row");
-        let earlier = match row.lock {
-            Some(lock) => {
-                assert_eq!(lock.holder, session, "a row lock has one holder");
-                lock.uncommitted
-            }
-            None => None,
-        };
-        row.lock = Some(RowLockHeld {
-            holder: session,
-            uncommitted: written.or(earlier),
+        let row = self.wallet_row_mut(id).expect("locking an existing row");
+        let tuple = written.map(|w| {
+            Written::Row(vec![
+                Value::Int(id),
+                Value::Int(w.balance),
+                Value::Int(w.fence),
+            ])
         });
+        lock_row_in(row, session, tuple);
     }
 
     /// Writes a new committed version directly (a statement outside a transaction block).
     fn commit_row(&mut self, id: i64, version: Wallet) {
-        let row = self.rows.get_mut(&id).expect("writing an existing row");
+        let row = self.wallet_row_mut(id).expect("writing an existing row");
         assert!(row.lock.is_none(), "an autocommit write holds the row lock");
         assert!(version.balance >= 0, "wallets_balance_check holds");
-        row.committed = version;
+        row.committed = Some(vec![
+            Value::Int(id),
+            Value::Int(version.balance),
+            Value::Int(version.fence),
+        ]);
     }
 
     /// Ends `session`'s transaction: publishes (commit) or discards its versions, releases its
     /// locks, and forgets the waits on it.
-    fn end_transaction(&mut self, session: SessionId, ending: Ending) {
-        for row in self.rows.values_mut() {
-            let Some(lock) = row.lock.filter(|lock| lock.holder == session) else {
-                continue;
-            };
-            if let (Ending::Commit, Some(version)) = (ending, lock.uncommitted) {
-                assert!(version.balance >= 0, "wallets_balance_check holds");
-                row.committed = version;
+    pub(super) fn end_transaction(&mut self, session: SessionId, ending: Ending) {
+        for table in self.tables.values_mut() {
+            let mut vanished = Vec::new();
+            for (key, row) in table.rows.iter_mut() {
+                row.shared.retain(|&s| s != session);
+                let Some(lock) = row.lock.take_if(|lock| lock.holder == session) else {
+                    continue;
+                };
+                if let (Ending::Commit, Some(written)) = (ending, lock.uncommitted) {
+                    row.committed = match written {
+                        Written::Row(tuple) => Some(tuple),
+                        Written::Deleted => None,
+                    };
+                }
+                if row.committed.is_none() && row.lock.is_none() && row.shared.is_empty() {
+                    vanished.push(key.clone());
+                }
             }
-            row.lock = None;
+            for key in vanished {
+                table.rows.remove(&key);
+            }
         }
         for other in self.sessions.values_mut() {
             if other.waiting_on == Some(session) {
                 other.waiting_on = None;
             }
         }
-        self.session_mut(session).status = match ending {
+        let state = self.session_mut(session);
+        state.status = match ending {
             Ending::Commit | Ending::Rollback => TxStatus::Idle,
             Ending::Abort => TxStatus::Failed,
         };
+        state.snapshot = None;
+        state.savepoints.clear();
+        if ending != Ending::Abort {
+            state.isolation = Isolation::ReadCommitted;
+        }
+    }
+
+    /// Forgets the waits on `session` when it holds no lock any more.
+    pub(super) fn forget_waits_on_released(&mut self, session: SessionId) {
+        let holds_any = self.tables.values().any(|table| {
+            table.rows.values().any(|row| {
+                row.lock.as_ref().is_some_and(|l| l.holder == session)
+                    || row.shared.contains(&session)
+            })
+        });
+        if !holds_any {
+            for other in self.sessions.values_mut() {
+                if other.waiting_on == Some(session) {
+                    other.waiting_on = None;
+                }
+            }
+        }
+    }
+
+    /// Restores `session`'s locks and writes to savepoint `depth`, dropping the later ones.
+    pub(super) fn restore_savepoint(&mut self, session: SessionId, depth: usize) {
+        let state = self.session_mut(session);
+        state.savepoints.truncate(depth + 1);
+        let saved = state.savepoints[depth].clone();
+        for (name, table) in self.tables.iter_mut() {
+            let mut vanished = Vec::new();
+            for (key, row) in table.rows.iter_mut() {
+                let id = (name.clone(), key.clone());
+                if !saved.shared.contains(&id) {
+                    row.shared.retain(|&s| s != session);
+                }
+                if row.lock.as_ref().is_some_and(|l| l.holder == session) {
+                    match saved.locks.get(&id) {
+                        Some(written) => {
+                            row.lock = Some(RowLockHeld {
+                                holder: session,
+                                uncommitted: written.clone(),
+                            })
+                        }
+                        None => row.lock = None,
+                    }
+                }
+                if row.committed.is_none() && row.lock.is_none() && row.shared.is_empty() {
+                    vanished.push(key.clone());
+                }
+            }
+            for key in vanished {
+                table.rows.remove(&key);
+            }
+        }
     }
 
     /// A connected session's state.
-    fn session_mut(&mut self, session: SessionId) -> &mut Session {
+    pub(super) fn session_mut(&mut self, session: SessionId) -> &mut Session {
         self.sessions
             .get_mut(&session)
             .expect("the session is connected")
     }
 
     /// Checks the structural invariants in debug builds.
-    fn debug_check_invariants(&self) {
+    pub(super) fn debug_check_invariants(&self) {
         if cfg!(debug_assertions) {
             self.check_invariants();
         }
     }
 
-    /// Panics if an invariant is broken: locks belong to open transaction blocks, waits point
-    /// at lock holders, the waits-for graph has no cycle, committed balances are not negative.
+    /// Panics if an invariant is broken: locks belong to transaction blocks, waits point at
+    /// lock holders, the waits-for graph has no cycle, committed wallet balances are not
+    /// negative.
     fn check_invariants(&self) {
-        for (id, row) in &self.rows {
-            assert!(row.committed.balance >= 0, "row {id}: negative balance");
-            if let Some(lock) = row.lock {
-                let holder = self.sessions.get(&lock.holder);
-                assert!(
-                    holder.is_some_and(|s| s.status == TxStatus::InBlock),
-                    "row {id}: lock held outside an open transaction block"
-                );
+        for (name, table) in &self.tables {
+            for (key, row) in &table.rows {
+                if name == WALLETS && table.canonical {
+                    if let Some(tuple) = &row.committed {
+                        assert!(
+                            wallet_of(tuple).balance >= 0,
+                            "row {key:?}: negative balance"
+                        );
+                    }
+                }
+                let holders = row
+                    .lock
+                    .iter()
+                    .map(|l| l.holder)
+                    .chain(row.shared.iter().copied());
+                for holder in holders {
+                    let state = self.sessions.get(&holder);
+                    assert!(
+                        state.is_some_and(|s| s.status != TxStatus::Idle),
+                        "{name} {key:?}: lock held outside a transaction block"
+                    );
+                }
             }
         }
         for (&waiter, state) in &self.sessions {
@@ -612,9 +1036,13 @@ impl Postgres {
                 continue;
             };
             assert!(
-                self.rows
+                self.tables
                     .values()
-                    .any(|row| row.lock.is_some_and(|l| l.holder == holder)),
+                    .any(|table| table.rows.values().any(|row| row
+                        .lock
+                        .as_ref()
+                        .is_some_and(|l| l.holder == holder)
+                        || row.shared.contains(&holder))),
                 "{waiter:?} waits for {holder:?}, which holds no lock"
             );
             assert!(
@@ -625,9 +1053,58 @@ impl Postgres {
     }
 }
 
+/// Takes (or keeps) `session`'s exclusive lock on `row`, storing a write if there is one.
+pub(super) fn lock_row_in(row: &mut Row, session: SessionId, written: Option<Written>) {
+    let earlier = match row.lock.take() {
+        Some(lock) => {
+            assert_eq!(lock.holder, session, "a row lock has one holder");
+            lock.uncommitted
+        }
+        None => None,
+    };
+    row.lock = Some(RowLockHeld {
+        holder: session,
+        uncommitted: written.or(earlier),
+    });
+}
+
+/// A general result in the typed form of `statement`.
+fn typed_result(statement: &Statement, result: SqlResult) -> Result<QueryResult, PgError> {
+    let mut rows = Vec::new();
+    for row in &result.rows {
+        let mut ints = Vec::new();
+        for value in row {
+            match value {
+                Value::Int(v) => ints.push(*v),
+                other => {
+                    return Err(PgError::error(
+                        super::error::sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "leaselab: the statement {:?} returned {other:?} where the safeguards \
+                             expect a bigint",
+                            statement.sql()
+                        ),
+                    ))
+                }
+            }
+        }
+        rows.push(ints);
+    }
+    let columns = match statement {
+        Statement::Select { .. } => vec!["balance", "fence"],
+        _ => Vec::new(),
+    };
+    Ok(QueryResult {
+        columns,
+        rows,
+        tag: result.tag,
+        rows_affected: result.rows_affected,
+    })
+}
+
 /// How a transaction ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ending {
+pub(super) enum Ending {
     /// `COMMIT`: publish and return to idle.
     Commit,
     /// `ROLLBACK` (or disconnect): discard and return to idle.
@@ -701,7 +1178,7 @@ fn update_result(count: u64) -> QueryResult {
 }
 
 /// The result of a transaction-control statement.
-fn command_result(tag: &str) -> QueryResult {
+pub(super) fn command_result(tag: &str) -> QueryResult {
     QueryResult {
         columns: Vec::new(),
         rows: Vec::new(),

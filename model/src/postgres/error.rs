@@ -4,7 +4,7 @@
 //! (checked against a real server), so the wire layer can forward it unchanged.
 
 /// An error response (or, with severity `WARNING`, a notice; see [`PgNotice`]).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct PgError {
     /// `ERROR` (or `FATAL`).
     pub severity: &'static str,
@@ -14,6 +14,25 @@ pub struct PgError {
     pub message: String,
     /// The DETAIL line, if any.
     pub detail: Option<String>,
+    /// The HINT line, if any.
+    pub hint: Option<String>,
+    /// The error's position in the query text (1-based, in characters), if any.
+    pub position: Option<u32>,
+}
+
+impl std::hash::Hash for PgError {
+    /// Hint and position are hashed only when present, so that an error without them hashes
+    /// as it did before they existed (state fingerprints of the checker stay the same).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.severity.hash(state);
+        self.code.hash(state);
+        self.message.hash(state);
+        self.detail.hash(state);
+        if self.hint.is_some() || self.position.is_some() {
+            self.hint.hash(state);
+            self.position.hash(state);
+        }
+    }
 }
 
 /// A notice such as PostgreSQL's `WARNING:  there is no transaction in progress`: the same
@@ -32,6 +51,38 @@ pub mod sqlstate {
     pub const CONNECTION_DOES_NOT_EXIST: &str = "08003";
     /// `numeric_value_out_of_range`.
     pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+    /// `invalid_text_representation`.
+    pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    /// `division_by_zero`.
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    /// `not_null_violation`.
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    /// `unique_violation`.
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    /// `undefined_table`.
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    /// `undefined_column`.
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    /// `duplicate_table`.
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    /// `duplicate_column`.
+    pub const DUPLICATE_COLUMN: &str = "42701";
+    /// `datatype_mismatch`.
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    /// `undefined_function` (also an operator that does not exist).
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// `invalid_table_definition`.
+    pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    /// `syntax_error_or_access_rule_violation` class: `invalid_column_reference`.
+    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+    /// `s_e_invalid_specification` (savepoint).
+    pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
+    /// `serialization_failure`.
+    pub const SERIALIZATION_FAILURE: &str = "40001";
+    /// `indeterminate_datatype`.
+    pub const INDETERMINATE_DATATYPE: &str = "42P18";
+    /// `undefined_parameter`.
+    pub const UNDEFINED_PARAMETER: &str = "42P02";
     /// `check_violation`.
     pub const CHECK_VIOLATION: &str = "23514";
     /// `active_sql_transaction` (a warning: `BEGIN` inside a transaction block).
@@ -55,6 +106,8 @@ impl PgError {
             code,
             message: message.into(),
             detail: None,
+            hint: None,
+            position: None,
         }
     }
 
@@ -72,6 +125,40 @@ impl PgError {
             detail: Some(detail.into()),
             ..self
         }
+    }
+
+    /// The same error with a HINT line.
+    pub fn with_hint(self, hint: impl Into<String>) -> PgError {
+        PgError {
+            hint: Some(hint.into()),
+            ..self
+        }
+    }
+
+    /// The same error at a position of the query text (1-based, in characters).
+    pub fn at(self, position: Option<u32>) -> PgError {
+        PgError { position, ..self }
+    }
+
+    /// 22P02 `invalid input syntax for type <type>: "<text>"`.
+    pub fn invalid_input(ty: super::value::SqlType, text: &str) -> PgError {
+        PgError::error(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type {}: \"{text}\"", ty.name()),
+        )
+    }
+
+    /// 22003 `value "<text>" is out of range for type <type>`.
+    pub fn out_of_range_input(ty: super::value::SqlType, text: &str) -> PgError {
+        PgError::error(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value \"{text}\" is out of range for type {}", ty.name()),
+        )
+    }
+
+    /// 22003 `integer out of range`.
+    pub fn integer_out_of_range() -> PgError {
+        PgError::error(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")
     }
 
     /// 0A000 for SQL text the stand-in does not execute, naming the statement (white space
@@ -190,6 +277,9 @@ impl std::fmt::Display for PgError {
         )?;
         if let Some(detail) = &self.detail {
             write!(f, "\nDETAIL:  {detail}")?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\nHINT:  {hint}")?;
         }
         Ok(())
     }

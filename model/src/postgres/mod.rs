@@ -1,4 +1,6 @@
-//! A PostgreSQL 15 stand-in for the tutorial's `wallets` table.
+//! A PostgreSQL 15 stand-in: a small row store of many tables behind a real SQL front end.
+//!
+//! The tutorial's table, which [`Postgres::new`] starts with:
 //!
 //! ```sql
 //! CREATE TABLE wallets (
@@ -8,17 +10,29 @@
 //! );
 //! ```
 //!
-//! - [`statement`]: the statements the safeguards use, parsed from SQL text;
-//! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages;
-//! - [`engine`]: sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
+//! - [`sql`]: a query string split and parsed whole (`sqlparser`, PostgreSQL dialect);
+//! - [`exec`]: statements analysed against the catalogue and executed ([`Postgres::execute_sql`]);
+//! - [`catalog`], [`value`]: table definitions, typed expressions, values and `numeric`;
+//! - [`statement`]: the statements the safeguards send, typed, run natively by
+//!   [`Postgres::execute`] (a fast path equal to the general one);
+//! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages, hints and positions;
+//! - [`answer`]: an answer as the event log stores it, and its one rendering;
+//! - [`engine`]: the row store, sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
 pub mod answer;
+pub mod catalog;
 pub mod engine;
 pub mod error;
+pub mod exec;
 mod lexer;
+pub mod sql;
 pub mod statement;
+pub mod value;
 
 pub use answer::{describe_result, Answer};
-pub use engine::{Exec, Executed, Postgres, QueryResult, SessionId, TxStatus, Wallet};
+pub use engine::{Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet};
 pub use error::{PgError, PgNotice};
+pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};
+pub use sql::{parse_general, parse_query, GeneralStatement, Parsed};
 pub use statement::{RowLock, Statement, WriteGuard};
+pub use value::{SqlType, Value};

@@ -1,0 +1,390 @@
+//! Table definitions and the expressions they and the statements use.
+
+use super::error::{sqlstate, PgError};
+use super::value::{check_range, Decimal, Float, SqlType, Value};
+
+/// A table's definition.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TableDef {
+    /// The table name.
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<ColumnDef>,
+    /// The primary-key column, if any.
+    pub primary_key: Option<usize>,
+    /// CHECK constraints, in the order PostgreSQL evaluates them (by name).
+    pub checks: Vec<CheckDef>,
+}
+
+/// A column.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ColumnDef {
+    /// The column name.
+    pub name: String,
+    /// Its type.
+    pub ty: SqlType,
+    /// `NOT NULL` (or part of the primary key).
+    pub not_null: bool,
+    /// The `DEFAULT` expression (no columns, no parameters).
+    pub default: Option<Expr>,
+}
+
+/// A CHECK constraint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CheckDef {
+    /// The constraint name, e.g. `wallets_balance_check`.
+    pub name: String,
+    /// The condition over the row.
+    pub expr: Expr,
+}
+
+impl TableDef {
+    /// The tutorial's `wallets` table.
+    pub fn wallets() -> TableDef {
+        let column = |name: &str, default: Option<Expr>| ColumnDef {
+            name: name.to_string(),
+            ty: SqlType::Int8,
+            not_null: true,
+            default,
+        };
+        TableDef {
+            name: "wallets".to_string(),
+            columns: vec![
+                column("id", None),
+                column("balance", None),
+                column("fence", Some(Expr::Const(Value::Int(0), SqlType::Int4))),
+            ],
+            primary_key: Some(0),
+            checks: vec![CheckDef {
+                name: "wallets_balance_check".to_string(),
+                expr: Expr::Binary(
+                    BinOp::Ge,
+                    Box::new(Expr::Column(1, SqlType::Int8)),
+                    Box::new(Expr::Const(Value::Int(0), SqlType::Int4)),
+                ),
+            }],
+        }
+    }
+
+    /// True when this is exactly the tutorial's `wallets` table, which the typed statements
+    /// run on natively.
+    pub fn is_canonical_wallets(&self) -> bool {
+        *self == TableDef::wallets()
+    }
+
+    /// The index of column `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// A binary operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Mod,
+    /// `=`
+    Eq,
+    /// `<>`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `AND`
+    And,
+    /// `OR`
+    Or,
+    /// `||`
+    Concat,
+}
+
+/// A typed expression over a row (columns by index), the `excluded` row of `ON CONFLICT`
+/// and the parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Expr {
+    /// A constant of a type.
+    Const(Value, SqlType),
+    /// Parameter `$n` (0-based here) of a type.
+    Param(usize, SqlType),
+    /// A column of the row.
+    Column(usize, SqlType),
+    /// A column of `excluded` (the row `INSERT ... ON CONFLICT` proposed).
+    Excluded(usize, SqlType),
+    /// A binary operation with its result type.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `NOT`.
+    Not(Box<Expr>),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// `IS [NOT] NULL`.
+    IsNull(Box<Expr>, bool),
+    /// A conversion to a type (from an unknown literal or parameter, or between numbers).
+    Cast(Box<Expr>, SqlType),
+    /// `count(*)`: the number of rows (only in a select list).
+    CountStar,
+}
+
+/// What an expression reads besides its own constants.
+pub struct EvalContext<'a> {
+    /// The row.
+    pub row: &'a [Value],
+    /// The `excluded` row.
+    pub excluded: Option<&'a [Value]>,
+    /// The parameters.
+    pub params: &'a [Value],
+}
+
+impl Expr {
+    /// The expression's type.
+    pub fn ty(&self) -> SqlType {
+        match self {
+            Expr::Const(_, ty)
+            | Expr::Param(_, ty)
+            | Expr::Column(_, ty)
+            | Expr::Excluded(_, ty)
+            | Expr::Cast(_, ty) => *ty,
+            Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
+            Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
+            Expr::Neg(inner) => inner.ty(),
+            Expr::CountStar => SqlType::Int8,
+        }
+    }
+
+    /// Evaluates the expression.
+    pub fn eval(&self, cx: &EvalContext<'_>) -> Result<Value, PgError> {
+        Ok(match self {
+            Expr::Const(value, _) => value.clone(),
+            Expr::Param(index, _) => cx.params.get(*index).cloned().unwrap_or(Value::Null),
+            Expr::Column(index, _) => cx.row.get(*index).cloned().unwrap_or(Value::Null),
+            Expr::Excluded(index, _) => cx
+                .excluded
+                .and_then(|row| row.get(*index))
+                .cloned()
+                .unwrap_or(Value::Null),
+            Expr::Cast(inner, ty) => cast(inner.eval(cx)?, *ty)?,
+            Expr::Not(inner) => match inner.eval(cx)? {
+                Value::Bool(b) => Value::Bool(!b),
+                _ => Value::Null,
+            },
+            Expr::IsNull(inner, negated) => Value::Bool(inner.eval(cx)?.is_null() != *negated),
+            Expr::Neg(inner) => match inner.eval(cx)? {
+                Value::Int(v) => check_range(
+                    v.checked_neg().ok_or_else(|| overflow(inner.ty()))?,
+                    inner.ty(),
+                )?,
+                Value::Numeric(d) => Value::Numeric(Decimal {
+                    mantissa: -d.mantissa,
+                    ..d
+                }),
+                Value::Float(f) => Value::Float(Float(-f.0)),
+                other => other,
+            },
+            Expr::Binary(BinOp::And, left, right) => {
+                let l = left.eval(cx)?;
+                if l == Value::Bool(false) {
+                    return Ok(l);
+                }
+                match (l, right.eval(cx)?) {
+                    (_, Value::Bool(false)) => Value::Bool(false),
+                    (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Binary(BinOp::Or, left, right) => {
+                let l = left.eval(cx)?;
+                if l == Value::Bool(true) {
+                    return Ok(l);
+                }
+                match (l, right.eval(cx)?) {
+                    (_, Value::Bool(true)) => Value::Bool(true),
+                    (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
+                    _ => Value::Null,
+                }
+            }
+            Expr::Binary(op, left, right) => {
+                let (l, r) = (left.eval(cx)?, right.eval(cx)?);
+                binary(*op, l, r, self.ty())?
+            }
+            Expr::CountStar => Value::Null,
+        })
+    }
+
+    /// True when the expression mentions `count(*)`.
+    pub fn is_aggregate(&self) -> bool {
+        match self {
+            Expr::CountStar => true,
+            Expr::Binary(_, l, r) => l.is_aggregate() || r.is_aggregate(),
+            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => e.is_aggregate(),
+            _ => false,
+        }
+    }
+}
+
+/// The result type of `left op right`.
+pub fn binary_type(op: BinOp, left: SqlType, right: SqlType) -> SqlType {
+    use SqlType::*;
+    match op {
+        BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::And
+        | BinOp::Or => Bool,
+        BinOp::Concat => Text,
+        _ => match (left, right) {
+            (Float8, _) | (_, Float8) => Float8,
+            (Numeric, _) | (_, Numeric) => Numeric,
+            (Int8, _) | (_, Int8) => Int8,
+            (Int4, Int4) => Int4,
+            (Unknown, other) | (other, Unknown) => other,
+            _ => Int8,
+        },
+    }
+}
+
+fn overflow(ty: SqlType) -> PgError {
+    if ty == SqlType::Int4 {
+        PgError::integer_out_of_range()
+    } else {
+        PgError::bigint_out_of_range()
+    }
+}
+
+/// Converts a value to `ty` as PostgreSQL's casts do.
+pub fn cast(value: Value, ty: SqlType) -> Result<Value, PgError> {
+    Ok(match (value, ty) {
+        (Value::Null, _) => Value::Null,
+        (Value::Text(text), ty) => Value::parse_input(&text, ty)?,
+        (Value::Int(v), SqlType::Int4 | SqlType::Int8) => check_range(v, ty)?,
+        (Value::Int(v), SqlType::Numeric) => Value::Numeric(Decimal::from_int(v)),
+        (Value::Int(v), SqlType::Float8) => Value::Float(Float(v as f64)),
+        (Value::Numeric(d), SqlType::Int4 | SqlType::Int8) => {
+            let v = d.to_i64().ok_or_else(|| overflow(ty))?;
+            check_range(v, ty)?
+        }
+        (Value::Numeric(d), SqlType::Float8) => Value::Float(Float(d.to_f64())),
+        (Value::Float(f), SqlType::Int4 | SqlType::Int8) => {
+            let rounded = f.0.round_ties_even();
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&rounded) {
+                return Err(overflow(ty));
+            }
+            check_range(rounded as i64, ty)?
+        }
+        (Value::Float(f), SqlType::Numeric) => Value::Numeric(
+            Decimal::parse(&super::value::format_float(f.0))
+                .ok_or_else(|| PgError::invalid_input(SqlType::Numeric, &f.0.to_string()))?,
+        ),
+        (value, SqlType::Text) => Value::Text(value.to_text().unwrap_or_default()),
+        (value, _) => value,
+    })
+}
+
+fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgError> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let compare = |ordering: std::cmp::Ordering| -> bool {
+        use std::cmp::Ordering::*;
+        match op {
+            BinOp::Eq => ordering == Equal,
+            BinOp::Ne => ordering != Equal,
+            BinOp::Lt => ordering == Less,
+            BinOp::Le => ordering != Greater,
+            BinOp::Gt => ordering == Greater,
+            _ => ordering != Less,
+        }
+    };
+    Ok(match op {
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            Value::Bool(compare(l.cmp(&r)))
+        }
+        BinOp::Concat => Value::Text(format!(
+            "{}{}",
+            l.to_text().unwrap_or_default(),
+            r.to_text().unwrap_or_default()
+        )),
+        BinOp::And | BinOp::Or => unreachable!("AND and OR are evaluated lazily"),
+        arithmetic => match result {
+            SqlType::Int4 | SqlType::Int8 => {
+                let (Value::Int(a), Value::Int(b)) = (&l, &r) else {
+                    return Ok(Value::Null);
+                };
+                let (a, b) = (*a, *b);
+                let value = match arithmetic {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    BinOp::Div | BinOp::Mod if b == 0 => return Err(division_by_zero()),
+                    BinOp::Div => a.checked_div(b),
+                    _ => a.checked_rem(b).or(Some(0)),
+                }
+                .ok_or_else(|| overflow(result))?;
+                check_range(value, result).map_err(|_| overflow(result))?
+            }
+            SqlType::Float8 => {
+                let (a, b) = (l.as_f64().unwrap_or(0.0), r.as_f64().unwrap_or(0.0));
+                Value::Float(Float(match arithmetic {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div if b == 0.0 => return Err(division_by_zero()),
+                    BinOp::Div => a / b,
+                    _ => a % b,
+                }))
+            }
+            _ => {
+                let (Some(a), Some(b)) = (l.as_decimal(), r.as_decimal()) else {
+                    return Ok(Value::Null);
+                };
+                let out_of_range = || {
+                    PgError::error(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "value overflows numeric format",
+                    )
+                };
+                Value::Numeric(match arithmetic {
+                    BinOp::Add => a.checked_add(b).ok_or_else(out_of_range)?,
+                    BinOp::Sub => a.checked_sub(b).ok_or_else(out_of_range)?,
+                    BinOp::Mul => a.checked_mul(b).ok_or_else(out_of_range)?,
+                    BinOp::Div if b.mantissa == 0 => return Err(division_by_zero()),
+                    BinOp::Div => a.checked_div(b).ok_or_else(out_of_range)?,
+                    _ => {
+                        if b.mantissa == 0 {
+                            return Err(division_by_zero());
+                        }
+                        let quotient = a.checked_div(b).ok_or_else(out_of_range)?.round_to(0);
+                        let truncated = Decimal {
+                            mantissa: if quotient.mantissa.signum() * a.mantissa.signum() < 0 {
+                                0
+                            } else {
+                                quotient.mantissa
+                            },
+                            scale: 0,
+                        };
+                        a.checked_sub(truncated.checked_mul(b).ok_or_else(out_of_range)?)
+                            .ok_or_else(out_of_range)?
+                    }
+                })
+            }
+        },
+    })
+}
+
+fn division_by_zero() -> PgError {
+    PgError::error(sqlstate::DIVISION_BY_ZERO, "division by zero")
+}

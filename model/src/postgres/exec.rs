@@ -1,0 +1,2390 @@
+//! The general path: any statement of the supported SQL, analysed against the catalogue
+//! (names, types, parameters) and executed on the row store with the same transaction
+//! blocks, row locks and waiting as the typed statements.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sqlparser::ast::{
+    self, AssignmentTarget, BinaryOperator, ColumnOption, DataType, FromTable, FunctionArgExpr,
+    FunctionArguments, LimitClause, LockType, NonBlock, ObjectName, ObjectType, OnConflictAction,
+    OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor, TableObject,
+    TransactionIsolationLevel, TransactionMode, UnaryOperator,
+};
+
+use super::catalog::{cast, BinOp, CheckDef, ColumnDef, EvalContext, Expr, TableDef};
+use super::engine::{
+    lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
+    Written,
+};
+use super::error::{sqlstate, PgError, PgNotice};
+use super::sql::GeneralStatement;
+use super::value::{Decimal, SqlType, Value};
+
+/// A general statement's result: typed columns and rows of values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlResult {
+    /// Column names and types (empty for statements that return no rows).
+    pub columns: Vec<(String, SqlType)>,
+    /// The rows.
+    pub rows: Vec<Vec<Value>>,
+    /// The command tag.
+    pub tag: String,
+    /// Rows affected or returned.
+    pub rows_affected: u64,
+}
+
+/// What executing a general statement did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SqlExec {
+    /// It finished.
+    Done(Result<SqlResult, PgError>),
+    /// It waits for a lock held by another session (no effect; execute it again later).
+    Blocked {
+        /// The lock holder.
+        by: SessionId,
+    },
+}
+
+/// A general statement's outcome with the notice sent alongside, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlExecuted {
+    /// The result.
+    pub exec: SqlExec,
+    /// A `WARNING` or `NOTICE` sent before the result.
+    pub notice: Option<PgNotice>,
+}
+
+/// What a statement takes and returns, as a Describe reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Description {
+    /// Parameter types.
+    pub params: Vec<SqlType>,
+    /// Result columns.
+    pub columns: Vec<(String, SqlType)>,
+}
+
+/// A row lock a `SELECT` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LockMode {
+    Update,
+    Share,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    Block,
+    Nowait,
+    Skip,
+}
+
+enum Plan {
+    Begin(Option<Isolation>, &'static str),
+    Commit,
+    Rollback,
+    Savepoint(String),
+    Release(String),
+    RollbackTo(String),
+    CreateTable(TableDef, bool),
+    DropTable(Vec<String>, bool),
+    Truncate(Vec<String>),
+    Show(String, String),
+    Set,
+    Select(SelectPlan),
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+struct SelectPlan {
+    table: Option<String>,
+    filter: Option<Expr>,
+    items: Vec<(String, Expr)>,
+    order: Vec<(Expr, bool, bool)>,
+    limit: Option<Expr>,
+    lock: Option<(LockMode, Wait)>,
+    aggregate: bool,
+}
+
+enum Conflict {
+    Error,
+    Nothing,
+    Update(Vec<(usize, Expr)>, Option<Expr>),
+}
+
+struct InsertPlan {
+    table: String,
+    rows: Vec<Vec<Expr>>,
+    conflict: Conflict,
+    returning: Vec<(String, Expr)>,
+}
+
+struct UpdatePlan {
+    table: String,
+    assignments: Vec<(usize, Expr)>,
+    filter: Option<Expr>,
+    returning: Vec<(String, Expr)>,
+}
+
+struct DeletePlan {
+    table: String,
+    filter: Option<Expr>,
+    returning: Vec<(String, Expr)>,
+}
+
+/// Names in scope while analysing an expression.
+struct Scope<'a> {
+    table: Option<&'a TableDef>,
+    alias: Option<String>,
+    excluded: bool,
+    statement: &'a GeneralStatement,
+}
+
+fn unsupported(what: &str) -> PgError {
+    PgError::unsupported_statement(what)
+}
+
+fn ident_name(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+fn object_name(name: &ObjectName) -> Result<String, PgError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|part| match part {
+            ast::ObjectNamePart::Identifier(ident) => Ok(ident_name(ident)),
+            other => Err(unsupported(&other.to_string())),
+        })
+        .collect::<Result<_, _>>()?;
+    match parts.as_slice() {
+        [name] => Ok(name.clone()),
+        [schema, name] if schema == "public" => Ok(name.clone()),
+        _ => Err(unsupported(&name.to_string())),
+    }
+}
+
+/// PostgreSQL's "Perhaps you meant" candidate: the closest column within half its length.
+fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| -> usize {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        let mut previous: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut current = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                let cost = usize::from(ca != cb);
+                current.push(
+                    (previous[j] + cost)
+                        .min(previous[j + 1] + 1)
+                        .min(current[j] + 1),
+                );
+            }
+            previous = current;
+        }
+        previous[b.len()]
+    };
+    let limit = wanted.chars().count() / 2;
+    names
+        .map(|name| (distance(wanted, name), name))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
+}
+
+fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
+    Ok(match ty {
+        DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
+        DataType::Int(_)
+        | DataType::Integer(_)
+        | DataType::Int4(_)
+        | DataType::SmallInt(_)
+        | DataType::Int2(_) => SqlType::Int4,
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::CharacterVarying(_)
+        | DataType::String(_) => SqlType::Text,
+        DataType::Boolean | DataType::Bool => SqlType::Bool,
+        DataType::Numeric(_) | DataType::Decimal(_) => SqlType::Numeric,
+        DataType::DoublePrecision
+        | DataType::Float8
+        | DataType::Double(_)
+        | DataType::Real
+        | DataType::Float4 => SqlType::Float8,
+        other => return Err(unsupported(&format!("type {other}"))),
+    })
+}
+
+impl Scope<'_> {
+    fn column(
+        &self,
+        qualifier: Option<&str>,
+        name: &str,
+        node: &ast::Expr,
+    ) -> Result<Expr, PgError> {
+        let position = self.statement.position_of(node);
+        if qualifier == Some("excluded") && self.excluded {
+            let table = self.table.expect("excluded has a table");
+            return match table.column(name) {
+                Some(i) => Ok(Expr::Excluded(i, table.columns[i].ty)),
+                None => Err(missing_column(&format!("excluded.{name}"), None).at(position)),
+            };
+        }
+        let Some(table) = self.table else {
+            return Err(match qualifier {
+                Some(q) => missing_from(q).at(position),
+                None => missing_column(&format!("\"{name}\""), None).at(position),
+            });
+        };
+        if let Some(q) = qualifier {
+            let matches = match &self.alias {
+                Some(alias) => alias == q,
+                None => table.name == q,
+            };
+            if !matches {
+                return Err(missing_from(q).at(position));
+            }
+        }
+        match table.column(name) {
+            Some(i) => Ok(Expr::Column(i, table.columns[i].ty)),
+            None => {
+                let shown = match qualifier {
+                    Some(q) => format!("{q}.{name}"),
+                    None => format!("\"{name}\""),
+                };
+                let hint = closest(name, table.columns.iter().map(|c| c.name.as_str())).map(|c| {
+                    let prefix = self.alias.as_deref().unwrap_or(&table.name);
+                    format!("Perhaps you meant to reference the column \"{prefix}.{c}\".")
+                });
+                Err(missing_column(&shown, hint).at(position))
+            }
+        }
+    }
+}
+
+fn missing_column(shown: &str, hint: Option<String>) -> PgError {
+    let error = PgError::error(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column {shown} does not exist"),
+    );
+    match hint {
+        Some(hint) => error.with_hint(hint),
+        None => error,
+    }
+}
+
+fn missing_from(table: &str) -> PgError {
+    PgError::error(
+        sqlstate::UNDEFINED_TABLE,
+        format!("missing FROM-clause entry for table \"{table}\""),
+    )
+}
+
+fn missing_relation(name: &str) -> PgError {
+    PgError::error(
+        sqlstate::UNDEFINED_TABLE,
+        format!("relation \"{name}\" does not exist"),
+    )
+}
+
+/// The analysis of one statement: the catalogue and the parameter types found so far.
+struct Analyzer<'a> {
+    tables: &'a BTreeMap<String, Table>,
+    params: Vec<SqlType>,
+    statement: &'a GeneralStatement,
+}
+
+impl Analyzer<'_> {
+    fn table(&self, name: &ObjectName) -> Result<Arc<TableDef>, PgError> {
+        let table = object_name(name)?;
+        self.tables
+            .get(&table)
+            .map(|t| t.def.clone())
+            .ok_or_else(|| missing_relation(&table).at(self.statement.position_of(name)))
+    }
+
+    fn param_type(&mut self, index: usize, wanted: SqlType) -> SqlType {
+        if self.params.len() <= index {
+            self.params.resize(index + 1, SqlType::Unknown);
+        }
+        if self.params[index] == SqlType::Unknown {
+            self.params[index] = wanted;
+        }
+        self.params[index]
+    }
+
+    /// An expression, with unknown-typed literals and parameters resolved against `hint`.
+    fn expr(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        hint: SqlType,
+    ) -> Result<Expr, PgError> {
+        let position = || self.statement.position_of(node);
+        Ok(match node {
+            ast::Expr::Identifier(ident) => scope.column(None, &ident_name(ident), node)?,
+            ast::Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [table, column] => {
+                    scope.column(Some(&ident_name(table)), &ident_name(column), node)?
+                }
+                _ => return Err(unsupported(&node.to_string())),
+            },
+            ast::Expr::Nested(inner) => self.expr(scope, inner, hint)?,
+            ast::Expr::Value(value) => self.literal(&value.value, hint, position())?,
+            ast::Expr::UnaryOp { op, expr } => {
+                let inner = self.expr(scope, expr, hint)?;
+                match op {
+                    UnaryOperator::Not => {
+                        Expr::Not(Box::new(self.boolean(inner, "NOT", position())?))
+                    }
+                    UnaryOperator::Minus => match inner {
+                        Expr::Const(Value::Int(v), _) => int_literal(-i128::from(v)),
+                        Expr::Const(Value::Numeric(d), ty) => Expr::Const(
+                            Value::Numeric(Decimal {
+                                mantissa: -d.mantissa,
+                                ..d
+                            }),
+                            ty,
+                        ),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    UnaryOperator::Plus => inner,
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                }
+            }
+            ast::Expr::IsNull(inner) => {
+                Expr::IsNull(Box::new(self.expr(scope, inner, SqlType::Unknown)?), false)
+            }
+            ast::Expr::IsNotNull(inner) => {
+                Expr::IsNull(Box::new(self.expr(scope, inner, SqlType::Unknown)?), true)
+            }
+            ast::Expr::IsTrue(inner) => {
+                let e = self.expr(scope, inner, SqlType::Bool)?;
+                Expr::Binary(
+                    BinOp::Eq,
+                    Box::new(e),
+                    Box::new(Expr::Const(Value::Bool(true), SqlType::Bool)),
+                )
+            }
+            ast::Expr::In {
+                expr,
+                target: ast::InTarget::List(list),
+                negated,
+                ..
+            } => {
+                let mut result: Option<Expr> = None;
+                for item in list {
+                    let left = self.expr(scope, expr, SqlType::Unknown)?;
+                    let right = self.expr(scope, item, left.ty())?;
+                    let eq = self.binary(BinOp::Eq, left, right, position())?;
+                    result = Some(match result {
+                        None => eq,
+                        Some(acc) => Expr::Binary(BinOp::Or, Box::new(acc), Box::new(eq)),
+                    });
+                }
+                let result = result.ok_or_else(|| unsupported(&node.to_string()))?;
+                if *negated {
+                    Expr::Not(Box::new(result))
+                } else {
+                    result
+                }
+            }
+            ast::Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let value = self.expr(scope, expr, SqlType::Unknown)?;
+                let ty = value.ty();
+                let low = self.expr(scope, low, ty)?;
+                let high = self.expr(scope, high, ty)?;
+                let ge = self.binary(BinOp::Ge, value.clone(), low, position())?;
+                let le = self.binary(BinOp::Le, value, high, position())?;
+                let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
+                if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                }
+            }
+            ast::Expr::Cast {
+                expr,
+                data_type: ty,
+                ..
+            } => {
+                let target = data_type(ty)?;
+                let inner = self.expr(scope, expr, target)?;
+                self.convert(inner, target, position())?
+            }
+            ast::Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Plus => BinOp::Add,
+                    BinaryOperator::Minus => BinOp::Sub,
+                    BinaryOperator::Multiply => BinOp::Mul,
+                    BinaryOperator::Divide => BinOp::Div,
+                    BinaryOperator::Modulo => BinOp::Mod,
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::NotEq => BinOp::Ne,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::Le,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::Ge,
+                    BinaryOperator::And => BinOp::And,
+                    BinaryOperator::Or => BinOp::Or,
+                    BinaryOperator::StringConcat => BinOp::Concat,
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                };
+                if matches!(op, BinOp::And | BinOp::Or) {
+                    let l = self.expr(scope, left, SqlType::Bool)?;
+                    let r = self.expr(scope, right, SqlType::Bool)?;
+                    let name = if op == BinOp::And { "AND" } else { "OR" };
+                    let l = self.boolean(l, name, self.statement.position_of(left.as_ref()))?;
+                    let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
+                    return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
+                }
+                let mut l = self.expr(scope, left, SqlType::Unknown)?;
+                let r = self.expr(scope, right, l.ty())?;
+                if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
+                    l = self.expr(scope, left, r.ty())?;
+                }
+                // The operator's position: just after the left operand.
+                let op_position = self
+                    .statement
+                    .position(ast::Spanned::span(left.as_ref()).end)
+                    .map(|p| p + 1);
+                self.binary(op, l, r, op_position)?
+            }
+            ast::Expr::Function(function) => {
+                let name = object_name(&function.name)?;
+                let star = matches!(&function.args, FunctionArguments::List(list)
+                    if list.args.len() == 1 && matches!(&list.args[0],
+                        ast::FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
+                if name == "count" && star {
+                    Expr::CountStar
+                } else {
+                    return Err(unsupported(&node.to_string()));
+                }
+            }
+            other => return Err(unsupported(&other.to_string())),
+        })
+    }
+
+    fn literal(
+        &mut self,
+        value: &ast::Value,
+        hint: SqlType,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        Ok(match value {
+            ast::Value::Number(text, _) => match text.parse::<i128>() {
+                Ok(v) if !text.contains(['.', 'e', 'E']) => int_literal(v),
+                _ => Expr::Const(
+                    Value::Numeric(Decimal::parse(text).ok_or_else(|| {
+                        PgError::invalid_input(SqlType::Numeric, text).at(position)
+                    })?),
+                    SqlType::Numeric,
+                ),
+            },
+            ast::Value::SingleQuotedString(text) | ast::Value::EscapedStringLiteral(text) => {
+                let unknown = Expr::Const(Value::Text(text.clone()), SqlType::Unknown);
+                if hint != SqlType::Unknown && hint != SqlType::Text {
+                    self.convert(unknown, hint, position)?
+                } else {
+                    unknown
+                }
+            }
+            ast::Value::Boolean(b) => Expr::Const(Value::Bool(*b), SqlType::Bool),
+            ast::Value::Null => Expr::Const(Value::Null, SqlType::Unknown),
+            ast::Value::Placeholder(name) => {
+                let index: usize = name
+                    .trim_start_matches('$')
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| unsupported(name))?;
+                let ty = self.param_type(index - 1, hint);
+                Expr::Param(index - 1, ty)
+            }
+            other => return Err(unsupported(&other.to_string())),
+        })
+    }
+
+    /// `expr` converted to `ty` (literals at once, so that their errors point at them).
+    fn convert(&mut self, expr: Expr, ty: SqlType, position: Option<u32>) -> Result<Expr, PgError> {
+        if expr.ty() == ty {
+            return Ok(expr);
+        }
+        match expr {
+            Expr::Const(value, from) => {
+                // Only input syntax errors of quoted literals point at the literal.
+                let converted = cast(value, ty).map_err(|e| {
+                    if from == SqlType::Unknown {
+                        e.at(position)
+                    } else {
+                        e
+                    }
+                })?;
+                Ok(Expr::Const(converted, ty))
+            }
+            Expr::Param(index, SqlType::Unknown) => {
+                let resolved = self.param_type(index, ty);
+                Ok(Expr::Cast(Box::new(Expr::Param(index, resolved)), ty))
+            }
+            other => Ok(Expr::Cast(Box::new(other), ty)),
+        }
+    }
+
+    fn boolean(
+        &mut self,
+        expr: Expr,
+        context: &str,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        match expr.ty() {
+            SqlType::Bool => Ok(expr),
+            SqlType::Unknown => self.convert(expr, SqlType::Bool, position),
+            other => Err(PgError::error(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "argument of {context} must be type boolean, not type {}",
+                    other.name()
+                ),
+            )
+            .at(position)),
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        l: Expr,
+        r: Expr,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let (lt, rt) = (l.ty(), r.ty());
+        let (l, r) = match (lt, rt) {
+            (SqlType::Unknown, SqlType::Unknown) => {
+                let l = self.convert(l, SqlType::Text, position)?;
+                let r = self.convert(r, SqlType::Text, position)?;
+                (l, r)
+            }
+            (SqlType::Unknown, other) => (self.convert(l, other, position)?, r),
+            (other, SqlType::Unknown) => {
+                let r = self.convert(r, other, position)?;
+                (l, r)
+            }
+            _ => (l, r),
+        };
+        let (lt, rt) = (l.ty(), r.ty());
+        let ok = match op {
+            BinOp::Concat => true,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                lt.is_number() && rt.is_number()
+            }
+            _ => lt == rt || (lt.is_number() && rt.is_number()),
+        };
+        if !ok {
+            let symbol = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
+                BinOp::Mod => "%",
+                BinOp::Eq => "=",
+                BinOp::Ne => "<>",
+                BinOp::Lt => "<",
+                BinOp::Le => "<=",
+                BinOp::Gt => ">",
+                BinOp::Ge => ">=",
+                _ => "?",
+            };
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {symbol} {}", lt.name(), rt.name()),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+            .at(position));
+        }
+        Ok(Expr::Binary(op, Box::new(l), Box::new(r)))
+    }
+
+    /// An expression assigned to a column: converted to the column's type, or 42804.
+    fn assigned(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        column: &ColumnDef,
+    ) -> Result<Expr, PgError> {
+        let expr = self.expr(scope, node, column.ty)?;
+        let position = self.statement.position_of(node);
+        let ty = expr.ty();
+        let compatible = ty == column.ty
+            || ty == SqlType::Unknown
+            || (ty.is_number() && column.ty.is_number())
+            || column.ty == SqlType::Text;
+        if !compatible {
+            return Err(PgError::error(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "column \"{}\" is of type {} but expression is of type {}",
+                    column.name,
+                    column.ty.name(),
+                    ty.name()
+                ),
+            )
+            .with_hint("You will need to rewrite or cast the expression.")
+            .at(position));
+        }
+        self.convert(expr, column.ty, position)
+    }
+
+    fn select_items(
+        &mut self,
+        scope: &Scope<'_>,
+        items: &[SelectItem],
+    ) -> Result<Vec<(String, Expr)>, PgError> {
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                SelectItem::Wildcard(_) => {
+                    let Some(table) = scope.table else {
+                        return Err(PgError::error(
+                            sqlstate::SYNTAX_ERROR,
+                            "SELECT * with no tables specified is not valid",
+                        ));
+                    };
+                    for (i, column) in table.columns.iter().enumerate() {
+                        out.push((column.name.clone(), Expr::Column(i, column.ty)));
+                    }
+                }
+                SelectItem::UnnamedExpr(node) => {
+                    let expr = self.expr(scope, node, SqlType::Unknown)?;
+                    let expr = if expr.ty() == SqlType::Unknown {
+                        self.convert(expr, SqlType::Text, None)?
+                    } else {
+                        expr
+                    };
+                    out.push((column_name(node), expr));
+                }
+                SelectItem::ExprWithAlias { expr: node, alias } => {
+                    let expr = self.expr(scope, node, SqlType::Unknown)?;
+                    let expr = if expr.ty() == SqlType::Unknown {
+                        self.convert(expr, SqlType::Text, None)?
+                    } else {
+                        expr
+                    };
+                    out.push((ident_name(alias), expr));
+                }
+                other => return Err(unsupported(&other.to_string())),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The name PostgreSQL gives an unnamed result column.
+fn column_name(node: &ast::Expr) -> String {
+    match node {
+        ast::Expr::Identifier(ident) => ident_name(ident),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
+        ast::Expr::Nested(inner) => column_name(inner),
+        ast::Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".to_string()),
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match column_name(expr).as_str() {
+            "?column?" => match data_type {
+                DataType::BigInt(_) | DataType::Int8(_) => "int8".to_string(),
+                DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4".to_string(),
+                DataType::Boolean | DataType::Bool => "bool".to_string(),
+                DataType::Text => "text".to_string(),
+                DataType::Numeric(_) | DataType::Decimal(_) => "numeric".to_string(),
+                _ => "?column?".to_string(),
+            },
+            name => name.to_string(),
+        },
+        ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".to_string(),
+        _ => "?column?".to_string(),
+    }
+}
+
+fn int_literal(v: i128) -> Expr {
+    if let Ok(small) = i32::try_from(v) {
+        Expr::Const(Value::Int(i64::from(small)), SqlType::Int4)
+    } else if let Ok(big) = i64::try_from(v) {
+        Expr::Const(Value::Int(big), SqlType::Int8)
+    } else {
+        Expr::Const(
+            Value::Numeric(Decimal {
+                mantissa: v,
+                scale: 0,
+            }),
+            SqlType::Numeric,
+        )
+    }
+}
+
+/// The text of a tuple in `Failing row contains (...)`.
+fn failing_row(tuple: &[Value]) -> String {
+    let shown: Vec<String> = tuple.iter().map(Value::detail_text).collect();
+    format!("Failing row contains ({}).", shown.join(", "))
+}
+
+impl Postgres {
+    /// Describes a general statement: its parameter types (those declared, the rest
+    /// inferred) and result columns.
+    pub fn describe_sql(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+    ) -> Result<Description, PgError> {
+        let (plan, params) = self.plan(statement, declared)?;
+        let columns = match &plan {
+            Plan::Select(select) => columns_of(&select.items),
+            Plan::Insert(InsertPlan { returning, .. })
+            | Plan::Update(UpdatePlan { returning, .. })
+            | Plan::Delete(DeletePlan { returning, .. }) => columns_of(returning),
+            Plan::Show(name, _) => vec![(name.clone(), SqlType::Text)],
+            _ => Vec::new(),
+        };
+        let params = params
+            .into_iter()
+            .map(|ty| {
+                if ty == SqlType::Unknown {
+                    SqlType::Text
+                } else {
+                    ty
+                }
+            })
+            .collect();
+        Ok(Description { params, columns })
+    }
+
+    fn plan(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+    ) -> Result<(Plan, Vec<SqlType>), PgError> {
+        let mut analyzer = Analyzer {
+            tables: &self.tables,
+            params: declared.to_vec(),
+            statement,
+        };
+        let plan = analyzer.statement()?;
+        Ok((plan, analyzer.params))
+    }
+
+    /// Executes a general statement in `session` with typed parameter values.
+    pub fn execute_sql(
+        &mut self,
+        session: SessionId,
+        statement: &GeneralStatement,
+        params: &[Value],
+    ) -> SqlExecuted {
+        let executed = self.dispatch_sql(session, statement, params);
+        self.debug_check_invariants();
+        executed
+    }
+
+    fn dispatch_sql(
+        &mut self,
+        session: SessionId,
+        statement: &GeneralStatement,
+        params: &[Value],
+    ) -> SqlExecuted {
+        let Some(state) = self.sessions.get_mut(&session) else {
+            return done(Err(PgError::connection_does_not_exist()));
+        };
+        state.waiting_on = None;
+        let resuming = std::mem::take(&mut state.resuming);
+        let waited_row = state.waited_row.take().filter(|_| resuming);
+        let failed = state.status == TxStatus::Failed;
+        let declared: Vec<SqlType> = params
+            .iter()
+            .map(|v| match v {
+                Value::Null => SqlType::Unknown,
+                Value::Int(_) => SqlType::Int8,
+                Value::Text(_) => SqlType::Text,
+                Value::Bool(_) => SqlType::Bool,
+                Value::Numeric(_) => SqlType::Numeric,
+                Value::Float(_) => SqlType::Float8,
+            })
+            .collect();
+        let plan = match self.plan(statement, &declared) {
+            Ok((plan, used)) => {
+                if failed && !matches!(plan, Plan::Commit | Plan::Rollback | Plan::RollbackTo(_)) {
+                    return done(Err(PgError::in_failed_transaction()));
+                }
+                if used.len() > params.len() {
+                    let error = PgError::error(
+                        sqlstate::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${}", params.len() + 1),
+                    );
+                    return self.fail_sql(session, error);
+                }
+                plan
+            }
+            Err(error) if failed => {
+                let _ = error;
+                return done(Err(PgError::in_failed_transaction()));
+            }
+            Err(error) => return self.fail_sql(session, error),
+        };
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
+        if in_block
+            && matches!(
+                plan,
+                Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+            )
+        {
+            self.take_snapshot_if_needed(session);
+        }
+        let outcome = match plan {
+            Plan::Begin(isolation, tag) => return from_typed(self.begin(session, isolation, tag)),
+            Plan::Commit => return from_typed(self.commit(session)),
+            Plan::Rollback => return from_typed(self.rollback(session)),
+            Plan::Savepoint(name) => self.savepoint(session, name),
+            Plan::Release(name) => self.release(session, &name),
+            Plan::RollbackTo(name) => self.rollback_to(session, &name),
+            Plan::CreateTable(def, if_not_exists) => return self.create(def, if_not_exists),
+            Plan::DropTable(names, if_exists) => self.drop_tables(session, names, if_exists),
+            Plan::Truncate(names) => self.truncate(session, names),
+            Plan::Show(name, value) => Ok(Outcome::Done(SqlResult {
+                columns: vec![(name, SqlType::Text)],
+                rows: vec![vec![Value::Text(value)]],
+                tag: "SHOW".to_string(),
+                rows_affected: 1,
+            })),
+            Plan::Set => Ok(Outcome::Done(tag_only("SET"))),
+            Plan::Select(select) => self.select(session, &select, params, waited_row),
+            Plan::Insert(insert) => self.insert(session, &insert, params),
+            Plan::Update(update) => {
+                self.update_rows(session, &update, params, resuming, waited_row)
+            }
+            Plan::Delete(delete) => self.delete_rows(session, &delete, params, waited_row),
+        };
+        match outcome {
+            Ok(Outcome::Done(result)) => done(Ok(result)),
+            Ok(Outcome::Notice(result, notice)) => SqlExecuted {
+                exec: SqlExec::Done(Ok(result)),
+                notice: Some(notice),
+            },
+            Ok(Outcome::Wait(holder, row)) => {
+                let executed = self.wait_for(session, holder);
+                if matches!(executed.exec, Exec::Blocked { .. }) {
+                    self.session_mut(session).waited_row = row;
+                }
+                from_typed(executed)
+            }
+            Err(error) => self.fail_sql(session, error),
+        }
+    }
+
+    fn fail_sql(&mut self, session: SessionId, error: PgError) -> SqlExecuted {
+        from_typed(self.fail(session, error))
+    }
+
+    fn take_snapshot_if_needed(&mut self, session: SessionId) {
+        let state = self.sessions.get(&session).expect("connected");
+        if state.isolation == Isolation::ReadCommitted || state.snapshot.is_some() {
+            return;
+        }
+        let snapshot: BTreeMap<String, BTreeMap<Value, Vec<Value>>> = self
+            .tables
+            .iter()
+            .map(|(name, table)| {
+                let rows = table
+                    .rows
+                    .iter()
+                    .filter_map(|(key, row)| row.committed.clone().map(|t| (key.clone(), t)))
+                    .collect();
+                (name.clone(), rows)
+            })
+            .collect();
+        self.session_mut(session).snapshot = Some(Arc::new(snapshot));
+    }
+
+    /// The tuple of row `key` of `table` that `session` sees.
+    fn visible(
+        &self,
+        session: SessionId,
+        table: &str,
+        key: &Value,
+        row: Option<&Row>,
+    ) -> Option<Vec<Value>> {
+        if let Some(row) = row {
+            if let Some(lock) = &row.lock {
+                if lock.holder == session {
+                    if let Some(written) = &lock.uncommitted {
+                        return match written {
+                            Written::Row(t) => Some(t.clone()),
+                            Written::Deleted => None,
+                        };
+                    }
+                }
+            }
+        }
+        match self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.snapshot.as_ref())
+        {
+            Some(snapshot) => snapshot.get(table)?.get(key).cloned(),
+            None => row?.committed.clone(),
+        }
+    }
+
+    /// The keys of `table` a scan visits (rows now, and rows of the session's snapshot).
+    fn scan_keys(&self, session: SessionId, table: &str) -> Vec<Value> {
+        let mut keys: Vec<Value> = self
+            .tables
+            .get(table)
+            .map(|t| t.rows.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Some(snapshot) = self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.snapshot.as_ref())
+        {
+            if let Some(rows) = snapshot.get(table) {
+                keys.extend(rows.keys().cloned());
+                keys.sort();
+                keys.dedup();
+            }
+        }
+        keys
+    }
+
+    /// Under REPEATABLE READ: 40001 when row `key` changed since the snapshot.
+    fn serialization_check(
+        &self,
+        session: SessionId,
+        table: &str,
+        key: &Value,
+    ) -> Result<(), PgError> {
+        let Some(snapshot) = self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.snapshot.as_ref())
+        else {
+            return Ok(());
+        };
+        let seen = snapshot.get(table).and_then(|rows| rows.get(key));
+        let row = self.tables.get(table).and_then(|t| t.rows.get(key));
+        let own = row
+            .and_then(|r| r.lock.as_ref())
+            .is_some_and(|l| l.holder == session && l.uncommitted.is_some());
+        if own {
+            return Ok(());
+        }
+        let now = row.and_then(|r| r.committed.as_ref());
+        if seen.is_some() && now != seen {
+            let what = if now.is_none() { "delete" } else { "update" };
+            return Err(PgError::error(
+                sqlstate::SERIALIZATION_FAILURE,
+                format!("could not serialize access due to concurrent {what}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn matching(
+        &self,
+        session: SessionId,
+        table: &str,
+        filter: Option<&Expr>,
+        params: &[Value],
+    ) -> Result<Vec<(Value, Vec<Value>)>, PgError> {
+        let mut out = Vec::new();
+        let rows = self.tables.get(table).map(|t| &t.rows);
+        for key in self.scan_keys(session, table) {
+            let row = rows.and_then(|r| r.get(&key));
+            let Some(tuple) = self.visible(session, table, &key, row) else {
+                continue;
+            };
+            if passes(filter, &tuple, None, params)? {
+                out.push((key, tuple));
+            }
+        }
+        Ok(out)
+    }
+
+    fn select(
+        &mut self,
+        session: SessionId,
+        plan: &SelectPlan,
+        params: &[Value],
+        waited: Option<(String, Value)>,
+    ) -> Result<Outcome, PgError> {
+        let mut rows = match &plan.table {
+            Some(table) => self.matching(session, table, plan.filter.as_ref(), params)?,
+            None => {
+                if passes(plan.filter.as_ref(), &[], None, params)? {
+                    vec![(Value::Null, Vec::new())]
+                } else {
+                    Vec::new()
+                }
+            }
+        };
+        if plan.aggregate {
+            let count = rows.len() as i64;
+            let row: Vec<Value> = plan
+                .items
+                .iter()
+                .map(|(_, e)| match e {
+                    Expr::CountStar => Ok(Value::Int(count)),
+                    other => other.eval(&EvalContext {
+                        row: &[],
+                        excluded: None,
+                        params,
+                    }),
+                })
+                .collect::<Result<_, _>>()?;
+            return Ok(Outcome::Done(SqlResult {
+                columns: columns_of(&plan.items),
+                rows: vec![row],
+                tag: "SELECT 1".to_string(),
+                rows_affected: 1,
+            }));
+        }
+        sort_rows(&mut rows, &plan.order, params)?;
+        let limit = match &plan.limit {
+            Some(expr) => match expr.eval(&EvalContext {
+                row: &[],
+                excluded: None,
+                params,
+            })? {
+                Value::Int(n) if n >= 0 => Some(n as usize),
+                Value::Null => None,
+                _ => {
+                    return Err(PgError::error("2201W", "LIMIT must not be negative"));
+                }
+            },
+            None => None,
+        };
+        let mut accepted = Vec::new();
+        if let (Some((mode, wait)), Some(table)) = (plan.lock, &plan.table) {
+            for (key, tuple) in rows {
+                if limit.is_some_and(|l| accepted.len() >= l) {
+                    break;
+                }
+                let row = self.tables[table].rows.get(&key);
+                let blocker = row.and_then(|r| match mode {
+                    LockMode::Update => r.locked_by_other(session),
+                    LockMode::Share => r.exclusively_locked_by_other(session),
+                });
+                if let Some(holder) = blocker {
+                    match wait {
+                        Wait::Block => {
+                            return Ok(Outcome::Wait(holder, Some((table.clone(), key))))
+                        }
+                        Wait::Nowait => {
+                            return Err(PgError::error(
+                                sqlstate::LOCK_NOT_AVAILABLE,
+                                format!("could not obtain lock on row in relation \"{table}\""),
+                            ))
+                        }
+                        Wait::Skip => continue,
+                    }
+                }
+                self.serialization_check(session, table, &key)?;
+                accepted.push((key, tuple));
+            }
+            let _ = waited;
+            if self.status(session) == Some(TxStatus::InBlock) {
+                let rows = &mut self.tables.get_mut(table).expect("table").rows;
+                for (key, _) in &accepted {
+                    if let Some(row) = rows.get_mut(key) {
+                        match mode {
+                            LockMode::Update => lock_row_in(row, session, None),
+                            LockMode::Share => {
+                                if row.lock.as_ref().is_none_or(|l| l.holder != session)
+                                    && !row.shared.contains(&session)
+                                {
+                                    row.shared.push(session);
+                                    row.shared.sort();
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            accepted = rows;
+            if let Some(l) = limit {
+                accepted.truncate(l);
+            }
+        }
+        let out: Vec<Vec<Value>> = accepted
+            .iter()
+            .map(|(_, tuple)| project(&plan.items, tuple, None, params))
+            .collect::<Result<_, _>>()?;
+        let count = out.len() as u64;
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.items),
+            rows: out,
+            tag: format!("SELECT {count}"),
+            rows_affected: count,
+        }))
+    }
+
+    /// Checks NOT NULL and CHECK constraints of a new tuple.
+    fn check_row(def: &TableDef, tuple: &[Value], params: &[Value]) -> Result<(), PgError> {
+        for (column, value) in def.columns.iter().zip(tuple) {
+            if column.not_null && value.is_null() {
+                return Err(PgError::error(
+                    sqlstate::NOT_NULL_VIOLATION,
+                    format!(
+                        "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                        column.name, def.name
+                    ),
+                )
+                .with_detail(failing_row(tuple)));
+            }
+        }
+        for check in &def.checks {
+            let value = check.expr.eval(&EvalContext {
+                row: tuple,
+                excluded: None,
+                params,
+            })?;
+            if value == Value::Bool(false) {
+                return Err(PgError::error(
+                    sqlstate::CHECK_VIOLATION,
+                    format!(
+                        "new row for relation \"{}\" violates check constraint \"{}\"",
+                        def.name, check.name
+                    ),
+                )
+                .with_detail(failing_row(tuple)));
+            }
+        }
+        Ok(())
+    }
+
+    fn insert(
+        &mut self,
+        session: SessionId,
+        plan: &InsertPlan,
+        params: &[Value],
+    ) -> Result<Outcome, PgError> {
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
+        let mut table = self.tables[&plan.table].clone();
+        let def = table.def.clone();
+        let mut returned = Vec::new();
+        let mut count = 0u64;
+        let mut touched: Vec<Value> = Vec::new();
+        for exprs in &plan.rows {
+            let mut tuple = Vec::with_capacity(exprs.len());
+            for (expr, column) in exprs.iter().zip(&def.columns) {
+                let value = expr.eval(&EvalContext {
+                    row: &[],
+                    excluded: None,
+                    params,
+                })?;
+                tuple.push(cast(value, column.ty)?);
+            }
+            Self::check_row(&def, &tuple, params)?;
+            let key = match def.primary_key {
+                Some(pk) => tuple[pk].clone(),
+                None => {
+                    table.next_seq += 1;
+                    Value::Int(table.next_seq - 1)
+                }
+            };
+            let existing = table.rows.get(&key);
+            let pending_other = existing
+                .and_then(|r| r.lock.as_ref())
+                .filter(|l| l.holder != session && l.uncommitted.is_some());
+            if let Some(lock) = pending_other {
+                return Ok(Outcome::Wait(lock.holder, None));
+            }
+            let live = existing.and_then(|r| r.visible_tuple(session).cloned());
+            if let Some(old) = live {
+                match &plan.conflict {
+                    Conflict::Error => {
+                        let pk = &def.columns[def.primary_key.expect("a key conflict needs a key")];
+                        return Err(PgError::error(
+                            sqlstate::UNIQUE_VIOLATION,
+                            format!(
+                                "duplicate key value violates unique constraint \"{}_pkey\"",
+                                def.name
+                            ),
+                        )
+                        .with_detail(format!(
+                            "Key ({})=({}) already exists.",
+                            pk.name,
+                            key.detail_text()
+                        )));
+                    }
+                    Conflict::Nothing => continue,
+                    Conflict::Update(assignments, filter) => {
+                        if touched.contains(&key) {
+                            return Err(PgError::error(
+                                "21000",
+                                "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                            )
+                            .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+                        }
+                        touched.push(key.clone());
+                        let row = table.rows.get(&key).expect("exists");
+                        if let Some(holder) = row.locked_by_other(session) {
+                            return Ok(Outcome::Wait(holder, None));
+                        }
+                        let keep_lock = in_block;
+                        if !passes(filter.as_ref(), &old, Some(&tuple), params)? {
+                            if keep_lock {
+                                lock_row_in(
+                                    table.rows.get_mut(&key).expect("exists"),
+                                    session,
+                                    None,
+                                );
+                            }
+                            continue;
+                        }
+                        let mut new = old.clone();
+                        for (index, expr) in assignments {
+                            let value = expr.eval(&EvalContext {
+                                row: &old,
+                                excluded: Some(&tuple),
+                                params,
+                            })?;
+                            new[*index] = cast(value, def.columns[*index].ty)?;
+                        }
+                        Self::check_row(&def, &new, params)?;
+                        let row = table.rows.get_mut(&key).expect("exists");
+                        if in_block {
+                            lock_row_in(row, session, Some(Written::Row(new.clone())));
+                        } else {
+                            row.committed = Some(new.clone());
+                        }
+                        returned.push(project(&plan.returning, &new, None, params)?);
+                        count += 1;
+                        continue;
+                    }
+                }
+            }
+            touched.push(key.clone());
+            let row = table.rows.entry(key).or_insert(Row {
+                committed: None,
+                lock: None,
+                shared: Vec::new(),
+            });
+            if in_block {
+                lock_row_in(row, session, Some(Written::Row(tuple.clone())));
+            } else {
+                row.committed = Some(tuple.clone());
+            }
+            returned.push(project(&plan.returning, &tuple, None, params)?);
+            count += 1;
+        }
+        self.tables.insert(plan.table.clone(), table);
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.returning),
+            rows: if plan.returning.is_empty() {
+                Vec::new()
+            } else {
+                returned
+            },
+            tag: format!("INSERT 0 {count}"),
+            rows_affected: count,
+        }))
+    }
+
+    fn update_rows(
+        &mut self,
+        session: SessionId,
+        plan: &UpdatePlan,
+        params: &[Value],
+        resuming: bool,
+        waited: Option<(String, Value)>,
+    ) -> Result<Outcome, PgError> {
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
+        let def = self.tables[&plan.table].def.clone();
+        let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
+        let mut changes = Vec::new();
+        for (key, old) in &candidates {
+            let mut new = old.clone();
+            for (index, expr) in &plan.assignments {
+                let value = expr.eval(&EvalContext {
+                    row: old,
+                    excluded: None,
+                    params,
+                })?;
+                new[*index] = cast(value, def.columns[*index].ty)?;
+            }
+            Self::check_row(&def, &new, params)?;
+            changes.push((key.clone(), new));
+        }
+        let mut blocker = None;
+        for (key, _) in &changes {
+            let row = self.tables[&plan.table].rows.get(key);
+            if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+                blocker = Some((holder, key.clone()));
+                break;
+            }
+        }
+        if let Some((holder, key)) = blocker {
+            return Ok(Outcome::Wait(holder, Some((plan.table.clone(), key))));
+        }
+        // A resumed statement locks the row it is about (the row its WHERE clause pins by
+        // primary key, else the row it waited for) before re-checking its WHERE clause: if
+        // another transaction holds that row, it waits again; if the re-check fails, it keeps
+        // the lock (inside a block) and updates nothing there.
+        let resume_key = if resuming {
+            def.primary_key
+                .and_then(|pk| pinned_key(plan.filter.as_ref(), pk, params))
+                .or(waited
+                    .filter(|(name, _)| *name == plan.table)
+                    .map(|(_, key)| key))
+                .filter(|key| !changes.iter().any(|(k, _)| k == key))
+        } else {
+            None
+        };
+        if let Some(key) = &resume_key {
+            let row = self.tables[&plan.table].rows.get(key);
+            if row.is_some_and(|r| r.visible_tuple(session).is_some()) {
+                if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+                    return Ok(Outcome::Wait(
+                        holder,
+                        Some((plan.table.clone(), key.clone())),
+                    ));
+                }
+            }
+        }
+        for (key, _) in &changes {
+            self.serialization_check(session, &plan.table, key)?;
+        }
+        let mut table = self.tables[&plan.table].clone();
+        if let Some(key) = resume_key.filter(|_| in_block) {
+            if let Some(row) = table.rows.get_mut(&key) {
+                if row.visible_tuple(session).is_some() {
+                    lock_row_in(row, session, None);
+                }
+            }
+        }
+        let mut returned = Vec::new();
+        for (key, new) in &changes {
+            let new_key = def.primary_key.map(|pk| new[pk].clone());
+            if let Some(new_key) = new_key.filter(|k| k != key) {
+                let clash = table
+                    .rows
+                    .get(&new_key)
+                    .and_then(|r| r.visible_tuple(session))
+                    .is_some()
+                    && !changes.iter().any(|(k, _)| *k == new_key);
+                if clash {
+                    let pk = &def.columns[def.primary_key.expect("key")];
+                    return Err(PgError::error(
+                        sqlstate::UNIQUE_VIOLATION,
+                        format!(
+                            "duplicate key value violates unique constraint \"{}_pkey\"",
+                            def.name
+                        ),
+                    )
+                    .with_detail(format!(
+                        "Key ({})=({}) already exists.",
+                        pk.name,
+                        new_key.detail_text()
+                    )));
+                }
+                // The row moves to its new key: the old one is deleted.
+                let old_row = table.rows.get_mut(key).expect("candidate exists");
+                if in_block {
+                    lock_row_in(old_row, session, Some(Written::Deleted));
+                } else {
+                    table.rows.remove(key);
+                }
+                let row = table.rows.entry(new_key).or_insert(Row {
+                    committed: None,
+                    lock: None,
+                    shared: Vec::new(),
+                });
+                if in_block {
+                    lock_row_in(row, session, Some(Written::Row(new.clone())));
+                } else {
+                    row.committed = Some(new.clone());
+                }
+            } else {
+                let row = table.rows.get_mut(key).expect("candidate exists");
+                if in_block {
+                    lock_row_in(row, session, Some(Written::Row(new.clone())));
+                } else {
+                    row.committed = Some(new.clone());
+                }
+            }
+            returned.push(project(&plan.returning, new, None, params)?);
+        }
+        self.tables.insert(plan.table.clone(), table);
+        let count = changes.len() as u64;
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.returning),
+            rows: if plan.returning.is_empty() {
+                Vec::new()
+            } else {
+                returned
+            },
+            tag: format!("UPDATE {count}"),
+            rows_affected: count,
+        }))
+    }
+
+    fn delete_rows(
+        &mut self,
+        session: SessionId,
+        plan: &DeletePlan,
+        params: &[Value],
+        waited: Option<(String, Value)>,
+    ) -> Result<Outcome, PgError> {
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
+        let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
+        for (key, _) in &candidates {
+            let row = self.tables[&plan.table].rows.get(key);
+            if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+                return Ok(Outcome::Wait(
+                    holder,
+                    Some((plan.table.clone(), key.clone())),
+                ));
+            }
+        }
+        for (key, _) in &candidates {
+            self.serialization_check(session, &plan.table, key)?;
+        }
+        let _ = waited;
+        let mut table = self.tables[&plan.table].clone();
+        let mut returned = Vec::new();
+        for (key, old) in &candidates {
+            if in_block {
+                lock_row_in(
+                    table.rows.get_mut(key).expect("exists"),
+                    session,
+                    Some(Written::Deleted),
+                );
+            } else {
+                table.rows.remove(key);
+            }
+            returned.push(project(&plan.returning, old, None, params)?);
+        }
+        self.tables.insert(plan.table.clone(), table);
+        let count = candidates.len() as u64;
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.returning),
+            rows: if plan.returning.is_empty() {
+                Vec::new()
+            } else {
+                returned
+            },
+            tag: format!("DELETE {count}"),
+            rows_affected: count,
+        }))
+    }
+
+    fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
+        if self.tables.contains_key(&def.name) {
+            let message = format!("relation \"{}\" already exists", def.name);
+            if if_not_exists {
+                return SqlExecuted {
+                    exec: SqlExec::Done(Ok(tag_only("CREATE TABLE"))),
+                    notice: Some(PgError {
+                        severity: "NOTICE",
+                        ..PgError::error(sqlstate::DUPLICATE_TABLE, format!("{message}, skipping"))
+                    }),
+                };
+            }
+            return done(Err(PgError::error(sqlstate::DUPLICATE_TABLE, message)));
+        }
+        self.create_table(def);
+        done(Ok(tag_only("CREATE TABLE")))
+    }
+
+    fn drop_tables(
+        &mut self,
+        session: SessionId,
+        names: Vec<String>,
+        if_exists: bool,
+    ) -> Result<Outcome, PgError> {
+        let mut notice = None;
+        for name in &names {
+            match self.tables.get(name) {
+                None if if_exists => {
+                    notice = Some(PgError {
+                        severity: "NOTICE",
+                        ..PgError::error(
+                            "00000",
+                            format!("table \"{name}\" does not exist, skipping"),
+                        )
+                    });
+                }
+                None => {
+                    return Err(PgError::error(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("table \"{name}\" does not exist"),
+                    ))
+                }
+                Some(table) => {
+                    if let Some(holder) =
+                        table.rows.values().find_map(|r| r.locked_by_other(session))
+                    {
+                        return Ok(Outcome::Wait(holder, None));
+                    }
+                }
+            }
+        }
+        for name in &names {
+            self.tables.remove(name);
+        }
+        self.forget_waits_on_released(session);
+        let result = tag_only("DROP TABLE");
+        Ok(match notice {
+            Some(notice) => Outcome::Notice(result, notice),
+            None => Outcome::Done(result),
+        })
+    }
+
+    fn truncate(&mut self, session: SessionId, names: Vec<String>) -> Result<Outcome, PgError> {
+        for name in &names {
+            let Some(table) = self.tables.get(name) else {
+                return Err(missing_relation(name));
+            };
+            if let Some(holder) = table.rows.values().find_map(|r| r.locked_by_other(session)) {
+                return Ok(Outcome::Wait(holder, None));
+            }
+        }
+        for name in &names {
+            if let Some(table) = self.tables.get_mut(name) {
+                table.rows.clear();
+            }
+        }
+        self.forget_waits_on_released(session);
+        Ok(Outcome::Done(tag_only("TRUNCATE TABLE")))
+    }
+
+    fn savepoint(&mut self, session: SessionId, name: String) -> Result<Outcome, PgError> {
+        if self.status(session) != Some(TxStatus::InBlock) {
+            return Err(PgError::error(
+                "25P01",
+                "SAVEPOINT can only be used in transaction blocks",
+            ));
+        }
+        let mut locks = BTreeMap::new();
+        let mut shared = Vec::new();
+        for (table_name, table) in &self.tables {
+            for (key, row) in &table.rows {
+                if let Some(lock) = row.lock.as_ref().filter(|l| l.holder == session) {
+                    locks.insert((table_name.clone(), key.clone()), lock.uncommitted.clone());
+                }
+                if row.shared.contains(&session) {
+                    shared.push((table_name.clone(), key.clone()));
+                }
+            }
+        }
+        self.session_mut(session).savepoints.push(Savepoint {
+            name,
+            locks,
+            shared,
+        });
+        Ok(Outcome::Done(tag_only("SAVEPOINT")))
+    }
+
+    fn find_savepoint(
+        &self,
+        session: SessionId,
+        name: &str,
+        command: &str,
+    ) -> Result<usize, PgError> {
+        if self.status(session) == Some(TxStatus::Idle) {
+            return Err(PgError::error(
+                "25P01",
+                format!("{command} can only be used in transaction blocks"),
+            ));
+        }
+        let state = self.sessions.get(&session).expect("connected");
+        state
+            .savepoints
+            .iter()
+            .rposition(|s| s.name == name)
+            .ok_or_else(|| {
+                PgError::error(
+                    sqlstate::INVALID_SAVEPOINT_SPECIFICATION,
+                    format!("savepoint \"{name}\" does not exist"),
+                )
+            })
+    }
+
+    fn release(&mut self, session: SessionId, name: &str) -> Result<Outcome, PgError> {
+        let depth = self.find_savepoint(session, name, "RELEASE SAVEPOINT")?;
+        self.session_mut(session).savepoints.truncate(depth);
+        Ok(Outcome::Done(tag_only("RELEASE")))
+    }
+
+    fn rollback_to(&mut self, session: SessionId, name: &str) -> Result<Outcome, PgError> {
+        let depth = self.find_savepoint(session, name, "ROLLBACK TO SAVEPOINT")?;
+        self.restore_savepoint(session, depth);
+        self.session_mut(session).status = TxStatus::InBlock;
+        self.forget_waits_on_released(session);
+        Ok(Outcome::Done(tag_only("ROLLBACK")))
+    }
+}
+
+enum Outcome {
+    Done(SqlResult),
+    Notice(SqlResult, PgNotice),
+    Wait(SessionId, Option<(String, Value)>),
+}
+
+fn done(result: Result<SqlResult, PgError>) -> SqlExecuted {
+    SqlExecuted {
+        exec: SqlExec::Done(result),
+        notice: None,
+    }
+}
+
+fn tag_only(tag: &str) -> SqlResult {
+    SqlResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+        tag: tag.to_string(),
+        rows_affected: 0,
+    }
+}
+
+fn from_typed(executed: Executed) -> SqlExecuted {
+    SqlExecuted {
+        exec: match executed.exec {
+            Exec::Blocked { by } => SqlExec::Blocked { by },
+            Exec::Done(result) => SqlExec::Done(result.map(|r| SqlResult {
+                columns: Vec::new(),
+                rows: Vec::new(),
+                tag: r.tag,
+                rows_affected: r.rows_affected,
+            })),
+        },
+        notice: executed.notice,
+    }
+}
+
+/// The primary-key value a WHERE clause pins with a top-level `pk = constant` conjunct.
+fn pinned_key(filter: Option<&Expr>, pk: usize, params: &[Value]) -> Option<Value> {
+    match filter? {
+        Expr::Binary(BinOp::And, left, right) => {
+            pinned_key(Some(left), pk, params).or_else(|| pinned_key(Some(right), pk, params))
+        }
+        Expr::Binary(BinOp::Eq, left, right) => {
+            let constant = |e: &Expr| -> Option<Value> {
+                match e {
+                    Expr::Const(..) | Expr::Param(..) | Expr::Cast(..) => e
+                        .eval(&EvalContext {
+                            row: &[],
+                            excluded: None,
+                            params,
+                        })
+                        .ok(),
+                    _ => None,
+                }
+            };
+            match (left.as_ref(), right.as_ref()) {
+                (Expr::Column(c, _), other) | (other, Expr::Column(c, _)) if *c == pk => {
+                    constant(other).filter(|v| !v.is_null())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn columns_of(items: &[(String, Expr)]) -> Vec<(String, SqlType)> {
+    items
+        .iter()
+        .map(|(name, expr)| (name.clone(), expr.ty()))
+        .collect()
+}
+
+fn passes(
+    filter: Option<&Expr>,
+    row: &[Value],
+    excluded: Option<&[Value]>,
+    params: &[Value],
+) -> Result<bool, PgError> {
+    match filter {
+        None => Ok(true),
+        Some(expr) => Ok(expr.eval(&EvalContext {
+            row,
+            excluded,
+            params,
+        })? == Value::Bool(true)),
+    }
+}
+
+fn project(
+    items: &[(String, Expr)],
+    row: &[Value],
+    excluded: Option<&[Value]>,
+    params: &[Value],
+) -> Result<Vec<Value>, PgError> {
+    items
+        .iter()
+        .map(|(_, expr)| {
+            expr.eval(&EvalContext {
+                row,
+                excluded,
+                params,
+            })
+        })
+        .collect()
+}
+
+fn sort_rows(
+    rows: &mut [(Value, Vec<Value>)],
+    order: &[(Expr, bool, bool)],
+    params: &[Value],
+) -> Result<(), PgError> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+    for (index, (_, tuple)) in rows.iter().enumerate() {
+        let keys = order
+            .iter()
+            .map(|(expr, _, _)| {
+                expr.eval(&EvalContext {
+                    row: tuple,
+                    excluded: None,
+                    params,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        keyed.push((keys, index));
+    }
+    keyed.sort_by(|(a, ia), (b, ib)| {
+        for ((x, y), (_, desc, nulls_first)) in a.iter().zip(b).zip(order) {
+            let ordering = match (x.is_null(), y.is_null()) {
+                (true, true) => std::cmp::Ordering::Equal,
+                (true, false) => {
+                    if *nulls_first {
+                        std::cmp::Ordering::Less
+                    } else {
+                        std::cmp::Ordering::Greater
+                    }
+                }
+                (false, true) => {
+                    if *nulls_first {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        std::cmp::Ordering::Less
+                    }
+                }
+                _ => {
+                    if *desc {
+                        y.cmp(x)
+                    } else {
+                        x.cmp(y)
+                    }
+                }
+            };
+            if ordering != std::cmp::Ordering::Equal {
+                return ordering;
+            }
+        }
+        ia.cmp(ib)
+    });
+    let sorted: Vec<(Value, Vec<Value>)> = keyed.iter().map(|(_, i)| rows[*i].clone()).collect();
+    for (slot, row) in rows.iter_mut().zip(sorted) {
+        *slot = row;
+    }
+    Ok(())
+}
+
+impl Analyzer<'_> {
+    fn statement(&mut self) -> Result<Plan, PgError> {
+        use ast::Statement as S;
+        let statement = self.statement;
+        Ok(match &statement.ast {
+            S::StartTransaction { modes, begin, .. } => {
+                let mut isolation = None;
+                for mode in modes {
+                    if let TransactionMode::IsolationLevel(level) = mode {
+                        isolation = Some(match level {
+                            TransactionIsolationLevel::ReadUncommitted
+                            | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                            TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
+                            TransactionIsolationLevel::Serializable => Isolation::Serializable,
+                            other => return Err(unsupported(&format!("isolation level {other}"))),
+                        });
+                    }
+                }
+                Plan::Begin(
+                    isolation,
+                    if *begin { "BEGIN" } else { "START TRANSACTION" },
+                )
+            }
+            S::Commit { chain: false, .. } => Plan::Commit,
+            S::Rollback {
+                chain: false,
+                savepoint: None,
+            } => Plan::Rollback,
+            S::Rollback {
+                chain: false,
+                savepoint: Some(name),
+            } => Plan::RollbackTo(ident_name(name)),
+            S::Savepoint { name } => Plan::Savepoint(ident_name(name)),
+            S::ReleaseSavepoint { name } => Plan::Release(ident_name(name)),
+            S::CreateTable(create) => self.create_table(create)?,
+            S::Drop {
+                object_type: ObjectType::Table,
+                if_exists,
+                names,
+                ..
+            } => Plan::DropTable(
+                names.iter().map(object_name).collect::<Result<_, _>>()?,
+                *if_exists,
+            ),
+            S::Truncate(truncate) => Plan::Truncate(
+                truncate
+                    .table_names
+                    .iter()
+                    .map(|t| object_name(&t.name))
+                    .collect::<Result<_, _>>()?,
+            ),
+            S::ShowVariable { variable } => {
+                let name = variable
+                    .iter()
+                    .map(ident_name)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let value = match name.as_str() {
+                    "transaction_isolation" | "transaction isolation level" => "read committed",
+                    "server_version" => "15.8",
+                    "deadlock_timeout" => "1s",
+                    "search_path" => "\"$user\", public",
+                    "standard_conforming_strings" => "on",
+                    _ => return Err(unsupported(&statement.text)),
+                };
+                let column = if name == "transaction isolation level" {
+                    "transaction_isolation".to_string()
+                } else {
+                    name
+                };
+                Plan::Show(column, value.to_string())
+            }
+            S::Set(_) => Plan::Set,
+            S::Query(query) => Plan::Select(self.query(query)?),
+            S::Insert(insert) => Plan::Insert(self.insert(insert)?),
+            S::Update(update) => {
+                let TableFactor::Table { name, alias, .. } = &update.table.relation else {
+                    return Err(unsupported(&statement.text));
+                };
+                if !update.table.joins.is_empty() || update.from.is_some() {
+                    return Err(unsupported(&statement.text));
+                }
+                let def = self.table(name)?;
+                let scope = Scope {
+                    table: Some(&def),
+                    alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    excluded: false,
+                    statement,
+                };
+                let assignments = self.assignments(&scope, &def, &update.assignments)?;
+                let filter = self.filter(&scope, update.selection.as_ref())?;
+                let returning = match &update.returning {
+                    Some(items) => self.select_items(&scope, items)?,
+                    None => Vec::new(),
+                };
+                Plan::Update(UpdatePlan {
+                    table: def.name.clone(),
+                    assignments,
+                    filter,
+                    returning,
+                })
+            }
+            S::Delete(delete) => {
+                let from = match &delete.from {
+                    FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from) => from,
+                };
+                let [only] = from.as_slice() else {
+                    return Err(unsupported(&statement.text));
+                };
+                let TableFactor::Table { name, alias, .. } = &only.relation else {
+                    return Err(unsupported(&statement.text));
+                };
+                let def = self.table(name)?;
+                let scope = Scope {
+                    table: Some(&def),
+                    alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    excluded: false,
+                    statement,
+                };
+                let filter = self.filter(&scope, delete.selection.as_ref())?;
+                let returning = match &delete.returning {
+                    Some(items) => self.select_items(&scope, items)?,
+                    None => Vec::new(),
+                };
+                Plan::Delete(DeletePlan {
+                    table: def.name.clone(),
+                    filter,
+                    returning,
+                })
+            }
+            _ => {
+                return Err(unsupported(
+                    &statement
+                        .text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ))
+            }
+        })
+    }
+
+    fn filter(
+        &mut self,
+        scope: &Scope<'_>,
+        selection: Option<&ast::Expr>,
+    ) -> Result<Option<Expr>, PgError> {
+        let Some(node) = selection else {
+            return Ok(None);
+        };
+        let expr = self.expr(scope, node, SqlType::Bool)?;
+        let position = self.statement.position_of(node);
+        Ok(Some(self.boolean(expr, "WHERE", position)?))
+    }
+
+    fn assignments(
+        &mut self,
+        scope: &Scope<'_>,
+        def: &TableDef,
+        assignments: &[ast::Assignment],
+    ) -> Result<Vec<(usize, Expr)>, PgError> {
+        let mut out = Vec::new();
+        for assignment in assignments {
+            let AssignmentTarget::ColumnName(target) = &assignment.target else {
+                return Err(unsupported(&assignment.to_string()));
+            };
+            let name = target
+                .0
+                .last()
+                .map(|p| match p {
+                    ast::ObjectNamePart::Identifier(i) => ident_name(i),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            let Some(index) = def.column(&name) else {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist",
+                        def.name
+                    ),
+                )
+                .at(self.statement.position_of(target)));
+            };
+            let expr = self.assigned(scope, &assignment.value, &def.columns[index])?;
+            out.push((index, expr));
+        }
+        Ok(out)
+    }
+
+    fn query(&mut self, query: &ast::Query) -> Result<SelectPlan, PgError> {
+        let statement = self.statement;
+        if query.with.is_some() || query.fetch.is_some() {
+            return Err(unsupported(&statement.text));
+        }
+        let SetExpr::Select(select) = query.body.as_ref() else {
+            return Err(unsupported(&statement.text));
+        };
+        if select.distinct.is_some() || select.having.is_some() {
+            return Err(unsupported(&statement.text));
+        }
+        let (def, alias) = match select.from.as_slice() {
+            [] => (None, None),
+            [only] if only.joins.is_empty() => {
+                let TableFactor::Table { name, alias, .. } = &only.relation else {
+                    return Err(unsupported(&statement.text));
+                };
+                (
+                    Some(self.table(name)?),
+                    alias.as_ref().map(|a| ident_name(&a.name)),
+                )
+            }
+            _ => {
+                return Err(unsupported(
+                    &statement
+                        .text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ))
+            }
+        };
+        let scope = Scope {
+            table: def.as_deref(),
+            alias,
+            excluded: false,
+            statement,
+        };
+        let items = self.select_items(&scope, &select.projection)?;
+        let filter = self.filter(&scope, select.selection.as_ref())?;
+        let mut order = Vec::new();
+        if let Some(order_by) = &query.order_by {
+            let OrderByKind::Expressions(exprs) = &order_by.kind else {
+                return Err(unsupported(&statement.text));
+            };
+            for item in exprs {
+                let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+                let nulls_first = item.options.nulls_first.unwrap_or(desc);
+                let expr = match &item.expr {
+                    ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                        let ast::Value::Number(n, _) = &v.value else {
+                            unreachable!()
+                        };
+                        let index: usize = n.parse().unwrap_or(0);
+                        match items.get(index.wrapping_sub(1)) {
+                            Some((_, e)) => e.clone(),
+                            None => {
+                                return Err(PgError::error(
+                                    "42P10",
+                                    format!("ORDER BY position {n} is not in select list"),
+                                )
+                                .at(self.statement.position_of(&item.expr)))
+                            }
+                        }
+                    }
+                    ast::Expr::Identifier(ident)
+                        if items.iter().any(|(name, _)| *name == ident_name(ident))
+                            && def
+                                .as_ref()
+                                .and_then(|d| d.column(&ident_name(ident)))
+                                .is_none() =>
+                    {
+                        items
+                            .iter()
+                            .find(|(name, _)| *name == ident_name(ident))
+                            .map(|(_, e)| e.clone())
+                            .expect("found")
+                    }
+                    node => self.expr(&scope, node, SqlType::Unknown)?,
+                };
+                order.push((expr, desc, nulls_first));
+            }
+        }
+        let limit = match &query.limit_clause {
+            None => None,
+            Some(LimitClause::LimitOffset {
+                limit: Some(node),
+                offset: None,
+                limit_by,
+            }) if limit_by.is_empty() => {
+                let expr = self.expr(&scope, node, SqlType::Int8)?;
+                Some(self.convert(expr, SqlType::Int8, None)?)
+            }
+            Some(LimitClause::LimitOffset {
+                limit: None,
+                offset: None,
+                limit_by,
+            }) if limit_by.is_empty() => None,
+            Some(_) => return Err(unsupported(&statement.text)),
+        };
+        let lock = match query.locks.as_slice() {
+            [] => None,
+            [clause] => {
+                let mode = match clause.lock_type {
+                    LockType::Update => LockMode::Update,
+                    LockType::Share => LockMode::Share,
+                };
+                let wait = match clause.nonblock {
+                    None => Wait::Block,
+                    Some(NonBlock::Nowait) => Wait::Nowait,
+                    Some(NonBlock::SkipLocked) => Wait::Skip,
+                };
+                Some((mode, wait))
+            }
+            _ => return Err(unsupported(&statement.text)),
+        };
+        let aggregate = items.iter().any(|(_, e)| e.is_aggregate());
+        if aggregate
+            && (items
+                .iter()
+                .any(|(_, e)| !e.is_aggregate() && matches!(e, Expr::Column(..)))
+                || lock.is_some())
+        {
+            return Err(unsupported(&statement.text));
+        }
+        Ok(SelectPlan {
+            table: def.map(|d| d.name.clone()),
+            filter,
+            items,
+            order,
+            limit,
+            lock,
+            aggregate,
+        })
+    }
+
+    fn insert(&mut self, insert: &ast::Insert) -> Result<InsertPlan, PgError> {
+        let statement = self.statement;
+        let TableObject::TableName(name) = &insert.table else {
+            return Err(unsupported(&statement.text));
+        };
+        let def = self.table(name)?;
+        let alias = insert.table_alias.as_ref().map(|a| ident_name(&a.alias));
+        let scope = Scope {
+            table: Some(&def),
+            alias: alias.clone(),
+            excluded: false,
+            statement,
+        };
+        let targets: Vec<usize> = if insert.columns.is_empty() {
+            (0..def.columns.len()).collect()
+        } else {
+            insert
+                .columns
+                .iter()
+                .map(|c| {
+                    let column = match c.0.last() {
+                        Some(ast::ObjectNamePart::Identifier(i)) => ident_name(i),
+                        _ => c.to_string(),
+                    };
+                    def.column(&column).ok_or_else(|| {
+                        PgError::error(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{column}\" of relation \"{}\" does not exist",
+                                def.name
+                            ),
+                        )
+                        .at(statement.position_of(c))
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let Some(source) = &insert.source else {
+            return Err(unsupported(&statement.text));
+        };
+        let SetExpr::Values(values) = source.body.as_ref() else {
+            return Err(unsupported(&statement.text));
+        };
+        let empty = Scope {
+            table: None,
+            alias: None,
+            excluded: false,
+            statement,
+        };
+        let mut rows = Vec::new();
+        for row in &values.rows {
+            if row.len() > targets.len() {
+                return Err(PgError::error(
+                    sqlstate::SYNTAX_ERROR,
+                    "INSERT has more expressions than target columns",
+                )
+                .at(statement.position_of(&row[targets.len()])));
+            }
+            if row.len() < targets.len() && !insert.columns.is_empty() {
+                return Err(PgError::error(
+                    sqlstate::SYNTAX_ERROR,
+                    "INSERT has more target columns than expressions",
+                )
+                .at(statement.position_of(&insert.columns[row.len()])));
+            }
+            let mut exprs: Vec<Expr> = def
+                .columns
+                .iter()
+                .map(|c| c.default.clone().unwrap_or(Expr::Const(Value::Null, c.ty)))
+                .collect();
+            for (node, &index) in row.iter().zip(&targets) {
+                exprs[index] = self.assigned(&empty, node, &def.columns[index])?;
+            }
+            rows.push(exprs);
+        }
+        let conflict = match &insert.on {
+            None => Conflict::Error,
+            Some(OnInsert::OnConflict(on)) => match &on.action {
+                OnConflictAction::DoNothing => Conflict::Nothing,
+                OnConflictAction::DoUpdate(update) => {
+                    if on.conflict_target.is_none() {
+                        return Err(PgError::error(
+                            "42601",
+                            "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+                        )
+                        .with_hint("For example, ON CONFLICT (column_name).")
+                        .at(statement.position_of(&update.assignments[0].value).map(|_| 0).and(None)));
+                    }
+                    let scope = Scope {
+                        table: Some(&def),
+                        alias: alias.clone(),
+                        excluded: true,
+                        statement,
+                    };
+                    let assignments = self.assignments(&scope, &def, &update.assignments)?;
+                    let filter = self.filter(&scope, update.selection.as_ref())?;
+                    Conflict::Update(assignments, filter)
+                }
+            },
+            Some(_) => return Err(unsupported(&statement.text)),
+        };
+        let returning = match &insert.returning {
+            Some(items) => self.select_items(&scope, items)?,
+            None => Vec::new(),
+        };
+        Ok(InsertPlan {
+            table: def.name.clone(),
+            rows,
+            conflict,
+            returning,
+        })
+    }
+
+    fn create_table(&mut self, create: &ast::CreateTable) -> Result<Plan, PgError> {
+        let statement = self.statement;
+        let name = object_name(&create.name)?;
+        let mut def = TableDef {
+            name: name.clone(),
+            columns: Vec::new(),
+            primary_key: None,
+            checks: Vec::new(),
+        };
+        let mut checks: Vec<(Option<String>, Option<String>, ast::Expr)> = Vec::new();
+        let multiple_keys = || {
+            PgError::error(
+                sqlstate::INVALID_TABLE_DEFINITION,
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            )
+        };
+        for column in &create.columns {
+            let column_name = ident_name(&column.name);
+            if def.column(&column_name).is_some() {
+                return Err(PgError::error(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{column_name}\" specified more than once"),
+                ));
+            }
+            let ty = data_type(&column.data_type)?;
+            let mut col = ColumnDef {
+                name: column_name.clone(),
+                ty,
+                not_null: false,
+                default: None,
+            };
+            for option in &column.options {
+                match &option.option {
+                    ColumnOption::NotNull => col.not_null = true,
+                    ColumnOption::Null => {}
+                    ColumnOption::Default(expr) => {
+                        let empty = Scope {
+                            table: None,
+                            alias: None,
+                            excluded: false,
+                            statement,
+                        };
+                        col.default = Some(self.assigned(&empty, expr, &col)?);
+                    }
+                    ColumnOption::PrimaryKey(_) => {
+                        if def.primary_key.is_some() {
+                            return Err(
+                                multiple_keys().at(statement.position(column.name.span.start))
+                            );
+                        }
+                        col.not_null = true;
+                        def.primary_key = Some(def.columns.len());
+                    }
+                    ColumnOption::Check(check) => checks.push((
+                        option
+                            .name
+                            .as_ref()
+                            .map(ident_name)
+                            .or(check.name.as_ref().map(ident_name)),
+                        Some(column_name.clone()),
+                        (*check.expr).clone(),
+                    )),
+                    other => return Err(unsupported(&format!("column option {other}"))),
+                }
+            }
+            def.columns.push(col);
+        }
+        for constraint in &create.constraints {
+            match constraint {
+                TableConstraint::PrimaryKey(pk) => {
+                    if def.primary_key.is_some() {
+                        return Err(multiple_keys());
+                    }
+                    let [column] = pk.columns.as_slice() else {
+                        return Err(unsupported("a primary key of several columns"));
+                    };
+                    let ast::Expr::Identifier(ident) = &column.column.expr else {
+                        return Err(unsupported(&column.to_string()));
+                    };
+                    let index = def.column(&ident_name(ident)).ok_or_else(|| {
+                        PgError::error(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{}\" named in key does not exist",
+                                ident_name(ident)
+                            ),
+                        )
+                    })?;
+                    def.columns[index].not_null = true;
+                    def.primary_key = Some(index);
+                }
+                TableConstraint::Check(check) => checks.push((
+                    check.name.as_ref().map(ident_name),
+                    None,
+                    (*check.expr).clone(),
+                )),
+                other => return Err(unsupported(&format!("constraint {other}"))),
+            }
+        }
+        let scope_def = def.clone();
+        let scope = Scope {
+            table: Some(&scope_def),
+            alias: None,
+            excluded: false,
+            statement,
+        };
+        let mut used_names: Vec<String> = Vec::new();
+        for (given, column, node) in checks {
+            let expr = self.expr(&scope, &node, SqlType::Bool)?;
+            let expr = self.boolean(expr, "CHECK", statement.position_of(&node))?;
+            let name = match given {
+                Some(name) => name,
+                None => {
+                    let mut columns = Vec::new();
+                    collect_columns(&expr, &mut columns);
+                    let base = match (column, columns.as_slice()) {
+                        (Some(c), _) => format!("{name}_{c}_check"),
+                        (None, [only]) => format!("{name}_{}_check", scope_def.columns[*only].name),
+                        _ => format!("{name}_check"),
+                    };
+                    let mut candidate = base.clone();
+                    let mut n = 1;
+                    while used_names.contains(&candidate) {
+                        candidate = format!("{base}{n}");
+                        n += 1;
+                    }
+                    candidate
+                }
+            };
+            used_names.push(name.clone());
+            def.checks.push(CheckDef { name, expr });
+        }
+        def.checks.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Plan::CreateTable(def, create.if_not_exists))
+    }
+}
+
+fn collect_columns(expr: &Expr, out: &mut Vec<usize>) {
+    match expr {
+        Expr::Column(i, _) if !out.contains(i) => out.push(*i),
+        Expr::Binary(_, l, r) => {
+            collect_columns(l, out);
+            collect_columns(r, out);
+        }
+        Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
+            collect_columns(e, out)
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,520 @@
+//! SQL values and types: `bigint`, `integer`, `text`, `boolean`, `numeric`, `double precision`,
+//! with PostgreSQL's text forms, input syntax and range errors.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use super::error::PgError;
+
+/// A column or expression type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SqlType {
+    /// `integer` (`int4`).
+    Int4,
+    /// `bigint` (`int8`).
+    Int8,
+    /// `text`.
+    Text,
+    /// `boolean`.
+    Bool,
+    /// `numeric`.
+    Numeric,
+    /// `double precision` (`float8`).
+    Float8,
+    /// A literal whose type the context decides (a quoted string, `NULL`).
+    Unknown,
+}
+
+impl SqlType {
+    /// The type's OID as the protocol reports it.
+    pub fn oid(self) -> u32 {
+        match self {
+            SqlType::Int4 => 23,
+            SqlType::Int8 => 20,
+            SqlType::Text | SqlType::Unknown => 25,
+            SqlType::Bool => 16,
+            SqlType::Numeric => 1700,
+            SqlType::Float8 => 701,
+        }
+    }
+
+    /// The type of a protocol OID (`int2` is read as `integer`).
+    pub fn from_oid(oid: u32) -> Option<SqlType> {
+        Some(match oid {
+            21 | 23 => SqlType::Int4,
+            20 => SqlType::Int8,
+            25 | 1043 => SqlType::Text,
+            16 => SqlType::Bool,
+            1700 => SqlType::Numeric,
+            700 | 701 => SqlType::Float8,
+            0 | 705 => SqlType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// The name PostgreSQL uses in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Text => "text",
+            SqlType::Bool => "boolean",
+            SqlType::Numeric => "numeric",
+            SqlType::Float8 => "double precision",
+            SqlType::Unknown => "unknown",
+        }
+    }
+
+    /// True for the integer types.
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int4 | SqlType::Int8)
+    }
+
+    /// True for the number types.
+    pub fn is_number(self) -> bool {
+        matches!(
+            self,
+            SqlType::Int4 | SqlType::Int8 | SqlType::Numeric | SqlType::Float8
+        )
+    }
+}
+
+/// A `numeric` value: `mantissa × 10^-scale`, the scale being the number of digits shown after
+/// the point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    /// The digits.
+    pub mantissa: i128,
+    /// Digits after the point.
+    pub scale: u32,
+}
+
+/// The largest scale kept (results are rounded to it).
+const MAX_SCALE: u32 = 30;
+
+impl Decimal {
+    /// An integer as a decimal.
+    pub fn from_int(value: i64) -> Decimal {
+        Decimal {
+            mantissa: i128::from(value),
+            scale: 0,
+        }
+    }
+
+    fn rescaled(self, scale: u32) -> Option<i128> {
+        let factor = 10i128.checked_pow(scale.checked_sub(self.scale)?)?;
+        self.mantissa.checked_mul(factor)
+    }
+
+    /// `self` and `other` on a common scale.
+    fn aligned(self, other: Decimal) -> Option<(i128, i128, u32)> {
+        let scale = self.scale.max(other.scale);
+        Some((self.rescaled(scale)?, other.rescaled(scale)?, scale))
+    }
+
+    /// Parses PostgreSQL's numeric input (`-12.50`, `+3`, `.5`, `1e3`).
+    pub fn parse(text: &str) -> Option<Decimal> {
+        let text = text.trim();
+        let (mantissa_text, exponent) = match text.find(['e', 'E']) {
+            Some(at) => (&text[..at], text[at + 1..].parse::<i32>().ok()?),
+            None => (text, 0),
+        };
+        let (negative, digits) = match mantissa_text.as_bytes().first()? {
+            b'-' => (true, &mantissa_text[1..]),
+            b'+' => (false, &mantissa_text[1..]),
+            _ => (false, mantissa_text),
+        };
+        let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+        if whole.is_empty() && fraction.is_empty() {
+            return None;
+        }
+        if !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let mut mantissa: i128 = 0;
+        for b in whole.bytes().chain(fraction.bytes()) {
+            mantissa = mantissa
+                .checked_mul(10)?
+                .checked_add(i128::from(b - b'0'))?;
+        }
+        let mut scale = fraction.len() as i64 - i64::from(exponent);
+        while scale < 0 {
+            mantissa = mantissa.checked_mul(10)?;
+            scale += 1;
+        }
+        let scale = u32::try_from(scale).ok().filter(|&s| s <= 60)?;
+        Some(Decimal {
+            mantissa: if negative { -mantissa } else { mantissa },
+            scale,
+        })
+    }
+
+    /// Rounds half away from zero to `scale` digits.
+    pub fn round_to(self, scale: u32) -> Decimal {
+        if scale >= self.scale {
+            return self;
+        }
+        let factor = 10i128.pow(self.scale - scale);
+        let quotient = self.mantissa / factor;
+        let remainder = self.mantissa % factor;
+        let rounded = if remainder.abs() * 2 >= factor {
+            quotient + self.mantissa.signum()
+        } else {
+            quotient
+        };
+        Decimal {
+            mantissa: rounded,
+            scale,
+        }
+    }
+
+    /// The integer this rounds to (half away from zero), as `numeric` to `bigint` does.
+    pub fn to_i64(self) -> Option<i64> {
+        i64::try_from(self.round_to(0).mantissa).ok()
+    }
+
+    /// As a double.
+    pub fn to_f64(self) -> f64 {
+        format!("{self}").parse().unwrap_or(f64::NAN)
+    }
+
+    /// `self + other`, None on overflow.
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        let (a, b, scale) = self.aligned(other)?;
+        Some(Decimal {
+            mantissa: a.checked_add(b)?,
+            scale,
+        })
+    }
+
+    /// `self - other`.
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        self.checked_add(Decimal {
+            mantissa: -other.mantissa,
+            ..other
+        })
+    }
+
+    /// `self * other`.
+    pub fn checked_mul(self, other: Decimal) -> Option<Decimal> {
+        let product = Decimal {
+            mantissa: self.mantissa.checked_mul(other.mantissa)?,
+            scale: self.scale + other.scale,
+        };
+        Some(product.round_to(MAX_SCALE))
+    }
+
+    /// `self / other` with PostgreSQL's result scale (at least 16 significant digits); None
+    /// when `other` is zero or the result does not fit.
+    pub fn checked_div(self, other: Decimal) -> Option<Decimal> {
+        if other.mantissa == 0 {
+            return None;
+        }
+        let weight = |d: Decimal| -> i64 {
+            let digits = d.mantissa.unsigned_abs().to_string().len() as i64;
+            let integer_digits = digits - i64::from(d.scale);
+            (integer_digits - 1).div_euclid(4)
+        };
+        let first_group = |d: Decimal| -> i128 {
+            let w = weight(d);
+            let shift = 4 * w - -(i64::from(d.scale));
+            let value = d.mantissa.abs();
+            if shift >= 0 {
+                value / 10i128.pow(shift as u32)
+            } else {
+                value * 10i128.pow((-shift) as u32)
+            }
+        };
+        let mut qweight = weight(self) - weight(other);
+        if first_group(self) < first_group(other) {
+            qweight -= 1;
+        }
+        let scale = (16 - qweight * 4)
+            .max(i64::from(self.scale))
+            .max(i64::from(other.scale))
+            .clamp(0, i64::from(MAX_SCALE)) as u32;
+        // mantissa_a × 10^(scale + 1 + scale_b - scale_a) / mantissa_b, then round once.
+        let exponent = i64::from(scale) + 1 + i64::from(other.scale) - i64::from(self.scale);
+        let numerator = if exponent >= 0 {
+            self.mantissa
+                .checked_mul(10i128.checked_pow(exponent as u32)?)?
+        } else {
+            self.mantissa / 10i128.pow((-exponent) as u32)
+        };
+        let quotient = Decimal {
+            mantissa: numerator / other.mantissa,
+            scale: scale + 1,
+        };
+        Some(quotient.round_to(scale))
+    }
+
+    fn cmp_value(self, other: Decimal) -> Ordering {
+        match self.aligned(other) {
+            Some((a, b, _)) => a.cmp(&b),
+            None => self.to_f64().total_cmp(&other.to_f64()),
+        }
+    }
+}
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits = self.mantissa.unsigned_abs().to_string();
+        let sign = if self.mantissa < 0 { "-" } else { "" };
+        let scale = self.scale as usize;
+        if scale == 0 {
+            return write!(f, "{sign}{digits}");
+        }
+        let padded = format!("{digits:0>width$}", width = scale + 1);
+        let (whole, fraction) = padded.split_at(padded.len() - scale);
+        write!(f, "{sign}{whole}.{fraction}")
+    }
+}
+
+/// A double with a total order (PostgreSQL orders NaN above every number).
+#[derive(Clone, Copy, Debug)]
+pub struct Float(pub f64);
+
+impl PartialEq for Float {
+    fn eq(&self, other: &Float) -> bool {
+        self.0.total_cmp(&other.0) == Ordering::Equal
+    }
+}
+
+impl Eq for Float {}
+
+impl std::hash::Hash for Float {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+
+/// A value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// `NULL`.
+    Null,
+    /// An `integer` or `bigint`.
+    Int(i64),
+    /// `text`.
+    Text(String),
+    /// `boolean`.
+    Bool(bool),
+    /// `numeric`.
+    Numeric(Decimal),
+    /// `double precision`.
+    Float(Float),
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Value) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Value {
+    /// SQL order for values of comparable types (numbers compare across types); `NULL` sorts
+    /// last, as PostgreSQL sorts it ascending.
+    fn cmp(&self, other: &Value) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Null, _) => Ordering::Greater,
+            (_, Null) => Ordering::Less,
+            (Int(a), Int(b)) => a.cmp(b),
+            (Text(a), Text(b)) => a.cmp(b),
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Float(a), b) | (b, Float(a)) if !matches!(b, Float(_)) => {
+                let ordering = a.0.total_cmp(&b.as_f64().unwrap_or(f64::NAN));
+                if matches!(self, Float(_)) {
+                    ordering
+                } else {
+                    ordering.reverse()
+                }
+            }
+            (Float(a), Float(b)) => a.0.total_cmp(&b.0),
+            (a, b) => match (a.as_decimal(), b.as_decimal()) {
+                (Some(x), Some(y)) => x.cmp_value(y),
+                _ => a.rank().cmp(&b.rank()),
+            },
+        }
+    }
+}
+
+impl Value {
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 5,
+            Value::Int(_) | Value::Numeric(_) | Value::Float(_) => 0,
+            Value::Text(_) => 1,
+            Value::Bool(_) => 2,
+        }
+    }
+
+    /// The value as a decimal, for numbers.
+    pub fn as_decimal(&self) -> Option<Decimal> {
+        match self {
+            Value::Int(v) => Some(Decimal::from_int(*v)),
+            Value::Numeric(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// The value as a double, for numbers.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Int(v) => Some(*v as f64),
+            Value::Numeric(d) => Some(d.to_f64()),
+            Value::Float(f) => Some(f.0),
+            _ => None,
+        }
+    }
+
+    /// True for `NULL`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The text form PostgreSQL sends (None for `NULL`).
+    pub fn to_text(&self) -> Option<String> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Int(v) => v.to_string(),
+            Value::Text(t) => t.clone(),
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+            Value::Numeric(d) => d.to_string(),
+            Value::Float(f) => format_float(f.0),
+        })
+    }
+
+    /// The form used in `Failing row contains (...)` and `Key (...)=(...)`.
+    pub fn detail_text(&self) -> String {
+        self.to_text().unwrap_or_else(|| "null".to_string())
+    }
+
+    /// Converts text input to `ty` (22P02 or 22003 as PostgreSQL reports them).
+    pub fn parse_input(text: &str, ty: SqlType) -> Result<Value, PgError> {
+        let invalid = || PgError::invalid_input(ty, text);
+        match ty {
+            SqlType::Int4 | SqlType::Int8 => {
+                let trimmed = text.trim();
+                let body = trimmed.strip_prefix(['+', '-']).unwrap_or(trimmed);
+                if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(invalid());
+                }
+                let value: i128 = trimmed
+                    .parse()
+                    .map_err(|_| PgError::out_of_range_input(ty, text))?;
+                let value =
+                    i64::try_from(value).map_err(|_| PgError::out_of_range_input(ty, text))?;
+                check_range(value, ty).map_err(|_| PgError::out_of_range_input(ty, text))
+            }
+            SqlType::Numeric => Decimal::parse(text).map(Value::Numeric).ok_or_else(invalid),
+            SqlType::Float8 => {
+                let trimmed = text.trim();
+                match trimmed.to_ascii_lowercase().as_str() {
+                    "nan" => Ok(Value::Float(Float(f64::NAN))),
+                    "infinity" | "+infinity" => Ok(Value::Float(Float(f64::INFINITY))),
+                    "-infinity" => Ok(Value::Float(Float(f64::NEG_INFINITY))),
+                    _ => trimmed
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|_| {
+                            !trimmed.contains(char::is_alphabetic) || trimmed.contains(['e', 'E'])
+                        })
+                        .map(|v| Value::Float(Float(v)))
+                        .ok_or_else(invalid),
+                }
+            }
+            SqlType::Bool => match text.trim().to_ascii_lowercase().as_str() {
+                "t" | "true" | "y" | "yes" | "on" | "1" | "tr" | "tru" | "ye" => {
+                    Ok(Value::Bool(true))
+                }
+                "f" | "false" | "n" | "no" | "off" | "0" | "fa" | "fal" | "fals" => {
+                    Ok(Value::Bool(false))
+                }
+                _ => Err(invalid()),
+            },
+            SqlType::Text | SqlType::Unknown => Ok(Value::Text(text.to_string())),
+        }
+    }
+}
+
+/// `value` if it fits `ty` (`integer out of range` / `bigint out of range` otherwise).
+pub fn check_range(value: i64, ty: SqlType) -> Result<Value, PgError> {
+    if ty == SqlType::Int4 && i32::try_from(value).is_err() {
+        return Err(PgError::integer_out_of_range());
+    }
+    Ok(Value::Int(value))
+}
+
+/// PostgreSQL's shortest round-trip text for a double.
+pub fn format_float(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    let text = format!("{value}");
+    let magnitude = value.abs();
+    if magnitude != 0.0 && !(1e-4..1e15).contains(&magnitude) {
+        let formatted = format!("{value:e}");
+        let (mantissa, exponent) = formatted.split_once('e').unwrap_or((&formatted, "0"));
+        let exponent: i32 = exponent.parse().unwrap_or(0);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{mantissa}e{sign}{:02}", exponent.abs());
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_parse_print_and_divide_as_postgres_does() {
+        let d = |t: &str| Decimal::parse(t).unwrap();
+        assert_eq!(d("10.50").to_string(), "10.50");
+        assert_eq!(d("-2.25").to_string(), "-2.25");
+        assert_eq!(d(".5").to_string(), "0.5");
+        assert_eq!(d("1e3").to_string(), "1000");
+        assert_eq!(d("10.50").checked_add(d("1")).unwrap().to_string(), "11.50");
+        assert_eq!(d("10.50").checked_mul(d("2")).unwrap().to_string(), "21.00");
+        assert_eq!(
+            d("1.0").checked_div(d("3")).unwrap().to_string(),
+            "0.33333333333333333333"
+        );
+        assert_eq!(
+            d("7.5").checked_div(d("2")).unwrap().to_string(),
+            "3.7500000000000000"
+        );
+        assert_eq!(d("2.5").to_i64(), Some(3));
+        assert_eq!(d("-2.5").to_i64(), Some(-3));
+        assert!(Decimal::parse("abc").is_none());
+        assert!(d("1").checked_div(d("0")).is_none());
+    }
+
+    #[test]
+    fn values_order_numbers_across_types_and_nulls_last() {
+        let n = Value::Numeric(Decimal::parse("2.5").unwrap());
+        assert!(Value::Int(2) < n && n < Value::Int(3));
+        assert!(Value::Int(9) < Value::Null);
+        assert_eq!(Value::parse_input("12", SqlType::Int8), Ok(Value::Int(12)));
+        assert_eq!(
+            Value::parse_input("abc", SqlType::Int8).unwrap_err().code,
+            "22P02"
+        );
+        assert_eq!(
+            Value::parse_input("3000000000", SqlType::Int4)
+                .unwrap_err()
+                .code,
+            "22003"
+        );
+        assert_eq!(format_float(1.5), "1.5");
+        assert_eq!(format_float(1e20), "1e+20");
+    }
+}
