@@ -9,25 +9,9 @@
 //!
 //! # Client policy
 //!
-//! How the clients react to a slow or broken connection is fixed by [`ClientPolicy`] and is
-//! deterministic:
-//!
-//! - every Redis request has a deadline: the safeguard's own timeout (the watchdog's TTL/3),
-//!   else the client's read timeout (3 s, go-redis's default). A request that misses it gives
-//!   the machine [`Input::RedisTimeout`](leaselab_model::safeguard::Input::RedisTimeout), and its connection is closed (a partitioned TCP
-//!   connection never recovers);
-//! - a connection that broke (reset, end of stream, refused) is closed too; the request is
-//!   sent again on a new connection up to [`ClientPolicy::max_retries`] times (go-redis
-//!   `MaxRetries`, 3) after a random backoff below `8 ms << attempt`, capped at 512 ms —
-//!   within the request's deadline. Like go-redis, this can run a script twice when only its
-//!   reply was lost. When the retries are used up the machine gets
-//!   [`Input::ConnectionError`](leaselab_model::safeguard::Input::ConnectionError);
-//! - opening a connection has its own deadline (5 s, go-redis's `DialTimeout`);
-//! - PostgreSQL statements are never retried (pgx does not retry `Exec`); a statement that
-//!   gets no answer within 5 s, or whose connection broke, gives the machine
-//!   [`Input::ConnectionError`](leaselab_model::safeguard::Input::ConnectionError) and the next statement reconnects (a new session). Statements
-//!   are prepared once per connection and then executed in one round trip, as pgx's statement
-//!   cache does.
+//! How the clients react to a slow or broken connection (deadlines, reconnects, go-redis-style
+//! retries) is decided by the sans-IO client core, [`leaselab_model::client`], under
+//! [`ClientPolicy`]; the driver only carries it out.
 //!
 //! # Network timing
 //!
@@ -38,10 +22,9 @@
 //! So sub-millisecond latencies decide how often messages sent in the same tick arrive in
 //! different ticks: they spread callers that would otherwise move in lockstep.
 
-use std::rc::Rc;
 use std::time::Duration;
 
-use leaselab_model::safeguard::{Caller, CallerStats, Outcome};
+use leaselab_model::client::ClientPolicy;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
@@ -49,79 +32,11 @@ use redis::RedisConnectionInfo;
 
 use crate::clients::{postgres_over_stream, postgres_sim_config, redis_over_stream};
 use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::driver::{drive, Surroundings};
+use crate::driver::{CallerEnd, Surroundings};
 use crate::events::What;
 use crate::run::Shared;
 
 pub use crate::driver::value_to_reply;
-
-/// How the clients behave when the network or a server misbehaves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ClientPolicy {
-    /// Deadline for opening a connection (go-redis `DialTimeout`: 5 s).
-    pub dial_timeout_ms: u64,
-    /// Deadline of a Redis request without its own timeout (go-redis `ReadTimeout`: 3 s).
-    pub read_timeout_ms: u64,
-    /// Deadline of a SQL statement.
-    pub sql_timeout_ms: u64,
-    /// How often a Redis request is sent again after its connection broke (go-redis
-    /// `MaxRetries`: 3; 0: never).
-    pub max_retries: u32,
-    /// Backoff before retry `n` is random below `min_retry_backoff_ms << n` ...
-    pub min_retry_backoff_ms: u64,
-    /// ... capped at this (go-redis: 8 ms and 512 ms).
-    pub max_retry_backoff_ms: u64,
-}
-
-impl Default for ClientPolicy {
-    fn default() -> ClientPolicy {
-        ClientPolicy {
-            dial_timeout_ms: 5_000,
-            read_timeout_ms: 3_000,
-            sql_timeout_ms: 5_000,
-            max_retries: 3,
-            min_retry_backoff_ms: 8,
-            max_retry_backoff_ms: 512,
-        }
-    }
-}
-
-/// How one caller ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallerEnd {
-    /// Its outcome.
-    pub outcome: Outcome,
-    /// Its counters.
-    pub stats: CallerStats,
-    /// When it finished, ms after the release.
-    pub done_at_ms: u64,
-}
-
-/// Everything one caller needs.
-pub(crate) struct CallerSpec {
-    /// 1-based.
-    pub(crate) index: u32,
-    /// `app-N`.
-    pub(crate) name: String,
-    /// The safeguard machine.
-    pub(crate) machine: Caller,
-    /// The caller's own random stream.
-    pub(crate) rng: ChaCha8Rng,
-    /// When it starts, ms after the release.
-    pub(crate) start_offset_ms: u64,
-    /// Its pauses.
-    pub(crate) pauses: crate::faults::PausePlan,
-    /// Open a Redis connection during set-up.
-    pub(crate) uses_redis: bool,
-    /// Open a PostgreSQL connection during set-up.
-    pub(crate) uses_postgres: bool,
-}
-
-/// The caller host's future: set up, wait for the release, drive the machine to its end.
-pub(crate) async fn run_caller(spec: CallerSpec, shared: Rc<Shared>) -> turmoil::Result {
-    drive(spec, shared).await;
-    Ok(())
-}
 
 impl Shared {
     fn sim_now(&self) -> Duration {

@@ -1,27 +1,36 @@
-//! Drives one safeguard machine through the real `redis` and `tokio-postgres` clients: the
-//! part of a caller that is the same on turmoil's simulated network ([`crate::caller`]) and
-//! against real servers ([`crate::real`]).
+//! Drives one caller — a safeguard machine inside the sans-IO client core
+//! ([`leaselab_model::client::Client`]) — through the real `redis` and `tokio-postgres`
+//! clients: the part of a caller that is the same on turmoil's simulated network
+//! (`crate::caller`) and against real servers (`crate::real`).
 //!
-//! [`drive`] loops: ask the machine for its next step, carry it out under the
-//! [`ClientPolicy`], hand back the answer. What differs between the two worlds — the clock,
-//! how a connection is opened, the network's extra latency, where events and outcomes go — is
-//! behind [`Surroundings`].
+//! The client core decides everything a client library decides (deadlines, reconnects,
+//! go-redis-style retries, what the machine is told on a timeout); [`drive`] only carries out
+//! its outputs — dial, send, wait, draw a random number, sleep — and hands the answers back.
+//! What differs between the two worlds — the clock, how a connection is opened, the network's
+//! extra latency, where events and outcomes go — is behind [`Surroundings`]. This module
+//! depends on nothing else of the simulation but the event type it logs and the servers'
+//! host names.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::rc::Rc;
 use std::time::Duration;
 
+use leaselab_model::client::SetUp;
+use leaselab_model::client::{self, Client, ClientPolicy, CloseReason, Output, Server};
+use leaselab_model::fault::Fault;
 use leaselab_model::postgres::{PgError, QueryResult, Statement};
 use leaselab_model::redis::{Reply, ScriptId};
-use leaselab_model::safeguard::{Input, Machine, RedisRequest, SqlRequest, Step};
+use leaselab_model::safeguard::{Caller, CallerStats, Outcome, Point, RedisRequest, SqlRequest};
+use leaselab_model::scenario::Scenario;
 use leaselab_model::world::{describe_reply, describe_request};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
 use redis::Value;
+use tokio::time::error::Elapsed;
 use tokio::time::Instant;
 
-use crate::caller::{CallerEnd, CallerSpec, ClientPolicy};
 use crate::clients::{POSTGRES_HOST, REDIS_HOST};
 use crate::events::What;
 
@@ -51,6 +60,83 @@ pub(crate) trait Surroundings {
     fn redis_replied(&self, _request: &RedisRequest, _reply: &Reply) {}
 }
 
+/// How one caller ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallerEnd {
+    /// Its outcome.
+    pub outcome: Outcome,
+    /// Its counters.
+    pub stats: CallerStats,
+    /// When it finished, ms after the release.
+    pub done_at_ms: u64,
+}
+
+/// Everything one caller needs.
+pub(crate) struct CallerSpec {
+    /// 1-based.
+    pub(crate) index: u32,
+    /// `app-N`.
+    pub(crate) name: String,
+    /// The safeguard machine.
+    pub(crate) machine: Caller,
+    /// The caller's own random stream.
+    pub(crate) rng: ChaCha8Rng,
+    /// When it starts, ms after the release.
+    pub(crate) start_offset_ms: u64,
+    /// Its pauses.
+    pub(crate) pauses: PausePlan,
+    /// Open a Redis connection during set-up.
+    pub(crate) uses_redis: bool,
+    /// Open a PostgreSQL connection during set-up.
+    pub(crate) uses_postgres: bool,
+}
+
+/// The pauses one caller will take, each the first time it reaches its point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PausePlan {
+    pending: Vec<(Point, u64)>,
+}
+
+impl PausePlan {
+    /// Caller `caller`'s (1-based) pauses in `scenario`.
+    pub fn for_caller(scenario: &Scenario, caller: u32) -> PausePlan {
+        let pending = scenario
+            .faults
+            .iter()
+            .filter_map(|fault| match fault {
+                Fault::Pause {
+                    caller: who,
+                    at,
+                    pause_ms,
+                } if *who == caller => Some((*at, *pause_ms)),
+                _ => None,
+            })
+            .collect();
+        PausePlan { pending }
+    }
+
+    /// The pause to take at `point` now, if one is planned (used up by this call).
+    pub fn take(&mut self, point: Point) -> Option<u64> {
+        let index = self.pending.iter().position(|(at, _)| *at == point)?;
+        Some(self.pending.remove(index).1)
+    }
+}
+
+/// Runs `future` until `deadline` (if any).
+async fn within<F: Future>(deadline: Option<Instant>, future: F) -> Result<F::Output, Elapsed> {
+    match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, future).await,
+        None => Ok(future.await),
+    }
+}
+
+fn host_name(server: Server) -> &'static str {
+    match server {
+        Server::Redis => REDIS_HOST,
+        Server::Postgres => POSTGRES_HOST,
+    }
+}
+
 /// Sets up a caller (opens its connections), waits for its start, and drives its machine to
 /// its end, which goes to [`Surroundings::finish`]. A GC pause is a sleep of this loop,
 /// during which nothing of the caller runs.
@@ -58,13 +144,21 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
     let CallerSpec {
         index,
         name,
-        mut machine,
+        machine,
         rng,
         start_offset_ms,
         mut pauses,
         uses_redis,
         uses_postgres,
     } = spec;
+    let mut client = Client::new(
+        machine,
+        env.policy(),
+        SetUp {
+            redis: uses_redis,
+            postgres: uses_postgres,
+        },
+    );
     let mut host = Host {
         name,
         rng,
@@ -73,26 +167,135 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
         postgres: None,
         prepared: BTreeMap::new(),
         scripts: BTreeMap::new(),
+        deadline: None,
     };
-    if uses_redis {
-        // A failure here is retried on the first request.
-        let _ = host.connect_redis().await;
-    }
-    if uses_postgres {
-        let _ = host.connect_postgres().await;
+    // Set-up: a failure here is retried on the first request.
+    while let Some(output) = client.poll(host.caller_ms()) {
+        let Output::Connect {
+            server,
+            conn,
+            dial_timeout_ms,
+        } = output
+        else {
+            unreachable!("set-up only connects, got {output:?}");
+        };
+        match host.connect(server, dial_timeout_ms).await {
+            Ok(()) => client.handle_connected(conn),
+            Err(error) => client.handle_connect_failed(conn, error),
+        }
     }
     env.wait_for_start(start_offset_ms).await;
     host.log(What::Started);
-    let mut input = Input::Start;
+    client.start();
     loop {
-        let step = machine.next(host.caller_ms(), input);
-        input = match step {
-            Step::Redis {
+        let Some(output) = client.poll(host.caller_ms()) else {
+            unreachable!("the driver answers every output before polling again");
+        };
+        match output {
+            Output::BeginRedis {
                 request,
                 timeout_ms,
-            } => host.redis_request(&request, timeout_ms).await,
-            Step::Sql(request) => host.sql(&request).await,
-            Step::Sleep {
+            } => {
+                host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
+                host.log(What::RedisRequest {
+                    command: describe_request(&request),
+                    timeout_ms,
+                });
+            }
+            Output::BeginSql { request } => {
+                host.deadline = client
+                    .policy()
+                    .sql_timeout_ms
+                    .map(|timeout| Instant::now() + Duration::from_millis(timeout));
+                host.log(What::SqlRequest {
+                    sql: request.statement.sql(),
+                    params: request.params.clone(),
+                });
+            }
+            Output::Connect {
+                server,
+                conn,
+                dial_timeout_ms,
+            } => match within(host.deadline, host.connect(server, dial_timeout_ms)).await {
+                Ok(Ok(())) => client.handle_connected(conn),
+                Ok(Err(error)) => client.handle_connect_failed(conn, error),
+                Err(_) => host.timed_out(&mut client),
+            },
+            Output::SendRedis { request, .. } => {
+                match within(host.deadline, host.redis_attempt(&request)).await {
+                    Ok(Ok(reply)) => {
+                        host.env.redis_replied(&request, &reply);
+                        host.log(What::RedisReply {
+                            reply: describe_reply(&reply),
+                        });
+                        client.handle_redis_reply(reply);
+                    }
+                    Ok(Err(error)) => client.handle_connection_broke(error),
+                    Err(_) => host.timed_out(&mut client),
+                }
+            }
+            Output::SendSql { request, .. } => {
+                if host
+                    .postgres
+                    .as_ref()
+                    .is_none_or(|session| session.is_closed())
+                {
+                    host.postgres = None;
+                    client.handle_found_closed();
+                    continue;
+                }
+                match within(host.deadline, host.sql_attempt(&request)).await {
+                    Ok(Ok(result)) => {
+                        let (text, rows) = match &result {
+                            Ok(ok) => (ok.tag.clone(), ok.rows.clone()),
+                            Err(error) => {
+                                (format!("ERROR {} {}", error.code, error.message), vec![])
+                            }
+                        };
+                        host.log(What::SqlReply { result: text, rows });
+                        client.handle_sql_result(result);
+                    }
+                    Ok(Err(error)) => client.handle_connection_broke(error),
+                    Err(_) => host.timed_out(&mut client),
+                }
+            }
+            Output::Close { server, reason, .. } => {
+                match server {
+                    Server::Redis => host.redis = None,
+                    Server::Postgres => host.postgres = None,
+                }
+                host.log(match reason {
+                    CloseReason::RedisTimeout { after_ms } => What::RedisTimeout { after_ms },
+                    other => What::ConnectionError {
+                        server: host_name(server).to_string(),
+                        error: other.error(),
+                    },
+                });
+            }
+            Output::DrawBackoff { below_ms, .. } => {
+                let backoff_ms = if below_ms == 0 {
+                    0
+                } else {
+                    host.rng.random_range(0..below_ms)
+                };
+                client.handle_backoff_drawn(host.caller_ms(), backoff_ms);
+            }
+            Output::Retry {
+                server,
+                attempt,
+                backoff_ms,
+            } => {
+                host.log(What::Retry {
+                    server: host_name(server).to_string(),
+                    attempt,
+                    backoff_ms,
+                });
+                if backoff_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(backoff_ms)).await;
+                }
+                client.handle_woke();
+            }
+            Output::Sleep {
                 min_ms,
                 max_ms,
                 deadline_ms,
@@ -103,18 +306,14 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     min_ms
                 };
                 let now_ms = host.caller_ms();
-                let wake_ms = match deadline_ms {
-                    Some(deadline) => (now_ms + drawn).min(deadline.max(now_ms)),
-                    None => now_ms + drawn,
-                };
-                let ms = wake_ms - now_ms;
+                let ms = client::wake_ms(now_ms, drawn, deadline_ms) - now_ms;
                 if ms > 0 {
                     host.log(What::Sleep { ms });
                     tokio::time::sleep(Duration::from_millis(ms)).await;
                 }
-                Input::Woke
+                client.handle_woke();
             }
-            Step::Reached(point) => {
+            Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
                     host.log(What::PauseStart {
                         point: point.name().to_string(),
@@ -129,25 +328,25 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                         point: point.name().to_string(),
                     });
                 }
-                Input::Resumed
+                client.handle_resumed();
             }
-            Step::Done(outcome) => {
+            Output::Done(outcome) => {
                 let done_at_ms = host.caller_ms();
                 host.log(What::Done {
                     outcome: outcome.name().to_string(),
-                    detail: crate::run::describe_outcome(&outcome),
+                    detail: outcome.describe(),
                 });
                 env.finish(
                     index,
                     CallerEnd {
                         outcome,
-                        stats: machine.stats(),
+                        stats: client.stats(),
                         done_at_ms,
                     },
                 );
                 break;
             }
-        };
+        }
     }
     // Close the connections so the servers end their sessions, and let the client drivers
     // send their goodbyes before the caller stops.
@@ -155,12 +354,6 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
     host.postgres = None;
     tokio::task::yield_now().await;
     tokio::task::yield_now().await;
-}
-
-/// Why a Redis attempt failed.
-enum AttemptError {
-    /// The connection broke or could not be made.
-    Connection(String),
 }
 
 /// A caller's connections and state.
@@ -172,6 +365,8 @@ struct Host<E> {
     postgres: Option<tokio_postgres::Client>,
     prepared: BTreeMap<String, tokio_postgres::Statement>,
     scripts: BTreeMap<ScriptId, redis::Script>,
+    /// The outstanding request's deadline (the client core's `poll_timeout` as an instant).
+    deadline: Option<Instant>,
 }
 
 impl<E: Surroundings> Host<E> {
@@ -188,142 +383,59 @@ impl<E: Surroundings> Host<E> {
         self.env.network_delay(&mut self.rng).await;
     }
 
-    async fn connect_redis(&mut self) -> Result<(), String> {
-        let dial = Duration::from_millis(self.env.policy().dial_timeout_ms);
-        match tokio::time::timeout(dial, self.env.open_redis()).await {
-            Ok(Ok(connection)) => {
-                self.redis = Some(connection);
-                self.log(What::Connected {
-                    server: REDIS_HOST.to_string(),
-                });
-                Ok(())
-            }
-            Ok(Err(error)) => {
-                self.log(What::ConnectFailed {
-                    server: REDIS_HOST.to_string(),
-                    error: error.clone(),
-                });
-                Err(error)
-            }
-            Err(_) => {
-                let error = format!("no connection within {}ms", dial.as_millis());
-                self.log(What::ConnectFailed {
-                    server: REDIS_HOST.to_string(),
-                    error: error.clone(),
-                });
-                Err(error)
-            }
-        }
+    /// The outstanding request's deadline passed: the client core gives up on it. The timer
+    /// was set for the core's own deadline, so that is at least the time now.
+    fn timed_out(&mut self, client: &mut Client<Caller>) {
+        let now_ms = self
+            .caller_ms()
+            .max(client.poll_timeout().unwrap_or_default());
+        client.handle_timeout(now_ms);
     }
 
-    async fn connect_postgres(&mut self) -> Result<(), String> {
-        let dial = Duration::from_millis(self.env.policy().dial_timeout_ms);
+    /// Opens a connection to `server` within `dial_timeout_ms`.
+    async fn connect(&mut self, server: Server, dial_timeout_ms: u64) -> Result<(), String> {
+        let dial = Duration::from_millis(dial_timeout_ms);
         let env = self.env.clone();
-        let result = match tokio::time::timeout(dial, env.open_postgres(&self.name)).await {
-            Ok(result) => result,
-            Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+        let result = match server {
+            Server::Redis => match tokio::time::timeout(dial, env.open_redis()).await {
+                Ok(Ok(connection)) => {
+                    self.redis = Some(connection);
+                    Ok(())
+                }
+                Ok(Err(error)) => Err(error),
+                Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+            },
+            Server::Postgres => {
+                match tokio::time::timeout(dial, env.open_postgres(&self.name)).await {
+                    Ok(Ok(client)) => {
+                        self.postgres = Some(client);
+                        self.prepared.clear();
+                        Ok(())
+                    }
+                    Ok(Err(error)) => Err(error),
+                    Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+                }
+            }
         };
-        match result {
-            Ok(client) => {
-                self.postgres = Some(client);
-                self.prepared.clear();
-                self.log(What::Connected {
-                    server: POSTGRES_HOST.to_string(),
-                });
-                Ok(())
-            }
-            Err(error) => {
-                self.log(What::ConnectFailed {
-                    server: POSTGRES_HOST.to_string(),
-                    error: error.clone(),
-                });
-                Err(error)
-            }
+        let server = host_name(server).to_string();
+        match &result {
+            Ok(()) => self.log(What::Connected { server }),
+            Err(error) => self.log(What::ConnectFailed {
+                server,
+                error: error.clone(),
+            }),
         }
+        result
     }
 
-    /// Carries out a Redis step under the client policy.
-    async fn redis_request(&mut self, request: &RedisRequest, timeout_ms: Option<u64>) -> Input {
-        let policy = self.env.policy();
-        let timeout_ms = timeout_ms.unwrap_or(policy.read_timeout_ms);
-        let deadline = Instant::now() + Duration::from_millis(timeout_ms);
-        self.log(What::RedisRequest {
-            command: describe_request(request),
-            timeout_ms,
-        });
-        let mut attempt = 0;
-        loop {
-            let result = tokio::time::timeout_at(deadline, self.redis_attempt(request)).await;
-            match result {
-                Ok(Ok(reply)) => {
-                    self.env.redis_replied(request, &reply);
-                    self.log(What::RedisReply {
-                        reply: describe_reply(&reply),
-                    });
-                    return Input::Redis(reply);
-                }
-                Ok(Err(AttemptError::Connection(error))) => {
-                    self.redis = None;
-                    self.log(What::ConnectionError {
-                        server: REDIS_HOST.to_string(),
-                        error: error.clone(),
-                    });
-                    if attempt >= policy.max_retries {
-                        return Input::ConnectionError(error);
-                    }
-                    attempt += 1;
-                    let backoff_ms = self.retry_backoff_ms(attempt);
-                    if Instant::now() + Duration::from_millis(backoff_ms) >= deadline {
-                        return Input::ConnectionError(error);
-                    }
-                    self.log(What::Retry {
-                        server: REDIS_HOST.to_string(),
-                        attempt,
-                        backoff_ms,
-                    });
-                    if backoff_ms > 0 {
-                        tokio::time::sleep(Duration::from_millis(backoff_ms)).await;
-                    }
-                }
-                Err(_) => {
-                    // The connection is in an unknown state (a partition hangs it for
-                    // good): close it; the next request opens a new one.
-                    self.redis = None;
-                    self.log(What::RedisTimeout {
-                        after_ms: timeout_ms,
-                    });
-                    return Input::RedisTimeout;
-                }
-            }
-        }
-    }
-
-    /// go-redis's `RetryBackoff`: random below `min << attempt`, capped at `max`.
-    fn retry_backoff_ms(&mut self, attempt: u32) -> u64 {
-        let policy = self.env.policy();
-        let mut cap = policy
-            .min_retry_backoff_ms
-            .checked_shl(attempt)
-            .unwrap_or(u64::MAX);
-        if cap > policy.max_retry_backoff_ms || cap < policy.min_retry_backoff_ms {
-            cap = policy.max_retry_backoff_ms;
-        }
-        if cap == 0 {
-            0
-        } else {
-            self.rng.random_range(0..cap)
-        }
-    }
-
-    /// One attempt: (re)connect if needed, send, wait for the reply.
-    async fn redis_attempt(&mut self, request: &RedisRequest) -> Result<Reply, AttemptError> {
-        if self.redis.is_none() {
-            self.connect_redis()
-                .await
-                .map_err(AttemptError::Connection)?;
-        }
+    /// One send on the open connection: the request, the reply. An error is a broken
+    /// connection; a Redis error reply is a reply.
+    async fn redis_attempt(&mut self, request: &RedisRequest) -> Result<Reply, String> {
         self.network_delay().await;
-        let connection = self.redis.as_mut().expect("connected above");
+        let connection = self
+            .redis
+            .as_mut()
+            .expect("the client core sends on an open connection");
         let result = match request {
             RedisRequest::Command(command) => {
                 let mut cmd = redis::Cmd::new();
@@ -354,69 +466,26 @@ impl<E: Surroundings> Host<E> {
                     Some(detail) => format!("{code} {detail}"),
                     None => code.to_string(),
                 }),
-                None => return Err(AttemptError::Connection(error.to_string())),
+                None => return Err(error.to_string()),
             },
         };
         self.network_delay().await;
         Ok(reply)
     }
 
-    /// Carries out a SQL step.
-    async fn sql(&mut self, request: &SqlRequest) -> Input {
-        let sql = request.statement.sql();
-        self.log(What::SqlRequest {
-            sql: sql.clone(),
-            params: request.params.clone(),
-        });
-        let timeout = Duration::from_millis(self.env.policy().sql_timeout_ms);
-        let result = tokio::time::timeout(timeout, self.sql_attempt(request, &sql)).await;
-        let input = match result {
-            Ok(Ok(result)) => {
-                let (text, rows) = match &result {
-                    Ok(ok) => (ok.tag.clone(), ok.rows.clone()),
-                    Err(error) => (format!("ERROR {} {}", error.code, error.message), vec![]),
-                };
-                self.log(What::SqlReply { result: text, rows });
-                Input::Sql(result)
-            }
-            Ok(Err(error)) => {
-                self.postgres = None;
-                self.log(What::ConnectionError {
-                    server: POSTGRES_HOST.to_string(),
-                    error: error.clone(),
-                });
-                Input::ConnectionError(error)
-            }
-            Err(_) => {
-                self.postgres = None;
-                let error = format!("no answer within {}ms", timeout.as_millis());
-                self.log(What::ConnectionError {
-                    server: POSTGRES_HOST.to_string(),
-                    error: error.clone(),
-                });
-                Input::ConnectionError(error)
-            }
-        };
-        input
-    }
-
-    /// One statement: (re)connect if needed, prepare once, execute. The outer error is a
-    /// broken connection; the inner one PostgreSQL's answer.
+    /// One statement on the open session: prepare once, execute. The outer error is a broken
+    /// connection; the inner one PostgreSQL's answer.
     async fn sql_attempt(
         &mut self,
         request: &SqlRequest,
-        sql: &str,
     ) -> Result<Result<QueryResult, PgError>, String> {
-        if self
+        let sql = request.statement.sql();
+        let sql = sql.as_str();
+        self.network_delay().await;
+        let client = self
             .postgres
             .as_ref()
-            .is_none_or(|client| client.is_closed())
-        {
-            self.postgres = None;
-            self.connect_postgres().await?;
-        }
-        self.network_delay().await;
-        let client = self.postgres.as_ref().expect("connected above");
+            .expect("the client core sends on an open session");
         let statement = match self.prepared.get(sql) {
             Some(statement) => statement.clone(),
             None => match client.prepare(sql).await {

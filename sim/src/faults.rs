@@ -3,11 +3,11 @@
 //!
 //! - **GC pause** ([`Fault::Pause`]): the caller freezes the first time its machine reaches
 //!   the point; nothing of it runs meanwhile (the machine, watchdog included, is its only
-//!   activity), and its lease keeps ageing on the server. See [`PausePlan`].
+//!   activity), and its lease keeps ageing on the server. See [`crate::driver::PausePlan`].
 //! - **Partition**: turmoil drops every segment on the cut link (both ways, or one way). TCP
 //!   has no retransmission there, so a connection that lost a segment hangs for good; the
 //!   client's timeouts end the wait and the next request reconnects (see
-//!   [`crate::caller::ClientPolicy`]). The `redis` ↔ `redis-replica` link is the replication
+//!   [`leaselab_model::client::ClientPolicy`]). The `redis` ↔ `redis-replica` link is the replication
 //!   stream, not a turmoil link: cutting it queues changes on the primary.
 //! - **Failover**: the replica, [`Network::replication_lag_ms`] behind, is promoted behind the
 //!   `redis` address (as Sentinel or a virtual IP would); every connection to `redis` is
@@ -160,37 +160,6 @@ pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, 
     (primary, replica)
 }
 
-/// The pauses one caller will take, each the first time it reaches its point.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PausePlan {
-    pending: Vec<(Point, u64)>,
-}
-
-impl PausePlan {
-    /// Caller `caller`'s (1-based) pauses in `scenario`.
-    pub fn for_caller(scenario: &Scenario, caller: u32) -> PausePlan {
-        let pending = scenario
-            .faults
-            .iter()
-            .filter_map(|fault| match fault {
-                Fault::Pause {
-                    caller: who,
-                    at,
-                    pause_ms,
-                } if *who == caller => Some((*at, *pause_ms)),
-                _ => None,
-            })
-            .collect();
-        PausePlan { pending }
-    }
-
-    /// The pause to take at `point` now, if one is planned (used up by this call).
-    pub fn take(&mut self, point: Point) -> Option<u64> {
-        let index = self.pending.iter().position(|(at, _)| *at == point)?;
-        Some(self.pending.remove(index).1)
-    }
-}
-
 /// Checks what the simulation needs beyond [`Scenario::validate`]: faults it can carry out.
 pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
     let failovers = scenario
@@ -308,6 +277,7 @@ pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::PausePlan;
     use leaselab_model::scenario::Variant;
 
     #[test]

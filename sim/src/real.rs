@@ -40,11 +40,11 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 use tokio_postgres::config::Host;
 
-use crate::caller::{CallerEnd, ClientPolicy};
 use crate::clients::{postgres_over_stream, postgres_real, redis_over_stream, redis_url};
-use crate::driver::{drive, Surroundings};
+use crate::driver::{drive, CallerEnd, Surroundings};
 use crate::events::{Event, What};
 use crate::run::{assemble, caller_specs, host_rng, FinalState, RunReport};
+use leaselab_model::client::ClientPolicy;
 
 /// Where the real servers are and how the run behaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
