@@ -5,6 +5,10 @@ use serde::Serialize;
 
 use crate::safeguard::{CallerStats, Outcome};
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// OK or BROKEN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
@@ -46,6 +50,10 @@ pub struct CallerResult {
     pub outcome: Option<Outcome>,
     /// Its counters.
     pub stats: CallerStats,
+    /// A write of its balance landed on the server, whatever the caller was told (known only
+    /// where the driver sees the servers' side and replies can be lost: the World with reply
+    /// faults; false elsewhere).
+    pub write_landed: bool,
 }
 
 /// The ledger check of one run. Serialises as its numbers and blame; the verdict is left to
@@ -75,6 +83,10 @@ pub struct Ledger {
     pub lost_lock: u32,
     /// Callers that failed with an error, or never finished.
     pub failed: u32,
+    /// Callers whose write landed although they were not told it was accepted (its reply was
+    /// lost): their spend happened, so it counts in the expected balance.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unacknowledged: u32,
     /// Releases refused because the lock had expired or changed hands.
     pub stale_releases_refused: u32,
     /// Retries while the lock was busy.
@@ -85,6 +97,11 @@ pub struct Ledger {
 
 impl Ledger {
     /// Judges a run from its callers' results and the final balance.
+    ///
+    /// The expected balance counts every spend that happened: the accepted ones and the
+    /// writes that landed although their reply was lost ([`Ledger::unacknowledged`]). Counting
+    /// only accepted spends would call a lost reply a broken ledger, and — worse — call a run
+    /// OK where a stale write overwrote a landed one (the two errors cancel out).
     pub fn check(
         initial_balance: i64,
         amount: i64,
@@ -103,6 +120,7 @@ impl Ledger {
             insufficient: 0,
             lost_lock: 0,
             failed: 0,
+            unacknowledged: 0,
             stale_releases_refused: 0,
             busy_retries: 0,
             stale_spends: Vec::new(),
@@ -126,8 +144,12 @@ impl Ledger {
                 Some(Outcome::LostLock) => ledger.lost_lock += 1,
                 Some(Outcome::Failed(_)) | None => ledger.failed += 1,
             }
+            if result.write_landed && !matches!(result.outcome, Some(Outcome::Accepted { .. })) {
+                ledger.unacknowledged += 1;
+            }
         }
-        ledger.expected_balance = initial_balance - amount * i64::from(ledger.accepted);
+        ledger.expected_balance =
+            initial_balance - amount * i64::from(ledger.accepted + ledger.unacknowledged);
         if final_balance != ledger.expected_balance || final_balance < 0 {
             ledger.verdict = Verdict::Broken;
         }
@@ -174,6 +196,7 @@ mod tests {
                 write_acked_ms: at_ms,
             }),
             stats: CallerStats::default(),
+            write_landed: true,
         }
     }
 
@@ -211,7 +234,37 @@ mod tests {
             caller: 1,
             outcome: None,
             stats: CallerStats::default(),
+            write_landed: false,
         }];
         assert_eq!(Ledger::check(100, 10, &results, 100).failed, 1);
+    }
+
+    fn landed_unanswered(caller: u32, read: i64) -> CallerResult {
+        CallerResult {
+            caller,
+            outcome: Some(Outcome::Failed(format!(
+                "write: Redis did not answer in time (read {read})"
+            ))),
+            stats: CallerStats::default(),
+            write_landed: true,
+        }
+    }
+
+    #[test]
+    fn a_landed_write_whose_reply_was_lost_is_a_spend() {
+        // It wrote 90 and was told nothing: the money moved, the ledger is right.
+        let ledger = Ledger::check(100, 10, &[landed_unanswered(1, 100)], 90);
+        assert_eq!(ledger.unacknowledged, 1);
+        assert_eq!(ledger.failed, 1);
+        assert_eq!(ledger.line(), "accepted=0 balance=90 expected=90 OK");
+    }
+
+    #[test]
+    fn a_stale_write_over_a_landed_one_is_broken_though_it_matches_the_accepted_count() {
+        // Caller 1's write landed (reply lost); caller 2 read before it and overwrote it.
+        // Counting accepted spends only, 100 - 10 = 90 would look OK.
+        let results = [landed_unanswered(1, 100), accepted(2, 100, 7)];
+        let ledger = Ledger::check(100, 10, &results, 90);
+        assert_eq!(ledger.line(), "accepted=1 balance=90 expected=80 BROKEN");
     }
 }

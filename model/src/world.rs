@@ -15,10 +15,21 @@
 //! there is the same as pausing just before the step that reached it, because reaching a
 //! point never depends on the clock. This keeps the state space small without losing any
 //! behaviour.
+//!
+//! Each caller's machine sits inside the client core ([`crate::client::Client`]), the same
+//! one the simulation and real mode drive: the world answers its outputs at once (a connection
+//! opens, a request runs). With [`ReplyFaults`] (off by default) a Redis reply can also go
+//! astray after the request ran on the server — [`Action::LoseReply`] (the client waits until
+//! its deadline and the machine is told [`Input::RedisTimeout`]) or
+//! [`Action::DropConnection`] (the client closes the connection and, as go-redis does, sends
+//! the request again on a new one after a backoff: a script can run twice). While a fault is
+//! possible a Redis request takes two steps: it runs on the server, then its reply arrives
+//! ([`SlotState::InFlight`]); without faults it is one step, so state counts are unchanged.
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use crate::client::{Client, ClientPolicy, Output, SetUp};
 use crate::ledger::{CallerResult, Ledger};
 use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
 use crate::redis::command::Command;
@@ -26,7 +37,7 @@ use crate::redis::replication::Effect;
 use crate::redis::{Redis, Reply};
 use crate::safeguard::lock::token_text;
 use crate::safeguard::{
-    BalanceIn, Caller, Input, Machine, Outcome, ParamError, Point, RedisRequest, SqlRequest, Step,
+    BalanceIn, Caller, Input, Outcome, ParamError, Point, RedisRequest, SqlRequest,
 };
 use crate::scenario::Scenario;
 
@@ -41,6 +52,38 @@ pub enum Action {
     Replicate,
     /// The primary dies; the replica is promoted, losing what had not replicated.
     Failover,
+    /// Caller `n`'s Redis reply, in flight, is lost: the request ran, the caller waits until
+    /// its deadline ([`ReplyFaults::lost_replies`]).
+    LoseReply(u8),
+    /// Caller `n`'s Redis connection breaks while its reply is in flight: the request ran,
+    /// the client retries it on a new connection ([`ReplyFaults::dropped_connections`]).
+    DropConnection(u8),
+}
+
+/// Faults between the callers and Redis, as budgets for a whole run: how often each may
+/// happen. All zero (the default): no reply is ever lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplyFaults {
+    /// Replies that may be lost (the caller times out).
+    pub lost_replies: u32,
+    /// Connections that may break with a reply in flight (the client retries).
+    pub dropped_connections: u32,
+}
+
+impl ReplyFaults {
+    /// True when some fault may still happen.
+    pub fn any(&self) -> bool {
+        self.lost_replies > 0 || self.dropped_connections > 0
+    }
+}
+
+/// The client policy a world's callers follow unless told otherwise: the simulation's, except
+/// that a statement waits for a row lock as long as it takes (the world has no SQL timeout).
+pub fn world_client_policy() -> ClientPolicy {
+    ClientPolicy {
+        sql_timeout_ms: None,
+        ..ClientPolicy::default()
+    }
 }
 
 /// Where a caller is, between steps.
@@ -65,6 +108,17 @@ pub enum SlotState {
         /// The session holding the lock.
         by: SessionId,
     },
+    /// Its Redis request ran on the server and the reply is on its way (only while a
+    /// [`ReplyFaults`] fault may still happen).
+    InFlight {
+        /// The reply.
+        reply: Reply,
+    },
+    /// Its Redis reply was lost; the client gives up at `deadline_ms`.
+    Awaiting {
+        /// When the client gives up.
+        deadline_ms: u64,
+    },
     /// Finished.
     Done,
 }
@@ -72,8 +126,8 @@ pub enum SlotState {
 /// One caller with its connection state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Slot {
-    /// The safeguard machine.
-    pub machine: Caller,
+    /// The safeguard machine inside its client core.
+    pub client: Client<Caller>,
     /// Where it is.
     pub state: SlotState,
     /// Its PostgreSQL session.
@@ -86,6 +140,9 @@ pub struct Slot {
     pub slack_ms: u64,
     /// How it ended.
     pub outcome: Option<Outcome>,
+    /// A write of its balance landed on the server (tracked only with [`ReplyFaults`]: without
+    /// them every landed write is answered, and its outcome says so).
+    pub write_landed: bool,
     /// What symmetry reduction remembers about this slot; forgotten on every change.
     canon: symmetry::SlotCanon,
 }
@@ -151,6 +208,8 @@ struct Setup {
     tokens: Vec<Vec<u8>>,
     /// Hash worlds up to a renaming of callers.
     symmetric: bool,
+    /// The faults the run started with (their budgets left are in [`World::faults_left`]).
+    faults: ReplyFaults,
 }
 
 /// Callers, stand-ins and a clock.
@@ -176,6 +235,8 @@ pub struct World {
     pub slots: Vec<Arc<Slot>>,
     /// Failovers still allowed.
     pub failovers_left: u32,
+    /// Reply faults still allowed.
+    pub faults_left: ReplyFaults,
     /// Bounds.
     pub config: WorldConfig,
     setup: Arc<Setup>,
@@ -192,6 +253,7 @@ impl Hash for World {
         self.postgres.hash(state);
         self.slots.hash(state);
         self.failovers_left.hash(state);
+        self.faults_left.hash(state);
     }
 }
 
@@ -272,6 +334,45 @@ pub enum Event {
         /// How many.
         lost: usize,
     },
+    /// A reply fault, or what the caller's client did about one.
+    Fault {
+        /// The caller.
+        caller: usize,
+        /// What.
+        fault: ClientFault,
+    },
+}
+
+/// A reply fault and its consequences, as [`Event::Fault`] reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientFault {
+    /// The reply in flight was lost.
+    ReplyLost,
+    /// The connection broke with the reply in flight.
+    ConnectionDropped,
+    /// The client gave up waiting (the machine is told of a timeout).
+    TimedOut,
+    /// The client sends the request again on a new connection.
+    Retry {
+        /// Which retry (1-based).
+        attempt: u32,
+    },
+}
+
+impl ClientFault {
+    /// The fault in words, after "caller N".
+    pub fn describe(&self) -> String {
+        match self {
+            ClientFault::ReplyLost => "loses the reply (the request ran)".to_string(),
+            ClientFault::ConnectionDropped => {
+                "loses its connection with the reply in flight (the request ran)".to_string()
+            }
+            ClientFault::TimedOut => "gives up waiting for the reply".to_string(),
+            ClientFault::Retry { attempt } => {
+                format!("sends the request again on a new connection (retry {attempt})")
+            }
+        }
+    }
 }
 
 type Sink<'a> = Option<&'a mut Vec<Event>>;
@@ -283,11 +384,29 @@ fn emit(sink: &mut Sink<'_>, event: impl FnOnce() -> Event) {
 }
 
 impl World {
-    /// A world for `scenario`, one token per caller.
+    /// A world for `scenario`, one token per caller, without reply faults.
     pub fn new(
         scenario: &Scenario,
         tokens: &[u128],
         config: WorldConfig,
+    ) -> Result<World, ParamError> {
+        World::with_faults(
+            scenario,
+            tokens,
+            config,
+            ReplyFaults::default(),
+            world_client_policy(),
+        )
+    }
+
+    /// A world whose callers follow `policy` and whose Redis replies may go astray as
+    /// `faults` allow.
+    pub fn with_faults(
+        scenario: &Scenario,
+        tokens: &[u128],
+        config: WorldConfig,
+        faults: ReplyFaults,
+        policy: ClientPolicy,
     ) -> Result<World, ParamError> {
         scenario.validate()?;
         assert_eq!(
@@ -303,9 +422,22 @@ impl World {
         let keys = &scenario.params.keys;
         redis.drain_effects();
         let bounded = config.max_pause_ms.is_some();
+        let balance_in = scenario.balance_in();
+        let set_up = SetUp {
+            redis: scenario.safeguard.uses_lock() || balance_in == BalanceIn::Redis,
+            postgres: balance_in == BalanceIn::Postgres,
+        };
         let mut slots = Vec::with_capacity(tokens.len());
         for (index, token) in tokens.iter().enumerate() {
             let machine = scenario.safeguard.build(&scenario.params, *token)?;
+            let mut client = Client::new(machine, policy, set_up);
+            // Set-up connections open at once.
+            while let Some(output) = client.poll(0) {
+                let Output::Connect { conn, .. } = output else {
+                    unreachable!("set-up only connects, got {output:?}");
+                };
+                client.handle_connected(conn);
+            }
             let session = postgres.connect();
             let start_ms = scenario.start_offset_ms(index);
             let state = if start_ms == 0 {
@@ -319,12 +451,13 @@ impl World {
                 0
             };
             slots.push(Arc::new(Slot {
-                machine,
+                client,
                 state,
                 session,
                 paused_ms: 0,
                 slack_ms,
                 outcome: None,
+                write_landed: false,
                 canon: symmetry::SlotCanon::default(),
             }));
         }
@@ -357,6 +490,7 @@ impl World {
             postgres: Arc::new(postgres),
             slots,
             failovers_left: config.failovers,
+            faults_left: faults,
             config,
             setup: Arc::new(Setup {
                 initial_balance: scenario.initial_balance,
@@ -367,6 +501,7 @@ impl World {
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
+                faults,
             }),
         })
     }
@@ -401,8 +536,9 @@ impl World {
     /// for has been released.
     pub fn enabled(&self, index: usize) -> bool {
         match &self.slots[index].state {
-            SlotState::Ready(_) => true,
+            SlotState::Ready(_) | SlotState::InFlight { .. } => true,
             SlotState::Blocked { by, .. } => !self.postgres.in_transaction(*by),
+            SlotState::Awaiting { deadline_ms } => self.now_ms >= *deadline_ms,
             _ => false,
         }
     }
@@ -426,6 +562,25 @@ impl World {
                 actions.push(Action::Failover);
             }
         }
+        if self.faults_left.any() {
+            for index in 0..self.slots.len() {
+                if matches!(self.slots[index].state, SlotState::InFlight { .. }) {
+                    if self.faults_left.lost_replies > 0 {
+                        actions.push(Action::LoseReply(index as u8));
+                    }
+                    if self.faults_left.dropped_connections > 0 {
+                        actions.push(Action::DropConnection(index as u8));
+                    }
+                }
+            }
+        }
+    }
+
+    /// True when caller `index`'s reply is in flight.
+    fn in_flight(&self, index: u8) -> bool {
+        self.slots
+            .get(usize::from(index))
+            .is_some_and(|slot| matches!(slot.state, SlotState::InFlight { .. }))
     }
 
     /// True when the clock may advance: before the horizon, while someone is unfinished, and
@@ -482,6 +637,10 @@ impl World {
             Action::Failover => {
                 self.replica.is_some() && self.failovers_left > 0 && !self.all_done()
             }
+            Action::LoseReply(index) => self.faults_left.lost_replies > 0 && self.in_flight(index),
+            Action::DropConnection(index) => {
+                self.faults_left.dropped_connections > 0 && self.in_flight(index)
+            }
         }
     }
 
@@ -514,6 +673,33 @@ impl World {
                 self.replica = None;
                 self.failovers_left -= 1;
                 emit(sink, || Event::Failover { lost });
+            }
+            Action::LoseReply(index) => {
+                let index = usize::from(index);
+                self.faults_left.lost_replies -= 1;
+                let slot = slot_mut(&mut self.slots[index]);
+                let deadline_ms = slot
+                    .client
+                    .poll_timeout()
+                    .expect("a request in flight has a deadline");
+                slot.state = SlotState::Awaiting { deadline_ms };
+                emit(sink, || Event::Fault {
+                    caller: index,
+                    fault: ClientFault::ReplyLost,
+                });
+            }
+            Action::DropConnection(index) => {
+                let index = usize::from(index);
+                self.faults_left.dropped_connections -= 1;
+                emit(sink, || Event::Fault {
+                    caller: index,
+                    fault: ClientFault::ConnectionDropped,
+                });
+                let slot = slot_mut(&mut self.slots[index]);
+                slot.state = SlotState::Done;
+                slot.client
+                    .handle_connection_broke("connection reset by peer".to_string());
+                self.drive(index, sink);
             }
         }
     }
@@ -564,85 +750,164 @@ impl World {
         let now_ms = self.now_ms;
         let slot = slot_mut(&mut self.slots[index]);
         let state = std::mem::replace(&mut slot.state, SlotState::Done);
-        let mut step = match state {
-            SlotState::Ready(input) => slot.machine.next(now_ms, input),
+        match state {
+            SlotState::Ready(input) => slot.client.deliver(input),
             SlotState::Blocked { request, .. } => {
                 self.run_sql(index, request, sink);
                 return;
             }
-            other => panic!("caller {index} stepped while {other:?}"),
-        };
-        // A named point resumes at once: a pause there is time passing before the step that
-        // reached it, which is the same (reaching a point never depends on the clock).
-        while let Step::Reached(point) = step {
-            emit(sink, || Event::Reached {
-                caller: index,
-                point,
-            });
-            step = slot_mut(&mut self.slots[index])
-                .machine
-                .next(now_ms, Input::Resumed);
-        }
-        match step {
-            Step::Redis { request, .. } => {
-                let (request, reply) = self.run_redis(request);
-                if sink.is_some() {
-                    let reply = reply.clone();
-                    emit(sink, || Event::Redis {
-                        caller: index,
-                        request,
-                        reply,
-                    });
-                }
-                self.ready(index, Input::Redis(reply));
-            }
-            Step::Sql(request) => self.run_sql(index, request, sink),
-            Step::Sleep {
-                min_ms,
-                max_ms,
-                deadline_ms,
-            } => {
-                let mut wake_ms = now_ms + min_ms;
-                let mut latest_ms = now_ms + max_ms.max(min_ms);
-                if let Some(deadline_ms) = deadline_ms {
-                    wake_ms = wake_ms.min(deadline_ms.max(now_ms));
-                    latest_ms = latest_ms.min(deadline_ms.max(now_ms));
-                }
-                emit(sink, || Event::Sleep {
+            SlotState::InFlight { reply } => slot.client.handle_redis_reply(reply),
+            SlotState::Awaiting { .. } => {
+                slot.client.handle_timeout(now_ms);
+                emit(sink, || Event::Fault {
                     caller: index,
-                    wake_ms,
-                    latest_ms,
-                    backoff: deadline_ms.is_some(),
+                    fault: ClientFault::TimedOut,
                 });
-                let slack_ms = if self.config.max_pause_ms.is_some() {
-                    latest_ms - wake_ms
-                } else {
-                    0
-                };
-                let slot = slot_mut(&mut self.slots[index]);
-                slot.slack_ms = slack_ms;
-                if wake_ms <= now_ms {
-                    slot.state = SlotState::Ready(Input::Woke);
-                } else {
-                    slot.state = SlotState::Sleeping { wake_ms };
-                }
             }
-            Step::Reached(_) => unreachable!("points resume above"),
-            Step::Done(outcome) => {
-                let session = self.slots[index].session;
-                Arc::make_mut(&mut self.postgres).disconnect(session);
-                let slot = slot_mut(&mut self.slots[index]);
-                slot.slack_ms = 0;
-                if sink.is_some() {
-                    let outcome = outcome.clone();
-                    emit(sink, || Event::Done {
-                        caller: index,
-                        outcome,
-                    });
+            other => panic!("caller {index} stepped while {other:?}"),
+        }
+        self.drive(index, sink);
+    }
+
+    /// Carries out caller `index`'s client outputs until it waits: for a reply in flight, a
+    /// sleep, a row lock, its next step — or it is done.
+    ///
+    /// A named point resumes at once: a pause there is time passing before the step that
+    /// reached it, which is the same (reaching a point never depends on the clock).
+    fn drive(&mut self, index: usize, sink: &mut Sink<'_>) {
+        let now_ms = self.now_ms;
+        let mut backoff_slack_ms = 0;
+        loop {
+            let output = slot_mut(&mut self.slots[index]).client.poll(now_ms);
+            let Some(output) = output else {
+                panic!("caller {index}'s client waits for nothing");
+            };
+            match output {
+                Output::BeginRedis { .. } | Output::BeginSql { .. } | Output::Close { .. } => {}
+                Output::Connect { conn, .. } => {
+                    slot_mut(&mut self.slots[index])
+                        .client
+                        .handle_connected(conn);
                 }
-                slot.outcome = Some(outcome);
+                Output::SendRedis { request, .. } => {
+                    self.send_redis(index, request, sink);
+                    return;
+                }
+                Output::SendSql { request, .. } => {
+                    self.run_sql(index, request, sink);
+                    return;
+                }
+                Output::DrawBackoff { below_ms, .. } => {
+                    // The earliest retry; the rest of the random backoff is slack.
+                    let client = &mut slot_mut(&mut self.slots[index]).client;
+                    let deadline_ms = client.request_deadline_ms().unwrap_or(now_ms);
+                    backoff_slack_ms = below_ms
+                        .saturating_sub(1)
+                        .min(deadline_ms.saturating_sub(now_ms + 1));
+                    client.handle_backoff_drawn(now_ms, 0);
+                }
+                Output::Retry { attempt, .. } => {
+                    emit(sink, || Event::Fault {
+                        caller: index,
+                        fault: ClientFault::Retry { attempt },
+                    });
+                    let bounded = self.config.max_pause_ms.is_some();
+                    let slot = slot_mut(&mut self.slots[index]);
+                    slot.state = SlotState::Ready(Input::Woke);
+                    slot.slack_ms = if bounded { backoff_slack_ms } else { 0 };
+                    return;
+                }
+                Output::Sleep {
+                    min_ms,
+                    max_ms,
+                    deadline_ms,
+                } => {
+                    let mut wake_ms = now_ms + min_ms;
+                    let mut latest_ms = now_ms + max_ms.max(min_ms);
+                    if let Some(deadline_ms) = deadline_ms {
+                        wake_ms = wake_ms.min(deadline_ms.max(now_ms));
+                        latest_ms = latest_ms.min(deadline_ms.max(now_ms));
+                    }
+                    emit(sink, || Event::Sleep {
+                        caller: index,
+                        wake_ms,
+                        latest_ms,
+                        backoff: deadline_ms.is_some(),
+                    });
+                    let slack_ms = if self.config.max_pause_ms.is_some() {
+                        latest_ms - wake_ms
+                    } else {
+                        0
+                    };
+                    let slot = slot_mut(&mut self.slots[index]);
+                    slot.slack_ms = slack_ms;
+                    if wake_ms <= now_ms {
+                        slot.state = SlotState::Ready(Input::Woke);
+                    } else {
+                        slot.state = SlotState::Sleeping { wake_ms };
+                    }
+                    return;
+                }
+                Output::Reached(point) => {
+                    emit(sink, || Event::Reached {
+                        caller: index,
+                        point,
+                    });
+                    slot_mut(&mut self.slots[index]).client.handle_resumed();
+                }
+                Output::Done(outcome) => {
+                    let session = self.slots[index].session;
+                    Arc::make_mut(&mut self.postgres).disconnect(session);
+                    let slot = slot_mut(&mut self.slots[index]);
+                    slot.state = SlotState::Done;
+                    slot.slack_ms = 0;
+                    if sink.is_some() {
+                        let outcome = outcome.clone();
+                        emit(sink, || Event::Done {
+                            caller: index,
+                            outcome,
+                        });
+                    }
+                    slot.outcome = Some(outcome);
+                    return;
+                }
             }
         }
+    }
+
+    /// Runs caller `index`'s Redis request; its reply is handed back at once, or (while a
+    /// reply fault may happen) put in flight.
+    fn send_redis(&mut self, index: usize, request: RedisRequest, sink: &mut Sink<'_>) {
+        let (request, reply) = self.run_redis(request);
+        if self.setup.faults.any() && self.is_balance_write(&request, &reply) {
+            slot_mut(&mut self.slots[index]).write_landed = true;
+        }
+        if sink.is_some() {
+            let reply = reply.clone();
+            emit(sink, || Event::Redis {
+                caller: index,
+                request,
+                reply,
+            });
+        }
+        if self.faults_left.any() {
+            let slot = slot_mut(&mut self.slots[index]);
+            slot.state = SlotState::InFlight { reply };
+            slot.slack_ms = 0;
+        } else {
+            let client = &mut slot_mut(&mut self.slots[index]).client;
+            client.handle_redis_reply(reply);
+            let input = client.take_input().expect("a reply is an input");
+            self.ready(index, input);
+        }
+    }
+
+    /// True when `request` was a write of the balance that Redis applied.
+    fn is_balance_write(&self, request: &RedisRequest, reply: &Reply) -> bool {
+        matches!(
+            request,
+            RedisRequest::Command(Command::Set { key, .. }) if *key == self.setup.balance_key
+        ) && matches!(reply, Reply::Status(status) if status == "OK")
     }
 
     fn ready(&mut self, index: usize, input: Input) {
@@ -667,7 +932,10 @@ impl World {
                         result,
                     });
                 }
-                self.ready(index, Input::Sql(result));
+                let client = &mut slot_mut(&mut self.slots[index]).client;
+                client.handle_sql_result(result);
+                let input = client.take_input().expect("a result is an input");
+                self.ready(index, input);
             }
             Exec::Blocked { by } => {
                 if sink.is_some() {
@@ -735,7 +1003,9 @@ impl World {
     pub fn believed_holders(&self) -> usize {
         self.slots
             .iter()
-            .filter(|slot| slot.state != SlotState::Done && slot.machine.believes_it_holds())
+            .filter(|slot| {
+                slot.state != SlotState::Done && slot.client.machine().believes_it_holds()
+            })
             .count()
     }
 
@@ -744,7 +1014,7 @@ impl World {
         (0..self.slots.len())
             .filter(|&index| {
                 let slot = &self.slots[index];
-                slot.state != SlotState::Done && slot.machine.believes_it_holds()
+                slot.state != SlotState::Done && slot.client.machine().believes_it_holds()
             })
             .collect()
     }
@@ -788,7 +1058,8 @@ impl World {
             .map(|(index, slot)| CallerResult {
                 caller: index as u32 + 1,
                 outcome: slot.outcome.clone(),
-                stats: slot.machine.stats(),
+                stats: slot.client.stats(),
+                write_landed: slot.write_landed,
             })
             .collect()
     }
@@ -855,6 +1126,9 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::Replicated { effect } => format!("replica applies {effect:?}"),
         Event::Failover { lost } => {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
+        }
+        Event::Fault { caller, fault } => {
+            format!("t={now_ms} caller {} {}", caller + 1, fault.describe())
         }
     }
 }

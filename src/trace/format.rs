@@ -243,6 +243,9 @@ pub struct LedgerSpec {
     pub lost_lock: u32,
     /// Callers that failed or never finished.
     pub failed: u32,
+    /// Writes that landed although their reply was lost (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unacknowledged: u32,
     /// Releases refused as stale.
     pub stale_releases_refused: u32,
     /// Retries while the lock was busy.
@@ -515,6 +518,10 @@ impl FaultSpec {
     }
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl LedgerSpec {
     /// The mirror of `ledger`.
     pub fn from_ledger(ledger: &Ledger) -> LedgerSpec {
@@ -531,6 +538,7 @@ impl LedgerSpec {
             insufficient: ledger.insufficient,
             lost_lock: ledger.lost_lock,
             failed: ledger.failed,
+            unacknowledged: ledger.unacknowledged,
             stale_releases_refused: ledger.stale_releases_refused,
             busy_retries: ledger.busy_retries,
             stale_spends: ledger
@@ -570,6 +578,7 @@ impl LedgerSpec {
             insufficient: self.insufficient,
             lost_lock: self.lost_lock,
             failed: self.failed,
+            unacknowledged: self.unacknowledged,
             stale_releases_refused: self.stale_releases_refused,
             busy_retries: self.busy_retries,
             stale_spends: self
@@ -583,12 +592,13 @@ impl LedgerSpec {
                 })
                 .collect(),
         };
-        let expected = self.initial_balance - self.amount * i64::from(self.accepted);
+        let expected = self.initial_balance
+            - self.amount * i64::from(self.accepted.saturating_add(self.unacknowledged));
         if self.expected_balance != expected {
             return Err(SpecError::new(
                 format!("{at}.expected_balance"),
                 format!(
-                    "{} does not follow from the other numbers; expected initial_balance - amount x accepted = {expected}",
+                    "{} does not follow from the other numbers; expected initial_balance - amount x (accepted + unacknowledged) = {expected}",
                     self.expected_balance
                 ),
             ));
@@ -654,13 +664,16 @@ impl CheckSpec {
     }
 }
 
-/// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`.
+/// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`,
+/// `lose-reply N`, `drop-connection N`.
 pub fn action_text(action: Action) -> String {
     match action {
         Action::Step(index) => format!("step {}", u32::from(index) + 1),
         Action::Tick => "tick".into(),
         Action::Replicate => "replicate".into(),
         Action::Failover => "failover".into(),
+        Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
+        Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
     }
 }
 
@@ -671,9 +684,20 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
         _ => {
-            let caller: u32 = text.strip_prefix("step ")?.parse().ok()?;
+            let (make, caller): (fn(u8) -> Action, &str) =
+                if let Some(caller) = text.strip_prefix("step ") {
+                    (Action::Step, caller)
+                } else if let Some(caller) = text.strip_prefix("lose-reply ") {
+                    (Action::LoseReply, caller)
+                } else {
+                    (
+                        Action::DropConnection,
+                        text.strip_prefix("drop-connection ")?,
+                    )
+                };
+            let caller: u32 = caller.parse().ok()?;
             let index = caller.checked_sub(1)?;
-            u8::try_from(index).ok().map(Action::Step)
+            u8::try_from(index).ok().map(make)
         }
     }
 }
@@ -771,6 +795,8 @@ mod tests {
             Action::Tick,
             Action::Replicate,
             Action::Failover,
+            Action::LoseReply(0),
+            Action::DropConnection(2),
         ] {
             assert_eq!(parse_action(&action_text(action)), Some(action));
         }

@@ -82,12 +82,16 @@ pub fn describe_world(world: &World) -> String {
             SlotState::Ready(_) => "ready".into(),
             SlotState::Sleeping { wake_ms } => format!("asleep until t={wake_ms}"),
             SlotState::Blocked { .. } => "waiting for the row lock".into(),
+            SlotState::InFlight { .. } => "its reply is on its way".into(),
+            SlotState::Awaiting { deadline_ms } => {
+                format!("waits for a lost reply until t={deadline_ms}")
+            }
             SlotState::Done => match &slot.outcome {
                 Some(outcome) => format!("finished: {}", outcome_phrase(outcome)),
                 None => "finished".into(),
             },
         };
-        if slot.state != SlotState::Done && slot.machine.believes_it_holds() {
+        if slot.state != SlotState::Done && slot.client.machine().believes_it_holds() {
             text.push_str(", believes it holds the lock");
         }
         if slot.paused_ms > 0 {
@@ -216,6 +220,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted, {lost} unreplicated change(s) lost")
         }
+        Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),
     }
 }
 

@@ -175,7 +175,7 @@ impl World {
                     tokens: &self.setup.tokens,
                     name: &mut name,
                 };
-                slot.machine.hash(&mut renamer);
+                slot.client.hash(&mut renamer);
                 match &slot.state {
                     SlotState::Blocked { request, by } => {
                         renamer.write_u8(0xB1);
@@ -194,6 +194,7 @@ impl World {
                 slot.paused_ms.hash(&mut renamer);
                 slot.slack_ms.hash(&mut renamer);
                 slot.outcome.hash(&mut renamer);
+                slot.write_landed.hash(&mut renamer);
             }
             Canon {
                 local: local.finish(),
@@ -240,6 +241,7 @@ impl World {
         }
         hash_postgres(&self.postgres, self.setup.wallet_id, state, &session_name);
         self.failovers_left.hash(state);
+        self.faults_left.hash(state);
     }
 }
 
