@@ -411,10 +411,10 @@ impl<M: Machine> Client<M> {
     pub fn poll_timeout(&self) -> Option<u64> {
         match &self.op {
             Op::Redis {
-                deadline_ms, stage, ..
-            } if matches!(stage, RedisStage::Connecting(_) | RedisStage::Sent(_)) => {
-                Some(*deadline_ms)
-            }
+                deadline_ms,
+                stage: RedisStage::Connecting(_) | RedisStage::Sent(_),
+                ..
+            } => Some(*deadline_ms),
             Op::Sql { deadline_ms, .. } => *deadline_ms,
             _ => None,
         }
