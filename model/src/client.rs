@@ -34,6 +34,7 @@
 //!   the machine [`Input::ConnectionError`] and the next statement opens a new session.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::postgres::{PgError, QueryResult};
 use crate::redis::Reply;
@@ -264,9 +265,10 @@ enum Op {
     Idle,
     /// Opening a set-up connection.
     SetUp(Server, ConnId),
-    /// A Redis request.
+    /// A Redis request (boxed: a client spends most of its life idle, and the world keeps
+    /// millions of them).
     Redis {
-        request: RedisRequest,
+        request: Box<RedisRequest>,
         timeout_ms: u64,
         deadline_ms: u64,
         attempt: u32,
@@ -293,13 +295,14 @@ enum Op {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Client<M> {
     machine: M,
-    policy: ClientPolicy,
+    policy: Arc<ClientPolicy>,
     redis: Option<ConnId>,
     postgres: Option<ConnId>,
     opened: u32,
     op: Op,
     /// The input the machine gets at the next [`Client::poll`].
-    input: Option<Input>,
+    /// (Boxed: it is there only between an answer and the next poll.)
+    input: Option<Box<Input>>,
     /// Outputs not yet polled.
     queue: VecDeque<Output>,
     /// Set-up connections still to open.
@@ -312,7 +315,7 @@ impl<M: Machine> Client<M> {
     pub fn new(machine: M, policy: ClientPolicy, set_up: SetUp) -> Client<M> {
         let mut client = Client {
             machine,
-            policy,
+            policy: Arc::new(policy),
             redis: None,
             postgres: None,
             opened: 0,
@@ -384,12 +387,12 @@ impl<M: Machine> Client<M> {
             "input {input:?} delivered while {:?}",
             self.op
         );
-        self.input = Some(input);
+        self.input = Some(Box::new(input));
     }
 
     /// Takes back the input the machine would get at the next poll (see [`Client::deliver`]).
     pub fn take_input(&mut self) -> Option<Input> {
-        self.input.take()
+        self.input.take().map(|input| *input)
     }
 
     /// The next thing to do, or `None` while the client waits for an answer (or for
@@ -402,7 +405,7 @@ impl<M: Machine> Client<M> {
             return None;
         }
         let input = self.input.take()?;
-        let step = self.machine.next(now_ms, input);
+        let step = self.machine.next(now_ms, *input);
         self.begin(now_ms, step);
         self.queue.pop_front()
     }
@@ -451,7 +454,7 @@ impl<M: Machine> Client<M> {
                         after_ms: timeout_ms,
                     },
                 });
-                self.input = Some(Input::RedisTimeout);
+                self.input = Some(Box::new(Input::RedisTimeout));
             }
             Op::Sql { stage, .. } => {
                 let conn = match stage {
@@ -461,7 +464,7 @@ impl<M: Machine> Client<M> {
                     after_ms: self.policy.sql_timeout_ms.unwrap_or_default(),
                 };
                 self.postgres = None;
-                self.input = Some(Input::ConnectionError(reason.error()));
+                self.input = Some(Box::new(Input::ConnectionError(reason.error())));
                 self.queue.push_back(Output::Close {
                     server: Server::Postgres,
                     conn,
@@ -562,7 +565,7 @@ impl<M: Machine> Client<M> {
             self.op
         );
         self.op = Op::Idle;
-        self.input = Some(Input::Redis(reply));
+        self.input = Some(Box::new(Input::Redis(reply)));
     }
 
     /// PostgreSQL answered the outstanding statement.
@@ -579,7 +582,7 @@ impl<M: Machine> Client<M> {
             self.op
         );
         self.op = Op::Idle;
-        self.input = Some(Input::Sql(result));
+        self.input = Some(Box::new(Input::Sql(result)));
     }
 
     /// The backoff asked for by [`Output::DrawBackoff`] is `backoff_ms`: retry after it, or
@@ -597,7 +600,7 @@ impl<M: Machine> Client<M> {
         if now_ms + backoff_ms >= *deadline_ms {
             let error = std::mem::take(error);
             self.op = Op::Idle;
-            self.input = Some(Input::ConnectionError(error));
+            self.input = Some(Box::new(Input::ConnectionError(error)));
             return;
         }
         let attempt = *attempt;
@@ -614,7 +617,7 @@ impl<M: Machine> Client<M> {
         match self.op {
             Op::Sleeping => {
                 self.op = Op::Idle;
-                self.input = Some(Input::Woke);
+                self.input = Some(Box::new(Input::Woke));
             }
             Op::Redis {
                 stage: RedisStage::BackingOff,
@@ -628,7 +631,7 @@ impl<M: Machine> Client<M> {
     pub fn handle_resumed(&mut self) {
         assert_eq!(self.op, Op::AtPoint, "resumed while not at a point");
         self.op = Op::Idle;
-        self.input = Some(Input::Resumed);
+        self.input = Some(Box::new(Input::Resumed));
     }
 
     fn next_set_up(&mut self) {
@@ -666,7 +669,7 @@ impl<M: Machine> Client<M> {
                     timeout_ms,
                 });
                 self.op = Op::Redis {
-                    request,
+                    request: Box::new(request),
                     timeout_ms,
                     deadline_ms: now_ms + timeout_ms,
                     attempt: 0,
@@ -722,7 +725,7 @@ impl<M: Machine> Client<M> {
         else {
             unreachable!("sending a Redis request while {:?}", self.op)
         };
-        let (request, attempt) = (request.clone(), *attempt);
+        let (request, attempt) = (RedisRequest::clone(request), *attempt);
         match self.redis {
             Some(conn) => {
                 self.op_redis_stage(RedisStage::Sent(conn));
@@ -781,7 +784,7 @@ impl<M: Machine> Client<M> {
         };
         if *attempt >= self.policy.max_retries {
             self.op = Op::Idle;
-            self.input = Some(Input::ConnectionError(error));
+            self.input = Some(Box::new(Input::ConnectionError(error)));
             return;
         }
         *attempt += 1;
@@ -803,6 +806,6 @@ impl<M: Machine> Client<M> {
             reason: CloseReason::Broken(error.clone()),
         });
         self.op = Op::Idle;
-        self.input = Some(Input::ConnectionError(error));
+        self.input = Some(Box::new(Input::ConnectionError(error)));
     }
 }

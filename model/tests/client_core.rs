@@ -232,3 +232,14 @@ fn a_reply_goes_to_the_machine_and_the_connection_stays_open() {
     ));
     assert_eq!(client.connections_opened(), 1);
 }
+
+#[test]
+fn the_core_adds_little_to_a_caller_the_checker_keeps_millions_of() {
+    // Connections, the policy (shared), an idle operation, an empty queue: a slot in the
+    // world grows by this much per caller.
+    let added = std::mem::size_of::<Client<Caller>>() - std::mem::size_of::<Caller>();
+    assert!(
+        added <= 160,
+        "the client core adds {added} bytes to a caller"
+    );
+}
