@@ -352,12 +352,12 @@ mod tests {
     #[test]
     fn ranges_overlap_when_they_share_a_value_and_not_otherwise() {
         let sim = side(&[
-            [1, 90, 50, 0, 0, 0, 0, 50, 7],
-            [1, 90, 50, 0, 0, 0, 0, 50, 9],
+            [1, 90, 50, 0, 0, 0, 0, 0, 50, 7],
+            [1, 90, 50, 0, 0, 0, 0, 0, 50, 9],
         ]);
         let real = side(&[
-            [1, 60, 50, 0, 0, 0, 0, 30, 9],
-            [1, 80, 50, 0, 0, 0, 0, 42, 5],
+            [1, 60, 50, 0, 0, 0, 0, 0, 30, 9],
+            [1, 80, 50, 0, 0, 0, 0, 0, 42, 5],
         ]);
         let result = compare(&sim, &real);
         let by_name = |name: &str| result.iter().find(|c| c.counter == name).unwrap();
