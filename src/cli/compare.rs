@@ -229,11 +229,12 @@ pub fn execute(args: Args) -> CommandResult {
         .iter()
         .filter(|row| row.sim_inconclusive == 0 && row.real_inconclusive == 0)
         .flat_map(|row| {
-            row.counters.iter().filter(|c| !c.overlap).map(|c| {
-                format!("{} {}: {}", row.step, row.variant, c.counter)
-                    .replace("  ", " ")
-                    .to_string()
-            })
+            let name = format!("{} {}", row.step, row.variant);
+            let name = name.trim().to_string();
+            row.counters
+                .iter()
+                .filter(|c| !c.overlap)
+                .map(move |c| format!("{name}: {}", c.counter))
         })
         .collect();
     let status = if !apart.is_empty() {
