@@ -208,6 +208,77 @@ fn the_cli_runs_for_real_and_exits_with_the_verdict() {
 }
 
 #[test]
+fn compare_puts_simulated_and_real_ranges_side_by_side() {
+    let Some(config) = servers("compare_puts_simulated_and_real_ranges_side_by_side") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let redis = config.redis_url.clone().expect("a Redis URL");
+    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
+    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args([
+            "compare",
+            "--only",
+            "step5",
+            "--runs",
+            "2",
+            "--json",
+            "--redis",
+            &redis,
+            "--postgres",
+            &postgres,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run leaselab");
+    let pid = child.id();
+    let output = child.wait_with_output().expect("leaselab ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let rows = document["rows"].as_array().expect("rows");
+    // step5-fencing and its --unfenced variant.
+    assert_eq!(rows.len(), 2, "{stdout}");
+    let mut apart = 0;
+    for row in rows {
+        let counters = row["counters"].as_array().expect("counters");
+        assert_eq!(counters.len(), 10, "{row}");
+        for counter in counters {
+            let (sim, real) = (&counter["sim"], &counter["real"]);
+            let overlap =
+                sim[0].as_i64() <= real[2].as_i64() && real[0].as_i64() <= sim[2].as_i64();
+            assert_eq!(counter["overlap"].as_bool(), Some(overlap), "{counter}");
+            apart += usize::from(!overlap);
+        }
+        // The verdict-bearing counters are the tutorial's in both worlds.
+        let value = |name: &str, side: &str| {
+            counters
+                .iter()
+                .find(|c| c["counter"] == name)
+                .map(|c| c[side].clone())
+                .expect("the counter")
+        };
+        let broken = if row["variant"] == "--unfenced" { 1 } else { 0 };
+        for side in ["sim", "real"] {
+            assert_eq!(
+                value("BROKEN", side),
+                serde_json::json!([broken, broken, broken])
+            );
+            assert_eq!(
+                value("final balance", side),
+                serde_json::json!([90, 90, 90])
+            );
+        }
+    }
+    assert_eq!(document["apart"].as_array().map(Vec::len), Some(apart));
+    let expected = if apart == 0 { 0 } else { 1 };
+    assert_eq!(output.status.code(), Some(expected), "{stdout}");
+    let left = leftovers(&config, pid);
+    assert!(left.is_empty(), "compare left behind: {left:?}");
+}
+
+#[test]
 fn faults_that_need_the_simulator_are_refused_before_anything_runs() {
     // No server is contacted: the URLs point nowhere.
     let config = RealConfig::new(

@@ -19,6 +19,9 @@
 //! (the servers are ticked before the callers), so a round trip takes 1 ms. The scenario's
 //! one-way latency `L` (100–500 µs by default) is drawn per message, and the message is held
 //! back one more tick with probability `L / 1 ms` (whole milliseconds of `L` add whole ticks).
+//! Before its network delay, every command waits for the client CPU the callers share
+//! (`crate::clock::ClientCpu`, [`crate::run::SimConfig::client_cpu_us`] per command).
+//!
 //! So sub-millisecond latencies decide how often messages sent in the same tick arrive in
 //! different ticks: they spread callers that would otherwise move in lockstep.
 
@@ -101,6 +104,15 @@ impl Surroundings for Shared {
         if rng.random_range(0..1_000) < latency_us % 1_000 {
             ticks += 1;
         }
+        if ticks > 0 {
+            tokio::time::sleep(Duration::from_millis(ticks)).await;
+        }
+    }
+
+    /// Queues the command on the shared client CPU (`crate::clock::ClientCpu`) and waits
+    /// until it leaves.
+    async fn client_cpu(&self) {
+        let ticks = self.client_cpu.issue(self.sim_now());
         if ticks > 0 {
             tokio::time::sleep(Duration::from_millis(ticks)).await;
         }

@@ -8,6 +8,9 @@
 //! - [`Timeline`]: the run starts with a set-up phase in which every caller opens its
 //!   connections; all callers are released together at [`Timeline::release`]. Times in the
 //!   event log, in fault specifications and in the safeguard machines count from the release.
+//! - [`ClientCpu`]: the one client CPU all callers share (as real mode's single thread): each
+//!   command costs CPU time in microseconds, commands queue for the CPU in the order the
+//!   callers issue them, and a command leaves in the tick in which its CPU time ends.
 //! - [`ServerClock`]: a server's wall clock, `epoch + simulated time + jumps`. Redis expires
 //!   keys by its wall clock, so a jump forward expires leases at once. Callers measure time
 //!   with a monotonic clock (Go's `time.After`, context deadlines), so they have no wall
@@ -55,6 +58,50 @@ impl Timeline {
     /// The simulated time `ms` milliseconds after the release.
     pub fn at_ms(&self, ms: u64) -> Duration {
         self.release + Duration::from_millis(ms)
+    }
+}
+
+/// The client CPU the callers share: a model of real mode's single client thread.
+///
+/// Every command a caller sends (a Redis command or script, an SQL statement) first needs
+/// `cost_us` of this CPU (building the request, the client library's encoding and decoding,
+/// the scheduler). The CPU does one command at a time: a command issued at `now` starts at
+/// `max(now, free_at)` and ends `cost_us` later, which becomes the new `free_at`. Callers that
+/// issue commands in the same tick are served in the order the simulation runs their hosts,
+/// which is fixed by the run's seed, so the queue is deterministic.
+///
+/// Time is kept in microseconds, so sub-millisecond costs add up exactly; only the moment a
+/// command leaves is rounded, **down** to the tick in which its CPU time ends
+/// ([`ClientCpu::issue`] returns the whole ticks to wait). With a 1 ms tick and 150 µs per
+/// command, 50 callers that issue a command at once send it over 8 ticks (0–7), 6 or 7 per
+/// tick, as real mode's thread does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientCpu {
+    /// CPU time per command, µs (0: no client CPU model, every command leaves at once).
+    cost_us: u64,
+    /// When the CPU is next free, µs of simulated time.
+    free_at_us: std::cell::Cell<u64>,
+}
+
+impl ClientCpu {
+    /// A CPU on which each command costs `cost_us`.
+    pub fn new(cost_us: u64) -> ClientCpu {
+        ClientCpu {
+            cost_us,
+            free_at_us: std::cell::Cell::new(0),
+        }
+    }
+
+    /// A command is issued at simulated time `now`: queues it and returns how many whole
+    /// ticks (ms) later it leaves.
+    pub fn issue(&self, now: Duration) -> u64 {
+        if self.cost_us == 0 {
+            return 0;
+        }
+        let now_us = now.as_micros() as u64;
+        let done_us = now_us.max(self.free_at_us.get()) + self.cost_us;
+        self.free_at_us.set(done_us);
+        done_us / 1_000 - now_us / 1_000
     }
 }
 
@@ -114,6 +161,27 @@ mod tests {
         assert_eq!(timeline.caller_ms(Duration::from_millis(5)), 0);
         assert_eq!(timeline.caller_ms(Duration::from_millis(270)), 250);
         assert_eq!(timeline.at_ms(250), Duration::from_millis(270));
+    }
+
+    #[test]
+    fn the_client_cpu_queues_commands_and_rounds_down_to_the_tick() {
+        let cpu = ClientCpu::new(150);
+        let t0 = Duration::from_millis(10);
+        // 50 commands at once leave over ticks 0..=7: six in the first (0.90 ms), then the
+        // 7th ends at 1.05 ms.
+        let waits: Vec<u64> = (0..50).map(|_| cpu.issue(t0)).collect();
+        assert_eq!(&waits[..7], &[0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(waits[49], 7);
+        assert!(waits.windows(2).all(|pair| pair[0] <= pair[1]));
+        // Idle again later: a lone command costs nothing visible.
+        assert_eq!(cpu.issue(Duration::from_millis(100)), 0);
+        // Without a model nothing waits.
+        let none = ClientCpu::new(0);
+        assert!((0..50).all(|_| none.issue(t0) == 0));
+        // Sub-tick costs add up exactly across ticks: 4 × 300 µs from 0.
+        let cpu = ClientCpu::new(300);
+        let waits: Vec<u64> = (0..4).map(|_| cpu.issue(Duration::ZERO)).collect();
+        assert_eq!(waits, vec![0, 0, 0, 1]);
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub(crate) trait Surroundings {
         -> Result<tokio_postgres::Client, String>;
     /// Holds a message back for the network's latency, drawing from the caller's `rng`.
     async fn network_delay(&self, rng: &mut ChaCha8Rng);
+    /// The client CPU time a command costs before it is sent (the simulation's shared
+    /// client CPU; real mode spends its own).
+    async fn client_cpu(&self) {}
     /// Records how caller `index` (1-based) ended.
     fn finish(&self, index: u32, end: CallerEnd);
     /// A Redis request got `reply` (the simulation sees this on the server instead).
@@ -430,6 +433,7 @@ impl<E: Surroundings> Host<E> {
     /// One send on the open connection: the request, the reply. An error is a broken
     /// connection; a Redis error reply is a reply.
     async fn redis_attempt(&mut self, request: &RedisRequest) -> Result<Reply, String> {
+        self.env.client_cpu().await;
         self.network_delay().await;
         let connection = self
             .redis
@@ -480,6 +484,7 @@ impl<E: Surroundings> Host<E> {
     ) -> Result<Result<QueryResult, PgError>, String> {
         let sql = request.statement.sql();
         let sql = sql.as_str();
+        self.env.client_cpu().await;
         self.network_delay().await;
         let client = self
             .postgres

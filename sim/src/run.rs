@@ -35,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::clock::{epoch, ServerClock, Timeline, TICK};
+use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TICK};
 use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{server_clocks, Action, Schedule};
@@ -56,6 +56,9 @@ pub struct SimConfig {
     pub horizon_ms: u64,
     /// How the clients react to timeouts and broken connections.
     pub client: ClientPolicy,
+    /// Client CPU time per command, µs, on the one client CPU all callers share
+    /// ([`ClientCpu`]); 0 turns the model off.
+    pub client_cpu_us: u64,
 }
 
 impl Default for SimConfig {
@@ -64,9 +67,19 @@ impl Default for SimConfig {
             setup_ms: 8,
             horizon_ms: DEFAULT_HORIZON_MS,
             client: ClientPolicy::default(),
+            client_cpu_us: DEFAULT_CLIENT_CPU_US,
         }
     }
 }
+
+/// The client CPU time per command of [`SimConfig::default`]: 5 µs, measured. Real mode
+/// (release build, one tokio thread, Redis 7 on localhost) issues step 1's 50 `GET`s 3.1 µs
+/// apart and takes their replies 2.2 µs apart (the `SET`s: 2.7 and 1.1 µs); see
+/// docs/real-mode.md ("Timing model"). At this cost 200 commands fit in one 1 ms tick, so
+/// the tutorial's rows (at most 50 callers) send every command in the tick they issue it.
+/// A debug build of the clients costs far more per command; `leaselab compare
+/// --client-cpu-us N` runs the comparison with another cost.
+pub const DEFAULT_CLIENT_CPU_US: u64 = 5;
 
 /// The horizon of [`SimConfig::default`], and the least time limit [`time_limit_ms`] gives.
 pub const DEFAULT_HORIZON_MS: u64 = 120_000;
@@ -443,6 +456,7 @@ pub fn run_with(
         timeline,
         policy: config.client,
         network: scenario.network,
+        client_cpu: ClientCpu::new(config.client_cpu_us),
         redis: Rc::new(RefCell::new(redis)),
         postgres: Rc::new(RefCell::new(postgres)),
         replication: RefCell::new(replication),
@@ -752,6 +766,8 @@ pub(crate) struct Shared {
     pub(crate) policy: ClientPolicy,
     /// The network's timing.
     pub(crate) network: Network,
+    /// The client CPU the callers share.
+    pub(crate) client_cpu: ClientCpu,
     redis: Rc<RefCell<Redis>>,
     postgres: Rc<RefCell<Postgres>>,
     replication: RefCell<Option<Replication>>,

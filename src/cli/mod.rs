@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod broken_pipe;
 pub mod check;
+pub mod compare;
 pub mod determinism;
 pub mod duration;
 pub mod frontier;
@@ -90,6 +91,10 @@ pub enum Command {
     /// Run many seeds of every tour row in two processes and compare every event-log digest.
     #[command(after_help = EXIT_CODES)]
     Determinism(determinism::Args),
+    /// Every tour row N times simulated and N times against real servers: per counter, the
+    /// simulated range next to the real one, and whether they overlap.
+    #[command(after_help = compare::COMPARE_EXIT_CODES)]
+    Compare(compare::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -127,5 +132,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Bench(args) => bench::execute(args),
         Command::Serve(args) => serve::execute(&args),
         Command::Determinism(args) => determinism::execute(args),
+        Command::Compare(args) => compare::execute(args),
     }
 }

@@ -1,0 +1,379 @@
+//! `leaselab compare`: the tour's rows run N times simulated and N times against the real
+//! servers, and per row and counter the simulated range next to the real one.
+//!
+//! A counter *agrees* when the two ranges (min–max over the runs) overlap. The command is the
+//! check of the simulation's timing model (`SimConfig::client_cpu_us`, the network latency):
+//! the model is right for a counter when real runs on this machine and simulated runs can
+//! give the same value. Rows whose faults need the simulator (failover, partition) are
+//! skipped, as in `tour --real`.
+
+use clap::Args as ClapArgs;
+use leaselab_sim::real::RealConfig;
+use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
+use serde::Serialize;
+
+use super::run::batch::{for_each_run, Runner, Seeds, Spread};
+use super::run::{out, real_error};
+use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
+use crate::exit::{CommandResult, Status, UsageError};
+
+/// Exit codes of `compare`, printed under its `--help`.
+pub const COMPARE_EXIT_CODES: &str =
+    "Exit codes: 0 every counter's simulated and real ranges overlap; 1 at least one counter's \
+ranges do not overlap; 2 bad usage, or a server that cannot be reached; 3 a run on either \
+side stopped at its time limit (INCONCLUSIVE), so its row was not compared.";
+
+/// Run every tour row simulated and against real servers, and compare the counters' ranges.
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// Runs per row on each side (seeds 1..=N).
+    #[arg(long, default_value_t = 10)]
+    pub runs: u64,
+    /// The real Redis [default: $LEASELAB_REDIS_URL, else redis://127.0.0.1:6379].
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
+    /// The real PostgreSQL [default: $LEASELAB_DATABASE_URL, else
+    /// postgres://postgres@127.0.0.1/test].
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
+    /// The simulation's client CPU time per command, µs (0: no client CPU model; default:
+    /// the simulation's default, 5).
+    #[arg(long, value_name = "US")]
+    pub client_cpu_us: Option<u64>,
+    /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
+    /// One JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The counters compared, in the order printed.
+pub const COUNTERS: [&str; 10] = [
+    "BROKEN",
+    "final balance",
+    "accepted",
+    "rejected",
+    "gave up",
+    "failed",
+    "insufficient",
+    "busy retries",
+    "stale releases refused",
+    "elapsed ms",
+];
+
+/// The counters of one run, in [`COUNTERS`] order (BROKEN as 0/1).
+pub fn counters(report: &RunReport) -> [i64; 10] {
+    let ledger = &report.ledger;
+    [
+        i64::from(report.verdict() == RunVerdict::Broken),
+        ledger.final_balance,
+        i64::from(ledger.accepted),
+        i64::from(ledger.rejected),
+        i64::from(ledger.gave_up),
+        i64::from(ledger.failed),
+        i64::from(ledger.insufficient),
+        i64::from(ledger.busy_retries),
+        i64::from(ledger.stale_releases_refused),
+        report.elapsed_ms as i64,
+    ]
+}
+
+/// The runs of one side of a row.
+#[derive(Clone, Debug, Default)]
+pub struct Side {
+    spreads: Vec<Spread>,
+    inconclusive: u64,
+}
+
+impl Side {
+    fn new() -> Side {
+        Side {
+            spreads: vec![Spread::new(); COUNTERS.len()],
+            inconclusive: 0,
+        }
+    }
+
+    /// Adds one run.
+    pub fn add(&mut self, report: &RunReport) {
+        if report.verdict() == RunVerdict::Inconclusive {
+            self.inconclusive += 1;
+        }
+        for (spread, value) in self.spreads.iter_mut().zip(counters(report)) {
+            spread.add(value);
+        }
+    }
+}
+
+/// One counter of one row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CounterComparison {
+    /// Its name.
+    pub counter: &'static str,
+    /// Simulated min, median, max.
+    pub sim: [i64; 3],
+    /// Real min, median, max.
+    pub real: [i64; 3],
+    /// The two ranges overlap.
+    pub overlap: bool,
+}
+
+/// Compares the two sides counter by counter.
+pub fn compare(sim: &Side, real: &Side) -> Vec<CounterComparison> {
+    COUNTERS
+        .iter()
+        .zip(sim.spreads.iter().zip(&real.spreads))
+        .map(|(counter, (s, r))| CounterComparison {
+            counter,
+            sim: [s.min(), s.median(), s.max()],
+            real: [r.min(), r.median(), r.max()],
+            overlap: s.min() <= r.max() && r.min() <= s.max(),
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
+struct RowJson {
+    step: &'static str,
+    variant: &'static str,
+    runs: u64,
+    skipped: Option<String>,
+    sim_inconclusive: u64,
+    real_inconclusive: u64,
+    counters: Vec<CounterComparison>,
+}
+
+fn range(values: [i64; 3]) -> String {
+    if values[0] == values[2] {
+        values[0].to_string()
+    } else {
+        format!("{}–{} ({})", values[0], values[2], values[1])
+    }
+}
+
+fn url(flag: Option<String>, var: &str, default: &str) -> String {
+    flag.or_else(|| std::env::var(var).ok().filter(|value| !value.is_empty()))
+        .unwrap_or_else(|| default.to_string())
+}
+
+/// Runs `leaselab compare`.
+pub fn execute(args: Args) -> CommandResult {
+    let seeds = Seeds::new(1, args.runs)?;
+    let real_config = RealConfig::new(
+        Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
+        Some(url(
+            args.postgres,
+            "LEASELAB_DATABASE_URL",
+            DEFAULT_POSTGRES,
+        )),
+    );
+    let mut rows = rows()?;
+    if let Some(only) = &args.only {
+        rows.retain(|row| row.step.contains(only.as_str()) || row.variant.contains(only.as_str()));
+        if rows.is_empty() {
+            return Err(UsageError::new(format!(
+                "--only '{only}' matches no tour row; `leaselab tour` lists the rows"
+            )));
+        }
+    }
+    let mut results = Vec::new();
+    for row in &rows {
+        let mut sim_config = SimConfig::for_scenario(&row.scenario);
+        if let Some(cost) = args.client_cpu_us {
+            sim_config.client_cpu_us = cost;
+        }
+        match leaselab_sim::real::validate(&row.scenario, &real_config) {
+            Ok(()) => {}
+            Err(leaselab_sim::real::RealError::Refused(reason)) => {
+                results.push(RowJson {
+                    step: row.step,
+                    variant: row.variant,
+                    runs: 0,
+                    skipped: Some(reason.lines().next().unwrap_or_default().to_string()),
+                    sim_inconclusive: 0,
+                    real_inconclusive: 0,
+                    counters: Vec::new(),
+                });
+                continue;
+            }
+            Err(error) => return Err(real_error(error)),
+        }
+        let real_runner = Runner::Real(RealConfig {
+            horizon_ms: sim_config.horizon_ms,
+            ..real_config.clone()
+        });
+        let mut sim = Side::new();
+        for_each_run(&row.scenario, seeds, &Runner::Sim(sim_config), |report| {
+            sim.add(&report);
+            Ok(())
+        })?;
+        let mut real = Side::new();
+        for_each_run(&row.scenario, seeds, &real_runner, |report| {
+            real.add(&report);
+            Ok(())
+        })?;
+        results.push(RowJson {
+            step: row.step,
+            variant: row.variant,
+            runs: args.runs,
+            skipped: None,
+            sim_inconclusive: sim.inconclusive,
+            real_inconclusive: real.inconclusive,
+            counters: compare(&sim, &real),
+        });
+    }
+    let inconclusive = results
+        .iter()
+        .any(|row| row.sim_inconclusive > 0 || row.real_inconclusive > 0);
+    let apart: Vec<String> = results
+        .iter()
+        .filter(|row| row.sim_inconclusive == 0 && row.real_inconclusive == 0)
+        .flat_map(|row| {
+            let name = format!("{} {}", row.step, row.variant);
+            let name = name.trim().to_string();
+            row.counters
+                .iter()
+                .filter(|c| !c.overlap)
+                .map(move |c| format!("{name}: {}", c.counter))
+        })
+        .collect();
+    let status = if !apart.is_empty() {
+        Status::Violation
+    } else if inconclusive {
+        Status::Inconclusive
+    } else {
+        Status::Ok
+    };
+    let cpu = args
+        .client_cpu_us
+        .unwrap_or(SimConfig::default().client_cpu_us);
+    if args.json {
+        let document = serde_json::json!({
+            "runs": args.runs,
+            "client_cpu_us": cpu,
+            "redis": real_config.redis_url,
+            "postgres": real_config.postgres_url,
+            "rows": results,
+            "apart": apart,
+        });
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&document).unwrap_or_default()
+        );
+        return Ok(status);
+    }
+    let header = ["step", "variant", "counter", "sim", "real", "overlap"];
+    let mut lines: Vec<[String; 6]> = Vec::new();
+    for row in &results {
+        if let Some(reason) = &row.skipped {
+            lines.push([
+                row.step.to_string(),
+                row.variant.to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                format!("skipped: {reason}"),
+            ]);
+            continue;
+        }
+        let undecided = row.sim_inconclusive > 0 || row.real_inconclusive > 0;
+        for counter in &row.counters {
+            lines.push([
+                row.step.to_string(),
+                row.variant.to_string(),
+                counter.counter.to_string(),
+                range(counter.sim),
+                range(counter.real),
+                match (undecided, counter.overlap) {
+                    (true, _) => "undecided (INCONCLUSIVE runs)",
+                    (false, true) => "yes",
+                    (false, false) => "NO",
+                }
+                .to_string(),
+            ]);
+        }
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for line in &lines {
+        for (width, cell) in widths.iter_mut().zip(line) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let print = |cells: &[String]| {
+        let text: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| {
+                let pad = width.saturating_sub(cell.chars().count());
+                format!("{cell}{}", " ".repeat(pad))
+            })
+            .collect();
+        out!("{}", text.join("  ").trim_end());
+    };
+    print(&header.map(String::from));
+    for line in &lines {
+        print(line);
+    }
+    out!("");
+    out!(
+        "{} runs per row on each side (seeds 1..={}); ranges are min–max (median) over the runs; \
+         simulated with {cpu} µs of client CPU per command; real against Redis {} and \
+         PostgreSQL {}, whose timing is this machine's (not reproducible).",
+        args.runs,
+        args.runs,
+        real_config.redis_url.as_deref().unwrap_or("-"),
+        real_config.postgres_url.as_deref().unwrap_or("-"),
+    );
+    if apart.is_empty() {
+        out!("every compared counter's simulated and real ranges overlap");
+    } else {
+        out!(
+            "{} counter(s) whose ranges do not overlap: {}",
+            apart.len(),
+            apart.join("; ")
+        );
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(values: &[[i64; 10]]) -> Side {
+        let mut side = Side::new();
+        for run in values {
+            for (spread, value) in side.spreads.iter_mut().zip(run) {
+                spread.add(*value);
+            }
+        }
+        side
+    }
+
+    #[test]
+    fn ranges_overlap_when_they_share_a_value_and_not_otherwise() {
+        let sim = side(&[
+            [1, 90, 50, 0, 0, 0, 0, 0, 50, 7],
+            [1, 90, 50, 0, 0, 0, 0, 0, 50, 9],
+        ]);
+        let real = side(&[
+            [1, 60, 50, 0, 0, 0, 0, 0, 30, 9],
+            [1, 80, 50, 0, 0, 0, 0, 0, 42, 5],
+        ]);
+        let result = compare(&sim, &real);
+        let by_name = |name: &str| result.iter().find(|c| c.counter == name).unwrap();
+        assert!(!by_name("final balance").overlap);
+        assert_eq!(by_name("final balance").sim, [90, 90, 90]);
+        assert_eq!(by_name("final balance").real, [60, 80, 80]);
+        assert!(!by_name("stale releases refused").overlap);
+        // 7–9 against 5–9 share 9.
+        assert!(by_name("elapsed ms").overlap);
+        assert!(by_name("accepted").overlap);
+    }
+
+    #[test]
+    fn a_range_prints_its_bounds_and_median_or_one_value() {
+        assert_eq!(range([5, 5, 5]), "5");
+        assert_eq!(range([60, 70, 80]), "60–80 (70)");
+    }
+}
