@@ -11,7 +11,7 @@ use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::Action;
+use leaselab_model::world::{Action, ReplyFaults};
 use leaselab_sim::events::Event;
 use serde::{Deserialize, Serialize};
 
@@ -242,6 +242,16 @@ pub struct CheckSpec {
     pub horizon_ticks: Option<u64>,
     /// Callers that differ only by which is which were one state.
     pub symmetry: bool,
+    /// Redis replies that could be lost (absent: 0, as in traces saved before reply faults).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_replies: u32,
+    /// Redis connections that could break with a reply in flight (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_connections: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A mirror that does not convert back: the field (a path like `scenario.faults[0].at`) and
@@ -491,6 +501,8 @@ impl CheckSpec {
             failovers: config.failovers,
             horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
+            lost_replies: config.reply_faults.lost_replies,
+            dropped_connections: config.reply_faults.dropped_connections,
         }
     }
 
@@ -516,6 +528,10 @@ impl CheckSpec {
             failovers: self.failovers,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
+            reply_faults: ReplyFaults {
+                lost_replies: self.lost_replies,
+                dropped_connections: self.dropped_connections,
+            },
         };
         config
             .validate()
