@@ -314,18 +314,11 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             }
             Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
-                    host.log(What::PauseStart {
-                        point: point.name().to_string(),
-                        ms,
-                    });
+                    host.log(What::PauseStart { point, ms });
                     tokio::time::sleep(Duration::from_millis(ms)).await;
-                    host.log(What::PauseEnd {
-                        point: point.name().to_string(),
-                    });
+                    host.log(What::PauseEnd { point });
                 } else {
-                    host.log(What::Reached {
-                        point: point.name().to_string(),
-                    });
+                    host.log(What::Reached { point });
                 }
                 client.handle_resumed();
             }

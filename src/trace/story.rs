@@ -9,7 +9,7 @@
 use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::{Answer, RowLock, Statement, WriteGuard};
 use leaselab_model::redis::{Command, Reply, ScriptId};
-use leaselab_model::safeguard::{Reading, RedisRequest};
+use leaselab_model::safeguard::{Point, Reading, RedisRequest};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::events::{Event, What};
 
@@ -77,7 +77,7 @@ pub enum Kind {
     /// It froze.
     Pause {
         /// Where.
-        point: String,
+        point: Point,
         /// How long.
         ms: u64,
     },
@@ -329,10 +329,10 @@ impl Reader<'_> {
                 track.paused = true;
                 one(
                     Kind::Pause {
-                        point: point.clone(),
+                        point: *point,
                         ms: *ms,
                     },
-                    format!("PAUSED {ms}ms ({point})"),
+                    format!("PAUSED {ms}ms ({})", point.name()),
                 )
             }
             What::PauseEnd { .. } => {

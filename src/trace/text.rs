@@ -203,7 +203,10 @@ pub fn words(story: &Story) -> String {
             Kind::Release { ok: true } => continue,
             Kind::LockDeleted { .. } => continue,
             Kind::Pause { point, ms } => {
-                format!("paused for {ms}ms at {point} (GC pause, slow network, stopped VM)")
+                format!(
+                    "paused for {ms}ms at {} (GC pause, slow network, stopped VM)",
+                    point.name()
+                )
             }
             Kind::Resume => "wakes up and carries on".into(),
             Kind::Busy { count, .. } if *count > 1 => format!("finds the lock busy {count} times"),
