@@ -325,8 +325,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             Output::Done(outcome) => {
                 let done_at_ms = host.caller_ms();
                 host.log(What::Done {
-                    outcome: outcome.name().to_string(),
-                    detail: outcome.describe(),
+                    outcome: outcome.clone(),
                 });
                 env.finish(
                     index,

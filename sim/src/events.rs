@@ -11,7 +11,7 @@ use std::io::Write as _;
 
 use leaselab_model::postgres::{Answer, Statement};
 use leaselab_model::redis::Reply;
-use leaselab_model::safeguard::{Point, Reading, RedisRequest};
+use leaselab_model::safeguard::{Outcome, Point, Reading, RedisRequest};
 use serde::{Deserialize, Serialize};
 use sha1::{Digest as _, Sha1};
 
@@ -126,10 +126,8 @@ pub enum What {
     },
     /// A caller finished.
     Done {
-        /// `accepted`, `write-rejected`, `gave-up`, ...
-        outcome: String,
-        /// The outcome in full.
-        detail: String,
+        /// How the spend ended (its words: [`Outcome::describe`]).
+        outcome: Outcome,
     },
 
     // --- servers -------------------------------------------------------------------------
@@ -349,7 +347,7 @@ pub fn render(event: &Event) -> String {
         What::Reached { point } => format!("at {}", point.name()),
         What::PauseStart { point, ms } => format!("PAUSED at {} for {ms}ms", point.name()),
         What::PauseEnd { point } => format!("resumes after pause at {}", point.name()),
-        What::Done { detail, .. } => format!("done: {detail}"),
+        What::Done { outcome } => format!("done: {}", outcome.describe()),
         What::ConnectionOpened { conn, client } => format!(
             "conn {conn} opened{}",
             client

@@ -19,9 +19,10 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT: &str = "leaselab-trace";
 
 /// The format version this leaselab writes, and the newest it reads.
-/// Version 2 logs requests, replies and statements as typed values with the caller's
-/// reading of each reply; version 1 logged them as display text.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 3 logs every event as typed values: requests, replies and statements with the
+/// caller's reading of each reply (since version 2; version 1 logged them as display text),
+/// and a caller's outcome (version 2 logged its name and words).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// This leaselab's version, recorded in every trace it writes.
 pub const LEASELAB_VERSION: &str = env!("CARGO_PKG_VERSION");

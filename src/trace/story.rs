@@ -9,7 +9,7 @@
 use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::{Answer, RowLock, Statement, WriteGuard};
 use leaselab_model::redis::{Command, Reply, ScriptId};
-use leaselab_model::safeguard::{Point, Reading, RedisRequest};
+use leaselab_model::safeguard::{Outcome, Point, Reading, RedisRequest};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::events::{Event, What};
 
@@ -106,10 +106,8 @@ pub enum Kind {
     },
     /// It finished.
     Done {
-        /// The outcome's name.
-        outcome: String,
-        /// The outcome in words.
-        detail: String,
+        /// How the spend ended.
+        outcome: Outcome,
     },
     /// An error, timeout or anything else worth showing.
     Note,
@@ -339,15 +337,14 @@ impl Reader<'_> {
                 track.paused = false;
                 one(Kind::Resume, "wakes up, carries on".into())
             }
-            What::Done { outcome, detail } => {
+            What::Done { outcome } => {
                 track.done = true;
                 track.believes = false;
                 one(
                     Kind::Done {
                         outcome: outcome.clone(),
-                        detail: detail.clone(),
                     },
-                    format!("done: {detail}"),
+                    format!("done: {}", outcome.describe()),
                 )
             }
             _ => vec![],

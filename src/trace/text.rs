@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use leaselab_model::safeguard::Outcome;
+
 use super::load::Trace;
 use super::story::{time_text, Bar, Kind, Lane, Story};
 
@@ -199,7 +201,9 @@ pub fn words(story: &Story) -> String {
             Kind::Start | Kind::RowWritten { .. } | Kind::RowRefused | Kind::LockTaken { .. } => {
                 continue
             }
-            Kind::Done { outcome, .. } if outcome == "accepted" => continue,
+            Kind::Done {
+                outcome: Outcome::Accepted { .. },
+            } => continue,
             Kind::Release { ok: true } => continue,
             Kind::LockDeleted { .. } => continue,
             Kind::Pause { point, ms } => {

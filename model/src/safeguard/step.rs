@@ -201,7 +201,10 @@ pub enum Input {
 }
 
 /// How a caller's attempt to spend ended.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// The spend was written and the caller reports success.
     Accepted {
