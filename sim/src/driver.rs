@@ -160,7 +160,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             postgres: uses_postgres,
         },
     );
-    let mut host = Host {
+    let mut host = CallerIo {
         name,
         rng,
         env: env.clone(),
@@ -347,8 +347,9 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
     tokio::task::yield_now().await;
 }
 
-/// A caller's connections and state.
-struct Host<E> {
+/// A caller's connections and state on its simulated (or real) host: what the client core
+/// drives (named apart from [`leaselab_model::fault::Host`], a network endpoint).
+struct CallerIo<E> {
     name: String,
     rng: ChaCha8Rng,
     env: Rc<E>,
@@ -360,7 +361,7 @@ struct Host<E> {
     deadline: Option<Instant>,
 }
 
-impl<E: Surroundings> Host<E> {
+impl<E: Surroundings> CallerIo<E> {
     fn caller_ms(&self) -> u64 {
         self.env.caller_ms()
     }
