@@ -334,6 +334,9 @@ struct ReportView<'a> {
     events: &'a [Event],
 }
 
+/// The scenario as `run --json` shows it: faults in words, the network flattened. A view
+/// only, never loaded back; the loadable schema is the trace's `ScenarioSpec` (root crate,
+/// which this crate cannot depend on), so the two stay apart.
 #[derive(Serialize)]
 struct ScenarioView<'a> {
     name: &'a str,

@@ -113,7 +113,9 @@ pub enum Origin {
     },
 }
 
-/// A scenario with every parameter (mirror of [`Scenario`]).
+/// A scenario with every parameter (mirror of [`Scenario`]). The mirror stays: it writes the
+/// parameters flat (a derive on [`Scenario`] would nest `params`), and loading validates
+/// each field with its path (see [`FaultSpec`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
@@ -173,6 +175,9 @@ pub struct NetworkSpec {
 
 /// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`;
 /// points are `after-acquire`, `after-read`, `before-write`, `before-release`.
+/// The mirror stays (serde on [`Fault`] could write the same JSON): loading turns an unknown
+/// point or host into a [`SpecError`] with its path, the names accepted and the "scenario no
+/// longer exists" mark, which a derived `Deserialize` cannot give.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum FaultSpec {
