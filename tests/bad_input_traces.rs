@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::bad_input::{check_all, scratch, Case};
 
-const STEP5: &str = "traces/tutorial/step5-fencing-unfenced-c171de4930e7.json";
+const STEP5: &str = "traces/tutorial/step5-fencing-unfenced-57fb4fd544f2.json";
 
 fn step5_text() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(STEP5)).unwrap()
@@ -51,7 +51,7 @@ fn workspace() -> PathBuf {
     );
     write(
         "newer.json",
-        edited("\"format_version\": 2,", "\"format_version\": 9,").as_bytes(),
+        edited("\"format_version\": 3,", "\"format_version\": 9,").as_bytes(),
     );
     write(
         "digest.json",

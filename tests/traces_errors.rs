@@ -96,7 +96,7 @@ fn an_invalid_value_names_the_field_and_how_to_fix_it() {
 fn a_newer_format_version_says_so_and_names_it() {
     let (_, text) = step5();
     let newer = text
-        .replacen("\"format_version\": 2,", "\"format_version\": 7,", 1)
+        .replacen("\"format_version\": 3,", "\"format_version\": 7,", 1)
         .replacen("\"scenario\": {", "\"scenario_v7\": {", 1);
     let error = parse(&newer);
     assert!(
@@ -105,7 +105,7 @@ fn a_newer_format_version_says_so_and_names_it() {
     );
     let message = error.to_string();
     assert!(message.contains("format version 7"), "{message}");
-    assert!(message.contains("reads versions up to 2"), "{message}");
+    assert!(message.contains("reads versions up to 3"), "{message}");
     let (code, stderr) = cli("newer.json", &newer, &["replay"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("format version 7"), "{stderr}");
@@ -135,7 +135,7 @@ fn a_ledger_whose_verdict_or_expected_balance_contradicts_its_numbers_is_refused
 #[test]
 fn an_older_format_version_names_it_and_how_to_get_a_new_trace() {
     let (_, text) = step5();
-    let older = text.replacen("\"format_version\": 2,", "\"format_version\": 1,", 1);
+    let older = text.replacen("\"format_version\": 3,", "\"format_version\": 1,", 1);
     let error = parse(&older);
     assert!(
         matches!(error.problem, Problem::OlderVersion { version: 1 }),
@@ -143,8 +143,16 @@ fn an_older_format_version_names_it_and_how_to_get_a_new_trace() {
     );
     let message = error.to_string();
     assert!(message.contains("format version 1"), "{message}");
-    assert!(message.contains("reads format version 2 only"), "{message}");
+    assert!(message.contains("reads format version 3 only"), "{message}");
     assert!(message.contains("leaselab run"), "{message}");
+    let version_2 = text.replacen("\"format_version\": 3,", "\"format_version\": 2,", 1);
+    assert!(
+        matches!(
+            parse(&version_2).problem,
+            Problem::OlderVersion { version: 2 }
+        ),
+        "outcomes were text in version 2"
+    );
     let (code, stderr) = cli("older.json", &older, &["show"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("format version 1"), "{stderr}");

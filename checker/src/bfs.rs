@@ -23,7 +23,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use stateright::{Expectation, Model};
+use stateright::{Expectation, Model, Property};
 
 use crate::fingerprint::{fingerprint, BuildPassThrough};
 
@@ -199,147 +199,208 @@ where
     M::State: Hash + Send + Sync,
     M::Action: Clone,
 {
-    let properties = model.properties();
-    assert!(
-        properties
-            .iter()
-            .all(|p| p.expectation != Expectation::Eventually),
-        "eventually properties are not supported by this checker"
-    );
-    let decided: Vec<AtomicBool> = properties.iter().map(|_| AtomicBool::new(false)).collect();
-    let decides = |state: &M::State, index: usize| -> bool {
-        let property = &properties[index];
-        let holds = (property.condition)(model, state);
+    let search = Search::new(model, options, counters);
+    let mut progress = search.initial_level();
+    let mut stopped = None;
+    while !progress.frontier.is_empty() {
+        if let Some(stop) = search.stop_before_level(&progress) {
+            stopped = Some(stop);
+            break;
+        }
+        counters
+            .depth
+            .store(progress.depth as u64 + 1, Ordering::Relaxed);
+        counters
+            .level
+            .store(progress.frontier.len() as u64, Ordering::Relaxed);
+        let cursor = AtomicUsize::new(0);
+        let results = search.expand(&progress.frontier, progress.depth as u32 + 1, &cursor);
+        let cut_short = cursor.load(Ordering::Relaxed) < progress.frontier.len();
+        search.next_level(&mut progress, results);
+        if cut_short {
+            // The level was left half expanded: what was found stands (every state found is
+            // recorded with its path), but the search is over.
+            stopped = Some(if counters.stop.load(Ordering::Relaxed) {
+                Stop::Requested
+            } else {
+                Stop::StateLimit
+            });
+            break;
+        }
+    }
+    counters
+        .generated
+        .store(progress.generated, Ordering::Relaxed);
+    counters.unique.store(progress.unique, Ordering::Relaxed);
+
+    let discoveries = progress
+        .discoveries
+        .into_iter()
+        .map(|(name, (level, rank))| (name, rebuild(model, &progress.levels, level, rank)))
+        .collect();
+    BfsOutcome {
+        generated: progress.generated,
+        unique: progress.unique,
+        max_depth: progress.depth,
+        exhausted: stopped.is_none(),
+        stopped,
+        discoveries,
+    }
+}
+
+/// What a search shares across its levels and worker threads.
+struct Search<'a, M: Model> {
+    model: &'a M,
+    options: BfsOptions,
+    counters: &'a Counters,
+    properties: Vec<Property<M>>,
+    /// Per property: a state deciding it was found (read by the workers to skip it).
+    decided: Vec<AtomicBool>,
+    seen: Seen,
+}
+
+/// How far a search has got.
+struct Progress<S> {
+    /// `levels[d][rank] = (parent rank, action index)`; level 0 ranks are init indices.
+    levels: Vec<Vec<(u32, u32)>>,
+    /// Per property decided: the level and rank of its first (lowest-ranked) state.
+    discoveries: BTreeMap<&'static str, (usize, u32)>,
+    generated: u64,
+    unique: u64,
+    /// The states of the deepest level, in rank order.
+    frontier: Vec<S>,
+    depth: usize,
+}
+
+impl<'a, M> Search<'a, M>
+where
+    M: Model + Sync,
+    M::State: Hash + Send + Sync,
+    M::Action: Clone,
+{
+    fn new(model: &'a M, options: BfsOptions, counters: &'a Counters) -> Search<'a, M> {
+        let properties = model.properties();
+        assert!(
+            properties
+                .iter()
+                .all(|p| p.expectation != Expectation::Eventually),
+            "eventually properties are not supported by this checker"
+        );
+        let decided = properties.iter().map(|_| AtomicBool::new(false)).collect();
+        Search {
+            model,
+            options,
+            counters,
+            properties,
+            decided,
+            seen: Seen::new(),
+        }
+    }
+
+    /// True when `state` decides property `index`: violates an "always", satisfies a
+    /// "sometimes".
+    fn decides(&self, state: &M::State, index: usize) -> bool {
+        let property = &self.properties[index];
+        let holds = (property.condition)(self.model, state);
         match property.expectation {
             Expectation::Always => !holds,
             _ => holds,
         }
-    };
-    let seen = Seen::new();
-    // levels[d][rank] = (parent rank, action index); level 0 ranks are init indices.
-    let mut levels: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut discoveries: BTreeMap<&'static str, (usize, u32)> = BTreeMap::new();
-    let mut generated = 0u64;
-    let mut unique = 0u64;
-
-    let mut frontier: Vec<M::State> = Vec::new();
-    let mut level0 = Vec::new();
-    for (index, state) in model.init_states().into_iter().enumerate() {
-        if !model.within_boundary(&state) {
-            continue;
-        }
-        generated += 1;
-        let fp = fingerprint(&state);
-        let entry = Entry {
-            level: 0,
-            parent: index as u32,
-            action: 0,
-        };
-        if seen.offer(fp, entry) {
-            let rank = frontier.len() as u32;
-            for (p, property) in properties.iter().enumerate() {
-                if !discoveries.contains_key(property.name) && decides(&state, p) {
-                    discoveries.insert(property.name, (0, rank));
-                    decided[p].store(true, Ordering::Relaxed);
-                }
-            }
-            level0.push((index as u32, 0));
-            frontier.push(state);
-        }
     }
-    unique += frontier.len() as u64;
-    levels.push(level0);
-    counters.generated.store(generated, Ordering::Relaxed);
-    counters.unique.store(unique, Ordering::Relaxed);
 
-    let threads = options.threads.max(1);
-    let always: Vec<&'static str> = properties
-        .iter()
-        .filter(|p| p.expectation == Expectation::Always)
-        .map(|p| p.name)
-        .collect();
-    let over_limit = || {
-        counters.stop.load(Ordering::Relaxed)
-            || options
-                .max_unique
-                .is_some_and(|max| counters.unique.load(Ordering::Relaxed) >= max)
-    };
-    let mut stopped = None;
-    let mut depth = 0usize;
-    while !frontier.is_empty() {
-        let all_violated = !always.is_empty() && always.iter().all(|n| discoveries.contains_key(n));
-        if discoveries.len() == properties.len() || (options.stop_at_violation && all_violated) {
-            stopped = Some(Stop::Decided);
-            break;
-        }
-        if counters.stop.load(Ordering::Relaxed) {
-            stopped = Some(Stop::Requested);
-            break;
-        }
-        if options.max_unique.is_some_and(|max| unique >= max) {
-            stopped = Some(Stop::StateLimit);
-            break;
-        }
-        counters.depth.store(depth as u64 + 1, Ordering::Relaxed);
-        counters
-            .level
-            .store(frontier.len() as u64, Ordering::Relaxed);
-        let next_level = depth as u32 + 1;
-        let cursor = AtomicUsize::new(0);
-        let work = |_: usize| -> Produced<M::State> {
-            let mut produced = Produced {
-                states: Vec::new(),
-                found: Vec::new(),
-                generated: 0,
+    /// Level 0: the initial states within the boundary, deduplicated, with what they decide.
+    fn initial_level(&self) -> Progress<M::State> {
+        let mut discoveries = BTreeMap::new();
+        let mut generated = 0u64;
+        let mut frontier: Vec<M::State> = Vec::new();
+        let mut level0 = Vec::new();
+        for (index, state) in self.model.init_states().into_iter().enumerate() {
+            if !self.model.within_boundary(&state) {
+                continue;
+            }
+            generated += 1;
+            let fp = fingerprint(&state);
+            let entry = Entry {
+                level: 0,
+                parent: index as u32,
+                action: 0,
             };
-            let mut actions = Vec::new();
-            const CHUNK: usize = 64;
-            loop {
-                if over_limit() {
-                    break;
-                }
-                let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
-                if start >= frontier.len() {
-                    break;
-                }
-                let end = (start + CHUNK).min(frontier.len());
-                let mut generated_here = 0u64;
-                for (rank, state) in frontier[start..end].iter().enumerate() {
-                    let rank = (start + rank) as u32;
-                    model.actions(state, &mut actions);
-                    for (action_index, action) in actions.drain(..).enumerate() {
-                        let Some(next) = model.next_state(state, action) else {
-                            continue;
-                        };
-                        if !model.within_boundary(&next) {
-                            continue;
-                        }
-                        generated_here += 1;
-                        let fp = fingerprint(&next);
-                        let entry = Entry {
-                            level: next_level,
-                            parent: rank,
-                            action: action_index as u32,
-                        };
-                        if seen.offer(fp, entry) {
-                            for (p, flag) in decided.iter().enumerate() {
-                                if !flag.load(Ordering::Relaxed) && decides(&next, p) {
-                                    produced.found.push((p, fp));
-                                }
-                            }
-                            produced.states.push((next, fp, rank, action_index as u32));
-                            counters.unique.fetch_add(1, Ordering::Relaxed);
-                        }
+            if self.seen.offer(fp, entry) {
+                let rank = frontier.len() as u32;
+                for (p, property) in self.properties.iter().enumerate() {
+                    if !discoveries.contains_key(property.name) && self.decides(&state, p) {
+                        discoveries.insert(property.name, (0, rank));
+                        self.decided[p].store(true, Ordering::Relaxed);
                     }
                 }
-                produced.generated += generated_here;
-                counters
-                    .generated
-                    .fetch_add(generated_here, Ordering::Relaxed);
+                level0.push((index as u32, 0));
+                frontier.push(state);
             }
-            produced
-        };
-        let results: Vec<Produced<M::State>> = if threads == 1 {
+        }
+        let unique = frontier.len() as u64;
+        self.counters.generated.store(generated, Ordering::Relaxed);
+        self.counters.unique.store(unique, Ordering::Relaxed);
+        Progress {
+            levels: vec![level0],
+            discoveries,
+            generated,
+            unique,
+            frontier,
+            depth: 0,
+        }
+    }
+
+    /// Why not to expand another level: every property decided (or, when asked, every
+    /// "always" one violated), a stop requested, or the state limit reached.
+    fn stop_before_level(&self, progress: &Progress<M::State>) -> Option<Stop> {
+        let discoveries = &progress.discoveries;
+        let mut always = self
+            .properties
+            .iter()
+            .filter(|p| p.expectation == Expectation::Always)
+            .map(|p| p.name)
+            .peekable();
+        let any_always = always.peek().is_some();
+        let all_violated = any_always && always.all(|n| discoveries.contains_key(n));
+        if discoveries.len() == self.properties.len()
+            || (self.options.stop_at_violation && all_violated)
+        {
+            return Some(Stop::Decided);
+        }
+        if self.counters.stop.load(Ordering::Relaxed) {
+            return Some(Stop::Requested);
+        }
+        if self
+            .options
+            .max_unique
+            .is_some_and(|max| progress.unique >= max)
+        {
+            return Some(Stop::StateLimit);
+        }
+        None
+    }
+
+    /// True when the workers should stop taking chunks: a stop requested or the state limit
+    /// passed.
+    fn over_limit(&self) -> bool {
+        self.counters.stop.load(Ordering::Relaxed)
+            || self
+                .options
+                .max_unique
+                .is_some_and(|max| self.counters.unique.load(Ordering::Relaxed) >= max)
+    }
+
+    /// Expands `frontier` into level `next_level` on the worker threads, each taking chunks
+    /// of states from `cursor` until the frontier is done or a limit is hit.
+    fn expand(
+        &self,
+        frontier: &[M::State],
+        next_level: u32,
+        cursor: &AtomicUsize,
+    ) -> Vec<Produced<M::State>> {
+        let work = |_: usize| self.expand_chunks(frontier, next_level, cursor);
+        let threads = self.options.threads.max(1);
+        if threads == 1 {
             vec![work(0)]
         } else {
             std::thread::scope(|scope| {
@@ -351,28 +412,94 @@ where
                     .map(|handle| handle.join().expect("a checker thread panicked"))
                     .collect()
             })
+        }
+    }
+
+    /// One worker's share of a level: the new successors of the chunks it took, and what
+    /// they decide.
+    fn expand_chunks(
+        &self,
+        frontier: &[M::State],
+        next_level: u32,
+        cursor: &AtomicUsize,
+    ) -> Produced<M::State> {
+        let mut produced = Produced {
+            states: Vec::new(),
+            found: Vec::new(),
+            generated: 0,
         };
-        // Order the new level canonically: by (parent rank, action index).
+        let mut actions = Vec::new();
+        const CHUNK: usize = 64;
+        loop {
+            if self.over_limit() {
+                break;
+            }
+            let start = cursor.fetch_add(CHUNK, Ordering::Relaxed);
+            if start >= frontier.len() {
+                break;
+            }
+            let end = (start + CHUNK).min(frontier.len());
+            let mut generated_here = 0u64;
+            for (rank, state) in frontier[start..end].iter().enumerate() {
+                let rank = (start + rank) as u32;
+                self.model.actions(state, &mut actions);
+                for (action_index, action) in actions.drain(..).enumerate() {
+                    let Some(next) = self.model.next_state(state, action) else {
+                        continue;
+                    };
+                    if !self.model.within_boundary(&next) {
+                        continue;
+                    }
+                    generated_here += 1;
+                    let fp = fingerprint(&next);
+                    let entry = Entry {
+                        level: next_level,
+                        parent: rank,
+                        action: action_index as u32,
+                    };
+                    if self.seen.offer(fp, entry) {
+                        for (p, flag) in self.decided.iter().enumerate() {
+                            if !flag.load(Ordering::Relaxed) && self.decides(&next, p) {
+                                produced.found.push((p, fp));
+                            }
+                        }
+                        produced.states.push((next, fp, rank, action_index as u32));
+                        self.counters.unique.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            produced.generated += generated_here;
+            self.counters
+                .generated
+                .fetch_add(generated_here, Ordering::Relaxed);
+        }
+        produced
+    }
+
+    /// Makes the workers' results the next level: ordered canonically by (parent rank,
+    /// action index), with the discoveries it holds recorded at their ranks.
+    fn next_level(&self, progress: &mut Progress<M::State>, results: Vec<Produced<M::State>>) {
+        let depth = progress.depth;
         let mut states: Vec<Option<M::State>> = Vec::new();
         let mut keys: Vec<(u32, u32, u32)> = Vec::new();
         let mut fps: Vec<u64> = Vec::new();
         let mut found: Vec<(usize, u64)> = Vec::new();
         for produced in results {
-            generated += produced.generated;
+            progress.generated += produced.generated;
             found.extend(produced.found);
             for (state, fp, parent, action) in produced.states {
-                let entry = seen.get(fp);
+                let entry = self.seen.get(fp);
                 let state = if (entry.parent, entry.action) == (parent, action) {
                     state
                 } else {
                     // Another parent reached a state with the same fingerprint (a symmetric
                     // variant, when the hash ignores caller identity): keep the canonical
                     // parent's own successor, so that paths replay exactly.
-                    let parent_state = &frontier[entry.parent as usize];
+                    let parent_state = &progress.frontier[entry.parent as usize];
                     let mut enabled = Vec::new();
-                    model.actions(parent_state, &mut enabled);
+                    self.model.actions(parent_state, &mut enabled);
                     let action = enabled.swap_remove(entry.action as usize);
-                    model
+                    self.model
                         .next_state(parent_state, action)
                         .expect("the recorded action leads somewhere")
                 };
@@ -398,45 +525,22 @@ where
         }
         for (p, fp) in found {
             let rank = ranks[&fp];
-            let name = properties[p].name;
-            let best = discoveries.entry(name).or_insert((depth + 1, rank));
+            let name = self.properties[p].name;
+            let best = progress
+                .discoveries
+                .entry(name)
+                .or_insert((depth + 1, rank));
             if best.0 == depth + 1 && rank < best.1 {
                 best.1 = rank;
             }
-            decided[p].store(true, Ordering::Relaxed);
+            self.decided[p].store(true, Ordering::Relaxed);
         }
-        unique += next_frontier.len() as u64;
-        let cut_short = cursor.load(Ordering::Relaxed) < frontier.len();
+        progress.unique += next_frontier.len() as u64;
         if !next_frontier.is_empty() {
-            depth += 1;
-            levels.push(level);
+            progress.depth += 1;
+            progress.levels.push(level);
         }
-        frontier = next_frontier;
-        if cut_short {
-            // The level was left half expanded: what was found stands (every state found is
-            // recorded with its path), but the search is over.
-            stopped = Some(if counters.stop.load(Ordering::Relaxed) {
-                Stop::Requested
-            } else {
-                Stop::StateLimit
-            });
-            break;
-        }
-    }
-    counters.generated.store(generated, Ordering::Relaxed);
-    counters.unique.store(unique, Ordering::Relaxed);
-
-    let discoveries = discoveries
-        .into_iter()
-        .map(|(name, (level, rank))| (name, rebuild(model, &levels, level, rank)))
-        .collect();
-    BfsOutcome {
-        generated,
-        unique,
-        max_depth: depth,
-        exhausted: stopped.is_none(),
-        stopped,
-        discoveries,
+        progress.frontier = next_frontier;
     }
 }
 

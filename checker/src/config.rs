@@ -5,7 +5,7 @@ use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::{BalanceIn, Outcome};
 use leaselab_model::safeguard::{ParamError, Safeguard};
 use leaselab_model::scenario::Scenario;
-use leaselab_model::world::{Action, World, WorldConfig};
+use leaselab_model::world::{world_client_policy, Action, ReplyFaults, World, WorldConfig};
 
 /// The fence counter's starting value, as in the tutorial: tokens are 33, 34, ...
 pub const INITIAL_FENCE_COUNTER: i64 = 32;
@@ -16,6 +16,10 @@ pub const MAX_CALLERS: u32 = 8;
 
 /// The longest horizon, TTL, work or pause a check accepts, in ticks.
 pub const MAX_TICKS: u64 = 10_000;
+
+/// The most lost replies, and the most dropped connections, a check explores (each one
+/// multiplies the state space by the number of requests it can strike).
+pub const MAX_REPLY_FAULTS: u32 = 3;
 
 /// How long the protocol takes with nobody in its way (see [`CheckConfig::timing`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +113,8 @@ pub struct CheckConfig {
     pub horizon_ticks: Option<u64>,
     /// Treat worlds that differ only by which caller is which as one state.
     pub symmetry: bool,
+    /// How many Redis replies may be lost or lost with their connection (none by default).
+    pub reply_faults: ReplyFaults,
 }
 
 impl CheckConfig {
@@ -126,6 +132,7 @@ impl CheckConfig {
             failovers: 0,
             horizon_ticks: None,
             symmetry: true,
+            reply_faults: ReplyFaults::default(),
         }
     }
 
@@ -166,6 +173,18 @@ impl CheckConfig {
             failovers: self.failovers,
             arrival_window_ms: self.horizon(),
         }
+    }
+
+    /// The initial world: the scenario's stand-ins, the callers in their client cores (the
+    /// world's policy), and the reply-fault budget.
+    pub fn world(&self) -> Result<World, ParamError> {
+        World::with_faults(
+            &self.scenario(),
+            &self.tokens(),
+            self.world_config(),
+            self.reply_faults,
+            world_client_policy(),
+        )
     }
 
     /// The callers' tokens: 1, 2, 3, ... as 32 hex digits.
@@ -294,6 +313,7 @@ impl CheckConfig {
                 self.safeguard.name()
             )));
         }
+        self.validate_reply_faults()?;
         let horizon = self.horizon();
         if horizon > MAX_TICKS {
             return Err(ParamError(format!(
@@ -302,6 +322,29 @@ impl CheckConfig {
             )));
         }
         self.scenario().validate()
+    }
+
+    fn validate_reply_faults(&self) -> Result<(), ParamError> {
+        let faults = self.reply_faults;
+        for (flag, n) in [
+            ("--lost-replies", faults.lost_replies),
+            ("--dropped-connections", faults.dropped_connections),
+        ] {
+            if n > MAX_REPLY_FAULTS {
+                return Err(ParamError(format!(
+                    "{flag} {n}: an exhaustive check explores at most {MAX_REPLY_FAULTS} (each \
+                     one multiplies the state space); use {flag} 1"
+                )));
+            }
+            if n > 0 && !self.uses_redis() {
+                return Err(ParamError(format!(
+                    "{flag} {n}: {} sends nothing to Redis, so no Redis reply can go astray; \
+                     drop {flag}",
+                    self.safeguard.name()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a horizon in which no caller can write its spend (see [`CheckConfig::timing`]).
@@ -369,13 +412,24 @@ impl CheckConfig {
             1 => ", 1 failover".to_string(),
             n => format!(", {n} failovers"),
         };
+        let plural = |n: u32, one: &str, many: &str| match n {
+            0 => String::new(),
+            1 => format!(", 1 {one}"),
+            n => format!(", {n} {many}"),
+        };
+        let lost = plural(self.reply_faults.lost_replies, "lost reply", "lost replies");
+        let dropped = plural(
+            self.reply_faults.dropped_connections,
+            "dropped connection",
+            "dropped connections",
+        );
         let symmetry = if self.symmetry {
             ", callers up to symmetry"
         } else {
             ""
         };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{symmetry}",
             self.callers,
             self.horizon()
         )

@@ -74,7 +74,7 @@ impl LeaseModel {
         properties: PropertySet,
     ) -> Result<LeaseModel, ParamError> {
         config.validate()?;
-        let mut init = World::new(&config.scenario(), &config.tokens(), config.world_config())?;
+        let mut init = config.world()?;
         init.set_symmetry(config.symmetry);
         Ok(LeaseModel {
             config,

@@ -163,7 +163,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             postgres: uses_postgres,
         },
     );
-    let mut host = Host {
+    let mut host = CallerIo {
         name,
         rng,
         env: env.clone(),
@@ -317,26 +317,18 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             }
             Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
-                    host.log(What::PauseStart {
-                        point: point.name().to_string(),
-                        ms,
-                    });
+                    host.log(What::PauseStart { point, ms });
                     tokio::time::sleep(Duration::from_millis(ms)).await;
-                    host.log(What::PauseEnd {
-                        point: point.name().to_string(),
-                    });
+                    host.log(What::PauseEnd { point });
                 } else {
-                    host.log(What::Reached {
-                        point: point.name().to_string(),
-                    });
+                    host.log(What::Reached { point });
                 }
                 client.handle_resumed();
             }
             Output::Done(outcome) => {
                 let done_at_ms = host.caller_ms();
                 host.log(What::Done {
-                    outcome: outcome.name().to_string(),
-                    detail: outcome.describe(),
+                    outcome: outcome.clone(),
                 });
                 env.finish(
                     index,
@@ -358,8 +350,9 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
     tokio::task::yield_now().await;
 }
 
-/// A caller's connections and state.
-struct Host<E> {
+/// A caller's connections and state on its simulated (or real) host: what the client core
+/// drives (named apart from [`leaselab_model::fault::Host`], a network endpoint).
+struct CallerIo<E> {
     name: String,
     rng: ChaCha8Rng,
     env: Rc<E>,
@@ -371,7 +364,7 @@ struct Host<E> {
     deadline: Option<Instant>,
 }
 
-impl<E: Surroundings> Host<E> {
+impl<E: Surroundings> CallerIo<E> {
     fn caller_ms(&self) -> u64 {
         self.env.caller_ms()
     }

@@ -11,7 +11,7 @@ use std::io::Write as _;
 
 use leaselab_model::postgres::{Answer, Statement};
 use leaselab_model::redis::Reply;
-use leaselab_model::safeguard::{Reading, RedisRequest};
+use leaselab_model::safeguard::{Outcome, Point, Reading, RedisRequest};
 use serde::{Deserialize, Serialize};
 use sha1::{Digest as _, Sha1};
 
@@ -110,26 +110,24 @@ pub enum What {
     /// A caller reached a named point (where a pause may be injected).
     Reached {
         /// The point, e.g. `after-read`.
-        point: String,
+        point: Point,
     },
     /// A caller froze (a GC pause): nothing of it runs until [`What::PauseEnd`].
     PauseStart {
         /// Where.
-        point: String,
+        point: Point,
         /// For how long.
         ms: u64,
     },
     /// The pause ended.
     PauseEnd {
         /// Where.
-        point: String,
+        point: Point,
     },
     /// A caller finished.
     Done {
-        /// `accepted`, `write-rejected`, `gave-up`, ...
-        outcome: String,
-        /// The outcome in full.
-        detail: String,
+        /// How the spend ended (its words: [`Outcome::describe`]).
+        outcome: Outcome,
     },
 
     // --- servers -------------------------------------------------------------------------
@@ -346,10 +344,10 @@ pub fn render(event: &Event) -> String {
             )
         }
         What::Sleep { ms } => format!("sleeps {ms}ms"),
-        What::Reached { point } => format!("at {point}"),
-        What::PauseStart { point, ms } => format!("PAUSED at {point} for {ms}ms"),
-        What::PauseEnd { point } => format!("resumes after pause at {point}"),
-        What::Done { detail, .. } => format!("done: {detail}"),
+        What::Reached { point } => format!("at {}", point.name()),
+        What::PauseStart { point, ms } => format!("PAUSED at {} for {ms}ms", point.name()),
+        What::PauseEnd { point } => format!("resumes after pause at {}", point.name()),
+        What::Done { outcome } => format!("done: {}", outcome.describe()),
         What::ConnectionOpened { conn, client } => format!(
             "conn {conn} opened{}",
             client

@@ -347,6 +347,9 @@ struct ReportView<'a> {
     events: &'a [Event],
 }
 
+/// The scenario as `run --json` shows it: faults in words, the network flattened. A view
+/// only, never loaded back; the loadable schema is the trace's `ScenarioSpec` (root crate,
+/// which this crate cannot depend on), so the two stay apart.
 #[derive(Serialize)]
 struct ScenarioView<'a> {
     name: &'a str,
@@ -435,9 +438,27 @@ pub fn run_with(
 ) -> Result<RunReport, ParamError> {
     validate(scenario)?;
     let timeline = Timeline::new(config.setup_ms);
-    let keys = &scenario.params.keys;
+    let (shared, specs) = shared_world(scenario, seed, config, timeline)?;
+    let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
+    let mut sim = new_sim(scenario, seed, horizon);
+    host_servers(&mut sim, &shared);
+    host_callers(&mut sim, specs, &shared, seed);
+    let finished = step_to_the_end(&mut sim, &shared, scenario, &timeline, horizon);
+    let end = sim.elapsed();
+    let events = shared.events.take();
+    drop(sim);
+    Ok(report(scenario, seed, &shared, events, end, finished))
+}
 
-    // The stand-ins, seeded.
+/// What the hosts share: the seeded stand-ins, the replica, the servers' clocks, the lock's
+/// owners, the event log; and the callers' machines, each with its token from its own stream.
+fn shared_world(
+    scenario: &Scenario,
+    seed: u64,
+    config: &SimConfig,
+    timeline: Timeline,
+) -> Result<(Rc<Shared>, Vec<CallerSpec>), ParamError> {
+    let keys = &scenario.params.keys;
     let (mut redis, postgres) = scenario.seeded_stand_ins();
     let initial_effects = redis.drain_effects();
     let replication = Schedule::needs_replica(scenario).then(|| {
@@ -447,10 +468,7 @@ pub fn run_with(
         )
     });
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
-
-    // The callers' machines, each with its token from its own stream.
-    let (mut specs, owners) = caller_specs(scenario, seed)?;
-
+    let (specs, owners) = caller_specs(scenario, seed)?;
     let shared = Rc::new(Shared {
         events: EventLog::new(),
         timeline,
@@ -475,12 +493,13 @@ pub fn run_with(
         clients: RefCell::new(BTreeMap::new()),
         step_now: Cell::new(Duration::ZERO),
     });
-    let observer: Rc<dyn Observer> = Rc::new(RunObserver {
-        shared: shared.clone(),
-    });
+    Ok((shared, specs))
+}
 
-    let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
-    let mut sim = turmoil::Builder::new()
+/// The turmoil simulation: seeded, no network latency of its own (the callers add theirs),
+/// running a second past the horizon.
+fn new_sim(scenario: &Scenario, seed: u64, horizon: Duration) -> turmoil::Sim<'static> {
+    turmoil::Builder::new()
         .epoch(epoch())
         .rng_seed(seed)
         .tick_duration(TICK)
@@ -490,10 +509,15 @@ pub fn run_with(
         // A server's accept backlog holds every caller's connection attempt to it (turmoil
         // panics past it, 64 by default): room for two connections per caller.
         .tcp_capacity((scenario.callers as usize * 2 + 16).max(64))
-        .build();
+        .build()
+}
 
-    // Servers first: they are ticked before the callers in every step, which makes a round
-    // trip one tick (see `caller`).
+/// The Redis and PostgreSQL hosts. Servers go first: they are ticked before the callers in
+/// every step, which makes a round trip one tick (see `caller`).
+fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
+    let observer: Rc<dyn Observer> = Rc::new(RunObserver {
+        shared: shared.clone(),
+    });
     let clock_shared = shared.clone();
     let clock_ms = Rc::new(move || {
         let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
@@ -517,8 +541,16 @@ pub fn run_with(
             Ok(())
         }
     });
-    // The callers in a seeded order: a server serves messages that arrive in the same tick in
-    // its links' order, so no caller is always first.
+}
+
+/// The caller hosts, in a seeded order: a server serves messages that arrive in the same
+/// tick in its links' order, so no caller is always first.
+fn host_callers(
+    sim: &mut turmoil::Sim<'_>,
+    mut specs: Vec<CallerSpec>,
+    shared: &Rc<Shared>,
+    seed: u64,
+) {
     specs.shuffle(&mut host_rng(seed, "world"));
     for spec in specs {
         let name = spec.name.clone();
@@ -530,13 +562,22 @@ pub fn run_with(
             Ok(())
         });
     }
+}
 
-    let mut schedule = Schedule::new(scenario, &timeline);
+/// Steps the simulation until every host is done (true) or the horizon passes (false). At
+/// each step, before the hosts' tick: the release, the faults due, replication and lease
+/// expiry.
+fn step_to_the_end(
+    sim: &mut turmoil::Sim<'_>,
+    shared: &Shared,
+    scenario: &Scenario,
+    timeline: &Timeline,
+    horizon: Duration,
+) -> bool {
+    let mut schedule = Schedule::new(scenario, timeline);
     let mut released = false;
     let mut now = sim.elapsed();
-    let finished = loop {
-        // What happens at `now`, before the hosts' tick from `now` on: the release, the
-        // faults due, replication and lease expiry.
+    loop {
         shared.step_now.set(now);
         if !released && now >= timeline.release {
             released = true;
@@ -549,7 +590,7 @@ pub fn run_with(
             );
         }
         while let Some(action) = schedule.due(now) {
-            shared.apply(&mut sim, now, action);
+            shared.apply(sim, now, action);
         }
         shared.after_step(now);
         let done = match sim.step() {
@@ -558,7 +599,7 @@ pub fn run_with(
         };
         now = sim.elapsed();
         if done {
-            break true;
+            return true;
         }
         if now >= horizon {
             let unfinished = shared.ends.borrow().iter().filter(|e| e.is_none()).count();
@@ -569,13 +610,9 @@ pub fn run_with(
                     unfinished: unfinished as u32,
                 },
             );
-            break false;
+            return false;
         }
-    };
-    let end = sim.elapsed();
-    let events = shared.events.take();
-    drop(sim);
-    Ok(report(scenario, seed, &shared, events, end, finished))
+    }
 }
 
 /// Who owns which lock token: the token's text, the caller's host.

@@ -15,6 +15,7 @@ use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::safeguard::Safeguard;
+use leaselab_model::world::ReplyFaults;
 use serde::Serialize;
 use stateright::Model;
 
@@ -51,6 +52,14 @@ pub struct Args {
     /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
+    /// How many Redis replies may be lost in flight (the request ran; the caller waits until
+    /// its read timeout).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub lost_replies: u32,
+    /// How many Redis connections may break with a reply in flight (the request ran; the
+    /// client retries it on a new connection, as go-redis does).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub dropped_connections: u32,
     /// Breadth-first search (the default): shortest counterexamples.
     #[arg(long, conflicts_with = "dfs")]
     pub bfs: bool,
@@ -252,6 +261,10 @@ impl Args {
             failovers: self.wallet.failovers,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
+            reply_faults: ReplyFaults {
+                lost_replies: self.lost_replies,
+                dropped_connections: self.dropped_connections,
+            },
         };
         config.validate()?;
         Ok(config)
@@ -580,6 +593,21 @@ fn ticks(n: u64) -> String {
     }
 }
 
+/// The reply-fault budget for the timing line (empty without faults).
+fn reply_faults_text(faults: ReplyFaults) -> String {
+    let mut text = String::new();
+    if faults.lost_replies > 0 {
+        text.push_str(&format!("; up to {} lost reply(ies)", faults.lost_replies));
+    }
+    if faults.dropped_connections > 0 {
+        text.push_str(&format!(
+            "; up to {} dropped connection(s) with a reply in flight",
+            faults.dropped_connections
+        ));
+    }
+    text
+}
+
 /// The command line that reproduces `config` (for hints).
 fn command_line(config: &CheckConfig) -> String {
     let pause = config
@@ -606,6 +634,16 @@ fn command_line(config: &CheckConfig) -> String {
     }
     if !config.symmetry {
         line.push_str(" --no-symmetry");
+    }
+    let faults = config.reply_faults;
+    if faults.lost_replies > 0 {
+        line.push_str(&format!(" --lost-replies {}", faults.lost_replies));
+    }
+    if faults.dropped_connections > 0 {
+        line.push_str(&format!(
+            " --dropped-connections {}",
+            faults.dropped_connections
+        ));
     }
     line
 }
@@ -635,12 +673,13 @@ pub fn render(
         ticks(config.work_ticks)
     ));
     out.push_str(&format!(
-        "timing: {timing}; callers arrive at any time; horizon {}{}\n",
+        "timing: {timing}; callers arrive at any time; horizon {}{}{}\n",
         ticks(config.horizon()),
         match config.failovers {
             0 => String::new(),
             k => format!("; up to {k} failover(s)"),
-        }
+        },
+        reply_faults_text(config.reply_faults)
     ));
     let search = match report.strategy {
         Strategy::Bfs => "breadth-first",
@@ -730,6 +769,8 @@ struct JsonCheck<'a> {
     work_ticks: u64,
     max_pause_ticks: Option<u64>,
     failovers: u32,
+    lost_replies: u32,
+    dropped_connections: u32,
     horizon_ticks: u64,
     symmetry: bool,
     elapsed_s: f64,
@@ -772,6 +813,8 @@ impl<'a> JsonCheck<'a> {
             work_ticks: config.work_ticks,
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
+            lost_replies: config.reply_faults.lost_replies,
+            dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),
             symmetry: config.symmetry,
             elapsed_s: elapsed.as_secs_f64(),

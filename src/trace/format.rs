@@ -11,7 +11,7 @@ use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::Action;
+use leaselab_model::world::{Action, ReplyFaults};
 use leaselab_sim::events::Event;
 use serde::{Deserialize, Serialize};
 
@@ -19,9 +19,10 @@ use serde::{Deserialize, Serialize};
 pub const FORMAT: &str = "leaselab-trace";
 
 /// The format version this leaselab writes, and the newest it reads.
-/// Version 2 logs requests, replies and statements as typed values with the caller's
-/// reading of each reply; version 1 logged them as display text.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 3 logs every event as typed values: requests, replies and statements with the
+/// caller's reading of each reply (since version 2; version 1 logged them as display text),
+/// and a caller's outcome (version 2 logged its name and words).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// This leaselab's version, recorded in every trace it writes.
 pub const LEASELAB_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -112,7 +113,9 @@ pub enum Origin {
     },
 }
 
-/// A scenario with every parameter (mirror of [`Scenario`]).
+/// A scenario with every parameter (mirror of [`Scenario`]). The mirror stays: it writes the
+/// parameters flat (a derive on [`Scenario`] would nest `params`), and loading validates
+/// each field with its path (see [`FaultSpec`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
@@ -172,6 +175,9 @@ pub struct NetworkSpec {
 
 /// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`;
 /// points are `after-acquire`, `after-read`, `before-write`, `before-release`.
+/// The mirror stays (serde on [`Fault`] could write the same JSON): loading turns an unknown
+/// point or host into a [`SpecError`] with its path, the names accepted and the "scenario no
+/// longer exists" mark, which a derived `Deserialize` cannot give.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum FaultSpec {
@@ -242,6 +248,16 @@ pub struct CheckSpec {
     pub horizon_ticks: Option<u64>,
     /// Callers that differ only by which is which were one state.
     pub symmetry: bool,
+    /// Redis replies that could be lost (absent: 0, as in traces saved before reply faults).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_replies: u32,
+    /// Redis connections that could break with a reply in flight (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_connections: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A mirror that does not convert back: the field (a path like `scenario.faults[0].at`) and
@@ -491,6 +507,8 @@ impl CheckSpec {
             failovers: config.failovers,
             horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
+            lost_replies: config.reply_faults.lost_replies,
+            dropped_connections: config.reply_faults.dropped_connections,
         }
     }
 
@@ -516,6 +534,10 @@ impl CheckSpec {
             failovers: self.failovers,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
+            reply_faults: ReplyFaults {
+                lost_replies: self.lost_replies,
+                dropped_connections: self.dropped_connections,
+            },
         };
         config
             .validate()

@@ -199,7 +199,7 @@ impl std::fmt::Display for TraceError {
             Problem::NotATrace(message) => write!(f, "{file}: not a leaselab trace: {message}"),
             Problem::OlderVersion { version } => write!(
                 f,
-                "{file}: written in trace format version {version}, which logs requests and replies as text; this leaselab ({}) reads format version {FORMAT_VERSION} only (typed events). Its scenario and seed are still in the file: re-run them with `leaselab run` (or `check` for a model counterexample) to get a version {FORMAT_VERSION} trace",
+                "{file}: written in trace format version {version}, whose events this leaselab no longer reads (version 1 logged requests and replies as text, version 2 outcomes as text); this leaselab ({}) reads format version {FORMAT_VERSION} only (typed events). Its scenario and seed are still in the file: re-run them with `leaselab run` (or `check` for a model counterexample) to get a version {FORMAT_VERSION} trace",
                 super::format::LEASELAB_VERSION
             ),
             Problem::NewerVersion {

@@ -9,7 +9,7 @@
 use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::{Answer, RowLock, Statement, WriteGuard};
 use leaselab_model::redis::{Command, Reply, ScriptId};
-use leaselab_model::safeguard::{Reading, RedisRequest};
+use leaselab_model::safeguard::{Outcome, Point, Reading, RedisRequest};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::events::{Event, What};
 
@@ -77,7 +77,7 @@ pub enum Kind {
     /// It froze.
     Pause {
         /// Where.
-        point: String,
+        point: Point,
         /// How long.
         ms: u64,
     },
@@ -106,10 +106,8 @@ pub enum Kind {
     },
     /// It finished.
     Done {
-        /// The outcome's name.
-        outcome: String,
-        /// The outcome in words.
-        detail: String,
+        /// How the spend ended.
+        outcome: Outcome,
     },
     /// An error, timeout or anything else worth showing.
     Note,
@@ -329,25 +327,24 @@ impl Reader<'_> {
                 track.paused = true;
                 one(
                     Kind::Pause {
-                        point: point.clone(),
+                        point: *point,
                         ms: *ms,
                     },
-                    format!("PAUSED {ms}ms ({point})"),
+                    format!("PAUSED {ms}ms ({})", point.name()),
                 )
             }
             What::PauseEnd { .. } => {
                 track.paused = false;
                 one(Kind::Resume, "wakes up, carries on".into())
             }
-            What::Done { outcome, detail } => {
+            What::Done { outcome } => {
                 track.done = true;
                 track.believes = false;
                 one(
                     Kind::Done {
                         outcome: outcome.clone(),
-                        detail: detail.clone(),
                     },
-                    format!("done: {detail}"),
+                    format!("done: {}", outcome.describe()),
                 )
             }
             _ => vec![],

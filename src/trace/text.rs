@@ -3,6 +3,8 @@
 
 use std::fmt::Write as _;
 
+use leaselab_model::safeguard::Outcome;
+
 use super::load::Trace;
 use super::story::{time_text, Bar, Kind, Lane, Story};
 
@@ -199,11 +201,16 @@ pub fn words(story: &Story) -> String {
             Kind::Start | Kind::RowWritten { .. } | Kind::RowRefused | Kind::LockTaken { .. } => {
                 continue
             }
-            Kind::Done { outcome, .. } if outcome == "accepted" => continue,
+            Kind::Done {
+                outcome: Outcome::Accepted { .. },
+            } => continue,
             Kind::Release { ok: true } => continue,
             Kind::LockDeleted { .. } => continue,
             Kind::Pause { point, ms } => {
-                format!("paused for {ms}ms at {point} (GC pause, slow network, stopped VM)")
+                format!(
+                    "paused for {ms}ms at {} (GC pause, slow network, stopped VM)",
+                    point.name()
+                )
             }
             Kind::Resume => "wakes up and carries on".into(),
             Kind::Busy { count, .. } if *count > 1 => format!("finds the lock busy {count} times"),

@@ -109,8 +109,12 @@ pub struct SqlRequest {
     pub params: Vec<i64>,
 }
 
-/// A named point in a caller's life where a fault (a GC pause) can be injected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A named point in a caller's life where a fault (a GC pause) can be injected. Serialised
+/// as its [`Point::name`].
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Point {
     /// Just after the lock was acquired.
     AfterAcquire,
@@ -197,7 +201,10 @@ pub enum Input {
 }
 
 /// How a caller's attempt to spend ended.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// The spend was written and the caller reports success.
     Accepted {
@@ -298,5 +305,21 @@ pub trait Machine {
     /// point). Drivers log it next to the reply.
     fn reading(&self, _input: &Input) -> Option<super::Reading> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Point;
+
+    #[test]
+    fn a_point_serialises_as_its_name_and_reads_back() {
+        for point in Point::ALL {
+            let json = serde_json::to_string(&point).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", point.name()));
+            assert_eq!(serde_json::from_str::<Point>(&json).expect("reads"), point);
+        }
+        let error = serde_json::from_str::<Point>("\"after-lunch\"").unwrap_err();
+        assert!(error.to_string().contains("after-lunch"), "{error}");
     }
 }
