@@ -1283,16 +1283,12 @@ impl Postgres {
             count += 1;
         }
         self.tables.insert(plan.table.clone(), table);
-        Ok(Outcome::Done(SqlResult {
-            columns: columns_of(&plan.returning),
-            rows: if plan.returning.is_empty() {
-                Vec::new()
-            } else {
-                returned
-            },
-            tag: format!("INSERT 0 {count}"),
-            rows_affected: count,
-        }))
+        Ok(Outcome::Done(written(
+            &plan.returning,
+            returned,
+            "INSERT 0",
+            count,
+        )))
     }
 
     fn update_rows(
@@ -1421,16 +1417,12 @@ impl Postgres {
         }
         self.tables.insert(plan.table.clone(), table);
         let count = changes.len() as u64;
-        Ok(Outcome::Done(SqlResult {
-            columns: columns_of(&plan.returning),
-            rows: if plan.returning.is_empty() {
-                Vec::new()
-            } else {
-                returned
-            },
-            tag: format!("UPDATE {count}"),
-            rows_affected: count,
-        }))
+        Ok(Outcome::Done(written(
+            &plan.returning,
+            returned,
+            "UPDATE",
+            count,
+        )))
     }
 
     fn delete_rows(
@@ -1471,16 +1463,12 @@ impl Postgres {
         }
         self.tables.insert(plan.table.clone(), table);
         let count = candidates.len() as u64;
-        Ok(Outcome::Done(SqlResult {
-            columns: columns_of(&plan.returning),
-            rows: if plan.returning.is_empty() {
-                Vec::new()
-            } else {
-                returned
-            },
-            tag: format!("DELETE {count}"),
-            rows_affected: count,
-        }))
+        Ok(Outcome::Done(written(
+            &plan.returning,
+            returned,
+            "DELETE",
+            count,
+        )))
     }
 
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
@@ -1694,6 +1682,26 @@ fn pinned_key(filter: Option<&Expr>, pk: usize, params: &[Value]) -> Option<Valu
             }
         }
         _ => None,
+    }
+}
+
+/// The result of an INSERT, UPDATE or DELETE: its tag (`INSERT 0 n`, `UPDATE n`, `DELETE n`)
+/// and, with RETURNING, the rows it returned.
+fn written(
+    returning: &[(String, Expr)],
+    returned: Vec<Vec<Value>>,
+    verb: &str,
+    count: u64,
+) -> SqlResult {
+    SqlResult {
+        columns: columns_of(returning),
+        rows: if returning.is_empty() {
+            Vec::new()
+        } else {
+            returned
+        },
+        tag: format!("{verb} {count}"),
+        rows_affected: count,
     }
 }
 
