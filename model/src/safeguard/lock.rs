@@ -107,14 +107,6 @@ impl Lock {
         };
         release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
     }
-
-    /// The token-checked refresh request (lease-based protocols only).
-    pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
-        match self {
-            Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
-            _ => None,
-        }
-    }
 }
 
 /// The token as the 32 lower-case hex digits of a 128-bit random number.
