@@ -445,7 +445,7 @@ pub fn run_with(
     host_callers(&mut sim, specs, &shared, seed);
     let finished = step_to_the_end(&mut sim, &shared, scenario, &timeline, horizon);
     let end = sim.elapsed();
-    let events = shared.events.take();
+    let events = shared.record.events.take();
     drop(sim);
     Ok(report(scenario, seed, &shared, events, end, finished))
 }
@@ -470,27 +470,35 @@ fn shared_world(
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
     let (specs, owners) = caller_specs(scenario, seed)?;
     let shared = Rc::new(Shared {
-        events: EventLog::new(),
-        timeline,
-        policy: config.client,
-        network: scenario.network,
-        client_cpu: ClientCpu::new(config.client_cpu_us),
-        redis: Rc::new(RefCell::new(redis)),
-        postgres: Rc::new(RefCell::new(postgres)),
-        replication: RefCell::new(replication),
-        primary_clock,
-        replica_clock,
-        failed_over: Cell::new(false),
-        lock: scenario.safeguard.uses_lock().then(|| LockWatch {
-            key: keys.lock.clone(),
-            owners,
-            holder: RefCell::new(None),
-        }),
-        fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
-        fence_key: keys.fence.clone(),
-        tokens_issued: RefCell::new(Vec::new()),
-        ends: RefCell::new(vec![None; scenario.callers as usize]),
-        clients: RefCell::new(BTreeMap::new()),
+        conditions: Conditions {
+            timeline,
+            policy: config.client,
+            network: scenario.network,
+            client_cpu: ClientCpu::new(config.client_cpu_us),
+        },
+        servers: Servers {
+            redis: Rc::new(RefCell::new(redis)),
+            postgres: Rc::new(RefCell::new(postgres)),
+            replication: RefCell::new(replication),
+            primary_clock,
+            replica_clock,
+            failed_over: Cell::new(false),
+        },
+        watch: Watch {
+            lock: scenario.safeguard.uses_lock().then(|| LockWatch {
+                key: keys.lock.clone(),
+                owners,
+                holder: RefCell::new(None),
+            }),
+            fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
+            fence_key: keys.fence.clone(),
+            tokens_issued: RefCell::new(Vec::new()),
+        },
+        record: Record {
+            events: EventLog::new(),
+            ends: RefCell::new(vec![None; scenario.callers as usize]),
+            clients: RefCell::new(BTreeMap::new()),
+        },
         step_now: Cell::new(Duration::ZERO),
     });
     Ok((shared, specs))
@@ -523,7 +531,7 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
         let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
         clock_shared.server_ms(now)
     });
-    let redis_server = RedisServer::new(shared.redis.clone(), clock_ms, observer.clone());
+    let redis_server = RedisServer::new(shared.servers.redis.clone(), clock_ms, observer.clone());
     sim.host(REDIS_HOST, move || {
         let server = redis_server.clone();
         async move {
@@ -532,7 +540,7 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             Ok(())
         }
     });
-    let pg_server = PgServer::new(shared.postgres.clone(), observer.clone());
+    let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone());
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
         async move {
@@ -602,7 +610,13 @@ fn step_to_the_end(
             return true;
         }
         if now >= horizon {
-            let unfinished = shared.ends.borrow().iter().filter(|e| e.is_none()).count();
+            let unfinished = shared
+                .record
+                .ends
+                .borrow()
+                .iter()
+                .filter(|e| e.is_none())
+                .count();
             shared.log(
                 now,
                 "world",
@@ -658,7 +672,7 @@ fn report(
 ) -> RunReport {
     let keys = &scenario.params.keys;
     let server_ms = shared.server_ms(end);
-    let redis = shared.redis.borrow();
+    let redis = shared.servers.redis.borrow();
     let read_i64 = |key: &[u8]| {
         redis
             .peek(key, server_ms)
@@ -668,15 +682,19 @@ fn report(
     let (balance, final_fence) = match scenario.balance_in() {
         BalanceIn::Redis => (read_i64(&keys.balance), None),
         BalanceIn::Postgres => {
-            let wallet = shared.postgres.borrow().wallet(scenario.params.wallet_id);
+            let wallet = shared
+                .servers
+                .postgres
+                .borrow()
+                .wallet(scenario.params.wallet_id);
             (wallet.map(|w| w.balance), wallet.map(|w| w.fence))
         }
     };
     let fence_counter = read_i64(&keys.fence);
     let lock_left_behind =
         scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
-    let ends = shared.ends.borrow();
-    let tokens_issued = shared.tokens_issued.borrow().clone();
+    let ends = shared.record.ends.borrow();
+    let tokens_issued = shared.watch.tokens_issued.borrow().clone();
     assemble(
         scenario,
         seed,
@@ -691,7 +709,7 @@ fn report(
         if finished {
             Ok(())
         } else {
-            Err(shared.timeline.caller_ms(end))
+            Err(shared.conditions.timeline.caller_ms(end))
         },
         tokens_issued,
     )
@@ -793,63 +811,92 @@ impl LockWatch {
     }
 }
 
-/// The state every host of a run shares (all hosts run on one thread).
+/// The state every host of a run shares (all hosts run on one thread), in four parts.
 pub(crate) struct Shared {
-    /// The event log.
-    pub(crate) events: EventLog,
-    /// Where the release lies.
+    /// What the callers run in.
+    pub(crate) conditions: Conditions,
+    /// The stand-ins as the hosts reach them.
+    servers: Servers,
+    /// Who holds the lock, and the fencing tokens issued.
+    watch: Watch,
+    /// What the run leaves behind.
+    pub(crate) record: Record,
+    /// Simulated time of the current step (for what happens outside a host's tick).
+    step_now: Cell<Duration>,
+}
+
+/// What the callers run in: where the release lies, the clients' policy, the network's
+/// timing, the client CPU they share.
+pub(crate) struct Conditions {
     pub(crate) timeline: Timeline,
-    /// The clients' policy.
     pub(crate) policy: ClientPolicy,
-    /// The network's timing.
     pub(crate) network: Network,
-    /// The client CPU the callers share.
     pub(crate) client_cpu: ClientCpu,
+}
+
+/// The stand-ins: the serving Redis and PostgreSQL, the replica's stream (until a failover
+/// promotes it), each Redis server's wall clock, and whether the replica serves now.
+struct Servers {
     redis: Rc<RefCell<Redis>>,
     postgres: Rc<RefCell<Postgres>>,
     replication: RefCell<Option<Replication>>,
     primary_clock: ServerClock,
     replica_clock: ServerClock,
     failed_over: Cell<bool>,
+}
+
+/// The lock's watch: the lock key's holder as the serving Redis stores it (when the
+/// safeguard uses a lock), and every token the fenced acquire script issued.
+struct Watch {
     lock: Option<LockWatch>,
     fenced_acquire_sha: String,
     fence_key: Vec<u8>,
     tokens_issued: RefCell<Vec<i64>>,
+}
+
+/// The run's record: the event log, how each caller ended, and which caller host is on
+/// which server connection.
+pub(crate) struct Record {
+    pub(crate) events: EventLog,
     ends: RefCell<Vec<Option<CallerEnd>>>,
     clients: RefCell<BTreeMap<(&'static str, u64), String>>,
-    /// Simulated time of the current step (for what happens outside a host's tick).
-    step_now: Cell<Duration>,
 }
 
 impl Shared {
     /// The serving Redis's wall clock at simulated time `sim`.
     fn server_ms(&self, sim: Duration) -> u64 {
-        if self.failed_over.get() {
-            self.replica_clock.now_ms(sim)
+        if self.servers.failed_over.get() {
+            self.servers.replica_clock.now_ms(sim)
         } else {
-            self.primary_clock.now_ms(sim)
+            self.servers.primary_clock.now_ms(sim)
         }
     }
 
     /// The caller host on a server connection, if known.
     fn client(&self, protocol: Protocol, conn: u64) -> Option<String> {
-        self.clients.borrow().get(&(protocol.name(), conn)).cloned()
+        self.record
+            .clients
+            .borrow()
+            .get(&(protocol.name(), conn))
+            .cloned()
     }
 
     fn log(&self, sim: Duration, host: &str, what: What) {
-        self.events.push(self.timeline.t_us(sim), host, what);
+        self.record
+            .events
+            .push(self.conditions.timeline.t_us(sim), host, what);
     }
 
     /// Records how caller `index` (1-based) ended.
     pub(crate) fn finish(&self, index: u32, end: CallerEnd) {
-        self.ends.borrow_mut()[index as usize - 1] = Some(end);
+        self.record.ends.borrow_mut()[index as usize - 1] = Some(end);
     }
 
     /// After a command ran on the primary: ship its changes, see whether it moved the lock.
     fn after_redis_command(&self, sim: Duration) {
-        let effects = self.redis.borrow_mut().drain_effects();
+        let effects = self.servers.redis.borrow_mut().drain_effects();
         if !effects.is_empty() {
-            if let Some(replication) = self.replication.borrow_mut().as_mut() {
+            if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                 replication.ship(sim, effects);
             }
         }
@@ -859,9 +906,9 @@ impl Shared {
     /// Compares the lock key with the last holder seen; logs a change (by a command, or by
     /// the passing of time: a lease expiry).
     fn track_lock(&self, sim: Duration, by_command: bool) {
-        let Some(lock) = &self.lock else { return };
+        let Some(lock) = &self.watch.lock else { return };
         let server_ms = self.server_ms(sim);
-        let redis = self.redis.borrow();
+        let redis = self.servers.redis.borrow();
         let current = redis.peek(&lock.key, server_ms).map(<[u8]>::to_vec);
         let mut holder = lock.holder.borrow_mut();
         if *holder == current {
@@ -888,7 +935,7 @@ impl Shared {
 
     /// After each step: replicate what is due, notice expired leases.
     fn after_step(&self, now: Duration) {
-        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
             replication.advance(now);
         }
         self.track_lock(now, false);
@@ -901,7 +948,7 @@ impl Shared {
                 if a == Host::Replica || b == Host::Replica {
                     // Only the primary -> replica direction carries data.
                     if !one_way || a == Host::Redis {
-                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                             replication.cut();
                         }
                     }
@@ -923,7 +970,7 @@ impl Shared {
             Action::Heal { a, b, one_way } => {
                 if a == Host::Replica || b == Host::Replica {
                     if !one_way || a == Host::Redis {
-                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                             replication.heal(now);
                         }
                     }
@@ -943,22 +990,22 @@ impl Shared {
                 );
             }
             Action::Failover => {
-                let Some(replication) = self.replication.borrow_mut().take() else {
+                let Some(replication) = self.servers.replication.borrow_mut().take() else {
                     return;
                 };
                 let (promoted, lost) = replication.promote(now);
-                *self.redis.borrow_mut() = promoted;
-                self.failed_over.set(true);
+                *self.servers.redis.borrow_mut() = promoted;
+                self.servers.failed_over.set(true);
                 let server_ms = self.server_ms(now);
                 let (lock_holder, fence_counter) = {
-                    let redis = self.redis.borrow();
-                    let holder = self.lock.as_ref().and_then(|lock| {
+                    let redis = self.servers.redis.borrow();
+                    let holder = self.watch.lock.as_ref().and_then(|lock| {
                         redis
                             .peek(&lock.key, server_ms)
                             .map(|value| lock.owner(value))
                     });
                     let counter = redis
-                        .peek(&self.fence_key, server_ms)
+                        .peek(&self.watch.fence_key, server_ms)
                         .map(|v| String::from_utf8_lossy(v).into_owned());
                     (holder, counter)
                 };
@@ -971,8 +1018,9 @@ impl Shared {
                         fence_counter,
                     },
                 );
-                if let Some(lock) = &self.lock {
+                if let Some(lock) = &self.watch.lock {
                     let value = self
+                        .servers
                         .redis
                         .borrow()
                         .peek(&lock.key, server_ms)
@@ -982,11 +1030,11 @@ impl Shared {
                 sim.bounce(REDIS_HOST);
             }
             Action::RedisRestart => {
-                self.redis.borrow_mut().restart_empty();
-                if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                self.servers.redis.borrow_mut().restart_empty();
+                if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                     replication.resync_empty();
                 }
-                if let Some(lock) = &self.lock {
+                if let Some(lock) = &self.watch.lock {
                     *lock.holder.borrow_mut() = None;
                 }
                 self.log(now, "world", What::RedisRestart);
@@ -1023,7 +1071,7 @@ impl Observer for RunObserver {
         if let Reply::Integer(token) = reply {
             let fenced = match name(0).as_deref() {
                 Some(b"EVALSHA") => argv.get(1).is_some_and(|sha| {
-                    sha.eq_ignore_ascii_case(shared.fenced_acquire_sha.as_bytes())
+                    sha.eq_ignore_ascii_case(shared.watch.fenced_acquire_sha.as_bytes())
                 }),
                 Some(b"EVAL") => argv.get(1).is_some_and(|source| {
                     source.as_slice() == ScriptId::FencedAcquire.source().as_bytes()
@@ -1031,7 +1079,7 @@ impl Observer for RunObserver {
                 _ => false,
             };
             if fenced {
-                shared.tokens_issued.borrow_mut().push(*token);
+                shared.watch.tokens_issued.borrow_mut().push(*token);
             }
         }
         let client = shared.client(Protocol::Redis, conn_id);
@@ -1088,6 +1136,7 @@ impl Observer for RunObserver {
         let client = peer.and_then(|peer| turmoil::reverse_lookup(peer.ip()));
         if let Some(client) = &client {
             self.shared
+                .record
                 .clients
                 .borrow_mut()
                 .insert((protocol.name(), conn_id), client.clone());
