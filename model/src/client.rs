@@ -356,11 +356,6 @@ impl<M: Machine> Client<M> {
         self.opened
     }
 
-    /// True when the caller is finished.
-    pub fn is_done(&self) -> bool {
-        self.op == Op::Done
-    }
-
     /// The caller starts: the machine gets [`Input::Start`] at the next poll.
     pub fn start(&mut self) {
         self.deliver(Input::Start);
