@@ -52,14 +52,9 @@ pub struct Args {
     /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
-    /// How many Redis replies may be lost in flight (the request ran; the caller waits until
-    /// its read timeout).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub lost_replies: u32,
-    /// How many Redis connections may break with a reply in flight (the request ran; the
-    /// client retries it on a new connection, as go-redis does).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub dropped_connections: u32,
+    /// The reply faults the World may inject.
+    #[command(flatten)]
+    pub reply_faults: ReplyFaultArgs,
     /// Breadth-first search (the default): shortest counterexamples.
     #[arg(long, conflicts_with = "dfs")]
     pub bfs: bool,
@@ -112,6 +107,29 @@ pub struct WalletArgs {
     /// How much each caller spends.
     #[arg(long, default_value_t = 10, value_name = "A")]
     pub amount: i64,
+}
+
+/// The flags `check` and `frontier` share about replies lost in flight (0 each: none).
+#[derive(Debug, Clone, Copy, ClapArgs)]
+pub struct ReplyFaultArgs {
+    /// How many Redis replies may be lost in flight (the request ran; the caller waits until
+    /// its read timeout).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub lost_replies: u32,
+    /// How many Redis connections may break with a reply in flight (the request ran; the
+    /// client retries it on a new connection, as go-redis does).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub dropped_connections: u32,
+}
+
+impl ReplyFaultArgs {
+    /// The World's reply-fault budgets.
+    pub fn faults(&self) -> ReplyFaults {
+        ReplyFaults {
+            lost_replies: self.lost_replies,
+            dropped_connections: self.dropped_connections,
+        }
+    }
 }
 
 /// The flags `check` and `frontier` share about how hard to search.
@@ -261,10 +279,7 @@ impl Args {
             failovers: self.wallet.failovers,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
-            reply_faults: ReplyFaults {
-                lost_replies: self.lost_replies,
-                dropped_connections: self.dropped_connections,
-            },
+            reply_faults: self.reply_faults.faults(),
         };
         config.validate()?;
         Ok(config)
@@ -594,7 +609,7 @@ fn ticks(n: u64) -> String {
 }
 
 /// The reply-fault budget for the timing line (empty without faults).
-fn reply_faults_text(faults: ReplyFaults) -> String {
+pub fn reply_faults_text(faults: ReplyFaults) -> String {
     let mut text = String::new();
     if faults.lost_replies > 0 {
         text.push_str(&format!("; up to {} lost reply(ies)", faults.lost_replies));

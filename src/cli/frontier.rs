@@ -14,7 +14,10 @@ use serde::Serialize;
 
 use crate::exit::{CommandResult, Status, UsageError};
 
-use super::check::{group, memory_text, parse_ticks, watched, SearchArgs, WalletArgs};
+use super::check::{
+    group, memory_text, parse_ticks, reply_faults_text, watched, ReplyFaultArgs, SearchArgs,
+    WalletArgs,
+};
 
 /// Sweep the pause bound (and TTL against work) and print the boundary table.
 #[derive(Debug, Clone, ClapArgs)]
@@ -25,6 +28,9 @@ pub struct Args {
     /// The callers, the wallet and the failovers.
     #[command(flatten)]
     pub wallet: WalletArgs,
+    /// The reply faults the World may inject in every cell.
+    #[command(flatten)]
+    pub reply_faults: ReplyFaultArgs,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
     #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
@@ -97,6 +103,7 @@ pub fn execute(args: Args) -> CommandResult {
         amount: args.wallet.amount,
         failovers: args.wallet.failovers,
         horizon_ticks: args.horizon,
+        reply_faults: args.reply_faults.faults(),
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
@@ -162,6 +169,8 @@ pub fn execute(args: Args) -> CommandResult {
             reason: summary_reason(&frontier),
             exit_code: status.exit_code(),
             max_states_per_cell: args.search.max_states,
+            lost_replies: base.reply_faults.lost_replies,
+            dropped_connections: base.reply_faults.dropped_connections,
             frontier: &frontier,
         };
         println!(
@@ -185,6 +194,10 @@ struct JsonFrontier<'a> {
     exit_code: u8,
     /// The limit on distinct states per cell.
     max_states_per_cell: u64,
+    /// How many Redis replies may be lost in flight, in every cell.
+    lost_replies: u32,
+    /// How many Redis connections may break with a reply in flight, in every cell.
+    dropped_connections: u32,
     #[serde(flatten)]
     frontier: &'a Frontier,
 }
@@ -221,7 +234,7 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}; every cell exhaustive to {}\n\
+         {} callers spending {} from {}{}{}; every cell exhaustive to {}\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses, \
          '?' = inconclusive\n\n",
         frontier.safeguard,
@@ -232,6 +245,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
         },
+        reply_faults_text(base.reply_faults),
         match base.horizon_ticks {
             Some(h) => format!("a horizon of {h} ticks"),
             None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),
