@@ -20,8 +20,10 @@ use serde::Serialize;
 use stateright::Model;
 
 use crate::exit::{CommandResult, Status, UsageError};
+use crate::shard::{Shard, ShardArgs};
 
 use super::duration::parse_ms;
+use super::merge::{same_fields, ShardFile};
 
 /// Explore every interleaving of a safeguard's callers up to a bound and judge the ledger,
 /// mutual exclusion and liveness.
@@ -73,6 +75,10 @@ pub struct Args {
     /// Run a named suite of checks with expected verdicts (smoke, nightly).
     #[arg(long, value_name = "NAME", conflicts_with_all = ["safeguard", "explore"])]
     pub suite: Option<String>,
+    /// With --suite: run only shard K of N of its checks (`leaselab merge` combines the
+    /// shards' `--json` outputs).
+    #[command(flatten)]
+    pub shard: ShardArgs,
     /// Serve stateright's Explorer for this model on 127.0.0.1 instead of checking.
     #[arg(long)]
     pub explore: bool,
@@ -290,6 +296,13 @@ impl Args {
 pub fn execute(args: Args) -> CommandResult {
     if let Some(name) = &args.suite {
         return run_suite(name, &args);
+    }
+    if let Some(shard) = args.shard.shard {
+        return Err(UsageError::new(format!(
+            "--shard {}: only a suite is split into shards; add --suite {} or drop --shard",
+            shard.text(),
+            SUITES.join("|")
+        )));
     }
     let config = args.config()?;
     if args.explore {
@@ -885,64 +898,229 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
         )));
     };
     let options = args.options()?;
+    let shard = args.shard.shard;
     let mut results = Vec::new();
-    for entry in &entries {
+    for (position, entry) in entries.iter().enumerate() {
+        if !shard.unwrap_or(Shard::WHOLE).owns(position as u64) {
+            continue;
+        }
         let model = LeaseModel::new(entry.config)?;
         let (report, elapsed) = timed_run(&model, options, args.limits());
         let mismatches = entry.mismatches(&report);
         let status = entry_status(entry, &report);
+        let line = suite_line(entry, &report, elapsed, status, &mismatches);
         if !args.json {
-            let detail = match status {
-                Status::Ok => String::new(),
-                Status::Inconclusive => format!(
-                    ": {}",
-                    report
-                        .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
-                        .unwrap_or_default()
-                ),
-                Status::Violation => format!(": {}", mismatches.join("; ")),
-            };
+            println!("{line}");
+        }
+        results.push(SuiteResult {
+            position,
+            entry,
+            report,
+            elapsed,
+            mismatches,
+            status,
+            line,
+        });
+    }
+    let statuses: Vec<Status> = results.iter().map(|r| r.status).collect();
+    match (args.json, shard) {
+        (true, None) => {
+            let json: Vec<JsonSuiteEntry> = results.iter().map(|r| r.json(args.gate)).collect();
             println!(
-                "{:<55} ledger {:<12} {:>12} states {:>7.2}s {}{detail}",
-                entry.name,
-                report.verdict(LEDGER).map_or("-", PropertyVerdict::as_str),
-                group(report.unique_states),
-                elapsed.as_secs_f64(),
-                outcome_text(status),
+                "{}",
+                serde_json::to_string_pretty(&json).expect("reports serialise")
             );
         }
-        results.push((entry, report, elapsed, mismatches, status));
+        (true, Some(shard)) => {
+            let json = JsonSuiteShard {
+                command: "check-suite",
+                shard: shard.text(),
+                parameters: suite_parameters(name, args),
+                entries: results
+                    .iter()
+                    .map(|r| JsonSuiteShardEntry {
+                        position: r.position,
+                        status_code: r.status.exit_code(),
+                        line: r.line.clone(),
+                        entry: r.json(args.gate),
+                    })
+                    .collect(),
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).expect("reports serialise")
+            );
+        }
+        (false, _) => println!("{}", suite_summary_line(&statuses, shard)),
     }
-    let worst = results.iter().map(|r| r.4).fold(Status::Ok, Status::worst);
-    if args.json {
-        let json: Vec<JsonSuiteEntry> = results
-            .iter()
-            .map(
-                |(entry, report, elapsed, mismatches, status)| JsonSuiteEntry {
-                    name: &entry.name,
-                    outcome: outcome_text(*status),
-                    expected_ledger: entry.ledger,
-                    expected_mutual_exclusion: entry.mutual_exclusion,
-                    mismatches: mismatches.clone(),
-                    check: JsonCheck::new(&entry.config, report, *elapsed, args.gate),
-                },
-            )
-            .collect();
+    Ok(statuses.into_iter().fold(Status::Ok, Status::worst))
+}
+
+/// One check of a suite, run.
+struct SuiteResult<'a> {
+    position: usize,
+    entry: &'a SuiteEntry,
+    report: CheckReport,
+    elapsed: Duration,
+    mismatches: Vec<String>,
+    status: Status,
+    line: String,
+}
+
+impl SuiteResult<'_> {
+    fn json(&self, gate: Gate) -> JsonSuiteEntry<'_> {
+        JsonSuiteEntry {
+            name: &self.entry.name,
+            outcome: outcome_text(self.status),
+            expected_ledger: self.entry.ledger,
+            expected_mutual_exclusion: self.entry.mutual_exclusion,
+            mismatches: self.mismatches.clone(),
+            check: JsonCheck::new(&self.entry.config, &self.report, self.elapsed, gate),
+        }
+    }
+}
+
+/// A suite check's line of text.
+fn suite_line(
+    entry: &SuiteEntry,
+    report: &CheckReport,
+    elapsed: Duration,
+    status: Status,
+    mismatches: &[String],
+) -> String {
+    let detail = match status {
+        Status::Ok => String::new(),
+        Status::Inconclusive => format!(
+            ": {}",
+            report
+                .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
+                .unwrap_or_default()
+        ),
+        Status::Violation => format!(": {}", mismatches.join("; ")),
+    };
+    format!(
+        "{:<55} ledger {:<12} {:>12} states {:>7.2}s {}{detail}",
+        entry.name,
+        report.verdict(LEDGER).map_or("-", PropertyVerdict::as_str),
+        group(report.unique_states),
+        elapsed.as_secs_f64(),
+        outcome_text(status),
+    )
+}
+
+/// `5 of 7 checks as expected, 1 inconclusive, 1 unexpected`.
+fn suite_summary_line(statuses: &[Status], shard: Option<Shard>) -> String {
+    let count = |wanted: Status| statuses.iter().filter(|s| **s == wanted).count();
+    let shard = shard.map_or(String::new(), |shard| format!(" (shard {})", shard.text()));
+    format!(
+        "{} of {} checks as expected, {} inconclusive, {} unexpected{shard}",
+        count(Status::Ok),
+        statuses.len(),
+        count(Status::Inconclusive),
+        count(Status::Violation)
+    )
+}
+
+/// What the shards of one suite run must agree on.
+fn suite_parameters(name: &str, args: &Args) -> serde_json::Value {
+    serde_json::json!({
+        "suite": name,
+        "gate": match args.gate { Gate::All => "all", Gate::Ledger => "ledger" },
+        "dfs": args.dfs,
+        "symmetry": !args.no_symmetry,
+        "max_states": args.search.max_states,
+    })
+}
+
+/// A shard of a suite, as `--shard K/N --json` prints it.
+#[derive(Serialize)]
+struct JsonSuiteShard<'a> {
+    command: &'static str,
+    shard: String,
+    parameters: serde_json::Value,
+    entries: Vec<JsonSuiteShardEntry<'a>>,
+}
+
+/// One check of a shard: where it is in the suite, its exit code, its line, its JSON.
+#[derive(Serialize)]
+struct JsonSuiteShardEntry<'a> {
+    position: usize,
+    status_code: u8,
+    line: String,
+    entry: JsonSuiteEntry<'a>,
+}
+
+/// `leaselab merge` of `check --suite NAME --shard K/N --json` outputs: every check of the
+/// suite once, in the suite's order, printed as `check --suite NAME` prints them.
+pub fn merge_suite(files: &[ShardFile], json: bool) -> CommandResult {
+    same_fields(files, &["parameters"])?;
+    let first = &files[0];
+    let name = first
+        .field("parameters")?
+        .get("suite")
+        .and_then(serde_json::Value::as_str);
+    let Some(count) = name.and_then(suite).map(|entries| entries.len()) else {
+        return Err(first.error("field 'parameters' names no known suite"));
+    };
+    let mut by_position: Vec<Option<(Status, String, serde_json::Value)>> = vec![None; count];
+    for file in files {
+        for (index, entry) in file.array_field("entries")?.iter().enumerate() {
+            let position = entry.get("position").and_then(serde_json::Value::as_u64);
+            let status = match entry.get("status_code").and_then(serde_json::Value::as_u64) {
+                Some(0) => Some(Status::Ok),
+                Some(1) => Some(Status::Violation),
+                Some(3) => Some(Status::Inconclusive),
+                _ => None,
+            };
+            let line = entry.get("line").and_then(serde_json::Value::as_str);
+            let (Some(position), Some(status), Some(line), Some(body)) =
+                (position, status, line, entry.get("entry"))
+            else {
+                return Err(file.error(format!(
+                    "field 'entries' item {index} lacks 'position', 'status_code', 'line' or                      'entry'"
+                )));
+            };
+            if position >= count as u64 || !file.shard.owns(position) {
+                return Err(file.error(format!(
+                    "field 'entries' item {index} is check {position}, not one of shard {}'s",
+                    file.shard.text()
+                )));
+            }
+            let slot = &mut by_position[position as usize];
+            if slot.is_some() {
+                return Err(file.error(format!("check {position} is listed twice")));
+            }
+            *slot = Some((status, line.to_string(), body.clone()));
+        }
+    }
+    let missing: Vec<String> = by_position
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.is_none())
+        .map(|(position, _)| position.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(UsageError::new(format!(
+            "merge: the shards lack check(s) {} of the suite's {count}: a shard did not finish",
+            missing.join(", ")
+        )));
+    }
+    let results: Vec<(Status, String, serde_json::Value)> =
+        by_position.into_iter().flatten().collect();
+    let statuses: Vec<Status> = results.iter().map(|(status, _, _)| *status).collect();
+    if json {
+        let entries: Vec<&serde_json::Value> = results.iter().map(|(_, _, body)| body).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json).expect("reports serialise")
+            serde_json::to_string_pretty(&entries).expect("reports serialise")
         );
     } else {
-        let count = |wanted: Status| results.iter().filter(|r| r.4 == wanted).count();
-        println!(
-            "{} of {} checks as expected, {} inconclusive, {} unexpected",
-            count(Status::Ok),
-            results.len(),
-            count(Status::Inconclusive),
-            count(Status::Violation)
-        );
+        for (_, line, _) in &results {
+            println!("{line}");
+        }
+        println!("{}", suite_summary_line(&statuses, None));
     }
-    Ok(worst)
+    Ok(statuses.into_iter().fold(Status::Ok, Status::worst))
 }
 
 fn explore(config: CheckConfig, port: u16) -> CommandResult {
