@@ -10,6 +10,7 @@ pub mod frontier;
 pub mod matrix;
 pub mod replay;
 pub mod run;
+pub mod safeguard_file;
 pub mod serve;
 pub mod show;
 pub mod shrink;

@@ -538,6 +538,10 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             source,
         })
     };
+    if matches!(safeguard, Safeguard::User(_)) {
+        // A user's safeguard: the tutorial says nothing about it.
+        return None;
+    }
     let lease_only = safeguard.uses_lock()
         && safeguard.balance_in() == BalanceIn::Redis
         && safeguard != Safeguard::NoLock;

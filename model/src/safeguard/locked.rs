@@ -254,12 +254,11 @@ impl LockedSpend {
 
     fn on_refresh(&mut self, now_ms: u64, input: &Input) -> Step {
         let watchdog = self.watchdog.as_mut().expect("refreshing needs a watchdog");
-        match input {
-            Input::Redis(Reply::Integer(1)) => {
-                self.stats.refreshes += 1;
-                watchdog.refreshed(now_ms);
-            }
-            _ => watchdog.lose(),
+        if self.lock.on_refresh(input) {
+            self.stats.refreshes += 1;
+            watchdog.refreshed(now_ms);
+        } else {
+            watchdog.lose();
         }
         self.work(now_ms)
     }
@@ -401,9 +400,9 @@ impl Machine for LockedSpend {
                 },
                 Err(error) => failed(error),
             },
-            Phase::Refreshing => match input {
-                Input::Redis(Reply::Integer(1)) => Reading::Refreshed,
-                _ => Reading::LeaseLost,
+            Phase::Refreshing => match self.lock.on_refresh(input) {
+                true => Reading::Refreshed,
+                false => Reading::LeaseLost,
             },
             Phase::Writing => {
                 let read = self.read?;
