@@ -378,3 +378,44 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_shipped_files_run_against_the_real_servers() {
+    let test = "the_shipped_files_run_against_the_real_servers";
+    let Some(redis) = common::server_url(
+        "LEASELAB_REDIS_URL",
+        test,
+        "redis://127.0.0.1:6379",
+        "Redis",
+    ) else {
+        return;
+    };
+    let Some(postgres) = common::server_url(
+        "LEASELAB_DATABASE_URL",
+        test,
+        "postgres://postgres@127.0.0.1:5432/test",
+        "PostgreSQL",
+    ) else {
+        return;
+    };
+    for (scenario, file) in [
+        ("step2-lock", "safeguards/redsync.toml"),
+        ("step1-race", "safeguards/version-column.toml"),
+        ("step6-verify", "safeguards/tutorial/fenced-cas.toml"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_leaselab"))
+            .args(["run", scenario, "--safeguard-file"])
+            .arg(repo(file))
+            .args(["--redis", &redis, "--postgres", &postgres])
+            .output()
+            .expect("leaselab runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{file}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains(" OK"), "{file}: {stdout}");
+    }
+}
