@@ -194,12 +194,15 @@ impl CheckConfig {
 
     /// True when the safeguard can refuse a write (a fenced `UPDATE`).
     pub fn can_reject(&self) -> bool {
-        matches!(
-            self.safeguard,
-            Safeguard::Fenced {
-                guard: WriteGuard::FenceBelow | WriteGuard::FenceBelowAndEqual
-            }
-        )
+        match self.safeguard {
+            Safeguard::User(id) => leaselab_model::safeguard::user::get(id).can_reject(),
+            safeguard => matches!(
+                safeguard,
+                Safeguard::Fenced {
+                    guard: WriteGuard::FenceBelow | WriteGuard::FenceBelowAndEqual
+                }
+            ),
+        }
     }
 
     /// True when the safeguard keeps anything in Redis (a lock, a fence counter or the balance).

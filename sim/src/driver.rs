@@ -498,8 +498,13 @@ impl<E: Surroundings> CallerIo<E> {
             .iter()
             .map(|param| param as &(dyn tokio_postgres::types::ToSql + Sync))
             .collect();
+        let returns_rows = match request.statement {
+            Statement::Select { .. } => true,
+            Statement::Text(_) => !statement.columns().is_empty(),
+            _ => false,
+        };
         let result = match request.statement {
-            Statement::Select { .. } => match client.query(&statement, &params).await {
+            _ if returns_rows => match client.query(&statement, &params).await {
                 Ok(rows) => {
                     let columns: Vec<&'static str> = statement
                         .columns()
@@ -548,6 +553,19 @@ fn command_tag(statement: Statement, count: u64) -> String {
         Statement::Commit => "COMMIT".to_string(),
         Statement::Rollback => "ROLLBACK".to_string(),
         Statement::Select { .. } => format!("SELECT {count}"),
+        Statement::Text(_) => {
+            let sql = statement.sql();
+            let verb = sql
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_uppercase();
+            match verb.as_str() {
+                "INSERT" => format!("INSERT 0 {count}"),
+                "SELECT" | "UPDATE" | "DELETE" | "MERGE" => format!("{verb} {count}"),
+                _ => verb,
+            }
+        }
         _ => format!("UPDATE {count}"),
     }
 }

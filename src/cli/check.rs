@@ -32,8 +32,11 @@ use super::merge::{same_fields, ShardFile};
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "safeguard_file")]
     pub safeguard: Option<String>,
+    /// Your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// Which "always" properties decide the exit code: `all`, or only `ledger` (a safeguard
     /// such as fenced-cas keeps the ledger while breaking mutual exclusion by design).
     #[arg(long, value_enum, default_value_t = Gate::All, value_name = "PROPERTIES")]
@@ -266,14 +269,18 @@ impl Args {
 
     /// The check these arguments describe.
     pub fn config(&self) -> Result<CheckConfig, UsageError> {
-        let Some(name) = &self.safeguard else {
-            return Err(UsageError::new(format!(
-                "leaselab check needs --safeguard NAME (or --suite {}); e.g. leaselab check --safeguard fenced-cas --callers 2 --ttl 2 --work 1 --max-pause unbounded",
-                SUITES.join("|")
-            )));
+        let safeguard = match (&self.safeguard, &self.safeguard_file) {
+            (_, Some(path)) => super::safeguard_file::load(path)?,
+            (Some(name), None) => {
+                Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
+            }
+            (None, None) => {
+                return Err(UsageError::new(format!(
+                    "leaselab check needs --safeguard NAME or --safeguard-file FILE (or --suite {}); e.g. leaselab check --safeguard fenced-cas --callers 2 --ttl 2 --work 1 --max-pause unbounded",
+                    SUITES.join("|")
+                )))
+            }
         };
-        let safeguard =
-            Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
         let config = CheckConfig {
             safeguard,
             callers: self.wallet.callers,

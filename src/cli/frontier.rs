@@ -23,8 +23,16 @@ use super::check::{
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced.
-    #[arg(long, value_name = "NAME")]
-    pub safeguard: String,
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "safeguard_file",
+        conflicts_with = "safeguard_file"
+    )]
+    pub safeguard: Option<String>,
+    /// Your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// The callers, the wallet and the failovers.
     #[command(flatten)]
     pub wallet: WalletArgs,
@@ -81,8 +89,17 @@ pub fn parse_list(text: &str) -> Result<TickList, String> {
 
 /// Runs `leaselab frontier`.
 pub fn execute(args: Args) -> CommandResult {
-    let safeguard = Safeguard::parse(&args.safeguard)
-        .map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
+    let safeguard = match (&args.safeguard, &args.safeguard_file) {
+        (_, Some(path)) => super::safeguard_file::load(path)?,
+        (Some(name), None) => {
+            Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
+        }
+        (None, None) => {
+            return Err(UsageError::new(
+                "leaselab frontier needs --safeguard NAME or --safeguard-file FILE",
+            ))
+        }
+    };
     args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {

@@ -32,6 +32,10 @@ pub struct Args {
     /// Only these safeguards (repeatable; default: all 14).
     #[arg(long, value_name = "NAME")]
     pub safeguard: Vec<String>,
+    /// Add a row for your own safeguard, described in a TOML file (repeatable; see README
+    /// "Your own safeguard"). Without --safeguard the built-in rows stay too.
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Vec<PathBuf>,
     /// Only these faults, by name or column code (repeatable; default: all), e.g.
     /// pause-after-read, work-over-ttl, ttl-1ms, failover.
     #[arg(long, value_name = "FAULT")]
@@ -92,7 +96,10 @@ pub fn columns(names: &[String]) -> Result<Vec<Column>, UsageError> {
 
 /// Runs `leaselab matrix`.
 pub fn execute(args: Args) -> CommandResult {
-    let rows = rows(&args.safeguard)?;
+    let mut rows = rows(&args.safeguard)?;
+    for path in &args.safeguard_file {
+        rows.push(Row::builtin(super::safeguard_file::load(path)?));
+    }
     let columns = columns(&args.fault)?;
     let seeds = Seeds::new(args.seed, args.runs)?;
     if args.max_states == 0 {

@@ -11,6 +11,7 @@ pub mod matrix;
 pub mod merge;
 pub mod replay;
 pub mod run;
+pub mod safeguard_file;
 pub mod serve;
 pub mod show;
 pub mod shrink;

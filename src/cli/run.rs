@@ -84,8 +84,11 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration)]
     pub acquire_timeout: Option<u64>,
     /// Use another safeguard (e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "safeguard_file")]
     pub safeguard: Option<String>,
+    /// Use your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// The initial balance.
     #[arg(long)]
     pub balance: Option<i64>,
@@ -223,6 +226,10 @@ impl Args {
         if let Some(name) = &self.safeguard {
             scenario.safeguard = Safeguard::parse(name)?;
             changed.push(format!("--safeguard {name}"));
+        }
+        if let Some(path) = &self.safeguard_file {
+            scenario.safeguard = super::safeguard_file::load(path)?;
+            changed.push(format!("--safeguard-file {}", path.display()));
         }
         if let Some(balance) = self.balance {
             scenario.initial_balance = balance;

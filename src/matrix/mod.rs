@@ -540,6 +540,10 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             source: source.into(),
         })
     };
+    if matches!(safeguard, Safeguard::User(_)) {
+        // A user's safeguard: the tutorial says nothing about it.
+        return None;
+    }
     let lease_only = safeguard.uses_lock()
         && safeguard.balance_in() == BalanceIn::Redis
         && safeguard != Safeguard::NoLock;

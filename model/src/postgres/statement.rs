@@ -66,6 +66,9 @@ pub enum Statement {
         /// The wallet id.
         id: i64,
     },
+    /// Any other statement, from a user's safeguard file: its SQL text, interned (it runs
+    /// through the general SQL path; its `$n` parameters are `bigint`s).
+    Text(crate::intern::TextId),
 }
 
 impl Statement {
@@ -98,6 +101,7 @@ impl Statement {
             Statement::Debit { id } => format!(
                 "UPDATE wallets SET balance = balance - $1 WHERE id = {id} AND balance >= $1"
             ),
+            Statement::Text(id) => crate::intern::get(id).text.to_string(),
         }
     }
 
@@ -111,7 +115,22 @@ impl Statement {
                 WriteGuard::FenceBelowAndEqual => 3,
             },
             Statement::WriteBalance { .. } | Statement::Debit { .. } => 1,
+            Statement::Text(id) => highest_param(crate::intern::get(*id).text),
         }
+    }
+
+    /// The statement `sql` stands for: a typed one when the text is one of them (so a user's
+    /// file that spells a tutorial statement runs it exactly as the built-in safeguard does),
+    /// else [`Statement::Text`].
+    pub fn text(sql: &str) -> Result<Statement, String> {
+        if let Ok(statement) = Statement::parse(sql) {
+            if statement.sql() == sql {
+                return Ok(statement);
+            }
+        }
+        crate::intern::intern("sql", sql)
+            .map(Statement::Text)
+            .map_err(|error| error.to_string())
     }
 
     /// True for `COMMIT` and `ROLLBACK`, the only statements a failed transaction block
@@ -128,6 +147,7 @@ impl Statement {
             | Statement::WriteFenced { id, .. }
             | Statement::WriteBalance { id }
             | Statement::Debit { id } => Some(id),
+            Statement::Text(_) => None,
         }
     }
 
@@ -396,11 +416,27 @@ impl serde::Serialize for Statement {
 impl<'de> serde::Deserialize<'de> for Statement {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Statement, D::Error> {
         let sql = String::deserialize(deserializer)?;
-        Statement::parse(&sql).map_err(|error| {
-            serde::de::Error::custom(format!(
+        Statement::parse(&sql).or_else(|error| {
+            // A user's statement: any SQL the front end parses.
+            if super::sql::parse_general(&sql).is_ok() {
+                return Statement::text(&sql).map_err(serde::de::Error::custom);
+            }
+            Err(serde::de::Error::custom(format!(
                 "not a statement of the wallets table: {}",
                 error.message
-            ))
+            )))
         })
     }
+}
+
+/// The highest `$n` in `sql` (0 when there is none).
+fn highest_param(sql: &str) -> usize {
+    tokenize(sql)
+        .iter()
+        .filter_map(|token| match token {
+            Token::Param(n) => Some(*n as usize),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }

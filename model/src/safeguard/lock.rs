@@ -9,6 +9,7 @@ use super::naive::Setnx;
 use super::redislock::Redislock;
 use super::step::{Input, RedisRequest};
 use super::store::unexpected;
+use super::user::UserLock;
 
 /// What an acquire attempt found.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,6 +49,8 @@ pub enum Lock {
     Redislock(Redislock),
     /// Atomic acquire + `INCR` of a fence counter.
     Fenced(FencedLock),
+    /// A lock described in a safeguard file.
+    User(UserLock),
 }
 
 impl Lock {
@@ -59,6 +62,7 @@ impl Lock {
             Lock::Lease(lock) => Some(lock.acquire_request()),
             Lock::Redislock(lock) => Some(lock.acquire_request()),
             Lock::Fenced(lock) => Some(lock.acquire_request()),
+            Lock::User(lock) => lock.acquire_request(),
         }
     }
 
@@ -73,6 +77,7 @@ impl Lock {
             Lock::Lease(_) => Lease::on_acquire(reply),
             Lock::Redislock(_) => Redislock::on_acquire(reply),
             Lock::Fenced(_) => FencedLock::on_acquire(reply),
+            Lock::User(lock) => lock.on_acquire(reply),
         };
         acquire.unwrap_or_else(|| Acquire::Failed(unexpected("acquire", input)))
     }
@@ -93,6 +98,7 @@ impl Lock {
             Lock::Lease(lock) => Some(lock.release_request()),
             Lock::Redislock(lock) => Some(lock.release_request()),
             Lock::Fenced(lock) => Some(lock.release_request()),
+            Lock::User(lock) => lock.release_request(),
         }
     }
 
@@ -101,11 +107,30 @@ impl Lock {
     pub fn on_release(&self, input: &Input) -> Release {
         let release = match (self, input) {
             (Lock::Redislock(_), Input::Redis(reply)) => Redislock::on_release(reply),
+            (Lock::User(lock), Input::Redis(reply)) => lock.on_release(reply),
             (_, Input::Redis(Reply::Integer(1))) => Some(Release::Released),
             (_, Input::Redis(Reply::Integer(0))) => Some(Release::NotHeld),
             _ => None,
         };
         release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
+    }
+
+    /// The token-checked refresh request (lease-based protocols only).
+    pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
+        match self {
+            Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
+            Lock::User(lock) => lock.refresh_request(ttl_ms),
+            _ => None,
+        }
+    }
+
+    /// True when the answer to the refresh request means the lease was extended.
+    pub fn on_refresh(&self, input: &Input) -> bool {
+        match (self, input) {
+            (Lock::User(lock), Input::Redis(reply)) => lock.refreshed(reply),
+            (_, Input::Redis(Reply::Integer(1))) => true,
+            _ => false,
+        }
     }
 }
 

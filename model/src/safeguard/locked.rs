@@ -171,8 +171,8 @@ impl LockedSpend {
     pub fn new(config: LockedSpendConfig) -> LockedSpend {
         assert!(config.amount > 0, "the amount must be positive");
         assert!(
-            config.watchdog.is_none() || matches!(config.lock, Lock::Lease(_)),
-            "a watchdog refreshes a lease, and only a lease"
+            config.watchdog.is_none() || config.lock.refresh_request(1).is_some(),
+            "a watchdog refreshes a lease, and only a lock with a refresh request has one"
         );
         LockedSpend {
             lock: config.lock,
@@ -301,11 +301,14 @@ impl LockedSpend {
             self.phase = Phase::BeforeWrite { fence, read };
             return Step::Reached(Point::BeforeWrite);
         }
-        if let (Some(watchdog), Lock::Lease(lease)) = (&self.watchdog, &self.lock) {
-            if watchdog.due(now_ms) {
+        if let Some(watchdog) = &self.watchdog {
+            if let (true, Some(request)) = (
+                watchdog.due(now_ms),
+                self.lock.refresh_request(watchdog.ttl_ms),
+            ) {
                 self.phase = Phase::Refreshing { fence, read };
                 return Step::Redis {
-                    request: lease.refresh_request(watchdog.ttl_ms),
+                    request,
                     timeout_ms: Some(watchdog.timeout_ms),
                 };
             }
@@ -325,12 +328,11 @@ impl LockedSpend {
 
     fn on_refresh(&mut self, now_ms: u64, fence: Option<i64>, read: Read, input: &Input) -> Step {
         if let Some(watchdog) = &mut self.watchdog {
-            match input {
-                Input::Redis(Reply::Integer(1)) => {
-                    self.stats.refreshes += 1;
-                    watchdog.refreshed(now_ms);
-                }
-                _ => watchdog.lose(),
+            if self.lock.on_refresh(input) {
+                self.stats.refreshes += 1;
+                watchdog.refreshed(now_ms);
+            } else {
+                watchdog.lose();
             }
         }
         self.work(now_ms, fence, read)
@@ -501,9 +503,9 @@ impl Machine for LockedSpend {
                 },
                 Err(error) => failed(error),
             },
-            Phase::Refreshing { .. } => match input {
-                Input::Redis(Reply::Integer(1)) => Reading::Refreshed,
-                _ => Reading::LeaseLost,
+            Phase::Refreshing { .. } => match self.lock.on_refresh(input) {
+                true => Reading::Refreshed,
+                false => Reading::LeaseLost,
             },
             Phase::Writing { fence, read } => {
                 let balance = read.balance - self.amount;

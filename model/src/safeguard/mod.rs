@@ -21,7 +21,9 @@ pub mod no_lock;
 pub mod pg_only;
 pub mod reading;
 pub mod redislock;
+pub mod spec;
 pub mod step;
+pub mod user;
 pub mod watchdog;
 
 pub use reading::Reading;
@@ -92,6 +94,8 @@ pub enum Safeguard {
     PgDebit,
     /// PostgreSQL `SELECT ... FOR UPDATE` transaction, no lock.
     PgForUpdate,
+    /// A safeguard described in a file ([`spec`]), registered in this process ([`user`]).
+    User(user::UserId),
 }
 
 /// Where a safeguard keeps the balance.
@@ -238,6 +242,7 @@ impl Safeguard {
             } => "fenced-cas".into(),
             Safeguard::PgDebit => "pg-debit".into(),
             Safeguard::PgForUpdate => "pg-for-update".into(),
+            Safeguard::User(id) => user::get(*id).name.clone(),
         }
     }
 
@@ -248,6 +253,9 @@ impl Safeguard {
             .find(|s| s.name() == name)
         {
             return Ok(found);
+        }
+        if let Some(id) = user::find(name) {
+            return Ok(Safeguard::User(id));
         }
         if let Some(rest) = name.strip_prefix("redislock-") {
             let (rest, jitter) = match rest.strip_suffix("+jitter") {
@@ -275,7 +283,7 @@ impl Safeguard {
         }
         let known: Vec<String> = Safeguard::catalogue().iter().map(Safeguard::name).collect();
         Err(ParamError(format!(
-            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter)",
+            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter); or describe your own in a file and pass --safeguard-file FILE",
             known.join(", ")
         )))
     }
@@ -283,6 +291,7 @@ impl Safeguard {
     /// Where this safeguard keeps the balance.
     pub fn balance_in(&self) -> BalanceIn {
         match self {
+            Safeguard::User(id) => user::get(*id).balance_in,
             Safeguard::Fenced { .. } | Safeguard::PgDebit | Safeguard::PgForUpdate => {
                 BalanceIn::Postgres
             }
@@ -292,6 +301,9 @@ impl Safeguard {
 
     /// True when the safeguard takes a Redis lock.
     pub fn uses_lock(&self) -> bool {
+        if let Safeguard::User(id) = self {
+            return user::get(*id).acquire.is_some();
+        }
         !matches!(
             self,
             Safeguard::NoLock | Safeguard::PgDebit | Safeguard::PgForUpdate
@@ -303,7 +315,12 @@ impl Safeguard {
         if self.uses_lock() && params.ttl_ms < 1 {
             return Err(ParamError("TTL must be at least 1ms".into()));
         }
-        if *self == Safeguard::LeaseWatchdog && params.ttl_ms < 3 {
+        let watchdog = match self {
+            Safeguard::LeaseWatchdog => true,
+            Safeguard::User(id) => user::get(*id).refresh.is_some(),
+            _ => false,
+        };
+        if watchdog && params.ttl_ms < 3 {
             return Err(ParamError(format!(
                 "the watchdog refreshes every TTL/3, so it needs a TTL of at least 3ms (got {}ms)",
                 params.ttl_ms
@@ -398,6 +415,32 @@ impl Safeguard {
                     redis_store,
                 )
             },
+            Safeguard::User(id) => {
+                let spec = user::get(id);
+                let lock = match spec.acquire {
+                    Some(_) => Lock::User(user::UserLock {
+                        spec: id,
+                        keys: keys.clone(),
+                        token: token.clone(),
+                        ttl_ms: params.ttl_ms,
+                        wallet_id: params.wallet_id,
+                        amount: params.amount,
+                    }),
+                    None => Lock::Nothing,
+                };
+                let store = user::UserStore::new(id, keys, params.wallet_id, params.amount)
+                    .map_err(ParamError)?;
+                LockedSpendConfig {
+                    retry: spec.retry,
+                    jitter: spec.jitter,
+                    watchdog: spec.refresh.as_ref().map(|_| Watchdog::new(params.ttl_ms)),
+                    acquire_timeout_ms: params
+                        .acquire_timeout_ms
+                        .or(spec.acquire_timeout_ms)
+                        .unwrap_or(DEFAULT_ACQUIRE_TIMEOUT_MS),
+                    ..config(lock, Store::User(store))
+                }
+            }
             Safeguard::Fenced { guard } => config(
                 Lock::Fenced(fenced::FencedLock {
                     key: keys.lock.clone(),

@@ -58,6 +58,9 @@ enum RequestRepr {
     Command(#[serde(with = "crate::text_bytes::list")] Vec<Vec<u8>>),
     Script {
         name: String,
+        /// The source of a user's script (a built-in one is known by its name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
         #[serde(with = "crate::text_bytes::list")]
         keys: Vec<Vec<u8>>,
         #[serde(with = "crate::text_bytes::list")]
@@ -71,6 +74,7 @@ impl From<RedisRequest> for RequestRepr {
             RedisRequest::Command(command) => RequestRepr::Command(command.to_argv()),
             RedisRequest::Script { script, keys, args } => RequestRepr::Script {
                 name: script.name().to_string(),
+                source: matches!(script, ScriptId::User(_)).then(|| script.source().to_string()),
                 keys,
                 args,
             },
@@ -86,7 +90,26 @@ impl TryFrom<RequestRepr> for RedisRequest {
             RequestRepr::Command(argv) => Command::parse(&argv)
                 .map(RedisRequest::Command)
                 .map_err(|reply| format!("not a command Redis accepts: {}", reply.describe())),
-            RequestRepr::Script { name, keys, args } => {
+            RequestRepr::Script {
+                name,
+                source: Some(source),
+                keys,
+                args,
+            } => {
+                let script = match ScriptId::from_source(source.as_bytes()) {
+                    Some(known) => known,
+                    None => crate::intern::intern(&name, &source)
+                        .map(ScriptId::User)
+                        .map_err(|error| error.to_string())?,
+                };
+                Ok(RedisRequest::Script { script, keys, args })
+            }
+            RequestRepr::Script {
+                name,
+                source: None,
+                keys,
+                args,
+            } => {
                 let script = ScriptId::ALL
                     .into_iter()
                     .find(|id| id.name() == name)

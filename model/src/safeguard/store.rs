@@ -24,6 +24,8 @@ pub enum Store {
         /// The write's fencing conditions.
         guard: WriteGuard,
     },
+    /// A store described in a safeguard file.
+    User(super::user::UserStore),
 }
 
 /// What a read returned.
@@ -61,6 +63,7 @@ impl Store {
                 },
                 params: vec![],
             }),
+            Store::User(store) => store.read_step(),
         }
     }
 
@@ -81,6 +84,7 @@ impl Store {
                 Err("balance key is missing".to_string())
             }
             (Store::Postgres { .. }, Input::Sql(Ok(result))) => read_row(result),
+            (Store::User(store), _) => store.on_read(input),
             _ => Err(unexpected("read", input)),
         }
     }
@@ -110,6 +114,7 @@ impl Store {
                     params,
                 })
             }
+            Store::User(store) => store.write_step(new_balance, fence, seen_fence),
         }
     }
 
@@ -122,6 +127,7 @@ impl Store {
                 Some(fence),
                 (*guard == WriteGuard::FenceBelowAndEqual).then_some(seen_fence),
             ),
+            Store::User(store) => store.write_marks(fence, seen_fence),
         }
     }
 
@@ -130,12 +136,14 @@ impl Store {
         match self {
             Store::Redis { .. } => None,
             Store::Postgres { .. } => Some(read.fence),
+            Store::User(store) => store.reads_version().then_some(read.fence),
         }
     }
 
     /// Interprets the answer to [`Store::write_step`].
     pub fn on_write(&self, input: &Input) -> Written {
         match (self, input) {
+            (Store::User(store), _) => store.on_write(input),
             (Store::Redis { .. }, Input::Redis(Reply::Status(status))) if status == "OK" => {
                 Written::Landed
             }
