@@ -69,8 +69,8 @@ fn merge_equals_unsharded(
     let whole_json = leaselab(&[args, &["--json"]].concat());
     let whole_text = leaselab(args);
     let path_args: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let merged_text = leaselab(&[&["merge"], &path_args[..]].concat());
-    let merged_json = leaselab(&[&["merge"], &path_args[..], &["--json"]].concat());
+    let merged_text = leaselab(&[&["merge"][..], &path_args[..]].concat());
+    let merged_json = leaselab(&[&["merge"][..], &path_args[..], &["--json"]].concat());
     assert_eq!(
         comparable(&stdout(&merged_json)),
         comparable(&stdout(&whole_json)),
@@ -258,7 +258,7 @@ fn bad_shards_and_bad_inputs_are_refused_with_exit_2() {
     let run = ["run", "step5-fencing", "--runs", "4", "--no-save-traces"];
     let (paths, _) = shards(&dir, &run, 3);
     let refuse = |args: &[&str], needle: &str| {
-        let output = leaselab(&[&["merge"], args].concat());
+        let output = leaselab(&[&["merge"][..], args].concat());
         assert_eq!(code(&output), 2, "merge {args:?}: {}", stdout(&output));
         assert!(
             stderr(&output).contains(needle),
