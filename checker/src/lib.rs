@@ -7,6 +7,7 @@
 //! - [`model`]: the stateright [`Model`](stateright::Model) over [`World`](leaselab_model::world::World)
 //!   and its properties;
 //! - [`bfs`]: a level-synchronous breadth-first checker for stateright models;
+//! - [`intern`]: one shared copy of each distinct caller and stand-in among the stored worlds;
 //! - [`fingerprint`]: the platform-independent state hash it uses (defined in `leaselab-model`,
 //!   which hashes worlds with it);
 //! - [`run`](mod@run): runs a check and judges each property;
@@ -20,6 +21,7 @@
 pub mod bfs;
 pub mod config;
 pub mod frontier;
+pub mod intern;
 pub mod model;
 pub mod narrate;
 pub mod run;
