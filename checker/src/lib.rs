@@ -13,6 +13,7 @@
 //! - [`run`](mod@run): runs a check and judges each property;
 //! - [`narrate`]: counterexamples in the tutorial's words;
 //! - [`frontier`]: sweeps of the pause bound, TTL and work;
+//! - [`pause_search`]: one search that finds a frontier cell's least breaking pause;
 //! - [`suite`]: the named sets of checks (the nightly suite).
 
 #![forbid(unsafe_code)]
@@ -24,6 +25,7 @@ pub mod frontier;
 pub mod intern;
 pub mod model;
 pub mod narrate;
+pub mod pause_search;
 pub mod run;
 pub mod suite;
 
