@@ -1,7 +1,9 @@
 //! The exhaustive checker's throughput and memory on the 3-caller fenced-cas proof.
 //!
 //! `cargo bench -p leaselab-checker --bench check`, optionally followed by
-//! `-- --threads 1,2 --callers 3 --no-symmetry`. For each thread count it prints the unique
+//! `-- --threads 1,2 --callers 3 --no-symmetry`; `-- --frontier` times instead the sweeps
+//! `leaselab frontier --safeguard lease-watchdog --ttl 3..4 --work 2` and `--ttl 3..6 --work 4`
+//! run (the same library call, one thread). For each thread count it prints the unique
 //! states found, the wall and CPU time (the process's user + system time, which a loaded
 //! machine disturbs far less than wall time), unique states per second of each, and the
 //! heap's peak during the search divided by the unique states: the bytes each stored state
@@ -82,8 +84,57 @@ fn cpu_seconds() -> Option<f64> {
     Some((utime + stime) / 100.0)
 }
 
+/// Times the watchdog's frontier sweeps as `leaselab frontier` runs them.
+fn frontier() {
+    use leaselab_checker::frontier::sweep;
+    for (ttls, works) in [(vec![3, 4], vec![2]), (vec![3, 4, 5, 6], vec![4])] {
+        let base = CheckConfig::new(Safeguard::LeaseWatchdog);
+        let base_in_use = IN_USE.load(Ordering::Relaxed);
+        PEAK.store(base_in_use, Ordering::Relaxed);
+        let cpu_start = cpu_seconds();
+        let start = Instant::now();
+        let table = sweep(
+            base,
+            &ttls,
+            &works,
+            RunOptions {
+                strategy: Strategy::Bfs,
+                threads: 1,
+                max_unique: Some(10_000_000),
+                stop_at_violation: true,
+            },
+            &Counters::default(),
+            |_, _| {},
+            |cell| {
+                println!(
+                    "  TTL {} work {}: {} ({} check(s), {} states) after {:.1}s wall",
+                    cell.ttl_ticks,
+                    cell.work_ticks,
+                    cell.boundary.cell(),
+                    cell.checks,
+                    cell.unique_states,
+                    start.elapsed().as_secs_f64()
+                );
+            },
+        )
+        .expect("valid cells");
+        let cpu = cpu_start.and_then(|s| cpu_seconds().map(|e| e - s));
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base_in_use);
+        println!(
+            "frontier lease-watchdog --ttl {ttls:?} --work {works:?}: {:.1}s wall, {} CPU, heap peak {:.1} MiB",
+            start.elapsed().as_secs_f64(),
+            cpu.map_or_else(|| "unknown".to_string(), |c| format!("{c:.1}s")),
+            peak as f64 / (1024.0 * 1024.0)
+        );
+        print!("{}", table.table());
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--frontier") {
+        return frontier();
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
