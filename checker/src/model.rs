@@ -21,6 +21,8 @@
 //! worlds are equal values (ordered collections only, no wall clock, pause counters kept
 //! only when pauses are bounded), so they hash equal.
 
+use std::sync::Arc;
+
 use stateright::{Model, Property};
 
 use leaselab_model::ledger::Verdict;
@@ -28,6 +30,7 @@ use leaselab_model::safeguard::{Outcome, ParamError};
 use leaselab_model::world::{Action, World};
 
 use crate::config::CheckConfig;
+use crate::intern::Interner;
 
 /// "always": at the end of a run, final = initial − amount × accepted; and never a negative
 /// balance.
@@ -60,6 +63,8 @@ pub struct LeaseModel {
     config: CheckConfig,
     init: World,
     properties: PropertySet,
+    /// The distinct callers and stand-ins of the worlds this model produced.
+    interner: Arc<Interner>,
 }
 
 impl LeaseModel {
@@ -76,10 +81,13 @@ impl LeaseModel {
         config.validate()?;
         let mut init = config.world()?;
         init.set_symmetry(config.symmetry);
+        let interner = Arc::new(Interner::new());
+        interner.intern_all(&mut init);
         Ok(LeaseModel {
             config,
             init,
             properties,
+            interner,
         })
     }
 
@@ -153,6 +161,7 @@ impl Model for LeaseModel {
     fn next_state(&self, state: &World, action: Action) -> Option<World> {
         let mut next = state.clone();
         next.apply(action);
+        self.interner.intern(&mut next, state);
         Some(next)
     }
 
