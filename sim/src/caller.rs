@@ -35,7 +35,7 @@ use redis::RedisConnectionInfo;
 
 use crate::clients::{postgres_over_stream, postgres_sim_config, redis_over_stream};
 use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::driver::{CallerEnd, Surroundings};
+use crate::driver::{sleep, CallerEnd, Surroundings};
 use crate::events::What;
 use crate::run::Shared;
 
@@ -65,7 +65,7 @@ impl Surroundings for Shared {
         let start = self.conditions.timeline.at_ms(start_offset_ms);
         let now = self.sim_now();
         if start > now {
-            tokio::time::sleep(start - now).await;
+            sleep(start - now).await;
         }
     }
 
@@ -105,7 +105,7 @@ impl Surroundings for Shared {
             ticks += 1;
         }
         if ticks > 0 {
-            tokio::time::sleep(Duration::from_millis(ticks)).await;
+            sleep(Duration::from_millis(ticks)).await;
         }
     }
 
@@ -114,7 +114,7 @@ impl Surroundings for Shared {
     async fn client_cpu(&self) {
         let ticks = self.conditions.client_cpu.issue(self.sim_now());
         if ticks > 0 {
-            tokio::time::sleep(Duration::from_millis(ticks)).await;
+            sleep(Duration::from_millis(ticks)).await;
         }
     }
 

@@ -124,6 +124,11 @@ impl Schedule {
         Some(action.clone())
     }
 
+    /// When the next action is due, if any is left.
+    pub fn next_at(&self) -> Option<Duration> {
+        self.actions.get(self.next).map(|(at, _)| *at)
+    }
+
     /// True when a replica is needed (a failover, or a replication-link partition).
     pub fn needs_replica(scenario: &Scenario) -> bool {
         scenario.faults.iter().any(|fault| match fault {

@@ -59,6 +59,10 @@ pub struct SimConfig {
     /// Client CPU time per command, µs, on the one client CPU all callers share
     /// ([`ClientCpu`]); 0 turns the model off.
     pub client_cpu_us: u64,
+    /// Skip, at each step, the hosts with nothing to do (turmoil's `skip_idle_hosts`: no
+    /// message for them, no task woken, no timer due). Exact: a run is the same event for
+    /// event either way (`sim/tests/skip_idle.rs`); off only to check that.
+    pub skip_idle_hosts: bool,
 }
 
 impl Default for SimConfig {
@@ -68,6 +72,7 @@ impl Default for SimConfig {
             horizon_ms: DEFAULT_HORIZON_MS,
             client: ClientPolicy::default(),
             client_cpu_us: DEFAULT_CLIENT_CPU_US,
+            skip_idle_hosts: true,
         }
     }
 }
@@ -84,8 +89,9 @@ pub const DEFAULT_CLIENT_CPU_US: u64 = 5;
 /// The horizon of [`SimConfig::default`], and the least time limit [`time_limit_ms`] gives.
 pub const DEFAULT_HORIZON_MS: u64 = 120_000;
 
-/// The most simulated time one run may take after the release (1 hour). A turmoil step costs
-/// the same CPU whether or not anything happens in it, so this bounds the work of one run.
+/// The most simulated time one run may take after the release (1 hour). Idle steps are
+/// skipped in one go, but a step in which something happens costs CPU however long the run
+/// is, so this bounds the work of one run.
 pub const MAX_TIME_LIMIT_MS: u64 = 3_600_000;
 
 /// How long the simulation lets `scenario` run after the release before it stops and calls
@@ -440,10 +446,17 @@ pub fn run_with(
     let timeline = Timeline::new(config.setup_ms);
     let (shared, specs) = shared_world(scenario, seed, config, timeline)?;
     let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
-    let mut sim = new_sim(scenario, seed, horizon);
+    let mut sim = new_sim(scenario, seed, horizon, config);
     host_servers(&mut sim, &shared);
     host_callers(&mut sim, specs, &shared, seed);
     let finished = step_to_the_end(&mut sim, &shared, scenario, &timeline, horizon);
+    // Every timer of the hosts is declared (`driver::sleep`, `timeout_at`), so a skipped host
+    // never has one fire late; one that did would make this run differ from a stepped one.
+    assert_eq!(
+        sim.missed_wakes(),
+        0,
+        "a host's undeclared timer fired while the host was skipped"
+    );
     let end = sim.elapsed();
     let events = shared.record.events.take();
     drop(sim);
@@ -505,9 +518,15 @@ fn shared_world(
 }
 
 /// The turmoil simulation: seeded, no network latency of its own (the callers add theirs),
-/// running a second past the horizon.
-fn new_sim(scenario: &Scenario, seed: u64, horizon: Duration) -> turmoil::Sim<'static> {
+/// running a second past the horizon, skipping idle hosts unless `config` says not to.
+fn new_sim(
+    scenario: &Scenario,
+    seed: u64,
+    horizon: Duration,
+    config: &SimConfig,
+) -> turmoil::Sim<'static> {
     turmoil::Builder::new()
+        .skip_idle_hosts(config.skip_idle_hosts)
         .epoch(epoch())
         .rng_seed(seed)
         .tick_duration(TICK)
@@ -601,14 +620,29 @@ fn step_to_the_end(
             shared.apply(sim, now, action);
         }
         shared.after_step(now);
-        let done = match sim.step() {
-            Ok(done) => done,
-            Err(error) => panic!("the simulation failed: {error}"),
-        };
-        now = sim.elapsed();
-        if done {
-            return true;
+        // Nothing due between steps before `next`: the simulation may skip the steps in which
+        // no host has anything to do up to it, in one go.
+        let next = [
+            (!released).then_some(timeline.release),
+            schedule.next_at(),
+            shared.next_by_itself(now),
+            Some(horizon),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(horizon);
+        let skipped = next > now && sim.skip_idle_steps(next) > 0;
+        if !skipped {
+            let done = match sim.step() {
+                Ok(done) => done,
+                Err(error) => panic!("the simulation failed: {error}"),
+            };
+            if done {
+                return true;
+            }
         }
+        now = sim.elapsed();
         if now >= horizon {
             let unfinished = shared
                 .record
@@ -931,6 +965,28 @@ impl Shared {
         drop(holder);
         drop(redis);
         self.log(sim, "world", what);
+    }
+
+    /// The earliest time after `now` at which [`Shared::after_step`] may find something to do
+    /// without a host having run: the next replicated change arriving, or the lock's lease
+    /// expiring. Never later than the truth (the simulation may skip idle steps up to it).
+    fn next_by_itself(&self, now: Duration) -> Option<Duration> {
+        let replication = self
+            .replication
+            .borrow()
+            .as_ref()
+            .and_then(Replication::next_at);
+        let expiry = self.lock.as_ref().and_then(|lock| {
+            let redis = self.redis.borrow();
+            let (_, expires_at_ms) = redis.stored(&lock.key)?;
+            // The serving clock reads `server_ms(now)` now and moves with simulated time
+            // until the next clock jump (a scheduled action, which bounds the skip anyway):
+            // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
+            // A lease already past (kept until a command removes it) was noticed at `now`.
+            let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
+            (remaining_ms > 0).then(|| now + self.timeline.raw(Duration::from_millis(remaining_ms)))
+        });
+        [replication, expiry].into_iter().flatten().min()
     }
 
     /// After each step: replicate what is due, notice expired leases.
