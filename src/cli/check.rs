@@ -60,6 +60,9 @@ pub struct Args {
     /// client retries it on a new connection, as go-redis does).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub dropped_connections: u32,
+    /// Redlock's nodes and their faults.
+    #[command(flatten)]
+    pub nodes: super::nodes::NodeArgs,
     /// Breadth-first search (the default): shortest counterexamples.
     #[arg(long, conflicts_with = "dfs")]
     pub bfs: bool,
@@ -250,6 +253,7 @@ impl Args {
         };
         let safeguard =
             Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
+        let safeguard = self.nodes.apply(safeguard)?;
         let config = CheckConfig {
             safeguard,
             callers: self.wallet.callers,
@@ -265,6 +269,7 @@ impl Args {
                 lost_replies: self.lost_replies,
                 dropped_connections: self.dropped_connections,
             },
+            node_faults: self.nodes.faults(),
         };
         config.validate()?;
         Ok(config)

@@ -8,6 +8,7 @@ pub mod determinism;
 pub mod duration;
 pub mod frontier;
 pub mod matrix;
+pub mod nodes;
 pub mod replay;
 pub mod run;
 pub mod serve;

@@ -20,8 +20,9 @@ use crate::redis::Reply;
 
 use super::lock::{Acquire, Lock, Release};
 use super::reading::Reading;
+use super::redlock::{Redlock, RoundNext};
 use super::retry::{Backoff, Retry};
-use super::step::{CallerStats, Input, Machine, Outcome, Point, Step};
+use super::step::{CallerStats, Input, Machine, Outcome, Point, Step, SINGLE_REDIS};
 use super::store::{unexpected, Read, Store, Written};
 use super::watchdog::Watchdog;
 
@@ -134,11 +135,16 @@ impl LockedSpend {
         holding && self.lock != Lock::Nothing && !lost
     }
 
-    fn acquire(&mut self) -> Step {
+    fn acquire(&mut self, now_ms: u64) -> Step {
+        if let Lock::Redlock(lock) = &mut self.lock {
+            self.phase = Phase::Acquiring;
+            return lock.start(now_ms);
+        }
         match self.lock.acquire_request() {
             Some(request) => {
                 self.phase = Phase::Acquiring;
                 Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 }
@@ -153,7 +159,15 @@ impl LockedSpend {
     }
 
     fn on_acquire(&mut self, now_ms: u64, input: &Input) -> Step {
-        match self.lock.on_acquire(input) {
+        let acquire = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_round(now_ms, input) {
+                RoundNext::Send(step) => return step,
+                RoundNext::Held => Acquire::Got { fence: None },
+                RoundNext::Busy => Acquire::Busy,
+            },
+            lock => lock.on_acquire(input),
+        };
+        match acquire {
             Acquire::Got { fence } => {
                 self.fence = fence;
                 self.phase = Phase::AfterAcquire;
@@ -186,6 +200,7 @@ impl LockedSpend {
             if let Some(request) = self.lock.follow_up_request() {
                 self.phase = Phase::FollowingUp;
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 };
@@ -234,6 +249,7 @@ impl LockedSpend {
                     .expect("watchdog needs a lease");
                 self.phase = Phase::Refreshing;
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: Some(watchdog.timeout_ms),
                 };
@@ -270,11 +286,13 @@ impl LockedSpend {
         }
         let read = self.read.expect("a read precedes the write");
         self.phase = Phase::Writing;
-        self.store.write_step(
-            read.balance - self.amount,
-            self.fence.unwrap_or(0),
-            read.fence,
-        )
+        self.store
+            .write_step(read.balance - self.amount, self.write_token(), read.fence)
+    }
+
+    /// The token the write carries: the fencing token, else the lock's check-and-set value.
+    fn write_token(&self) -> i64 {
+        self.fence.or(self.lock.write_token()).unwrap_or(0)
     }
 
     fn on_write(&mut self, now_ms: u64, input: &Input) -> Step {
@@ -305,7 +323,14 @@ impl LockedSpend {
     }
 
     fn on_release(&mut self, input: &Input) -> Step {
-        match self.lock.on_release(input) {
+        let release = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_release(input) {
+                Ok(step) => return step,
+                Err(release) => release,
+            },
+            lock => lock.on_release(input),
+        };
+        match release {
             Release::Released => {}
             Release::NotHeld => self.stats.stale_releases_refused += 1,
             Release::Failed(error) => {
@@ -339,13 +364,13 @@ impl Machine for LockedSpend {
         match (self.phase, &input) {
             (Phase::Start, Input::Start) => {
                 self.deadline_ms = now_ms + self.acquire_timeout_ms;
-                self.acquire()
+                self.acquire(now_ms)
             }
             (Phase::Acquiring, _) => self.on_acquire(now_ms, &input),
             (Phase::BackingOff, Input::Woke) if now_ms >= self.deadline_ms => {
                 self.finish(Outcome::GaveUp)
             }
-            (Phase::BackingOff, Input::Woke) => self.acquire(),
+            (Phase::BackingOff, Input::Woke) => self.acquire(now_ms),
             (Phase::AfterAcquire, Input::Resumed) => self.after_acquire(now_ms),
             (Phase::FollowingUp, Input::Redis(Reply::Integer(1))) => self.after_acquire(now_ms),
             (Phase::Reading, _) => self.on_read(&input),
@@ -356,11 +381,15 @@ impl Machine for LockedSpend {
             (Phase::Writing, _) => self.on_write(now_ms, &input),
             (Phase::BeforeRelease, Input::Resumed) => {
                 self.phase = Phase::Releasing;
+                if let Lock::Redlock(lock) = &mut self.lock {
+                    return lock.start_release();
+                }
                 let request = self
                     .lock
                     .release_request()
                     .expect("only a lock is released");
                 Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 }
@@ -384,6 +413,10 @@ impl Machine for LockedSpend {
 
     fn reading(&self, input: &Input) -> Option<Reading> {
         let failed = |error: String| Reading::Failed { error };
+        if let (Lock::Redlock(lock), Phase::Acquiring | Phase::Releasing) = (&self.lock, self.phase)
+        {
+            return Some(redlock_reading(lock, input));
+        }
         let reading = match self.phase {
             Phase::Acquiring => match self.lock.on_acquire(input) {
                 Acquire::Got { fence } => Reading::Acquired { fence },
@@ -408,7 +441,7 @@ impl Machine for LockedSpend {
             Phase::Writing => {
                 let read = self.read?;
                 let balance = read.balance - self.amount;
-                let (fence, seen) = self.store.write_marks(self.fence.unwrap_or(0), read.fence);
+                let (fence, seen) = self.store.write_marks(self.write_token(), read.fence);
                 match self.store.on_write(input) {
                     Written::Landed => Reading::Wrote {
                         balance,
@@ -438,5 +471,28 @@ impl Machine for LockedSpend {
             | Phase::Finished => return None,
         };
         Some(reading)
+    }
+}
+
+/// What a Redlock node's answer means: granted or refused during an acquire round, released or
+/// not held during a release (or the undo of a failed round).
+fn redlock_reading(lock: &Redlock, input: &Input) -> Reading {
+    let Some((node, acquiring)) = lock.asking() else {
+        return Reading::Failed {
+            error: unexpected("Redlock", input),
+        };
+    };
+    match (acquiring, input) {
+        (true, _) if Redlock::granted(input) => Reading::NodeGranted {
+            node,
+            votes: lock.votes_with(input),
+            majority: lock.majority(),
+        },
+        (true, _) => Reading::NodeRefused { node },
+        (false, Input::Redis(Reply::Integer(1))) => Reading::Released,
+        (false, Input::Redis(Reply::Integer(0))) => Reading::NotHeld,
+        (false, _) => Reading::Failed {
+            error: unexpected("release", input),
+        },
     }
 }
