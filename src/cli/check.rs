@@ -650,6 +650,22 @@ fn command_line(config: &CheckConfig) -> String {
             faults.dropped_connections
         ));
     }
+    let nodes = config.node_faults;
+    for (flag, n) in [
+        ("--node-restarts", nodes.restarts),
+        ("--node-delayed-restarts", nodes.delayed_restarts),
+        ("--node-clock-jumps", nodes.clock_jumps),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(" {flag} {n}"));
+        }
+    }
+    if nodes.clock_jumps > 0 {
+        line.push_str(&format!(" --node-clock-jump {}", nodes.clock_jump_ms));
+    }
+    if nodes.drift_percent != 0 {
+        line.push_str(&format!(" --node-drift {:+}%", nodes.drift_percent));
+    }
     line
 }
 
@@ -686,11 +702,23 @@ pub fn render(
         },
         reply_faults_text(config.reply_faults)
     ));
+    if config.safeguard.redis_nodes() > 0 {
+        let faults = config.node_faults.describe();
+        out.push_str(&format!(
+            "nodes: {} independent Redis nodes{}\n",
+            config.safeguard.redis_nodes(),
+            if faults.is_empty() {
+                String::new()
+            } else {
+                format!("; {faults}")
+            }
+        ));
+    }
     let search = match report.strategy {
         Strategy::Bfs => "breadth-first",
         Strategy::Dfs => "depth-first (stateright)",
     };
-    let symmetry = if config.symmetry {
+    let symmetry = if config.symmetry && config.safeguard.redis_nodes() == 0 {
         "callers reduced up to symmetry (tokens and sessions renamed)"
     } else {
         "no symmetry reduction"
