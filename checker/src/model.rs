@@ -175,6 +175,9 @@ impl Model for LeaseModel {
             Action::DropConnection(index) => {
                 format!("caller {}'s connection drops", index + 1)
             }
+            Action::NodeRestart(node) => format!("node {node} restarts without persistence"),
+            Action::NodeCrash(node) => format!("node {node} crashes (back after the TTL)"),
+            Action::NodeClockJump(node) => format!("node {node}'s clock jumps"),
         }
     }
 

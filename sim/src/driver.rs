@@ -164,6 +164,7 @@ fn host_name(server: Server) -> &'static str {
     match server {
         Server::Redis => REDIS_HOST,
         Server::Postgres => POSTGRES_HOST,
+        Server::Node(_) => "redis-node",
     }
 }
 
@@ -225,6 +226,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             Output::BeginRedis {
                 request,
                 timeout_ms,
+                ..
             } => {
                 host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
                 host.log(What::RedisRequest {
@@ -289,7 +291,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             }
             Output::Close { server, reason, .. } => {
                 match server {
-                    Server::Redis => host.redis = None,
+                    Server::Redis | Server::Node(_) => host.redis = None,
                     Server::Postgres => host.postgres = None,
                 }
                 host.log(match reason {
@@ -426,6 +428,10 @@ impl<E: Surroundings> CallerIo<E> {
                 Ok(Err(error)) => Err(error),
                 Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
             },
+            Server::Node(node) => Err(format!(
+                "the simulation hosts one Redis, not Redlock node {node} (redlock is decided by \
+                 leaselab check so far)"
+            )),
             Server::Postgres => match timeout(dial, env.open_postgres(&self.name)).await {
                 Ok(Ok(client)) => {
                     self.postgres = Some(client);

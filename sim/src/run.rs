@@ -972,19 +972,20 @@ impl Shared {
     /// expiring. Never later than the truth (the simulation may skip idle steps up to it).
     fn next_by_itself(&self, now: Duration) -> Option<Duration> {
         let replication = self
+            .servers
             .replication
             .borrow()
             .as_ref()
             .and_then(Replication::next_at);
-        let expiry = self.lock.as_ref().and_then(|lock| {
-            let redis = self.redis.borrow();
+        let expiry = self.watch.lock.as_ref().and_then(|lock| {
+            let redis = self.servers.redis.borrow();
             let (_, expires_at_ms) = redis.stored(&lock.key)?;
             // The serving clock reads `server_ms(now)` now and moves with simulated time
             // until the next clock jump (a scheduled action, which bounds the skip anyway):
             // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
             // A lease already past (kept until a command removes it) was noticed at `now`.
             let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
-            (remaining_ms > 0).then(|| now + self.timeline.raw(Duration::from_millis(remaining_ms)))
+            (remaining_ms > 0).then(|| now + self.conditions.timeline.raw(Duration::from_millis(remaining_ms)))
         });
         [replication, expiry].into_iter().flatten().min()
     }

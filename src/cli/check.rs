@@ -60,6 +60,9 @@ pub struct Args {
     /// The reply faults the World may inject.
     #[command(flatten)]
     pub reply_faults: ReplyFaultArgs,
+    /// Redlock's nodes and their faults.
+    #[command(flatten)]
+    pub nodes: super::nodes::NodeArgs,
     /// Breadth-first search (the default): shortest counterexamples.
     #[arg(long, conflicts_with = "dfs")]
     pub bfs: bool,
@@ -281,6 +284,7 @@ impl Args {
                 )))
             }
         };
+        let safeguard = self.nodes.apply(safeguard)?;
         let config = CheckConfig {
             safeguard,
             callers: self.wallet.callers,
@@ -293,6 +297,7 @@ impl Args {
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
             reply_faults: self.reply_faults.faults(),
+            node_faults: self.nodes.faults(),
         };
         config.validate()?;
         Ok(config)
@@ -680,6 +685,22 @@ fn command_line(config: &CheckConfig) -> String {
             faults.dropped_connections
         ));
     }
+    let nodes = config.node_faults;
+    for (flag, n) in [
+        ("--node-restarts", nodes.restarts),
+        ("--node-delayed-restarts", nodes.delayed_restarts),
+        ("--node-clock-jumps", nodes.clock_jumps),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(" {flag} {n}"));
+        }
+    }
+    if nodes.clock_jumps > 0 {
+        line.push_str(&format!(" --node-clock-jump {}", nodes.clock_jump_ms));
+    }
+    if nodes.drift_percent != 0 {
+        line.push_str(&format!(" --node-drift {:+}%", nodes.drift_percent));
+    }
     line
 }
 
@@ -716,11 +737,23 @@ pub fn render(
         },
         reply_faults_text(config.reply_faults)
     ));
+    if config.safeguard.redis_nodes() > 0 {
+        let faults = config.node_faults.describe();
+        out.push_str(&format!(
+            "nodes: {} independent Redis nodes{}\n",
+            config.safeguard.redis_nodes(),
+            if faults.is_empty() {
+                String::new()
+            } else {
+                format!("; {faults}")
+            }
+        ));
+    }
     let search = match report.strategy {
         Strategy::Bfs => "breadth-first",
         Strategy::Dfs => "depth-first (stateright)",
     };
-    let symmetry = if config.symmetry {
+    let symmetry = if config.symmetry && config.safeguard.redis_nodes() == 0 {
         "callers reduced up to symmetry (tokens and sessions renamed)"
     } else {
         "no symmetry reduction"

@@ -9,6 +9,7 @@ pub mod duration;
 pub mod frontier;
 pub mod matrix;
 pub mod merge;
+pub mod nodes;
 pub mod replay;
 pub mod run;
 pub mod safeguard_file;

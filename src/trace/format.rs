@@ -553,6 +553,7 @@ impl CheckSpec {
                 lost_replies: self.lost_replies,
                 dropped_connections: self.dropped_connections,
             },
+            node_faults: leaselab_model::world::NodeFaults::default(),
         };
         config
             .validate()
@@ -571,6 +572,9 @@ pub fn action_text(action: Action) -> String {
         Action::Failover => "failover".into(),
         Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
         Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
+        Action::NodeRestart(node) => format!("node-restart {node}"),
+        Action::NodeCrash(node) => format!("node-crash {node}"),
+        Action::NodeClockJump(node) => format!("node-clock-jump {node}"),
     }
 }
 
@@ -580,6 +584,16 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "tick" => Some(Action::Tick),
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
+        _ if text.starts_with("node-") => {
+            let (kind, node) = text.rsplit_once(' ')?;
+            let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;
+            match kind {
+                "node-restart" => Some(Action::NodeRestart(node)),
+                "node-crash" => Some(Action::NodeCrash(node)),
+                "node-clock-jump" => Some(Action::NodeClockJump(node)),
+                _ => None,
+            }
+        }
         _ => {
             let (make, caller): (fn(u8) -> Action, &str) =
                 if let Some(caller) = text.strip_prefix("step ") {

@@ -1129,6 +1129,7 @@ fn fenced_write(row: Wallet, guard: WriteGuard, params: &[i64]) -> Result<Option
         WriteGuard::Unfenced => true,
         WriteGuard::FenceBelow => row.fence < fence,
         WriteGuard::FenceBelowAndEqual => row.fence < fence && row.fence == params[2],
+        WriteGuard::FenceEqual => row.fence == params[2],
     };
     Ok(matches.then_some(Wallet { balance, fence }))
 }

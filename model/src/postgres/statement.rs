@@ -28,6 +28,9 @@ pub enum WriteGuard {
     FenceBelow,
     /// `AND fence < $2 AND fence = $3`: also require the version read (step 6 check-and-set).
     FenceBelowAndEqual,
+    /// `AND fence = $3`: check-and-set alone, the version read must be unchanged; the write
+    /// stores `$2` (a random token, `redlock-cas`) as the new version.
+    FenceEqual,
 }
 
 /// A statement the stand-in executes. Parameters are `bigint`s, passed separately.
@@ -92,6 +95,7 @@ impl Statement {
                     WriteGuard::Unfenced => "",
                     WriteGuard::FenceBelow => " AND fence < $2",
                     WriteGuard::FenceBelowAndEqual => " AND fence < $2 AND fence = $3",
+                    WriteGuard::FenceEqual => " AND fence = $3",
                 };
                 format!("UPDATE wallets SET balance = $1, fence = $2 WHERE id = {id}{guard_clause}")
             }
@@ -112,7 +116,7 @@ impl Statement {
             Statement::Select { .. } => 0,
             Statement::WriteFenced { guard, .. } => match guard {
                 WriteGuard::Unfenced | WriteGuard::FenceBelow => 2,
-                WriteGuard::FenceBelowAndEqual => 3,
+                WriteGuard::FenceBelowAndEqual | WriteGuard::FenceEqual => 3,
             },
             Statement::WriteBalance { .. } | Statement::Debit { .. } => 1,
             Statement::Text(id) => highest_param(crate::intern::get(*id).text),
@@ -327,7 +331,9 @@ fn update(c: &mut Cursor<'_, '_>) -> Option<Statement> {
     }
     if c.expect("$1, fence = $2 where id =") {
         let id = c.integer()?;
-        let guard = if !c.expect("and fence < $2") {
+        let guard = if c.expect("and fence = $3") {
+            WriteGuard::FenceEqual
+        } else if !c.expect("and fence < $2") {
             WriteGuard::Unfenced
         } else if c.expect("and fence = $3") {
             WriteGuard::FenceBelowAndEqual

@@ -7,6 +7,7 @@ use super::fenced::FencedLock;
 use super::lease::Lease;
 use super::naive::Setnx;
 use super::redislock::Redislock;
+use super::redlock::Redlock;
 use super::step::{Input, RedisRequest};
 use super::store::unexpected;
 use super::user::UserLock;
@@ -51,6 +52,9 @@ pub enum Lock {
     Fenced(FencedLock),
     /// A lock described in a safeguard file.
     User(UserLock),
+    /// A lease on a majority of independent nodes; several requests per acquire and release
+    /// ([`LockedSpend`](super::locked::LockedSpend) drives its rounds).
+    Redlock(Redlock),
 }
 
 impl Lock {
@@ -63,6 +67,7 @@ impl Lock {
             Lock::Redislock(lock) => Some(lock.acquire_request()),
             Lock::Fenced(lock) => Some(lock.acquire_request()),
             Lock::User(lock) => lock.acquire_request(),
+            Lock::Redlock(_) => unreachable!("a Redlock round is several requests"),
         }
     }
 
@@ -78,6 +83,7 @@ impl Lock {
             Lock::Redislock(_) => Redislock::on_acquire(reply),
             Lock::Fenced(_) => FencedLock::on_acquire(reply),
             Lock::User(lock) => lock.on_acquire(reply),
+            Lock::Redlock(_) => unreachable!("a Redlock round is several answers"),
         };
         acquire.unwrap_or_else(|| Acquire::Failed(unexpected("acquire", input)))
     }
@@ -99,6 +105,7 @@ impl Lock {
             Lock::Redislock(lock) => Some(lock.release_request()),
             Lock::Fenced(lock) => Some(lock.release_request()),
             Lock::User(lock) => lock.release_request(),
+            Lock::Redlock(_) => unreachable!("a Redlock release is several requests"),
         }
     }
 
@@ -113,6 +120,15 @@ impl Lock {
             _ => None,
         };
         release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
+    }
+
+    /// The value a write carries as its token when the lock issues no fencing token: the
+    /// Redlock token's check-and-set value (`redlock-cas`).
+    pub fn write_token(&self) -> Option<i64> {
+        match self {
+            Lock::Redlock(lock) => lock.cas,
+            _ => None,
+        }
     }
 
     /// The token-checked refresh request (lease-based protocols only).

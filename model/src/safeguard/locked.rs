@@ -20,8 +20,9 @@ use crate::redis::Reply;
 
 use super::lock::{Acquire, Lock, Release};
 use super::reading::Reading;
+use super::redlock::{Redlock, RoundNext};
 use super::retry::{Backoff, Retry};
-use super::step::{CallerStats, Input, Machine, Outcome, Point, Step};
+use super::step::{CallerStats, Input, Machine, Outcome, Point, Step, SINGLE_REDIS};
 use super::store::{unexpected, Read, Store, Written};
 use super::watchdog::Watchdog;
 
@@ -210,11 +211,16 @@ impl LockedSpend {
         holding && self.lock != Lock::Nothing && !lost
     }
 
-    fn acquire(&mut self) -> Step {
+    fn acquire(&mut self, now_ms: u64) -> Step {
+        if let Lock::Redlock(lock) = &mut self.lock {
+            self.phase = Phase::Acquiring;
+            return lock.start(now_ms);
+        }
         match self.lock.acquire_request() {
             Some(request) => {
                 self.phase = Phase::Acquiring;
                 Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 }
@@ -229,7 +235,18 @@ impl LockedSpend {
     }
 
     fn on_acquire(&mut self, now_ms: u64, input: &Input) -> Step {
-        match self.lock.on_acquire(input) {
+        let acquire = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_round(now_ms, input) {
+                RoundNext::Send(step) => {
+                    self.phase = Phase::Acquiring;
+                    return step;
+                }
+                RoundNext::Held => Acquire::Got { fence: None },
+                RoundNext::Busy => Acquire::Busy,
+            },
+            lock => lock.on_acquire(input),
+        };
+        match acquire {
             Acquire::Got { fence } => {
                 self.phase = Phase::AfterAcquire { fence };
                 Step::Reached(Point::AfterAcquire)
@@ -263,6 +280,7 @@ impl LockedSpend {
             if let Some(request) = self.lock.follow_up_request() {
                 self.phase = Phase::FollowingUp { fence };
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 };
@@ -308,6 +326,7 @@ impl LockedSpend {
             ) {
                 self.phase = Phase::Refreshing { fence, read };
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: Some(watchdog.timeout_ms),
                 };
@@ -343,8 +362,16 @@ impl LockedSpend {
             return self.release(fence, Some(read), Outcome::LostLock);
         }
         self.phase = Phase::Writing { fence, read };
-        self.store
-            .write_step(read.balance - self.amount, fence.unwrap_or(0), read.fence)
+        self.store.write_step(
+            read.balance - self.amount,
+            self.write_token(fence),
+            read.fence,
+        )
+    }
+
+    /// The token the write carries: the fencing token, else the lock's check-and-set value.
+    fn write_token(&self, fence: Option<i64>) -> i64 {
+        fence.or(self.lock.write_token()).unwrap_or(0)
     }
 
     fn on_write(&mut self, now_ms: u64, fence: Option<i64>, read: Read, input: &Input) -> Step {
@@ -378,6 +405,14 @@ impl LockedSpend {
 
     /// The release request goes out (a caller without a lock has none and is done).
     fn send_release(&mut self, fence: Option<i64>, read: Option<Read>, outcome: Outcome) -> Step {
+        if let Lock::Redlock(lock) = &mut self.lock {
+            self.phase = Phase::Releasing {
+                fence,
+                read,
+                outcome,
+            };
+            return lock.start_release();
+        }
         match self.lock.release_request() {
             Some(request) => {
                 self.phase = Phase::Releasing {
@@ -386,6 +421,7 @@ impl LockedSpend {
                     outcome,
                 };
                 Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 }
@@ -403,7 +439,21 @@ impl LockedSpend {
         outcome: Outcome,
         input: &Input,
     ) -> Step {
-        if self.lock.on_release(input) == Release::NotHeld {
+        let release = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_release(input) {
+                Ok(step) => {
+                    self.phase = Phase::Releasing {
+                        fence,
+                        read,
+                        outcome,
+                    };
+                    return step;
+                }
+                Err(release) => release,
+            },
+            lock => lock.on_release(input),
+        };
+        if release == Release::NotHeld {
             self.stats.stale_releases_refused += 1;
         }
         self.done(fence, read, outcome)
@@ -431,13 +481,13 @@ impl Machine for LockedSpend {
         match (std::mem::replace(&mut self.phase, Phase::Start), &input) {
             (Phase::Start, Input::Start) => {
                 self.deadline_ms = now_ms + self.acquire_timeout_ms;
-                self.acquire()
+                self.acquire(now_ms)
             }
             (Phase::Acquiring, _) => self.on_acquire(now_ms, &input),
             (Phase::BackingOff, Input::Woke) if now_ms >= self.deadline_ms => {
                 self.finish(Outcome::GaveUp)
             }
-            (Phase::BackingOff, Input::Woke) => self.acquire(),
+            (Phase::BackingOff, Input::Woke) => self.acquire(now_ms),
             (Phase::AfterAcquire { fence }, Input::Resumed)
             | (Phase::FollowingUp { fence }, Input::Redis(Reply::Integer(1))) => {
                 self.after_acquire(now_ms, fence)
@@ -486,6 +536,11 @@ impl Machine for LockedSpend {
 
     fn reading(&self, input: &Input) -> Option<Reading> {
         let failed = |error: String| Reading::Failed { error };
+        if let (Lock::Redlock(lock), Phase::Acquiring | Phase::Releasing { .. }) =
+            (&self.lock, &self.phase)
+        {
+            return Some(redlock_reading(lock, input));
+        }
         let reading = match &self.phase {
             Phase::Acquiring => match self.lock.on_acquire(input) {
                 Acquire::Got { fence } => Reading::Acquired { fence },
@@ -509,7 +564,7 @@ impl Machine for LockedSpend {
             },
             Phase::Writing { fence, read } => {
                 let balance = read.balance - self.amount;
-                let (fence, seen) = self.store.write_marks(fence.unwrap_or(0), read.fence);
+                let (fence, seen) = self.store.write_marks(self.write_token(*fence), read.fence);
                 match self.store.on_write(input) {
                     Written::Landed => Reading::Wrote {
                         balance,
@@ -539,5 +594,28 @@ impl Machine for LockedSpend {
             | Phase::Finished { .. } => return None,
         };
         Some(reading)
+    }
+}
+
+/// What a Redlock node's answer means: granted or refused during an acquire round, released or
+/// not held during a release (or the undo of a failed round).
+fn redlock_reading(lock: &Redlock, input: &Input) -> Reading {
+    let Some((node, acquiring)) = lock.asking() else {
+        return Reading::Failed {
+            error: unexpected("Redlock", input),
+        };
+    };
+    match (acquiring, input) {
+        (true, _) if Redlock::granted(input) => Reading::NodeGranted {
+            node,
+            votes: lock.votes_with(input),
+            majority: lock.majority(),
+        },
+        (true, _) => Reading::NodeRefused { node },
+        (false, Input::Redis(Reply::Integer(1))) => Reading::Released,
+        (false, Input::Redis(Reply::Integer(0))) => Reading::NotHeld,
+        (false, _) => Reading::Failed {
+            error: unexpected("release", input),
+        },
     }
 }

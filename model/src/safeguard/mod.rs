@@ -9,6 +9,8 @@
 //! | lease + watchdog | [`watchdog`] | work longer than the TTL | pauses shorter than TTL − TTL/3 |
 //! | redislock | [`redislock`] | as lease; retry strategies | as lease |
 //! | fenced | [`fenced`] | stale writers (paused holders) | the fence counter never goes back |
+//! | Redlock | [`redlock`] | losing a minority of N independent nodes | pauses, delays and clock drift within the validity; no node forgets a key or steps its clock |
+//! | Redlock + check-and-set | [`redlock`] | everything: the write checks the version read | PostgreSQL |
 //! | PostgreSQL only | [`pg_only`] | everything: the database serialises | nothing outside PostgreSQL |
 //!
 //! [`Safeguard`] names a safeguard and its options; [`Safeguard::build`] makes one caller's
@@ -22,12 +24,15 @@ pub mod pg_only;
 pub mod reading;
 pub mod redislock;
 pub mod spec;
+pub mod redlock;
 pub mod step;
 pub mod user;
 pub mod watchdog;
 
 pub use reading::Reading;
-pub use step::{CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step};
+pub use step::{
+    CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step, SINGLE_REDIS,
+};
 pub mod lock;
 pub mod locked;
 pub mod retry;
@@ -89,6 +94,15 @@ pub enum Safeguard {
     Fenced {
         /// How the write checks the token.
         guard: WriteGuard,
+    },
+    /// Redlock on `nodes` independent Redis nodes; the balance in PostgreSQL, written
+    /// unchecked, or (`cas`) only if the version read is unchanged, with the random token as
+    /// the new version (Sanfilippo's check-and-set).
+    Redlock {
+        /// How many nodes (odd, 3..=9).
+        nodes: u8,
+        /// Check-and-set on the write.
+        cas: bool,
     },
     /// PostgreSQL single-statement conditional debit, no lock.
     PgDebit,
@@ -207,6 +221,38 @@ impl Safeguard {
         ]
     }
 
+    /// The safeguards on several independent Redis nodes (so far decided by the checker
+    /// only; the simulation hosts one Redis): `redlock` and `redlock-cas` on 5 nodes.
+    pub fn multi_node() -> Vec<Safeguard> {
+        vec![
+            Safeguard::Redlock {
+                nodes: redlock::NODES_DEFAULT,
+                cas: false,
+            },
+            Safeguard::Redlock {
+                nodes: redlock::NODES_DEFAULT,
+                cas: true,
+            },
+        ]
+    }
+
+    /// How many independent Redis nodes the safeguard locks on: 0 for the single-server
+    /// safeguards (they use the one Redis, [`SINGLE_REDIS`]).
+    pub fn redis_nodes(&self) -> u8 {
+        match self {
+            Safeguard::Redlock { nodes, .. } => *nodes,
+            _ => 0,
+        }
+    }
+
+    /// The same safeguard on `nodes` Redis nodes (Redlock only; others are unchanged).
+    pub fn with_redis_nodes(self, nodes: u8) -> Safeguard {
+        match self {
+            Safeguard::Redlock { cas, .. } => Safeguard::Redlock { nodes, cas },
+            other => other,
+        }
+    }
+
     /// The name used on the command line and in traces.
     pub fn name(&self) -> String {
         match self {
@@ -240,6 +286,17 @@ impl Safeguard {
             Safeguard::Fenced {
                 guard: WriteGuard::FenceBelowAndEqual,
             } => "fenced-cas".into(),
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceEqual,
+            } => "fenced-version".into(),
+            Safeguard::Redlock { nodes, cas } => {
+                let cas = if *cas { "-cas" } else { "" };
+                if *nodes == redlock::NODES_DEFAULT {
+                    format!("redlock{cas}")
+                } else {
+                    format!("redlock{cas}-{nodes}-nodes")
+                }
+            }
             Safeguard::PgDebit => "pg-debit".into(),
             Safeguard::PgForUpdate => "pg-for-update".into(),
             Safeguard::User(id) => user::get(*id).name.clone(),
@@ -281,9 +338,29 @@ impl Safeguard {
                 return Ok(Safeguard::Redislock { retry, jitter });
             }
         }
-        let known: Vec<String> = Safeguard::catalogue().iter().map(Safeguard::name).collect();
+        if let Some(rest) = name.strip_prefix("redlock") {
+            let (rest, cas) = match rest.strip_prefix("-cas") {
+                Some(rest) => (rest, true),
+                None => (rest, false),
+            };
+            let nodes = if rest.is_empty() {
+                Some(redlock::NODES_DEFAULT)
+            } else {
+                rest.strip_prefix('-')
+                    .and_then(|n| n.strip_suffix("-nodes"))
+                    .and_then(|n| n.parse::<u8>().ok())
+            };
+            if let Some(nodes) = nodes {
+                return Ok(Safeguard::Redlock { nodes, cas });
+            }
+        }
+        let known: Vec<String> = Safeguard::catalogue()
+            .iter()
+            .chain(Safeguard::multi_node().iter())
+            .map(Safeguard::name)
+            .collect();
         Err(ParamError(format!(
-            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter); or describe your own in a file and pass --safeguard-file FILE",
+            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter; redlock and redlock-cas take -<N>-nodes, or --redis-nodes N); or describe your own in a file and pass --safeguard-file FILE",
             known.join(", ")
         )))
     }
@@ -292,9 +369,10 @@ impl Safeguard {
     pub fn balance_in(&self) -> BalanceIn {
         match self {
             Safeguard::User(id) => user::get(*id).balance_in,
-            Safeguard::Fenced { .. } | Safeguard::PgDebit | Safeguard::PgForUpdate => {
-                BalanceIn::Postgres
-            }
+            Safeguard::Fenced { .. }
+            | Safeguard::Redlock { .. }
+            | Safeguard::PgDebit
+            | Safeguard::PgForUpdate => BalanceIn::Postgres,
             _ => BalanceIn::Redis,
         }
     }
@@ -326,6 +404,14 @@ impl Safeguard {
                 params.ttl_ms
             )));
         }
+        if let Safeguard::Redlock { nodes, .. } = self {
+            let (min, max) = (redlock::NODES_MIN, redlock::NODES_MAX);
+            if !(min..=max).contains(nodes) || nodes % 2 == 0 {
+                return Err(ParamError(format!(
+                    "Redlock needs an odd number of Redis nodes from {min} to {max} (got {nodes}); try --redis-nodes 5"
+                )));
+            }
+        }
         if params.amount <= 0 {
             return Err(ParamError(format!(
                 "the amount must be positive (got {})",
@@ -338,6 +424,7 @@ impl Safeguard {
     /// One caller's machine, with its random 128-bit token.
     pub fn build(&self, params: &Params, token: u128) -> Result<Caller, ParamError> {
         self.validate(params)?;
+        let token_number = token;
         let token = token_text(token);
         let keys = &params.keys;
         let redis_store = Store::Redis {
@@ -441,6 +528,23 @@ impl Safeguard {
                     ..config(lock, Store::User(store))
                 }
             }
+            Safeguard::Redlock { nodes, cas } => config(
+                Lock::Redlock(redlock::Redlock::new(
+                    keys.lock.clone(),
+                    token.clone(),
+                    params.ttl_ms,
+                    nodes,
+                    cas.then(|| redlock::Redlock::cas_value(token_number)),
+                )),
+                Store::Postgres {
+                    id: params.wallet_id,
+                    guard: if cas {
+                        WriteGuard::FenceEqual
+                    } else {
+                        WriteGuard::Unfenced
+                    },
+                },
+            ),
             Safeguard::Fenced { guard } => config(
                 Lock::Fenced(fenced::FencedLock {
                     key: keys.lock.clone(),

@@ -123,6 +123,10 @@ impl TryFrom<RequestRepr> for RedisRequest {
     }
 }
 
+/// The node number of the one Redis server of the single-server safeguards (host `redis`).
+/// Redlock's independent nodes are numbered from 1 (hosts `redis-1..N`).
+pub const SINGLE_REDIS: u8 = 0;
+
 /// A statement for PostgreSQL with its `bigint` parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SqlRequest {
@@ -180,6 +184,9 @@ pub enum Step {
     /// Send a request to Redis and pass back the reply. With a timeout, a reply that has not
     /// arrived after `timeout_ms` is given up on ([`Input::RedisTimeout`]).
     Redis {
+        /// Which Redis server: [`SINGLE_REDIS`] for the one every single-server safeguard
+        /// uses, 1..=N for the independent Redlock nodes `redis-1..N`.
+        node: u8,
         /// The request.
         request: RedisRequest,
         /// Give up waiting after this long.

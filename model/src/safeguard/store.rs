@@ -6,7 +6,7 @@
 use crate::postgres::{PgError, QueryResult, Statement, WriteGuard};
 use crate::redis::{Command, Reply};
 
-use super::step::{Input, RedisRequest, SqlRequest, Step};
+use super::step::{Input, RedisRequest, SqlRequest, Step, SINGLE_REDIS};
 
 /// The balance store of a lock-based safeguard.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,6 +53,7 @@ impl Store {
     pub fn read_step(&self) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
+                node: SINGLE_REDIS,
                 request: RedisRequest::Command(Command::Get(key.clone())),
                 timeout_ms: None,
             },
@@ -94,6 +95,7 @@ impl Store {
     pub fn write_step(&self, new_balance: i64, fence: i64, seen_fence: i64) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
+                node: SINGLE_REDIS,
                 request: RedisRequest::Command(Command::Set {
                     key: key.clone(),
                     value: new_balance.to_string().into_bytes(),
@@ -125,7 +127,11 @@ impl Store {
             Store::Redis { .. } => (None, None),
             Store::Postgres { guard, .. } => (
                 Some(fence),
-                (*guard == WriteGuard::FenceBelowAndEqual).then_some(seen_fence),
+                matches!(
+                    guard,
+                    WriteGuard::FenceBelowAndEqual | WriteGuard::FenceEqual
+                )
+                .then_some(seen_fence),
             ),
             Store::User(store) => store.write_marks(fence, seen_fence),
         }

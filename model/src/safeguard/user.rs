@@ -587,6 +587,7 @@ impl UserStore {
                 params: self.params(sql, 0, 0, 0),
             }),
             (ReadSpec::Redis(request), _) => Step::Redis {
+                node: super::step::SINGLE_REDIS,
                 request: match request_or_echo(request, &self.vars(None)) {
                     Some(request) => request,
                     None => RedisRequest::Command(Command::Echo(b"no read".to_vec())),
@@ -641,6 +642,7 @@ impl UserStore {
                 params: self.params(sql, new_balance, fence, seen),
             }),
             (WriteSpec::Redis { request, .. }, _) => Step::Redis {
+                node: super::step::SINGLE_REDIS,
                 request: match request_or_echo(request, &self.vars(Some(new_balance))) {
                     Some(request) => request,
                     None => RedisRequest::Command(Command::Echo(b"no write".to_vec())),
