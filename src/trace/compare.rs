@@ -197,7 +197,7 @@ pub fn text(
     );
     let column = (width.saturating_sub(3) / 2).max(30);
     let _ = writeln!(out);
-    let _ = writeln!(out, "{} │ {}", fit("left", column), "right");
+    let _ = writeln!(out, "{} │ right", fit("left", column));
     let _ = writeln!(out, "{}─┼─{}", "─".repeat(column), "─".repeat(column));
     let start = divergence.index.saturating_sub(CONTEXT_MARKS);
     let end = (divergence.index + MAX_MARKS).min(left_story.rows.len().max(right_story.rows.len()));

@@ -637,6 +637,41 @@ pub fn slug(name: &str) -> String {
     }
 }
 
+/// The file text of a user's safeguard, none for a built-in one.
+fn file_text(safeguard: Safeguard) -> Option<String> {
+    match safeguard {
+        Safeguard::User(id) => Some(leaselab_model::safeguard::user::get(id).file_text.clone()),
+        _ => None,
+    }
+}
+
+/// A user's safeguard from the file text a trace carries (registered in this process), none
+/// when the trace names a built-in one.
+fn user_safeguard(
+    at: &str,
+    name: &str,
+    file: &Option<String>,
+) -> Result<Option<Safeguard>, SpecError> {
+    let Some(text) = file else {
+        return Ok(None);
+    };
+    let field = format!("{at}.safeguard_file");
+    let compiled = leaselab_model::safeguard::spec::compile(&field, text)
+        .map_err(|error| SpecError::unknown(field.clone(), error.to_string()))?;
+    if compiled.name != name {
+        return Err(SpecError::unknown(
+            field,
+            format!(
+                "the safeguard file is named '{}' but the trace says '{name}'",
+                compiled.name
+            ),
+        ));
+    }
+    let id = leaselab_model::safeguard::user::register(compiled)
+        .map_err(|error| SpecError::unknown(field, error))?;
+    Ok(Some(Safeguard::User(id)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -723,39 +758,4 @@ mod tests {
         let long = slug("step2-lock --callers 2 --pause 1:after-read:400ms --failover-at 200ms");
         assert_eq!(long, "step2-lock-callers-2-pause-1-after-read-400ms");
     }
-}
-
-/// The file text of a user's safeguard, none for a built-in one.
-fn file_text(safeguard: Safeguard) -> Option<String> {
-    match safeguard {
-        Safeguard::User(id) => Some(leaselab_model::safeguard::user::get(id).file_text.clone()),
-        _ => None,
-    }
-}
-
-/// A user's safeguard from the file text a trace carries (registered in this process), none
-/// when the trace names a built-in one.
-fn user_safeguard(
-    at: &str,
-    name: &str,
-    file: &Option<String>,
-) -> Result<Option<Safeguard>, SpecError> {
-    let Some(text) = file else {
-        return Ok(None);
-    };
-    let field = format!("{at}.safeguard_file");
-    let compiled = leaselab_model::safeguard::spec::compile(&field, text)
-        .map_err(|error| SpecError::unknown(field.clone(), error.to_string()))?;
-    if compiled.name != name {
-        return Err(SpecError::unknown(
-            field,
-            format!(
-                "the safeguard file is named '{}' but the trace says '{name}'",
-                compiled.name
-            ),
-        ));
-    }
-    let id = leaselab_model::safeguard::user::register(compiled)
-        .map_err(|error| SpecError::unknown(field, error))?;
-    Ok(Some(Safeguard::User(id)))
 }

@@ -423,8 +423,14 @@ impl<'de> serde::Deserialize<'de> for Statement {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Statement, D::Error> {
         let sql = String::deserialize(deserializer)?;
         Statement::parse(&sql).or_else(|error| {
-            // A user's statement: any SQL the front end parses.
-            if super::sql::parse_general(&sql).is_ok() {
+            // A user's statement: a query or DML statement the front end parses.
+            let verb = sql
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let dml = ["select", "update", "insert", "delete", "with"].contains(&verb.as_str());
+            if dml && super::sql::parse_general(&sql).is_ok() {
                 return Statement::text(&sql).map_err(serde::de::Error::custom);
             }
             Err(serde::de::Error::custom(format!(
