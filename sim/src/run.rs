@@ -985,7 +985,12 @@ impl Shared {
             // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
             // A lease already past (kept until a command removes it) was noticed at `now`.
             let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
-            (remaining_ms > 0).then(|| now + self.conditions.timeline.raw(Duration::from_millis(remaining_ms)))
+            (remaining_ms > 0).then(|| {
+                now + self
+                    .conditions
+                    .timeline
+                    .raw(Duration::from_millis(remaining_ms))
+            })
         });
         [replication, expiry].into_iter().flatten().min()
     }
