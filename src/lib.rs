@@ -6,6 +6,7 @@
 //! - [`cli`]: the `leaselab` commands, one module each;
 //! - [`exit`]: exit codes and user-facing errors;
 //! - [`matrix`]: every safeguard under every fault, decided exhaustively and by simulation;
+//! - [`shard`]: `--shard K/N`, one part of a command's work;
 //! - [`trace`]: trace files: save, load, replay, shrink, show.
 //!
 //! The semantics live in `leaselab-model` (stand-ins, safeguards, ledger, exhaustive model);
@@ -15,4 +16,5 @@
 pub mod cli;
 pub mod exit;
 pub mod matrix;
+pub mod shard;
 pub mod trace;

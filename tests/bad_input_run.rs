@@ -298,12 +298,39 @@ fn careless_and_extreme_runs_get_the_documented_exit_code_and_a_message() {
             &["-1"],
         ),
         Case::new(
+            "bench step2 runs zero",
+            &["bench", "--step2-runs", "0"],
+            2,
+            &["--step2-runs must be at least 1"],
+        ),
+        Case::new(
+            "bench real runs zero",
+            &["bench", "--real-runs", "0"],
+            2,
+            &["--real-runs must be at least 1"],
+        ),
+        Case::new(
+            "bench scaling with servers",
+            &["bench", "--scaling", "--redis", "redis://127.0.0.1:6379"],
+            2,
+            &["--scaling"],
+        ),
+        Case::new(
             "bench one run each",
-            &["bench", "--step5-runs", "1", "--step6-runs", "1"],
+            &[
+                "bench",
+                "--step2-runs",
+                "1",
+                "--step5-runs",
+                "1",
+                "--step6-runs",
+                "1",
+            ],
             0,
             &[
-                "step5-fencing (2 callers): 1 runs",
-                "step6-verify --ttl 1ms (50 callers): 1 runs",
+                "step2-lock (50 callers), simulated: 1 runs",
+                "step5-fencing (2 callers), simulated: 1 runs",
+                "step6-verify --ttl 1ms (50 callers), simulated: 1 runs",
             ],
         ),
     ]);

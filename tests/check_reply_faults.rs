@@ -134,3 +134,43 @@ fn reply_faults_are_refused_where_they_cannot_apply_or_explode_the_search() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `frontier` takes the same reply-fault flags: with a dropped connection the lease breaks
+/// even without pauses (the boundary drops to "-"), its header and JSON say so, and a
+/// budget the checker refuses is refused there too.
+#[test]
+fn frontier_sweeps_with_the_same_reply_fault_flags() {
+    let sweep = [
+        "frontier",
+        "--safeguard",
+        "lease",
+        "--ttl",
+        "3",
+        "--work",
+        "1",
+        "--horizon",
+        "30",
+    ];
+    let boundary = |extra: &[&str]| {
+        let output = leaselab(&[&sweep[..], extra, &["--json"]].concat());
+        assert_eq!(output.status.code(), Some(0), "{extra:?}: {output:?}");
+        let report = json(&output);
+        (
+            report["cells"][0]["boundary"].clone(),
+            report["dropped_connections"].clone(),
+        )
+    };
+    let (without, none) = boundary(&[]);
+    let (with, one) = boundary(&["--dropped-connections", "1"]);
+    assert_eq!((none, one), (0.into(), 1.into()));
+    assert_ne!(without, with, "a dropped connection moves the boundary");
+    assert_eq!(with, serde_json::json!({"kind": "none"}));
+    let text = leaselab(&[&sweep[..], &["--dropped-connections", "1"]].concat());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("up to 1 dropped connection(s) with a reply in flight"),
+        "{text}"
+    );
+    let refused = leaselab(&[&sweep[..], &["--lost-replies", "4"]].concat());
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+}

@@ -635,9 +635,12 @@ fn script_keys_and_args(script: ScriptId) -> BoxedStrategy<(Vec<Arg>, Vec<Arg>)>
         ScriptId::RedislockRefresh => (one_or_two_keys, token(), ttl_ms())
             .prop_map(|(keys, t, ttl)| (keys, vec![t, ttl]))
             .boxed(),
-        ScriptId::RedislockRelease | ScriptId::RedislockPttl => (one_or_two_keys, token())
-            .prop_map(|(keys, t)| (keys, vec![t]))
-            .boxed(),
+        // A user's script takes whatever its file says: any keys and tokens.
+        ScriptId::RedislockRelease | ScriptId::RedislockPttl | ScriptId::User(_) => {
+            (one_or_two_keys, token())
+                .prop_map(|(keys, t)| (keys, vec![t]))
+                .boxed()
+        }
     };
     let odd = (
         prop::collection::vec(key(), 0..=2),
@@ -734,7 +737,8 @@ fn wait_past_short_ttl(script: ScriptId, numkeys: NumKeys, keys: &[Arg], args: &
         ScriptId::Release
         | ScriptId::ReleaseOneLine
         | ScriptId::RedislockRelease
-        | ScriptId::RedislockPttl => return 0,
+        | ScriptId::RedislockPttl
+        | ScriptId::User(_) => return 0,
     };
     let keys_taken = match numkeys {
         NumKeys::Right => keys.len(),

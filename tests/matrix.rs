@@ -401,7 +401,7 @@ fn the_status_is_1_for_a_disagreeing_cell_3_for_an_undecided_one_and_0_otherwise
     let rows = [row("lease")];
     let columns = [Column::WorkOverTtl];
     let mut matrix =
-        leaselab::matrix::run(&rows, &columns, OPTIONS, &mut NoSaver, |_, _| {}).unwrap();
+        leaselab::matrix::run(&rows, &columns, OPTIONS, None, &mut NoSaver, |_, _| {}).unwrap();
     // BROKEN as step 3 says: a finding, exit 0.
     assert_eq!(matrix.cells[0].verdict(), Verdict::Broken);
     assert_eq!(status(&matrix), Status::Ok);

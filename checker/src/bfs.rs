@@ -18,7 +18,7 @@
 //!
 //! `eventually` properties are not supported (none of leaselab's models has one).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -120,65 +120,95 @@ pub struct BfsOutcome<A> {
     pub discoveries: BTreeMap<&'static str, Discovery<A>>,
 }
 
-/// Where a visited state came from: its depth, its parent's rank in the level above, and the
-/// index of the action that led here.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    level: u32,
+/// Where a state of the level being built came from: its parent's rank in the level above,
+/// and the index of the action that led here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Origin {
     parent: u32,
     action: u32,
 }
 
 const SHARDS: usize = 64;
 
+/// One shard of the visited states: the fingerprints of every level done (8 bytes and a
+/// control byte a state), and the level being built with where each of its states came from.
+#[derive(Default)]
+struct Shard {
+    done: HashSet<u64, BuildPassThrough>,
+    level: HashMap<u64, Origin, BuildPassThrough>,
+}
+
+/// What [`Seen::offer`] made of a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offered {
+    /// Not seen before.
+    New,
+    /// Already found on the level being built, from a later origin: this origin replaces it.
+    Better,
+    /// Seen on an earlier level, or on this one from an earlier origin.
+    Known,
+}
+
+/// The visited states, by fingerprint, in shards locked separately (the shard is chosen by the
+/// fingerprint's top bits, the slot inside it by its low bits).
 struct Seen {
-    shards: Vec<Mutex<HashMap<u64, Entry, BuildPassThrough>>>,
+    shards: Vec<Mutex<Shard>>,
 }
 
 impl Seen {
     fn new() -> Seen {
         Seen {
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(HashMap::default()))
-                .collect(),
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
         }
     }
 
-    fn shard(&self, fp: u64) -> &Mutex<HashMap<u64, Entry, BuildPassThrough>> {
-        &self.shards[(fp >> 58) as usize % SHARDS]
+    fn shard(&self, fp: u64) -> std::sync::MutexGuard<'_, Shard> {
+        self.shards[(fp >> 58) as usize % SHARDS]
+            .lock()
+            .expect("no worker panics holding a shard")
     }
 
-    /// Records `fp`, reached at `entry.level`; true when it is new. A state reached again on
-    /// the same level keeps the smallest (parent, action).
-    fn offer(&self, fp: u64, entry: Entry) -> bool {
-        let mut shard = self
-            .shard(fp)
-            .lock()
-            .expect("no worker panics holding a shard");
-        match shard.entry(fp) {
+    /// Records `fp`, reached from `origin` on the level being built. A state reached again
+    /// on the same level keeps the smallest origin (the canonical one).
+    fn offer(&self, fp: u64, origin: Origin) -> Offered {
+        let mut shard = self.shard(fp);
+        if shard.done.contains(&fp) {
+            return Offered::Known;
+        }
+        match shard.level.entry(fp) {
             std::collections::hash_map::Entry::Vacant(vacant) => {
-                vacant.insert(entry);
-                true
+                vacant.insert(origin);
+                Offered::New
             }
             std::collections::hash_map::Entry::Occupied(mut occupied) => {
                 let known = occupied.get_mut();
-                if known.level == entry.level
-                    && (entry.parent, entry.action) < (known.parent, known.action)
-                {
-                    *known = entry;
+                if origin < *known {
+                    *known = origin;
+                    Offered::Better
+                } else {
+                    Offered::Known
                 }
-                false
             }
         }
     }
 
-    fn get(&self, fp: u64) -> Entry {
+    /// Where `fp`, a state of the level being built, came from (its canonical origin).
+    fn origin(&self, fp: u64) -> Origin {
         *self
             .shard(fp)
-            .lock()
-            .expect("no worker panics holding a shard")
+            .level
             .get(&fp)
-            .expect("a recorded state")
+            .expect("a state of the level being built")
+    }
+
+    /// Ends the level being built: its states join the levels done.
+    fn close_level(&self) {
+        for shard in &self.shards {
+            let mut shard = shard.lock().expect("no worker panics holding a shard");
+            let Shard { done, level } = &mut *shard;
+            done.extend(level.drain().map(|(fp, _)| fp));
+            // The level's table is kept at its size for the next, usually larger, level.
+        }
     }
 }
 
@@ -214,7 +244,7 @@ where
             .level
             .store(progress.frontier.len() as u64, Ordering::Relaxed);
         let cursor = AtomicUsize::new(0);
-        let results = search.expand(&progress.frontier, progress.depth as u32 + 1, &cursor);
+        let results = search.expand(&progress.frontier, &cursor);
         let cut_short = cursor.load(Ordering::Relaxed) < progress.frontier.len();
         search.next_level(&mut progress, results);
         if cut_short {
@@ -320,12 +350,11 @@ where
             }
             generated += 1;
             let fp = fingerprint(&state);
-            let entry = Entry {
-                level: 0,
+            let origin = Origin {
                 parent: index as u32,
                 action: 0,
             };
-            if self.seen.offer(fp, entry) {
+            if self.seen.offer(fp, origin) == Offered::New {
                 let rank = frontier.len() as u32;
                 for (p, property) in self.properties.iter().enumerate() {
                     if !discoveries.contains_key(property.name) && self.decides(&state, p) {
@@ -337,6 +366,7 @@ where
                 frontier.push(state);
             }
         }
+        self.seen.close_level();
         let unique = frontier.len() as u64;
         self.counters.generated.store(generated, Ordering::Relaxed);
         self.counters.unique.store(unique, Ordering::Relaxed);
@@ -390,15 +420,10 @@ where
                 .is_some_and(|max| self.counters.unique.load(Ordering::Relaxed) >= max)
     }
 
-    /// Expands `frontier` into level `next_level` on the worker threads, each taking chunks
+    /// Expands `frontier` into the next level on the worker threads, each taking chunks
     /// of states from `cursor` until the frontier is done or a limit is hit.
-    fn expand(
-        &self,
-        frontier: &[M::State],
-        next_level: u32,
-        cursor: &AtomicUsize,
-    ) -> Vec<Produced<M::State>> {
-        let work = |_: usize| self.expand_chunks(frontier, next_level, cursor);
+    fn expand(&self, frontier: &[M::State], cursor: &AtomicUsize) -> Vec<Produced<M::State>> {
+        let work = |_: usize| self.expand_chunks(frontier, cursor);
         let threads = self.options.threads.max(1);
         if threads == 1 {
             vec![work(0)]
@@ -417,12 +442,7 @@ where
 
     /// One worker's share of a level: the new successors of the chunks it took, and what
     /// they decide.
-    fn expand_chunks(
-        &self,
-        frontier: &[M::State],
-        next_level: u32,
-        cursor: &AtomicUsize,
-    ) -> Produced<M::State> {
+    fn expand_chunks(&self, frontier: &[M::State], cursor: &AtomicUsize) -> Produced<M::State> {
         let mut produced = Produced {
             states: Vec::new(),
             found: Vec::new(),
@@ -452,19 +472,27 @@ where
                     }
                     generated_here += 1;
                     let fp = fingerprint(&next);
-                    let entry = Entry {
-                        level: next_level,
+                    let origin = Origin {
                         parent: rank,
                         action: action_index as u32,
                     };
-                    if self.seen.offer(fp, entry) {
-                        for (p, flag) in self.decided.iter().enumerate() {
-                            if !flag.load(Ordering::Relaxed) && self.decides(&next, p) {
-                                produced.found.push((p, fp));
+                    match self.seen.offer(fp, origin) {
+                        Offered::New => {
+                            for (p, flag) in self.decided.iter().enumerate() {
+                                if !flag.load(Ordering::Relaxed) && self.decides(&next, p) {
+                                    produced.found.push((p, fp));
+                                }
                             }
+                            produced.states.push((next, fp, rank, action_index as u32));
+                            self.counters.unique.fetch_add(1, Ordering::Relaxed);
                         }
-                        produced.states.push((next, fp, rank, action_index as u32));
-                        self.counters.unique.fetch_add(1, Ordering::Relaxed);
+                        // Another thread found it first, from a later parent: this state is
+                        // the canonical parent's own successor, the one to keep (its
+                        // properties were judged on the first).
+                        Offered::Better => {
+                            produced.states.push((next, fp, rank, action_index as u32))
+                        }
+                        Offered::Known => {}
                     }
                 }
             }
@@ -488,26 +516,19 @@ where
             progress.generated += produced.generated;
             found.extend(produced.found);
             for (state, fp, parent, action) in produced.states {
-                let entry = self.seen.get(fp);
-                let state = if (entry.parent, entry.action) == (parent, action) {
-                    state
-                } else {
-                    // Another parent reached a state with the same fingerprint (a symmetric
-                    // variant, when the hash ignores caller identity): keep the canonical
-                    // parent's own successor, so that paths replay exactly.
-                    let parent_state = &progress.frontier[entry.parent as usize];
-                    let mut enabled = Vec::new();
-                    self.model.actions(parent_state, &mut enabled);
-                    let action = enabled.swap_remove(entry.action as usize);
-                    self.model
-                        .next_state(parent_state, action)
-                        .expect("the recorded action leads somewhere")
-                };
-                keys.push((entry.parent, entry.action, states.len() as u32));
+                // A state found from several parents on this level is kept from its canonical
+                // parent (the smallest origin): a symmetric variant, when the hash ignores
+                // caller identity, would not replay along the recorded path.
+                let origin = self.seen.origin(fp);
+                if (origin.parent, origin.action) != (parent, action) {
+                    continue;
+                }
+                keys.push((parent, action, states.len() as u32));
                 states.push(Some(state));
                 fps.push(fp);
             }
         }
+        self.seen.close_level();
         keys.sort_unstable();
         let mut ranks: HashMap<u64, u32, BuildPassThrough> = HashMap::default();
         for (_, fp) in &found {

@@ -5,7 +5,9 @@ use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::{BalanceIn, Outcome};
 use leaselab_model::safeguard::{ParamError, Safeguard};
 use leaselab_model::scenario::Scenario;
-use leaselab_model::world::{world_client_policy, Action, ReplyFaults, World, WorldConfig};
+use leaselab_model::world::{
+    world_client_policy, Action, NodeFaults, ReplyFaults, World, WorldConfig,
+};
 
 /// The fence counter's starting value, as in the tutorial: tokens are 33, 34, ...
 pub const INITIAL_FENCE_COUNTER: i64 = 32;
@@ -115,6 +117,9 @@ pub struct CheckConfig {
     pub symmetry: bool,
     /// How many Redis replies may be lost or lost with their connection (none by default).
     pub reply_faults: ReplyFaults,
+    /// Redlock's nodes: their clocks' drift and the faults that may strike them (none by
+    /// default; only for a safeguard on several Redis nodes).
+    pub node_faults: NodeFaults,
 }
 
 impl CheckConfig {
@@ -133,6 +138,7 @@ impl CheckConfig {
             horizon_ticks: None,
             symmetry: true,
             reply_faults: ReplyFaults::default(),
+            node_faults: NodeFaults::default(),
         }
     }
 
@@ -185,6 +191,7 @@ impl CheckConfig {
             self.reply_faults,
             world_client_policy(),
         )
+        .map(|world| world.with_node_faults(self.node_faults))
     }
 
     /// The callers' tokens: 1, 2, 3, ... as 32 hex digits.
@@ -194,12 +201,15 @@ impl CheckConfig {
 
     /// True when the safeguard can refuse a write (a fenced `UPDATE`).
     pub fn can_reject(&self) -> bool {
-        matches!(
-            self.safeguard,
-            Safeguard::Fenced {
-                guard: WriteGuard::FenceBelow | WriteGuard::FenceBelowAndEqual
-            }
-        )
+        match self.safeguard {
+            Safeguard::User(id) => leaselab_model::safeguard::user::get(id).can_reject(),
+            safeguard => matches!(
+                safeguard,
+                Safeguard::Fenced {
+                    guard: WriteGuard::FenceBelow | WriteGuard::FenceBelowAndEqual
+                } | Safeguard::Redlock { cas: true, .. }
+            ),
+        }
     }
 
     /// True when the safeguard keeps anything in Redis (a lock, a fence counter or the balance).
@@ -314,6 +324,7 @@ impl CheckConfig {
             )));
         }
         self.validate_reply_faults()?;
+        self.validate_node_faults()?;
         let horizon = self.horizon();
         if horizon > MAX_TICKS {
             return Err(ParamError(format!(
@@ -343,6 +354,49 @@ impl CheckConfig {
                     self.safeguard.name()
                 )));
             }
+        }
+        Ok(())
+    }
+
+    fn validate_node_faults(&self) -> Result<(), ParamError> {
+        let faults = self.node_faults;
+        if self.safeguard.redis_nodes() == 0 {
+            if faults != NodeFaults::default() {
+                return Err(ParamError(format!(
+                    "{} locks on one Redis, not on independent nodes: the node faults                      (--node-restarts, --node-delayed-restarts, --node-clock-jumps,                      --node-drift) apply to redlock and redlock-cas; drop them",
+                    self.safeguard.name()
+                )));
+            }
+            return Ok(());
+        }
+        for (flag, n) in [
+            ("--node-restarts", faults.restarts),
+            ("--node-delayed-restarts", faults.delayed_restarts),
+            ("--node-clock-jumps", faults.clock_jumps),
+        ] {
+            if n > 2 {
+                return Err(ParamError(format!(
+                    "{flag} {n}: an exhaustive check explores at most 2 (each one multiplies the                      state space by the nodes and the moments it can strike); use {flag} 1"
+                )));
+            }
+        }
+        if faults.clock_jumps > 0 && faults.clock_jump_ms == 0 {
+            return Err(ParamError(
+                "--node-clock-jumps without --node-clock-jump: a jump of 0 changes nothing;                  add e.g. --node-clock-jump 5"
+                    .into(),
+            ));
+        }
+        if faults.clock_jump_ms > MAX_TICKS {
+            return Err(ParamError(format!(
+                "--node-clock-jump {}: at most {MAX_TICKS} ticks",
+                faults.clock_jump_ms
+            )));
+        }
+        if !(-99..=1000).contains(&faults.drift_percent) {
+            return Err(ParamError(format!(
+                "--node-drift {}%: a clock rate error must lie between -99% and +1000%",
+                faults.drift_percent
+            )));
         }
         Ok(())
     }
@@ -418,18 +472,30 @@ impl CheckConfig {
             n => format!(", {n} {many}"),
         };
         let lost = plural(self.reply_faults.lost_replies, "lost reply", "lost replies");
+        let nodes = match self.safeguard.redis_nodes() {
+            0 => String::new(),
+            n => {
+                let faults = self.node_faults.describe();
+                let faults = if faults.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {faults}")
+                };
+                format!(", {n} Redis nodes{faults}")
+            }
+        };
         let dropped = plural(
             self.reply_faults.dropped_connections,
             "dropped connection",
             "dropped connections",
         );
-        let symmetry = if self.symmetry {
+        let symmetry = if self.symmetry && self.safeguard.redis_nodes() == 0 {
             ", callers up to symmetry"
         } else {
             ""
         };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{nodes}{symmetry}",
             self.callers,
             self.horizon()
         )

@@ -2,8 +2,11 @@
 //! ledger still holds.
 //!
 //! Allowing longer pauses only adds behaviours (every schedule with pauses up to `p` is also
-//! one with pauses up to `p + 1`), so safety is monotone in the pause bound: the search
-//! doubles the pause until the ledger breaks, then bisects. Each cell is exhaustive to its
+//! one with pauses up to `p + 1`), so safety is monotone in the pause bound: the boundary is
+//! one less than the least pause that breaks the ledger. One search at pauses up to the
+//! horizon finds that least pause for the whole cell ([`crate::pause_search`]); when it
+//! cannot (a limit stopped it), the cell is checked pause by pause, doubling the pause until
+//! the ledger breaks, then bisecting. Each cell is exhaustive to its
 //! own horizon (`2 × work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
 //! so a cell safe at the horizon is safe with unbounded pauses (`∞`).
 
@@ -14,6 +17,7 @@ use leaselab_model::safeguard::ParamError;
 use crate::bfs::Counters;
 use crate::config::CheckConfig;
 use crate::model::{LeaseModel, PropertySet, LEDGER};
+use crate::pause_search::least_pauses;
 use crate::run::{run, PropertyVerdict, RunOptions};
 
 /// The largest pause for which the ledger holds.
@@ -127,7 +131,55 @@ pub fn boundary(base: CheckConfig, options: RunOptions) -> Result<Cell, ParamErr
 /// [`boundary`], with `options.max_unique` the limit on distinct states of each of the
 /// cell's checks, and `counters` updated as each check runs (and [`Counters::request_stop`]
 /// honoured).
+///
+/// The cell is first decided by one search at pauses up to the horizon that notes the least
+/// pause breaking the ledger ([`crate::pause_search`]); when that search stops at a limit, or
+/// its answer leaves some pause undecided, the cell falls back to one check per pause
+/// ([`boundary_by_checks`]), which can still settle what needs only small pauses.
 pub fn boundary_watched(
+    base: CheckConfig,
+    options: RunOptions,
+    counters: &Counters,
+) -> Result<Cell, ParamError> {
+    let horizon = base.horizon();
+    let config = CheckConfig {
+        max_pause_ticks: Some(horizon),
+        horizon_ticks: Some(horizon),
+        ..base
+    };
+    let model = LeaseModel::with_properties(config, PropertySet::LedgerOnly)?;
+    counters.reset();
+    let pauses = least_pauses(&model, options.max_unique, counters);
+    if pauses.stopped.is_none() {
+        // Every pause the bisection asks about is decided by the two least pauses.
+        let mut safe_at = |pause: u64| -> Result<bool, Undecided> {
+            match (pauses.violation, pauses.witness) {
+                (Some(v), _) if v <= pause => Ok(false),
+                (_, Some(w)) if w <= pause => Ok(true),
+                _ => Err(Undecided::Inconclusive(String::new())),
+            }
+        };
+        if let Ok(boundary) = search(&mut safe_at, horizon) {
+            return Ok(Cell {
+                ttl_ticks: base.ttl_ticks,
+                work_ticks: base.work_ticks,
+                horizon_ticks: horizon,
+                boundary,
+                checks: 1,
+                unique_states: pauses.unique,
+                reason: None,
+            });
+        }
+    }
+    let mut cell = boundary_by_checks(base, options, counters)?;
+    cell.checks += 1;
+    cell.unique_states += pauses.unique;
+    Ok(cell)
+}
+
+/// [`boundary_watched`] by one check per pause: doubling the pause until the ledger breaks,
+/// then bisecting, each check stopping at its first violation.
+pub fn boundary_by_checks(
     base: CheckConfig,
     options: RunOptions,
     counters: &Counters,

@@ -7,11 +7,13 @@
 //! - [`model`]: the stateright [`Model`](stateright::Model) over [`World`](leaselab_model::world::World)
 //!   and its properties;
 //! - [`bfs`]: a level-synchronous breadth-first checker for stateright models;
+//! - [`intern`]: one shared copy of each distinct caller and stand-in among the stored worlds;
 //! - [`fingerprint`]: the platform-independent state hash it uses (defined in `leaselab-model`,
 //!   which hashes worlds with it);
 //! - [`run`](mod@run): runs a check and judges each property;
 //! - [`narrate`]: counterexamples in the tutorial's words;
 //! - [`frontier`]: sweeps of the pause bound, TTL and work;
+//! - [`pause_search`]: one search that finds a frontier cell's least breaking pause;
 //! - [`suite`]: the named sets of checks (the nightly suite).
 
 #![forbid(unsafe_code)]
@@ -20,8 +22,10 @@
 pub mod bfs;
 pub mod config;
 pub mod frontier;
+pub mod intern;
 pub mod model;
 pub mod narrate;
+pub mod pause_search;
 pub mod run;
 pub mod suite;
 

@@ -21,6 +21,8 @@
 //! worlds are equal values (ordered collections only, no wall clock, pause counters kept
 //! only when pauses are bounded), so they hash equal.
 
+use std::sync::Arc;
+
 use stateright::{Model, Property};
 
 use leaselab_model::ledger::Verdict;
@@ -28,6 +30,7 @@ use leaselab_model::safeguard::{Outcome, ParamError};
 use leaselab_model::world::{Action, World};
 
 use crate::config::CheckConfig;
+use crate::intern::Interner;
 
 /// "always": at the end of a run, final = initial − amount × accepted; and never a negative
 /// balance.
@@ -64,6 +67,8 @@ pub struct LeaseModel {
     config: CheckConfig,
     init: World,
     properties: PropertySet,
+    /// The distinct callers and stand-ins of the worlds this model produced.
+    interner: Arc<Interner>,
 }
 
 impl LeaseModel {
@@ -80,10 +85,13 @@ impl LeaseModel {
         config.validate()?;
         let mut init = config.world()?;
         init.set_symmetry(config.symmetry);
+        let interner = Arc::new(Interner::new());
+        interner.intern_all(&mut init);
         Ok(LeaseModel {
             config,
             init,
             properties,
+            interner,
         })
     }
 
@@ -162,6 +170,7 @@ impl Model for LeaseModel {
     fn next_state(&self, state: &World, action: Action) -> Option<World> {
         let mut next = state.clone();
         next.apply(action);
+        self.interner.intern(&mut next, state);
         Some(next)
     }
 
@@ -175,6 +184,9 @@ impl Model for LeaseModel {
             Action::DropConnection(index) => {
                 format!("caller {}'s connection drops", index + 1)
             }
+            Action::NodeRestart(node) => format!("node {node} restarts without persistence"),
+            Action::NodeCrash(node) => format!("node {node} crashes (back after the TTL)"),
+            Action::NodeClockJump(node) => format!("node {node}'s clock jumps"),
         }
     }
 
@@ -202,6 +214,10 @@ impl Model for LeaseModel {
             properties.push(Property::always(MUTUAL_EXCLUSION, |_, world: &World| {
                 mutual_exclusion(world)
             }));
+        }
+        // Watched on the single Redis only: Redlock's lock is a majority of nodes, no one of
+        // which holds it (`World::trespass` is never set there, so the verdict would be empty).
+        if self.config.safeguard.uses_lock() && self.config.safeguard.redis_nodes() == 0 {
             properties.push(Property::always(
                 LOCK_CHANGED_BY_HOLDER,
                 |_, world: &World| lock_changed_by_holder(world),

@@ -166,7 +166,26 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
             request,
             reply,
             reading,
+            node,
+        } if *node != leaselab_model::safeguard::SINGLE_REDIS => {
+            let what = match reading {
+                Some(reading) => reading.describe(),
+                None => reply.describe(),
+            };
+            let verb = match request {
+                RedisRequest::Script { .. } => "releases on",
+                RedisRequest::Command(_) => "asks",
+            };
+            format!("caller {} {verb} node {node}: {what}", caller + 1)
+        }
+        Event::Redis {
+            caller,
+            request,
+            reply,
+            reading,
+            ..
         } => redis_phrase(before, *caller, request, reply, reading.as_ref(), after),
+        Event::Node { node, fault } => format!("node {node} {}", fault.describe()),
         Event::Sql {
             caller,
             request,
@@ -380,7 +399,7 @@ fn sql_phrase(
         ) => {
             let condition = match (guard, seen) {
                 (WriteGuard::Unfenced, _) => " (unchecked)".to_string(),
-                (WriteGuard::FenceBelowAndEqual, Some(seen)) => {
+                (WriteGuard::FenceBelowAndEqual | WriteGuard::FenceEqual, Some(seen)) => {
                     format!(" if the fence is still {seen}")
                 }
                 _ => String::new(),

@@ -48,7 +48,7 @@ impl Default for RunOptions {
 }
 
 /// A property's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PropertyVerdict {
     /// An "always" property holds in every state within the bound.

@@ -205,3 +205,27 @@ fn the_model_is_a_plain_stateright_model() {
         vec![LEDGER, "every caller finished", "every caller settled"]
     );
 }
+
+/// The state counts of the benchmark's proof with two callers, with and without symmetry
+/// reduction, as the checker found them before its storage changed (the Promela model of the
+/// same protocol stores as many): how states are stored and shared must never change what is
+/// explored. `cargo bench -p leaselab-checker --bench check` checks the three-caller counts.
+#[test]
+fn the_benchmark_proof_explores_the_same_states_as_ever() {
+    for (symmetry, unique, generated) in [(true, 25_457, 40_662), (false, 50_907, 81_303)] {
+        let config = config(FENCED_CAS, |c| {
+            c.work_ticks = 1;
+            c.horizon_ticks = Some(6);
+            c.symmetry = symmetry;
+        });
+        for threads in [1, 2] {
+            let report = check(config, self::threads(threads));
+            assert_eq!(
+                (report.unique_states, report.states_generated),
+                (unique, generated),
+                "symmetry {symmetry}, {threads} thread(s)"
+            );
+            assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Safe));
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The boundary sweep: the largest pause for which the ledger holds.
 
-use leaselab_checker::frontier::{boundary, Boundary, Cell, Frontier};
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::frontier::{boundary, boundary_by_checks, Boundary, Cell, Frontier};
 use leaselab_checker::{CheckConfig, RunOptions};
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::lease::ReleaseVia;
@@ -32,7 +33,7 @@ fn a_watchdog_tolerates_pauses_up_to_ttl_minus_its_refresh_interval() {
     // TTL 3 refreshes every tick; work of 4 outlives the TTL.
     let watchdog = cell(Safeguard::LeaseWatchdog, 3, 4, 8);
     assert_eq!(watchdog.boundary, Boundary::UpTo(2));
-    assert!(watchdog.checks >= 3);
+    assert_eq!(watchdog.checks, 1, "one search decides the cell");
 }
 
 #[test]
@@ -49,6 +50,95 @@ fn fenced_check_and_set_has_no_boundary() {
         guard: WriteGuard::FenceBelowAndEqual,
     };
     assert_eq!(cell(cas, 1, 1, 5).boundary, Boundary::Unbounded);
+}
+
+/// The one search per cell finds the boundary the checks pause by pause find, for cells that
+/// break at once, at a bounded pause, or never, and for several safeguards.
+#[test]
+fn one_search_per_cell_agrees_with_one_check_per_pause() {
+    let cas = Safeguard::Fenced {
+        guard: WriteGuard::FenceBelowAndEqual,
+    };
+    let fenced = Safeguard::Fenced {
+        guard: WriteGuard::FenceBelow,
+    };
+    let cells = [
+        (LEASE, 2, 1, 6),
+        (LEASE, 3, 1, 7),
+        (LEASE, 2, 3, 6),
+        (LEASE, 3, 2, 8),
+        (Safeguard::LeaseWatchdog, 3, 4, 8),
+        (Safeguard::LeaseWatchdog, 4, 2, 9),
+        (cas, 1, 1, 5),
+        (fenced, 2, 1, 7),
+        (Safeguard::NoLock, 2, 1, 5),
+    ];
+    for (safeguard, ttl_ticks, work_ticks, horizon_ticks) in cells {
+        let config = CheckConfig {
+            ttl_ticks,
+            work_ticks,
+            horizon_ticks: Some(horizon_ticks),
+            ..CheckConfig::new(safeguard)
+        };
+        let one = boundary(config, RunOptions::default()).expect("valid");
+        let each =
+            boundary_by_checks(config, RunOptions::default(), &Counters::default()).expect("valid");
+        assert_eq!(
+            one.boundary,
+            each.boundary,
+            "{} TTL {ttl_ticks} work {work_ticks} horizon {horizon_ticks}",
+            safeguard.name()
+        );
+        assert_eq!(one.checks, 1, "decided by one search");
+        assert!(each.checks >= 1);
+    }
+    // The cells cover a boundary of none, of some pause, and unbounded.
+    let found: Vec<Boundary> = cells
+        .iter()
+        .map(|&(safeguard, ttl_ticks, work_ticks, horizon_ticks)| {
+            boundary(
+                CheckConfig {
+                    ttl_ticks,
+                    work_ticks,
+                    horizon_ticks: Some(horizon_ticks),
+                    ..CheckConfig::new(safeguard)
+                },
+                RunOptions::default(),
+            )
+            .expect("valid")
+            .boundary
+        })
+        .collect();
+    assert!(found.contains(&Boundary::None));
+    assert!(found.contains(&Boundary::Unbounded));
+    assert!(found.iter().any(|b| matches!(b, Boundary::UpTo(_))));
+}
+
+/// A search cut short by the state limit falls back to one check per pause, each with the
+/// same limit: the cell says what those checks say.
+#[test]
+fn a_cell_whose_one_search_hits_the_limit_is_checked_pause_by_pause() {
+    let config = CheckConfig {
+        ttl_ticks: 2,
+        work_ticks: 1,
+        horizon_ticks: Some(6),
+        ..CheckConfig::new(LEASE)
+    };
+    let one = boundary(config, RunOptions::default()).expect("valid");
+    assert_eq!((one.boundary, one.checks), (Boundary::UpTo(1), 1));
+    let options = RunOptions {
+        max_unique: Some(one.unique_states / 2),
+        ..RunOptions::default()
+    };
+    let limited = boundary(config, options).expect("valid");
+    let each = boundary_by_checks(config, options, &Counters::default()).expect("valid");
+    assert_eq!(
+        limited.checks,
+        each.checks + 1,
+        "the search, then the checks"
+    );
+    assert_eq!(limited.boundary, each.boundary);
+    assert_eq!(limited.reason, each.reason);
 }
 
 #[test]

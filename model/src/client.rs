@@ -95,6 +95,20 @@ pub enum Server {
     Redis,
     /// PostgreSQL.
     Postgres,
+    /// Redlock's independent Redis node `n` (1-based; host `redis-n`).
+    Node(u8),
+}
+
+impl Server {
+    /// The Redis server of a [`Step::Redis`]'s `node`: the single Redis for
+    /// [`crate::safeguard::step::SINGLE_REDIS`], else a Redlock node.
+    pub fn redis_node(node: u8) -> Server {
+        if node == crate::safeguard::step::SINGLE_REDIS {
+            Server::Redis
+        } else {
+            Server::Node(node)
+        }
+    }
 }
 
 /// A connection, numbered in the order the client opened them (from 1).
@@ -135,6 +149,8 @@ pub enum Output {
     /// A Redis request begins; it is given up on after `timeout_ms`
     /// ([`Client::poll_timeout`]). Nothing to answer.
     BeginRedis {
+        /// Which Redis server.
+        server: Server,
         /// The request.
         request: RedisRequest,
         /// Its timeout.
@@ -158,6 +174,8 @@ pub enum Output {
     /// Send `request` on `conn`. Answer with [`Client::handle_redis_reply`],
     /// [`Client::handle_connection_broke`] or (after the deadline) [`Client::handle_timeout`].
     SendRedis {
+        /// Which Redis server.
+        server: Server,
         /// The connection.
         conn: ConnId,
         /// The request.
@@ -268,6 +286,7 @@ enum Op {
     /// A Redis request (boxed: a client spends most of its life idle, and the world keeps
     /// millions of them).
     Redis {
+        server: Server,
         request: Box<RedisRequest>,
         timeout_ms: u64,
         deadline_ms: u64,
@@ -297,6 +316,8 @@ pub struct Client<M> {
     machine: M,
     policy: Arc<ClientPolicy>,
     redis: Option<ConnId>,
+    /// Connections to Redlock's nodes, by node number − 1 (empty for a single Redis).
+    nodes: Vec<Option<ConnId>>,
     postgres: Option<ConnId>,
     opened: u32,
     op: Op,
@@ -317,6 +338,7 @@ impl<M: Machine> Client<M> {
             machine,
             policy: Arc::new(policy),
             redis: None,
+            nodes: Vec::new(),
             postgres: None,
             opened: 0,
             op: Op::Idle,
@@ -348,17 +370,29 @@ impl<M: Machine> Client<M> {
         match server {
             Server::Redis => self.redis,
             Server::Postgres => self.postgres,
+            Server::Node(node) => self.nodes.get(usize::from(node) - 1).copied().flatten(),
+        }
+    }
+
+    /// Records the open connection to a Redis `server` (none: closed).
+    fn set_redis_conn(&mut self, server: Server, conn: Option<ConnId>) {
+        match server {
+            Server::Redis => self.redis = conn,
+            Server::Node(node) => {
+                assert!(node >= 1, "Redlock nodes are numbered from 1");
+                let index = usize::from(node) - 1;
+                if self.nodes.len() <= index {
+                    self.nodes.resize(index + 1, None);
+                }
+                self.nodes[index] = conn;
+            }
+            Server::Postgres => unreachable!("not a Redis server"),
         }
     }
 
     /// How many connections the client has opened (or tried to).
     pub fn connections_opened(&self) -> u32 {
         self.opened
-    }
-
-    /// True when the caller is finished.
-    pub fn is_done(&self) -> bool {
-        self.op == Op::Done
     }
 
     /// The caller starts: the machine gets [`Input::Start`] at the next poll.
@@ -440,15 +474,18 @@ impl<M: Machine> Client<M> {
         }
         match std::mem::replace(&mut self.op, Op::Idle) {
             Op::Redis {
-                timeout_ms, stage, ..
+                server,
+                timeout_ms,
+                stage,
+                ..
             } => {
                 let conn = match stage {
                     RedisStage::Connecting(conn) | RedisStage::Sent(conn) => conn,
                     _ => unreachable!("a deadline only while connecting or sent"),
                 };
-                self.redis = None;
+                self.set_redis_conn(server, None);
                 self.queue.push_back(Output::Close {
-                    server: Server::Redis,
+                    server,
                     conn,
                     reason: CloseReason::RedisTimeout {
                         after_ms: timeout_ms,
@@ -479,15 +516,16 @@ impl<M: Machine> Client<M> {
     pub fn handle_connected(&mut self, conn: ConnId) {
         match &mut self.op {
             Op::SetUp(server, opening) if *opening == conn => {
-                match server {
-                    Server::Redis => self.redis = Some(conn),
+                match *server {
                     Server::Postgres => self.postgres = Some(conn),
+                    redis => self.set_redis_conn(redis, Some(conn)),
                 }
                 self.op = Op::Idle;
                 self.next_set_up();
             }
-            Op::Redis { stage, .. } if *stage == RedisStage::Connecting(conn) => {
-                self.redis = Some(conn);
+            Op::Redis { stage, server, .. } if *stage == RedisStage::Connecting(conn) => {
+                let server = *server;
+                self.set_redis_conn(server, Some(conn));
                 self.send_redis();
             }
             Op::Sql { stage, .. } if *stage == SqlStage::Connecting(conn) => {
@@ -589,6 +627,7 @@ impl<M: Machine> Client<M> {
     /// give up when it would end at or after the request's deadline.
     pub fn handle_backoff_drawn(&mut self, now_ms: u64, backoff_ms: u64) {
         let Op::Redis {
+            server,
             deadline_ms,
             attempt,
             stage: RedisStage::Drawing { error },
@@ -603,10 +642,10 @@ impl<M: Machine> Client<M> {
             self.input = Some(Box::new(Input::ConnectionError(error)));
             return;
         }
-        let attempt = *attempt;
+        let (attempt, server) = (*attempt, *server);
         self.op_redis_stage(RedisStage::BackingOff);
         self.queue.push_back(Output::Retry {
-            server: Server::Redis,
+            server,
             attempt,
             backoff_ms,
         });
@@ -660,15 +699,19 @@ impl<M: Machine> Client<M> {
     fn begin(&mut self, now_ms: u64, step: Step) {
         match step {
             Step::Redis {
+                node,
                 request,
                 timeout_ms,
             } => {
+                let server = Server::redis_node(node);
                 let timeout_ms = timeout_ms.unwrap_or(self.policy.read_timeout_ms);
                 self.queue.push_back(Output::BeginRedis {
+                    server,
                     request: request.clone(),
                     timeout_ms,
                 });
                 self.op = Op::Redis {
+                    server,
                     request: Box::new(request),
                     timeout_ms,
                     deadline_ms: now_ms + timeout_ms,
@@ -720,16 +763,20 @@ impl<M: Machine> Client<M> {
     /// Sends the outstanding Redis request, opening a connection first if there is none.
     fn send_redis(&mut self) {
         let Op::Redis {
-            request, attempt, ..
+            server,
+            request,
+            attempt,
+            ..
         } = &self.op
         else {
             unreachable!("sending a Redis request while {:?}", self.op)
         };
-        let (request, attempt) = (RedisRequest::clone(request), *attempt);
-        match self.redis {
+        let (server, request, attempt) = (*server, RedisRequest::clone(request), *attempt);
+        match self.connection(server) {
             Some(conn) => {
                 self.op_redis_stage(RedisStage::Sent(conn));
                 self.queue.push_back(Output::SendRedis {
+                    server,
                     conn,
                     request,
                     attempt,
@@ -739,7 +786,7 @@ impl<M: Machine> Client<M> {
                 let conn = self.open();
                 self.op_redis_stage(RedisStage::Connecting(conn));
                 self.queue.push_back(Output::Connect {
-                    server: Server::Redis,
+                    server,
                     conn,
                     dial_timeout_ms: self.policy.dial_timeout_ms,
                 });
@@ -773,9 +820,12 @@ impl<M: Machine> Client<M> {
 
     /// The Redis connection broke (or could not be opened): close it, then retry or give up.
     fn redis_broke(&mut self, conn: ConnId, error: String) {
-        self.redis = None;
+        let Op::Redis { server, .. } = self.op else {
+            unreachable!("a Redis connection broke while {:?}", self.op)
+        };
+        self.set_redis_conn(server, None);
         self.queue.push_back(Output::Close {
-            server: Server::Redis,
+            server,
             conn,
             reason: CloseReason::Broken(error.clone()),
         });

@@ -21,6 +21,7 @@
 pub mod client;
 pub mod fault;
 pub mod fingerprint;
+pub mod intern;
 pub mod ledger;
 pub mod postgres;
 pub mod redis;

@@ -29,7 +29,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::client::{Client, ClientPolicy, Output, SetUp};
+use crate::client::{Client, ClientPolicy, Output, Server, SetUp};
 use crate::ledger::{CallerResult, Ledger};
 use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
 use crate::redis::command::Command;
@@ -59,6 +59,13 @@ pub enum Action {
     /// Caller `n`'s Redis connection breaks while its reply is in flight: the request ran,
     /// the client retries it on a new connection ([`ReplyFaults::dropped_connections`]).
     DropConnection(u8),
+    /// Redlock node `n` (1-based) restarts without persistence ([`NodeFaults::restarts`]).
+    NodeRestart(u8),
+    /// Redlock node `n` crashes and restarts empty after the TTL
+    /// ([`NodeFaults::delayed_restarts`]).
+    NodeCrash(u8),
+    /// Redlock node `n`'s clock steps forward ([`NodeFaults::clock_jumps`]).
+    NodeClockJump(u8),
 }
 
 /// Faults between the callers and Redis, as budgets for a whole run: how often each may
@@ -194,7 +201,10 @@ impl WorldConfig {
     }
 }
 
+mod nodes;
 mod symmetry;
+
+pub use nodes::{NodeFault, NodeFaults, RedisNode};
 
 /// What a run is made of that never changes while it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -211,6 +221,10 @@ struct Setup {
     symmetric: bool,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
     faults: ReplyFaults,
+    /// The lease duration (a delayed node restart waits longer than it).
+    ttl_ms: u64,
+    /// The Redlock nodes' clocks and fault budgets the run started with.
+    node_faults: NodeFaults,
 }
 
 /// Callers, stand-ins and a clock.
@@ -238,6 +252,10 @@ pub struct World {
     pub failovers_left: u32,
     /// Reply faults still allowed.
     pub faults_left: ReplyFaults,
+    /// Redlock's independent nodes (empty for the single-server safeguards).
+    pub nodes: Vec<Arc<RedisNode>>,
+    /// Node faults still allowed.
+    pub node_faults_left: NodeFaults,
     /// Bounds.
     pub config: WorldConfig,
     /// The first time a caller deleted or extended a lock another caller held (see
@@ -282,6 +300,8 @@ impl Hash for World {
         self.slots.hash(state);
         self.failovers_left.hash(state);
         self.faults_left.hash(state);
+        self.nodes.hash(state);
+        self.node_faults_left.hash(state);
         // Hashed only once it happened, so every other state keeps its fingerprint.
         if let Some(trespass) = &self.trespass {
             trespass.hash(state);
@@ -302,6 +322,15 @@ pub enum Event {
         reply: Reply,
         /// What the caller's machine makes of it.
         reading: Option<Reading>,
+        /// Which Redis server ([`crate::safeguard::SINGLE_REDIS`], or a Redlock node).
+        node: u8,
+    },
+    /// Something happened to a Redlock node (1-based).
+    Node {
+        /// The node.
+        node: u8,
+        /// What.
+        fault: NodeFault,
     },
     /// A caller ran a statement and got this result.
     Sql {
@@ -481,8 +510,10 @@ impl World {
         redis.drain_effects();
         let bounded = config.max_pause_ms.is_some();
         let balance_in = scenario.balance_in();
+        let redis_nodes = scenario.safeguard.redis_nodes();
         let set_up = SetUp {
-            redis: scenario.safeguard.uses_lock() || balance_in == BalanceIn::Redis,
+            redis: (scenario.safeguard.uses_lock() && redis_nodes == 0)
+                || balance_in == BalanceIn::Redis,
             postgres: balance_in == BalanceIn::Postgres,
         };
         let mut slots = Vec::with_capacity(tokens.len());
@@ -548,6 +579,10 @@ impl World {
             slots,
             failovers_left: config.failovers,
             faults_left: faults,
+            nodes: (0..redis_nodes)
+                .map(|_| Arc::new(RedisNode::new()))
+                .collect(),
+            node_faults_left: NodeFaults::default(),
             config,
             trespass: None,
             setup: Arc::new(Setup {
@@ -560,15 +595,35 @@ impl World {
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
                 faults,
+                ttl_ms: scenario.params.ttl_ms,
+                node_faults: NodeFaults::default(),
             }),
         })
+    }
+
+    /// The same world with Redlock node faults and clocks (no effect without nodes).
+    pub fn with_node_faults(mut self, faults: NodeFaults) -> World {
+        assert!(
+            (-99..=1000).contains(&faults.drift_percent),
+            "a clock rate error of {}% is not a clock",
+            faults.drift_percent
+        );
+        if self.nodes.is_empty() {
+            return self;
+        }
+        Arc::make_mut(&mut self.setup).node_faults = faults;
+        self.node_faults_left = faults;
+        self
     }
 
     /// Makes the hash ignore which caller is which (symmetry reduction for a model checker):
     /// the world is hashed with callers in a canonical order and every token and PostgreSQL
     /// session renamed after its owner's rank, in the machines and in both stand-ins.
     /// Equality is unchanged.
+    ///
+    /// Worlds with Redlock nodes are never reduced: the nodes' keyspaces are not renamed.
     pub fn set_symmetry(&mut self, on: bool) {
+        let on = on && self.nodes.is_empty();
         Arc::make_mut(&mut self.setup).symmetric = on;
     }
 
@@ -620,6 +675,7 @@ impl World {
                 actions.push(Action::Failover);
             }
         }
+        self.node_actions(actions);
         if self.faults_left.any() {
             for index in 0..self.slots.len() {
                 if matches!(self.slots[index].state, SlotState::InFlight { .. }) {
@@ -699,6 +755,9 @@ impl World {
             Action::DropConnection(index) => {
                 self.faults_left.dropped_connections > 0 && self.in_flight(index)
             }
+            Action::NodeRestart(_) | Action::NodeCrash(_) | Action::NodeClockJump(_) => {
+                self.node_action_enabled(action)
+            }
         }
     }
 
@@ -759,6 +818,9 @@ impl World {
                     .handle_connection_broke("connection reset by peer".to_string());
                 self.drive(index, sink);
             }
+            Action::NodeRestart(_) | Action::NodeCrash(_) | Action::NodeClockJump(_) => {
+                self.apply_node_fault(action, sink)
+            }
         }
     }
 
@@ -778,6 +840,7 @@ impl World {
         self.now_ms += 1;
         let now_ms = self.now_ms;
         emit(sink, || Event::Tick { now_ms });
+        self.nodes_come_back(sink);
         let arrival_window_ms = if self.config.max_pause_ms.is_some() {
             self.config.arrival_window_ms
         } else {
@@ -842,13 +905,28 @@ impl World {
             };
             match output {
                 Output::BeginRedis { .. } | Output::BeginSql { .. } | Output::Close { .. } => {}
+                Output::Connect {
+                    server: Server::Node(node),
+                    conn,
+                    ..
+                } => self.connect_node(index, node, conn),
                 Output::Connect { conn, .. } => {
                     slot_mut(&mut self.slots[index])
                         .client
                         .handle_connected(conn);
                 }
-                Output::SendRedis { request, .. } => {
-                    self.send_redis(index, request, sink);
+                Output::SendRedis {
+                    server: Server::Node(node),
+                    ..
+                } if self.node_down(node) => {
+                    slot_mut(&mut self.slots[index])
+                        .client
+                        .handle_connection_broke("connection reset by peer".to_string());
+                }
+                Output::SendRedis {
+                    server, request, ..
+                } => {
+                    self.send_redis(index, server, request, sink);
                     return;
                 }
                 Output::SendSql { request, .. } => {
@@ -935,29 +1013,29 @@ impl World {
 
     /// Runs caller `index`'s Redis request; its reply is handed back at once, or (while a
     /// reply fault may happen) put in flight.
-    fn send_redis(&mut self, index: usize, request: RedisRequest, sink: &mut Sink<'_>) {
-        let holder = self.lock_holder_at(self.now_ms);
-        let lock_before = self.stored_lock();
-        let (request, reply) = self.run_redis(request);
-        if let Some(holder) = holder.filter(|holder| *holder != index) {
-            let lock_after = self.stored_lock();
-            if self.trespass.is_none() && lock_after != lock_before {
-                let deleted = lock_after.is_none();
-                // A new holder's SET is not a change by a caller that lacked the lock: only
-                // a deletion, or the same value with another expiry, is.
-                let extended = lock_after
-                    .as_ref()
-                    .zip(lock_before.as_ref())
-                    .is_some_and(|(after, before)| after.0 == before.0);
-                if deleted || extended {
-                    self.trespass = Some(Trespass {
-                        by: index,
-                        holder,
-                        deleted,
-                    });
-                }
+    fn send_redis(
+        &mut self,
+        index: usize,
+        server: Server,
+        request: RedisRequest,
+        sink: &mut Sink<'_>,
+    ) {
+        let (node, (request, reply)) = match server {
+            Server::Node(node) => {
+                let now_ms = self.node_now_ms(node, self.now_ms);
+                let state = Arc::make_mut(&mut self.nodes[usize::from(node) - 1]);
+                let ran = run_request(&mut state.redis, request, now_ms);
+                state.redis.drain_effects();
+                (node, ran)
             }
-        }
+            _ => {
+                let holder = self.lock_holder_at(self.now_ms);
+                let lock_before = self.stored_lock();
+                let ran = self.run_redis(request);
+                self.note_trespass(index, holder, lock_before);
+                (crate::safeguard::SINGLE_REDIS, ran)
+            }
+        };
         if self.setup.faults.any() && self.is_balance_write(&request, &reply) {
             slot_mut(&mut self.slots[index]).write_landed = true;
         }
@@ -972,6 +1050,7 @@ impl World {
                 request,
                 reply,
                 reading,
+                node,
             });
         }
         if self.faults_left.any() {
@@ -1045,38 +1124,7 @@ impl World {
     fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
         let now_ms = self.now_ms;
         let redis = Arc::make_mut(&mut self.redis);
-        let (request, reply) = match request {
-            RedisRequest::Command(command) => {
-                let reply = redis.apply(&command, now_ms);
-                (RedisRequest::Command(command), reply)
-            }
-            RedisRequest::Script { script, keys, args } => {
-                let evalsha = Command::EvalSha {
-                    sha1: script.sha1_hex(),
-                    keys,
-                    args,
-                };
-                let reply = redis.apply(&evalsha, now_ms);
-                let Command::EvalSha { keys, args, .. } = evalsha else {
-                    unreachable!("built above")
-                };
-                match reply {
-                    Reply::Error(text) if text.starts_with("NOSCRIPT") => {
-                        let eval = Command::Eval {
-                            script: script.source().as_bytes().to_vec(),
-                            keys,
-                            args,
-                        };
-                        let reply = redis.apply(&eval, now_ms);
-                        let Command::Eval { keys, args, .. } = eval else {
-                            unreachable!("built above")
-                        };
-                        (RedisRequest::Script { script, keys, args }, reply)
-                    }
-                    other => (RedisRequest::Script { script, keys, args }, other),
-                }
-            }
-        };
+        let (request, reply) = run_request(redis, request, now_ms);
         let effects = redis.drain_effects();
         if let Some(replica) = &mut self.replica {
             if !effects.is_empty() {
@@ -1104,6 +1152,38 @@ impl World {
                 slot.state != SlotState::Done && slot.client.machine().believes_it_holds()
             })
             .collect()
+    }
+
+    /// Records the first request by caller `index` that deleted or extended the lock of
+    /// `holder` (who held it just before) on the single Redis. Redlock's nodes are not
+    /// watched: no one node holds its lock, so "the holder" of a node's key is not the lock's.
+    fn note_trespass(
+        &mut self,
+        index: usize,
+        holder: Option<usize>,
+        lock_before: Option<(Vec<u8>, Option<u64>)>,
+    ) {
+        let Some(holder) = holder.filter(|holder| *holder != index) else {
+            return;
+        };
+        let lock_after = self.stored_lock();
+        if self.trespass.is_some() || lock_after == lock_before {
+            return;
+        }
+        let deleted = lock_after.is_none();
+        // A new holder's SET is not a change by a caller that lacked the lock: only a
+        // deletion, or the same value with another expiry, is.
+        let extended = lock_after
+            .as_ref()
+            .zip(lock_before.as_ref())
+            .is_some_and(|(after, before)| after.0 == before.0);
+        if deleted || extended {
+            self.trespass = Some(Trespass {
+                by: index,
+                holder,
+                deleted,
+            });
+        }
     }
 
     /// The lock key as stored on the primary (value, absolute expiry), expired or not.
@@ -1171,19 +1251,65 @@ impl World {
 }
 
 /// The line [`World::apply_logged`] writes for an event that happened at `now_ms`.
+/// Runs a request on `redis` at its clock `now_ms` as a client library does (scripts:
+/// `EVALSHA`, then `EVAL` on `NOSCRIPT`). Hands the request back.
+fn run_request(redis: &mut Redis, request: RedisRequest, now_ms: u64) -> (RedisRequest, Reply) {
+    match request {
+        RedisRequest::Command(command) => {
+            let reply = redis.apply(&command, now_ms);
+            (RedisRequest::Command(command), reply)
+        }
+        RedisRequest::Script { script, keys, args } => {
+            let evalsha = Command::EvalSha {
+                sha1: script.sha1_hex(),
+                keys,
+                args,
+            };
+            let reply = redis.apply(&evalsha, now_ms);
+            let Command::EvalSha { keys, args, .. } = evalsha else {
+                unreachable!("built above")
+            };
+            match reply {
+                Reply::Error(text) if text.starts_with("NOSCRIPT") => {
+                    let eval = Command::Eval {
+                        script: script.source().as_bytes().to_vec(),
+                        keys,
+                        args,
+                    };
+                    let reply = redis.apply(&eval, now_ms);
+                    let Command::Eval { keys, args, .. } = eval else {
+                        unreachable!("built above")
+                    };
+                    (RedisRequest::Script { script, keys, args }, reply)
+                }
+                other => (RedisRequest::Script { script, keys, args }, other),
+            }
+        }
+    }
+}
+
 fn log_line(now_ms: u64, event: &Event) -> String {
     match event {
         Event::Redis {
             caller,
             request,
             reply,
+            node,
             ..
-        } => format!(
-            "t={now_ms} caller {}: {} -> {}",
-            caller + 1,
-            request.describe(),
-            reply.describe()
-        ),
+        } => {
+            let on = if *node == crate::safeguard::SINGLE_REDIS {
+                String::new()
+            } else {
+                format!(" on node {node}")
+            };
+            format!(
+                "t={now_ms} caller {}: {}{on} -> {}",
+                caller + 1,
+                request.describe(),
+                reply.describe()
+            )
+        }
+        Event::Node { node, fault } => format!("t={now_ms} node {node} {}", fault.describe()),
         Event::Sql {
             caller,
             request,

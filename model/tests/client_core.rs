@@ -66,6 +66,7 @@ fn a_broken_connection_is_closed_and_the_request_sent_again_on_a_new_one() {
         conn: ConnId(1),
         request,
         attempt: 0,
+        ..
     } = send
     else {
         panic!("sent on connection 1, got {send:?}");
@@ -112,6 +113,7 @@ fn a_broken_connection_is_closed_and_the_request_sent_again_on_a_new_one() {
     assert_eq!(
         client.poll(18),
         Some(Output::SendRedis {
+            server: Server::Redis,
             conn: ConnId(2),
             request,
             attempt: 1

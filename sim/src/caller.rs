@@ -35,7 +35,7 @@ use redis::RedisConnectionInfo;
 
 use crate::clients::{postgres_over_stream, postgres_sim_config, redis_over_stream};
 use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::driver::{CallerEnd, Surroundings};
+use crate::driver::{sleep, CallerEnd, Surroundings};
 use crate::events::What;
 use crate::run::Shared;
 
@@ -49,23 +49,23 @@ impl Shared {
 
 impl Surroundings for Shared {
     fn policy(&self) -> ClientPolicy {
-        self.policy
+        self.conditions.policy
     }
 
     fn caller_ms(&self) -> u64 {
-        self.timeline.caller_ms(self.sim_now())
+        self.conditions.timeline.caller_ms(self.sim_now())
     }
 
     fn log(&self, host: &str, what: What) {
-        let t_us = self.timeline.t_us(self.sim_now());
-        self.events.push(t_us, host, what);
+        let t_us = self.conditions.timeline.t_us(self.sim_now());
+        self.record.events.push(t_us, host, what);
     }
 
     async fn wait_for_start(&self, start_offset_ms: u64) {
-        let start = self.timeline.at_ms(start_offset_ms);
+        let start = self.conditions.timeline.at_ms(start_offset_ms);
         let now = self.sim_now();
         if start > now {
-            tokio::time::sleep(start - now).await;
+            sleep(start - now).await;
         }
     }
 
@@ -94,7 +94,7 @@ impl Surroundings for Shared {
 
     /// Holds a message back for the network's latency (see the module docs).
     async fn network_delay(&self, rng: &mut ChaCha8Rng) {
-        let network = self.network;
+        let network = self.conditions.network;
         let latency_us = if network.latency_max_us > network.latency_min_us {
             rng.random_range(network.latency_min_us..=network.latency_max_us)
         } else {
@@ -105,16 +105,16 @@ impl Surroundings for Shared {
             ticks += 1;
         }
         if ticks > 0 {
-            tokio::time::sleep(Duration::from_millis(ticks)).await;
+            sleep(Duration::from_millis(ticks)).await;
         }
     }
 
     /// Queues the command on the shared client CPU (`crate::clock::ClientCpu`) and waits
     /// until it leaves.
     async fn client_cpu(&self) {
-        let ticks = self.client_cpu.issue(self.sim_now());
+        let ticks = self.conditions.client_cpu.issue(self.sim_now());
         if ticks > 0 {
-            tokio::time::sleep(Duration::from_millis(ticks)).await;
+            sleep(Duration::from_millis(ticks)).await;
         }
     }
 

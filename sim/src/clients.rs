@@ -2,8 +2,8 @@
 //! or to real servers.
 //!
 //! Each helper spawns the client's driver future (the task that moves bytes between the
-//! client handle and the socket) with [`tokio::spawn`]; on a turmoil host it runs on the
-//! host's runtime and dies with the host.
+//! client handle and the socket): on a turmoil host into the host's `LocalSet` (it dies with
+//! the host), elsewhere with [`tokio::spawn`].
 
 use std::fmt;
 use std::io;
@@ -81,6 +81,21 @@ impl From<tokio_postgres::Error> for ConnectError {
     }
 }
 
+/// Spawns a client's driver future. On a turmoil host it joins the host's `LocalSet`, where
+/// the simulation sees it woken (a host whose tasks all wait may be skipped, see
+/// `turmoil::Builder::skip_idle_hosts`); elsewhere it is a task of the runtime.
+fn spawn_driver<F>(driver: F)
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if turmoil::in_simulation() {
+        tokio::task::spawn_local(driver);
+    } else {
+        tokio::spawn(driver);
+    }
+}
+
 /// Makes a `redis` multiplexed connection over an already connected stream, with the given
 /// response timeout (`None`: wait forever), and spawns its driver.
 ///
@@ -97,7 +112,7 @@ where
     let config = AsyncConnectionConfig::new().set_response_timeout(response_timeout);
     let (connection, driver) =
         MultiplexedConnection::new_with_config(settings, stream, config).await?;
-    tokio::spawn(driver);
+    spawn_driver(driver);
     Ok(connection)
 }
 
@@ -142,7 +157,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (client, connection) = config.connect_raw(stream, NoTls).await?;
-    tokio::spawn(async move {
+    spawn_driver(async move {
         // A connection error surfaces to the client as a closed connection.
         let _ = connection.await;
     });

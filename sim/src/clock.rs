@@ -59,6 +59,11 @@ impl Timeline {
     pub fn at_ms(&self, ms: u64) -> Duration {
         self.release + Duration::from_millis(ms)
     }
+
+    /// How much simulated time `duration` of the callers' and servers' clocks takes.
+    pub fn raw(&self, duration: Duration) -> Duration {
+        duration
+    }
 }
 
 /// The client CPU the callers share: a model of real mode's single client thread.

@@ -129,15 +129,42 @@ impl PausePlan {
 /// Runs `future` until `deadline` (if any).
 async fn within<F: Future>(deadline: Option<Instant>, future: F) -> Result<F::Output, Elapsed> {
     match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, future).await,
+        Some(deadline) => timeout_at(deadline, future).await,
         None => Ok(future.await),
     }
+}
+
+// Every timer of a caller goes through these three, which declare its deadline to the
+// simulation (`turmoil::wake_at`) before setting it: turmoil skips a host with nothing to do
+// until its next declared deadline. Outside a simulation (real mode) declaring does nothing.
+// Each is `tokio::time`'s function of the same name, with the same deadline.
+
+/// `tokio::time::sleep`, its deadline declared.
+pub(crate) async fn sleep(duration: Duration) {
+    let deadline = Instant::now() + duration;
+    turmoil::wake_at(deadline);
+    tokio::time::sleep_until(deadline).await;
+}
+
+/// `tokio::time::timeout_at`, its deadline declared.
+pub(crate) async fn timeout_at<F: Future>(
+    deadline: Instant,
+    future: F,
+) -> Result<F::Output, Elapsed> {
+    turmoil::wake_at(deadline);
+    tokio::time::timeout_at(deadline, future).await
+}
+
+/// `tokio::time::timeout`, its deadline declared.
+async fn timeout<F: Future>(duration: Duration, future: F) -> Result<F::Output, Elapsed> {
+    timeout_at(Instant::now() + duration, future).await
 }
 
 fn host_name(server: Server) -> &'static str {
     match server {
         Server::Redis => REDIS_HOST,
         Server::Postgres => POSTGRES_HOST,
+        Server::Node(_) => "redis-node",
     }
 }
 
@@ -199,6 +226,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             Output::BeginRedis {
                 request,
                 timeout_ms,
+                ..
             } => {
                 host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
                 host.log(What::RedisRequest {
@@ -263,7 +291,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             }
             Output::Close { server, reason, .. } => {
                 match server {
-                    Server::Redis => host.redis = None,
+                    Server::Redis | Server::Node(_) => host.redis = None,
                     Server::Postgres => host.postgres = None,
                 }
                 host.log(match reason {
@@ -293,7 +321,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     backoff_ms,
                 });
                 if backoff_ms > 0 {
-                    tokio::time::sleep(Duration::from_millis(backoff_ms)).await;
+                    sleep(Duration::from_millis(backoff_ms)).await;
                 }
                 client.handle_woke();
             }
@@ -311,14 +339,14 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 let ms = client::wake_ms(now_ms, drawn, deadline_ms) - now_ms;
                 if ms > 0 {
                     host.log(What::Sleep { ms });
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    sleep(Duration::from_millis(ms)).await;
                 }
                 client.handle_woke();
             }
             Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
                     host.log(What::PauseStart { point, ms });
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    sleep(Duration::from_millis(ms)).await;
                     host.log(What::PauseEnd { point });
                 } else {
                     host.log(What::Reached { point });
@@ -392,7 +420,7 @@ impl<E: Surroundings> CallerIo<E> {
         let dial = Duration::from_millis(dial_timeout_ms);
         let env = self.env.clone();
         let result = match server {
-            Server::Redis => match tokio::time::timeout(dial, env.open_redis()).await {
+            Server::Redis => match timeout(dial, env.open_redis()).await {
                 Ok(Ok(connection)) => {
                     self.redis = Some(connection);
                     Ok(())
@@ -400,17 +428,19 @@ impl<E: Surroundings> CallerIo<E> {
                 Ok(Err(error)) => Err(error),
                 Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
             },
-            Server::Postgres => {
-                match tokio::time::timeout(dial, env.open_postgres(&self.name)).await {
-                    Ok(Ok(client)) => {
-                        self.postgres = Some(client);
-                        self.prepared.clear();
-                        Ok(())
-                    }
-                    Ok(Err(error)) => Err(error),
-                    Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+            Server::Node(node) => Err(format!(
+                "the simulation hosts one Redis, not Redlock node {node} (redlock is decided by \
+                 leaselab check so far)"
+            )),
+            Server::Postgres => match timeout(dial, env.open_postgres(&self.name)).await {
+                Ok(Ok(client)) => {
+                    self.postgres = Some(client);
+                    self.prepared.clear();
+                    Ok(())
                 }
-            }
+                Ok(Err(error)) => Err(error),
+                Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+            },
         };
         let server = host_name(server).to_string();
         match &result {
@@ -498,8 +528,13 @@ impl<E: Surroundings> CallerIo<E> {
             .iter()
             .map(|param| param as &(dyn tokio_postgres::types::ToSql + Sync))
             .collect();
+        let returns_rows = match request.statement {
+            Statement::Select { .. } => true,
+            Statement::Text(_) => !statement.columns().is_empty(),
+            _ => false,
+        };
         let result = match request.statement {
-            Statement::Select { .. } => match client.query(&statement, &params).await {
+            _ if returns_rows => match client.query(&statement, &params).await {
                 Ok(rows) => {
                     let columns: Vec<&'static str> = statement
                         .columns()
@@ -548,6 +583,19 @@ fn command_tag(statement: Statement, count: u64) -> String {
         Statement::Commit => "COMMIT".to_string(),
         Statement::Rollback => "ROLLBACK".to_string(),
         Statement::Select { .. } => format!("SELECT {count}"),
+        Statement::Text(_) => {
+            let sql = statement.sql();
+            let verb = sql
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_uppercase();
+            match verb.as_str() {
+                "INSERT" => format!("INSERT 0 {count}"),
+                "SELECT" | "UPDATE" | "DELETE" | "MERGE" => format!("{verb} {count}"),
+                _ => verb,
+            }
+        }
         _ => format!("UPDATE {count}"),
     }
 }

@@ -141,6 +141,11 @@ impl Schedule {
         Some(action.clone())
     }
 
+    /// When the next action is due, if any is left.
+    pub fn next_at(&self) -> Option<Duration> {
+        self.actions.get(self.next).map(|(at, _)| *at)
+    }
+
     /// The `appendfsync` policy of the run's append-only file, when a fault crashes Redis
     /// with one (every such fault of a run names the same policy, see [`validate`]).
     pub fn appendfsync(scenario: &Scenario) -> Option<Appendfsync> {

@@ -64,6 +64,11 @@ impl Replication {
         }
     }
 
+    /// When the next change in flight arrives at the replica, if one is in flight.
+    pub fn next_at(&self) -> Option<Duration> {
+        self.in_flight.front().map(|(at, _)| *at)
+    }
+
     /// Cuts the primary→replica link: changes queue on the primary.
     pub fn cut(&mut self) {
         self.cut = true;

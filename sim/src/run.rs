@@ -64,6 +64,10 @@ pub struct SimConfig {
     /// Client CPU time per command, µs, on the one client CPU all callers share
     /// ([`ClientCpu`]); 0 turns the model off.
     pub client_cpu_us: u64,
+    /// Skip, at each step, the hosts with nothing to do (turmoil's `skip_idle_hosts`: no
+    /// message for them, no task woken, no timer due). Exact: a run is the same event for
+    /// event either way (`sim/tests/skip_idle.rs`); off only to check that.
+    pub skip_idle_hosts: bool,
 }
 
 impl Default for SimConfig {
@@ -73,6 +77,7 @@ impl Default for SimConfig {
             horizon_ms: DEFAULT_HORIZON_MS,
             client: ClientPolicy::default(),
             client_cpu_us: DEFAULT_CLIENT_CPU_US,
+            skip_idle_hosts: true,
         }
     }
 }
@@ -89,8 +94,9 @@ pub const DEFAULT_CLIENT_CPU_US: u64 = 5;
 /// The horizon of [`SimConfig::default`], and the least time limit [`time_limit_ms`] gives.
 pub const DEFAULT_HORIZON_MS: u64 = 120_000;
 
-/// The most simulated time one run may take after the release (1 hour). A turmoil step costs
-/// the same CPU whether or not anything happens in it, so this bounds the work of one run.
+/// The most simulated time one run may take after the release (1 hour). Idle steps are
+/// skipped in one go, but a step in which something happens costs CPU however long the run
+/// is, so this bounds the work of one run.
 pub const MAX_TIME_LIMIT_MS: u64 = 3_600_000;
 
 /// How long the simulation lets `scenario` run after the release before it stops and calls
@@ -452,12 +458,19 @@ pub fn run_with(
     let timeline = Timeline::new(config.setup_ms);
     let (shared, specs) = shared_world(scenario, seed, config, timeline)?;
     let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
-    let mut sim = new_sim(scenario, seed, horizon);
+    let mut sim = new_sim(scenario, seed, horizon, config);
     host_servers(&mut sim, &shared);
     host_callers(&mut sim, specs, &shared, seed);
     let finished = step_to_the_end(&mut sim, &shared, scenario, &timeline, horizon);
+    // Every timer of the hosts is declared (`driver::sleep`, `timeout_at`), so a skipped host
+    // never has one fire late; one that did would make this run differ from a stepped one.
+    assert_eq!(
+        sim.missed_wakes(),
+        0,
+        "a host's undeclared timer fired while the host was skipped"
+    );
     let end = sim.elapsed();
-    let events = shared.events.take();
+    let events = shared.record.events.take();
     drop(sim);
     Ok(report(scenario, seed, &shared, events, end, finished))
 }
@@ -484,39 +497,53 @@ fn shared_world(
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
     let (specs, owners) = caller_specs(scenario, seed)?;
     let shared = Rc::new(Shared {
-        events: EventLog::new(),
-        timeline,
-        policy: config.client,
-        network: scenario.network,
-        client_cpu: ClientCpu::new(config.client_cpu_us),
-        redis: Rc::new(RefCell::new(redis)),
-        postgres: Rc::new(RefCell::new(postgres)),
-        replication: RefCell::new(replication),
-        aof: RefCell::new(aof),
-        primary_clock,
-        replica_clock,
-        failed_over: Cell::new(false),
-        lock: scenario.safeguard.uses_lock().then(|| LockWatch {
-            key: keys.lock.clone(),
-            owners,
-            holder: RefCell::new(None),
-            holder_expires_at_ms: Cell::new(None),
-        }),
-        fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
-        fence_key: keys.fence.clone(),
-        tokens_issued: RefCell::new(Vec::new()),
-        trespasses: RefCell::new(Vec::new()),
-        ends: RefCell::new(vec![None; scenario.callers as usize]),
-        clients: RefCell::new(BTreeMap::new()),
+        conditions: Conditions {
+            timeline,
+            policy: config.client,
+            network: scenario.network,
+            client_cpu: ClientCpu::new(config.client_cpu_us),
+        },
+        servers: Servers {
+            redis: Rc::new(RefCell::new(redis)),
+            postgres: Rc::new(RefCell::new(postgres)),
+            replication: RefCell::new(replication),
+            aof: RefCell::new(aof),
+            primary_clock,
+            replica_clock,
+            failed_over: Cell::new(false),
+        },
+        watch: Watch {
+            lock: scenario.safeguard.uses_lock().then(|| LockWatch {
+                key: keys.lock.clone(),
+                owners,
+                holder: RefCell::new(None),
+                holder_expires_at_ms: Cell::new(None),
+            }),
+            fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
+            fence_key: keys.fence.clone(),
+            tokens_issued: RefCell::new(Vec::new()),
+            trespasses: RefCell::new(Vec::new()),
+        },
+        record: Record {
+            events: EventLog::new(),
+            ends: RefCell::new(vec![None; scenario.callers as usize]),
+            clients: RefCell::new(BTreeMap::new()),
+        },
         step_now: Cell::new(Duration::ZERO),
     });
     Ok((shared, specs))
 }
 
 /// The turmoil simulation: seeded, no network latency of its own (the callers add theirs),
-/// running a second past the horizon.
-fn new_sim(scenario: &Scenario, seed: u64, horizon: Duration) -> turmoil::Sim<'static> {
+/// running a second past the horizon, skipping idle hosts unless `config` says not to.
+fn new_sim(
+    scenario: &Scenario,
+    seed: u64,
+    horizon: Duration,
+    config: &SimConfig,
+) -> turmoil::Sim<'static> {
     turmoil::Builder::new()
+        .skip_idle_hosts(config.skip_idle_hosts)
         .epoch(epoch())
         .rng_seed(seed)
         .tick_duration(TICK)
@@ -540,7 +567,7 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
         let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
         clock_shared.server_ms(now)
     });
-    let redis_server = RedisServer::new(shared.redis.clone(), clock_ms, observer.clone());
+    let redis_server = RedisServer::new(shared.servers.redis.clone(), clock_ms, observer.clone());
     sim.host(REDIS_HOST, move || {
         let server = redis_server.clone();
         async move {
@@ -549,7 +576,7 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             Ok(())
         }
     });
-    let pg_server = PgServer::new(shared.postgres.clone(), observer.clone());
+    let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone());
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
         async move {
@@ -610,16 +637,37 @@ fn step_to_the_end(
             shared.apply(sim, now, action);
         }
         shared.after_step(now);
-        let done = match sim.step() {
-            Ok(done) => done,
-            Err(error) => panic!("the simulation failed: {error}"),
-        };
-        now = sim.elapsed();
-        if done {
-            return true;
+        // Nothing due between steps before `next`: the simulation may skip the steps in which
+        // no host has anything to do up to it, in one go.
+        let next = [
+            (!released).then_some(timeline.release),
+            schedule.next_at(),
+            shared.next_by_itself(now),
+            Some(horizon),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(horizon);
+        let skipped = next > now && sim.skip_idle_steps(next) > 0;
+        if !skipped {
+            let done = match sim.step() {
+                Ok(done) => done,
+                Err(error) => panic!("the simulation failed: {error}"),
+            };
+            if done {
+                return true;
+            }
         }
+        now = sim.elapsed();
         if now >= horizon {
-            let unfinished = shared.ends.borrow().iter().filter(|e| e.is_none()).count();
+            let unfinished = shared
+                .record
+                .ends
+                .borrow()
+                .iter()
+                .filter(|e| e.is_none())
+                .count();
             shared.log(
                 now,
                 "world",
@@ -675,7 +723,7 @@ fn report(
 ) -> RunReport {
     let keys = &scenario.params.keys;
     let server_ms = shared.server_ms(end);
-    let redis = shared.redis.borrow();
+    let redis = shared.servers.redis.borrow();
     let read_i64 = |key: &[u8]| {
         redis
             .peek(key, server_ms)
@@ -685,15 +733,19 @@ fn report(
     let (balance, final_fence) = match scenario.balance_in() {
         BalanceIn::Redis => (read_i64(&keys.balance), None),
         BalanceIn::Postgres => {
-            let wallet = shared.postgres.borrow().wallet(scenario.params.wallet_id);
+            let wallet = shared
+                .servers
+                .postgres
+                .borrow()
+                .wallet(scenario.params.wallet_id);
             (wallet.map(|w| w.balance), wallet.map(|w| w.fence))
         }
     };
     let fence_counter = read_i64(&keys.fence);
     let lock_left_behind =
         scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
-    let ends = shared.ends.borrow();
-    let tokens_issued = shared.tokens_issued.borrow().clone();
+    let ends = shared.record.ends.borrow();
+    let tokens_issued = shared.watch.tokens_issued.borrow().clone();
     let mut report = assemble(
         scenario,
         seed,
@@ -708,11 +760,11 @@ fn report(
         if finished {
             Ok(())
         } else {
-            Err(shared.timeline.caller_ms(end))
+            Err(shared.conditions.timeline.caller_ms(end))
         },
         tokens_issued,
     );
-    report.trespasses = shared.trespasses.take();
+    report.trespasses = shared.watch.trespasses.take();
     report
 }
 
@@ -815,18 +867,32 @@ impl LockWatch {
     }
 }
 
-/// The state every host of a run shares (all hosts run on one thread).
+/// The state every host of a run shares (all hosts run on one thread), in four parts.
 pub(crate) struct Shared {
-    /// The event log.
-    pub(crate) events: EventLog,
-    /// Where the release lies.
+    /// What the callers run in.
+    pub(crate) conditions: Conditions,
+    /// The stand-ins as the hosts reach them.
+    servers: Servers,
+    /// Who holds the lock, and the fencing tokens issued.
+    watch: Watch,
+    /// What the run leaves behind.
+    pub(crate) record: Record,
+    /// Simulated time of the current step (for what happens outside a host's tick).
+    step_now: Cell<Duration>,
+}
+
+/// What the callers run in: where the release lies, the clients' policy, the network's
+/// timing, the client CPU they share.
+pub(crate) struct Conditions {
     pub(crate) timeline: Timeline,
-    /// The clients' policy.
     pub(crate) policy: ClientPolicy,
-    /// The network's timing.
     pub(crate) network: Network,
-    /// The client CPU the callers share.
     pub(crate) client_cpu: ClientCpu,
+}
+
+/// The stand-ins: the serving Redis and PostgreSQL, the replica's stream (until a failover
+/// promotes it), each Redis server's wall clock, and whether the replica serves now.
+struct Servers {
     redis: Rc<RefCell<Redis>>,
     postgres: Rc<RefCell<Postgres>>,
     replication: RefCell<Option<Replication>>,
@@ -836,52 +902,67 @@ pub(crate) struct Shared {
     primary_clock: ServerClock,
     replica_clock: ServerClock,
     failed_over: Cell<bool>,
+}
+
+/// The lock's watch: the lock key's holder as the serving Redis stores it (when the
+/// safeguard uses a lock), and every token the fenced acquire script issued.
+struct Watch {
     lock: Option<LockWatch>,
     fenced_acquire_sha: String,
     fence_key: Vec<u8>,
     tokens_issued: RefCell<Vec<i64>>,
     /// Requests that deleted or extended a lock their sender did not hold.
     trespasses: RefCell<Vec<Trespass>>,
+}
+
+/// The run's record: the event log, how each caller ended, and which caller host is on
+/// which server connection.
+pub(crate) struct Record {
+    pub(crate) events: EventLog,
     ends: RefCell<Vec<Option<CallerEnd>>>,
     clients: RefCell<BTreeMap<(&'static str, u64), String>>,
-    /// Simulated time of the current step (for what happens outside a host's tick).
-    step_now: Cell<Duration>,
 }
 
 impl Shared {
     /// The serving Redis's wall clock at simulated time `sim`.
     fn server_ms(&self, sim: Duration) -> u64 {
-        if self.failed_over.get() {
-            self.replica_clock.now_ms(sim)
+        if self.servers.failed_over.get() {
+            self.servers.replica_clock.now_ms(sim)
         } else {
-            self.primary_clock.now_ms(sim)
+            self.servers.primary_clock.now_ms(sim)
         }
     }
 
     /// The caller host on a server connection, if known.
     fn client(&self, protocol: Protocol, conn: u64) -> Option<String> {
-        self.clients.borrow().get(&(protocol.name(), conn)).cloned()
+        self.record
+            .clients
+            .borrow()
+            .get(&(protocol.name(), conn))
+            .cloned()
     }
 
     fn log(&self, sim: Duration, host: &str, what: What) {
-        self.events.push(self.timeline.t_us(sim), host, what);
+        self.record
+            .events
+            .push(self.conditions.timeline.t_us(sim), host, what);
     }
 
     /// Records how caller `index` (1-based) ended.
     pub(crate) fn finish(&self, index: u32, end: CallerEnd) {
-        self.ends.borrow_mut()[index as usize - 1] = Some(end);
+        self.record.ends.borrow_mut()[index as usize - 1] = Some(end);
     }
 
     /// After a command ran on the primary (sent by `client`, when a caller sent it): ship its
     /// changes, see whether it moved the lock, and whether its sender held it.
     fn after_redis_command(&self, sim: Duration, client: Option<&str>) {
-        let effects = self.redis.borrow_mut().drain_effects();
+        let effects = self.servers.redis.borrow_mut().drain_effects();
         self.note_trespass(sim, client, &effects);
         if !effects.is_empty() {
-            if let Some(aof) = self.aof.borrow_mut().as_mut() {
-                aof.append(self.timeline.caller_ms(sim), effects.clone());
+            if let Some(aof) = self.servers.aof.borrow_mut().as_mut() {
+                aof.append(self.conditions.timeline.caller_ms(sim), effects.clone());
             }
-            if let Some(replication) = self.replication.borrow_mut().as_mut() {
+            if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                 replication.ship(sim, effects);
             }
         }
@@ -891,9 +972,9 @@ impl Shared {
     /// Compares the lock key with the last holder seen; logs a change (by a command, or by
     /// the passing of time: a lease expiry).
     fn track_lock(&self, sim: Duration, by_command: bool) {
-        let Some(lock) = &self.lock else { return };
+        let Some(lock) = &self.watch.lock else { return };
         let server_ms = self.server_ms(sim);
-        let redis = self.redis.borrow();
+        let redis = self.servers.redis.borrow();
         let current = redis.peek(&lock.key, server_ms).map(<[u8]>::to_vec);
         lock.holder_expires_at_ms
             .set(redis.stored(&lock.key).and_then(|(_, at)| at));
@@ -920,13 +1001,52 @@ impl Shared {
         self.log(sim, "world", what);
     }
 
+    /// The earliest time after `now` at which [`Shared::after_step`] may find something to do
+    /// without a host having run: the next replicated change arriving, the lock's lease
+    /// expiring, or the append-only file's next fsync. Never later than the truth (the simulation may skip idle steps up to it).
+    fn next_by_itself(&self, now: Duration) -> Option<Duration> {
+        let replication = self
+            .servers
+            .replication
+            .borrow()
+            .as_ref()
+            .and_then(Replication::next_at);
+        let expiry = self.watch.lock.as_ref().and_then(|lock| {
+            let redis = self.servers.redis.borrow();
+            let (_, expires_at_ms) = redis.stored(&lock.key)?;
+            // The serving clock reads `server_ms(now)` now and moves with simulated time
+            // until the next clock jump (a scheduled action, which bounds the skip anyway):
+            // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
+            // A lease already past (kept until a command removes it) was noticed at `now`.
+            let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
+            (remaining_ms > 0).then(|| {
+                now + self
+                    .conditions
+                    .timeline
+                    .raw(Duration::from_millis(remaining_ms))
+            })
+        });
+        // The next fsync: `Aof::advance` catches up on a late call (and a command or a crash
+        // advances the file first), but stepping onto the instant keeps the file's state in
+        // step with simulated time.
+        let fsync = self
+            .servers
+            .aof
+            .borrow()
+            .as_ref()
+            .and_then(Aof::next_fsync_ms)
+            .map(|at_ms| self.conditions.timeline.at_ms(at_ms))
+            .filter(|at| *at > now);
+        [replication, expiry, fsync].into_iter().flatten().min()
+    }
+
     /// After each step: replicate what is due, notice expired leases.
     fn after_step(&self, now: Duration) {
-        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
             replication.advance(now);
         }
-        if let Some(aof) = self.aof.borrow_mut().as_mut() {
-            aof.advance(self.timeline.caller_ms(now));
+        if let Some(aof) = self.servers.aof.borrow_mut().as_mut() {
+            aof.advance(self.conditions.timeline.caller_ms(now));
         }
         self.track_lock(now, false);
     }
@@ -938,7 +1058,7 @@ impl Shared {
                 if a == Host::Replica || b == Host::Replica {
                     // Only the primary -> replica direction carries data.
                     if !one_way || a == Host::Redis {
-                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                             replication.cut();
                         }
                     }
@@ -960,7 +1080,7 @@ impl Shared {
             Action::Heal { a, b, one_way } => {
                 if a == Host::Replica || b == Host::Replica {
                     if !one_way || a == Host::Redis {
-                        if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                        if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                             replication.heal(now);
                         }
                     }
@@ -980,22 +1100,22 @@ impl Shared {
                 );
             }
             Action::Failover => {
-                let Some(replication) = self.replication.borrow_mut().take() else {
+                let Some(replication) = self.servers.replication.borrow_mut().take() else {
                     return;
                 };
                 let (promoted, lost) = replication.promote(now);
-                *self.redis.borrow_mut() = promoted;
-                self.failed_over.set(true);
+                *self.servers.redis.borrow_mut() = promoted;
+                self.servers.failed_over.set(true);
                 let server_ms = self.server_ms(now);
                 let (lock_holder, fence_counter) = {
-                    let redis = self.redis.borrow();
-                    let holder = self.lock.as_ref().and_then(|lock| {
+                    let redis = self.servers.redis.borrow();
+                    let holder = self.watch.lock.as_ref().and_then(|lock| {
                         redis
                             .peek(&lock.key, server_ms)
                             .map(|value| lock.owner(value))
                     });
                     let counter = redis
-                        .peek(&self.fence_key, server_ms)
+                        .peek(&self.watch.fence_key, server_ms)
                         .map(|v| String::from_utf8_lossy(v).into_owned());
                     (holder, counter)
                 };
@@ -1008,8 +1128,9 @@ impl Shared {
                         fence_counter,
                     },
                 );
-                if let Some(lock) = &self.lock {
+                if let Some(lock) = &self.watch.lock {
                     let value = self
+                        .servers
                         .redis
                         .borrow()
                         .peek(&lock.key, server_ms)
@@ -1019,11 +1140,11 @@ impl Shared {
                 sim.bounce(REDIS_HOST);
             }
             Action::RedisRestart => {
-                self.redis.borrow_mut().restart_empty();
-                if let Some(replication) = self.replication.borrow_mut().as_mut() {
+                self.servers.redis.borrow_mut().restart_empty();
+                if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                     replication.resync_empty();
                 }
-                if let Some(lock) = &self.lock {
+                if let Some(lock) = &self.watch.lock {
                     *lock.holder.borrow_mut() = None;
                 }
                 self.log(now, "world", What::RedisRestart);
@@ -1062,7 +1183,7 @@ impl Observer for RunObserver {
         if let Reply::Integer(token) = reply {
             let fenced = match name(0).as_deref() {
                 Some(b"EVALSHA") => argv.get(1).is_some_and(|sha| {
-                    sha.eq_ignore_ascii_case(shared.fenced_acquire_sha.as_bytes())
+                    sha.eq_ignore_ascii_case(shared.watch.fenced_acquire_sha.as_bytes())
                 }),
                 Some(b"EVAL") => argv.get(1).is_some_and(|source| {
                     source.as_slice() == ScriptId::FencedAcquire.source().as_bytes()
@@ -1070,7 +1191,7 @@ impl Observer for RunObserver {
                 _ => false,
             };
             if fenced {
-                shared.tokens_issued.borrow_mut().push(*token);
+                shared.watch.tokens_issued.borrow_mut().push(*token);
             }
         }
         let client = shared.client(Protocol::Redis, conn_id);
@@ -1127,6 +1248,7 @@ impl Observer for RunObserver {
         let client = peer.and_then(|peer| turmoil::reverse_lookup(peer.ip()));
         if let Some(client) = &client {
             self.shared
+                .record
                 .clients
                 .borrow_mut()
                 .insert((protocol.name(), conn_id), client.clone());

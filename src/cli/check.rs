@@ -20,8 +20,10 @@ use serde::Serialize;
 use stateright::Model;
 
 use crate::exit::{CommandResult, Status, UsageError};
+use crate::shard::{Shard, ShardArgs};
 
 use super::duration::parse_ms;
+use super::merge::{same_fields, ShardFile};
 
 /// Explore every interleaving of a safeguard's callers up to a bound and judge the ledger,
 /// mutual exclusion and liveness.
@@ -30,8 +32,11 @@ use super::duration::parse_ms;
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "safeguard_file")]
     pub safeguard: Option<String>,
+    /// Your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// Which "always" properties decide the exit code: `all`, or only `ledger` (a safeguard
     /// such as fenced-cas keeps the ledger while breaking mutual exclusion by design).
     #[arg(long, value_enum, default_value_t = Gate::All, value_name = "PROPERTIES")]
@@ -52,14 +57,12 @@ pub struct Args {
     /// Time stops here, in ticks (default: 2 × work + 2 × TTL + 4).
     #[arg(long, value_parser = parse_ticks, value_name = "H")]
     pub horizon: Option<u64>,
-    /// How many Redis replies may be lost in flight (the request ran; the caller waits until
-    /// its read timeout).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub lost_replies: u32,
-    /// How many Redis connections may break with a reply in flight (the request ran; the
-    /// client retries it on a new connection, as go-redis does).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub dropped_connections: u32,
+    /// The reply faults the World may inject.
+    #[command(flatten)]
+    pub reply_faults: ReplyFaultArgs,
+    /// Redlock's nodes and their faults.
+    #[command(flatten)]
+    pub nodes: super::nodes::NodeArgs,
     /// Breadth-first search (the default): shortest counterexamples.
     #[arg(long, conflicts_with = "dfs")]
     pub bfs: bool,
@@ -78,6 +81,10 @@ pub struct Args {
     /// Run a named suite of checks with expected verdicts (smoke, nightly).
     #[arg(long, value_name = "NAME", conflicts_with_all = ["safeguard", "explore"])]
     pub suite: Option<String>,
+    /// With --suite: run only shard K of N of its checks (`leaselab merge` combines the
+    /// shards' `--json` outputs).
+    #[command(flatten)]
+    pub shard: ShardArgs,
     /// Serve stateright's Explorer for this model on 127.0.0.1 instead of checking.
     #[arg(long)]
     pub explore: bool,
@@ -112,6 +119,29 @@ pub struct WalletArgs {
     /// How much each caller spends.
     #[arg(long, default_value_t = 10, value_name = "A")]
     pub amount: i64,
+}
+
+/// The flags `check` and `frontier` share about replies lost in flight (0 each: none).
+#[derive(Debug, Clone, Copy, ClapArgs)]
+pub struct ReplyFaultArgs {
+    /// How many Redis replies may be lost in flight (the request ran; the caller waits until
+    /// its read timeout).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub lost_replies: u32,
+    /// How many Redis connections may break with a reply in flight (the request ran; the
+    /// client retries it on a new connection, as go-redis does).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub dropped_connections: u32,
+}
+
+impl ReplyFaultArgs {
+    /// The World's reply-fault budgets.
+    pub fn faults(&self) -> ReplyFaults {
+        ReplyFaults {
+            lost_replies: self.lost_replies,
+            dropped_connections: self.dropped_connections,
+        }
+    }
 }
 
 /// The flags `check` and `frontier` share about how hard to search.
@@ -242,14 +272,19 @@ impl Args {
 
     /// The check these arguments describe.
     pub fn config(&self) -> Result<CheckConfig, UsageError> {
-        let Some(name) = &self.safeguard else {
-            return Err(UsageError::new(format!(
-                "leaselab check needs --safeguard NAME (or --suite {}); e.g. leaselab check --safeguard fenced-cas --callers 2 --ttl 2 --work 1 --max-pause unbounded",
-                SUITES.join("|")
-            )));
+        let safeguard = match (&self.safeguard, &self.safeguard_file) {
+            (_, Some(path)) => super::safeguard_file::load(path)?,
+            (Some(name), None) => {
+                Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
+            }
+            (None, None) => {
+                return Err(UsageError::new(format!(
+                    "leaselab check needs --safeguard NAME or --safeguard-file FILE (or --suite {}); e.g. leaselab check --safeguard fenced-cas --callers 2 --ttl 2 --work 1 --max-pause unbounded",
+                    SUITES.join("|")
+                )))
+            }
         };
-        let safeguard =
-            Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
+        let safeguard = self.nodes.apply(safeguard)?;
         let config = CheckConfig {
             safeguard,
             callers: self.wallet.callers,
@@ -261,10 +296,8 @@ impl Args {
             failovers: self.wallet.failovers,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
-            reply_faults: ReplyFaults {
-                lost_replies: self.lost_replies,
-                dropped_connections: self.dropped_connections,
-            },
+            reply_faults: self.reply_faults.faults(),
+            node_faults: self.nodes.faults(),
         };
         config.validate()?;
         Ok(config)
@@ -275,6 +308,13 @@ impl Args {
 pub fn execute(args: Args) -> CommandResult {
     if let Some(name) = &args.suite {
         return run_suite(name, &args);
+    }
+    if let Some(shard) = args.shard.shard {
+        return Err(UsageError::new(format!(
+            "--shard {}: only a suite is split into shards; add --suite {} or drop --shard",
+            shard.text(),
+            SUITES.join("|")
+        )));
     }
     let config = args.config()?;
     if args.explore {
@@ -595,7 +635,7 @@ fn ticks(n: u64) -> String {
 }
 
 /// The reply-fault budget for the timing line (empty without faults).
-fn reply_faults_text(faults: ReplyFaults) -> String {
+pub fn reply_faults_text(faults: ReplyFaults) -> String {
     let mut text = String::new();
     if faults.lost_replies > 0 {
         text.push_str(&format!("; up to {} lost reply(ies)", faults.lost_replies));
@@ -646,6 +686,22 @@ fn command_line(config: &CheckConfig) -> String {
             faults.dropped_connections
         ));
     }
+    let nodes = config.node_faults;
+    for (flag, n) in [
+        ("--node-restarts", nodes.restarts),
+        ("--node-delayed-restarts", nodes.delayed_restarts),
+        ("--node-clock-jumps", nodes.clock_jumps),
+    ] {
+        if n > 0 {
+            line.push_str(&format!(" {flag} {n}"));
+        }
+    }
+    if nodes.clock_jumps > 0 {
+        line.push_str(&format!(" --node-clock-jump {}", nodes.clock_jump_ms));
+    }
+    if nodes.drift_percent != 0 {
+        line.push_str(&format!(" --node-drift {:+}%", nodes.drift_percent));
+    }
     line
 }
 
@@ -682,11 +738,23 @@ pub fn render(
         },
         reply_faults_text(config.reply_faults)
     ));
+    if config.safeguard.redis_nodes() > 0 {
+        let faults = config.node_faults.describe();
+        out.push_str(&format!(
+            "nodes: {} independent Redis nodes{}\n",
+            config.safeguard.redis_nodes(),
+            if faults.is_empty() {
+                String::new()
+            } else {
+                format!("; {faults}")
+            }
+        ));
+    }
     let search = match report.strategy {
         Strategy::Bfs => "breadth-first",
         Strategy::Dfs => "depth-first (stateright)",
     };
-    let symmetry = if config.symmetry {
+    let symmetry = if config.symmetry && config.safeguard.redis_nodes() == 0 {
         "callers reduced up to symmetry (tokens and sessions renamed)"
     } else {
         "no symmetry reduction"
@@ -871,64 +939,229 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
         )));
     };
     let options = args.options()?;
+    let shard = args.shard.shard;
     let mut results = Vec::new();
-    for entry in &entries {
+    for (position, entry) in entries.iter().enumerate() {
+        if !shard.unwrap_or(Shard::WHOLE).owns(position as u64) {
+            continue;
+        }
         let model = LeaseModel::new(entry.config)?;
         let (report, elapsed) = timed_run(&model, options, args.limits());
         let mismatches = entry.mismatches(&report);
         let status = entry_status(entry, &report);
+        let line = suite_line(entry, &report, elapsed, status, &mismatches);
         if !args.json {
-            let detail = match status {
-                Status::Ok => String::new(),
-                Status::Inconclusive => format!(
-                    ": {}",
-                    report
-                        .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
-                        .unwrap_or_default()
-                ),
-                Status::Violation => format!(": {}", mismatches.join("; ")),
-            };
+            println!("{line}");
+        }
+        results.push(SuiteResult {
+            position,
+            entry,
+            report,
+            elapsed,
+            mismatches,
+            status,
+            line,
+        });
+    }
+    let statuses: Vec<Status> = results.iter().map(|r| r.status).collect();
+    match (args.json, shard) {
+        (true, None) => {
+            let json: Vec<JsonSuiteEntry> = results.iter().map(|r| r.json(args.gate)).collect();
             println!(
-                "{:<55} ledger {:<12} {:>12} states {:>7.2}s {}{detail}",
-                entry.name,
-                report.verdict(LEDGER).map_or("-", PropertyVerdict::as_str),
-                group(report.unique_states),
-                elapsed.as_secs_f64(),
-                outcome_text(status),
+                "{}",
+                serde_json::to_string_pretty(&json).expect("reports serialise")
             );
         }
-        results.push((entry, report, elapsed, mismatches, status));
+        (true, Some(shard)) => {
+            let json = JsonSuiteShard {
+                command: "check-suite",
+                shard: shard.text(),
+                parameters: suite_parameters(name, args),
+                entries: results
+                    .iter()
+                    .map(|r| JsonSuiteShardEntry {
+                        position: r.position,
+                        status_code: r.status.exit_code(),
+                        line: r.line.clone(),
+                        entry: r.json(args.gate),
+                    })
+                    .collect(),
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).expect("reports serialise")
+            );
+        }
+        (false, _) => println!("{}", suite_summary_line(&statuses, shard)),
     }
-    let worst = results.iter().map(|r| r.4).fold(Status::Ok, Status::worst);
-    if args.json {
-        let json: Vec<JsonSuiteEntry> = results
-            .iter()
-            .map(
-                |(entry, report, elapsed, mismatches, status)| JsonSuiteEntry {
-                    name: &entry.name,
-                    outcome: outcome_text(*status),
-                    expected_ledger: entry.ledger,
-                    expected_mutual_exclusion: entry.mutual_exclusion,
-                    mismatches: mismatches.clone(),
-                    check: JsonCheck::new(&entry.config, report, *elapsed, args.gate),
-                },
-            )
-            .collect();
+    Ok(statuses.into_iter().fold(Status::Ok, Status::worst))
+}
+
+/// One check of a suite, run.
+struct SuiteResult<'a> {
+    position: usize,
+    entry: &'a SuiteEntry,
+    report: CheckReport,
+    elapsed: Duration,
+    mismatches: Vec<String>,
+    status: Status,
+    line: String,
+}
+
+impl SuiteResult<'_> {
+    fn json(&self, gate: Gate) -> JsonSuiteEntry<'_> {
+        JsonSuiteEntry {
+            name: &self.entry.name,
+            outcome: outcome_text(self.status),
+            expected_ledger: self.entry.ledger,
+            expected_mutual_exclusion: self.entry.mutual_exclusion,
+            mismatches: self.mismatches.clone(),
+            check: JsonCheck::new(&self.entry.config, &self.report, self.elapsed, gate),
+        }
+    }
+}
+
+/// A suite check's line of text.
+fn suite_line(
+    entry: &SuiteEntry,
+    report: &CheckReport,
+    elapsed: Duration,
+    status: Status,
+    mismatches: &[String],
+) -> String {
+    let detail = match status {
+        Status::Ok => String::new(),
+        Status::Inconclusive => format!(
+            ": {}",
+            report
+                .reason_over(&[LEDGER, leaselab_checker::MUTUAL_EXCLUSION])
+                .unwrap_or_default()
+        ),
+        Status::Violation => format!(": {}", mismatches.join("; ")),
+    };
+    format!(
+        "{:<55} ledger {:<12} {:>12} states {:>7.2}s {}{detail}",
+        entry.name,
+        report.verdict(LEDGER).map_or("-", PropertyVerdict::as_str),
+        group(report.unique_states),
+        elapsed.as_secs_f64(),
+        outcome_text(status),
+    )
+}
+
+/// `5 of 7 checks as expected, 1 inconclusive, 1 unexpected`.
+fn suite_summary_line(statuses: &[Status], shard: Option<Shard>) -> String {
+    let count = |wanted: Status| statuses.iter().filter(|s| **s == wanted).count();
+    let shard = shard.map_or(String::new(), |shard| format!(" (shard {})", shard.text()));
+    format!(
+        "{} of {} checks as expected, {} inconclusive, {} unexpected{shard}",
+        count(Status::Ok),
+        statuses.len(),
+        count(Status::Inconclusive),
+        count(Status::Violation)
+    )
+}
+
+/// What the shards of one suite run must agree on.
+fn suite_parameters(name: &str, args: &Args) -> serde_json::Value {
+    serde_json::json!({
+        "suite": name,
+        "gate": match args.gate { Gate::All => "all", Gate::Ledger => "ledger" },
+        "dfs": args.dfs,
+        "symmetry": !args.no_symmetry,
+        "max_states": args.search.max_states,
+    })
+}
+
+/// A shard of a suite, as `--shard K/N --json` prints it.
+#[derive(Serialize)]
+struct JsonSuiteShard<'a> {
+    command: &'static str,
+    shard: String,
+    parameters: serde_json::Value,
+    entries: Vec<JsonSuiteShardEntry<'a>>,
+}
+
+/// One check of a shard: where it is in the suite, its exit code, its line, its JSON.
+#[derive(Serialize)]
+struct JsonSuiteShardEntry<'a> {
+    position: usize,
+    status_code: u8,
+    line: String,
+    entry: JsonSuiteEntry<'a>,
+}
+
+/// `leaselab merge` of `check --suite NAME --shard K/N --json` outputs: every check of the
+/// suite once, in the suite's order, printed as `check --suite NAME` prints them.
+pub fn merge_suite(files: &[ShardFile], json: bool) -> CommandResult {
+    same_fields(files, &["parameters"])?;
+    let first = &files[0];
+    let name = first
+        .field("parameters")?
+        .get("suite")
+        .and_then(serde_json::Value::as_str);
+    let Some(count) = name.and_then(suite).map(|entries| entries.len()) else {
+        return Err(first.error("field 'parameters' names no known suite"));
+    };
+    let mut by_position: Vec<Option<(Status, String, serde_json::Value)>> = vec![None; count];
+    for file in files {
+        for (index, entry) in file.array_field("entries")?.iter().enumerate() {
+            let position = entry.get("position").and_then(serde_json::Value::as_u64);
+            let status = match entry.get("status_code").and_then(serde_json::Value::as_u64) {
+                Some(0) => Some(Status::Ok),
+                Some(1) => Some(Status::Violation),
+                Some(3) => Some(Status::Inconclusive),
+                _ => None,
+            };
+            let line = entry.get("line").and_then(serde_json::Value::as_str);
+            let (Some(position), Some(status), Some(line), Some(body)) =
+                (position, status, line, entry.get("entry"))
+            else {
+                return Err(file.error(format!(
+                    "field 'entries' item {index} lacks 'position', 'status_code', 'line' or                      'entry'"
+                )));
+            };
+            if position >= count as u64 || !file.shard.owns(position) {
+                return Err(file.error(format!(
+                    "field 'entries' item {index} is check {position}, not one of shard {}'s",
+                    file.shard.text()
+                )));
+            }
+            let slot = &mut by_position[position as usize];
+            if slot.is_some() {
+                return Err(file.error(format!("check {position} is listed twice")));
+            }
+            *slot = Some((status, line.to_string(), body.clone()));
+        }
+    }
+    let missing: Vec<String> = by_position
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| slot.is_none())
+        .map(|(position, _)| position.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(UsageError::new(format!(
+            "merge: the shards lack check(s) {} of the suite's {count}: a shard did not finish",
+            missing.join(", ")
+        )));
+    }
+    let results: Vec<(Status, String, serde_json::Value)> =
+        by_position.into_iter().flatten().collect();
+    let statuses: Vec<Status> = results.iter().map(|(status, _, _)| *status).collect();
+    if json {
+        let entries: Vec<&serde_json::Value> = results.iter().map(|(_, _, body)| body).collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&json).expect("reports serialise")
+            serde_json::to_string_pretty(&entries).expect("reports serialise")
         );
     } else {
-        let count = |wanted: Status| results.iter().filter(|r| r.4 == wanted).count();
-        println!(
-            "{} of {} checks as expected, {} inconclusive, {} unexpected",
-            count(Status::Ok),
-            results.len(),
-            count(Status::Inconclusive),
-            count(Status::Violation)
-        );
+        for (_, line, _) in &results {
+            println!("{line}");
+        }
+        println!("{}", suite_summary_line(&statuses, None));
     }
-    Ok(worst)
+    Ok(statuses.into_iter().fold(Status::Ok, Status::worst))
 }
 
 fn explore(config: CheckConfig, port: u16) -> CommandResult {

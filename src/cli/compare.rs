@@ -16,6 +16,7 @@ use super::run::batch::{for_each_run, Runner, Seeds, Spread};
 use super::run::{out, real_error};
 use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
 use crate::exit::{CommandResult, Status, UsageError};
+use crate::shard::Shard;
 
 /// Exit codes of `compare`, printed under its `--help`.
 pub const COMPARE_EXIT_CODES: &str =
@@ -203,12 +204,18 @@ pub fn execute(args: Args) -> CommandResult {
             ..real_config.clone()
         });
         let mut sim = Side::new();
-        for_each_run(&row.scenario, seeds, &Runner::Sim(sim_config), |report| {
-            sim.add(&report);
-            Ok(())
-        })?;
+        for_each_run(
+            &row.scenario,
+            seeds,
+            Shard::WHOLE,
+            &Runner::Sim(sim_config),
+            |report| {
+                sim.add(&report);
+                Ok(())
+            },
+        )?;
         let mut real = Side::new();
-        for_each_run(&row.scenario, seeds, &real_runner, |report| {
+        for_each_run(&row.scenario, seeds, Shard::WHOLE, &real_runner, |report| {
             real.add(&report);
             Ok(())
         })?;

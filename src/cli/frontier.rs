@@ -14,17 +14,31 @@ use serde::Serialize;
 
 use crate::exit::{CommandResult, Status, UsageError};
 
-use super::check::{group, memory_text, parse_ticks, watched, SearchArgs, WalletArgs};
+use super::check::{
+    group, memory_text, parse_ticks, reply_faults_text, watched, ReplyFaultArgs, SearchArgs,
+    WalletArgs,
+};
 
 /// Sweep the pause bound (and TTL against work) and print the boundary table.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct Args {
     /// The safeguard, e.g. lease, lease-watchdog, fenced.
-    #[arg(long, value_name = "NAME")]
-    pub safeguard: String,
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "safeguard_file",
+        conflicts_with = "safeguard_file"
+    )]
+    pub safeguard: Option<String>,
+    /// Your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// The callers, the wallet and the failovers.
     #[command(flatten)]
     pub wallet: WalletArgs,
+    /// The reply faults the World may inject in every cell.
+    #[command(flatten)]
+    pub reply_faults: ReplyFaultArgs,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
     #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
@@ -75,8 +89,17 @@ pub fn parse_list(text: &str) -> Result<TickList, String> {
 
 /// Runs `leaselab frontier`.
 pub fn execute(args: Args) -> CommandResult {
-    let safeguard = Safeguard::parse(&args.safeguard)
-        .map_err(|e| UsageError::new(format!("--safeguard: {e}")))?;
+    let safeguard = match (&args.safeguard, &args.safeguard_file) {
+        (_, Some(path)) => super::safeguard_file::load(path)?,
+        (Some(name), None) => {
+            Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
+        }
+        (None, None) => {
+            return Err(UsageError::new(
+                "leaselab frontier needs --safeguard NAME or --safeguard-file FILE",
+            ))
+        }
+    };
     args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {
@@ -97,6 +120,7 @@ pub fn execute(args: Args) -> CommandResult {
         amount: args.wallet.amount,
         failovers: args.wallet.failovers,
         horizon_ticks: args.horizon,
+        reply_faults: args.reply_faults.faults(),
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
@@ -162,6 +186,8 @@ pub fn execute(args: Args) -> CommandResult {
             reason: summary_reason(&frontier),
             exit_code: status.exit_code(),
             max_states_per_cell: args.search.max_states,
+            lost_replies: base.reply_faults.lost_replies,
+            dropped_connections: base.reply_faults.dropped_connections,
             frontier: &frontier,
         };
         println!(
@@ -185,6 +211,10 @@ struct JsonFrontier<'a> {
     exit_code: u8,
     /// The limit on distinct states per cell.
     max_states_per_cell: u64,
+    /// How many Redis replies may be lost in flight, in every cell.
+    lost_replies: u32,
+    /// How many Redis connections may break with a reply in flight, in every cell.
+    dropped_connections: u32,
     #[serde(flatten)]
     frontier: &'a Frontier,
 }
@@ -221,7 +251,7 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}; every cell exhaustive to {}\n\
+         {} callers spending {} from {}{}{}; every cell exhaustive to {}\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses, \
          '?' = inconclusive\n\n",
         frontier.safeguard,
@@ -232,6 +262,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
         },
+        reply_faults_text(base.reply_faults),
         match base.horizon_ticks {
             Some(h) => format!("a horizon of {h} ticks"),
             None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),

@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::merge::{same_fields, ShardFile};
 use super::run::batch::Seeds;
 use super::run::out;
 use crate::exit::{CommandResult, Status, UsageError};
 use crate::matrix::{self, Column, DirSaver, Matrix, NoSaver, Options, Row, Saver, Verdict};
+use crate::shard::ShardArgs;
 
 /// The exit status of `leaselab matrix`, printed under its `--help`.
 pub const EXIT_STATUS: &str = "Exit status: the cells the tutorial speaks about are pinned to its \
@@ -30,6 +32,10 @@ pub struct Args {
     /// Only these safeguards (repeatable; default: all 14).
     #[arg(long, value_name = "NAME")]
     pub safeguard: Vec<String>,
+    /// Add a row for your own safeguard, described in a TOML file (repeatable; see README
+    /// "Your own safeguard"). Without --safeguard the built-in rows stay too.
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Vec<PathBuf>,
     /// Only these faults, by name or column code (repeatable; default: all), e.g.
     /// pause-after-read, work-over-ttl, ttl-1ms, failover.
     #[arg(long, value_name = "FAULT")]
@@ -48,6 +54,10 @@ pub struct Args {
     /// Where counterexamples are saved as traces.
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
+    /// Decide only shard K of N of the cells (row by row); `leaselab merge` combines the
+    /// shards' `--json` outputs into the whole matrix.
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 /// The rows `--safeguard` names (all when none).
@@ -86,7 +96,10 @@ pub fn columns(names: &[String]) -> Result<Vec<Column>, UsageError> {
 
 /// Runs `leaselab matrix`.
 pub fn execute(args: Args) -> CommandResult {
-    let rows = rows(&args.safeguard)?;
+    let mut rows = rows(&args.safeguard)?;
+    for path in &args.safeguard_file {
+        rows.push(Row::builtin(super::safeguard_file::load(path)?));
+    }
     let columns = columns(&args.fault)?;
     let seeds = Seeds::new(args.seed, args.runs)?;
     if args.max_states == 0 {
@@ -116,7 +129,18 @@ pub fn execute(args: Args) -> CommandResult {
         runs: seeds.count,
         max_states: args.max_states,
     };
-    let total = (rows.len() * columns.len()) as u64;
+    let shard = args.shard.shard;
+    if shard.is_some() && args.html.is_some() {
+        return Err(UsageError::new(
+            "--html draws the whole matrix; a shard has only some cells: drop --html (merge \
+             the shards' --json outputs with leaselab merge)",
+        ));
+    }
+    let cells = (rows.len() * columns.len()) as u64;
+    let total = match shard {
+        Some(shard) => (0..cells).filter(|&p| shard.owns(p)).count() as u64,
+        None => cells,
+    };
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         bar.set_style(
@@ -128,10 +152,17 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         ProgressBar::hidden()
     };
-    let matrix = matrix::run(&rows, &columns, options, saver.as_mut(), |row, column| {
-        bar.set_message(format!("{} × {}", row.name, column.name()));
-        bar.inc(1);
-    })
+    let matrix = matrix::run(
+        &rows,
+        &columns,
+        options,
+        shard,
+        saver.as_mut(),
+        |row, column| {
+            bar.set_message(format!("{} × {}", row.name, column.name()));
+            bar.inc(1);
+        },
+    )
     .map_err(UsageError::new)?;
     bar.finish_and_clear();
     if args.json {
@@ -148,6 +179,82 @@ pub fn execute(args: Args) -> CommandResult {
             UsageError::new(format!("--html {}: cannot write: {error}", path.display()))
         })?;
         eprintln!("wrote {}", path.display());
+    }
+    Ok(status(&matrix))
+}
+
+/// `leaselab merge` of `matrix --shard K/N --json` outputs: every cell once, in the
+/// matrix's order, printed as `matrix` prints it.
+pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
+    same_fields(
+        files,
+        &["rows", "columns", "runs", "first_seed", "max_states"],
+    )?;
+    let mut parts = Vec::with_capacity(files.len());
+    for file in files {
+        let part: Matrix = serde_json::from_value(file.value.clone())
+            .map_err(|error| file.error(format!("not a matrix's output: {error}")))?;
+        parts.push(part);
+    }
+    let first = &parts[0];
+    let columns = first
+        .columns
+        .iter()
+        .map(|name| {
+            Column::parse(name)
+                .ok_or_else(|| files[0].error(format!("field 'columns': unknown fault '{name}'")))
+        })
+        .collect::<Result<Vec<Column>, UsageError>>()?;
+    let width = first.columns.len();
+    let count = first.rows.len() * width;
+    let mut by_position: Vec<Option<matrix::Cell>> = vec![None; count];
+    for (file, part) in files.iter().zip(&parts) {
+        for cell in &part.cells {
+            let row = first.rows.iter().position(|name| *name == cell.row);
+            let column = first.columns.iter().position(|name| *name == cell.column);
+            let (Some(row), Some(column)) = (row, column) else {
+                return Err(file.error(format!(
+                    "a cell {} × {} of no row or column of the matrix",
+                    cell.row, cell.column
+                )));
+            };
+            let position = row * width + column;
+            if !file.shard.owns(position as u64) {
+                return Err(file.error(format!(
+                    "cell {} × {} is not one of shard {}'s",
+                    cell.row,
+                    cell.column,
+                    file.shard.text()
+                )));
+            }
+            if by_position[position].replace(cell.clone()).is_some() {
+                return Err(file.error(format!(
+                    "cell {} × {} is listed twice",
+                    cell.row, cell.column
+                )));
+            }
+        }
+    }
+    let missing = by_position.iter().filter(|cell| cell.is_none()).count();
+    if missing > 0 {
+        return Err(UsageError::new(format!(
+            "merge: the shards lack {missing} of the matrix's {count} cells: a shard did not \
+             finish"
+        )));
+    }
+    let matrix = Matrix {
+        command: None,
+        shard: None,
+        cells: by_position.into_iter().flatten().collect(),
+        ..first.clone()
+    };
+    if json {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&matrix).expect("the matrix serialises")
+        );
+    } else {
+        print!("{}", render(&matrix, &columns));
     }
     Ok(status(&matrix))
 }

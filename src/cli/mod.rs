@@ -8,8 +8,11 @@ pub mod determinism;
 pub mod duration;
 pub mod frontier;
 pub mod matrix;
+pub mod merge;
+pub mod nodes;
 pub mod replay;
 pub mod run;
+pub mod safeguard_file;
 pub mod serve;
 pub mod show;
 pub mod shrink;
@@ -91,6 +94,15 @@ pub enum Command {
     /// Run many seeds of every tour row in two processes and compare every event-log digest.
     #[command(after_help = EXIT_CODES)]
     Determinism(determinism::Args),
+    /// Combine the `--json` outputs of a command's shards (`--shard K/N`) into one verdict.
+    ///
+    /// The inputs must be the shards 1..N of one command with the same parameters (`run
+    /// --runs`, `tour`, `check --suite` or `matrix`), each once. The result is what the
+    /// unsharded command prints, with its exit code.
+    ///
+    /// Example: `leaselab merge shard-1.json shard-2.json --json`.
+    #[command(after_help = EXIT_CODES)]
+    Merge(merge::Args),
     /// Every tour row N times simulated and N times against real servers: per counter, the
     /// simulated range next to the real one, and whether they overlap.
     #[command(after_help = compare::COMPARE_EXIT_CODES)]
@@ -133,5 +145,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Serve(args) => serve::execute(&args),
         Command::Determinism(args) => determinism::execute(args),
         Command::Compare(args) => compare::execute(args),
+        Command::Merge(args) => merge::execute(args),
     }
 }

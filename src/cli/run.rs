@@ -52,9 +52,11 @@ use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
-use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, TraceSaver};
+use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, TraceSaver};
 use super::duration::{format_ms, parse_ms};
+use super::merge::{same_fields, ShardFile};
 use crate::exit::{CommandResult, Status, UsageError};
+use crate::shard::{Shard, ShardArgs};
 
 /// Run a scenario on the simulated network and check the ledger.
 #[derive(Debug, ClapArgs)]
@@ -88,8 +90,11 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration)]
     pub acquire_timeout: Option<u64>,
     /// Use another safeguard (e.g. lease, lease-watchdog, fenced, fenced-cas, pg-debit).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "safeguard_file")]
     pub safeguard: Option<String>,
+    /// Use your own safeguard, described in a TOML file (see README "Your own safeguard").
+    #[arg(long, value_name = "FILE")]
+    pub safeguard_file: Option<std::path::PathBuf>,
     /// The initial balance.
     #[arg(long)]
     pub balance: Option<i64>,
@@ -131,6 +136,10 @@ pub struct Args {
     /// How many runs, with seeds seed, seed+1, ... (never past 18446744073709551615).
     #[arg(long, default_value_t = 1)]
     pub runs: u64,
+    /// Run only shard K of N of the seeds (always printed as a summary; `leaselab merge`
+    /// combines the shards' `--json` outputs into the summary of all the runs).
+    #[command(flatten)]
+    pub shard: ShardArgs,
     /// Stop each run this long after the callers' release (simulated time; at most 60m). By
     /// default, as long as the scenario's callers can take (work, pauses, start offsets,
     /// acquire and request timeouts), at least 2m: a run still unfinished then is
@@ -241,6 +250,10 @@ impl Args {
         if let Some(name) = &self.safeguard {
             scenario.safeguard = Safeguard::parse(name)?;
             changed.push(format!("--safeguard {name}"));
+        }
+        if let Some(path) = &self.safeguard_file {
+            scenario.safeguard = super::safeguard_file::load(path)?;
+            changed.push(format!("--safeguard-file {}", path.display()));
         }
         if let Some(balance) = self.balance {
             scenario.initial_balance = balance;
@@ -659,20 +672,214 @@ impl Tally {
 
     /// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
     pub fn verdicts_line(&self) -> String {
-        format!(
-            "BROKEN in {} of {} runs; INCONCLUSIVE in {}; OK in {}",
-            self.broken.total(),
+        verdicts_line(
             self.runs,
+            self.broken.total(),
             self.inconclusive.total(),
-            self.ok
+            self.ok,
         )
     }
+
+    /// What the batch prints at its end (`shard`: which part of the batch this was).
+    pub fn summary(
+        &self,
+        scenario: &Scenario,
+        seeds: Seeds,
+        shard: Option<Shard>,
+        real: Option<&RealConfig>,
+        explicit_limit: bool,
+    ) -> Summary {
+        Summary {
+            scenario: scenario.name.clone(),
+            real: real.map(real_note),
+            seeds,
+            shard,
+            runs: self.runs,
+            ok: self.ok,
+            broken: self.broken.clone(),
+            inconclusive: self.inconclusive.clone(),
+            counters: self
+                .counters
+                .iter()
+                .map(|(name, spread)| (name.to_string(), spread.clone()))
+                .collect(),
+            inconclusive_note: self.first_inconclusive.as_ref().map(|report| {
+                format!(
+                    "seed {}: {}",
+                    report.seed,
+                    unfinished_note(report, explicit_limit)
+                )
+            }),
+        }
+    }
+}
+
+/// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
+fn verdicts_line(runs: u64, broken: u64, inconclusive: u64, ok: u64) -> String {
+    format!("BROKEN in {broken} of {runs} runs; INCONCLUSIVE in {inconclusive}; OK in {ok}")
+}
+
+/// What `run --runs` prints at its end: made from its own runs ([`Tally::summary`]), or
+/// merged from its shards' outputs (`leaselab merge`), the same either way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// The scenario's name (with the flags that changed it).
+    pub scenario: String,
+    /// What a real run says about itself (none: simulated).
+    pub real: Option<String>,
+    /// The seeds of the whole batch.
+    pub seeds: Seeds,
+    /// Which part of the batch this is (none: all of it).
+    pub shard: Option<Shard>,
+    /// Runs.
+    pub runs: u64,
+    /// OK runs.
+    pub ok: u64,
+    /// BROKEN runs' seeds.
+    pub broken: SeedList,
+    /// INCONCLUSIVE runs' seeds.
+    pub inconclusive: SeedList,
+    /// Each counter with its spread (empty when no run was made).
+    pub counters: Vec<(String, Spread)>,
+    /// Why the first INCONCLUSIVE run is so (`seed N: ...`).
+    pub inconclusive_note: Option<String>,
+}
+
+impl Summary {
+    /// The command's status: a BROKEN run outranks an INCONCLUSIVE one, which outranks OK.
+    pub fn status(&self) -> Status {
+        if self.broken.total() > 0 {
+            Status::Violation
+        } else if self.inconclusive.total() > 0 {
+            Status::Inconclusive
+        } else {
+            Status::Ok
+        }
+    }
+
+    /// The JSON object before the runs' details: what ran.
+    pub fn head_json(&self) -> serde_json::Value {
+        let mut head = serde_json::json!({
+            "scenario": self.scenario,
+            "real": self.real,
+            "first_seed": self.seeds.first,
+            "last_seed": self.seeds.last(),
+        });
+        if let Some(shard) = self.shard {
+            head["command"] = "run".into();
+            head["shard"] = shard.text().into();
+        }
+        head
+    }
+
+    /// The JSON fields after the runs' details: the verdicts and counters. A shard's carries
+    /// each counter's spread too, for `leaselab merge`.
+    pub fn tail_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "runs": self.runs,
+            "ok_runs": self.ok,
+            "broken_runs": self.broken.total(),
+            "broken_seeds": self.broken.seeds,
+            "broken_seeds_not_listed": self.broken.more,
+            "inconclusive_runs": self.inconclusive.total(),
+            "inconclusive_seeds": self.inconclusive.seeds,
+            "inconclusive_seeds_not_listed": self.inconclusive.more,
+            "inconclusive_note": self.inconclusive_note,
+            "counters": self.counters.iter().map(|(name, spread)| {
+                let mut counter = serde_json::json!({
+                    "counter": name,
+                    "min": spread.min(),
+                    "median": spread.median(),
+                    "median_exact": spread.exact(),
+                    "max": spread.max(),
+                });
+                if self.shard.is_some() {
+                    counter["spread"] = serde_json::to_value(spread.parts()).expect("spreads serialise");
+                }
+                counter
+            }).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The summary as text.
+    pub fn print_text(&self) {
+        let shard = match self.shard {
+            Some(shard) => format!(" (shard {}: {} of them)", shard.text(), self.runs),
+            None => String::new(),
+        };
+        out!(
+            "{}: {} runs, seeds {}..={}{shard}",
+            self.scenario,
+            self.seeds.count,
+            self.seeds.first,
+            self.seeds.last()
+        );
+        out!(
+            "{}",
+            verdicts_line(
+                self.runs,
+                self.broken.total(),
+                self.inconclusive.total(),
+                self.ok
+            )
+        );
+        out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
+        for (name, spread) in &self.counters {
+            out!(
+                "{name:<24} {:>8} {:>8} {:>8}",
+                spread.min(),
+                spread.median_text(),
+                spread.max()
+            );
+        }
+        if self.counters.iter().any(|(_, spread)| !spread.exact()) {
+            out!("~ median approximate (too many distinct values to keep each)");
+        }
+        if self.broken.total() > 0 {
+            out!("broken seeds: {}", self.broken.text());
+        }
+        if self.inconclusive.total() > 0 {
+            out!("inconclusive seeds: {}", self.inconclusive.text());
+        }
+        if let Some(note) = &self.inconclusive_note {
+            out!("{note}");
+        }
+        if let Some(real) = &self.real {
+            out!("{real}");
+        }
+    }
+}
+
+/// Prints `head` (a JSON object) without its closing brace, and opens `runs_detail`.
+pub fn print_json_head(head: &serde_json::Value) {
+    let head = serde_json::to_string_pretty(head).expect("summaries serialise");
+    let head = head
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap_or(&head)
+        .trim_end();
+    out!("{head},\n  \"runs_detail\": [");
+}
+
+/// Prints one run's detail line inside `runs_detail` (`last`: no comma after it).
+pub fn print_json_detail(detail: &serde_json::Value, last: bool) {
+    let comma = if last { "" } else { "," };
+    out!("    {detail}{comma}");
+}
+
+/// Closes `runs_detail` and prints `tail`'s fields in the object the head opened.
+pub fn print_json_tail(tail: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(tail).expect("summaries serialise");
+    let body = text.trim().strip_prefix('{').unwrap_or(&text);
+    out!("  ],{body}");
 }
 
 /// Runs `leaselab run`.
 pub fn execute(args: Args) -> CommandResult {
     let scenario = args.scenario()?;
     let seeds = Seeds::new(args.seed, args.runs)?;
+    let shard = args.shard.shard;
+    let owned = seeds.count_of_shard(shard.unwrap_or(Shard::WHOLE));
     let runner = args.runner(&scenario);
     let real = args.real();
     // A trace records no time limit: a run stopped by --time-limit before its end would
@@ -686,59 +893,53 @@ pub fn execute(args: Args) -> CommandResult {
     let mut tally = Tally::new();
     let mut not_replayable = 0u64;
     let mut single: Option<RunReport> = None;
-    let many = seeds.count > 1;
-    if many && args.json {
-        let head = serde_json::json!({
-            "scenario": scenario.name,
-            "real": real.as_ref().map(real_note),
-            "first_seed": seeds.first,
-            "last_seed": seeds.last(),
-        });
-        let head = serde_json::to_string_pretty(&head).expect("summaries serialise");
-        let head = head
-            .trim_end()
-            .strip_suffix('}')
-            .unwrap_or(&head)
-            .trim_end();
-        out!("{head},\n  \"runs_detail\": [");
-    }
-    for_each_run(&scenario, seeds, &runner, |report| {
-        tally.add(&report);
-        if report.broken() {
-            if replayable(&report) {
-                saver.offer(&report);
-            } else {
-                not_replayable += 1;
-            }
-        }
-        if many && args.json {
-            let detail = serde_json::json!({
-                "seed": report.seed,
-                "line": report.line(),
-                "verdict": report.verdict().as_str(),
-                "unfinished": report.unfinished(),
-                "digest": report.digest,
-                "elapsed_ms": report.elapsed_ms,
-            });
-            let comma = if tally.runs < seeds.count { "," } else { "" };
-            out!("    {detail}{comma}");
-        }
-        if !many {
-            single = Some(report);
-        }
-        Ok(())
-    })?;
+    let many = seeds.count > 1 || shard.is_some();
     let explicit_limit = args.time_limit.is_some();
+    if many && args.json {
+        let head = Tally::new().summary(&scenario, seeds, shard, real.as_ref(), explicit_limit);
+        print_json_head(&head.head_json());
+    }
+    for_each_run(
+        &scenario,
+        seeds,
+        shard.unwrap_or(Shard::WHOLE),
+        &runner,
+        |report| {
+            tally.add(&report);
+            if report.broken() {
+                if replayable(&report) {
+                    saver.offer(&report);
+                } else {
+                    not_replayable += 1;
+                }
+            }
+            if many && args.json {
+                let detail = serde_json::json!({
+                    "seed": report.seed,
+                    "line": report.line(),
+                    "verdict": report.verdict().as_str(),
+                    "unfinished": report.unfinished(),
+                    "digest": report.digest,
+                    "elapsed_ms": report.elapsed_ms,
+                });
+                print_json_detail(&detail, tally.runs == owned);
+            }
+            if !many {
+                single = Some(report);
+            }
+            Ok(())
+        },
+    )?;
     match &single {
         Some(report) => print_single(&args, report, real.as_ref(), explicit_limit),
-        None => print_many(
-            &args,
-            &scenario,
-            seeds,
-            &tally,
-            real.as_ref(),
-            explicit_limit,
-        ),
+        None => {
+            let summary = tally.summary(&scenario, seeds, shard, real.as_ref(), explicit_limit);
+            if args.json {
+                print_json_tail(&summary.tail_json());
+            } else {
+                summary.print_text();
+            }
+        }
     }
     if real.is_some() {
         // A real run does not replay: nothing to save or shrink.
@@ -848,78 +1049,154 @@ fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, expl
     }
 }
 
-fn print_many(
-    args: &Args,
-    scenario: &Scenario,
-    seeds: Seeds,
-    tally: &Tally,
-    real: Option<&RealConfig>,
-    explicit: bool,
-) {
-    let note = tally.first_inconclusive.as_ref().map(|report| {
-        format!(
-            "seed {}: {}",
-            report.seed,
-            unfinished_note(report, explicit)
-        )
-    });
-    if args.json {
-        let summary = serde_json::json!({
-            "runs": tally.runs,
-            "ok_runs": tally.ok,
-            "broken_runs": tally.broken.total(),
-            "broken_seeds": tally.broken.seeds,
-            "broken_seeds_not_listed": tally.broken.more,
-            "inconclusive_runs": tally.inconclusive.total(),
-            "inconclusive_seeds": tally.inconclusive.seeds,
-            "inconclusive_seeds_not_listed": tally.inconclusive.more,
-            "inconclusive_note": note,
-            "counters": tally.counters.iter().map(|(name, spread)| serde_json::json!({
-                "counter": name,
-                "min": spread.min(),
-                "median": spread.median(),
-                "median_exact": spread.exact(),
-                "max": spread.max(),
-            })).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&summary).expect("summaries serialise");
-        // The fields after the runs' details, in the object opened before the runs.
-        let body = text.trim().strip_prefix('{').unwrap_or(&text);
-        out!("  ],{body}");
-        return;
-    }
-    out!(
-        "{}: {} runs, seeds {}..={}",
-        scenario.name,
-        tally.runs,
-        seeds.first,
-        seeds.last()
+/// `leaselab merge` of `run --runs ... --shard K/N --json` outputs: the summary of all the
+/// runs, as `run --runs` without `--shard` prints it (the runs' details in seed order, the
+/// counts, the first seeds of each verdict, the same medians: each shard carries its
+/// counters' spreads, which merge exactly).
+pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
+    same_fields(files, &["scenario", "real", "first_seed", "last_seed"])?;
+    let first = &files[0];
+    let (first_seed, last_seed) = (
+        first.u64_field("first_seed")?,
+        first.u64_field("last_seed")?,
     );
-    out!("{}", tally.verdicts_line());
-    out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
-    for (name, spread) in &tally.counters {
-        out!(
-            "{name:<24} {:>8} {:>8} {:>8}",
-            spread.min(),
-            spread.median_text(),
-            spread.max()
-        );
+    if last_seed < first_seed || last_seed - first_seed == u64::MAX {
+        return Err(first.error(format!(
+            "fields 'first_seed' {first_seed} and 'last_seed' {last_seed} are not a batch of seeds"
+        )));
     }
-    if tally.counters.iter().any(|(_, spread)| !spread.exact()) {
-        out!("~ median approximate (too many distinct values to keep each)");
+    let seeds = Seeds::new(first_seed, last_seed - first_seed + 1)?;
+    let mut summary = Summary {
+        scenario: first.typed_field("scenario")?,
+        real: first.typed_field("real")?,
+        seeds,
+        shard: None,
+        runs: 0,
+        ok: 0,
+        broken: SeedList::default(),
+        inconclusive: SeedList::default(),
+        counters: Vec::new(),
+        inconclusive_note: None,
+    };
+    let mut details: Vec<(u64, serde_json::Value)> = Vec::new();
+    let (mut broken, mut inconclusive) = (Vec::new(), Vec::new());
+    let mut first_inconclusive: Option<(u64, String)> = None;
+    for file in files {
+        let shard = file.shard;
+        let runs = file.u64_field("runs")?;
+        let owned = seeds.count_of_shard(shard);
+        if runs != owned {
+            return Err(file.error(format!(
+                "field 'runs' is {runs}, but shard {} of seeds {first_seed}..={last_seed} has                  {owned}: the shard did not finish, or was run with other seeds",
+                shard.text()
+            )));
+        }
+        let shard_details = file.array_field("runs_detail")?;
+        if shard_details.len() as u64 != runs {
+            return Err(file.error(format!(
+                "field 'runs_detail' lists {} runs, but 'runs' is {runs}",
+                shard_details.len()
+            )));
+        }
+        for detail in shard_details {
+            let seed = detail.get("seed").and_then(serde_json::Value::as_u64);
+            match seed {
+                Some(seed) if seeds.shard_owns(shard, seed) => details.push((seed, detail.clone())),
+                _ => {
+                    return Err(file.error(format!(
+                    "field 'runs_detail' has a run {detail} that is not one of shard {}'s seeds",
+                    shard.text()
+                )))
+                }
+            }
+        }
+        let list = |kind: &str| -> Result<SeedList, UsageError> {
+            let list = SeedList {
+                seeds: file.typed_field(&format!("{kind}_seeds"))?,
+                more: file.u64_field(&format!("{kind}_seeds_not_listed"))?,
+            };
+            let total = file.u64_field(&format!("{kind}_runs"))?;
+            if list.total() != total || list.seeds.len() > SeedList::LIMIT {
+                return Err(file.error(format!(
+                    "field '{kind}_seeds' does not add up to '{kind}_runs' {total}"
+                )));
+            }
+            Ok(list)
+        };
+        let shard_broken = list("broken")?;
+        let shard_inconclusive = list("inconclusive")?;
+        let ok = file.u64_field("ok_runs")?;
+        if ok + shard_broken.total() + shard_inconclusive.total() != runs {
+            return Err(file.error(format!(
+                "the OK, BROKEN and INCONCLUSIVE runs do not add up to 'runs' {runs}"
+            )));
+        }
+        if let Some(&seed) = shard_inconclusive.seeds.first() {
+            let note: Option<String> = file.typed_field("inconclusive_note")?;
+            if first_inconclusive
+                .as_ref()
+                .is_none_or(|(first, _)| seed < *first)
+            {
+                first_inconclusive = note.map(|note| (seed, note));
+            }
+        }
+        summary.runs += runs;
+        summary.ok += ok;
+        broken.push(shard_broken);
+        inconclusive.push(shard_inconclusive);
+        let counters = file.array_field("counters")?;
+        if runs == 0 {
+            continue;
+        }
+        let merging = !summary.counters.is_empty();
+        if merging && counters.len() != summary.counters.len() {
+            return Err(file.error("field 'counters' names other counters than the other shards"));
+        }
+        for (position, counter) in counters.iter().enumerate() {
+            let name = counter.get("counter").and_then(serde_json::Value::as_str);
+            let parts = counter
+                .get("spread")
+                .cloned()
+                .map(serde_json::from_value::<SpreadParts>);
+            let (Some(name), Some(Ok(parts))) = (name, parts) else {
+                return Err(file.error(format!(
+                    "field 'counters' entry {position} has no 'counter' name or no 'spread'                      (only a --shard run's output carries it)"
+                )));
+            };
+            let spread = Spread::from_parts(&parts)
+                .map_err(|error| file.error(format!("counter '{name}': {error}")))?;
+            if merging {
+                let (known, merged) = &mut summary.counters[position];
+                if known != name {
+                    return Err(file.error(format!(
+                        "field 'counters' entry {position} is '{name}', but the other shards                          have '{known}'"
+                    )));
+                }
+                merged.merge(&spread);
+            } else {
+                summary.counters.push((name.to_string(), spread));
+            }
+        }
     }
-    if tally.broken.total() > 0 {
-        out!("broken seeds: {}", tally.broken.text());
+    assert_eq!(
+        summary.runs, seeds.count,
+        "the shards' runs cover the batch"
+    );
+    summary.broken = SeedList::merged(&broken);
+    summary.inconclusive = SeedList::merged(&inconclusive);
+    summary.inconclusive_note = first_inconclusive.map(|(_, note)| note);
+    details.sort_by_key(|(seed, _)| *seed);
+    if json {
+        print_json_head(&summary.head_json());
+        let count = details.len();
+        for (position, (_, detail)) in details.iter().enumerate() {
+            print_json_detail(detail, position + 1 == count);
+        }
+        print_json_tail(&summary.tail_json());
+    } else {
+        summary.print_text();
     }
-    if tally.inconclusive.total() > 0 {
-        out!("inconclusive seeds: {}", tally.inconclusive.text());
-    }
-    if let Some(note) = note {
-        out!("{note}");
-    }
-    if let Some(config) = real {
-        out!("{}", real_note(config));
-    }
+    Ok(summary.status())
 }
 
 #[cfg(test)]

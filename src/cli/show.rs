@@ -31,6 +31,17 @@ pub struct Args {
     /// Width of the terminal timeline in columns, 40 to 1000 (default: $COLUMNS, else 160).
     #[arg(long, value_name = "N", value_parser = parse_width)]
     pub width: Option<usize>,
+    /// Show every caller and the whole run. By default a trace with more than 6 callers is
+    /// focused on the blamed write: its caller and the callers whose writes it overwrote get
+    /// lanes, the others fold into one summary lane, and only the window from their acquires
+    /// to the blamed caller's end is drawn.
+    #[arg(long)]
+    pub all: bool,
+    /// Compare with a second trace (e.g. an OK run and a BROKEN run of one scenario): what
+    /// differs in their parameters, where their stories first part, and both side by side
+    /// (with --html: both pictures on one page).
+    #[arg(long, value_name = "OTHER")]
+    pub compare: Option<PathBuf>,
 }
 
 /// `--width`: a number of columns from [`MIN_WIDTH`] to [`MAX_WIDTH`].
@@ -64,9 +75,19 @@ pub fn execute(args: Args) -> CommandResult {
     if let Some(path) = &args.html {
         outputs.output("--html", path).map_err(UsageError::new)?;
     }
+    if let Some(other) = &args.compare {
+        outputs.input(other);
+        return compare(&args, other);
+    }
     let trace = trace::load(&args.file)?;
     let events = trace.events()?;
     let story = story::build(&trace.scenario, &trace.ledger, &events);
+    let story = match story::focus(&story) {
+        Some(focused) if !args.all && trace.scenario.callers > story::FOCUS_ABOVE_CALLERS => {
+            focused
+        }
+        _ => story,
+    };
     let width = args
         .width
         .or_else(columns_from_env)
@@ -82,6 +103,39 @@ pub fn execute(args: Args) -> CommandResult {
         };
         trace::files::write_atomic(path, picture.as_bytes()).map_err(|error| {
             UsageError::new(format!("{flag} {}: cannot write: {error}", path.display()))
+        })?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(Status::Ok)
+}
+
+/// `show A --compare B`.
+fn compare(args: &Args, other: &std::path::Path) -> CommandResult {
+    if args.svg.is_some() {
+        return Err(UsageError::new(
+            "--compare draws both runs on one HTML page: use --html OUT.html instead of --svg",
+        ));
+    }
+    let left = trace::load(&args.file)?;
+    let right = trace::load(other)?;
+    let story_of = |trace: &trace::load::Trace| -> Result<story::Story, UsageError> {
+        let events = trace.events()?;
+        Ok(story::build(&trace.scenario, &trace.ledger, &events))
+    };
+    let (left_story, right_story) = (story_of(&left)?, story_of(&right)?);
+    let comparison = trace::compare::compare(&left, &left_story, &right, &right_story);
+    let width = args
+        .width
+        .or_else(columns_from_env)
+        .unwrap_or(DEFAULT_WIDTH);
+    print!(
+        "{}",
+        trace::compare::text(&left, &left_story, &right, &right_story, &comparison, width)
+    );
+    if let Some(path) = &args.html {
+        let page = trace::compare::html(&left, &left_story, &right, &right_story, &comparison);
+        trace::files::write_atomic(path, page.as_bytes()).map_err(|error| {
+            UsageError::new(format!("--html {}: cannot write: {error}", path.display()))
         })?;
         eprintln!("wrote {}", path.display());
     }

@@ -9,16 +9,21 @@
 //! `--runs` says otherwise), judged by the same patterns; rows whose faults need the simulator
 //! (failover, partition) are listed as skipped.
 
+use std::path::PathBuf;
+
 use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
+use serde::{Deserialize, Serialize};
 
 use super::duration::format_ms;
+use super::merge::{same_fields, ShardFile};
 use super::run::batch::{for_each_run, Runner, Seeds, Spread, TraceSaver};
 use super::run::out;
 use super::run::{preset, real_error, real_note};
 use crate::exit::{CommandResult, Status, UsageError};
+use crate::shard::{Shard, ShardArgs};
 
 /// Run every tutorial step and fault scenario and compare with the expected verdicts.
 #[derive(Debug, ClapArgs)]
@@ -41,6 +46,13 @@ pub struct Args {
     /// Save every BROKEN run as a trace, not only the first of each row.
     #[arg(long, conflicts_with = "no_save_traces")]
     pub save_all_traces: bool,
+    /// Print the table as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Run only shard K of N of the rows (`leaselab merge` combines the shards' `--json`
+    /// outputs into the whole table).
+    #[command(flatten)]
+    pub shard: ShardArgs,
 }
 
 /// The real Redis `--real` uses unless `--redis` says otherwise.
@@ -269,7 +281,8 @@ pub fn rows() -> Result<Vec<Row>, UsageError> {
 }
 
 /// Whether a row came out as expected.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AsExpected {
     /// Its BROKEN count matches the pattern and every decided run passes the check.
     Yes,
@@ -413,10 +426,190 @@ pub fn judge(row: &Row, reports: &[RunReport]) -> RowResult {
     tally.judge(row)
 }
 
+/// The table's header.
+const HEADER: [&str; 13] = [
+    "step",
+    "variant",
+    "safeguard",
+    "fault",
+    "runs",
+    "BROKEN",
+    "INCONCLUSIVE",
+    "accepted",
+    "rejected",
+    "gave up",
+    "elapsed median (min-max)",
+    "expected",
+    "as expected",
+];
+
+/// One row of the table as printed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowLine {
+    /// Where the row is in the tour (from 0).
+    pub position: usize,
+    /// `step variant`.
+    pub name: String,
+    /// The table's cells, one per header.
+    pub cells: Vec<String>,
+    /// How the row came out (none: skipped, its faults need the simulator).
+    pub as_expected: Option<AsExpected>,
+    /// What the row teaches, when it broke.
+    pub lesson: Option<String>,
+    /// The row's first trace saved.
+    pub trace: Option<PathBuf>,
+}
+
+/// The tour's result, as printed (text) or as `--json` prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TourTable {
+    /// `tour` in a shard's output (none otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Which shard, `K/N` (none: the whole tour).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// Seeds per row.
+    pub runs: u64,
+    /// What a real tour says about itself (none: simulated).
+    pub real: Option<String>,
+    /// The rows.
+    pub rows: Vec<RowLine>,
+    /// Where traces were saved (none: saving off).
+    pub traces_dir: Option<PathBuf>,
+    /// How many traces were saved.
+    pub traces_saved: u64,
+    /// Every BROKEN run was saved, not only each row's first.
+    pub save_all_traces: bool,
+}
+
+impl TourTable {
+    /// The status: 1 when a row is not as expected, else 3 when one is undecided, else 0.
+    pub fn status(&self) -> Status {
+        self.rows
+            .iter()
+            .map(|row| match row.as_expected {
+                Some(AsExpected::No) => Status::Violation,
+                Some(AsExpected::Undecided) => Status::Inconclusive,
+                Some(AsExpected::Yes) | None => Status::Ok,
+            })
+            .fold(Status::Ok, Status::worst)
+    }
+
+    /// Prints the table, what the broken rows teach, the traces and the verdict line.
+    pub fn print_text(&self) {
+        let mut widths: Vec<usize> = HEADER.iter().map(|h| h.len()).collect();
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(&row.cells) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let print = |cells: &[String]| {
+            let text: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            out!("{}", text.join("  ").trim_end());
+        };
+        print(&HEADER.map(String::from));
+        for row in &self.rows {
+            print(&row.cells);
+        }
+        out!("");
+        let lessons: Vec<(&str, &str)> = self
+            .rows
+            .iter()
+            .filter_map(|row| Some((row.name.as_str(), row.lesson.as_deref()?)))
+            .collect();
+        if !lessons.is_empty() {
+            out!("What the BROKEN rows teach:");
+            for (name, teaches) in &lessons {
+                out!("  {name}: {teaches}");
+            }
+            out!("");
+        }
+        if let Some(dir) = &self.traces_dir {
+            if self.traces_saved > 0 {
+                let which = if self.save_all_traces {
+                    "every BROKEN run"
+                } else {
+                    "the first BROKEN run of each row; --save-all-traces saves every one"
+                };
+                out!(
+                    "{} trace(s) saved in {} ({which}):",
+                    self.traces_saved,
+                    dir.display()
+                );
+                for row in &self.rows {
+                    if let Some(path) = &row.trace {
+                        out!("  {}: {}", row.name, path.display());
+                    }
+                }
+            }
+        }
+        out!(
+            "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
+             and every run passes the row's check; a row expected to break and breaking is the \
+             tutorial's finding. INCONCLUSIVE runs stopped at their time limit with callers still \
+             running; a row they leave undecided is neither."
+        );
+        if let Some(real) = &self.real {
+            out!("{real}");
+        }
+        let named = |wanted: AsExpected| -> Vec<&str> {
+            self.rows
+                .iter()
+                .filter(|row| row.as_expected == Some(wanted))
+                .map(|row| row.name.as_str())
+                .collect()
+        };
+        let (unexpected, undecided) = (named(AsExpected::No), named(AsExpected::Undecided));
+        let skipped = self
+            .rows
+            .iter()
+            .filter(|row| row.as_expected.is_none())
+            .count();
+        let judged = self.rows.len() - skipped;
+        let skipped_note = if skipped > 0 {
+            format!(" ({skipped} skipped: their faults need the simulator)")
+        } else {
+            String::new()
+        };
+        let undecided_note = if undecided.is_empty() {
+            String::new()
+        } else {
+            format!("; undecided (INCONCLUSIVE runs): {}", undecided.join(", "))
+        };
+        let shard_note = match &self.shard {
+            Some(shard) => format!(" (shard {shard})"),
+            None => String::new(),
+        };
+        let as_expected = judged - unexpected.len() - undecided.len();
+        if unexpected.is_empty() {
+            out!("{as_expected} of {judged} rows as expected{skipped_note}{undecided_note}{shard_note}");
+        } else {
+            out!(
+                "{as_expected} of {judged} rows as expected{skipped_note}; not as expected: {}{undecided_note}{shard_note}",
+                unexpected.join(", ")
+            );
+        }
+    }
+
+    /// Prints the table as JSON.
+    pub fn print_json(&self) {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(self).expect("tables serialise")
+        );
+    }
+}
+
 /// Runs `leaselab tour`.
 pub fn execute(args: Args) -> CommandResult {
     let runs = args.runs.unwrap_or(if args.real { 5 } else { 24 });
     let seeds = Seeds::new(1, runs)?;
+    let shard = args.shard.shard;
     let real = args
         .real
         .then(|| RealConfig::new(Some(args.redis.clone()), Some(args.postgres.clone())));
@@ -426,28 +619,18 @@ pub fn execute(args: Args) -> CommandResult {
     };
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let rows = rows()?;
-    let header = [
-        "step",
-        "variant",
-        "safeguard",
-        "fault",
-        "runs",
-        "BROKEN",
-        "INCONCLUSIVE",
-        "accepted",
-        "rejected",
-        "gave up",
-        "elapsed median (min-max)",
-        "expected",
-        "as expected",
-    ];
-    let mut lines: Vec<Vec<String>> = Vec::new();
-    let mut unexpected = Vec::new();
-    let mut undecided = Vec::new();
-    let mut row_traces = Vec::new();
-    let mut lessons: Vec<(String, &'static str)> = Vec::new();
-    let mut skipped = 0;
-    for row in &rows {
+    let mut lines = Vec::new();
+    for (position, row) in rows.iter().enumerate() {
+        if !shard.unwrap_or(Shard::WHOLE).owns(position as u64) {
+            continue;
+        }
+        let name = format!("{} {}", row.step, row.variant).trim().to_string();
+        let mut cells = vec![
+            row.step.to_string(),
+            row.variant.to_string(),
+            row.safeguard(),
+            row.fault(),
+        ];
         let sim = SimConfig::for_scenario(&row.scenario);
         let runner = match &real {
             Some(config) => match leaselab_sim::real::validate(&row.scenario, config) {
@@ -463,20 +646,20 @@ pub fn execute(args: Args) -> CommandResult {
                         .filter(|f| !matches!(f, leaselab_model::fault::Fault::Pause { .. }))
                         .map(|f| f.describe())
                         .collect();
-                    let mut line = vec![
-                        row.step.to_string(),
-                        row.variant.to_string(),
-                        row.safeguard(),
-                        row.fault(),
-                    ];
-                    line.extend(["0", "-", "-", "-", "-", "-", "-"].map(String::from));
-                    line.push(format!(
+                    cells.extend(["0", "-", "-", "-", "-", "-", "-"].map(String::from));
+                    cells.push(format!(
                         "skipped: needs the simulator ({})",
                         faults.join(", ")
                     ));
-                    line.push("-".to_string());
-                    lines.push(line);
-                    skipped += 1;
+                    cells.push("-".to_string());
+                    lines.push(RowLine {
+                        position,
+                        name,
+                        cells,
+                        as_expected: None,
+                        lesson: None,
+                        trace: None,
+                    });
                     continue;
                 }
                 Err(error) => return Err(real_error(error)),
@@ -486,120 +669,112 @@ pub fn execute(args: Args) -> CommandResult {
         saver.start_group();
         let mut tally = RowTally::new();
         let mut first_trace = None;
-        for_each_run(&row.scenario, seeds, &runner, |report| {
+        for_each_run(&row.scenario, seeds, Shard::WHOLE, &runner, |report| {
             tally.add(row, &report);
             if let Some(path) = saver.offer(&report) {
                 first_trace.get_or_insert(path);
             }
             Ok(())
         })?;
-        let name = format!("{} {}", row.step, row.variant).trim().to_string();
-        if let Some(path) = first_trace {
-            row_traces.push((name.clone(), path));
-        }
         let result = tally.judge(row);
-        if result.broken > 0 {
-            if let Some(teaches) = row.teaches {
-                lessons.push((name.clone(), teaches));
-            }
-        }
-        let mut line = vec![
-            row.step.to_string(),
-            row.variant.to_string(),
-            row.safeguard(),
-            row.fault(),
-        ];
-        line.extend(result.cells);
-        line.push(row.expected.to_string());
-        line.push(result.as_expected.cell().to_string());
-        match result.as_expected {
-            AsExpected::Yes => {}
-            AsExpected::No => unexpected.push(name),
-            AsExpected::Undecided => undecided.push(name),
-        }
-        lines.push(line);
-    }
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for line in &lines {
-        for (width, cell) in widths.iter_mut().zip(line) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let print = |cells: Vec<String>| {
-        let text: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out!("{}", text.join("  ").trim_end());
-    };
-    print(header.iter().map(|h| h.to_string()).collect());
-    for line in lines {
-        print(line);
-    }
-    out!("");
-    if !lessons.is_empty() {
-        out!("What the BROKEN rows teach:");
-        for (name, teaches) in &lessons {
-            out!("  {name}: {teaches}");
-        }
-        out!("");
-    }
-    if let Some(dir) = saver.dir() {
-        if saver.saved_count > 0 {
-            let which = if args.save_all_traces {
-                "every BROKEN run"
-            } else {
-                "the first BROKEN run of each row; --save-all-traces saves every one"
-            };
-            out!(
-                "{} trace(s) saved in {} ({which}):",
-                saver.saved_count,
-                dir.display()
-            );
-            for (name, path) in &row_traces {
-                out!("  {name}: {}", path.display());
-            }
-        }
+        let lesson = row
+            .teaches
+            .filter(|_| result.broken > 0)
+            .map(str::to_string);
+        cells.extend(result.cells);
+        cells.push(row.expected.to_string());
+        cells.push(result.as_expected.cell().to_string());
+        lines.push(RowLine {
+            position,
+            name,
+            cells,
+            as_expected: Some(result.as_expected),
+            lesson,
+            trace: first_trace,
+        });
     }
     if let Some(error) = &saver.error {
         eprintln!("error: {error}");
     }
-    out!(
-        "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
-         and every run passes the row's check; a row expected to break and breaking is the \
-         tutorial's finding. INCONCLUSIVE runs stopped at their time limit with callers still \
-         running; a row they leave undecided is neither."
-    );
-    if let Some(config) = &real {
-        out!("{}", real_note(config));
-    }
-    let judged = rows.len() - skipped;
-    let skipped_note = if skipped > 0 {
-        format!(" ({skipped} skipped: their faults need the simulator)")
-    } else {
-        String::new()
+    let table = TourTable {
+        command: shard.map(|_| "tour".to_string()),
+        shard: shard.map(|shard| shard.text()),
+        runs,
+        real: real.as_ref().map(real_note),
+        rows: lines,
+        traces_dir: saver.dir().map(PathBuf::from),
+        traces_saved: saver.saved_count,
+        save_all_traces: args.save_all_traces,
     };
-    let undecided_note = if undecided.is_empty() {
-        String::new()
+    if args.json {
+        table.print_json();
     } else {
-        format!("; undecided (INCONCLUSIVE runs): {}", undecided.join(", "))
-    };
-    let as_expected = judged - unexpected.len() - undecided.len();
-    if unexpected.is_empty() {
-        out!("{as_expected} of {judged} rows as expected{skipped_note}{undecided_note}");
-        Ok(if undecided.is_empty() {
-            Status::Ok
-        } else {
-            Status::Inconclusive
-        })
-    } else {
-        out!(
-            "{as_expected} of {judged} rows as expected{skipped_note}; not as expected: {}{undecided_note}",
-            unexpected.join(", ")
-        );
-        Ok(Status::Violation)
+        table.print_text();
     }
+    Ok(table.status())
+}
+
+/// `leaselab merge` of `tour --shard K/N --json` outputs: every row once, in the tour's
+/// order, printed as `tour` prints the table.
+pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
+    same_fields(files, &["runs", "real", "save_all_traces"])?;
+    let count = rows()?.len();
+    let mut table: Option<TourTable> = None;
+    let mut by_position: Vec<Option<RowLine>> = vec![None; count];
+    for file in files {
+        let part: TourTable = serde_json::from_value(file.value.clone())
+            .map_err(|error| file.error(format!("not a tour's output: {error}")))?;
+        for row in &part.rows {
+            if row.position >= count || !file.shard.owns(row.position as u64) {
+                return Err(file.error(format!(
+                    "row {} ({}) is not one of shard {}'s",
+                    row.position,
+                    row.name,
+                    file.shard.text()
+                )));
+            }
+            if row.cells.len() != HEADER.len() {
+                return Err(file.error(format!("row {} has not one cell per column", row.name)));
+            }
+            let slot = &mut by_position[row.position];
+            if slot.is_some() {
+                return Err(file.error(format!("row {} is listed twice", row.name)));
+            }
+            *slot = Some(row.clone());
+        }
+        let table = table.get_or_insert_with(|| TourTable {
+            command: None,
+            shard: None,
+            rows: Vec::new(),
+            traces_saved: 0,
+            traces_dir: None,
+            ..part.clone()
+        });
+        table.traces_saved += part.traces_saved;
+        if table.traces_dir.is_none() {
+            table.traces_dir = part.traces_dir;
+        }
+    }
+    let missing: Vec<String> = by_position
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| row.is_none())
+        .map(|(position, _)| position.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(UsageError::new(format!(
+            "merge: the shards lack row(s) {} of the tour's {count}: a shard did not finish",
+            missing.join(", ")
+        )));
+    }
+    let mut table = table.expect("merge reads at least one file");
+    table.rows = by_position.into_iter().flatten().collect();
+    if json {
+        table.print_json();
+    } else {
+        table.print_text();
+    }
+    Ok(table.status())
 }
 
 #[cfg(test)]

@@ -183,7 +183,7 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
                 broken,
                 "<p>the tutorial: {} ({}){}</p>",
                 expected.simulated.as_str(),
-                escape(expected.source),
+                escape(&expected.source),
                 if cell.unexpected {
                     " &mdash; <b>this cell disagrees</b>"
                 } else {

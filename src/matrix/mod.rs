@@ -32,7 +32,9 @@ use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::shard::Shard;
 
 /// One row of the matrix: a safeguard.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -385,7 +387,7 @@ impl Column {
 }
 
 /// A cell's verdict, by one method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Verdict {
     /// Held in every explored interleaving / every seed.
@@ -425,7 +427,7 @@ impl Verdict {
 }
 
 /// A counterexample: one sentence of why, the trace that replays it, the run in words.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Counterexample {
     /// Why the ledger broke, in one sentence.
     pub why: String,
@@ -441,7 +443,7 @@ pub struct Counterexample {
 }
 
 /// The exhaustive half of a cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exhaustive {
     /// Its verdict.
     pub verdict: Verdict,
@@ -462,7 +464,7 @@ pub struct Exhaustive {
 }
 
 /// The cost of a safeguard in a cell's runs.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Cost {
     /// Median simulated time from the release to the last caller's end, ms.
     pub median_ms: u64,
@@ -479,7 +481,7 @@ pub struct Cost {
 }
 
 /// The simulated half of a cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Simulated {
     /// Its verdict.
     pub verdict: Verdict,
@@ -500,18 +502,18 @@ pub struct Simulated {
 }
 
 /// Where the tutorial or its safety section states a cell's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Expected {
     /// The verdict of the simulated half.
     pub simulated: Verdict,
     /// The verdict of the exhaustive half, when pinned too.
     pub exhaustive: Option<Verdict>,
     /// Where it is stated.
-    pub source: &'static str,
+    pub source: std::borrow::Cow<'static, str>,
 }
 
 /// One decided cell.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cell {
     /// The safeguard.
     pub row: String,
@@ -569,20 +571,24 @@ const FENCED_CAS: Safeguard = Safeguard::Fenced {
 /// What the tutorial and its safety section say about a cell, if anything.
 pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
     use Verdict::{Broken, Safe};
-    let both = |verdict, source| {
+    let both = |verdict, source: &'static str| {
         Some(Expected {
             simulated: verdict,
             exhaustive: Some(verdict),
-            source,
+            source: source.into(),
         })
     };
-    let simulated = |verdict, source| {
+    let simulated = |verdict, source: &'static str| {
         Some(Expected {
             simulated: verdict,
             exhaustive: None,
-            source,
+            source: source.into(),
         })
     };
+    if matches!(safeguard, Safeguard::User(_)) {
+        // A user's safeguard: the tutorial says nothing about it.
+        return None;
+    }
     let lease_only = safeguard.uses_lock()
         && safeguard.balance_in() == BalanceIn::Redis
         && safeguard != Safeguard::NoLock;
@@ -755,7 +761,7 @@ pub fn run_cell(
     let expected = expected(row.safeguard, column);
     let exhaustive = exhaustive(row, column, options, cache, saver)?;
     let simulated = simulate(row, column, options, saver)?;
-    let unexpected = expected.is_some_and(|e| {
+    let unexpected = expected.as_ref().is_some_and(|e| {
         e.simulated != simulated.verdict || e.exhaustive.is_some_and(|v| v != exhaustive.verdict)
     });
     Ok(Cell {
@@ -989,9 +995,15 @@ pub fn why(ledger: &Ledger, reissued: u32) -> String {
     )
 }
 
-/// A whole matrix.
-#[derive(Clone, Debug, Serialize)]
+/// A whole matrix (or one shard's cells of it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Matrix {
+    /// `matrix` in a shard's output (none otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Which shard of the cells, `K/N` (none: every cell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     /// The rows' names, in order.
     pub rows: Vec<String>,
     /// The columns' names, in order.
@@ -1002,7 +1014,7 @@ pub struct Matrix {
     pub first_seed: u64,
     /// The checker's state limit per check.
     pub max_states: u64,
-    /// Every cell, row by row.
+    /// Every cell (of the shard), row by row.
     pub cells: Vec<Cell>,
 }
 
@@ -1035,18 +1047,25 @@ pub fn run(
     rows: &[Row],
     columns: &[Column],
     options: Options,
+    shard: Option<Shard>,
     saver: &mut dyn Saver,
     mut progress: impl FnMut(&Row, Column),
 ) -> Result<Matrix, String> {
     let mut cache = CheckCache::default();
     let mut cells = Vec::new();
+    let mut position = 0u64;
     for row in rows {
         for &column in columns {
-            cells.push(run_cell(row, column, options, &mut cache, saver)?);
-            progress(row, column);
+            if shard.unwrap_or(Shard::WHOLE).owns(position) {
+                cells.push(run_cell(row, column, options, &mut cache, saver)?);
+                progress(row, column);
+            }
+            position += 1;
         }
     }
     Ok(Matrix {
+        command: shard.map(|_| "matrix".to_string()),
+        shard: shard.map(|shard| shard.text()),
         rows: rows.iter().map(|r| r.name.clone()).collect(),
         columns: columns.iter().map(|c| c.name()).collect(),
         runs: options.runs,

@@ -124,6 +124,10 @@ pub struct ScenarioSpec {
     pub name: String,
     /// The safeguard's name, e.g. `fenced-unchecked`.
     pub safeguard: String,
+    /// A user's safeguard: the text of its file (`--safeguard-file`), so the trace replays
+    /// without it. Absent for a built-in safeguard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safeguard_file: Option<String>,
     /// How many callers.
     pub callers: u32,
     /// The balance before the run.
@@ -243,6 +247,9 @@ pub enum FaultSpec {
 pub struct CheckSpec {
     /// The safeguard's name.
     pub safeguard: String,
+    /// A user's safeguard: the text of its file. Absent for a built-in safeguard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safeguard_file: Option<String>,
     /// How many callers.
     pub callers: u32,
     /// The balance before the run.
@@ -314,6 +321,7 @@ impl ScenarioSpec {
         ScenarioSpec {
             name: scenario.name.clone(),
             safeguard: scenario.safeguard.name(),
+            safeguard_file: file_text(scenario.safeguard),
             callers: scenario.callers,
             initial_balance: scenario.initial_balance,
             initial_fence_counter: scenario.initial_fence_counter,
@@ -340,15 +348,18 @@ impl ScenarioSpec {
     /// The scenario back, validated; `at` is the path of this mirror in the document
     /// (`scenario`).
     pub fn to_scenario(&self, at: &str) -> Result<Scenario, SpecError> {
-        let safeguard = Safeguard::parse(&self.safeguard).map_err(|error| {
-            SpecError::unknown(
-                format!("{at}.safeguard"),
-                format!(
-                    "scenario '{}' uses safeguard '{}', which this leaselab does not know: {}",
-                    self.name, self.safeguard, error.0
-                ),
-            )
-        })?;
+        let safeguard = user_safeguard(at, &self.safeguard, &self.safeguard_file)?;
+        let safeguard = safeguard
+            .map_or_else(|| Safeguard::parse(&self.safeguard), Ok)
+            .map_err(|error| {
+                SpecError::unknown(
+                    format!("{at}.safeguard"),
+                    format!(
+                        "scenario '{}' uses safeguard '{}', which this leaselab does not know: {}",
+                        self.name, self.safeguard, error.0
+                    ),
+                )
+            })?;
         let faults = self
             .faults
             .iter()
@@ -530,6 +541,7 @@ impl CheckSpec {
     pub fn from_config(config: &CheckConfig) -> CheckSpec {
         CheckSpec {
             safeguard: config.safeguard.name(),
+            safeguard_file: file_text(config.safeguard),
             callers: config.callers,
             initial_balance: config.initial_balance,
             amount: config.amount,
@@ -546,15 +558,18 @@ impl CheckSpec {
 
     /// The check back, validated; `at` is this mirror's path.
     pub fn to_config(&self, at: &str) -> Result<CheckConfig, SpecError> {
-        let safeguard = Safeguard::parse(&self.safeguard).map_err(|error| {
-            SpecError::unknown(
-                format!("{at}.safeguard"),
-                format!(
-                    "the check uses safeguard '{}', which this leaselab does not know: {}",
-                    self.safeguard, error.0
-                ),
-            )
-        })?;
+        let safeguard = user_safeguard(at, &self.safeguard, &self.safeguard_file)?;
+        let safeguard = safeguard
+            .map_or_else(|| Safeguard::parse(&self.safeguard), Ok)
+            .map_err(|error| {
+                SpecError::unknown(
+                    format!("{at}.safeguard"),
+                    format!(
+                        "the check uses safeguard '{}', which this leaselab does not know: {}",
+                        self.safeguard, error.0
+                    ),
+                )
+            })?;
         let config = CheckConfig {
             safeguard,
             callers: self.callers,
@@ -570,6 +585,7 @@ impl CheckSpec {
                 lost_replies: self.lost_replies,
                 dropped_connections: self.dropped_connections,
             },
+            node_faults: leaselab_model::world::NodeFaults::default(),
         };
         config
             .validate()
@@ -588,6 +604,9 @@ pub fn action_text(action: Action) -> String {
         Action::Failover => "failover".into(),
         Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
         Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
+        Action::NodeRestart(node) => format!("node-restart {node}"),
+        Action::NodeCrash(node) => format!("node-crash {node}"),
+        Action::NodeClockJump(node) => format!("node-clock-jump {node}"),
     }
 }
 
@@ -597,6 +616,16 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "tick" => Some(Action::Tick),
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
+        _ if text.starts_with("node-") => {
+            let (kind, node) = text.rsplit_once(' ')?;
+            let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;
+            match kind {
+                "node-restart" => Some(Action::NodeRestart(node)),
+                "node-crash" => Some(Action::NodeCrash(node)),
+                "node-clock-jump" => Some(Action::NodeClockJump(node)),
+                _ => None,
+            }
+        }
         _ => {
             let (make, caller): (fn(u8) -> Action, &str) =
                 if let Some(caller) = text.strip_prefix("step ") {
@@ -638,6 +667,41 @@ pub fn slug(name: &str) -> String {
     } else {
         slug
     }
+}
+
+/// The file text of a user's safeguard, none for a built-in one.
+fn file_text(safeguard: Safeguard) -> Option<String> {
+    match safeguard {
+        Safeguard::User(id) => Some(leaselab_model::safeguard::user::get(id).file_text.clone()),
+        _ => None,
+    }
+}
+
+/// A user's safeguard from the file text a trace carries (registered in this process), none
+/// when the trace names a built-in one.
+fn user_safeguard(
+    at: &str,
+    name: &str,
+    file: &Option<String>,
+) -> Result<Option<Safeguard>, SpecError> {
+    let Some(text) = file else {
+        return Ok(None);
+    };
+    let field = format!("{at}.safeguard_file");
+    let compiled = leaselab_model::safeguard::spec::compile(&field, text)
+        .map_err(|error| SpecError::unknown(field.clone(), error.to_string()))?;
+    if compiled.name != name {
+        return Err(SpecError::unknown(
+            field,
+            format!(
+                "the safeguard file is named '{}' but the trace says '{name}'",
+                compiled.name
+            ),
+        ));
+    }
+    let id = leaselab_model::safeguard::user::register(compiled)
+        .map_err(|error| SpecError::unknown(field, error))?;
+    Ok(Some(Safeguard::User(id)))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //!
 //! `traces/README.md` documents the format.
 
+pub mod compare;
 pub mod files;
 pub mod format;
 pub mod load;

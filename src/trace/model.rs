@@ -306,6 +306,14 @@ pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation
             crate::trace::format::action_text(actions[number])
         ));
     }
+    if config.safeguard.redis_nodes() > 0 {
+        return Err(format!(
+            "{} runs on {} independent Redis nodes, which the simulation does not host yet; \
+             step through the path with `leaselab check ... --explore` instead",
+            config.safeguard.name(),
+            config.safeguard.redis_nodes()
+        ));
+    }
     let plan = plan(config, actions)?;
     let mut held: Vec<Vec<bool>> = plan
         .operations

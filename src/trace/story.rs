@@ -22,6 +22,11 @@ pub enum Lane {
     Redis,
     /// PostgreSQL (the wallet row).
     Postgres,
+    /// The callers a focused story folds away ([`focus`]): their notable marks in the window.
+    Others {
+        /// How many callers it stands for.
+        callers: u32,
+    },
 }
 
 impl Lane {
@@ -34,6 +39,7 @@ impl Lane {
             },
             Lane::Redis => "redis".into(),
             Lane::Postgres => "postgres".into(),
+            Lane::Others { callers } => format!("{callers} others"),
         }
     }
 }
@@ -191,6 +197,160 @@ pub struct Story {
     pub ledger_line: String,
     /// The blame in words, if the ledger blames a write.
     pub blame: Option<String>,
+    /// Set when the story is focused on the blamed write ([`focus`]): what was left out.
+    pub folded: Option<Folded>,
+}
+
+/// What a focused story leaves out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Folded {
+    /// The callers shown in their own lanes (the blamed writer and those it overwrote).
+    pub shown: Vec<u32>,
+    /// How many callers were folded into the summary lane.
+    pub folded_callers: u32,
+    /// The window shown, µs after the release.
+    pub from_us: i64,
+    /// Its end.
+    pub to_us: i64,
+    /// Marks of the whole run left out.
+    pub marks_hidden: usize,
+    /// The folded callers' outcomes in words, e.g. `40 gave up, 3 accepted`.
+    pub outcomes: String,
+}
+
+impl Folded {
+    /// One line saying what the focused view leaves out.
+    pub fn describe(&self) -> String {
+        let shown: Vec<String> = self
+            .shown
+            .iter()
+            .map(|n| Lane::Caller(*n).title())
+            .collect();
+        format!(
+            "focused on {} from {} to {}: {} other caller(s) folded into one lane ({}), {} mark(s) \
+             outside the window hidden; --all shows everything",
+            shown.join(", "),
+            time_text(self.from_us),
+            time_text(self.to_us),
+            self.folded_callers,
+            self.outcomes,
+            self.marks_hidden
+        )
+    }
+}
+
+/// Callers above which `show` focuses on the blamed write by default.
+pub const FOCUS_ABOVE_CALLERS: u32 = 6;
+
+/// The story narrowed to what matters to the violation: the blamed write's caller and the
+/// callers whose accepted writes it overwrote (those that wrote between its read and its
+/// write), from the first of their acquires to the blamed caller's end. The other callers
+/// fold into one lane that keeps their acquires, writes and ends inside that window. None when
+/// no write is blamed.
+pub fn focus(story: &Story) -> Option<Story> {
+    let blamed = story.rows.iter().position(|r| r.mark.blame.is_some())?;
+    let Lane::Caller(writer) = story.rows[blamed].mark.lane else {
+        return None;
+    };
+    let write_us = story.rows[blamed].mark.t_us;
+    let last_before = |caller: u32, until: usize, want: &dyn Fn(&Kind) -> bool| {
+        story.rows[..until]
+            .iter()
+            .rposition(|r| r.mark.lane == Lane::Caller(caller) && want(&r.mark.kind))
+    };
+    let is_read = |k: &Kind| matches!(k, Kind::Read { .. });
+    let read = last_before(writer, blamed, &is_read).unwrap_or(0);
+    let read_us = story.rows[read].mark.t_us;
+    // The accepted writes the blamed one overwrote: between its read and its write.
+    let mut shown = vec![writer];
+    let mut starts = vec![read];
+    for (index, row) in story.rows.iter().enumerate().take(blamed).skip(read) {
+        if let (Lane::Caller(other), Kind::Write { accepted: true, .. }) =
+            (row.mark.lane, &row.mark.kind)
+        {
+            if other != writer && row.mark.t_us >= read_us && !shown.contains(&other) {
+                shown.push(other);
+                starts.push(last_before(other, index, &is_read).unwrap_or(index));
+            }
+        }
+    }
+    // Each shown caller from its acquire (or start) before that read.
+    let is_acquire = |k: &Kind| matches!(k, Kind::Acquire { .. } | Kind::Start);
+    let from = shown
+        .iter()
+        .zip(&starts)
+        .map(|(&caller, &start)| last_before(caller, start + 1, &is_acquire).unwrap_or(start))
+        .min()
+        .unwrap_or(read);
+    let from_us = story.rows[from].mark.t_us;
+    let to_us = story.rows[blamed..]
+        .iter()
+        .find(|r| r.mark.lane == Lane::Caller(writer) && matches!(r.mark.kind, Kind::Done { .. }))
+        .map_or(write_us, |r| r.mark.t_us);
+    shown.sort_unstable();
+    let callers = story
+        .lanes
+        .iter()
+        .filter(|l| matches!(l, Lane::Caller(_)))
+        .count() as u32;
+    let folded_callers = callers - shown.len() as u32;
+    let others = Lane::Others {
+        callers: folded_callers,
+    };
+    let mut outcomes: std::collections::BTreeMap<&'static str, u32> = Default::default();
+    let mut rows = Vec::new();
+    for row in &story.rows {
+        let in_window = (from_us..=to_us).contains(&row.mark.t_us);
+        match row.mark.lane {
+            Lane::Caller(n) if !shown.contains(&n) => {
+                if let Kind::Done { outcome } = &row.mark.kind {
+                    *outcomes.entry(outcome.name()).or_default() += 1;
+                }
+                let notable = matches!(
+                    row.mark.kind,
+                    Kind::Acquire { .. } | Kind::Write { .. } | Kind::Done { .. }
+                );
+                if in_window && notable {
+                    let mut folded = row.clone();
+                    folded.mark.lane = others;
+                    folded.mark.text = format!("app-{n}: {}", row.mark.text);
+                    rows.push(folded);
+                }
+            }
+            _ if in_window => rows.push(row.clone()),
+            _ => {}
+        }
+    }
+    let mut lanes: Vec<Lane> = shown.iter().map(|&n| Lane::Caller(n)).collect();
+    if folded_callers > 0 {
+        lanes.push(others);
+    }
+    lanes.push(Lane::Redis);
+    lanes.push(Lane::Postgres);
+    let outcomes = if outcomes.is_empty() {
+        "none finished".to_string()
+    } else {
+        outcomes
+            .iter()
+            .map(|(name, count)| format!("{count} {name}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let marks_hidden = story.rows.len() - rows.len();
+    Some(Story {
+        lanes,
+        rows,
+        ledger_line: story.ledger_line.clone(),
+        blame: story.blame.clone(),
+        folded: Some(Folded {
+            shown,
+            folded_callers,
+            from_us,
+            to_us,
+            marks_hidden,
+            outcomes,
+        }),
+    })
 }
 
 /// What the story knows of one caller between its events.
@@ -254,6 +414,7 @@ pub fn build(scenario: &Scenario, ledger: &Ledger, events: &[Event]) -> Story {
         rows,
         ledger_line: ledger.line(),
         blame,
+        folded: None,
     }
 }
 

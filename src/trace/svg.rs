@@ -24,7 +24,7 @@ const PALETTE: [&str; 8] = [
 ];
 const RED: &str = "#d62728";
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

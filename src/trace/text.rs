@@ -104,6 +104,7 @@ fn lane_widths(story: &Story, width: usize) -> Vec<usize> {
         .iter()
         .map(|lane| match lane {
             Lane::Caller(_) => caller,
+            Lane::Others { .. } => caller.max(30),
             Lane::Redis => redis,
             Lane::Postgres => postgres,
         })
@@ -156,7 +157,7 @@ pub fn timeline(story: &Story, width: usize) -> String {
                         Some(_) => "┃".to_string(),
                         None => String::new(),
                     },
-                    Lane::Postgres => String::new(),
+                    Lane::Postgres | Lane::Others { .. } => String::new(),
                 },
             };
             let _ = write!(line, "│ {} ", fit(&cell, *lane_width));
@@ -191,6 +192,7 @@ pub fn words(story: &Story) -> String {
                 },
                 Lane::Redis => "redis".into(),
                 Lane::Postgres => "postgres".into(),
+                Lane::Others { .. } => "others".into(),
             };
             let _ = writeln!(text, "{who}: {}", parts.join(", "));
         }
@@ -262,6 +264,9 @@ pub fn words(story: &Story) -> String {
 /// Everything `leaselab show` prints for one trace.
 pub fn show(trace: &Trace, story: &Story, width: usize) -> String {
     let mut text = header(trace);
+    if let Some(folded) = &story.folded {
+        let _ = writeln!(text, "{}", folded.describe());
+    }
     text.push('\n');
     text.push_str(&timeline(story, width));
     text.push('\n');

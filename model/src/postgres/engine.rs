@@ -662,6 +662,9 @@ impl Postgres {
         if state.status == TxStatus::Failed && !statement.ends_transaction() {
             return Executed::done(Err(PgError::in_failed_transaction()));
         }
+        if let Statement::Text(_) = statement {
+            return self.execute_typed_generally(session, statement, params);
+        }
         let required = statement.param_count();
         if params.len() != required {
             let error = PgError::wrong_parameter_count(params.len(), required);
@@ -691,6 +694,7 @@ impl Postgres {
             Statement::Debit { id } => {
                 self.update(session, id, resuming, |row| debit(row, params[0]))
             }
+            Statement::Text(_) => unreachable!("runs through the general path above"),
         }
     }
 
@@ -1092,6 +1096,11 @@ fn typed_result(statement: &Statement, result: SqlResult) -> Result<QueryResult,
     }
     let columns = match statement {
         Statement::Select { .. } => vec!["balance", "fence"],
+        Statement::Text(_) => result
+            .columns
+            .iter()
+            .map(|(name, _)| crate::intern::static_str(name))
+            .collect(),
         _ => Vec::new(),
     };
     Ok(QueryResult {
@@ -1120,6 +1129,7 @@ fn fenced_write(row: Wallet, guard: WriteGuard, params: &[i64]) -> Result<Option
         WriteGuard::Unfenced => true,
         WriteGuard::FenceBelow => row.fence < fence,
         WriteGuard::FenceBelowAndEqual => row.fence < fence && row.fence == params[2],
+        WriteGuard::FenceEqual => row.fence == params[2],
     };
     Ok(matches.then_some(Wallet { balance, fence }))
 }

@@ -73,14 +73,10 @@ pub mod sqlstate {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     /// `invalid_table_definition`.
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
-    /// `syntax_error_or_access_rule_violation` class: `invalid_column_reference`.
-    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     /// `s_e_invalid_specification` (savepoint).
     pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
     /// `serialization_failure`.
     pub const SERIALIZATION_FAILURE: &str = "40001";
-    /// `indeterminate_datatype`.
-    pub const INDETERMINATE_DATATYPE: &str = "42P18";
     /// `undefined_parameter`.
     pub const UNDEFINED_PARAMETER: &str = "42P02";
     /// `check_violation`.

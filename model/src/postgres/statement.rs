@@ -28,6 +28,9 @@ pub enum WriteGuard {
     FenceBelow,
     /// `AND fence < $2 AND fence = $3`: also require the version read (step 6 check-and-set).
     FenceBelowAndEqual,
+    /// `AND fence = $3`: check-and-set alone, the version read must be unchanged; the write
+    /// stores `$2` (a random token, `redlock-cas`) as the new version.
+    FenceEqual,
 }
 
 /// A statement the stand-in executes. Parameters are `bigint`s, passed separately.
@@ -66,6 +69,9 @@ pub enum Statement {
         /// The wallet id.
         id: i64,
     },
+    /// Any other statement, from a user's safeguard file: its SQL text, interned (it runs
+    /// through the general SQL path; its `$n` parameters are `bigint`s).
+    Text(crate::intern::TextId),
 }
 
 impl Statement {
@@ -89,6 +95,7 @@ impl Statement {
                     WriteGuard::Unfenced => "",
                     WriteGuard::FenceBelow => " AND fence < $2",
                     WriteGuard::FenceBelowAndEqual => " AND fence < $2 AND fence = $3",
+                    WriteGuard::FenceEqual => " AND fence = $3",
                 };
                 format!("UPDATE wallets SET balance = $1, fence = $2 WHERE id = {id}{guard_clause}")
             }
@@ -98,6 +105,7 @@ impl Statement {
             Statement::Debit { id } => format!(
                 "UPDATE wallets SET balance = balance - $1 WHERE id = {id} AND balance >= $1"
             ),
+            Statement::Text(id) => crate::intern::get(id).text.to_string(),
         }
     }
 
@@ -108,10 +116,25 @@ impl Statement {
             Statement::Select { .. } => 0,
             Statement::WriteFenced { guard, .. } => match guard {
                 WriteGuard::Unfenced | WriteGuard::FenceBelow => 2,
-                WriteGuard::FenceBelowAndEqual => 3,
+                WriteGuard::FenceBelowAndEqual | WriteGuard::FenceEqual => 3,
             },
             Statement::WriteBalance { .. } | Statement::Debit { .. } => 1,
+            Statement::Text(id) => highest_param(crate::intern::get(*id).text),
         }
+    }
+
+    /// The statement `sql` stands for: a typed one when the text is one of them (so a user's
+    /// file that spells a tutorial statement runs it exactly as the built-in safeguard does),
+    /// else [`Statement::Text`].
+    pub fn text(sql: &str) -> Result<Statement, String> {
+        if let Ok(statement) = Statement::parse(sql) {
+            if statement.sql() == sql {
+                return Ok(statement);
+            }
+        }
+        crate::intern::intern("sql", sql)
+            .map(Statement::Text)
+            .map_err(|error| error.to_string())
     }
 
     /// True for `COMMIT` and `ROLLBACK`, the only statements a failed transaction block
@@ -128,6 +151,7 @@ impl Statement {
             | Statement::WriteFenced { id, .. }
             | Statement::WriteBalance { id }
             | Statement::Debit { id } => Some(id),
+            Statement::Text(_) => None,
         }
     }
 
@@ -307,7 +331,9 @@ fn update(c: &mut Cursor<'_, '_>) -> Option<Statement> {
     }
     if c.expect("$1, fence = $2 where id =") {
         let id = c.integer()?;
-        let guard = if !c.expect("and fence < $2") {
+        let guard = if c.expect("and fence = $3") {
+            WriteGuard::FenceEqual
+        } else if !c.expect("and fence < $2") {
             WriteGuard::Unfenced
         } else if c.expect("and fence = $3") {
             WriteGuard::FenceBelowAndEqual
@@ -396,11 +422,33 @@ impl serde::Serialize for Statement {
 impl<'de> serde::Deserialize<'de> for Statement {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Statement, D::Error> {
         let sql = String::deserialize(deserializer)?;
-        Statement::parse(&sql).map_err(|error| {
-            serde::de::Error::custom(format!(
+        Statement::parse(&sql).or_else(|error| {
+            // A user's statement: a query or DML statement the front end parses.
+            let verb = sql
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            let dml = ["select", "update", "insert", "delete", "with"].contains(&verb.as_str());
+            if dml && super::sql::parse_general(&sql).is_ok() {
+                return Statement::text(&sql).map_err(serde::de::Error::custom);
+            }
+            Err(serde::de::Error::custom(format!(
                 "not a statement of the wallets table: {}",
                 error.message
-            ))
+            )))
         })
     }
+}
+
+/// The highest `$n` in `sql` (0 when there is none).
+fn highest_param(sql: &str) -> usize {
+    tokenize(sql)
+        .iter()
+        .filter_map(|token| match token {
+            Token::Param(n) => Some(*n as usize),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }

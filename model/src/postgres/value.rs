@@ -65,11 +65,6 @@ impl SqlType {
         }
     }
 
-    /// True for the integer types.
-    pub fn is_integer(self) -> bool {
-        matches!(self, SqlType::Int4 | SqlType::Int8)
-    }
-
     /// True for the number types.
     pub fn is_number(self) -> bool {
         matches!(

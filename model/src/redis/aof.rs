@@ -134,6 +134,12 @@ impl Aof {
         }
     }
 
+    /// The next fsync instant on the file's clock, in ms (`None` with `always`, which
+    /// fsyncs before every reply instead).
+    pub fn next_fsync_ms(&self) -> Option<u64> {
+        self.appendfsync.interval_ms().map(|_| self.next_fsync_ms)
+    }
+
     /// Appended but not yet on the disk.
     pub fn unsynced(&self) -> &[Effect] {
         &self.unsynced

@@ -42,6 +42,8 @@ pub enum ScriptId {
     /// line 1). No safeguard sends it; it makes the tutorial's `redis-cli` session work against
     /// `leaselab serve redis`.
     ReleaseOneLine,
+    /// A script from a user's safeguard file (any Lua 5.1; it always runs in Lua).
+    User(crate::intern::TextId),
 }
 
 /// The tutorial's compare-and-delete release (the text of its Go raw string, which starts
@@ -195,6 +197,7 @@ impl ScriptId {
             ScriptId::RedislockRelease => REDISLOCK_RELEASE_SOURCE,
             ScriptId::RedislockPttl => REDISLOCK_PTTL_SOURCE,
             ScriptId::ReleaseOneLine => RELEASE_ONE_LINE_SOURCE,
+            ScriptId::User(id) => crate::intern::get(id).text,
         }
     }
 
@@ -205,6 +208,9 @@ impl ScriptId {
 
     /// The hash, computed once per process (the model checker asks for it often).
     fn cached_sha1_hex(self) -> &'static str {
+        if let ScriptId::User(id) = self {
+            return crate::intern::get(id).sha1_hex;
+        }
         static HASHES: OnceLock<[String; ScriptId::ALL.len()]> = OnceLock::new();
         let hashes =
             HASHES.get_or_init(|| ScriptId::ALL.map(|id| sha1_hex_of(id.source().as_bytes())));
@@ -217,10 +223,17 @@ impl ScriptId {
 
     /// The SHA1 of [`ScriptId::source`] as 20 bytes, computed once per process.
     pub fn digest(self) -> [u8; 20] {
+        if let ScriptId::User(id) = self {
+            return crate::intern::get(id).digest;
+        }
         static DIGESTS: OnceLock<[[u8; 20]; ScriptId::ALL.len()]> = OnceLock::new();
         let digests = DIGESTS
             .get_or_init(|| ScriptId::ALL.map(|id| Sha1::digest(id.source().as_bytes()).into()));
-        digests[self as usize]
+        let index = ScriptId::ALL
+            .iter()
+            .position(|&id| id == self)
+            .expect("every built-in script is in ScriptId::ALL");
+        digests[index]
     }
 
     /// Recognises a script by its SHA1 digest.
@@ -254,6 +267,7 @@ impl ScriptId {
             ScriptId::RedislockRelease => "redislock-release",
             ScriptId::RedislockPttl => "redislock-pttl",
             ScriptId::ReleaseOneLine => "release-one-line",
+            ScriptId::User(id) => crate::intern::get(id).name,
         }
     }
 }
@@ -317,6 +331,11 @@ pub(crate) fn run(
         ScriptId::RedislockRelease => run_redislock_release(host, keys, args),
         ScriptId::RedislockPttl => run_redislock_pttl(host, keys, args),
         ScriptId::ReleaseOneLine => run_release(host, keys, args, [1, 1]),
+        // Never reached: `from_digest` knows only the built-in scripts, so a user's script
+        // runs in Lua. Answered as an error rather than a panic all the same.
+        ScriptId::User(_) => Ok(Reply::error(
+            "ERR leaselab: a user script has no native run",
+        )),
     };
     match result {
         // Every integer a script returns went through a Lua number (a double).

@@ -7,8 +7,10 @@ use super::fenced::FencedLock;
 use super::lease::Lease;
 use super::naive::Setnx;
 use super::redislock::Redislock;
+use super::redlock::Redlock;
 use super::step::{Input, RedisRequest};
 use super::store::unexpected;
+use super::user::UserLock;
 
 /// What an acquire attempt found.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,6 +50,11 @@ pub enum Lock {
     Redislock(Redislock),
     /// Atomic acquire + `INCR` of a fence counter.
     Fenced(FencedLock),
+    /// A lock described in a safeguard file.
+    User(UserLock),
+    /// A lease on a majority of independent nodes; several requests per acquire and release
+    /// ([`LockedSpend`](super::locked::LockedSpend) drives its rounds).
+    Redlock(Redlock),
 }
 
 impl Lock {
@@ -59,6 +66,8 @@ impl Lock {
             Lock::Lease(lock) => Some(lock.acquire_request()),
             Lock::Redislock(lock) => Some(lock.acquire_request()),
             Lock::Fenced(lock) => Some(lock.acquire_request()),
+            Lock::User(lock) => lock.acquire_request(),
+            Lock::Redlock(_) => unreachable!("a Redlock round is several requests"),
         }
     }
 
@@ -73,6 +82,8 @@ impl Lock {
             Lock::Lease(_) => Lease::on_acquire(reply),
             Lock::Redislock(_) => Redislock::on_acquire(reply),
             Lock::Fenced(_) => FencedLock::on_acquire(reply),
+            Lock::User(lock) => lock.on_acquire(reply),
+            Lock::Redlock(_) => unreachable!("a Redlock round is several answers"),
         };
         acquire.unwrap_or_else(|| Acquire::Failed(unexpected("acquire", input)))
     }
@@ -93,6 +104,8 @@ impl Lock {
             Lock::Lease(lock) => Some(lock.release_request()),
             Lock::Redislock(lock) => Some(lock.release_request()),
             Lock::Fenced(lock) => Some(lock.release_request()),
+            Lock::User(lock) => lock.release_request(),
+            Lock::Redlock(_) => unreachable!("a Redlock release is several requests"),
         }
     }
 
@@ -101,6 +114,7 @@ impl Lock {
     pub fn on_release(&self, input: &Input) -> Release {
         let release = match (self, input) {
             (Lock::Redislock(_), Input::Redis(reply)) => Redislock::on_release(reply),
+            (Lock::User(lock), Input::Redis(reply)) => lock.on_release(reply),
             (_, Input::Redis(Reply::Integer(1))) => Some(Release::Released),
             (_, Input::Redis(Reply::Integer(0))) => Some(Release::NotHeld),
             _ => None,
@@ -108,16 +122,36 @@ impl Lock {
         release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
     }
 
-    /// The refresh request: token-checked for a lease; for a `SETNX` lock with an expiry a
-    /// plain `PEXPIRE key ttl`, which checks nothing (no built-in safeguard refreshes one;
-    /// tests build such a watchdog to show what a token-less refresh does).
+    /// The value a write carries as its token when the lock issues no fencing token: the
+    /// Redlock token's check-and-set value (`redlock-cas`).
+    pub fn write_token(&self) -> Option<i64> {
+        match self {
+            Lock::Redlock(lock) => lock.cas,
+            _ => None,
+        }
+    }
+
+    /// The refresh request: token-checked for a lease (and a user lock that defines one);
+    /// for a `SETNX` lock with an expiry a plain `PEXPIRE key ttl`, which checks nothing (no
+    /// built-in safeguard refreshes one; tests build such a watchdog to show what a
+    /// token-less refresh does).
     pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
         match self {
             Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
+            Lock::User(lock) => lock.refresh_request(ttl_ms),
             Lock::Setnx(lock) if lock.expire_ttl_ms.is_some() => Some(RedisRequest::Command(
                 Command::PExpire(lock.key.clone(), ttl_ms as i64),
             )),
             _ => None,
+        }
+    }
+
+    /// True when the answer to the refresh request means the lease was extended.
+    pub fn on_refresh(&self, input: &Input) -> bool {
+        match (self, input) {
+            (Lock::User(lock), Input::Redis(reply)) => lock.refreshed(reply),
+            (_, Input::Redis(Reply::Integer(1))) => true,
+            _ => false,
         }
     }
 }

@@ -20,28 +20,108 @@ use crate::redis::Reply;
 
 use super::lock::{Acquire, Lock, Release};
 use super::reading::Reading;
+use super::redlock::{Redlock, RoundNext};
 use super::retry::{Backoff, Retry};
-use super::step::{CallerStats, Input, Machine, Outcome, Point, Step};
+use super::step::{CallerStats, Input, Machine, Outcome, Point, Step, SINGLE_REDIS};
 use super::store::{unexpected, Read, Store, Written};
 use super::watchdog::Watchdog;
 
-/// Where the caller is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Where the caller is, with what it has learnt so far: the fencing token from the acquire
+/// on (`None` for a protocol without tokens), the balance it read from the read on, the
+/// outcome from the decision on. What a phase has is in it, so no phase can lack it.
+///
+/// The data stays after its last use (the read through the release, for instance): the
+/// model checker's states are these values, and the state counts pinned by the tests (equal
+/// to an independent Promela model's) count them so.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Phase {
     Start,
     Acquiring,
     BackingOff,
-    AfterAcquire,
-    FollowingUp,
-    Reading,
-    AfterRead,
-    Working,
-    Refreshing,
-    BeforeWrite,
-    Writing,
-    BeforeRelease,
-    Releasing,
-    Finished,
+    AfterAcquire {
+        fence: Option<i64>,
+    },
+    FollowingUp {
+        fence: Option<i64>,
+    },
+    Reading {
+        fence: Option<i64>,
+    },
+    AfterRead {
+        fence: Option<i64>,
+        read: Read,
+    },
+    Working {
+        fence: Option<i64>,
+        read: Read,
+    },
+    Refreshing {
+        fence: Option<i64>,
+        read: Read,
+    },
+    BeforeWrite {
+        fence: Option<i64>,
+        read: Read,
+    },
+    Writing {
+        fence: Option<i64>,
+        read: Read,
+    },
+    BeforeRelease {
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
+    },
+    Releasing {
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
+    },
+    Finished {
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
+    },
+}
+
+impl Phase {
+    /// The fencing token and the read this phase carries (none before they were learnt).
+    fn learnt(&self) -> (Option<i64>, Option<Read>) {
+        match self {
+            Phase::Start | Phase::Acquiring | Phase::BackingOff => (None, None),
+            Phase::AfterAcquire { fence }
+            | Phase::FollowingUp { fence }
+            | Phase::Reading { fence } => (*fence, None),
+            Phase::AfterRead { fence, read }
+            | Phase::Working { fence, read }
+            | Phase::Refreshing { fence, read }
+            | Phase::BeforeWrite { fence, read }
+            | Phase::Writing { fence, read } => (*fence, Some(*read)),
+            Phase::BeforeRelease { fence, read, .. }
+            | Phase::Releasing { fence, read, .. }
+            | Phase::Finished { fence, read, .. } => (*fence, *read),
+        }
+    }
+
+    /// The phase's name, for messages about unexpected answers.
+    fn name(&self) -> &'static str {
+        match self {
+            Phase::Start => "Start",
+            Phase::Acquiring => "Acquiring",
+            Phase::BackingOff => "BackingOff",
+            Phase::AfterAcquire { .. } => "AfterAcquire",
+            Phase::FollowingUp { .. } => "FollowingUp",
+            Phase::Reading { .. } => "Reading",
+            Phase::AfterRead { .. } => "AfterRead",
+            Phase::Working { .. } => "Working",
+            Phase::Refreshing { .. } => "Refreshing",
+            Phase::BeforeWrite { .. } => "BeforeWrite",
+            Phase::Writing { .. } => "Writing",
+            Phase::BeforeRelease { .. } => "BeforeRelease",
+            Phase::Releasing { .. } => "Releasing",
+            Phase::Finished { .. } => "Finished",
+        }
+    }
 }
 
 /// A caller spending under a Redis lock (or under none).
@@ -56,12 +136,13 @@ pub struct LockedSpend {
     work_ms: u64,
     acquire_timeout_ms: u64,
     phase: Phase,
+    /// Until when acquiring may go on: set at the start (0 before), kept after.
     deadline_ms: u64,
+    /// When the work ends: set when it starts (0 before), kept after.
     work_end_ms: u64,
+    /// The follow-up request after the acquire (SETNX's PEXPIRE) was made, or there is none:
+    /// set when the lock is first held, kept after.
     follow_up_done: bool,
-    fence: Option<i64>,
-    read: Option<Read>,
-    outcome: Option<Outcome>,
     stats: CallerStats,
 }
 
@@ -76,7 +157,7 @@ pub struct LockedSpendConfig {
     pub retry: Retry,
     /// Full jitter over `retry`.
     pub jitter: bool,
-    /// Refresh the lease while working.
+    /// Refresh the lease while working (a lease lock only).
     pub watchdog: Option<Watchdog>,
     /// How much to spend.
     pub amount: i64,
@@ -90,6 +171,10 @@ impl LockedSpend {
     /// A caller about to start.
     pub fn new(config: LockedSpendConfig) -> LockedSpend {
         assert!(config.amount > 0, "the amount must be positive");
+        assert!(
+            config.watchdog.is_none() || config.lock.refresh_request(1).is_some(),
+            "a watchdog refreshes a lease, and only a lock with a refresh request has one"
+        );
         LockedSpend {
             lock: config.lock,
             store: config.store,
@@ -103,16 +188,8 @@ impl LockedSpend {
             deadline_ms: 0,
             work_end_ms: 0,
             follow_up_done: false,
-            fence: None,
-            read: None,
-            outcome: None,
             stats: CallerStats::default(),
         }
-    }
-
-    /// The fencing token this caller holds, once acquired.
-    pub fn fence(&self) -> Option<i64> {
-        self.fence
     }
 
     /// True between a successful acquire and the release: the caller believes it holds the
@@ -120,43 +197,58 @@ impl LockedSpend {
     pub fn believes_it_holds(&self) -> bool {
         let holding = matches!(
             self.phase,
-            Phase::AfterAcquire
-                | Phase::FollowingUp
-                | Phase::Reading
-                | Phase::AfterRead
-                | Phase::Working
-                | Phase::Refreshing
-                | Phase::BeforeWrite
-                | Phase::Writing
-                | Phase::BeforeRelease
+            Phase::AfterAcquire { .. }
+                | Phase::FollowingUp { .. }
+                | Phase::Reading { .. }
+                | Phase::AfterRead { .. }
+                | Phase::Working { .. }
+                | Phase::Refreshing { .. }
+                | Phase::BeforeWrite { .. }
+                | Phase::Writing { .. }
+                | Phase::BeforeRelease { .. }
         );
         let lost = self.watchdog.is_some_and(|w| w.lost);
         holding && self.lock != Lock::Nothing && !lost
     }
 
-    fn acquire(&mut self) -> Step {
+    fn acquire(&mut self, now_ms: u64) -> Step {
+        if let Lock::Redlock(lock) = &mut self.lock {
+            self.phase = Phase::Acquiring;
+            return lock.start(now_ms);
+        }
         match self.lock.acquire_request() {
             Some(request) => {
                 self.phase = Phase::Acquiring;
                 Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 }
             }
-            None => self.start_reading_unlocked(),
+            None => self.start_reading(None),
         }
     }
 
-    fn start_reading_unlocked(&mut self) -> Step {
-        self.phase = Phase::Reading;
+    fn start_reading(&mut self, fence: Option<i64>) -> Step {
+        self.phase = Phase::Reading { fence };
         self.store.read_step()
     }
 
     fn on_acquire(&mut self, now_ms: u64, input: &Input) -> Step {
-        match self.lock.on_acquire(input) {
+        let acquire = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_round(now_ms, input) {
+                RoundNext::Send(step) => {
+                    self.phase = Phase::Acquiring;
+                    return step;
+                }
+                RoundNext::Held => Acquire::Got { fence: None },
+                RoundNext::Busy => Acquire::Busy,
+            },
+            lock => lock.on_acquire(input),
+        };
+        match acquire {
             Acquire::Got { fence } => {
-                self.fence = fence;
-                self.phase = Phase::AfterAcquire;
+                self.phase = Phase::AfterAcquire { fence };
                 Step::Reached(Point::AfterAcquire)
             }
             Acquire::Busy => {
@@ -180,12 +272,15 @@ impl LockedSpend {
         }
     }
 
-    fn after_acquire(&mut self, now_ms: u64) -> Step {
+    /// Holding the lock: the follow-up request if there is one and it was not made yet, else
+    /// the watchdog starts and the read goes out.
+    fn after_acquire(&mut self, now_ms: u64, fence: Option<i64>) -> Step {
         if !self.follow_up_done {
             self.follow_up_done = true;
             if let Some(request) = self.lock.follow_up_request() {
-                self.phase = Phase::FollowingUp;
+                self.phase = Phase::FollowingUp { fence };
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: None,
                 };
@@ -194,46 +289,44 @@ impl LockedSpend {
         if let Some(watchdog) = &mut self.watchdog {
             watchdog.start(now_ms);
         }
-        self.phase = Phase::Reading;
-        self.store.read_step()
+        self.start_reading(fence)
     }
 
-    fn on_read(&mut self, input: &Input) -> Step {
+    fn on_read(&mut self, fence: Option<i64>, input: &Input) -> Step {
         match self.store.on_read(input) {
             Ok(read) => {
-                self.read = Some(read);
-                self.phase = Phase::AfterRead;
+                self.phase = Phase::AfterRead { fence, read };
                 Step::Reached(Point::AfterRead)
             }
-            Err(error) => self.release(Outcome::Failed(error)),
+            Err(error) => self.release(fence, None, Outcome::Failed(error)),
         }
     }
 
-    fn after_read(&mut self, now_ms: u64) -> Step {
-        let read = self.read.expect("a read precedes after-read");
+    fn after_read(&mut self, now_ms: u64, fence: Option<i64>, read: Read) -> Step {
         if read.balance < self.amount {
-            return self.release(Outcome::InsufficientFunds {
+            let outcome = Outcome::InsufficientFunds {
                 read_balance: Some(read.balance),
-            });
+            };
+            return self.release(fence, Some(read), outcome);
         }
         self.work_end_ms = now_ms + self.work_ms;
-        self.work(now_ms)
+        self.work(now_ms, fence, read)
     }
 
     /// Works until `work_end_ms`, refreshing the lease when a watchdog is due.
-    fn work(&mut self, now_ms: u64) -> Step {
+    fn work(&mut self, now_ms: u64, fence: Option<i64>, read: Read) -> Step {
         if now_ms >= self.work_end_ms {
-            self.phase = Phase::BeforeWrite;
+            self.phase = Phase::BeforeWrite { fence, read };
             return Step::Reached(Point::BeforeWrite);
         }
         if let Some(watchdog) = &self.watchdog {
-            if watchdog.due(now_ms) {
-                let request = self
-                    .lock
-                    .refresh_request(watchdog.ttl_ms)
-                    .expect("watchdog needs a lease");
-                self.phase = Phase::Refreshing;
+            if let (true, Some(request)) = (
+                watchdog.due(now_ms),
+                self.lock.refresh_request(watchdog.ttl_ms),
+            ) {
+                self.phase = Phase::Refreshing { fence, read };
                 return Step::Redis {
+                    node: SINGLE_REDIS,
                     request,
                     timeout_ms: Some(watchdog.timeout_ms),
                 };
@@ -244,7 +337,7 @@ impl LockedSpend {
             .and_then(|w| w.wake_at())
             .map_or(self.work_end_ms, |at_ms| at_ms.min(self.work_end_ms));
         let sleep_ms = wake_ms - now_ms;
-        self.phase = Phase::Working;
+        self.phase = Phase::Working { fence, read };
         Step::Sleep {
             min_ms: sleep_ms,
             max_ms: sleep_ms,
@@ -252,125 +345,184 @@ impl LockedSpend {
         }
     }
 
-    fn on_refresh(&mut self, now_ms: u64, input: &Input) -> Step {
-        let watchdog = self.watchdog.as_mut().expect("refreshing needs a watchdog");
-        match input {
-            Input::Redis(Reply::Integer(1)) => {
+    fn on_refresh(&mut self, now_ms: u64, fence: Option<i64>, read: Read, input: &Input) -> Step {
+        if let Some(watchdog) = &mut self.watchdog {
+            if self.lock.on_refresh(input) {
                 self.stats.refreshes += 1;
                 watchdog.refreshed(now_ms);
+            } else {
+                watchdog.lose();
             }
-            _ => watchdog.lose(),
         }
-        self.work(now_ms)
+        self.work(now_ms, fence, read)
     }
 
-    fn before_write(&mut self) -> Step {
+    fn before_write(&mut self, fence: Option<i64>, read: Read) -> Step {
         if self.watchdog.is_some_and(|w| w.lost) {
-            return self.release(Outcome::LostLock);
+            return self.release(fence, Some(read), Outcome::LostLock);
         }
-        let read = self.read.expect("a read precedes the write");
-        self.phase = Phase::Writing;
+        self.phase = Phase::Writing { fence, read };
         self.store.write_step(
             read.balance - self.amount,
-            self.fence.unwrap_or(0),
+            self.write_token(fence),
             read.fence,
         )
     }
 
-    fn on_write(&mut self, now_ms: u64, input: &Input) -> Step {
-        let read = self.read.expect("a read precedes the write");
+    /// The token the write carries: the fencing token, else the lock's check-and-set value.
+    fn write_token(&self, fence: Option<i64>) -> i64 {
+        fence.or(self.lock.write_token()).unwrap_or(0)
+    }
+
+    fn on_write(&mut self, now_ms: u64, fence: Option<i64>, read: Read, input: &Input) -> Step {
         let outcome = match self.store.on_write(input) {
             Written::Landed => Outcome::Accepted {
                 read_balance: Some(read.balance),
-                fence: self.fence,
+                fence,
                 write_acked_ms: now_ms,
             },
             Written::Refused => Outcome::WriteRejected {
                 read_balance: read.balance,
-                fence: self.fence,
+                fence,
             },
             Written::Failed(error) => Outcome::Failed(error),
         };
-        self.release(outcome)
+        self.release(fence, Some(read), outcome)
     }
 
-    /// Records the outcome and releases the lock, if there is one.
-    fn release(&mut self, outcome: Outcome) -> Step {
-        self.outcome = Some(outcome);
+    /// Keeps the outcome and releases the lock, if there is one.
+    fn release(&mut self, fence: Option<i64>, read: Option<Read>, outcome: Outcome) -> Step {
         if self.lock == Lock::Nothing {
-            return self.done();
+            return self.done(fence, read, outcome);
         }
-        self.phase = Phase::BeforeRelease;
+        self.phase = Phase::BeforeRelease {
+            fence,
+            read,
+            outcome,
+        };
         Step::Reached(Point::BeforeRelease)
     }
 
-    fn on_release(&mut self, input: &Input) -> Step {
-        match self.lock.on_release(input) {
-            Release::Released => {}
-            Release::NotHeld => self.stats.stale_releases_refused += 1,
-            Release::Failed(error) => {
-                // The outcome stands (the spend is decided); a failed release only leaves the
-                // lock to expire. Keep the first failure visible if there was none before.
-                if self.outcome.is_none() {
-                    self.outcome = Some(Outcome::Failed(error));
+    /// The release request goes out (a caller without a lock has none and is done).
+    fn send_release(&mut self, fence: Option<i64>, read: Option<Read>, outcome: Outcome) -> Step {
+        if let Lock::Redlock(lock) = &mut self.lock {
+            self.phase = Phase::Releasing {
+                fence,
+                read,
+                outcome,
+            };
+            return lock.start_release();
+        }
+        match self.lock.release_request() {
+            Some(request) => {
+                self.phase = Phase::Releasing {
+                    fence,
+                    read,
+                    outcome,
+                };
+                Step::Redis {
+                    node: SINGLE_REDIS,
+                    request,
+                    timeout_ms: None,
                 }
             }
+            None => self.done(fence, read, outcome),
         }
-        self.done()
     }
 
+    /// The outcome stands whatever the release found (the spend is decided); a failed
+    /// release only leaves the lock to expire.
+    fn on_release(
+        &mut self,
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
+        input: &Input,
+    ) -> Step {
+        let release = match &mut self.lock {
+            Lock::Redlock(lock) => match lock.on_release(input) {
+                Ok(step) => {
+                    self.phase = Phase::Releasing {
+                        fence,
+                        read,
+                        outcome,
+                    };
+                    return step;
+                }
+                Err(release) => release,
+            },
+            lock => lock.on_release(input),
+        };
+        if release == Release::NotHeld {
+            self.stats.stale_releases_refused += 1;
+        }
+        self.done(fence, read, outcome)
+    }
+
+    /// Ends before holding anything.
     fn finish(&mut self, outcome: Outcome) -> Step {
-        self.outcome = Some(outcome);
-        self.done()
+        let (fence, read) = self.phase.learnt();
+        self.done(fence, read, outcome)
     }
 
-    fn done(&mut self) -> Step {
-        self.phase = Phase::Finished;
-        Step::Done(
-            self.outcome
-                .clone()
-                .expect("an outcome is set before finishing"),
-        )
+    fn done(&mut self, fence: Option<i64>, read: Option<Read>, outcome: Outcome) -> Step {
+        self.phase = Phase::Finished {
+            fence,
+            read,
+            outcome: outcome.clone(),
+        };
+        Step::Done(outcome)
     }
 }
 
 impl Machine for LockedSpend {
     fn next(&mut self, now_ms: u64, input: Input) -> Step {
-        match (self.phase, &input) {
+        // The phase is taken out and put back by the step (every path sets a new one).
+        match (std::mem::replace(&mut self.phase, Phase::Start), &input) {
             (Phase::Start, Input::Start) => {
                 self.deadline_ms = now_ms + self.acquire_timeout_ms;
-                self.acquire()
+                self.acquire(now_ms)
             }
             (Phase::Acquiring, _) => self.on_acquire(now_ms, &input),
             (Phase::BackingOff, Input::Woke) if now_ms >= self.deadline_ms => {
                 self.finish(Outcome::GaveUp)
             }
-            (Phase::BackingOff, Input::Woke) => self.acquire(),
-            (Phase::AfterAcquire, Input::Resumed) => self.after_acquire(now_ms),
-            (Phase::FollowingUp, Input::Redis(Reply::Integer(1))) => self.after_acquire(now_ms),
-            (Phase::Reading, _) => self.on_read(&input),
-            (Phase::AfterRead, Input::Resumed) => self.after_read(now_ms),
-            (Phase::Working, Input::Woke) => self.work(now_ms),
-            (Phase::Refreshing, _) => self.on_refresh(now_ms, &input),
-            (Phase::BeforeWrite, Input::Resumed) => self.before_write(),
-            (Phase::Writing, _) => self.on_write(now_ms, &input),
-            (Phase::BeforeRelease, Input::Resumed) => {
-                self.phase = Phase::Releasing;
-                let request = self
-                    .lock
-                    .release_request()
-                    .expect("only a lock is released");
-                Step::Redis {
-                    request,
-                    timeout_ms: None,
-                }
+            (Phase::BackingOff, Input::Woke) => self.acquire(now_ms),
+            (Phase::AfterAcquire { fence }, Input::Resumed)
+            | (Phase::FollowingUp { fence }, Input::Redis(Reply::Integer(1))) => {
+                self.after_acquire(now_ms, fence)
             }
-            (Phase::Releasing, _) => self.on_release(&input),
-            (Phase::Finished, _) => panic!("a finished caller was stepped again"),
+            (Phase::Reading { fence }, _) => self.on_read(fence, &input),
+            (Phase::AfterRead { fence, read }, Input::Resumed) => {
+                self.after_read(now_ms, fence, read)
+            }
+            (Phase::Working { fence, read }, Input::Woke) => self.work(now_ms, fence, read),
+            (Phase::Refreshing { fence, read }, _) => self.on_refresh(now_ms, fence, read, &input),
+            (Phase::BeforeWrite { fence, read }, Input::Resumed) => self.before_write(fence, read),
+            (Phase::Writing { fence, read }, _) => self.on_write(now_ms, fence, read, &input),
+            (
+                Phase::BeforeRelease {
+                    fence,
+                    read,
+                    outcome,
+                },
+                Input::Resumed,
+            ) => self.send_release(fence, read, outcome),
+            (
+                Phase::Releasing {
+                    fence,
+                    read,
+                    outcome,
+                },
+                _,
+            ) => self.on_release(fence, read, outcome, &input),
+            (Phase::Finished { .. }, _) => panic!("a finished caller was stepped again"),
             (phase, input) => {
-                let error = unexpected(&format!("{phase:?}"), input);
+                let error = unexpected(phase.name(), input);
+                self.phase = phase;
+                let (fence, read) = self.phase.learnt();
                 if self.believes_it_holds() {
-                    self.release(Outcome::Failed(error))
+                    self.release(fence, read, Outcome::Failed(error))
                 } else {
                     self.finish(Outcome::Failed(error))
                 }
@@ -384,31 +536,35 @@ impl Machine for LockedSpend {
 
     fn reading(&self, input: &Input) -> Option<Reading> {
         let failed = |error: String| Reading::Failed { error };
-        let reading = match self.phase {
+        if let (Lock::Redlock(lock), Phase::Acquiring | Phase::Releasing { .. }) =
+            (&self.lock, &self.phase)
+        {
+            return Some(redlock_reading(lock, input));
+        }
+        let reading = match &self.phase {
             Phase::Acquiring => match self.lock.on_acquire(input) {
                 Acquire::Got { fence } => Reading::Acquired { fence },
                 Acquire::Busy => Reading::Busy,
                 Acquire::Failed(error) => failed(error),
             },
-            Phase::FollowingUp => match input {
+            Phase::FollowingUp { .. } => match input {
                 Input::Redis(Reply::Integer(1)) => Reading::ExpirySet,
                 _ => failed(unexpected("FollowingUp", input)),
             },
-            Phase::Reading => match self.store.on_read(input) {
+            Phase::Reading { .. } => match self.store.on_read(input) {
                 Ok(read) => Reading::BalanceRead {
                     balance: read.balance,
                     fence: self.store.read_fence(&read),
                 },
                 Err(error) => failed(error),
             },
-            Phase::Refreshing => match input {
-                Input::Redis(Reply::Integer(1)) => Reading::Refreshed,
-                _ => Reading::LeaseLost,
+            Phase::Refreshing { .. } => match self.lock.on_refresh(input) {
+                true => Reading::Refreshed,
+                false => Reading::LeaseLost,
             },
-            Phase::Writing => {
-                let read = self.read?;
+            Phase::Writing { fence, read } => {
                 let balance = read.balance - self.amount;
-                let (fence, seen) = self.store.write_marks(self.fence.unwrap_or(0), read.fence);
+                let (fence, seen) = self.store.write_marks(self.write_token(*fence), read.fence);
                 match self.store.on_write(input) {
                     Written::Landed => Reading::Wrote {
                         balance,
@@ -423,20 +579,43 @@ impl Machine for LockedSpend {
                     Written::Failed(error) => failed(error),
                 }
             }
-            Phase::Releasing => match self.lock.on_release(input) {
+            Phase::Releasing { .. } => match self.lock.on_release(input) {
                 Release::Released => Reading::Released,
                 Release::NotHeld => Reading::NotHeld,
                 Release::Failed(error) => failed(error),
             },
             Phase::Start
             | Phase::BackingOff
-            | Phase::AfterAcquire
-            | Phase::AfterRead
-            | Phase::Working
-            | Phase::BeforeWrite
-            | Phase::BeforeRelease
-            | Phase::Finished => return None,
+            | Phase::AfterAcquire { .. }
+            | Phase::AfterRead { .. }
+            | Phase::Working { .. }
+            | Phase::BeforeWrite { .. }
+            | Phase::BeforeRelease { .. }
+            | Phase::Finished { .. } => return None,
         };
         Some(reading)
+    }
+}
+
+/// What a Redlock node's answer means: granted or refused during an acquire round, released or
+/// not held during a release (or the undo of a failed round).
+fn redlock_reading(lock: &Redlock, input: &Input) -> Reading {
+    let Some((node, acquiring)) = lock.asking() else {
+        return Reading::Failed {
+            error: unexpected("Redlock", input),
+        };
+    };
+    match (acquiring, input) {
+        (true, _) if Redlock::granted(input) => Reading::NodeGranted {
+            node,
+            votes: lock.votes_with(input),
+            majority: lock.majority(),
+        },
+        (true, _) => Reading::NodeRefused { node },
+        (false, Input::Redis(Reply::Integer(1))) => Reading::Released,
+        (false, Input::Redis(Reply::Integer(0))) => Reading::NotHeld,
+        (false, _) => Reading::Failed {
+            error: unexpected("release", input),
+        },
     }
 }

@@ -9,6 +9,8 @@
 //! | lease + watchdog | [`watchdog`] | work longer than the TTL | pauses shorter than TTL − TTL/3 |
 //! | redislock | [`redislock`] | as lease; retry strategies | as lease |
 //! | fenced | [`fenced`] | stale writers (paused holders) | the fence counter never goes back |
+//! | Redlock | [`redlock`] | losing a minority of N independent nodes | pauses, delays and clock drift within the validity; no node forgets a key or steps its clock |
+//! | Redlock + check-and-set | [`redlock`] | everything: the write checks the version read | PostgreSQL |
 //! | PostgreSQL only | [`pg_only`] | everything: the database serialises | nothing outside PostgreSQL |
 //!
 //! [`Safeguard`] names a safeguard and its options; [`Safeguard::build`] makes one caller's
@@ -21,11 +23,16 @@ pub mod no_lock;
 pub mod pg_only;
 pub mod reading;
 pub mod redislock;
+pub mod redlock;
+pub mod spec;
 pub mod step;
+pub mod user;
 pub mod watchdog;
 
 pub use reading::Reading;
-pub use step::{CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step};
+pub use step::{
+    CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step, SINGLE_REDIS,
+};
 pub mod lock;
 pub mod locked;
 pub mod retry;
@@ -88,10 +95,21 @@ pub enum Safeguard {
         /// How the write checks the token.
         guard: WriteGuard,
     },
+    /// Redlock on `nodes` independent Redis nodes; the balance in PostgreSQL, written
+    /// unchecked, or (`cas`) only if the version read is unchanged, with the random token as
+    /// the new version (Sanfilippo's check-and-set).
+    Redlock {
+        /// How many nodes (odd, 3..=9).
+        nodes: u8,
+        /// Check-and-set on the write.
+        cas: bool,
+    },
     /// PostgreSQL single-statement conditional debit, no lock.
     PgDebit,
     /// PostgreSQL `SELECT ... FOR UPDATE` transaction, no lock.
     PgForUpdate,
+    /// A safeguard described in a file ([`spec`]), registered in this process ([`user`]).
+    User(user::UserId),
 }
 
 /// Where a safeguard keeps the balance.
@@ -203,6 +221,38 @@ impl Safeguard {
         ]
     }
 
+    /// The safeguards on several independent Redis nodes (so far decided by the checker
+    /// only; the simulation hosts one Redis): `redlock` and `redlock-cas` on 5 nodes.
+    pub fn multi_node() -> Vec<Safeguard> {
+        vec![
+            Safeguard::Redlock {
+                nodes: redlock::NODES_DEFAULT,
+                cas: false,
+            },
+            Safeguard::Redlock {
+                nodes: redlock::NODES_DEFAULT,
+                cas: true,
+            },
+        ]
+    }
+
+    /// How many independent Redis nodes the safeguard locks on: 0 for the single-server
+    /// safeguards (they use the one Redis, [`SINGLE_REDIS`]).
+    pub fn redis_nodes(&self) -> u8 {
+        match self {
+            Safeguard::Redlock { nodes, .. } => *nodes,
+            _ => 0,
+        }
+    }
+
+    /// The same safeguard on `nodes` Redis nodes (Redlock only; others are unchanged).
+    pub fn with_redis_nodes(self, nodes: u8) -> Safeguard {
+        match self {
+            Safeguard::Redlock { cas, .. } => Safeguard::Redlock { nodes, cas },
+            other => other,
+        }
+    }
+
     /// The name used on the command line and in traces.
     pub fn name(&self) -> String {
         match self {
@@ -236,8 +286,20 @@ impl Safeguard {
             Safeguard::Fenced {
                 guard: WriteGuard::FenceBelowAndEqual,
             } => "fenced-cas".into(),
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceEqual,
+            } => "fenced-version".into(),
+            Safeguard::Redlock { nodes, cas } => {
+                let cas = if *cas { "-cas" } else { "" };
+                if *nodes == redlock::NODES_DEFAULT {
+                    format!("redlock{cas}")
+                } else {
+                    format!("redlock{cas}-{nodes}-nodes")
+                }
+            }
             Safeguard::PgDebit => "pg-debit".into(),
             Safeguard::PgForUpdate => "pg-for-update".into(),
+            Safeguard::User(id) => user::get(*id).name.clone(),
         }
     }
 
@@ -248,6 +310,9 @@ impl Safeguard {
             .find(|s| s.name() == name)
         {
             return Ok(found);
+        }
+        if let Some(id) = user::find(name) {
+            return Ok(Safeguard::User(id));
         }
         if let Some(rest) = name.strip_prefix("redislock-") {
             let (rest, jitter) = match rest.strip_suffix("+jitter") {
@@ -273,9 +338,29 @@ impl Safeguard {
                 return Ok(Safeguard::Redislock { retry, jitter });
             }
         }
-        let known: Vec<String> = Safeguard::catalogue().iter().map(Safeguard::name).collect();
+        if let Some(rest) = name.strip_prefix("redlock") {
+            let (rest, cas) = match rest.strip_prefix("-cas") {
+                Some(rest) => (rest, true),
+                None => (rest, false),
+            };
+            let nodes = if rest.is_empty() {
+                Some(redlock::NODES_DEFAULT)
+            } else {
+                rest.strip_prefix('-')
+                    .and_then(|n| n.strip_suffix("-nodes"))
+                    .and_then(|n| n.parse::<u8>().ok())
+            };
+            if let Some(nodes) = nodes {
+                return Ok(Safeguard::Redlock { nodes, cas });
+            }
+        }
+        let known: Vec<String> = Safeguard::catalogue()
+            .iter()
+            .chain(Safeguard::multi_node().iter())
+            .map(Safeguard::name)
+            .collect();
         Err(ParamError(format!(
-            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter)",
+            "unknown safeguard '{name}'; known safeguards: {} (redislock takes no-retry, linear-<N>ms or exponential-<MIN>ms-<MAX>ms, optionally +jitter; redlock and redlock-cas take -<N>-nodes, or --redis-nodes N); or describe your own in a file and pass --safeguard-file FILE",
             known.join(", ")
         )))
     }
@@ -283,15 +368,20 @@ impl Safeguard {
     /// Where this safeguard keeps the balance.
     pub fn balance_in(&self) -> BalanceIn {
         match self {
-            Safeguard::Fenced { .. } | Safeguard::PgDebit | Safeguard::PgForUpdate => {
-                BalanceIn::Postgres
-            }
+            Safeguard::User(id) => user::get(*id).balance_in,
+            Safeguard::Fenced { .. }
+            | Safeguard::Redlock { .. }
+            | Safeguard::PgDebit
+            | Safeguard::PgForUpdate => BalanceIn::Postgres,
             _ => BalanceIn::Redis,
         }
     }
 
     /// True when the safeguard takes a Redis lock.
     pub fn uses_lock(&self) -> bool {
+        if let Safeguard::User(id) = self {
+            return user::get(*id).acquire.is_some();
+        }
         !matches!(
             self,
             Safeguard::NoLock | Safeguard::PgDebit | Safeguard::PgForUpdate
@@ -303,11 +393,24 @@ impl Safeguard {
         if self.uses_lock() && params.ttl_ms < 1 {
             return Err(ParamError("TTL must be at least 1ms".into()));
         }
-        if *self == Safeguard::LeaseWatchdog && params.ttl_ms < 3 {
+        let watchdog = match self {
+            Safeguard::LeaseWatchdog => true,
+            Safeguard::User(id) => user::get(*id).refresh.is_some(),
+            _ => false,
+        };
+        if watchdog && params.ttl_ms < 3 {
             return Err(ParamError(format!(
                 "the watchdog refreshes every TTL/3, so it needs a TTL of at least 3ms (got {}ms)",
                 params.ttl_ms
             )));
+        }
+        if let Safeguard::Redlock { nodes, .. } = self {
+            let (min, max) = (redlock::NODES_MIN, redlock::NODES_MAX);
+            if !(min..=max).contains(nodes) || nodes % 2 == 0 {
+                return Err(ParamError(format!(
+                    "Redlock needs an odd number of Redis nodes from {min} to {max} (got {nodes}); try --redis-nodes 5"
+                )));
+            }
         }
         if params.amount <= 0 {
             return Err(ParamError(format!(
@@ -321,6 +424,7 @@ impl Safeguard {
     /// One caller's machine, with its random 128-bit token.
     pub fn build(&self, params: &Params, token: u128) -> Result<Caller, ParamError> {
         self.validate(params)?;
+        let token_number = token;
         let token = token_text(token);
         let keys = &params.keys;
         let redis_store = Store::Redis {
@@ -398,6 +502,49 @@ impl Safeguard {
                     redis_store,
                 )
             },
+            Safeguard::User(id) => {
+                let spec = user::get(id);
+                let lock = match spec.acquire {
+                    Some(_) => Lock::User(user::UserLock {
+                        spec: id,
+                        keys: keys.clone(),
+                        token: token.clone(),
+                        ttl_ms: params.ttl_ms,
+                        wallet_id: params.wallet_id,
+                        amount: params.amount,
+                    }),
+                    None => Lock::Nothing,
+                };
+                let store = user::UserStore::new(id, keys, params.wallet_id, params.amount)
+                    .map_err(ParamError)?;
+                LockedSpendConfig {
+                    retry: spec.retry,
+                    jitter: spec.jitter,
+                    watchdog: spec.refresh.as_ref().map(|_| Watchdog::new(params.ttl_ms)),
+                    acquire_timeout_ms: params
+                        .acquire_timeout_ms
+                        .or(spec.acquire_timeout_ms)
+                        .unwrap_or(DEFAULT_ACQUIRE_TIMEOUT_MS),
+                    ..config(lock, Store::User(store))
+                }
+            }
+            Safeguard::Redlock { nodes, cas } => config(
+                Lock::Redlock(redlock::Redlock::new(
+                    keys.lock.clone(),
+                    token.clone(),
+                    params.ttl_ms,
+                    nodes,
+                    cas.then(|| redlock::Redlock::cas_value(token_number)),
+                )),
+                Store::Postgres {
+                    id: params.wallet_id,
+                    guard: if cas {
+                        WriteGuard::FenceEqual
+                    } else {
+                        WriteGuard::Unfenced
+                    },
+                },
+            ),
             Safeguard::Fenced { guard } => config(
                 Lock::Fenced(fenced::FencedLock {
                     key: keys.lock.clone(),

@@ -110,8 +110,10 @@ impl Machine for PgDebit {
     }
 }
 
-/// Where a [`PgForUpdate`] caller is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Where a [`PgForUpdate`] caller is. Rolling back carries the outcome it ends with; a
+/// finished caller keeps the outcome it rolled back with (the model checker's states are
+/// these values, and the pinned state counts count it so).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum TxPhase {
     Start,
     Beginning,
@@ -121,8 +123,26 @@ enum TxPhase {
     BeforeWrite,
     Writing,
     Committing,
-    RollingBack,
-    Finished,
+    RollingBack { outcome: Outcome },
+    Finished { rolled_back: Option<Outcome> },
+}
+
+impl TxPhase {
+    /// The phase's name, for messages about unexpected answers.
+    fn name(&self) -> &'static str {
+        match self {
+            TxPhase::Start => "Start",
+            TxPhase::Beginning => "Beginning",
+            TxPhase::Selecting => "Selecting",
+            TxPhase::AfterRead => "AfterRead",
+            TxPhase::Working => "Working",
+            TxPhase::BeforeWrite => "BeforeWrite",
+            TxPhase::Writing => "Writing",
+            TxPhase::Committing => "Committing",
+            TxPhase::RollingBack { .. } => "RollingBack",
+            TxPhase::Finished { .. } => "Finished",
+        }
+    }
 }
 
 /// The `SELECT ... FOR UPDATE` transaction.
@@ -132,8 +152,8 @@ pub struct PgForUpdate {
     amount: i64,
     work_ms: u64,
     phase: TxPhase,
+    /// The balance the SELECT read (0 before).
     read_balance: i64,
-    outcome: Option<Outcome>,
 }
 
 impl PgForUpdate {
@@ -146,7 +166,6 @@ impl PgForUpdate {
             work_ms,
             phase: TxPhase::Start,
             read_balance: 0,
-            outcome: None,
         }
     }
 
@@ -154,7 +173,7 @@ impl PgForUpdate {
     pub fn in_transaction(&self) -> bool {
         !matches!(
             self.phase,
-            TxPhase::Start | TxPhase::Beginning | TxPhase::Finished
+            TxPhase::Start | TxPhase::Beginning | TxPhase::Finished { .. }
         )
     }
 
@@ -163,20 +182,24 @@ impl PgForUpdate {
     }
 
     fn roll_back(&mut self, outcome: Outcome) -> Step {
-        self.outcome = Some(outcome);
-        self.phase = TxPhase::RollingBack;
+        self.phase = TxPhase::RollingBack { outcome };
         Self::sql(Statement::Rollback, vec![])
     }
 
+    /// Ends with `outcome`, keeping the outcome of a roll-back under way.
     fn finish(&mut self, outcome: Outcome) -> Step {
-        self.phase = TxPhase::Finished;
+        let rolled_back = match &self.phase {
+            TxPhase::RollingBack { outcome } => Some(outcome.clone()),
+            _ => None,
+        };
+        self.phase = TxPhase::Finished { rolled_back };
         Step::Done(outcome)
     }
 }
 
 impl Machine for PgForUpdate {
     fn next(&mut self, now_ms: u64, input: Input) -> Step {
-        match (self.phase, &input) {
+        match (&self.phase, &input) {
             (TxPhase::Start, Input::Start) => {
                 self.phase = TxPhase::Beginning;
                 Self::sql(Statement::Begin, vec![])
@@ -237,17 +260,15 @@ impl Machine for PgForUpdate {
                     write_acked_ms: now_ms,
                 })
             }
-            (TxPhase::RollingBack, Input::Sql(_)) => {
-                let outcome = self
-                    .outcome
-                    .clone()
-                    .expect("an outcome is set before rolling back");
+            (TxPhase::RollingBack { outcome }, Input::Sql(_)) => {
+                let outcome = outcome.clone();
                 self.finish(outcome)
             }
-            (TxPhase::Finished, _) => panic!("a finished caller was stepped again"),
+            (TxPhase::Finished { .. }, _) => panic!("a finished caller was stepped again"),
             (phase, input) => {
-                let error = unexpected(&format!("transaction {phase:?}"), input);
-                if self.in_transaction() && phase != TxPhase::RollingBack {
+                let rolling_back = matches!(phase, TxPhase::RollingBack { .. });
+                let error = unexpected(&format!("transaction {}", phase.name()), input);
+                if self.in_transaction() && !rolling_back {
                     self.roll_back(Outcome::Failed(error))
                 } else {
                     self.finish(Outcome::Failed(error))
@@ -262,7 +283,7 @@ impl Machine for PgForUpdate {
 
     fn reading(&self, input: &Input) -> Option<Reading> {
         let failed = || Reading::Failed {
-            error: unexpected(&format!("transaction {:?}", self.phase), input),
+            error: unexpected(&format!("transaction {}", self.phase.name()), input),
         };
         let Input::Sql(result) = input else {
             return matches!(
@@ -271,11 +292,11 @@ impl Machine for PgForUpdate {
                     | TxPhase::Selecting
                     | TxPhase::Writing
                     | TxPhase::Committing
-                    | TxPhase::RollingBack
+                    | TxPhase::RollingBack { .. }
             )
             .then(failed);
         };
-        let reading = match (self.phase, result) {
+        let reading = match (&self.phase, result) {
             (TxPhase::Beginning, Ok(_)) => Reading::Begun,
             (TxPhase::Selecting, Ok(result)) => match result.rows.as_slice() {
                 [row] if row.len() == 2 => Reading::BalanceRead {
@@ -292,7 +313,7 @@ impl Machine for PgForUpdate {
                 seen: None,
             },
             (TxPhase::Committing, Ok(result)) if result.tag == "COMMIT" => Reading::Committed,
-            (TxPhase::RollingBack, _) => Reading::RolledBack,
+            (TxPhase::RollingBack { .. }, _) => Reading::RolledBack,
             (
                 TxPhase::Beginning | TxPhase::Selecting | TxPhase::Writing | TxPhase::Committing,
                 _,

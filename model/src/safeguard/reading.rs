@@ -68,6 +68,20 @@ pub enum Reading {
     Committed,
     /// The transaction was rolled back.
     RolledBack,
+    /// A Redlock node granted the lock: `votes` of the `majority` needed so far.
+    NodeGranted {
+        /// The node (1-based).
+        node: u8,
+        /// Nodes that granted it in this round, this one included.
+        votes: u8,
+        /// N/2 + 1.
+        majority: u8,
+    },
+    /// A Redlock node did not grant the lock (busy, no answer in time, unreachable).
+    NodeRefused {
+        /// The node (1-based).
+        node: u8,
+    },
     /// The answer ends the attempt with an error; the text says what.
     Failed {
         /// What went wrong.
@@ -107,6 +121,12 @@ impl Reading {
             Reading::Begun => "BEGIN".to_string(),
             Reading::Committed => "COMMIT".to_string(),
             Reading::RolledBack => "ROLLBACK".to_string(),
+            Reading::NodeGranted {
+                node,
+                votes,
+                majority,
+            } => format!("node {node} granted the lock ({votes} of {majority} needed)"),
+            Reading::NodeRefused { node } => format!("node {node} refused the lock"),
             Reading::Failed { error } => error.clone(),
         }
     }

@@ -22,6 +22,14 @@ pub enum Retry {
     Jittered5To15,
     /// bsm/redislock `NoRetry()`: one attempt.
     NoRetry,
+    /// A random wait drawn uniformly from `min_ms..=max_ms`, forever (until the deadline);
+    /// redsync's default is 50 to 250 ms.
+    Uniform {
+        /// Shortest wait.
+        min_ms: u64,
+        /// Longest wait.
+        max_ms: u64,
+    },
     /// bsm/redislock `LinearBackoff(d)`.
     Linear {
         /// The fixed wait.
@@ -49,6 +57,12 @@ impl Retry {
                 return Backoff::Wait {
                     min_ms: 5,
                     max_ms: 14,
+                }
+            }
+            Retry::Uniform { min_ms, max_ms } => {
+                return Backoff::Wait {
+                    min_ms: *min_ms,
+                    max_ms: *max_ms,
                 }
             }
             Retry::NoRetry => 0,

@@ -58,6 +58,9 @@ enum RequestRepr {
     Command(#[serde(with = "crate::text_bytes::list")] Vec<Vec<u8>>),
     Script {
         name: String,
+        /// The source of a user's script (a built-in one is known by its name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
         #[serde(with = "crate::text_bytes::list")]
         keys: Vec<Vec<u8>>,
         #[serde(with = "crate::text_bytes::list")]
@@ -71,6 +74,7 @@ impl From<RedisRequest> for RequestRepr {
             RedisRequest::Command(command) => RequestRepr::Command(command.to_argv()),
             RedisRequest::Script { script, keys, args } => RequestRepr::Script {
                 name: script.name().to_string(),
+                source: matches!(script, ScriptId::User(_)).then(|| script.source().to_string()),
                 keys,
                 args,
             },
@@ -86,7 +90,26 @@ impl TryFrom<RequestRepr> for RedisRequest {
             RequestRepr::Command(argv) => Command::parse(&argv)
                 .map(RedisRequest::Command)
                 .map_err(|reply| format!("not a command Redis accepts: {}", reply.describe())),
-            RequestRepr::Script { name, keys, args } => {
+            RequestRepr::Script {
+                name,
+                source: Some(source),
+                keys,
+                args,
+            } => {
+                let script = match ScriptId::from_source(source.as_bytes()) {
+                    Some(known) => known,
+                    None => crate::intern::intern(&name, &source)
+                        .map(ScriptId::User)
+                        .map_err(|error| error.to_string())?,
+                };
+                Ok(RedisRequest::Script { script, keys, args })
+            }
+            RequestRepr::Script {
+                name,
+                source: None,
+                keys,
+                args,
+            } => {
                 let script = ScriptId::ALL
                     .into_iter()
                     .find(|id| id.name() == name)
@@ -99,6 +122,10 @@ impl TryFrom<RequestRepr> for RedisRequest {
         }
     }
 }
+
+/// The node number of the one Redis server of the single-server safeguards (host `redis`).
+/// Redlock's independent nodes are numbered from 1 (hosts `redis-1..N`).
+pub const SINGLE_REDIS: u8 = 0;
 
 /// A statement for PostgreSQL with its `bigint` parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -157,6 +184,9 @@ pub enum Step {
     /// Send a request to Redis and pass back the reply. With a timeout, a reply that has not
     /// arrived after `timeout_ms` is given up on ([`Input::RedisTimeout`]).
     Redis {
+        /// Which Redis server: [`SINGLE_REDIS`] for the one every single-server safeguard
+        /// uses, 1..=N for the independent Redlock nodes `redis-1..N`.
+        node: u8,
         /// The request.
         request: RedisRequest,
         /// Give up waiting after this long.

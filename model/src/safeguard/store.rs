@@ -6,7 +6,7 @@
 use crate::postgres::{PgError, QueryResult, Statement, WriteGuard};
 use crate::redis::{Command, Reply};
 
-use super::step::{Input, RedisRequest, SqlRequest, Step};
+use super::step::{Input, RedisRequest, SqlRequest, Step, SINGLE_REDIS};
 
 /// The balance store of a lock-based safeguard.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,6 +24,8 @@ pub enum Store {
         /// The write's fencing conditions.
         guard: WriteGuard,
     },
+    /// A store described in a safeguard file.
+    User(super::user::UserStore),
 }
 
 /// What a read returned.
@@ -51,6 +53,7 @@ impl Store {
     pub fn read_step(&self) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
+                node: SINGLE_REDIS,
                 request: RedisRequest::Command(Command::Get(key.clone())),
                 timeout_ms: None,
             },
@@ -61,6 +64,7 @@ impl Store {
                 },
                 params: vec![],
             }),
+            Store::User(store) => store.read_step(),
         }
     }
 
@@ -81,6 +85,7 @@ impl Store {
                 Err("balance key is missing".to_string())
             }
             (Store::Postgres { .. }, Input::Sql(Ok(result))) => read_row(result),
+            (Store::User(store), _) => store.on_read(input),
             _ => Err(unexpected("read", input)),
         }
     }
@@ -90,6 +95,7 @@ impl Store {
     pub fn write_step(&self, new_balance: i64, fence: i64, seen_fence: i64) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
+                node: SINGLE_REDIS,
                 request: RedisRequest::Command(Command::Set {
                     key: key.clone(),
                     value: new_balance.to_string().into_bytes(),
@@ -110,6 +116,7 @@ impl Store {
                     params,
                 })
             }
+            Store::User(store) => store.write_step(new_balance, fence, seen_fence),
         }
     }
 
@@ -120,8 +127,13 @@ impl Store {
             Store::Redis { .. } => (None, None),
             Store::Postgres { guard, .. } => (
                 Some(fence),
-                (*guard == WriteGuard::FenceBelowAndEqual).then_some(seen_fence),
+                matches!(
+                    guard,
+                    WriteGuard::FenceBelowAndEqual | WriteGuard::FenceEqual
+                )
+                .then_some(seen_fence),
             ),
+            Store::User(store) => store.write_marks(fence, seen_fence),
         }
     }
 
@@ -130,12 +142,14 @@ impl Store {
         match self {
             Store::Redis { .. } => None,
             Store::Postgres { .. } => Some(read.fence),
+            Store::User(store) => store.reads_version().then_some(read.fence),
         }
     }
 
     /// Interprets the answer to [`Store::write_step`].
     pub fn on_write(&self, input: &Input) -> Written {
         match (self, input) {
+            (Store::User(store), _) => store.on_write(input),
             (Store::Redis { .. }, Input::Redis(Reply::Status(status))) if status == "OK" => {
                 Written::Landed
             }

@@ -13,14 +13,14 @@ impl Shared {
     /// The lock holder and the fence counter as the serving Redis has them at `sim`.
     fn lock_and_fence(&self, sim: Duration) -> (Option<String>, Option<String>) {
         let server_ms = self.server_ms(sim);
-        let redis = self.redis.borrow();
-        let holder = self.lock.as_ref().and_then(|lock| {
+        let redis = self.servers.redis.borrow();
+        let holder = self.watch.lock.as_ref().and_then(|lock| {
             redis
                 .peek(&lock.key, server_ms)
                 .map(|value| lock.owner(value))
         });
         let counter = redis
-            .peek(&self.fence_key, server_ms)
+            .peek(&self.watch.fence_key, server_ms)
             .map(|v| String::from_utf8_lossy(v).into_owned());
         (holder, counter)
     }
@@ -29,17 +29,18 @@ impl Shared {
     /// with an empty script cache, and every connection to it is dropped.
     pub(super) fn crash_and_load_aof(&self, sim: &mut turmoil::Sim<'_>, now: Duration) {
         let (loaded, lost, appendfsync) = {
-            let mut aof = self.aof.borrow_mut();
+            let mut aof = self.servers.aof.borrow_mut();
             let aof = aof
                 .as_mut()
                 .expect("a run with a crash fault has an append-only file (Schedule::appendfsync)");
-            let (loaded, lost) = aof.crash_and_load(self.timeline.caller_ms(now));
+            let (loaded, lost) = aof.crash_and_load(self.conditions.timeline.caller_ms(now));
             (loaded, lost, aof.appendfsync())
         };
-        *self.redis.borrow_mut() = loaded;
+        *self.servers.redis.borrow_mut() = loaded;
         let server_ms = self.server_ms(now);
-        if let Some(lock) = &self.lock {
+        if let Some(lock) = &self.watch.lock {
             let value = self
+                .servers
                 .redis
                 .borrow()
                 .peek(&lock.key, server_ms)
@@ -65,20 +66,21 @@ impl Shared {
     pub(super) fn evict_fence_counter(&self, now: Duration) {
         let server_ms = self.server_ms(now);
         let value = self
+            .servers
             .redis
             .borrow()
-            .peek(&self.fence_key, server_ms)
+            .peek(&self.watch.fence_key, server_ms)
             .map(|v| String::from_utf8_lossy(v).into_owned());
         if value.is_some() {
-            let argv = vec![b"DEL".to_vec(), self.fence_key.clone()];
-            self.redis.borrow_mut().execute(&argv, server_ms);
+            let argv = vec![b"DEL".to_vec(), self.watch.fence_key.clone()];
+            self.servers.redis.borrow_mut().execute(&argv, server_ms);
             self.after_redis_command(now, None);
         }
         self.log(
             now,
             "world",
             What::Evicted {
-                key: String::from_utf8_lossy(&self.fence_key).into_owned(),
+                key: String::from_utf8_lossy(&self.watch.fence_key).into_owned(),
                 value,
             },
         );

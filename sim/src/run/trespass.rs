@@ -40,7 +40,7 @@ impl Shared {
     /// or extended a lock held (unexpired) by another caller. Runs before the lock watch
     /// follows the change, so the watch still names the holder before the command.
     pub(super) fn note_trespass(&self, sim: Duration, client: Option<&str>, effects: &[Effect]) {
-        let (Some(lock), Some(client)) = (&self.lock, client) else {
+        let (Some(lock), Some(client)) = (&self.watch.lock, client) else {
             return;
         };
         let Some(held) = lock.holder.borrow().clone() else {
@@ -66,8 +66,8 @@ impl Shared {
             _ => None,
         });
         if let Some(deleted) = change {
-            self.trespasses.borrow_mut().push(Trespass {
-                t_us: self.timeline.t_us(sim),
+            self.watch.trespasses.borrow_mut().push(Trespass {
+                t_us: self.conditions.timeline.t_us(sim),
                 by: client.to_string(),
                 holder,
                 deleted,

@@ -5,12 +5,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, SimConfig};
 
 use super::{progress, real_error};
 use crate::exit::UsageError;
+use crate::shard::Shard;
 
 /// The seeds of a batch: `first`, `first + 1`, ... `first + count - 1`, never wrapping past
 /// the largest seed (`u64::MAX`).
@@ -50,6 +53,29 @@ impl Seeds {
         let first = self.first;
         (0..self.count).map(move |offset| first + offset)
     }
+
+    /// The seeds of `shard`, in order: those at positions K-1, K-1+N, ... of the batch.
+    pub fn of_shard(&self, shard: Shard) -> impl Iterator<Item = u64> {
+        let first = self.first;
+        (shard.index - 1..self.count)
+            .step_by(shard.count as usize)
+            .map(move |offset| first + offset)
+    }
+
+    /// How many seeds `shard` runs.
+    pub fn count_of_shard(&self, shard: Shard) -> u64 {
+        let skip = shard.index - 1;
+        if self.count > skip {
+            (self.count - skip - 1) / shard.count + 1
+        } else {
+            0
+        }
+    }
+
+    /// True when `seed` is one of `shard`'s.
+    pub fn shard_owns(&self, shard: Shard, seed: u64) -> bool {
+        seed >= self.first && seed <= self.last() && shard.owns(seed - self.first)
+    }
 }
 
 /// Where the runs of a batch run.
@@ -61,12 +87,14 @@ pub enum Runner {
     Real(RealConfig),
 }
 
-/// Runs `scenario` once per seed, handing each report to `each` as soon as it is made (no
-/// report is kept here). A progress bar shows on a terminal. The first error (a real server
-/// that cannot be reached, or an error of `each`) stops the batch.
+/// Runs `scenario` once per seed of `shard` (every seed: [`Shard::WHOLE`]), handing each
+/// report to `each` as soon as it is made (no report is kept here). A progress bar shows on a
+/// terminal. The first error (a real server that cannot be reached, or an error of `each`)
+/// stops the batch.
 pub fn for_each_run(
     scenario: &Scenario,
     seeds: Seeds,
+    shard: Shard,
     runner: &Runner,
     mut each: impl FnMut(RunReport) -> Result<(), UsageError>,
 ) -> Result<(), UsageError> {
@@ -74,8 +102,8 @@ pub fn for_each_run(
         Runner::Sim(_) => scenario.name.clone(),
         Runner::Real(_) => format!("{} (real)", scenario.name),
     };
-    let bar = progress(seeds.count, &label);
-    for seed in seeds.iter() {
+    let bar = progress(seeds.count_of_shard(shard), &label);
+    for seed in seeds.of_shard(shard) {
         let report = match runner {
             Runner::Sim(config) => leaselab_sim::run::run_with(scenario, seed, config)?,
             Runner::Real(config) => {
@@ -131,17 +159,118 @@ impl Spread {
             .buckets
             .entry(i128::from(value).div_euclid(width) * width)
             .or_insert(0) += 1;
+        self.coarsen();
+    }
+
+    /// Doubles the bucket width until at most [`SPREAD_BUCKETS`] buckets are left: the width
+    /// is then the smallest power of two that keeps every value seen within the limit.
+    fn coarsen(&mut self) {
         while self.buckets.len() > SPREAD_BUCKETS {
             self.width = self.width.max(1).saturating_mul(2);
-            let width = self.width;
-            let old = std::mem::take(&mut self.buckets);
-            for (start, count) in old {
-                *self
-                    .buckets
-                    .entry(start.div_euclid(width) * width)
-                    .or_insert(0) += count;
+            self.rebucket(self.width);
+        }
+    }
+
+    /// Puts the counts into buckets of `width` (a power of two at least the current width:
+    /// every old bucket lies inside one new bucket).
+    fn rebucket(&mut self, width: i128) {
+        let old = std::mem::take(&mut self.buckets);
+        for (start, count) in old {
+            *self
+                .buckets
+                .entry(start.div_euclid(width) * width)
+                .or_insert(0) += count;
+        }
+    }
+
+    /// Adds every value of `other`: the result is the spread of both streams' values, equal to
+    /// the one made by adding them one by one (same width, same buckets), so a spread merged
+    /// from shards is the unsharded one.
+    pub fn merge(&mut self, other: &Spread) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            self.width = self.width.max(1);
+            return;
+        }
+        self.count += other.count;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        let width = self.width.max(other.width).max(1);
+        self.width = width;
+        self.rebucket(width);
+        for (start, count) in &other.buckets {
+            *self
+                .buckets
+                .entry(start.div_euclid(width) * width)
+                .or_insert(0) += count;
+        }
+        self.coarsen();
+    }
+
+    /// What a shard's output carries of this spread.
+    pub fn parts(&self) -> SpreadParts {
+        SpreadParts {
+            count: self.count,
+            min: self.min,
+            max: self.max,
+            width: self.width.max(1),
+            buckets: self.buckets.iter().map(|(s, c)| (*s, *c)).collect(),
+        }
+    }
+
+    /// The spread `parts` describe, checked: the width a power of two, each bucket aligned
+    /// to it and holding values, no more than [`SPREAD_BUCKETS`] buckets, the counts adding
+    /// up, min and max inside the buckets.
+    pub fn from_parts(parts: &SpreadParts) -> Result<Spread, String> {
+        let width = parts.width;
+        if width < 1 || width.count_ones() != 1 {
+            return Err(format!("width {width} is not a power of two"));
+        }
+        if parts.buckets.len() > SPREAD_BUCKETS {
+            return Err(format!(
+                "{} buckets, more than {SPREAD_BUCKETS}",
+                parts.buckets.len()
+            ));
+        }
+        let mut buckets = BTreeMap::new();
+        let mut total: u64 = 0;
+        for &(start, count) in &parts.buckets {
+            if start.rem_euclid(width) != 0 || count == 0 || buckets.insert(start, count).is_some()
+            {
+                return Err(format!("bucket {start} (of {count} values) is not valid"));
+            }
+            total = total
+                .checked_add(count)
+                .ok_or_else(|| "the bucket counts overflow".to_string())?;
+        }
+        if total != parts.count {
+            return Err(format!(
+                "the buckets hold {total} values, but count says {}",
+                parts.count
+            ));
+        }
+        if let (Some(first), Some(last)) = (buckets.keys().next(), buckets.keys().next_back()) {
+            let (min, max) = (i128::from(parts.min), i128::from(parts.max));
+            if min > max
+                || min.div_euclid(width) * width != *first
+                || max.div_euclid(width) * width != *last
+            {
+                return Err(format!(
+                    "min {} and max {} do not match the buckets",
+                    parts.min, parts.max
+                ));
             }
         }
+        Ok(Spread {
+            count: parts.count,
+            min: parts.min,
+            max: parts.max,
+            width,
+            buckets,
+        })
     }
 
     /// How many values.
@@ -193,6 +322,21 @@ impl Spread {
     }
 }
 
+/// A [`Spread`] as a shard's JSON carries it: enough to merge shards exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpreadParts {
+    /// How many values.
+    pub count: u64,
+    /// The smallest value.
+    pub min: i64,
+    /// The largest value.
+    pub max: i64,
+    /// The bucket width (a power of two; 1: every value kept exactly).
+    pub width: i128,
+    /// Each bucket's start and how many values fell in it, in order.
+    pub buckets: Vec<(i128, u64)>,
+}
+
 /// Seeds kept for a summary: the first [`Self::LIMIT`], and how many more there were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SeedList {
@@ -218,6 +362,22 @@ impl SeedList {
     /// How many seeds in all.
     pub fn total(&self) -> u64 {
         self.seeds.len() as u64 + self.more
+    }
+
+    /// The list of a batch made of disjoint parts: the first seeds of all of them (a part
+    /// keeps its own first seeds, so the first [`Self::LIMIT`] of the whole are among them),
+    /// and how many more there were.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a SeedList>) -> SeedList {
+        let mut seeds = Vec::new();
+        let mut total = 0;
+        for part in parts {
+            seeds.extend_from_slice(&part.seeds);
+            total += part.total();
+        }
+        seeds.sort_unstable();
+        seeds.truncate(Self::LIMIT);
+        let more = total - seeds.len() as u64;
+        SeedList { seeds, more }
     }
 
     /// `3 8 12` or `3 8 12 ... and 40 more`.
@@ -416,6 +576,92 @@ mod tests {
             (extremes.min(), extremes.median(), extremes.max()),
             (i64::MIN, 0, i64::MAX)
         );
+    }
+
+    #[test]
+    fn shards_of_a_batch_hold_each_seed_once() {
+        let seeds = Seeds::new(5, 11).unwrap();
+        for count in 1..=13 {
+            let mut all: Vec<u64> = Vec::new();
+            for index in 1..=count {
+                let shard = Shard { index, count };
+                let part: Vec<u64> = seeds.of_shard(shard).collect();
+                assert_eq!(part.len() as u64, seeds.count_of_shard(shard));
+                assert!(part.iter().all(|&seed| seeds.shard_owns(shard, seed)));
+                all.extend(part);
+            }
+            all.sort_unstable();
+            assert_eq!(all, seeds.iter().collect::<Vec<_>>(), "{count} shards");
+        }
+        assert!(!seeds.shard_owns(Shard::WHOLE, 4));
+        assert!(!seeds.shard_owns(Shard::WHOLE, 16));
+    }
+
+    #[test]
+    fn spreads_merged_from_parts_equal_the_whole() {
+        // Few values (exact) and many (coarsened), split round robin into 1 to 4 parts.
+        for n in [7i64, 100_000] {
+            let values: Vec<i64> = (0..n).map(|i| (i * 7_919) % n - n / 3).collect();
+            let mut whole = Spread::new();
+            values.iter().for_each(|&v| whole.add(v));
+            for parts in 1..=4usize {
+                let mut merged = Spread::new();
+                for part in 0..parts {
+                    let mut spread = Spread::new();
+                    for v in values.iter().skip(part).step_by(parts) {
+                        spread.add(*v);
+                    }
+                    let spread = Spread::from_parts(&spread.parts()).unwrap();
+                    merged.merge(&spread);
+                }
+                assert_eq!(merged, whole, "{n} values in {parts} parts");
+                assert_eq!(merged.median_text(), whole.median_text());
+            }
+        }
+        let mut empty = Spread::new();
+        empty.merge(&Spread::new());
+        assert_eq!(empty.count(), 0);
+    }
+
+    #[test]
+    fn bad_spread_parts_are_refused() {
+        let mut spread = Spread::new();
+        [3, 5, 5].iter().for_each(|&v| spread.add(v));
+        let good = spread.parts();
+        assert!(Spread::from_parts(&good).is_ok());
+        let mut bad = good.clone();
+        bad.width = 3;
+        assert!(Spread::from_parts(&bad)
+            .unwrap_err()
+            .contains("power of two"));
+        let mut bad = good.clone();
+        bad.count = 4;
+        assert!(Spread::from_parts(&bad)
+            .unwrap_err()
+            .contains("count says 4"));
+        let mut bad = good;
+        bad.min = 4;
+        assert!(Spread::from_parts(&bad)
+            .unwrap_err()
+            .contains("do not match"));
+    }
+
+    #[test]
+    fn merged_seed_lists_keep_the_first_of_the_whole() {
+        let (mut a, mut b, mut whole) = (
+            SeedList::default(),
+            SeedList::default(),
+            SeedList::default(),
+        );
+        for seed in 1..=300 {
+            whole.push(seed);
+            if seed % 2 == 0 {
+                a.push(seed)
+            } else {
+                b.push(seed)
+            }
+        }
+        assert_eq!(SeedList::merged([&a, &b]), whole);
     }
 
     #[test]

@@ -7,7 +7,8 @@ use crate::{Envelope, TRACING_TARGET};
 
 use bytes::Bytes;
 use indexmap::IndexMap;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt::Display;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -48,6 +49,10 @@ pub(crate) struct Host {
 
     next_ephemeral_port: u16,
     ephemeral_ports: RangeInclusive<u16>,
+
+    /// Deadlines of the software's timers, as declared with
+    /// [`crate::wake_at`] (instants of the host's runtime), earliest first.
+    pub(crate) wakes: BinaryHeap<Reverse<Instant>>,
 }
 
 impl Host {
@@ -70,6 +75,7 @@ impl Host {
             timer,
             next_ephemeral_port: *ephemeral_ports.start(),
             ephemeral_ports,
+            wakes: BinaryHeap::new(),
         }
     }
 
@@ -90,6 +96,7 @@ impl Host {
             timer,
             next_ephemeral_port: *ephemeral_ports.start(),
             ephemeral_ports,
+            wakes: BinaryHeap::new(),
         }
     }
 

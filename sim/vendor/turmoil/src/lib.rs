@@ -240,6 +240,23 @@ pub(crate) fn for_pairs(a: &Vec<IpAddr>, b: &Vec<IpAddr>, mut f: impl FnMut(IpAd
     }
 }
 
+/// Declares that the current host's software has a timer due at `deadline`
+/// (an instant of the host's runtime, e.g. `tokio::time::Instant::now() +
+/// duration`), so that a simulation built with
+/// [`Builder::skip_idle_hosts`] runs the host again by then. Declaring a
+/// deadline that never fires (a timeout whose future finished first) costs at
+/// most one step of the host. Outside a simulation, or outside a host, this
+/// does nothing.
+pub fn wake_at(deadline: tokio::time::Instant) {
+    World::current_if_set(|world| {
+        if let Some(addr) = world.current {
+            if let Some(host) = world.hosts.get_mut(&addr) {
+                host.wakes.push(std::cmp::Reverse(deadline));
+            }
+        }
+    });
+}
+
 /// Returns whether the caller is in a simulation context.
 pub fn in_simulation() -> bool {
     World::try_current(|_| ()).is_ok()

@@ -1,7 +1,9 @@
 use std::future::Future;
 use std::mem;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
 
 use rand::rngs::SmallRng;
 use tokio::runtime::Runtime;
@@ -66,6 +68,33 @@ pub struct Rt<'a> {
 
     /// Runtime configuration.
     config: Config,
+
+    /// Set when a task of the host's `LocalSet` is woken from outside it (a
+    /// message, a timer, another host), or when a tick ends with tasks still
+    /// queued: the host has work. Cleared when a tick starts.
+    woken: Arc<AtomicBool>,
+
+    /// How far the runtime's clock is behind the simulation: the steps in
+    /// which the host was skipped (see [`Rt::skip`]).
+    lag: Duration,
+}
+
+/// The waker the `LocalSet` is polled with during a tick: notes that the host
+/// has work, then wakes the runtime's own waker.
+struct NoteWoken {
+    woken: Arc<AtomicBool>,
+    inner: Waker,
+}
+
+impl Wake for NoteWoken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Relaxed);
+        self.inner.wake_by_ref();
+    }
 }
 
 impl<'a> Rt<'a> {
@@ -84,6 +113,8 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            woken: Arc::new(AtomicBool::new(true)),
+            lag: Duration::ZERO,
         }
     }
 
@@ -104,6 +135,8 @@ impl<'a> Rt<'a> {
             nodename,
             handle: Some(handle),
             config,
+            woken: Arc::new(AtomicBool::new(true)),
+            lag: Duration::ZERO,
         }
     }
 
@@ -118,6 +151,8 @@ impl<'a> Rt<'a> {
             nodename: String::new().into(),
             handle: None,
             config,
+            woken: Arc::new(AtomicBool::new(true)),
+            lag: Duration::ZERO,
         }
     }
 
@@ -136,6 +171,39 @@ impl<'a> Rt<'a> {
     pub(crate) fn now(&self) -> Instant {
         let _guard = self.tokio.enter();
         Instant::now()
+    }
+
+    /// The simulation's time on this runtime's clock: [`Rt::now`] plus the
+    /// steps it was skipped.
+    pub(crate) fn sim_now(&self) -> Instant {
+        self.now() + self.lag
+    }
+
+    /// Whether a task of the host was woken since its last tick began (or its
+    /// last tick ended with tasks still queued).
+    pub(crate) fn is_woken(&self) -> bool {
+        self.woken.load(Ordering::Relaxed)
+    }
+
+    /// The host sits out a step of `duration`: its runtime is not entered,
+    /// and its clock falls behind by `duration` until [`Rt::catch_up`].
+    pub(crate) fn skip(&mut self, duration: Duration) {
+        self.lag += duration;
+    }
+
+    /// Brings the runtime's clock up to the simulation's time after skipped
+    /// steps, in one move. No timer of the host falls inside the skipped steps
+    /// (that is why they were skipped), so none fires: as if it had been
+    /// ticked through them. Returns false if one did fire (an undeclared
+    /// timer, see [`crate::wake_at`]): it fired late.
+    pub(crate) fn catch_up(&mut self) -> bool {
+        let lag = mem::take(&mut self.lag);
+        if lag.is_zero() {
+            return true;
+        }
+        self.woken.store(false, Ordering::Relaxed);
+        self.tokio.block_on(tokio::time::advance(lag));
+        !self.woken.load(Ordering::Relaxed)
     }
 
     // This method is called by [`Sim::run`], which iterates through all the
@@ -161,13 +229,24 @@ impl<'a> Rt<'a> {
     // that caused failure. Subsequent calls do not return the error as it is
     // expected to fail the simulation.
     pub(crate) fn tick(&mut self, duration: Duration) -> Result<bool> {
-        self.tokio.block_on(async {
-            self.local
-                .run_until(async {
-                    sleep(duration).await;
-                })
-                .await
-        });
+        debug_assert!(self.lag.is_zero(), "a skipped host ticks only after catching up");
+        self.woken.store(false, Ordering::Relaxed);
+        let woken = self.woken.clone();
+        let mut run = std::pin::pin!(self.local.run_until(async {
+            sleep(duration).await;
+        }));
+        self.tokio.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+            // The `LocalSet` keeps the waker it was last polled with, and wakes
+            // it when one of its tasks is woken from outside: `woken` notes it.
+            let waker = Waker::from(Arc::new(NoteWoken {
+                woken: woken.clone(),
+                inner: cx.waker().clone(),
+            }));
+            match run.as_mut().poll(&mut Context::from_waker(&waker)) {
+                Poll::Ready(()) => Poll::Ready(()),
+                Poll::Pending => Poll::Pending,
+            }
+        }));
 
         // pull for software completion
         match &self.handle {
@@ -226,6 +305,17 @@ impl<'a> Rt<'a> {
 
         _ = mem::replace(&mut self.tokio, tokio);
         drop(mem::replace(&mut self.local, local));
+        // A new runtime: nothing to catch up, no timer declared on its clock,
+        // and its software starts at once.
+        self.lag = Duration::ZERO;
+        self.woken.store(true, Ordering::Relaxed);
+        crate::world::World::current_if_set(|world| {
+            if let Some(addr) = world.current {
+                if let Some(host) = world.hosts.get_mut(&addr) {
+                    host.wakes.clear();
+                }
+            }
+        });
     }
 }
 

@@ -36,6 +36,9 @@ pub struct Sim<'a> {
     elapsed: Duration,
 
     steps: usize,
+
+    /// See [`Sim::missed_wakes`].
+    missed_wakes: u64,
 }
 
 impl<'a> Sim<'a> {
@@ -52,6 +55,7 @@ impl<'a> Sim<'a> {
             since_epoch,
             elapsed: Duration::ZERO,
             steps: 1, // bumped after each step
+            missed_wakes: 0,
         }
     }
 
@@ -401,6 +405,98 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// How many times a host's timer was found to have fired while the host was
+    /// skipped ([`crate::Builder::skip_idle_hosts`]): an undeclared timer,
+    /// which fired late. 0 when every timer is declared with
+    /// [`crate::wake_at`].
+    pub fn missed_wakes(&self) -> u64 {
+        self.missed_wakes
+    }
+
+    /// Whether idle hosts are skipped: when asked to, and only with a tick of
+    /// whole milliseconds (a host's clock is then moved exactly as ticking
+    /// would; tokio rounds a shorter tick's sleep up to a millisecond).
+    fn skips_idle_hosts(&self) -> bool {
+        self.config.skip_idle_hosts && self.config.tick.subsec_nanos() % 1_000_000 == 0
+    }
+
+    /// Whether the host at `addr` has nothing to do in the next step of
+    /// `tick`: no message may be delivered to it, no task of it was woken, and
+    /// no declared timer falls due by the end of the step. Declared deadlines
+    /// already passed are dropped (a timer that did fire woke its task).
+    fn is_idle(world: &RefCell<World>, addr: IpAddr, rt: &Rt<'_>, tick: Duration) -> bool {
+        if rt.is_woken() {
+            return false;
+        }
+        let mut world = world.borrow_mut();
+        if world.topology.may_deliver_to(addr) {
+            return false;
+        }
+        let now = rt.sim_now();
+        let wakes = &mut world.hosts.get_mut(&addr).expect("missing host").wakes;
+        while wakes.peek().is_some_and(|next| next.0 <= now) {
+            wakes.pop();
+        }
+        wakes.peek().is_none_or(|next| next.0 > now + tick)
+    }
+
+    /// Moves the simulation forward by as many whole steps as it can while
+    /// nothing happens in them, as [`Sim::step`] would with every host skipped,
+    /// in one go: only with [`crate::Builder::skip_idle_hosts`], when no
+    /// message is on its way, no host has a task woken and at least one more
+    /// step passes before any declared timer ([`crate::wake_at`]) is due.
+    /// Never moves past `limit` (simulated time since the start, e.g. the next
+    /// thing the caller of `step` will do between steps) or the simulation's
+    /// duration. Returns the number of steps taken; 0 when the next step has
+    /// something to do (then call [`Sim::step`]).
+    pub fn skip_idle_steps(&mut self, limit: Duration) -> u64 {
+        if !self.skips_idle_hosts() {
+            return 0;
+        }
+        let tick = self.config.tick;
+        let until = limit.min(self.config.duration);
+        let mut steps = match until.checked_sub(self.elapsed) {
+            Some(room) => (room.as_nanos() / tick.as_nanos().max(1)) as u64,
+            None => return 0,
+        };
+        if steps == 0 || !self.world.borrow().topology.is_quiet() {
+            return 0;
+        }
+        for (&addr, rt) in self.rts.iter().filter(|(_, rt)| rt.is_software_running()) {
+            if rt.is_woken() {
+                return 0;
+            }
+            let now = rt.sim_now();
+            let mut world = self.world.borrow_mut();
+            let wakes = &mut world.hosts.get_mut(&addr).expect("missing host").wakes;
+            while wakes.peek().is_some_and(|next| next.0 <= now) {
+                wakes.pop();
+            }
+            if let Some(next) = wakes.peek() {
+                // Step k (from 1) ends at now + k * tick; it may be skipped
+                // while the wake is later than that.
+                let room = next.0 - now;
+                let free = (room.as_nanos().div_ceil(tick.as_nanos().max(1)) as u64) - 1;
+                steps = steps.min(free);
+            }
+            if steps == 0 {
+                return 0;
+            }
+        }
+        let duration = tick * u32::try_from(steps).unwrap_or(u32::MAX);
+        let steps = u64::from(u32::try_from(steps).unwrap_or(u32::MAX));
+        self.world.borrow_mut().topology.tick_by(duration);
+        for (&addr, rt) in self.rts.iter_mut() {
+            if rt.is_software_running() {
+                rt.skip(duration);
+            }
+            self.world.borrow_mut().tick(addr, duration);
+        }
+        self.elapsed += duration;
+        self.steps += steps as usize;
+        steps
+    }
+
     /// Step the simulation.
     ///
     /// Runs each host in the simulation a fixed duration configured by
@@ -425,6 +521,7 @@ impl<'a> Sim<'a> {
         // completes, extract the result and return early if an error is
         // encountered.
 
+        let skip_idle = self.skips_idle_hosts();
         let (mut running, stopped): (Vec<_>, Vec<_>) = self
             .rts
             .iter_mut()
@@ -434,6 +531,17 @@ impl<'a> Sim<'a> {
         }
 
         for (&addr, rt) in running {
+            if skip_idle && Self::is_idle(&self.world, addr, rt, tick) {
+                rt.skip(tick);
+                if rt.is_client() {
+                    is_finished = false;
+                }
+                self.world.borrow_mut().tick(addr, tick);
+                continue;
+            }
+            if !rt.catch_up() {
+                self.missed_wakes += 1;
+            }
             let _span_guard = tracing::span!(Level::INFO, "node", name = &*rt.nodename,).entered();
             {
                 let mut world = self.world.borrow_mut();

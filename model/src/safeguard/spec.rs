@@ -1,0 +1,820 @@
+//! The safeguard file: a lock protocol in TOML, compiled to a [`UserSpec`].
+//!
+//! ```toml
+//! name = "my-lease"
+//! balance = "redis"                 # or "postgres" (the wallets row)
+//!
+//! [acquire]                         # leave out for no lock
+//! command = ["SET", "{lock_key}", "{token}", "NX", "PX", "{ttl_ms}"]
+//! got = "OK"                        # reply patterns: nil, integer, 1, bulk, array, error,
+//! busy = "nil"                      # any, or a status word; a list for several
+//!
+//! [release]
+//! script = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+//! keys = ["{lock_key}"]
+//! args = ["{token}"]
+//! released = "1"
+//! not_held = "0"
+//!
+//! [read]
+//! command = ["GET", "{balance_key}"]
+//!
+//! [write]
+//! command = ["SET", "{balance_key}", "{new_balance}"]
+//! landed = "OK"
+//!
+//! [retry]
+//! strategy = "jittered"             # none, jittered (5–15 ms), uniform, linear, exponential
+//! ```
+//!
+//! Variables: `{lock_key}`, `{fence_key}`, `{balance_key}`, `{token}`, `{ttl_ms}`,
+//! `{wallet_id}`, `{amount}`, `{new_balance}` (the write). A SQL read returns one row of
+//! `balance[, version]`; a SQL write names its `$n` in `params` (`new_balance`, `balance`,
+//! `amount`, `fence`, `version`, `wallet_id`) and landed when it changed 1 row, was refused
+//! when it changed 0. `[acquire] fence = "reply"` takes an integer "got" reply as the
+//! fencing token. `[refresh]` (with `refreshed = ...`) makes a watchdog refresh the lease
+//! every TTL/3 while the caller works.
+//!
+//! Every error names the file, line, column and field, e.g.
+//! `my.toml:4:7: [acquire] got: "O K" is not a reply pattern ...`.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::postgres::Statement;
+use crate::redis::{Command, ScriptId};
+
+use super::retry::Retry;
+use super::user::{
+    AcquireSpec, Pattern, Piece, ReadSpec, RefreshSpec, ReleaseSpec, RequestTemplate, SqlParam,
+    SqlSpec, Template, UserSpec, Var, Vars, WriteSpec,
+};
+use super::{BalanceIn, Keys};
+
+/// The largest safeguard file read (bytes).
+pub const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// A file that does not describe a safeguard: where and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The file, as named on the command line.
+    pub file: String,
+    /// 1-based line (0 when the error is about the whole file).
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The field, e.g. `[acquire] got`.
+    pub field: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}: {}", self.file, self.field, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}:{}: {}: {}",
+                self.file, self.line, self.column, self.field, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// One reply pattern or several.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Patterns {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRepr {
+    name: Spanned<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    about: Option<String>,
+    balance: Spanned<String>,
+    acquire: Option<Spanned<AcquireRepr>>,
+    release: Option<Spanned<ReleaseRepr>>,
+    refresh: Option<Spanned<RefreshRepr>>,
+    read: Spanned<ReadRepr>,
+    write: Spanned<WriteRepr>,
+    retry: Option<Spanned<RetryRepr>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcquireRepr {
+    command: Option<Spanned<Vec<String>>>,
+    script: Option<Spanned<String>>,
+    keys: Option<Spanned<Vec<String>>>,
+    args: Option<Spanned<Vec<String>>>,
+    got: Spanned<Patterns>,
+    busy: Spanned<Patterns>,
+    fence: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReleaseRepr {
+    command: Option<Spanned<Vec<String>>>,
+    script: Option<Spanned<String>>,
+    keys: Option<Spanned<Vec<String>>>,
+    args: Option<Spanned<Vec<String>>>,
+    released: Spanned<Patterns>,
+    not_held: Spanned<Patterns>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RefreshRepr {
+    command: Option<Spanned<Vec<String>>>,
+    script: Option<Spanned<String>>,
+    keys: Option<Spanned<Vec<String>>>,
+    args: Option<Spanned<Vec<String>>>,
+    refreshed: Spanned<Patterns>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReadRepr {
+    command: Option<Spanned<Vec<String>>>,
+    sql: Option<Spanned<String>>,
+    #[serde(default)]
+    params: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteRepr {
+    command: Option<Spanned<Vec<String>>>,
+    script: Option<Spanned<String>>,
+    keys: Option<Spanned<Vec<String>>>,
+    args: Option<Spanned<Vec<String>>>,
+    landed: Option<Spanned<Patterns>>,
+    refused: Option<Spanned<Patterns>>,
+    sql: Option<Spanned<String>>,
+    params: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RetryRepr {
+    strategy: Spanned<String>,
+    min_ms: Option<Spanned<u64>>,
+    max_ms: Option<Spanned<u64>>,
+    backoff_ms: Option<Spanned<u64>>,
+    #[serde(default)]
+    jitter: bool,
+    acquire_timeout_ms: Option<Spanned<u64>>,
+}
+
+/// Where things are in the file, for errors.
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn at(
+        &self,
+        span: std::ops::Range<usize>,
+        field: &str,
+        message: impl Into<String>,
+    ) -> SpecError {
+        let start = span.start.min(self.text.len());
+        let before = &self.text.as_bytes()[..start];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        SpecError {
+            file: self.file.to_string(),
+            line,
+            column,
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The field a TOML error points at: the `[table]` above it and the key on its line.
+    fn field_at(&self, offset: usize) -> String {
+        let offset = offset.min(self.text.len());
+        let text = &self.text.as_bytes()[..offset];
+        let head = String::from_utf8_lossy(text);
+        let table = head
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|line| line.starts_with('[') && line.ends_with(']'))
+            .unwrap_or("");
+        let line_start = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let rest = String::from_utf8_lossy(&self.text.as_bytes()[line_start..]);
+        let line = rest.lines().next().unwrap_or("");
+        let key = line
+            .split_once('=')
+            .map(|(key, _)| key.trim().to_string())
+            .filter(|key| !key.is_empty() && !key.starts_with('['))
+            .unwrap_or_default();
+        match (table.is_empty(), key.is_empty()) {
+            (true, true) => "(file)".to_string(),
+            (true, false) => key,
+            (false, true) => table.to_string(),
+            (false, false) => format!("{table} {key}"),
+        }
+    }
+}
+
+/// Sample values the file's commands are checked with when it is loaded.
+fn sample_vars(keys: &Keys) -> Vars<'_> {
+    Vars {
+        keys,
+        token: b"0123456789abcdef0123456789abcdef",
+        ttl_ms: 100,
+        wallet_id: 42,
+        amount: 10,
+        new_balance: Some(90),
+    }
+}
+
+/// Compiles a safeguard file; `file` names it in errors.
+pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
+    let source = Source { file, text };
+    if text.len() > MAX_FILE_BYTES {
+        return Err(SpecError {
+            file: file.to_string(),
+            line: 0,
+            column: 0,
+            field: "(file)".to_string(),
+            message: format!(
+                "the file has {} bytes; a safeguard file may have at most {MAX_FILE_BYTES}",
+                text.len()
+            ),
+        });
+    }
+    let repr: FileRepr = toml::from_str(text).map_err(|error| {
+        let span = error.span().unwrap_or(0..0);
+        let field = source.field_at(span.start);
+        source.at(span, &field, error.message().trim().to_string())
+    })?;
+    let keys = Keys::for_wallet("", 42);
+    let vars = sample_vars(&keys);
+
+    let name = repr.name.get_ref().trim().to_string();
+    let name_ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.+".contains(&b));
+    if !name_ok {
+        return Err(source.at(
+            repr.name.span(),
+            "name",
+            "a name of 1 to 64 letters, digits, '-', '_', '.' or '+' (it is used on the \
+             command line and in file names)",
+        ));
+    }
+    if super::Safeguard::catalogue()
+        .iter()
+        .any(|s| s.name() == name)
+    {
+        return Err(source.at(
+            repr.name.span(),
+            "name",
+            format!("{name:?} is a built-in safeguard's name; choose another"),
+        ));
+    }
+    let balance_in = match repr.balance.get_ref().as_str() {
+        "redis" => BalanceIn::Redis,
+        "postgres" => BalanceIn::Postgres,
+        other => {
+            return Err(source.at(
+                repr.balance.span(),
+                "balance",
+                format!("{other:?}: where the balance lives is \"redis\" or \"postgres\""),
+            ))
+        }
+    };
+
+    let acquire = match &repr.acquire {
+        None => None,
+        Some(acquire) => {
+            let a = acquire.get_ref();
+            let request = request(
+                &source,
+                "[acquire]",
+                acquire.span(),
+                &a.command,
+                &a.script,
+                &a.keys,
+                &a.args,
+                &vars,
+            )?;
+            let fence_from_reply = match &a.fence {
+                None => false,
+                Some(fence) if fence.get_ref() == "reply" => true,
+                Some(fence) => {
+                    return Err(source.at(
+                        fence.span(),
+                        "[acquire] fence",
+                        "the only fence source is \"reply\" (an integer \"got\" reply)",
+                    ))
+                }
+            };
+            Some(AcquireSpec {
+                request,
+                got: patterns(&source, "[acquire] got", &a.got)?,
+                busy: patterns(&source, "[acquire] busy", &a.busy)?,
+                fence_from_reply,
+            })
+        }
+    };
+    let release = match &repr.release {
+        None => None,
+        Some(release) => {
+            let r = release.get_ref();
+            Some(ReleaseSpec {
+                request: request(
+                    &source,
+                    "[release]",
+                    release.span(),
+                    &r.command,
+                    &r.script,
+                    &r.keys,
+                    &r.args,
+                    &vars,
+                )?,
+                released: patterns(&source, "[release] released", &r.released)?,
+                not_held: patterns(&source, "[release] not_held", &r.not_held)?,
+            })
+        }
+    };
+    let refresh = match &repr.refresh {
+        None => None,
+        Some(refresh) => {
+            let r = refresh.get_ref();
+            Some(RefreshSpec {
+                request: request(
+                    &source,
+                    "[refresh]",
+                    refresh.span(),
+                    &r.command,
+                    &r.script,
+                    &r.keys,
+                    &r.args,
+                    &vars,
+                )?,
+                refreshed: patterns(&source, "[refresh] refreshed", &r.refreshed)?,
+            })
+        }
+    };
+    match (&acquire, &repr.release, &repr.refresh) {
+        (Some(_), None, _) => {
+            let span = repr.acquire.as_ref().map_or(0..0, Spanned::span);
+            return Err(source.at(
+                span,
+                "[release]",
+                "a lock that is acquired must be released: add a [release] table",
+            ));
+        }
+        (None, Some(release), _) => {
+            return Err(source.at(
+                release.span(),
+                "[release]",
+                "there is no [acquire]: a release needs a lock to give back",
+            ))
+        }
+        (None, _, Some(refresh)) => {
+            return Err(source.at(
+                refresh.span(),
+                "[refresh]",
+                "there is no [acquire]: a refresh needs a lock to extend",
+            ))
+        }
+        _ => {}
+    }
+
+    let read = {
+        let r = repr.read.get_ref();
+        match (&r.command, &r.sql) {
+            (Some(command), None) => {
+                if balance_in != BalanceIn::Redis {
+                    return Err(source.at(
+                        command.span(),
+                        "[read] command",
+                        "the balance is in postgres: read it with `sql = \"SELECT ...\"`",
+                    ));
+                }
+                ReadSpec::Redis(command_template(&source, "[read] command", command, &vars)?)
+            }
+            (None, Some(sql)) => {
+                if balance_in != BalanceIn::Postgres {
+                    return Err(source.at(
+                        sql.span(),
+                        "[read] sql",
+                        "the balance is in redis: read it with `command = [\"GET\", \"{balance_key}\"]`",
+                    ));
+                }
+                ReadSpec::Sql(sql_spec(&source, "[read]", sql, &r.params, false)?)
+            }
+            _ => {
+                return Err(source.at(
+                    repr.read.span(),
+                    "[read]",
+                    "give either `command` (a Redis balance) or `sql` (a PostgreSQL balance)",
+                ))
+            }
+        }
+    };
+    let write = {
+        let w = repr.write.get_ref();
+        let redis = w.command.is_some() || w.script.is_some();
+        match (redis, &w.sql) {
+            (true, None) => {
+                if balance_in != BalanceIn::Redis {
+                    return Err(source.at(
+                        repr.write.span(),
+                        "[write]",
+                        "the balance is in postgres: write it with `sql = \"UPDATE ...\"`",
+                    ));
+                }
+                let request = request(
+                    &source,
+                    "[write]",
+                    repr.write.span(),
+                    &w.command,
+                    &w.script,
+                    &w.keys,
+                    &w.args,
+                    &vars,
+                )?;
+                let landed = match &w.landed {
+                    Some(landed) => patterns(&source, "[write] landed", landed)?,
+                    None => vec![Pattern::Status("OK".to_string())],
+                };
+                let refused = match &w.refused {
+                    Some(refused) => patterns(&source, "[write] refused", refused)?,
+                    None => Vec::new(),
+                };
+                WriteSpec::Redis {
+                    request,
+                    landed,
+                    refused,
+                }
+            }
+            (false, Some(sql)) => {
+                if balance_in != BalanceIn::Postgres {
+                    return Err(source.at(
+                        sql.span(),
+                        "[write] sql",
+                        "the balance is in redis: write it with `command = [\"SET\", \"{balance_key}\", \"{new_balance}\"]`",
+                    ));
+                }
+                for (field, value) in [("landed", &w.landed), ("refused", &w.refused)] {
+                    if let Some(value) = value {
+                        return Err(source.at(
+                            value.span(),
+                            &format!("[write] {field}"),
+                            "a SQL write landed when it changed 1 row and was refused when it \
+                             changed 0; patterns are for Redis replies",
+                        ));
+                    }
+                }
+                WriteSpec::Sql(sql_spec(&source, "[write]", sql, &w.params, true)?)
+            }
+            _ => {
+                return Err(source.at(
+                    repr.write.span(),
+                    "[write]",
+                    "give either `command`/`script` (a Redis balance) or `sql` (a PostgreSQL \
+                     balance)",
+                ))
+            }
+        }
+    };
+
+    let (retry, jitter, acquire_timeout_ms) = match &repr.retry {
+        None => (Retry::Jittered5To15, false, None),
+        Some(retry) => {
+            let r = retry.get_ref();
+            let need = |value: &Option<Spanned<u64>>, field: &str| {
+                value.as_ref().map(|v| *v.get_ref()).ok_or_else(|| {
+                    source.at(
+                        r.strategy.span(),
+                        &format!("[retry] {field}"),
+                        format!("the {:?} strategy needs `{field}`", r.strategy.get_ref()),
+                    )
+                })
+            };
+            let strategy = match r.strategy.get_ref().as_str() {
+                "none" => Retry::NoRetry,
+                "jittered" => Retry::Jittered5To15,
+                "uniform" => {
+                    let (min_ms, max_ms) = (need(&r.min_ms, "min_ms")?, need(&r.max_ms, "max_ms")?);
+                    if min_ms == 0 || min_ms > max_ms {
+                        return Err(source.at(
+                            r.strategy.span(),
+                            "[retry] min_ms",
+                            format!("need 1 <= min_ms <= max_ms (got {min_ms} and {max_ms})"),
+                        ));
+                    }
+                    Retry::Uniform { min_ms, max_ms }
+                }
+                "linear" => Retry::Linear {
+                    backoff_ms: need(&r.backoff_ms, "backoff_ms")?,
+                },
+                "exponential" => Retry::Exponential {
+                    min_ms: need(&r.min_ms, "min_ms")?,
+                    max_ms: need(&r.max_ms, "max_ms")?,
+                    count: 0,
+                },
+                other => {
+                    return Err(source.at(
+                        r.strategy.span(),
+                        "[retry] strategy",
+                        format!(
+                            "{other:?}: the strategies are none, jittered (5 to 15 ms), uniform \
+                             (min_ms, max_ms), linear (backoff_ms), exponential (min_ms, max_ms)"
+                        ),
+                    ))
+                }
+            };
+            let timeout = r.acquire_timeout_ms.as_ref().map(|t| *t.get_ref());
+            if let Some(t) = &r.acquire_timeout_ms {
+                if *t.get_ref() == 0 || *t.get_ref() > 3_600_000 {
+                    return Err(source.at(
+                        t.span(),
+                        "[retry] acquire_timeout_ms",
+                        "between 1 and 3600000 ms",
+                    ));
+                }
+            }
+            (strategy, r.jitter, timeout)
+        }
+    };
+
+    Ok(UserSpec {
+        name,
+        file_text: text.to_string(),
+        balance_in,
+        acquire,
+        release,
+        refresh,
+        read,
+        write,
+        retry,
+        jitter,
+        acquire_timeout_ms,
+    })
+}
+
+fn patterns(
+    source: &Source<'_>,
+    field: &str,
+    value: &Spanned<Patterns>,
+) -> Result<Vec<Pattern>, SpecError> {
+    let texts: Vec<&String> = match value.get_ref() {
+        Patterns::One(one) => vec![one],
+        Patterns::Many(many) => many.iter().collect(),
+    };
+    if texts.is_empty() {
+        return Err(source.at(value.span(), field, "give at least one reply pattern"));
+    }
+    texts
+        .into_iter()
+        .map(|text| Pattern::parse(text).map_err(|error| source.at(value.span(), field, error)))
+        .collect()
+}
+
+/// Splits `{var}`s out of a word.
+fn template(
+    source: &Source<'_>,
+    field: &str,
+    span: std::ops::Range<usize>,
+    word: &str,
+) -> Result<Template, SpecError> {
+    let mut pieces = Vec::new();
+    let mut rest = word;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let name = &rest[open + 1..open + close];
+        match Var::ALL.iter().find(|(_, n)| *n == name) {
+            Some((var, _)) => {
+                if open > 0 {
+                    pieces.push(Piece::Text(rest[..open].to_string()));
+                }
+                pieces.push(Piece::Var(*var));
+            }
+            None if name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                && !name.is_empty() =>
+            {
+                let known: Vec<String> = Var::ALL.iter().map(|(_, n)| format!("{{{n}}}")).collect();
+                return Err(source.at(
+                    span,
+                    field,
+                    format!("unknown variable {{{name}}}; known: {}", known.join(", ")),
+                ));
+            }
+            // Not a variable (a hash tag such as `{wallet:42}`): literal text.
+            None => pieces.push(Piece::Text(rest[..open + close + 1].to_string())),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest.to_string()));
+    }
+    Ok(Template(pieces))
+}
+
+fn words(
+    source: &Source<'_>,
+    field: &str,
+    value: &Spanned<Vec<String>>,
+) -> Result<Vec<Template>, SpecError> {
+    value
+        .get_ref()
+        .iter()
+        .map(|word| template(source, field, value.span(), word))
+        .collect()
+}
+
+fn command_template(
+    source: &Source<'_>,
+    field: &str,
+    command: &Spanned<Vec<String>>,
+    vars: &Vars<'_>,
+) -> Result<RequestTemplate, SpecError> {
+    if command.get_ref().is_empty() {
+        return Err(source.at(command.span(), field, "an empty command"));
+    }
+    let argv = words(source, field, command)?;
+    let rendered: Vec<Vec<u8>> = argv.iter().map(|w| w.render(vars)).collect();
+    if let Err(reply) = Command::parse(&rendered) {
+        return Err(source.at(
+            command.span(),
+            field,
+            format!(
+                "not a command the stand-in runs: {} (commands: GET, SET, SETNX, DEL, INCR, \
+                 PEXPIRE, EXPIRE, PERSIST, GETDEL, INCRBY, DECRBY, DELEX, EVAL, ...; use `script` \
+                 for Lua)",
+                reply.describe()
+            ),
+        ));
+    }
+    Ok(RequestTemplate::Command(argv))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn request(
+    source: &Source<'_>,
+    table: &str,
+    span: std::ops::Range<usize>,
+    command: &Option<Spanned<Vec<String>>>,
+    script: &Option<Spanned<String>>,
+    keys: &Option<Spanned<Vec<String>>>,
+    args: &Option<Spanned<Vec<String>>>,
+    vars: &Vars<'_>,
+) -> Result<RequestTemplate, SpecError> {
+    match (command, script) {
+        (Some(command), None) => {
+            for (name, value) in [("keys", keys), ("args", args)] {
+                if let Some(value) = value {
+                    return Err(source.at(
+                        value.span(),
+                        &format!("{table} {name}"),
+                        "KEYS and ARGV are for a `script`; a command lists its words in `command`",
+                    ));
+                }
+            }
+            command_template(source, &format!("{table} command"), command, vars)
+        }
+        (None, Some(script)) => {
+            let text = script.get_ref();
+            let field = format!("{table} script");
+            let builtin = ScriptId::ALL
+                .into_iter()
+                .find(|id| id.source().as_bytes() == text.as_bytes());
+            let script_id = match builtin {
+                Some(id) => id,
+                None => {
+                    if let Err(reply) = crate::redis::lua::compile(text.as_bytes(), "user_script") {
+                        return Err(source.at(
+                            script.span(),
+                            &field,
+                            format!("Lua does not compile it: {}", reply.describe()),
+                        ));
+                    }
+                    let name = format!("{}{}", table.trim_matches(['[', ']']), "");
+                    crate::intern::intern(&name, text)
+                        .map(ScriptId::User)
+                        .map_err(|error| source.at(script.span(), &field, error.to_string()))?
+                }
+            };
+            let none = Spanned::new(0..0, Vec::new());
+            let keys = words(source, &format!("{table} keys"), keys.as_ref().unwrap_or(&none))?;
+            let args = words(source, &format!("{table} args"), args.as_ref().unwrap_or(&none))?;
+            Ok(RequestTemplate::Script {
+                script: script_id,
+                keys,
+                args,
+            })
+        }
+        _ => Err(source.at(
+            span,
+            table,
+            "give either `command = [\"WORD\", ...]` or `script = \"...Lua...\"` (with `keys` and `args`)",
+        )),
+    }
+}
+
+fn sql_spec(
+    source: &Source<'_>,
+    table: &str,
+    sql: &Spanned<String>,
+    params: &Option<Spanned<Vec<String>>>,
+    is_write: bool,
+) -> Result<SqlSpec, SpecError> {
+    let field = format!("{table} sql");
+    let text = template(source, &field, sql.span(), sql.get_ref())?;
+    for piece in &text.0 {
+        if let Piece::Var(var) = piece {
+            if *var != Var::WalletId {
+                return Err(source.at(
+                    sql.span(),
+                    &field,
+                    "SQL names its values as $1, $2, ... (listed in `params`); the only \
+                     {variable} in SQL text is {wallet_id}",
+                ));
+            }
+        }
+    }
+    let keys = Keys::for_wallet("", 42);
+    let rendered = String::from_utf8_lossy(&text.render(&sample_vars(&keys))).into_owned();
+    if let Err(error) = crate::postgres::parse_general(&rendered) {
+        return Err(source.at(sql.span(), &field, format!("not SQL: {}", error.message)));
+    }
+    let mut names = Vec::new();
+    if let Some(params) = params {
+        for name in params.get_ref() {
+            match SqlParam::ALL.iter().find(|(_, n)| n == name) {
+                Some((param, _)) => names.push(*param),
+                None => {
+                    let known: Vec<&str> = SqlParam::ALL.iter().map(|(_, n)| *n).collect();
+                    return Err(source.at(
+                        params.span(),
+                        &format!("{table} params"),
+                        format!("unknown parameter {name:?}; known: {}", known.join(", ")),
+                    ));
+                }
+            }
+        }
+        if !is_write
+            && names.iter().any(|p| {
+                matches!(
+                    p,
+                    SqlParam::NewBalance | SqlParam::Balance | SqlParam::Fence | SqlParam::Version
+                )
+            })
+        {
+            return Err(source.at(
+                params.span(),
+                &format!("{table} params"),
+                "the read comes before the balance, fence and version are known: only amount \
+                 and wallet_id",
+            ));
+        }
+    }
+    let highest = match Statement::text(&rendered) {
+        Ok(statement) => statement.param_count(),
+        Err(error) => return Err(source.at(sql.span(), &field, error)),
+    };
+    if highest != names.len() {
+        let span = params.as_ref().map_or(sql.span(), Spanned::span);
+        return Err(source.at(
+            span,
+            &format!("{table} params"),
+            format!(
+                "the statement uses ${highest} as its highest parameter but `params` names {}",
+                names.len()
+            ),
+        ));
+    }
+    Ok(SqlSpec {
+        sql: text,
+        params: names,
+    })
+}

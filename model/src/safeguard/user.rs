@@ -1,0 +1,698 @@
+//! A safeguard described in a file (see [`spec`](super::spec) for the file): its lock and
+//! store as data, run by the same [`LockedSpend`](super::locked::LockedSpend) machine as the
+//! built-in safeguards.
+//!
+//! A loaded file is registered once per process and named by a [`UserId`] (four bytes), so a
+//! [`Safeguard::User`](super::Safeguard::User) is `Copy` and the checker's states hash a
+//! number, not the file. Its scripts are [`ScriptId::User`] and its statements
+//! [`Statement::Text`] — interned texts ([`crate::intern`]) — unless a text is exactly one of
+//! the tutorial's: then it *is* the built-in script or statement, and a file that spells a
+//! tutorial safeguard runs byte for byte as the built-in one.
+
+use std::sync::{Mutex, OnceLock};
+
+use crate::postgres::Statement;
+use crate::redis::{Command, Reply, ScriptId};
+
+use super::lock::{Acquire, Release};
+use super::retry::Retry;
+use super::step::{Input, RedisRequest, SqlRequest, Step};
+use super::store::{unexpected, Read, Written};
+use super::{BalanceIn, Keys};
+
+/// A registered safeguard file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UserId(u32);
+
+/// How many distinct safeguard files a process may register.
+pub const MAX_USER_SAFEGUARDS: usize = 1_024;
+
+/// A value a template can name, written `{name}` in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Var {
+    /// `{lock_key}`: the lock's key.
+    LockKey,
+    /// `{fence_key}`: the fence counter's key.
+    FenceKey,
+    /// `{balance_key}`: the balance's key (a Redis balance).
+    BalanceKey,
+    /// `{token}`: this caller's random token (32 hex digits).
+    Token,
+    /// `{ttl_ms}`: the lease duration in milliseconds.
+    TtlMs,
+    /// `{wallet_id}`: the wallet (`wallets.id`).
+    WalletId,
+    /// `{amount}`: how much each caller spends.
+    Amount,
+    /// `{new_balance}`: the balance read minus the amount (the write only).
+    NewBalance,
+}
+
+impl Var {
+    /// Every variable with its name in the file.
+    pub const ALL: [(Var, &'static str); 8] = [
+        (Var::LockKey, "lock_key"),
+        (Var::FenceKey, "fence_key"),
+        (Var::BalanceKey, "balance_key"),
+        (Var::Token, "token"),
+        (Var::TtlMs, "ttl_ms"),
+        (Var::WalletId, "wallet_id"),
+        (Var::Amount, "amount"),
+        (Var::NewBalance, "new_balance"),
+    ];
+}
+
+/// A piece of a template.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Piece {
+    /// Literal text.
+    Text(String),
+    /// A variable.
+    Var(Var),
+}
+
+/// A word with `{variables}` in it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Template(pub Vec<Piece>);
+
+/// The values a template is rendered with.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Vars<'a> {
+    /// The run's keys.
+    pub keys: &'a Keys,
+    /// The caller's token.
+    pub token: &'a [u8],
+    /// The lease duration.
+    pub ttl_ms: u64,
+    /// The wallet.
+    pub wallet_id: i64,
+    /// The amount.
+    pub amount: i64,
+    /// The balance to write (the write only).
+    pub new_balance: Option<i64>,
+}
+
+impl Template {
+    /// The template with every variable replaced.
+    pub fn render(&self, vars: &Vars<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        for piece in &self.0 {
+            match piece {
+                Piece::Text(text) => out.extend_from_slice(text.as_bytes()),
+                Piece::Var(var) => out.extend_from_slice(&match var {
+                    Var::LockKey => vars.keys.lock.clone(),
+                    Var::FenceKey => vars.keys.fence.clone(),
+                    Var::BalanceKey => vars.keys.balance.clone(),
+                    Var::Token => vars.token.to_vec(),
+                    Var::TtlMs => vars.ttl_ms.to_string().into_bytes(),
+                    Var::WalletId => vars.wallet_id.to_string().into_bytes(),
+                    Var::Amount => vars.amount.to_string().into_bytes(),
+                    Var::NewBalance => vars.new_balance.unwrap_or(0).to_string().into_bytes(),
+                }),
+            }
+        }
+        out
+    }
+
+    /// True when the template names `var`.
+    pub fn uses(&self, var: Var) -> bool {
+        self.0.contains(&Piece::Var(var))
+    }
+}
+
+/// A Redis request with templates.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestTemplate {
+    /// A command's argv.
+    Command(Vec<Template>),
+    /// A script (built-in when its source is a tutorial script) with its KEYS and ARGV.
+    Script {
+        /// The script.
+        script: ScriptId,
+        /// KEYS.
+        keys: Vec<Template>,
+        /// ARGV.
+        args: Vec<Template>,
+    },
+}
+
+impl RequestTemplate {
+    /// The request, or why Redis's parser refuses the rendered command.
+    pub fn render(&self, vars: &Vars<'_>) -> Result<RedisRequest, String> {
+        let all = |words: &[Template]| words.iter().map(|w| w.render(vars)).collect::<Vec<_>>();
+        match self {
+            RequestTemplate::Command(argv) => Command::parse(&all(argv))
+                .map(RedisRequest::Command)
+                .map_err(|reply| reply.describe()),
+            RequestTemplate::Script { script, keys, args } => Ok(RedisRequest::Script {
+                script: *script,
+                keys: all(keys),
+                args: all(args),
+            }),
+        }
+    }
+}
+
+/// A reply a file expects, e.g. `OK`, `nil`, `1`, `integer`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pattern {
+    /// `nil`.
+    Nil,
+    /// `integer`: any integer.
+    AnyInteger,
+    /// An integer literal, e.g. `1`.
+    Integer(i64),
+    /// `bulk`: any bulk string.
+    AnyBulk,
+    /// `array`: any array.
+    Array,
+    /// `error`: any error.
+    Error,
+    /// `any`: anything.
+    Any,
+    /// Any other word: a status reply with that text (`OK`, `QUEUED`).
+    Status(String),
+}
+
+impl Pattern {
+    /// Reads a pattern from the file.
+    pub fn parse(text: &str) -> Result<Pattern, String> {
+        let text = text.trim();
+        Ok(match text {
+            "" => return Err("an empty reply pattern".to_string()),
+            "nil" => Pattern::Nil,
+            "integer" => Pattern::AnyInteger,
+            "bulk" => Pattern::AnyBulk,
+            "array" => Pattern::Array,
+            "error" => Pattern::Error,
+            "any" => Pattern::Any,
+            _ => match text.parse::<i64>() {
+                Ok(n) => Pattern::Integer(n),
+                Err(_) if text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {
+                    Pattern::Status(text.to_string())
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "{text:?} is not a reply pattern: use nil, integer, an integer such as 1, \
+                         bulk, array, error, any, or a status word such as OK"
+                    ))
+                }
+            },
+        })
+    }
+
+    /// True when `reply` fits.
+    pub fn matches(&self, reply: &Reply) -> bool {
+        match (self, reply) {
+            (Pattern::Nil, Reply::Nil) => true,
+            (Pattern::AnyInteger, Reply::Integer(_)) => true,
+            (Pattern::Integer(want), Reply::Integer(got)) => want == got,
+            (Pattern::AnyBulk, Reply::Bulk(_)) => true,
+            (Pattern::Array, Reply::Array(_)) => true,
+            (Pattern::Error, Reply::Error(_)) => true,
+            (Pattern::Any, _) => true,
+            (Pattern::Status(want), Reply::Status(got)) => want == got,
+            _ => false,
+        }
+    }
+}
+
+fn any_matches(patterns: &[Pattern], reply: &Reply) -> bool {
+    patterns.iter().any(|p| p.matches(reply))
+}
+
+/// The acquire step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AcquireSpec {
+    /// The request.
+    pub request: RequestTemplate,
+    /// Replies that mean the lock is ours.
+    pub got: Vec<Pattern>,
+    /// Replies that mean somebody else holds it.
+    pub busy: Vec<Pattern>,
+    /// An integer reply that means "got" is the fencing token.
+    pub fence_from_reply: bool,
+}
+
+/// The release step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReleaseSpec {
+    /// The request.
+    pub request: RequestTemplate,
+    /// Replies that mean it was released.
+    pub released: Vec<Pattern>,
+    /// Replies that mean it was not held (expired or taken).
+    pub not_held: Vec<Pattern>,
+}
+
+/// The refresh a watchdog sends every TTL/3 while the caller works.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefreshSpec {
+    /// The request.
+    pub request: RequestTemplate,
+    /// Replies that mean the lease was extended (anything else: lost).
+    pub refreshed: Vec<Pattern>,
+}
+
+/// A parameter of a SQL statement, named in the file's `params`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SqlParam {
+    /// `new_balance`: the balance read minus the amount.
+    NewBalance,
+    /// `balance`: the balance read.
+    Balance,
+    /// `amount`: how much is spent.
+    Amount,
+    /// `fence`: the caller's fencing token (0 without one).
+    Fence,
+    /// `version`: the second column of the read (the version or fence it saw).
+    Version,
+    /// `wallet_id`: the wallet.
+    WalletId,
+}
+
+impl SqlParam {
+    /// Every parameter with its name in the file.
+    pub const ALL: [(SqlParam, &'static str); 6] = [
+        (SqlParam::NewBalance, "new_balance"),
+        (SqlParam::Balance, "balance"),
+        (SqlParam::Amount, "amount"),
+        (SqlParam::Fence, "fence"),
+        (SqlParam::Version, "version"),
+        (SqlParam::WalletId, "wallet_id"),
+    ];
+}
+
+/// A SQL statement of the file, `{wallet_id}` still in its text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SqlSpec {
+    /// The text.
+    pub sql: Template,
+    /// What `$1`, `$2`, ... are.
+    pub params: Vec<SqlParam>,
+}
+
+/// How the balance is read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReadSpec {
+    /// A Redis command whose bulk reply is the balance.
+    Redis(RequestTemplate),
+    /// A query whose one row is `balance[, version]`.
+    Sql(SqlSpec),
+}
+
+/// How the new balance is written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WriteSpec {
+    /// A Redis request; its reply is judged by the patterns.
+    Redis {
+        /// The request.
+        request: RequestTemplate,
+        /// Replies that mean the write landed.
+        landed: Vec<Pattern>,
+        /// Replies that mean it was refused.
+        refused: Vec<Pattern>,
+    },
+    /// A statement: 1 row changed is landed, 0 refused.
+    Sql(SqlSpec),
+}
+
+/// A compiled safeguard file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UserSpec {
+    /// Its name (on the command line, in tables and traces).
+    pub name: String,
+    /// The file's text, kept so that a trace can carry it.
+    pub file_text: String,
+    /// Where the balance lives.
+    pub balance_in: BalanceIn,
+    /// The lock, if any.
+    pub acquire: Option<AcquireSpec>,
+    /// The release (with a lock).
+    pub release: Option<ReleaseSpec>,
+    /// The watchdog's refresh, if any.
+    pub refresh: Option<RefreshSpec>,
+    /// The read.
+    pub read: ReadSpec,
+    /// The write.
+    pub write: WriteSpec,
+    /// How callers wait for a busy lock.
+    pub retry: Retry,
+    /// Full jitter over the retry.
+    pub jitter: bool,
+    /// The acquire deadline, unless the run sets one.
+    pub acquire_timeout_ms: Option<u64>,
+}
+
+impl UserSpec {
+    /// True when the write can be refused: a SQL write with a fence or version parameter, or
+    /// a Redis write with `refused` replies.
+    pub fn can_reject(&self) -> bool {
+        match &self.write {
+            WriteSpec::Sql(sql) => sql
+                .params
+                .iter()
+                .any(|p| matches!(p, SqlParam::Fence | SqlParam::Version)),
+            WriteSpec::Redis { refused, .. } => !refused.is_empty(),
+        }
+    }
+}
+
+struct Registry {
+    specs: Vec<&'static UserSpec>,
+}
+
+fn registry() -> &'static Mutex<Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(Registry { specs: Vec::new() }))
+}
+
+/// Registers a compiled file; the same file twice is one id. Refused: a name that another
+/// file already took, or too many files.
+pub fn register(spec: UserSpec) -> Result<UserId, String> {
+    let mut registry = registry()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(index) = registry.specs.iter().position(|s| s.name == spec.name) {
+        if *registry.specs[index] == spec {
+            return Ok(UserId(index as u32));
+        }
+        return Err(format!(
+            "another safeguard file already uses the name {:?}; give this one its own `name`",
+            spec.name
+        ));
+    }
+    if registry.specs.len() >= MAX_USER_SAFEGUARDS {
+        return Err(format!(
+            "more than {MAX_USER_SAFEGUARDS} safeguard files loaded"
+        ));
+    }
+    registry.specs.push(Box::leak(Box::new(spec)));
+    Ok(UserId((registry.specs.len() - 1) as u32))
+}
+
+/// The spec behind an id.
+pub fn get(id: UserId) -> &'static UserSpec {
+    registry()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .specs[id.0 as usize]
+}
+
+/// A registered file by its name.
+pub fn find(name: &str) -> Option<UserId> {
+    let registry = registry()
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    registry
+        .specs
+        .iter()
+        .position(|s| s.name == name)
+        .map(|index| UserId(index as u32))
+}
+
+/// One caller's lock from a file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UserLock {
+    /// The file.
+    pub spec: UserId,
+    /// The run's keys.
+    pub keys: Keys,
+    /// This caller's token.
+    pub token: Vec<u8>,
+    /// The lease duration.
+    pub ttl_ms: u64,
+    /// The wallet.
+    pub wallet_id: i64,
+    /// The amount.
+    pub amount: i64,
+}
+
+impl UserLock {
+    fn vars(&self, ttl_ms: u64) -> Vars<'_> {
+        Vars {
+            keys: &self.keys,
+            token: &self.token,
+            ttl_ms,
+            wallet_id: self.wallet_id,
+            amount: self.amount,
+            new_balance: None,
+        }
+    }
+
+    fn request(&self, template: &RequestTemplate, ttl_ms: u64) -> RedisRequest {
+        // The file's commands were parsed with these very variables when it was loaded
+        // (`spec::compile`), and keys and numbers do not change what a command is.
+        template
+            .render(&self.vars(ttl_ms))
+            .unwrap_or_else(|error| RedisRequest::Command(Command::Echo(error.into_bytes())))
+    }
+
+    /// The acquire request.
+    pub fn acquire_request(&self) -> Option<RedisRequest> {
+        let acquire = get(self.spec).acquire.as_ref()?;
+        Some(self.request(&acquire.request, self.ttl_ms))
+    }
+
+    /// Reads the acquire reply; none when it fits no pattern.
+    pub fn on_acquire(&self, reply: &Reply) -> Option<Acquire> {
+        let acquire = get(self.spec).acquire.as_ref()?;
+        if any_matches(&acquire.got, reply) {
+            let fence = match reply {
+                Reply::Integer(n) if acquire.fence_from_reply => Some(*n),
+                _ => None,
+            };
+            Some(Acquire::Got { fence })
+        } else if any_matches(&acquire.busy, reply) {
+            Some(Acquire::Busy)
+        } else {
+            None
+        }
+    }
+
+    /// The release request.
+    pub fn release_request(&self) -> Option<RedisRequest> {
+        let release = get(self.spec).release.as_ref()?;
+        Some(self.request(&release.request, self.ttl_ms))
+    }
+
+    /// Reads the release reply; none when it fits no pattern.
+    pub fn on_release(&self, reply: &Reply) -> Option<Release> {
+        let release = get(self.spec).release.as_ref()?;
+        if any_matches(&release.released, reply) {
+            Some(Release::Released)
+        } else if any_matches(&release.not_held, reply) {
+            Some(Release::NotHeld)
+        } else {
+            None
+        }
+    }
+
+    /// The refresh request, extending the lease to `ttl_ms`.
+    pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
+        let refresh = get(self.spec).refresh.as_ref()?;
+        Some(self.request(&refresh.request, ttl_ms))
+    }
+
+    /// True when the refresh reply means the lease was extended.
+    pub fn refreshed(&self, reply: &Reply) -> bool {
+        get(self.spec)
+            .refresh
+            .as_ref()
+            .is_some_and(|refresh| any_matches(&refresh.refreshed, reply))
+    }
+}
+
+/// One caller's balance store from a file, its statements resolved for the run's wallet.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UserStore {
+    /// The file.
+    pub spec: UserId,
+    /// The run's keys.
+    pub keys: Keys,
+    /// The wallet.
+    pub wallet_id: i64,
+    /// The amount.
+    pub amount: i64,
+    /// The read statement (SQL reads).
+    pub read_statement: Option<Statement>,
+    /// The write statement (SQL writes).
+    pub write_statement: Option<Statement>,
+}
+
+impl UserStore {
+    /// The store for one run: SQL texts rendered for the wallet and interned.
+    pub fn new(spec: UserId, keys: &Keys, wallet_id: i64, amount: i64) -> Result<Self, String> {
+        let user = get(spec);
+        let vars = Vars {
+            keys,
+            token: b"",
+            ttl_ms: 0,
+            wallet_id,
+            amount,
+            new_balance: None,
+        };
+        let statement = |sql: &SqlSpec| {
+            let text = String::from_utf8_lossy(&sql.sql.render(&vars)).into_owned();
+            Statement::text(&text)
+        };
+        let read_statement = match &user.read {
+            ReadSpec::Sql(sql) => Some(statement(sql)?),
+            ReadSpec::Redis(_) => None,
+        };
+        let write_statement = match &user.write {
+            WriteSpec::Sql(sql) => Some(statement(sql)?),
+            WriteSpec::Redis { .. } => None,
+        };
+        Ok(UserStore {
+            spec,
+            keys: keys.clone(),
+            wallet_id,
+            amount,
+            read_statement,
+            write_statement,
+        })
+    }
+
+    fn vars(&self, new_balance: Option<i64>) -> Vars<'_> {
+        Vars {
+            keys: &self.keys,
+            token: b"",
+            ttl_ms: 0,
+            wallet_id: self.wallet_id,
+            amount: self.amount,
+            new_balance,
+        }
+    }
+
+    fn params(&self, sql: &SqlSpec, new_balance: i64, fence: i64, seen: i64) -> Vec<i64> {
+        sql.params
+            .iter()
+            .map(|param| match param {
+                SqlParam::NewBalance => new_balance,
+                SqlParam::Balance => new_balance + self.amount,
+                SqlParam::Amount => self.amount,
+                SqlParam::Fence => fence,
+                SqlParam::Version => seen,
+                SqlParam::WalletId => self.wallet_id,
+            })
+            .collect()
+    }
+
+    /// The read.
+    pub fn read_step(&self) -> Step {
+        match (&get(self.spec).read, self.read_statement) {
+            (ReadSpec::Sql(sql), Some(statement)) => Step::Sql(SqlRequest {
+                statement,
+                params: self.params(sql, 0, 0, 0),
+            }),
+            (ReadSpec::Redis(request), _) => Step::Redis {
+                node: super::step::SINGLE_REDIS,
+                request: match request_or_echo(request, &self.vars(None)) {
+                    Some(request) => request,
+                    None => RedisRequest::Command(Command::Echo(b"no read".to_vec())),
+                },
+                timeout_ms: None,
+            },
+            (ReadSpec::Sql(_), None) => Step::Done(super::Outcome::Failed(
+                "the read statement was not prepared".to_string(),
+            )),
+        }
+    }
+
+    /// Reads the balance (and the version, for a query with two columns).
+    pub fn on_read(&self, input: &Input) -> Result<Read, String> {
+        match input {
+            Input::Redis(Reply::Bulk(bytes)) => std::str::from_utf8(bytes)
+                .ok()
+                .and_then(|text| text.parse::<i64>().ok())
+                .map(|balance| Read { balance, fence: 0 })
+                .ok_or_else(|| {
+                    format!(
+                        "balance is not an integer: {:?}",
+                        String::from_utf8_lossy(bytes)
+                    )
+                }),
+            Input::Redis(Reply::Nil) => Err("balance key is missing".to_string()),
+            Input::Sql(Ok(result)) => match result.rows.as_slice() {
+                [row] if matches!(row.len(), 1 | 2) => Ok(Read {
+                    balance: row[0],
+                    fence: row.get(1).copied().unwrap_or(0),
+                }),
+                [] => Err("the read returned no row".to_string()),
+                _ => Err(format!(
+                    "the read should return one row of balance[, version], got {:?}",
+                    result.rows
+                )),
+            },
+            _ => Err(unexpected("read", input)),
+        }
+    }
+
+    /// True when reads report a version (a SQL read).
+    pub fn reads_version(&self) -> bool {
+        matches!(get(self.spec).read, ReadSpec::Sql(_))
+    }
+
+    /// The write of `new_balance`.
+    pub fn write_step(&self, new_balance: i64, fence: i64, seen: i64) -> Step {
+        match (&get(self.spec).write, self.write_statement) {
+            (WriteSpec::Sql(sql), Some(statement)) => Step::Sql(SqlRequest {
+                statement,
+                params: self.params(sql, new_balance, fence, seen),
+            }),
+            (WriteSpec::Redis { request, .. }, _) => Step::Redis {
+                node: super::step::SINGLE_REDIS,
+                request: match request_or_echo(request, &self.vars(Some(new_balance))) {
+                    Some(request) => request,
+                    None => RedisRequest::Command(Command::Echo(b"no write".to_vec())),
+                },
+                timeout_ms: None,
+            },
+            (WriteSpec::Sql(_), None) => Step::Done(super::Outcome::Failed(
+                "the write statement was not prepared".to_string(),
+            )),
+        }
+    }
+
+    /// The fence and version a write carries (those its parameters name).
+    pub fn write_marks(&self, fence: i64, seen: i64) -> (Option<i64>, Option<i64>) {
+        match &get(self.spec).write {
+            WriteSpec::Sql(sql) => (
+                sql.params.contains(&SqlParam::Fence).then_some(fence),
+                sql.params.contains(&SqlParam::Version).then_some(seen),
+            ),
+            WriteSpec::Redis { .. } => (None, None),
+        }
+    }
+
+    /// Judges the write's answer.
+    pub fn on_write(&self, input: &Input) -> Written {
+        match (&get(self.spec).write, input) {
+            (WriteSpec::Sql(_), Input::Sql(Ok(result))) => match result.rows_affected {
+                0 => Written::Refused,
+                1 => Written::Landed,
+                n => Written::Failed(format!("the write changed {n} rows, expected 0 or 1")),
+            },
+            (
+                WriteSpec::Redis {
+                    landed, refused, ..
+                },
+                Input::Redis(reply),
+            ) => {
+                if any_matches(landed, reply) {
+                    Written::Landed
+                } else if any_matches(refused, reply) {
+                    Written::Refused
+                } else {
+                    Written::Failed(unexpected("write", input))
+                }
+            }
+            _ => Written::Failed(unexpected("write", input)),
+        }
+    }
+}
+
+fn request_or_echo(request: &RequestTemplate, vars: &Vars<'_>) -> Option<RedisRequest> {
+    request.render(vars).ok()
+}

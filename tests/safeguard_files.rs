@@ -1,0 +1,421 @@
+//! Safeguard files (`--safeguard-file`): the tutorial's safeguards written as TOML run byte
+//! for byte as the built-in ones, in the simulation and in the checker; the shipped examples
+//! run; bad files get an error naming file, line and field, and no input panics.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use leaselab_checker::bfs::Counters;
+use leaselab_checker::{run as check, CheckConfig, LeaseModel, RunOptions};
+use leaselab_model::ledger::Verdict;
+use leaselab_model::safeguard::{spec, user, Safeguard};
+use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_sim::run::run;
+use proptest::prelude::*;
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// Loads and registers a shipped file.
+fn load(path: &str) -> Safeguard {
+    let text = std::fs::read_to_string(repo(path)).expect("the file is shipped");
+    let spec = spec::compile(path, &text).unwrap_or_else(|error| panic!("{error}"));
+    Safeguard::User(user::register(spec).expect("registers"))
+}
+
+fn tutorial(step: &str, variant: Variant) -> Scenario {
+    Scenario::tutorial(step, variant).expect("a tutorial step")
+}
+
+/// The same scenario with another safeguard.
+fn with(scenario: &Scenario, safeguard: Safeguard) -> Scenario {
+    Scenario {
+        safeguard,
+        ..scenario.clone()
+    }
+}
+
+/// Each tutorial file, the built-in safeguard it spells, and a scenario to run both in.
+fn pairs() -> Vec<(&'static str, Safeguard, Scenario)> {
+    let step2 = tutorial("step2-lock", Variant::default());
+    let step3 = tutorial("step3-ttl", Variant::default());
+    let step5 = tutorial("step5-fencing", Variant::default());
+    let step6 = tutorial("step6-verify", Variant::default());
+    vec![
+        (
+            "safeguards/tutorial/setnx-del.toml",
+            Safeguard::SetnxDel,
+            with(&step2, Safeguard::SetnxDel),
+        ),
+        (
+            "safeguards/tutorial/lease.toml",
+            step2.safeguard,
+            step2.clone(),
+        ),
+        ("safeguards/tutorial/lease.toml", step3.safeguard, step3),
+        (
+            "safeguards/tutorial/lease-watchdog.toml",
+            Safeguard::LeaseWatchdog,
+            tutorial(
+                "step3-ttl",
+                Variant {
+                    watchdog: true,
+                    ..Variant::default()
+                },
+            ),
+        ),
+        ("safeguards/tutorial/fenced.toml", step5.safeguard, step5),
+        (
+            "safeguards/tutorial/fenced.toml",
+            step6.safeguard,
+            step6.clone(),
+        ),
+        (
+            "safeguards/tutorial/fenced-cas.toml",
+            Safeguard::parse("fenced-cas").unwrap(),
+            with(&step6, Safeguard::parse("fenced-cas").unwrap()),
+        ),
+    ]
+}
+
+#[test]
+fn the_tutorial_files_run_byte_for_byte_as_the_built_in_safeguards() {
+    for (file, builtin, scenario) in pairs() {
+        assert_eq!(scenario.safeguard, builtin);
+        let user = load(file);
+        assert_ne!(user, builtin);
+        for seed in 1..=3 {
+            let expected = run(&scenario, seed).expect("runs");
+            let got = run(&with(&scenario, user), seed).expect("runs");
+            let what = format!(
+                "{file} vs {} in {} seed {seed}",
+                builtin.name(),
+                scenario.name
+            );
+            assert_eq!(got.digest, expected.digest, "{what}");
+            assert_eq!(got.ledger, expected.ledger, "{what}");
+            let outcomes = |r: &leaselab_sim::run::RunReport| {
+                r.callers
+                    .iter()
+                    .map(|c| format!("{:?}", c.outcome))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(outcomes(&got), outcomes(&expected), "{what}");
+        }
+    }
+}
+
+#[test]
+fn the_tutorial_files_give_the_checker_the_same_states_and_verdicts() {
+    for (file, builtin) in [
+        ("safeguards/tutorial/setnx-del.toml", Safeguard::SetnxDel),
+        (
+            "safeguards/tutorial/lease.toml",
+            Safeguard::parse("lease").unwrap(),
+        ),
+        (
+            "safeguards/tutorial/fenced.toml",
+            Safeguard::parse("fenced").unwrap(),
+        ),
+        (
+            "safeguards/tutorial/fenced-cas.toml",
+            Safeguard::parse("fenced-cas").unwrap(),
+        ),
+    ] {
+        let user = load(file);
+        let config = |safeguard| {
+            let mut config = CheckConfig::new(safeguard);
+            config.ttl_ticks = 1;
+            config.horizon_ticks = Some(5);
+            config
+        };
+        let report = |safeguard| {
+            check(
+                &LeaseModel::new(config(safeguard)).expect("valid"),
+                RunOptions::default(),
+                &Counters::default(),
+            )
+        };
+        let (expected, got) = (report(builtin), report(user));
+        assert_eq!(got.unique_states, expected.unique_states, "{file}");
+        assert_eq!(got.states_generated, expected.states_generated, "{file}");
+        let verdicts = |r: &leaselab_checker::CheckReport| {
+            r.properties
+                .iter()
+                .map(|p| (p.name, p.verdict, p.steps))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(verdicts(&got), verdicts(&expected), "{file}");
+    }
+}
+
+#[test]
+fn redsync_keeps_the_ledger_and_its_extend_covers_long_work() {
+    let redsync = load("safeguards/redsync.toml");
+    let step2 = with(&tutorial("step2-lock", Variant::default()), redsync);
+    let step3 = with(&tutorial("step3-ttl", Variant::default()), redsync);
+    for scenario in [step2, step3] {
+        for seed in 1..=3 {
+            let report = run(&scenario, seed).expect("runs");
+            assert_eq!(
+                report.ledger.verdict,
+                Verdict::Ok,
+                "{} seed {seed}",
+                scenario.name
+            );
+            assert!(report.ledger.accepted > 0, "{} seed {seed}", scenario.name);
+        }
+    }
+    // The watchdog (its touch script) refreshed the lease during step 3's 300 ms of work.
+    let report = run(
+        &with(&tutorial("step3-ttl", Variant::default()), redsync),
+        1,
+    )
+    .unwrap();
+    let refreshes: u32 = report.callers.iter().map(|c| c.stats.refreshes).sum();
+    assert!(refreshes > 0, "no refresh in {:?}", report.callers);
+}
+
+#[test]
+fn the_version_column_alone_keeps_the_ledger_and_refuses_conflicts() {
+    let version = load("safeguards/version-column.toml");
+    let race = with(&tutorial("step1-race", Variant::default()), version);
+    let mut refused = 0;
+    for seed in 1..=3 {
+        let report = run(&race, seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Ok, "seed {seed}");
+        refused += report.ledger.rejected;
+    }
+    assert!(refused > 0, "50 racing callers never conflicted");
+    // And exhaustively, for two callers.
+    let mut config = CheckConfig::new(version);
+    config.horizon_ticks = Some(6);
+    let report = check(
+        &LeaseModel::new(config).expect("valid"),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    assert_eq!(
+        report.verdict(leaselab_checker::LEDGER),
+        Some(leaselab_checker::PropertyVerdict::Safe)
+    );
+}
+
+#[test]
+fn a_lease_released_with_a_plain_del_loses_updates_when_work_outlives_the_ttl() {
+    let plain = load("safeguards/lease-plain-del.toml");
+    let step3 = with(&tutorial("step3-ttl", Variant::default()), plain);
+    let broken = (1..=8)
+        .filter(|&seed| run(&step3, seed).expect("runs").ledger.verdict == Verdict::Broken)
+        .count();
+    assert!(broken > 0, "no seed of 8 lost an update");
+}
+
+/// A file with one line replaced.
+fn lease_with(replace: &str, by: &str) -> String {
+    let text = std::fs::read_to_string(repo("safeguards/tutorial/lease.toml")).unwrap();
+    assert!(text.contains(replace), "{replace}");
+    text.replacen(replace, by, 1)
+        .replace("name = \"file-lease\"", "name = \"bad-lease\"")
+}
+
+#[test]
+fn a_bad_file_is_refused_naming_its_line_and_field() {
+    let line_of = |text: &str, needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .unwrap()
+    };
+    let cases: Vec<(String, &str, &str, &str)> = vec![
+        (
+            lease_with("got = \"OK\"", "got = \"O K\""),
+            "got = ",
+            "[acquire] got",
+            "not a reply pattern",
+        ),
+        (
+            lease_with("busy = \"nil\"", "bussy = \"nil\""),
+            "bussy",
+            "[acquire] bussy",
+            "unknown field",
+        ),
+        (
+            lease_with(
+                "command = [\"GET\", \"{balance_key}\"]",
+                "command = [\"GETT\", \"{balance_key}\"]",
+            ),
+            "GETT",
+            "[read] command",
+            "unknown command",
+        ),
+        (
+            lease_with("\"{token}\", \"NX\"", "\"{tokn}\", \"NX\""),
+            "{tokn}",
+            "[acquire] command",
+            "unknown variable {tokn}",
+        ),
+        (
+            lease_with("return 0\"\"\"", "return 0 end end\"\"\""),
+            "script = ",
+            "[release] script",
+            "Lua does not compile",
+        ),
+        (
+            lease_with("balance = \"redis\"", "balance = \"mongo\""),
+            "balance = ",
+            "balance",
+            "\"redis\" or \"postgres\"",
+        ),
+        (
+            lease_with("strategy = \"jittered\"", "strategy = \"sometimes\""),
+            "strategy",
+            "[retry] strategy",
+            "the strategies are",
+        ),
+        (
+            lease_with("name = \"file-lease\"", "name = \"lease\""),
+            "name = ",
+            "name",
+            "built-in",
+        ),
+    ];
+    for (text, needle, field, says) in cases {
+        let error = spec::compile("bad.toml", &text).expect_err(needle);
+        let shown = error.to_string();
+        assert_eq!(error.file, "bad.toml");
+        assert_eq!(error.line, line_of(&text, needle), "{shown}");
+        assert!(error.field.contains(field), "field {field:?} in {shown}");
+        assert!(shown.contains(says), "{says:?} in {shown}");
+        assert!(
+            shown.starts_with(&format!("bad.toml:{}:", error.line)),
+            "{shown}"
+        );
+    }
+    let sql = std::fs::read_to_string(repo("safeguards/tutorial/fenced-cas.toml")).unwrap();
+    let sql = sql.replace(
+        "params = [\"new_balance\", \"fence\", \"version\"]",
+        "params = [\"new_balance\", \"fence\"]",
+    );
+    let error = spec::compile("cas.toml", &sql).unwrap_err();
+    assert_eq!(error.field, "[write] params", "{error}");
+    assert!(error.to_string().contains("$3"), "{error}");
+}
+
+#[test]
+fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
+    use common::bad_input::{check_all, scratch, Case};
+    let dir = scratch("safeguard-files");
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, lease_with("got = \"OK\"", "got = \"O K\"")).unwrap();
+    let redsync = repo("safeguards/redsync.toml");
+    check_all(vec![
+        Case::new("bad file", &[], 2, &["bad.toml:8:7:", "[acquire] got"]).with_args(vec![
+            "run".into(),
+            "step2-lock".into(),
+            "--safeguard-file".into(),
+            bad.display().to_string(),
+        ]),
+        Case::new("missing file", &[], 2, &["--safeguard-file", "nope.toml"]).with_args(vec![
+            "check".into(),
+            "--safeguard-file".into(),
+            dir.join("nope.toml").display().to_string(),
+        ]),
+        Case::new("a directory", &[], 2, &["not a regular file"]).with_args(vec![
+            "run".into(),
+            "step2-lock".into(),
+            "--safeguard-file".into(),
+            dir.display().to_string(),
+        ]),
+        Case::new("redsync runs", &[], 0, &["redsync"]).with_args(vec![
+            "run".into(),
+            "step2-lock".into(),
+            "--safeguard-file".into(),
+            redsync.display().to_string(),
+        ]),
+    ]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(common::cases(256)))]
+
+    #[test]
+    fn no_bytes_make_the_compiler_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = spec::compile("fuzz.toml", &text);
+    }
+
+    #[test]
+    fn no_edit_of_a_valid_file_makes_the_compiler_panic(
+        file in 0usize..4,
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4, any::<char>()), 1..6),
+    ) {
+        let files = [
+            "safeguards/tutorial/lease.toml",
+            "safeguards/tutorial/fenced-cas.toml",
+            "safeguards/redsync.toml",
+            "safeguards/version-column.toml",
+        ];
+        let mut chars: Vec<char> = std::fs::read_to_string(repo(files[file])).unwrap().chars().collect();
+        for (at, kind, c) in edits {
+            if chars.is_empty() {
+                break;
+            }
+            let i = at.index(chars.len());
+            match kind {
+                0 => { chars.remove(i); }
+                1 => chars.insert(i, c),
+                2 => chars[i] = c,
+                _ => { chars.truncate(i); }
+            }
+        }
+        let text: String = chars.into_iter().collect();
+        if let Err(error) = spec::compile("edit.toml", &text) {
+            prop_assert!(!error.message.is_empty());
+            prop_assert!(error.line <= text.lines().count() + 1);
+        }
+    }
+}
+
+#[test]
+fn the_shipped_files_run_against_the_real_servers() {
+    let test = "the_shipped_files_run_against_the_real_servers";
+    let Some(redis) = common::server_url(
+        "LEASELAB_REDIS_URL",
+        test,
+        "redis://127.0.0.1:6379",
+        "Redis",
+    ) else {
+        return;
+    };
+    let Some(postgres) = common::server_url(
+        "LEASELAB_DATABASE_URL",
+        test,
+        "postgres://postgres@127.0.0.1:5432/test",
+        "PostgreSQL",
+    ) else {
+        return;
+    };
+    for (scenario, file) in [
+        ("step2-lock", "safeguards/redsync.toml"),
+        ("step1-race", "safeguards/version-column.toml"),
+        ("step6-verify", "safeguards/tutorial/fenced-cas.toml"),
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_leaselab"))
+            .args(["run", scenario, "--safeguard-file"])
+            .arg(repo(file))
+            .args(["--redis", &redis, "--postgres", &postgres])
+            .output()
+            .expect("leaselab runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{file}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains(" OK"), "{file}: {stdout}");
+    }
+}

@@ -1,0 +1,334 @@
+//! `--shard K/N` and `leaselab merge`: for each kind of command, the merge of its shards'
+//! `--json` outputs prints what the unsharded command prints (text and JSON) and exits with
+//! its code; bad shards and bad inputs are refused with exit 2, naming the file and field.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn leaselab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args(args)
+        .output()
+        .expect("leaselab runs")
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("an exit code")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("UTF-8")
+}
+
+/// A fresh directory for one test's shard files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "leaselab-shard-merge-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `args --shard K/N --json` for every K, writes each output to `dir`, returns the paths
+/// and the shards' exit codes.
+fn shards(dir: &Path, args: &[&str], count: u64) -> (Vec<String>, Vec<i32>) {
+    let mut paths = Vec::new();
+    let mut codes = Vec::new();
+    for index in 1..=count {
+        let shard = format!("{index}/{count}");
+        let mut line = args.to_vec();
+        line.extend(["--shard", &shard, "--json"]);
+        let output = leaselab(&line);
+        assert!(
+            [0, 1, 3].contains(&code(&output)),
+            "{line:?}: {}",
+            stderr(&output)
+        );
+        let path = dir.join(format!("shard-{index}.json"));
+        std::fs::write(&path, &output.stdout).unwrap();
+        paths.push(path.to_string_lossy().into_owned());
+        codes.push(code(&output));
+    }
+    (paths, codes)
+}
+
+/// Merges `paths` (text, then `--json`) and checks both equal the unsharded command's, and
+/// the exit codes too; `comparable` turns a JSON output into what must be equal.
+fn merge_equals_unsharded(
+    args: &[&str],
+    paths: &[String],
+    comparable: impl Fn(&str) -> String,
+    text_comparable: impl Fn(&str) -> String,
+) -> i32 {
+    let whole_json = leaselab(&[args, &["--json"]].concat());
+    let whole_text = leaselab(args);
+    let path_args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let merged_text = leaselab(&[&["merge"][..], &path_args[..]].concat());
+    let merged_json = leaselab(&[&["merge"][..], &path_args[..], &["--json"]].concat());
+    assert_eq!(
+        comparable(&stdout(&merged_json)),
+        comparable(&stdout(&whole_json)),
+        "{args:?}: merged JSON differs ({})",
+        stderr(&merged_json)
+    );
+    assert_eq!(
+        text_comparable(&stdout(&merged_text)),
+        text_comparable(&stdout(&whole_text)),
+        "{args:?}: merged text differs ({})",
+        stderr(&merged_text)
+    );
+    assert_eq!(code(&merged_json), code(&whole_json), "{args:?}");
+    assert_eq!(code(&merged_text), code(&whole_text), "{args:?}");
+    code(&whole_json)
+}
+
+fn same(text: &str) -> String {
+    text.to_string()
+}
+
+#[test]
+fn merged_runs_equal_the_unsharded_run_byte_for_byte() {
+    let dir = scratch("run");
+    // Some runs break (exit 1): counts, the first BROKEN seeds, medians must all agree.
+    let args = [
+        "run",
+        "step5-fencing",
+        "--unfenced",
+        "--runs",
+        "7",
+        "--no-save-traces",
+    ];
+    for count in [1, 3, 9] {
+        let (paths, codes) = shards(&dir, &args, count);
+        assert!(codes.contains(&1), "{count} shards: {codes:?}");
+        let status = merge_equals_unsharded(&args, &paths, same, same);
+        assert_eq!(status, 1);
+    }
+    // Runs stopped at their time limit: INCONCLUSIVE (exit 3), the note of the first one.
+    let args = [
+        "run",
+        "step3-ttl",
+        "--runs",
+        "5",
+        "--seed",
+        "11",
+        "--time-limit",
+        "50ms",
+        "--no-save-traces",
+    ];
+    let (paths, _) = shards(&dir, &args, 2);
+    assert_eq!(merge_equals_unsharded(&args, &paths, same, same), 3);
+    let merged = stdout(&leaselab(&["merge", &paths[1], &paths[0]]));
+    assert!(
+        merged.contains("inconclusive seeds: 11 12 13 14 15"),
+        "{merged}"
+    );
+    assert!(merged.contains("seed 11: INCONCLUSIVE"), "{merged}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_shard_summary_says_which_part_it_is() {
+    let output = leaselab(&[
+        "run",
+        "step5-fencing",
+        "--runs",
+        "5",
+        "--shard",
+        "2/2",
+        "--no-save-traces",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("5 runs, seeds 1..=5 (shard 2/2: 2 of them)"),
+        "{text}"
+    );
+    assert!(text.contains("BROKEN in 0 of 2 runs"), "{text}");
+}
+
+/// A suite check's JSON without its timings (wall-clock time differs between any two runs).
+fn suite_without_timings(text: &str) -> String {
+    let mut value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    for entry in value.as_array_mut().expect("an array of checks") {
+        let check = entry["check"].as_object_mut().expect("a check");
+        check.remove("elapsed_s");
+        check.remove("unique_states_per_s");
+    }
+    value.to_string()
+}
+
+/// A suite's text without the seconds column.
+fn suite_text_without_timings(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            line.split_whitespace()
+                .filter(|word| {
+                    word.strip_suffix('s')
+                        .is_none_or(|number| number.parse::<f64>().is_err())
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_merged_suite_equals_the_unsharded_suite() {
+    let dir = scratch("suite");
+    let args = ["check", "--suite", "smoke", "--no-save-traces"];
+    let (paths, _) = shards(&dir, &args, 3);
+    let status = merge_equals_unsharded(
+        &args,
+        &paths,
+        suite_without_timings,
+        suite_text_without_timings,
+    );
+    assert_eq!(status, 0);
+    let merged = stdout(&leaselab(&["merge", &paths[2], &paths[0], &paths[1]]));
+    assert!(
+        merged.ends_with("7 of 7 checks as expected, 0 inconclusive, 0 unexpected\n"),
+        "{merged}"
+    );
+    // --shard belongs to a suite.
+    let output = leaselab(&["check", "--safeguard", "lease", "--shard", "1/2"]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("only a suite is split"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_merged_tour_equals_the_unsharded_tour() {
+    let dir = scratch("tour");
+    let args = ["tour", "--runs", "2", "--no-save-traces"];
+    let (paths, _) = shards(&dir, &args, 4);
+    merge_equals_unsharded(&args, &paths, same, same);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_merged_matrix_equals_the_unsharded_matrix() {
+    let dir = scratch("matrix");
+    let args = [
+        "matrix",
+        "--runs",
+        "2",
+        "--safeguard",
+        "lease",
+        "--safeguard",
+        "fenced-cas",
+        "--fault",
+        "none",
+        "--fault",
+        "ttl-1ms",
+        "--fault",
+        "failover",
+        "--no-save-traces",
+    ];
+    let (paths, _) = shards(&dir, &args, 4);
+    merge_equals_unsharded(&args, &paths, same, same);
+    // One shard per cell, and more shards than cells (some shards empty).
+    for count in [6, 8] {
+        let (paths, _) = shards(&dir, &args, count);
+        merge_equals_unsharded(&args, &paths, same, same);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_shards_and_bad_inputs_are_refused_with_exit_2() {
+    for shard in ["0/4", "5/4", "1/0", "2", "x/2"] {
+        let output = leaselab(&["run", "step5-fencing", "--runs", "4", "--shard", shard]);
+        assert_eq!(code(&output), 2, "--shard {shard}");
+        assert!(stderr(&output).contains("write K/N"), "{}", stderr(&output));
+    }
+    let dir = scratch("refuse");
+    let run = ["run", "step5-fencing", "--runs", "4", "--no-save-traces"];
+    let (paths, _) = shards(&dir, &run, 3);
+    let refuse = |args: &[&str], needle: &str| {
+        let output = leaselab(&[&["merge"][..], args].concat());
+        assert_eq!(code(&output), 2, "merge {args:?}: {}", stdout(&output));
+        assert!(
+            stderr(&output).contains(needle),
+            "merge {args:?}: {}",
+            stderr(&output)
+        );
+    };
+    refuse(&[&paths[0], &paths[1]], "shard(s) 3/3 missing");
+    refuse(&[&paths[0], &paths[1], &paths[2], &paths[1]], "given twice");
+    // Another split, another seed range, another command.
+    let two = dir.join("two.json");
+    std::fs::write(
+        &two,
+        leaselab(&[&run[..], &["--shard", "1/2", "--json"]].concat()).stdout,
+    )
+    .unwrap();
+    refuse(
+        &[&paths[0], &paths[1], two.to_str().unwrap()],
+        "give the shards of one split",
+    );
+    let seeds = dir.join("seeds.json");
+    std::fs::write(
+        &seeds,
+        leaselab(&[&run[..], &["--seed", "2", "--shard", "3/3", "--json"]].concat()).stdout,
+    )
+    .unwrap();
+    refuse(
+        &[&paths[0], &paths[1], seeds.to_str().unwrap()],
+        "field 'first_seed' is 2",
+    );
+    let tour = dir.join("tour.json");
+    std::fs::write(
+        &tour,
+        leaselab(&[
+            "tour",
+            "--runs",
+            "1",
+            "--no-save-traces",
+            "--shard",
+            "3/3",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    refuse(
+        &[&paths[0], &paths[1], tour.to_str().unwrap()],
+        "field 'command' is \"tour\"",
+    );
+    // Not JSON, not a shard, a shard cut short.
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, "not json").unwrap();
+    refuse(&[junk.to_str().unwrap()], "not JSON");
+    let whole = dir.join("whole.json");
+    std::fs::write(&whole, leaselab(&[&run[..], &["--json"]].concat()).stdout).unwrap();
+    refuse(
+        &[whole.to_str().unwrap()],
+        "no 'command' and 'shard' fields",
+    );
+    let cut = dir.join("cut.json");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&paths[2]).unwrap()).unwrap();
+    value["runs"] = 0.into();
+    std::fs::write(&cut, value.to_string()).unwrap();
+    refuse(
+        &[&paths[0], &paths[1], cut.to_str().unwrap()],
+        "field 'runs' is 0",
+    );
+    refuse(
+        &[dir.join("absent.json").to_str().unwrap()],
+        "cannot read it",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
