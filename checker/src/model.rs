@@ -37,6 +37,10 @@ use crate::intern::Interner;
 pub const LEDGER: &str = "ledger holds";
 /// "always": no two callers believe they hold the lock at once.
 pub const MUTUAL_EXCLUSION: &str = "mutual exclusion";
+/// "always": no caller deletes or extends a lock another caller holds (a release or refresh
+/// that does not check its token does, once its own lease has expired and another caller took
+/// the lock).
+pub const LOCK_CHANGED_BY_HOLDER: &str = "only the holder changes the lock";
 /// "sometimes": a run in which every caller finished.
 pub const ALL_FINISHED: &str = "every caller finished";
 /// "sometimes": a run in which every caller settled — its spend accepted, refused by the
@@ -125,6 +129,11 @@ pub fn mutual_exclusion(world: &World) -> bool {
     world.believed_holders() <= 1
 }
 
+/// The "only the holder changes the lock" property's condition.
+pub fn lock_changed_by_holder(world: &World) -> bool {
+    world.trespass.is_none()
+}
+
 /// True when every caller settled and at least one spend was accepted (see [`SETTLED`]).
 pub fn every_caller_settled(world: &World) -> bool {
     world.all_done()
@@ -205,6 +214,14 @@ impl Model for LeaseModel {
             properties.push(Property::always(MUTUAL_EXCLUSION, |_, world: &World| {
                 mutual_exclusion(world)
             }));
+        }
+        // Watched on the single Redis only: Redlock's lock is a majority of nodes, no one of
+        // which holds it (`World::trespass` is never set there, so the verdict would be empty).
+        if self.config.safeguard.uses_lock() && self.config.safeguard.redis_nodes() == 0 {
+            properties.push(Property::always(
+                LOCK_CHANGED_BY_HOLDER,
+                |_, world: &World| lock_changed_by_holder(world),
+            ));
         }
         properties.push(Property::sometimes(ALL_FINISHED, |_, world: &World| {
             world.all_done()

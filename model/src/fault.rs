@@ -1,5 +1,6 @@
 //! Faults a run can inject, as data (the simulator and the model checker act on them).
 
+use crate::redis::aof::Appendfsync;
 use crate::safeguard::Point;
 
 /// A network endpoint, for partitions.
@@ -65,6 +66,22 @@ pub enum Fault {
         /// When.
         at_ms: u64,
     },
+    /// The machine running Redis crashes at `at_ms` and Redis restarts from its append-only
+    /// file: the keys as of the last fsync under `appendfsync` (see [`crate::redis::aof`]),
+    /// an empty script cache; connections dropped.
+    RedisCrashAof {
+        /// When.
+        at_ms: u64,
+        /// When the file was fsynced.
+        appendfsync: Appendfsync,
+    },
+    /// Memory pressure under an `allkeys-*` maxmemory policy evicts the fence counter at
+    /// `at_ms` (it has no TTL, so `volatile-*` policies never pick it; `allkeys-*` may). The
+    /// next `INCR` starts again from 1.
+    EvictFenceCounter {
+        /// When.
+        at_ms: u64,
+    },
     /// The link between `a` and `b` is cut from `from_ms` to `until_ms` (both ways, or only
     /// from `a` to `b` when `one_way`).
     Partition {
@@ -101,6 +118,13 @@ impl Fault {
             } => format!("pause app-{caller} at {} for {pause_ms}ms", at.name()),
             Fault::Failover { at_ms } => format!("failover at {at_ms}ms"),
             Fault::RedisRestart { at_ms } => format!("redis restart (no persistence) at {at_ms}ms"),
+            Fault::RedisCrashAof { at_ms, appendfsync } => format!(
+                "redis machine crash at {at_ms}ms, restart from the AOF (appendfsync {})",
+                appendfsync.name()
+            ),
+            Fault::EvictFenceCounter { at_ms } => {
+                format!("allkeys eviction of the fence counter at {at_ms}ms")
+            }
             Fault::Partition {
                 a,
                 b,

@@ -258,7 +258,34 @@ pub struct World {
     pub node_faults_left: NodeFaults,
     /// Bounds.
     pub config: WorldConfig,
+    /// The first time a caller deleted or extended a lock another caller held (see
+    /// [`Trespass`]); `None` while every change to the lock key came from its holder.
+    pub trespass: Option<Trespass>,
     setup: Arc<Setup>,
+}
+
+/// A caller changed a lock it did not hold: the lock key held caller `holder`'s token, not
+/// yet expired, and caller `by`'s request deleted it or moved its expiry. Callers are 0-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Trespass {
+    /// Who sent the request.
+    pub by: usize,
+    /// Whose lock it was.
+    pub holder: usize,
+    /// True when the lock was deleted, false when its expiry moved.
+    pub deleted: bool,
+}
+
+impl Trespass {
+    /// E.g. `caller 1 deleted the lock of caller 2` (1-based, as narrations number callers).
+    pub fn describe(&self) -> String {
+        format!(
+            "caller {} {} the lock of caller {}",
+            self.by + 1,
+            if self.deleted { "deleted" } else { "extended" },
+            self.holder + 1
+        )
+    }
 }
 
 impl Hash for World {
@@ -275,6 +302,10 @@ impl Hash for World {
         self.faults_left.hash(state);
         self.nodes.hash(state);
         self.node_faults_left.hash(state);
+        // Hashed only once it happened, so every other state keeps its fingerprint.
+        if let Some(trespass) = &self.trespass {
+            trespass.hash(state);
+        }
     }
 }
 
@@ -443,11 +474,33 @@ impl World {
         policy: ClientPolicy,
     ) -> Result<World, ParamError> {
         scenario.validate()?;
+        let callers = tokens
+            .iter()
+            .map(|token| scenario.safeguard.build(&scenario.params, *token))
+            .collect::<Result<Vec<Caller>, ParamError>>()?;
+        World::with_callers(scenario, tokens, callers, config, faults, policy)
+    }
+
+    /// A world whose callers are the given machines (each holding the token of the same
+    /// position in `tokens`) instead of `scenario.safeguard`'s: for protocols built in tests
+    /// (the scenario still gives the keys, the balance, the start offsets). Every machine must
+    /// keep the same stand-ins as `scenario.safeguard` (where the balance lives, whether it
+    /// uses Redis).
+    pub fn with_callers(
+        scenario: &Scenario,
+        tokens: &[u128],
+        callers: Vec<Caller>,
+        config: WorldConfig,
+        faults: ReplyFaults,
+        policy: ClientPolicy,
+    ) -> Result<World, ParamError> {
+        scenario.validate()?;
         assert_eq!(
             tokens.len(),
             scenario.callers as usize,
             "one token per caller"
         );
+        assert_eq!(callers.len(), tokens.len(), "one machine per token");
         assert!(
             scenario.callers <= u32::from(u8::MAX),
             "the world steps at most 255 callers"
@@ -464,8 +517,7 @@ impl World {
             postgres: balance_in == BalanceIn::Postgres,
         };
         let mut slots = Vec::with_capacity(tokens.len());
-        for (index, token) in tokens.iter().enumerate() {
-            let machine = scenario.safeguard.build(&scenario.params, *token)?;
+        for (index, machine) in callers.into_iter().enumerate() {
             let mut client = Client::new(machine, policy, set_up);
             // Set-up connections open at once.
             while let Some(output) = client.poll(0) {
@@ -532,6 +584,7 @@ impl World {
                 .collect(),
             node_faults_left: NodeFaults::default(),
             config,
+            trespass: None,
             setup: Arc::new(Setup {
                 initial_balance: scenario.initial_balance,
                 amount: scenario.params.amount,
@@ -975,7 +1028,13 @@ impl World {
                 state.redis.drain_effects();
                 (node, ran)
             }
-            _ => (crate::safeguard::SINGLE_REDIS, self.run_redis(request)),
+            _ => {
+                let holder = self.lock_holder_at(self.now_ms);
+                let lock_before = self.stored_lock();
+                let ran = self.run_redis(request);
+                self.note_trespass(index, holder, lock_before);
+                (crate::safeguard::SINGLE_REDIS, ran)
+            }
         };
         if self.setup.faults.any() && self.is_balance_write(&request, &reply) {
             slot_mut(&mut self.slots[index]).write_landed = true;
@@ -1093,6 +1152,45 @@ impl World {
                 slot.state != SlotState::Done && slot.client.machine().believes_it_holds()
             })
             .collect()
+    }
+
+    /// Records the first request by caller `index` that deleted or extended the lock of
+    /// `holder` (who held it just before) on the single Redis. Redlock's nodes are not
+    /// watched: no one node holds its lock, so "the holder" of a node's key is not the lock's.
+    fn note_trespass(
+        &mut self,
+        index: usize,
+        holder: Option<usize>,
+        lock_before: Option<(Vec<u8>, Option<u64>)>,
+    ) {
+        let Some(holder) = holder.filter(|holder| *holder != index) else {
+            return;
+        };
+        let lock_after = self.stored_lock();
+        if self.trespass.is_some() || lock_after == lock_before {
+            return;
+        }
+        let deleted = lock_after.is_none();
+        // A new holder's SET is not a change by a caller that lacked the lock: only a
+        // deletion, or the same value with another expiry, is.
+        let extended = lock_after
+            .as_ref()
+            .zip(lock_before.as_ref())
+            .is_some_and(|(after, before)| after.0 == before.0);
+        if deleted || extended {
+            self.trespass = Some(Trespass {
+                by: index,
+                holder,
+                deleted,
+            });
+        }
+    }
+
+    /// The lock key as stored on the primary (value, absolute expiry), expired or not.
+    fn stored_lock(&self) -> Option<(Vec<u8>, Option<u64>)> {
+        self.redis
+            .stored(&self.setup.lock_key)
+            .map(|(value, expiry)| (value.to_vec(), expiry))
     }
 
     /// The caller (0-based) whose token the Redis primary holds in the lock key at `at_ms`.

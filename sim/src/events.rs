@@ -229,6 +229,25 @@ pub enum What {
     },
     /// Redis restarted without persistence: empty keyspace and script cache.
     RedisRestart,
+    /// The machine running Redis crashed and Redis restarted from its append-only file; every
+    /// connection to it was dropped.
+    RedisCrashAof {
+        /// The `appendfsync` policy (`always`, `everysec`, `no`).
+        appendfsync: String,
+        /// The changes written but not fsynced, lost with the machine.
+        lost: Vec<String>,
+        /// The lock holder after the restart.
+        lock_holder: Option<String>,
+        /// The fence counter after the restart.
+        fence_counter: Option<String>,
+    },
+    /// Memory pressure under an `allkeys-*` policy evicted a key.
+    Evicted {
+        /// The key.
+        key: String,
+        /// Its value before, if it existed.
+        value: Option<String>,
+    },
     /// A server's wall clock jumped.
     ClockJump {
         /// Whose clock (not `host`: every event has a `host`, the one that logged it).
@@ -423,6 +442,21 @@ pub fn render(event: &Event) -> String {
             fence_counter.as_deref().unwrap_or("none")
         ),
         What::RedisRestart => "REDIS RESTART without persistence".to_string(),
+        What::RedisCrashAof {
+            appendfsync,
+            lost,
+            lock_holder,
+            fence_counter,
+        } => format!(
+            "REDIS CRASH, restart from the AOF (appendfsync {appendfsync}): {} change(s) lost {lost:?}; lock holder {}, fence counter {}",
+            lost.len(),
+            lock_holder.as_deref().unwrap_or("none"),
+            fence_counter.as_deref().unwrap_or("none")
+        ),
+        What::Evicted { key, value } => format!(
+            "EVICTED {key} (was {}) by an allkeys policy",
+            value.as_deref().unwrap_or("missing")
+        ),
         What::ClockJump { server, jump_ms } => {
             format!("clock of {server} jumps {jump_ms:+}ms")
         }

@@ -15,6 +15,12 @@
 //!   gone, so a fencing token can be issued twice.
 //! - **Redis restart** without persistence: keyspace and script cache gone, connections
 //!   dropped.
+//! - **Redis machine crash with an AOF** ([`Fault::RedisCrashAof`]): Redis restarts from its
+//!   append-only file; what came after the last fsync (`appendfsync everysec`: up to a second,
+//!   `no`: up to 30 s, `always`: nothing) is gone, script cache always. See
+//!   [`leaselab_model::redis::aof`].
+//! - **Eviction** ([`Fault::EvictFenceCounter`]): an `allkeys-*` policy under memory pressure
+//!   evicts the fence counter (a `DEL` its replica receives too); the next `INCR` gives 1.
 //! - **Clock jump** of the Redis server (primary, or the replica once promoted): Redis expires
 //!   keys by its wall clock.
 //!
@@ -26,6 +32,7 @@ use std::time::Duration;
 
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::postgres::WriteGuard;
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{ParamError, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
 
@@ -56,6 +63,10 @@ pub enum Action {
     Failover,
     /// Restart Redis empty.
     RedisRestart,
+    /// Crash the machine and restart Redis from its AOF.
+    RedisCrashAof,
+    /// Evict the fence counter.
+    EvictFenceCounter,
     /// A server clock jumps (the clock itself already knows; this logs it).
     ClockJump {
         /// Whose clock.
@@ -84,6 +95,12 @@ impl Schedule {
                 }
                 Fault::RedisRestart { at_ms } => {
                     actions.push((timeline.at_ms(*at_ms), Action::RedisRestart))
+                }
+                Fault::RedisCrashAof { at_ms, .. } => {
+                    actions.push((timeline.at_ms(*at_ms), Action::RedisCrashAof))
+                }
+                Fault::EvictFenceCounter { at_ms } => {
+                    actions.push((timeline.at_ms(*at_ms), Action::EvictFenceCounter))
                 }
                 Fault::Partition {
                     a,
@@ -127,6 +144,15 @@ impl Schedule {
     /// When the next action is due, if any is left.
     pub fn next_at(&self) -> Option<Duration> {
         self.actions.get(self.next).map(|(at, _)| *at)
+    }
+
+    /// The `appendfsync` policy of the run's append-only file, when a fault crashes Redis
+    /// with one (every such fault of a run names the same policy, see [`validate`]).
+    pub fn appendfsync(scenario: &Scenario) -> Option<Appendfsync> {
+        scenario.faults.iter().find_map(|fault| match fault {
+            Fault::RedisCrashAof { appendfsync, .. } => Some(*appendfsync),
+            _ => None,
+        })
     }
 
     /// True when a replica is needed (a failover, or a replication-link partition).
@@ -177,6 +203,38 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
             "at most one failover per run: after it there is no replica left to promote".into(),
         ));
     }
+    if let Some(appendfsync) = Schedule::appendfsync(scenario) {
+        for fault in &scenario.faults {
+            match fault {
+                Fault::RedisCrashAof {
+                    appendfsync: other, ..
+                } if *other != appendfsync => {
+                    return Err(ParamError(format!(
+                        "{}: one run has one append-only file; every crash must name the same \
+                         appendfsync ({})",
+                        fault.describe(),
+                        appendfsync.name()
+                    )))
+                }
+                Fault::RedisRestart { .. } => {
+                    return Err(ParamError(format!(
+                        "{}: a run with an append-only file (appendfsync {}) cannot also restart \
+                         without persistence; use one kind of restart",
+                        fault.describe(),
+                        appendfsync.name()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if Schedule::needs_replica(scenario) {
+            return Err(ParamError(
+                "a crash with an append-only file and a replica in one run is not modelled: drop \
+                 the failover / replication partition, or the crash"
+                    .into(),
+            ));
+        }
+    }
     for fault in &scenario.faults {
         match fault {
             Fault::Partition { a, b, .. } => {
@@ -221,7 +279,12 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
 }
 
 /// The fault scenarios beyond the tutorial, by name.
-pub const FAULT_SCENARIOS: [&str; 2] = ["failover-fencing", "partition-watchdog"];
+pub const FAULT_SCENARIOS: [&str; 4] = [
+    "failover-fencing",
+    "partition-watchdog",
+    "aof-crash",
+    "evict-fence",
+];
 
 /// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`).
 ///
@@ -233,6 +296,16 @@ pub const FAULT_SCENARIOS: [&str; 2] = ["failover-fencing", "partition-watchdog"
 /// - `partition-watchdog`: lease + watchdog, 2 callers, TTL 100 ms, 300 ms of work. A takes
 ///   the lock; app-1 ↔ redis is cut from 50 ms to 400 ms, so A's refresh times out (TTL/3)
 ///   and the watchdog gives up: A does not write. B takes the expired lock and spends.
+/// - `aof-crash`: `failover-fencing`'s callers and pause, but at 20 ms the machine running
+///   Redis crashes and Redis reloads its AOF under `appendfsync everysec`: the last fsync was
+///   at 0 ms, so A's lock key and `INCR` are gone and B gets the lock and token 33 again. B
+///   writes 90 with 33; A's write with 33 is refused by `fence < 33`: the reissued token wins
+///   once. With `unfenced`, both land: BROKEN. With `always` (the CLI's `--appendfsync`)
+///   nothing is lost: B waits for A's lock and gets 34.
+/// - `evict-fence`: fenced lock, 2 callers one after the other. A spends with token 33; at
+///   20 ms an `allkeys-*` policy evicts the fence counter; B gets token 1, and `fence < 1` is
+///   false against the stored 33: B's write is refused (an availability cost, not a lost
+///   update). Every token up to 33 is refused until the counter passes it.
 pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError> {
     match name {
         "failover-fencing" => {
@@ -273,6 +346,43 @@ pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError
                 until_ms: 400,
                 one_way: false,
             }];
+            Ok(scenario)
+        }
+        "aof-crash" => {
+            let mut scenario = fault_scenario("failover-fencing", unfenced)?;
+            scenario.faults = vec![
+                Fault::Pause {
+                    caller: 1,
+                    at: Point::AfterRead,
+                    pause_ms: 100,
+                },
+                Fault::RedisCrashAof {
+                    at_ms: 20,
+                    appendfsync: Appendfsync::Everysec,
+                },
+            ];
+            scenario.name = if unfenced {
+                format!("{name} --unfenced")
+            } else {
+                name.to_string()
+            };
+            Ok(scenario)
+        }
+        "evict-fence" => {
+            let guard = if unfenced {
+                WriteGuard::Unfenced
+            } else {
+                WriteGuard::FenceBelow
+            };
+            let mut scenario = Scenario::new(name, Safeguard::Fenced { guard });
+            scenario.callers = 2;
+            scenario.initial_fence_counter = 32;
+            scenario.params.work_ms = 0;
+            scenario.start_offsets_ms = vec![0, 40];
+            scenario.faults = vec![Fault::EvictFenceCounter { at_ms: 20 }];
+            if unfenced {
+                scenario.name = format!("{name} --unfenced");
+            }
             Ok(scenario)
         }
         other => Err(ParamError(format!("unknown fault scenario '{other}'"))),

@@ -123,6 +123,14 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
                 "a restart without persistence would empty a real Redis server; only the \
                  simulator's stand-in can be restarted"
             }
+            Fault::RedisCrashAof { .. } => {
+                "a machine crash would take down a real Redis server; only the simulator's \
+                 stand-in can crash and reload its append-only file"
+            }
+            Fault::EvictFenceCounter { .. } => {
+                "an eviction would delete a real Redis server's key behind its maxmemory \
+                 policy's back; only the simulator's stand-in evicts on cue"
+            }
             Fault::Partition { .. } => {
                 "a partition needs the simulator's network, which drops the segments on a cut \
                  link; real TCP connections cannot be cut from here"

@@ -43,6 +43,11 @@ use crate::observer::{Observer, Protocol};
 use crate::pg_server::PgServer;
 use crate::redis_server::RedisServer;
 use crate::replication::{describe_effect, Replication};
+use leaselab_model::redis::aof::Aof;
+pub use trespass::Trespass;
+
+mod durability;
+mod trespass;
 
 /// How the simulation runs (not what it runs: that is the [`Scenario`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,6 +176,10 @@ pub struct RunReport {
     pub tokens_issued: Vec<i64>,
     /// How many of them repeat an earlier one (a failover lost an `INCR`).
     pub tokens_reissued: u32,
+    /// Commands that deleted or extended a lock their sender did not hold, as the Redis
+    /// server reported them (a release or refresh that checks no token, after its lease
+    /// expired and another caller took the lock). Left out of the JSON when empty.
+    pub trespasses: Vec<Trespass>,
     /// The balance was missing or unreadable at the end (reported as `i64::MIN`).
     pub balance_missing: bool,
 }
@@ -324,6 +333,7 @@ impl Serialize for RunReport {
             tokens_issued: &self.tokens_issued,
             tokens_reissued: self.tokens_reissued,
             balance_missing: self.balance_missing,
+            trespasses: self.trespasses.iter().map(Trespass::describe).collect(),
             digest: &self.digest,
             events: &self.events,
         }
@@ -349,6 +359,8 @@ struct ReportView<'a> {
     tokens_issued: &'a [i64],
     tokens_reissued: u32,
     balance_missing: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    trespasses: Vec<String>,
     digest: &'a str,
     events: &'a [Event],
 }
@@ -480,6 +492,8 @@ fn shared_world(
             Duration::from_millis(scenario.network.replication_lag_ms),
         )
     });
+    let aof = Schedule::appendfsync(scenario)
+        .map(|appendfsync| Aof::new(appendfsync, &initial_effects, 0));
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
     let (specs, owners) = caller_specs(scenario, seed)?;
     let shared = Rc::new(Shared {
@@ -493,6 +507,7 @@ fn shared_world(
             redis: Rc::new(RefCell::new(redis)),
             postgres: Rc::new(RefCell::new(postgres)),
             replication: RefCell::new(replication),
+            aof: RefCell::new(aof),
             primary_clock,
             replica_clock,
             failed_over: Cell::new(false),
@@ -502,10 +517,12 @@ fn shared_world(
                 key: keys.lock.clone(),
                 owners,
                 holder: RefCell::new(None),
+                holder_expires_at_ms: Cell::new(None),
             }),
             fenced_acquire_sha: ScriptId::FencedAcquire.sha1_hex(),
             fence_key: keys.fence.clone(),
             tokens_issued: RefCell::new(Vec::new()),
+            trespasses: RefCell::new(Vec::new()),
         },
         record: Record {
             events: EventLog::new(),
@@ -729,7 +746,7 @@ fn report(
         scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
     let ends = shared.record.ends.borrow();
     let tokens_issued = shared.watch.tokens_issued.borrow().clone();
-    assemble(
+    let mut report = assemble(
         scenario,
         seed,
         &ends,
@@ -746,7 +763,9 @@ fn report(
             Err(shared.conditions.timeline.caller_ms(end))
         },
         tokens_issued,
-    )
+    );
+    report.trespasses = shared.watch.trespasses.take();
+    report
 }
 
 /// What the servers hold at the end of a run.
@@ -825,6 +844,7 @@ pub(crate) fn assemble(
         finished: finished.is_ok(),
         tokens_issued,
         tokens_reissued,
+        trespasses: Vec::new(),
         balance_missing: state.balance.is_none(),
     }
 }
@@ -834,6 +854,8 @@ struct LockWatch {
     key: Vec<u8>,
     owners: BTreeMap<Vec<u8>, String>,
     holder: RefCell<Option<Vec<u8>>>,
+    /// The holder's expiry as last seen (server clock).
+    holder_expires_at_ms: Cell<Option<u64>>,
 }
 
 impl LockWatch {
@@ -874,6 +896,9 @@ struct Servers {
     redis: Rc<RefCell<Redis>>,
     postgres: Rc<RefCell<Postgres>>,
     replication: RefCell<Option<Replication>>,
+    /// The primary's append-only file, when the run crashes Redis with one (its clock: ms
+    /// since the release).
+    aof: RefCell<Option<Aof>>,
     primary_clock: ServerClock,
     replica_clock: ServerClock,
     failed_over: Cell<bool>,
@@ -886,6 +911,8 @@ struct Watch {
     fenced_acquire_sha: String,
     fence_key: Vec<u8>,
     tokens_issued: RefCell<Vec<i64>>,
+    /// Requests that deleted or extended a lock their sender did not hold.
+    trespasses: RefCell<Vec<Trespass>>,
 }
 
 /// The run's record: the event log, how each caller ended, and which caller host is on
@@ -926,10 +953,15 @@ impl Shared {
         self.record.ends.borrow_mut()[index as usize - 1] = Some(end);
     }
 
-    /// After a command ran on the primary: ship its changes, see whether it moved the lock.
-    fn after_redis_command(&self, sim: Duration) {
+    /// After a command ran on the primary (sent by `client`, when a caller sent it): ship its
+    /// changes, see whether it moved the lock, and whether its sender held it.
+    fn after_redis_command(&self, sim: Duration, client: Option<&str>) {
         let effects = self.servers.redis.borrow_mut().drain_effects();
+        self.note_trespass(sim, client, &effects);
         if !effects.is_empty() {
+            if let Some(aof) = self.servers.aof.borrow_mut().as_mut() {
+                aof.append(self.conditions.timeline.caller_ms(sim), effects.clone());
+            }
             if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
                 replication.ship(sim, effects);
             }
@@ -944,6 +976,8 @@ impl Shared {
         let server_ms = self.server_ms(sim);
         let redis = self.servers.redis.borrow();
         let current = redis.peek(&lock.key, server_ms).map(<[u8]>::to_vec);
+        lock.holder_expires_at_ms
+            .set(redis.stored(&lock.key).and_then(|(_, at)| at));
         let mut holder = lock.holder.borrow_mut();
         if *holder == current {
             return;
@@ -968,8 +1002,8 @@ impl Shared {
     }
 
     /// The earliest time after `now` at which [`Shared::after_step`] may find something to do
-    /// without a host having run: the next replicated change arriving, or the lock's lease
-    /// expiring. Never later than the truth (the simulation may skip idle steps up to it).
+    /// without a host having run: the next replicated change arriving, the lock's lease
+    /// expiring, or the append-only file's next fsync. Never later than the truth (the simulation may skip idle steps up to it).
     fn next_by_itself(&self, now: Duration) -> Option<Duration> {
         let replication = self
             .servers
@@ -992,13 +1026,27 @@ impl Shared {
                     .raw(Duration::from_millis(remaining_ms))
             })
         });
-        [replication, expiry].into_iter().flatten().min()
+        // The next fsync: `Aof::advance` catches up on a late call (and a command or a crash
+        // advances the file first), but stepping onto the instant keeps the file's state in
+        // step with simulated time.
+        let fsync = self
+            .servers
+            .aof
+            .borrow()
+            .as_ref()
+            .and_then(Aof::next_fsync_ms)
+            .map(|at_ms| self.conditions.timeline.at_ms(at_ms))
+            .filter(|at| *at > now);
+        [replication, expiry, fsync].into_iter().flatten().min()
     }
 
     /// After each step: replicate what is due, notice expired leases.
     fn after_step(&self, now: Duration) {
         if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
             replication.advance(now);
+        }
+        if let Some(aof) = self.servers.aof.borrow_mut().as_mut() {
+            aof.advance(self.conditions.timeline.caller_ms(now));
         }
         self.track_lock(now, false);
     }
@@ -1102,6 +1150,8 @@ impl Shared {
                 self.log(now, "world", What::RedisRestart);
                 sim.bounce(REDIS_HOST);
             }
+            Action::RedisCrashAof => self.crash_and_load_aof(sim, now),
+            Action::EvictFenceCounter => self.evict_fence_counter(now),
             Action::ClockJump { host, jump_ms } => self.log(
                 now,
                 "world",
@@ -1150,7 +1200,7 @@ impl Observer for RunObserver {
             REDIS_HOST,
             What::RedisExecuted {
                 conn: conn_id,
-                client,
+                client: client.clone(),
                 argv: argv
                     .iter()
                     .map(|arg| String::from_utf8_lossy(arg).into_owned())
@@ -1159,7 +1209,7 @@ impl Observer for RunObserver {
                 clock_ms: shared.server_ms(now),
             },
         );
-        shared.after_redis_command(now);
+        shared.after_redis_command(now, client.as_deref());
     }
 
     fn sql_statement(

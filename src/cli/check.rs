@@ -338,7 +338,8 @@ pub fn execute(args: Args) -> CommandResult {
 /// Which violated properties make `leaselab check` exit 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Gate {
-    /// Every "always" property: ledger holds and mutual exclusion.
+    /// Every "always" property: ledger holds, mutual exclusion, only the holder changes the
+    /// lock.
     All,
     /// Only "ledger holds".
     Ledger,

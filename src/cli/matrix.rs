@@ -309,26 +309,34 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
         .max()
         .unwrap_or(9)
         .max(9);
-    let _ = write!(text, "{:<label$}", "safeguard");
-    for column in columns {
-        let _ = write!(text, " {:>4}", column.code());
-    }
-    text.push('\n');
-    for row in &matrix.rows {
-        let mut line = format!("{row:<label$}");
-        for column in columns {
-            let cell = matrix.cell(row, *column);
-            let symbols = cell.map_or("  ".to_string(), |c| {
-                format!(
-                    "{}{}{}",
-                    c.exhaustive.verdict.symbol(),
-                    c.simulated.verdict.symbol(),
-                    if c.unexpected { "!" } else { " " }
-                )
-            });
-            let _ = write!(line, "  {symbols}");
+    // Each column takes 5 characters; more columns than fit next to the labels are shown
+    // in further blocks of the table, one under the other.
+    let per_block = (WIDTH.saturating_sub(label) / 5).max(1);
+    for (block, chunk) in columns.chunks(per_block).enumerate() {
+        if block > 0 {
+            text.push('\n');
         }
-        let _ = writeln!(text, "{}", line.trim_end());
+        let _ = write!(text, "{:<label$}", "safeguard");
+        for column in chunk {
+            let _ = write!(text, " {:>4}", column.code());
+        }
+        text.push('\n');
+        for row in &matrix.rows {
+            let mut line = format!("{row:<label$}");
+            for column in chunk {
+                let cell = matrix.cell(row, *column);
+                let symbols = cell.map_or("  ".to_string(), |c| {
+                    format!(
+                        "{}{}{}",
+                        c.exhaustive.verdict.symbol(),
+                        c.simulated.verdict.symbol(),
+                        if c.unexpected { "!" } else { " " }
+                    )
+                });
+                let _ = write!(line, "  {symbols}");
+            }
+            let _ = writeln!(text, "{}", line.trim_end());
+        }
     }
     let _ = writeln!(
         text,

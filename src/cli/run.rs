@@ -11,7 +11,11 @@
 //!   points: `after-acquire`, `after-read`, `before-write`, `before-release`;
 //! - `--partition A:B:FROM:UNTIL[:one-way]`, e.g. `app-1:redis:50ms:400ms`; hosts `app-N`,
 //!   `redis`, `postgres`, `redis-replica` (the replication link); `one-way` cuts only A → B;
-//! - `--failover-at DURATION`, `--restart-at DURATION`;
+//! - `--failover-at DURATION`, `--restart-at DURATION` (no persistence);
+//! - `--crash-at DURATION [--appendfsync always|everysec|no]`: the machine running Redis
+//!   crashes and Redis reloads its append-only file (`--appendfsync` also changes the crash of
+//!   a preset such as `aof-crash`);
+//! - `--evict-fence-at DURATION`: an `allkeys-*` eviction of the fence counter;
 //! - `--clock-jump HOST:AT:BY`, e.g. `redis:50ms:+1s` or `redis:50ms:-200ms`.
 //!
 //! Real mode: with `--redis URL` and/or `--postgres URL` the same safeguard machines run
@@ -40,6 +44,7 @@ pub(crate) use out;
 use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Point, Safeguard};
 use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
 use leaselab_sim::events::render;
@@ -57,7 +62,7 @@ use crate::shard::{Shard, ShardArgs};
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
-    /// step6-verify, failover-fencing or partition-watchdog.
+    /// step6-verify, failover-fencing, partition-watchdog, aof-crash or evict-fence.
     pub scenario: String,
     /// step3-ttl: refresh the lease every TTL/3.
     #[arg(long)]
@@ -65,7 +70,8 @@ pub struct Args {
     /// step4-redislock: full jitter on every backoff.
     #[arg(long)]
     pub jitter: bool,
-    /// step5-fencing, failover-fencing: write without checking the fencing token.
+    /// step5-fencing, failover-fencing, aof-crash, evict-fence: write without checking the
+    /// fencing token.
     #[arg(long)]
     pub unfenced: bool,
     /// step6-verify: also require the fence read to be unchanged (check-and-set).
@@ -107,6 +113,17 @@ pub struct Args {
     /// Redis restarts without persistence at this time.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub restart_at: Option<u64>,
+    /// The machine running Redis crashes at this time; Redis reloads its append-only file
+    /// (what was not fsynced is lost, see --appendfsync).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub crash_at: Option<u64>,
+    /// When the append-only file is fsynced, for every crash of the run: always (before each
+    /// reply), everysec (once a second, the default), no (the kernel's write-back, ~30s).
+    #[arg(long, value_parser = parse_appendfsync, value_name = "always|everysec|no")]
+    pub appendfsync: Option<Appendfsync>,
+    /// An allkeys-* maxmemory policy evicts the fence counter at this time.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub evict_fence_at: Option<u64>,
     /// A partition: A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms (repeatable).
     #[arg(long = "partition", value_name = "A:B:FROM:UNTIL[:one-way]")]
     pub partitions: Vec<String>,
@@ -161,6 +178,13 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     } else {
         parse_ms(text)
     }
+}
+
+/// `always`, `everysec` or `no`, as in `redis.conf`.
+pub fn parse_appendfsync(text: &str) -> Result<Appendfsync, String> {
+    Appendfsync::parse(text).ok_or_else(|| {
+        format!("'{text}' is not an appendfsync policy; expected always, everysec or no")
+    })
 }
 
 /// Builds a preset by name with the tutorial's switches.
@@ -254,6 +278,34 @@ impl Args {
         if let Some(at_ms) = self.restart_at {
             scenario.faults.push(Fault::RedisRestart { at_ms });
             changed.push(format!("--restart-at {}", format_ms(at_ms)));
+        }
+        if let Some(at_ms) = self.crash_at {
+            scenario.faults.push(Fault::RedisCrashAof {
+                at_ms,
+                appendfsync: self.appendfsync.unwrap_or(Appendfsync::Everysec),
+            });
+            changed.push(format!("--crash-at {}", format_ms(at_ms)));
+        }
+        if let Some(mode) = self.appendfsync {
+            let mut crashes = 0;
+            for fault in &mut scenario.faults {
+                if let Fault::RedisCrashAof { appendfsync, .. } = fault {
+                    *appendfsync = mode;
+                    crashes += 1;
+                }
+            }
+            if crashes == 0 {
+                return Err(UsageError::new(format!(
+                    "--appendfsync {}: the scenario has no crash to reload an append-only file \
+                     after; add --crash-at DURATION",
+                    mode.name()
+                )));
+            }
+            changed.push(format!("--appendfsync {}", mode.name()));
+        }
+        if let Some(at_ms) = self.evict_fence_at {
+            scenario.faults.push(Fault::EvictFenceCounter { at_ms });
+            changed.push(format!("--evict-fence-at {}", format_ms(at_ms)));
         }
         for text in &self.partitions {
             scenario.faults.push(parse_partition(text)?);

@@ -28,6 +28,7 @@ use leaselab_checker::{
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::WriteGuard;
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
@@ -85,6 +86,11 @@ pub enum Column {
     Failover,
     /// Redis restarts without persistence while the lock is held.
     Restart,
+    /// The machine running Redis crashes while the lock is held; Redis reloads its AOF
+    /// (`appendfsync everysec`: the last second is lost).
+    AofCrash,
+    /// An `allkeys-*` policy evicts the fence counter while the lock is held.
+    EvictFence,
     /// The holder is cut off from Redis while it holds the lock.
     Partition,
     /// The Redis server's wall clock jumps forward while the lock is held.
@@ -104,6 +110,8 @@ impl Column {
             Column::ShortTtl,
             Column::Failover,
             Column::Restart,
+            Column::AofCrash,
+            Column::EvictFence,
             Column::Partition,
             Column::ClockJump,
         ]);
@@ -119,6 +127,8 @@ impl Column {
             Column::ShortTtl => "ttl-1ms".into(),
             Column::Failover => "failover".into(),
             Column::Restart => "restart".into(),
+            Column::AofCrash => "crash-everysec".into(),
+            Column::EvictFence => "evict-fence".into(),
             Column::Partition => "partition".into(),
             Column::ClockJump => "clock-jump".into(),
         }
@@ -136,6 +146,8 @@ impl Column {
             Column::ShortTtl => "ttl1",
             Column::Failover => "fail",
             Column::Restart => "rst",
+            Column::AofCrash => "aof",
+            Column::EvictFence => "evic",
             Column::Partition => "part",
             Column::ClockJump => "clk",
         }
@@ -169,6 +181,13 @@ impl Column {
             Column::Restart => "Redis restarts without persistence at 20ms while A holds the \
                  lock and pauses 100ms after its read; B starts at 40ms"
                 .into(),
+            Column::AofCrash => "the machine running Redis crashes at 20ms while A holds the \
+                 lock and pauses 100ms after its read; Redis reloads its AOF (appendfsync \
+                 everysec, last fsync at 0ms); B starts at 40ms"
+                .into(),
+            Column::EvictFence => "an allkeys-* policy evicts the fence counter at 20ms while \
+                 A holds the lock and pauses 100ms after its read; B starts at 40ms"
+                .into(),
             Column::Partition => "partition: app-1 (the holder) is cut off from Redis from 20ms \
                  to 400ms; TTL 100ms, work 50ms; B starts at 5ms"
                 .into(),
@@ -182,11 +201,22 @@ impl Column {
     pub fn applies(self, row: &Row) -> Result<(), String> {
         let redis = matches!(
             self,
-            Column::Failover | Column::Restart | Column::Partition | Column::ClockJump
+            Column::Failover
+                | Column::Restart
+                | Column::AofCrash
+                | Column::Partition
+                | Column::ClockJump
         );
         if redis && !row.uses_redis() {
             return Err(format!(
                 "{} keeps nothing in Redis: a Redis fault cannot touch it",
+                row.name
+            ));
+        }
+        if self == Column::EvictFence && !matches!(row.safeguard, Safeguard::Fenced { .. }) {
+            return Err(format!(
+                "{} has no fence counter to evict (and its other keys have a TTL, which \
+                 volatile-* policies may evict like an early expiry)",
                 row.name
             ));
         }
@@ -260,6 +290,14 @@ impl Column {
             }
             Column::Failover => holder_pauses(&mut s, Fault::Failover { at_ms: 20 }),
             Column::Restart => holder_pauses(&mut s, Fault::RedisRestart { at_ms: 20 }),
+            Column::AofCrash => holder_pauses(
+                &mut s,
+                Fault::RedisCrashAof {
+                    at_ms: 20,
+                    appendfsync: Appendfsync::Everysec,
+                },
+            ),
+            Column::EvictFence => holder_pauses(&mut s, Fault::EvictFenceCounter { at_ms: 20 }),
             Column::Partition => {
                 s.callers = 2;
                 s.params.ttl_ms = 100;
@@ -306,8 +344,11 @@ impl Column {
                 c.max_pause_ticks = Some(1);
             }
             Column::Failover => c.failovers = 1,
-            Column::Restart => {
+            Column::Restart | Column::AofCrash => {
                 return Err("the model has no Redis restart (only failovers)".into());
+            }
+            Column::EvictFence => {
+                return Err("the model has no eviction: its fence counter is never lost".into());
             }
             Column::Partition => {
                 return Err(
@@ -336,7 +377,11 @@ impl Column {
             Column::WorkOverTtl => "work 4 ticks, TTL 3, no pauses",
             Column::ShortTtl => "TTL 1 tick, delays up to 1 tick per caller",
             Column::Failover => "one failover at any moment, no pauses",
-            Column::Restart | Column::Partition | Column::ClockJump => "not expressible",
+            Column::Restart
+            | Column::AofCrash
+            | Column::EvictFence
+            | Column::Partition
+            | Column::ClockJump => "not expressible",
         }
     }
 }
@@ -575,6 +620,22 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             simulated(Broken, "safety: the reissued token writes twice")
         }
         (_, Column::Failover) if lease_only => both(Broken, "safety: failover breaks leases"),
+        (FENCED, Column::AofCrash) => simulated(
+            Safe,
+            "safety: a restart without appendfsync always reissues a token; fence < $2 lets it win once",
+        ),
+        (FENCED_UNCHECKED, Column::AofCrash) => simulated(
+            Broken,
+            "safety: a restart without appendfsync always loses the lock key",
+        ),
+        (_, Column::AofCrash) if lease_only => simulated(
+            Broken,
+            "safety: a restart without appendfsync always loses the lock key",
+        ),
+        (FENCED | FENCED_CAS, Column::EvictFence) => simulated(
+            Safe,
+            "step 5: an evicted counter's small tokens are refused until it passes max(fence)",
+        ),
         _ => None,
     }
 }

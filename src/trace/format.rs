@@ -9,6 +9,7 @@
 use leaselab_checker::CheckConfig;
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
 use leaselab_model::scenario::{Network, Scenario};
 use leaselab_model::world::{Action, ReplyFaults};
@@ -201,6 +202,18 @@ pub enum FaultSpec {
     },
     /// Redis restarts without persistence.
     RedisRestart {
+        /// When.
+        at_ms: u64,
+    },
+    /// The machine running Redis crashes; Redis reloads its append-only file.
+    RedisCrashAof {
+        /// When.
+        at_ms: u64,
+        /// `always`, `everysec` or `no`.
+        appendfsync: String,
+    },
+    /// An `allkeys-*` policy evicts the fence counter.
+    EvictFenceCounter {
         /// When.
         at_ms: u64,
     },
@@ -421,6 +434,11 @@ impl FaultSpec {
             },
             Fault::Failover { at_ms } => FaultSpec::Failover { at_ms },
             Fault::RedisRestart { at_ms } => FaultSpec::RedisRestart { at_ms },
+            Fault::RedisCrashAof { at_ms, appendfsync } => FaultSpec::RedisCrashAof {
+                at_ms,
+                appendfsync: appendfsync.name().to_string(),
+            },
+            Fault::EvictFenceCounter { at_ms } => FaultSpec::EvictFenceCounter { at_ms },
             Fault::Partition {
                 a,
                 b,
@@ -469,6 +487,20 @@ impl FaultSpec {
             },
             FaultSpec::Failover { at_ms } => Fault::Failover { at_ms: *at_ms },
             FaultSpec::RedisRestart { at_ms } => Fault::RedisRestart { at_ms: *at_ms },
+            FaultSpec::RedisCrashAof { at_ms, appendfsync } => Fault::RedisCrashAof {
+                at_ms: *at_ms,
+                appendfsync: Appendfsync::parse(appendfsync).ok_or_else(|| {
+                    let known: Vec<&str> = Appendfsync::ALL.iter().map(|m| m.name()).collect();
+                    SpecError::unknown(
+                        format!("{at}.appendfsync"),
+                        format!(
+                            "scenario '{scenario}' crashes Redis with appendfsync '{appendfsync}', a policy this leaselab does not know; expected one of {}",
+                            known.join(", ")
+                        ),
+                    )
+                })?,
+            },
+            FaultSpec::EvictFenceCounter { at_ms } => Fault::EvictFenceCounter { at_ms: *at_ms },
             FaultSpec::Partition {
                 a,
                 b,
@@ -702,6 +734,11 @@ mod tests {
             },
             Fault::Failover { at_ms: 3 },
             Fault::RedisRestart { at_ms: 4 },
+            Fault::RedisCrashAof {
+                at_ms: 5,
+                appendfsync: Appendfsync::Everysec,
+            },
+            Fault::EvictFenceCounter { at_ms: 6 },
             Fault::Partition {
                 a: Host::Caller(1),
                 b: Host::Redis,

@@ -9,7 +9,7 @@
 //! violate its property.
 
 use leaselab_checker::model::{ledger_holds, mutual_exclusion};
-use leaselab_checker::{LeaseModel, LEDGER, MUTUAL_EXCLUSION};
+use leaselab_checker::{LeaseModel, LEDGER, LOCK_CHANGED_BY_HOLDER, MUTUAL_EXCLUSION};
 use leaselab_model::world::World;
 use leaselab_sim::run::RunReport;
 
@@ -155,6 +155,7 @@ fn violates(world: &World, property: &str) -> bool {
     match property {
         LEDGER => !ledger_holds(world),
         MUTUAL_EXCLUSION => !mutual_exclusion(world),
+        LOCK_CHANGED_BY_HOLDER => world.trespass.is_some(),
         _ => false,
     }
 }

@@ -678,6 +678,24 @@ impl Reader<'_> {
                 self.holder = None;
                 fault("RESTART, keyspace lost".into())
             }
+            What::RedisCrashAof {
+                appendfsync,
+                lost,
+                lock_holder,
+                fence_counter,
+            } => {
+                self.holder = lock_holder.as_deref().and_then(caller_of);
+                fault(format!(
+                    "CRASH, AOF {appendfsync}: {} change(s) lost; lock {}{}",
+                    lost.len(),
+                    lock_holder.as_deref().unwrap_or("free"),
+                    fence_counter
+                        .as_deref()
+                        .map(|c| format!(", fence counter {c}"))
+                        .unwrap_or_default()
+                ))
+            }
+            What::Evicted { key, .. } => fault(format!("EVICTED {key}")),
             What::Partition { a, b, one_way } => {
                 fault(format!("PARTITION {a} {} {b}", arrow(*one_way)))
             }

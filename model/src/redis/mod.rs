@@ -10,6 +10,7 @@
 //! - [`scripts`]: the safeguards' own scripts, recognised by SHA1 and executed natively (proven
 //!   equal to their Lua run);
 //! - [`replication`]: the replication stream, replicas and promotion;
+//! - [`aof`]: persistence, the append-only file and `appendfsync` (what a crash loses);
 //! - [`cluster`]: Redis Cluster hash slots (`CROSSSLOT`).
 //!
 //! Replies and error texts were checked command by command against a real Redis 7.0.15
@@ -27,6 +28,7 @@
 //!   difference; the `DEL` a replica receives comes later).
 //! - Commands and subcommands outside the supported set get Redis's unknown command error.
 
+pub mod aof;
 pub mod cluster;
 pub mod command;
 pub mod lua;

@@ -1,7 +1,7 @@
 //! The lock protocols a [`LockedSpend`](super::locked::LockedSpend) caller can use, and the
 //! answers their requests get.
 
-use crate::redis::Reply;
+use crate::redis::{Command, Reply};
 
 use super::fenced::FencedLock;
 use super::lease::Lease;
@@ -131,11 +131,17 @@ impl Lock {
         }
     }
 
-    /// The token-checked refresh request (lease-based protocols only).
+    /// The refresh request: token-checked for a lease (and a user lock that defines one);
+    /// for a `SETNX` lock with an expiry a plain `PEXPIRE key ttl`, which checks nothing (no
+    /// built-in safeguard refreshes one; tests build such a watchdog to show what a
+    /// token-less refresh does).
     pub fn refresh_request(&self, ttl_ms: u64) -> Option<RedisRequest> {
         match self {
             Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
             Lock::User(lock) => lock.refresh_request(ttl_ms),
+            Lock::Setnx(lock) if lock.expire_ttl_ms.is_some() => Some(RedisRequest::Command(
+                Command::PExpire(lock.key.clone(), ttl_ms as i64),
+            )),
             _ => None,
         }
     }
