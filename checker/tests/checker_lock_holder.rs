@@ -61,8 +61,12 @@ impl Model for HolderModel {
     }
 }
 
-/// Two callers with a 3-tick lease and `work_ticks` of work, unbounded pauses, horizon 12,
-/// each running the machine `build` makes from its token.
+/// The bound of every check here. The token-less release and refresh below are caught within
+/// it, so the built-in safeguards' SAFE at the same bound is not a bound too small to see.
+const HORIZON_TICKS: u64 = 8;
+
+/// Two callers with a 3-tick lease and `work_ticks` of work, unbounded pauses, horizon
+/// [`HORIZON_TICKS`], each running the machine `build` makes from its token.
 fn world(work_ticks: u64, build: impl Fn(&CheckConfig, u128) -> Caller) -> World {
     let config = CheckConfig {
         work_ticks,
@@ -75,7 +79,7 @@ fn world(work_ticks: u64, build: impl Fn(&CheckConfig, u128) -> Caller) -> World
     let callers = tokens.iter().map(|token| build(&config, *token)).collect();
     let world_config = WorldConfig {
         max_pause_ms: None,
-        horizon_ms: 12,
+        horizon_ms: HORIZON_TICKS,
         failovers: 0,
         arrival_window_ms: 0,
     };
@@ -168,7 +172,7 @@ fn the_built_in_lock_safeguards_change_only_their_own_lock() {
     ] {
         let config = CheckConfig {
             work_ticks: 4,
-            horizon_ticks: Some(12),
+            horizon_ticks: Some(HORIZON_TICKS),
             ..CheckConfig::new(safeguard)
         };
         let model = LeaseModel::new(config).expect("valid");
@@ -189,7 +193,7 @@ fn the_built_in_lock_safeguards_change_only_their_own_lock() {
     // setnx-expire's DEL release is the shipped token-less one: the checker catches it.
     let config = CheckConfig {
         work_ticks: 1,
-        horizon_ticks: Some(12),
+        horizon_ticks: Some(HORIZON_TICKS),
         ..CheckConfig::new(Safeguard::SetnxExpire)
     };
     let model = LeaseModel::new(config).expect("valid");
