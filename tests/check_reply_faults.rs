@@ -20,7 +20,7 @@ const LEASE_NO_PAUSES: [&str; 7] = [
     "--max-pause",
     "0",
     "--horizon",
-    "30",
+    "12",
 ];
 
 fn json(output: &Output) -> serde_json::Value {
@@ -149,7 +149,7 @@ fn frontier_sweeps_with_the_same_reply_fault_flags() {
         "--work",
         "1",
         "--horizon",
-        "30",
+        "12",
     ];
     let boundary = |extra: &[&str]| {
         let output = leaselab(&[&sweep[..], extra, &["--json"]].concat());

@@ -65,10 +65,12 @@ fn redlock_holds_in_the_semi_synchronous_model_without_faults() {
 #[test]
 fn a_pause_past_the_lease_gives_the_lock_to_two_callers_in_the_asynchronous_model() {
     // Unbounded pauses: the holder stops after its round, every key expires, the other
-    // caller takes a majority. (The ledger's verdict needs more than the 3 million states
-    // this test allows: `leaselab check` with a larger --max-states.)
-    let report = check(REDLOCK, |_| {});
+    // caller takes a majority; then the paused holder's write overwrites the other's. A
+    // horizon of 6 ticks is enough for both (657,292 states; 10 ticks stops at the limit
+    // before the ledger is decided).
+    let report = check(REDLOCK, |c| c.horizon_ticks = Some(6));
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(13));
+    expect(&report, LEDGER, Violated, Some(26));
 }
 
 #[test]
@@ -144,44 +146,5 @@ fn check_and_set_keeps_the_ledger_when_two_callers_hold_the_lock() {
         });
         expect(&report, MUTUAL_EXCLUSION, Violated, Some(9));
         expect(&report, LEDGER, Safe, None);
-    }
-}
-
-/// Prints every configuration's verdicts (run with --nocapture when a machine changes).
-#[test]
-#[ignore]
-fn survey() {
-    type Change = fn(&mut CheckConfig);
-    let cases: Vec<(&str, Safeguard, Change)> = vec![
-        ("pause 3", REDLOCK, |c| c.max_pause_ticks = Some(3)),
-        ("jump 5", REDLOCK, |c| {
-            c.max_pause_ticks = Some(0);
-            c.node_faults.clock_jumps = 1;
-            c.node_faults.clock_jump_ms = 5;
-        }),
-        ("drift 50 p1", REDLOCK, |c| {
-            c.max_pause_ticks = Some(1);
-            c.node_faults.drift_percent = 50;
-        }),
-        ("drift 150 p1", REDLOCK, |c| {
-            c.max_pause_ticks = Some(1);
-            c.node_faults.drift_percent = 150;
-        }),
-        ("cas p3 restart+jump", REDLOCK_CAS, |c| {
-            c.max_pause_ticks = Some(3);
-            c.node_faults.restarts = 1;
-            c.node_faults.clock_jumps = 1;
-            c.node_faults.clock_jump_ms = 5;
-        }),
-    ];
-    for (name, safeguard, change) in cases {
-        let report = check(safeguard, change);
-        for property in [LEDGER, MUTUAL_EXCLUSION] {
-            let found = report.property(property).unwrap();
-            eprintln!(
-                "SURVEY {name}: {property}: {:?} {:?} ({})",
-                found.verdict, found.steps, found.basis
-            );
-        }
     }
 }
