@@ -46,7 +46,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Point, Safeguard};
-use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
+use leaselab_model::scenario::{Scenario, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
@@ -62,7 +62,9 @@ use crate::shard::{Shard, ShardArgs};
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
-    /// step6-verify, failover-fencing, partition-watchdog, aof-crash or evict-fence.
+    /// step6-verify, failover-fencing, partition-watchdog, aof-crash, evict-fence,
+    /// transfer-ordered, transfer-unordered, rmw-read-committed, rmw-repeatable-read or
+    /// rmw-serializable.
     pub scenario: String,
     /// step3-ttl: refresh the lease every TTL/3.
     #[arg(long)]
@@ -158,6 +160,11 @@ pub struct Args {
     /// Save every BROKEN run as a trace, not only the first.
     #[arg(long, conflicts_with = "no_save_traces")]
     pub save_all_traces: bool,
+    /// Also save the first run in which PostgreSQL aborted a transaction (40P01 deadlock
+    /// detected, 40001 could not serialize) and its caller rolled back and retried, whatever
+    /// the verdict: the evidence that the retry kept the ledger.
+    #[arg(long, conflicts_with = "no_save_traces")]
+    pub save_retry_trace: bool,
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
@@ -192,11 +199,15 @@ pub fn preset(name: &str, variant: Variant) -> Result<Scenario, UsageError> {
     if FAULT_SCENARIOS.contains(&name) {
         return Ok(fault_scenario(name, variant.unfenced)?);
     }
+    if SAFETY_SCENARIOS.contains(&name) {
+        return Ok(Scenario::safety(name)?);
+    }
     if !TUTORIAL_STEPS.contains(&name) {
         return Err(UsageError::new(format!(
-            "unknown scenario '{name}'; choose one of: {}, {}",
+            "unknown scenario '{name}'; choose one of: {}, {}, {}",
             TUTORIAL_STEPS.join(", "),
-            FAULT_SCENARIOS.join(", ")
+            FAULT_SCENARIOS.join(", "),
+            SAFETY_SCENARIOS.join(", ")
         )));
     }
     Ok(Scenario::tutorial(name, variant)?)
@@ -892,6 +903,7 @@ pub fn execute(args: Args) -> CommandResult {
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let mut tally = Tally::new();
     let mut not_replayable = 0u64;
+    let mut retry_saved = false;
     let mut single: Option<RunReport> = None;
     let many = seeds.count > 1 || shard.is_some();
     let explicit_limit = args.time_limit.is_some();
@@ -912,6 +924,10 @@ pub fn execute(args: Args) -> CommandResult {
                 } else {
                     not_replayable += 1;
                 }
+            } else if args.save_retry_trace && !retry_saved && replayable(&report) {
+                let retried =
+                    report.ledger.deadlock_retries + report.ledger.serialization_retries > 0;
+                retry_saved = retried && saver.save_anyway(&report).is_some();
             }
             if many && args.json {
                 let detail = serde_json::json!({
