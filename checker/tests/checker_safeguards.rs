@@ -224,7 +224,7 @@ fn transfers_conserve_money_and_only_the_unordered_ones_deadlock() {
 
 /// The shortest path to a deadlock: both callers begin and lock their first row, one asks for
 /// the other's row and waits, the other asks for the first's and closes the cycle.
-const TRANSFER_DEADLOCK_STEPS: usize = 0;
+const TRANSFER_DEADLOCK_STEPS: usize = 7;
 
 /// Read-modify-write of one balance: under READ COMMITTED two callers lose an update; under
 /// REPEATABLE READ and SERIALIZABLE the second write fails with 40001, the caller retries,
@@ -253,7 +253,7 @@ fn isolation_levels_decide_whether_a_read_modify_write_loses_updates() {
 }
 
 /// Both callers begin and read 20, one writes 10 and commits, the other writes 10 over it.
-const READ_COMMITTED_LOST_UPDATE_STEPS: usize = 0;
+const READ_COMMITTED_LOST_UPDATE_STEPS: usize = 13;
 
 #[test]
 fn watchdog_is_safe_exactly_while_the_pause_fits_between_refreshes() {

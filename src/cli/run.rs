@@ -536,7 +536,7 @@ pub fn parse_clock_jump(text: &str) -> Result<Fault, UsageError> {
 /// The counters of one run in the order they are printed.
 pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
     let ledger = &report.ledger;
-    vec![
+    let mut counters = vec![
         ("accepted", i64::from(ledger.accepted)),
         ("balance", ledger.final_balance),
         ("rejected", i64::from(ledger.rejected)),
@@ -552,7 +552,21 @@ pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
         ("tokens reissued", i64::from(report.tokens_reissued)),
         ("unfinished callers", i64::from(report.unfinished())),
         ("elapsed ms", report.elapsed_ms as i64),
-    ]
+    ];
+    if report.scenario.safeguard.retries_transactions() {
+        // Only for the safeguards that retry, so the other scenarios' summaries keep their
+        // rows; within one scenario every run has the same rows.
+        let at = counters.len() - 3;
+        counters.insert(
+            at,
+            (
+                "serialization retries",
+                i64::from(ledger.serialization_retries),
+            ),
+        );
+        counters.insert(at, ("deadlock retries", i64::from(ledger.deadlock_retries)));
+    }
+    counters
 }
 
 /// The second line of a run: the counters the tutorial logs, and more.
@@ -568,6 +582,12 @@ pub fn counters_line(report: &RunReport) -> String {
         ledger.stale_releases_refused,
         ledger.busy_retries
     );
+    if report.scenario.safeguard.retries_transactions() {
+        line.push_str(&format!(
+            " deadlock-retries={} serialization-retries={}",
+            ledger.deadlock_retries, ledger.serialization_retries
+        ));
+    }
     if let Some(fence) = report.final_fence {
         line.push_str(&format!(" fence={fence}"));
     }
