@@ -214,11 +214,14 @@ impl Ledger {
         results: &[CallerResult],
     ) -> Ledger {
         assert!(wallets.len() >= 2, "a transfer involves two wallets");
-        let sum = |balances: &mut dyn Iterator<Item = i64>| {
-            balances.fold(Some(0i64), |sum, b| sum.and_then(|s| s.checked_add(b)))
-        };
-        let initial = sum(&mut wallets.iter().map(|w| w.1)).expect("initial balances add up");
-        let final_sum = sum(&mut wallets.iter().map(|w| w.2)).unwrap_or(i64::MIN);
+        let initial = wallets
+            .iter()
+            .try_fold(0i64, |sum, w| sum.checked_add(w.1))
+            .expect("initial balances add up");
+        let final_sum = wallets
+            .iter()
+            .try_fold(0i64, |sum, w| sum.checked_add(w.2))
+            .unwrap_or(i64::MIN);
         let mut ledger = Ledger::check(initial, amount, results, final_sum);
         ledger.stale_spends.clear();
         ledger.wallets = wallets

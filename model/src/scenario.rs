@@ -367,6 +367,13 @@ impl Scenario {
                 self.initial_balance
             )));
         }
+        let wallets = self.wallet_ids().len() as i64;
+        if self.initial_balance.checked_mul(wallets).is_none() {
+            return Err(ParamError(format!(
+                "the {wallets} wallets' balances of {} each do not add up within a bigint; use a smaller --balance",
+                self.initial_balance
+            )));
+        }
         if self.network.latency_min_us > self.network.latency_max_us {
             return Err(ParamError(format!(
                 "the shortest latency ({}us) is longer than the longest ({}us)",
@@ -438,6 +445,9 @@ mod tests {
             }
         }
         assert!(Scenario::safety("transfer").is_err());
+        let mut huge = Scenario::safety("transfer-ordered").unwrap();
+        huge.initial_balance = i64::MAX;
+        assert!(huge.validate().unwrap_err().0.contains("smaller --balance"));
     }
 
     #[test]
