@@ -254,6 +254,16 @@ impl Safeguard {
         matches!(self, Safeguard::PgTransfer { .. })
     }
 
+    /// What each caller does with the money, for headers: `spend 10 from 100`, or for
+    /// transfers `transfer 10 between two wallets of 100 each`.
+    pub fn money_phrase(&self, amount: i64, initial_balance: i64) -> String {
+        if self.is_transfer() {
+            format!("transfer {amount} between two wallets of {initial_balance} each")
+        } else {
+            format!("spend {amount} from {initial_balance}")
+        }
+    }
+
     /// True when the safeguard's callers roll back and retry transactions PostgreSQL aborts
     /// (40P01, 40001), so a caller's request count grows with the other callers.
     pub fn retries_transactions(&self) -> bool {
