@@ -14,7 +14,11 @@
 //! Deadlocks are kept out of the generated cases (two sessions never lock two rows each): the
 //! stand-in fails the statement that closes the cycle at once, where PostgreSQL waits for
 //! `deadlock_timeout` and fails whichever session's timer fires first (documented in
-//! `docs/fidelity.md`).
+//! `docs/fidelity.md`). The fixed deadlock cases run the real sessions with `deadlock_timeout`
+//! at 1 ms: the first waiter's check then finds no cycle yet (the other session waits only
+//! after this one was seen waiting), and the session that closes the cycle is the one that
+//! fails, as on the stand-in. The DETAIL's process and transaction numbers are compared by
+//! their pattern (which number repeats where), not their values.
 
 mod common;
 
@@ -25,7 +29,9 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use leaselab_model::postgres::{Postgres, RowLock, SessionId, Statement, Wallet, WriteGuard};
+use leaselab_model::postgres::{
+    Isolation, Postgres, RowLock, SessionId, Statement, Wallet, WriteGuard,
+};
 use leaselab_sim::observer::NoopObserver;
 use leaselab_sim::pg_server::PgServer;
 use proptest::prelude::*;
@@ -71,14 +77,66 @@ struct ServerMessage {
 
 impl ServerMessage {
     fn from_db(error: &tokio_postgres::error::DbError) -> ServerMessage {
+        let code = error.code().code().to_string();
+        let detail = error.detail().map(|detail| {
+            if code == "40P01" {
+                numbered_by_appearance(detail)
+            } else {
+                detail.to_string()
+            }
+        });
         ServerMessage {
             severity: error.severity().to_string(),
-            code: error.code().code().to_string(),
+            code,
             message: error.message().to_string(),
-            detail: error.detail().map(str::to_string),
+            detail,
             hint: error.hint().map(str::to_string),
         }
     }
+}
+
+/// A deadlock DETAIL with each process id replaced by `P<n>` and each transaction id by
+/// `T<n>`, numbered in order of first appearance: the two servers' numbers differ, the
+/// pattern (who waits for whom) must not.
+fn numbered_by_appearance(detail: &str) -> String {
+    let mut processes: Vec<String> = Vec::new();
+    let mut transactions: Vec<String> = Vec::new();
+    let mut previous = String::new();
+    let mut words = Vec::new();
+    for word in detail.split(' ') {
+        let digits: String = word.chars().take_while(char::is_ascii_digit).collect();
+        let rest = &word[digits.len()..];
+        let numbered = if digits.is_empty() {
+            word.to_string()
+        } else {
+            let (kind, seen) = match previous.to_ascii_lowercase().as_str() {
+                "transaction" => ("T", &mut transactions),
+                _ => ("P", &mut processes),
+            };
+            let at = match seen.iter().position(|d| *d == digits) {
+                Some(at) => at,
+                None => {
+                    seen.push(digits.clone());
+                    seen.len() - 1
+                }
+            };
+            format!("{kind}{}{rest}", at + 1)
+        };
+        previous = word.rsplit('\n').next().unwrap_or(word).to_string();
+        words.push(numbered);
+    }
+    words.join(" ")
+}
+
+#[test]
+fn deadlock_details_compare_by_pattern() {
+    let detail = "Process 812 waits for ShareLock on transaction 771; blocked by process 813.\n\
+                  Process 813 waits for ShareLock on transaction 770; blocked by process 812.";
+    assert_eq!(
+        numbered_by_appearance(detail),
+        "Process P1 waits for ShareLock on transaction T1; blocked by process P2.\n\
+         Process P2 waits for ShareLock on transaction T2; blocked by process P1."
+    );
 }
 
 impl fmt::Display for ServerMessage {
@@ -250,10 +308,13 @@ impl RealSide {
 
     async fn session(url: &str, schema: &str) -> Session {
         let (client, notices) = connect_real(url).await;
+        // deadlock_timeout 1ms: see the module documentation.
         client
-            .batch_execute(&format!("SET search_path TO {schema}"))
+            .batch_execute(&format!(
+                "SET search_path TO {schema}; SET deadlock_timeout = '1ms'"
+            ))
             .await
-            .expect("SET search_path");
+            .expect("SET search_path, deadlock_timeout");
         let pid: i32 = client
             .query_one("SELECT pg_backend_pid()", &[])
             .await
@@ -1252,6 +1313,142 @@ fn overflow_and_transaction_warnings() {
                 step(Who::A, Statement::Rollback, &[]),
             ],
         }],
+    );
+}
+
+/// Two transactions lock two rows in opposite orders (`SELECT ... FOR UPDATE`, or the
+/// transfer's `UPDATE`s): the statement that closes the cycle fails with 40P01 `deadlock
+/// detected` (DETAIL: who waits for whom; HINT: see the server log), its transaction is
+/// aborted, and the other one goes on. Locked in the same order, the second one just waits.
+#[test]
+fn opposite_lock_orders_deadlock_and_one_order_waits() {
+    let lock = |id| Statement::Select {
+        id,
+        lock: Some(RowLock::ForUpdate),
+    };
+    let write = |id| Statement::WriteBalance { id };
+    let two_rows = vec![
+        (
+            PRESENT,
+            Wallet {
+                balance: 100,
+                fence: 0,
+            },
+        ),
+        (
+            SOMETIMES,
+            Wallet {
+                balance: 100,
+                fence: 0,
+            },
+        ),
+    ];
+    let transfer = |first: Statement, second: Statement, params: &[i64], b_first, b_second| Case {
+        wallets: two_rows.clone(),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(Who::A, first, params),
+            step(Who::B, Statement::Begin, &[]),
+            step(Who::B, b_first, params),
+            step(Who::A, second, params),
+            step(Who::B, b_second, params),
+            step(Who::B, Statement::Rollback, &[]),
+            step(Who::A, Statement::Commit, &[]),
+        ],
+    };
+    check_cases(
+        "opposite_lock_orders_deadlock_and_one_order_waits",
+        &[
+            transfer(
+                lock(PRESENT),
+                lock(SOMETIMES),
+                &[],
+                lock(SOMETIMES),
+                lock(PRESENT),
+            ),
+            transfer(
+                write(PRESENT),
+                write(SOMETIMES),
+                &[90],
+                write(SOMETIMES),
+                write(PRESENT),
+            ),
+            transfer(
+                lock(PRESENT),
+                lock(SOMETIMES),
+                &[],
+                lock(PRESENT),
+                lock(SOMETIMES),
+            ),
+        ],
+    );
+}
+
+/// Read-modify-write under REPEATABLE READ and SERIALIZABLE: a write of a row another
+/// transaction changed since the snapshot fails with 40001 `could not serialize access due to
+/// concurrent update` (at once, or after waiting for the writer to commit); after the writer
+/// rolls back it goes on; a read-only transaction keeps its snapshot and commits. Under READ
+/// COMMITTED the same write lands over the other (a lost update).
+#[test]
+fn isolation_levels_decide_when_a_read_modify_write_fails_with_40001() {
+    let select = Statement::Select {
+        id: PRESENT,
+        lock: None,
+    };
+    let write = Statement::WriteBalance { id: PRESENT };
+    let mut cases = Vec::new();
+    for isolation in [
+        Isolation::ReadCommitted,
+        Isolation::RepeatableRead,
+        Isolation::Serializable,
+    ] {
+        let begin = Statement::BeginIsolated { isolation };
+        // The other session's write commits before ours.
+        cases.push(Case {
+            wallets: wallet_row(100, 0),
+            steps: vec![
+                step(Who::A, begin, &[]),
+                step(Who::A, select, &[]),
+                step(Who::B, write, &[90]),
+                step(Who::A, select, &[]),
+                step(Who::A, write, &[90]),
+                step(Who::A, Statement::Commit, &[]),
+            ],
+        });
+        // Both read, both write: the second waits for the first, which commits or rolls back.
+        for end in [Statement::Commit, Statement::Rollback] {
+            cases.push(Case {
+                wallets: wallet_row(100, 0),
+                steps: vec![
+                    step(Who::A, begin, &[]),
+                    step(Who::A, select, &[]),
+                    step(Who::B, begin, &[]),
+                    step(Who::B, select, &[]),
+                    step(Who::A, write, &[90]),
+                    step(Who::B, write, &[90]),
+                    step(Who::A, end, &[]),
+                    step(Who::B, Statement::Commit, &[]),
+                ],
+            });
+        }
+        // A reader that decides not to write keeps its snapshot and commits.
+        cases.push(Case {
+            wallets: wallet_row(100, 0),
+            steps: vec![
+                step(Who::A, begin, &[]),
+                step(Who::A, select, &[]),
+                step(Who::B, begin, &[]),
+                step(Who::B, select, &[]),
+                step(Who::A, write, &[90]),
+                step(Who::A, Statement::Commit, &[]),
+                step(Who::B, select, &[]),
+                step(Who::B, Statement::Commit, &[]),
+            ],
+        });
+    }
+    check_cases(
+        "isolation_levels_decide_when_a_read_modify_write_fails_with_40001",
+        &cases,
     );
 }
 

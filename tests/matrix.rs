@@ -153,6 +153,43 @@ fn redis_faults_are_na_for_postgres_only_safeguards_and_restart_is_not_expressib
     assert_eq!(lease.simulated.cost.failed, OPTIONS.runs);
 }
 
+/// The safety section's PostgreSQL rows: transfers keep the ledger with or without lock
+/// order (the unordered ones' deadlocks are retried); read-modify-write loses updates under
+/// READ COMMITTED only. Redis faults and TTL faults are n/a, each with its reason.
+#[test]
+fn transfers_and_isolation_levels_are_decided_both_ways_and_redis_faults_are_na() {
+    for name in [
+        "pg-transfer-ordered",
+        "pg-transfer-unordered",
+        "pg-repeatable-read",
+        "pg-serializable",
+    ] {
+        for column in [Column::None, Column::Pause(Point::AfterAcquire)] {
+            assert_cell(&cell(name, column), Some(Verdict::Safe), Verdict::Safe);
+        }
+    }
+    let deadlocks = cell("pg-transfer-unordered", Column::None);
+    assert!(deadlocks.simulated.runs > 0);
+    for column in [Column::None, Column::Pause(Point::AfterRead)] {
+        let lost = cell("pg-read-committed", column);
+        assert_cell(&lost, Some(Verdict::Broken), Verdict::Broken);
+        assert!(lost.why().is_some_and(|why| why.contains("overwrote")));
+    }
+    for (name, column, reason) in [
+        (
+            "pg-transfer-unordered",
+            Column::Failover,
+            "keeps nothing in Redis",
+        ),
+        ("pg-serializable", Column::ShortTtl, "no lease TTL"),
+    ] {
+        let na = cell(name, column);
+        assert_eq!(na.verdict(), Verdict::NotApplicable);
+        let text = format!("{na:?}");
+        assert!(text.contains(reason), "{text}");
+    }
+}
+
 #[test]
 fn every_broken_cells_traces_replay() {
     let dir = temp_dir("replay");

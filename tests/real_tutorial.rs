@@ -10,6 +10,8 @@ use std::io::Write as _;
 use std::process::Command;
 use std::sync::Mutex;
 
+use leaselab_model::fault::Fault;
+use leaselab_model::safeguard::Point;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::real::{self, RealConfig, RealError};
 use leaselab_sim::run::RunReport;
@@ -165,6 +167,85 @@ fn step5_unfenced_loses_an_update_for_real() {
         assert_eq!(report.ledger.accepted, 2);
         assert_eq!(report.ledger.final_balance, 90);
         assert_eq!(report.final_fence, Some(33));
+    }
+    assert_clean(&config);
+}
+
+/// Two opposite transfers, each pausing 50 ms once it holds its first row: without lock
+/// order each then waits for the other's row, the real PostgreSQL aborts one with 40P01
+/// (after its `deadlock_timeout`), and that caller rolls back and retries; with lock order the
+/// second waits for the first. Either way money is conserved.
+#[test]
+fn transfers_deadlock_without_lock_order_and_retry_for_real() {
+    let Some(config) = servers("transfers_deadlock_without_lock_order_and_retry_for_real") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for (name, deadlocks) in [("transfer-unordered", 1), ("transfer-ordered", 0)] {
+        let mut scenario = Scenario::safety(name).expect("a safety preset");
+        scenario.callers = 2;
+        scenario.faults = (1..=2)
+            .map(|caller| Fault::Pause {
+                caller,
+                at: Point::AfterAcquire,
+                pause_ms: 50,
+            })
+            .collect();
+        for report in run_seeds(&scenario, 1..2, &config) {
+            let line = report.ledger.line();
+            assert!(!report.broken(), "{name}: {line}");
+            assert!(report.finished, "{name}: {line}");
+            assert_eq!(report.ledger.accepted, 2, "{name}: {line}");
+            assert_eq!(report.ledger.deadlock_retries, deadlocks, "{name}: {line}");
+            let balances: Vec<i64> = report
+                .ledger
+                .wallets
+                .iter()
+                .map(|w| w.final_balance)
+                .collect();
+            assert_eq!(balances, vec![100, 100], "{name}: {line}");
+        }
+    }
+    assert_clean(&config);
+}
+
+/// Ten callers read-modify-write one balance: under READ COMMITTED updates are lost; under
+/// REPEATABLE READ and SERIALIZABLE the real server's 40001 makes the callers retry and the
+/// ledger holds.
+#[test]
+fn isolation_levels_keep_or_lose_updates_for_real() {
+    let Some(config) = servers("isolation_levels_keep_or_lose_updates_for_real") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for name in ["rmw-repeatable-read", "rmw-serializable"] {
+        let scenario = Scenario::safety(name).expect("a safety preset");
+        for report in run_seeds(&scenario, 1..3, &config) {
+            let line = report.ledger.line();
+            assert!(!report.broken(), "{name}: {line}");
+            assert_eq!(report.ledger.accepted, 10, "{name}: {line}");
+            assert_eq!(report.ledger.final_balance, 0, "{name}: {line}");
+        }
+    }
+    // Two callers, the first pausing 50 ms after its read: the second's spend is lost.
+    let mut scenario = Scenario::safety("rmw-read-committed").expect("a safety preset");
+    scenario.callers = 2;
+    scenario.faults = vec![Fault::Pause {
+        caller: 1,
+        at: Point::AfterRead,
+        pause_ms: 50,
+    }];
+    scenario.start_offsets_ms = vec![0, 10];
+    for report in run_seeds(&scenario, 1..2, &config) {
+        assert!(report.broken(), "{}", report.ledger.line());
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=2 balance=90 expected=80 BROKEN"
+        );
     }
     assert_clean(&config);
 }

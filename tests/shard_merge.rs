@@ -194,7 +194,7 @@ fn a_merged_suite_equals_the_unsharded_suite() {
     assert_eq!(status, 0);
     let merged = stdout(&leaselab(&["merge", &paths[2], &paths[0], &paths[1]]));
     assert!(
-        merged.ends_with("7 of 7 checks as expected, 0 inconclusive, 0 unexpected\n"),
+        merged.ends_with("10 of 10 checks as expected, 0 inconclusive, 0 unexpected\n"),
         "{merged}"
     );
     // --shard belongs to a suite.

@@ -34,6 +34,6 @@ pub use leaselab_model::fingerprint;
 pub use config::CheckConfig;
 pub use model::{
     LeaseModel, PropertySet, ALL_FINISHED, LEDGER, LOCK_CHANGED_BY_HOLDER, MUTUAL_EXCLUSION,
-    SETTLED, WRITE_REJECTED,
+    SETTLED, TX_RETRIED, WRITE_REJECTED,
 };
 pub use run::{run, CheckReport, PropertyReport, PropertyVerdict, RunOptions, Strategy};

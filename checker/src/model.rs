@@ -50,6 +50,10 @@ pub const ALL_FINISHED: &str = "every caller finished";
 pub const SETTLED: &str = "every caller settled";
 /// "sometimes": a run in which the storage refused a write.
 pub const WRITE_REJECTED: &str = "a write was rejected";
+/// "sometimes": a run in which PostgreSQL aborted a transaction (40P01 `deadlock detected`,
+/// 40001 `could not serialize access`) and its caller rolled back and retried (checked for
+/// the safeguards that retry).
+pub const TX_RETRIED: &str = "a transaction was retried";
 
 /// Which properties a check evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,6 +151,14 @@ pub fn every_caller_settled(world: &World) -> bool {
             .any(|slot| matches!(slot.outcome, Some(Outcome::Accepted { .. })))
 }
 
+/// True when some caller rolled back a transaction PostgreSQL aborted and ran it again.
+pub fn transaction_retried(world: &World) -> bool {
+    world
+        .results()
+        .iter()
+        .any(|result| result.stats.deadlock_retries > 0 || result.stats.serialization_retries > 0)
+}
+
 /// True when some caller's write was refused.
 pub fn write_rejected(world: &World) -> bool {
     world
@@ -230,6 +242,11 @@ impl Model for LeaseModel {
         if self.config.can_reject() {
             properties.push(Property::sometimes(WRITE_REJECTED, |_, world: &World| {
                 write_rejected(world)
+            }));
+        }
+        if self.config.safeguard.retries_transactions() {
+            properties.push(Property::sometimes(TX_RETRIED, |_, world: &World| {
+                transaction_retried(world)
             }));
         }
         properties

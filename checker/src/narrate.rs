@@ -420,6 +420,7 @@ fn sql_phrase(
         (Reading::DebitRefused { amount }, _) => {
             format!("{who} debits {amount}: refused, too little money")
         }
+        (Reading::MustRetry { .. }, _) => format!("{who}: {sql} -> {}", reading.describe()),
         _ => format!("{who}: {sql} -> {}", describe_result(result)),
     }
 }

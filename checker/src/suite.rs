@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use leaselab_model::postgres::WriteGuard;
+use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;
 
@@ -123,6 +123,34 @@ fn smoke() -> Vec<SuiteEntry> {
         entry(
             "pg-for-update",
             with(Safeguard::PgForUpdate, |_| {}),
+            Safe,
+            None,
+        ),
+        entry(
+            "pg-transfer-unordered (deadlocks retried)",
+            with(Safeguard::PgTransfer { ordered: false }, |_| {}),
+            Safe,
+            None,
+        ),
+        entry(
+            "pg-read-committed",
+            with(
+                Safeguard::PgIsolation {
+                    isolation: Isolation::ReadCommitted,
+                },
+                |_| {},
+            ),
+            Violated,
+            None,
+        ),
+        entry(
+            "pg-serializable",
+            with(
+                Safeguard::PgIsolation {
+                    isolation: Isolation::Serializable,
+                },
+                |_| {},
+            ),
             Safe,
             None,
         ),

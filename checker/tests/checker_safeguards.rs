@@ -7,13 +7,13 @@
 use leaselab_checker::bfs::Counters;
 use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, ALL_FINISHED, LEDGER,
-    MUTUAL_EXCLUSION, WRITE_REJECTED,
+    MUTUAL_EXCLUSION, TX_RETRIED, WRITE_REJECTED,
 };
-use leaselab_model::postgres::WriteGuard;
+use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;
 
-use PropertyVerdict::{Found, Safe, Violated};
+use PropertyVerdict::{Found, NotFound, Safe, Violated};
 
 const LEASE: Safeguard = Safeguard::Lease {
     release: ReleaseVia::Script,
@@ -199,6 +199,62 @@ fn postgres_alone_keeps_the_ledger() {
         }
     }
 }
+
+/// Transfers between two wallets, one caller each way: with or without lock order money is
+/// conserved in every interleaving; without order a deadlock is reachable (a transaction was
+/// retried), with order it is not.
+#[test]
+fn transfers_conserve_money_and_only_the_unordered_ones_deadlock() {
+    for (ordered, retried) in [(true, NotFound), (false, Found)] {
+        let report = check(Safeguard::PgTransfer { ordered }, |_| {});
+        expect(&report, LEDGER, Safe, None);
+        assert_eq!(report.verdict(ALL_FINISHED), Some(Found));
+        assert_eq!(
+            report.verdict(TX_RETRIED),
+            Some(retried),
+            "ordered: {ordered}"
+        );
+        assert!(report.exhausted);
+    }
+    let unordered = check(Safeguard::PgTransfer { ordered: false }, |_| {});
+    expect(&unordered, TX_RETRIED, Found, Some(TRANSFER_DEADLOCK_STEPS));
+    let steps = trace(&unordered, TX_RETRIED);
+    assert!(steps.contains("deadlock detected (40P01)"), "{steps}");
+}
+
+/// The shortest path to a deadlock: both callers begin and lock their first row, one asks for
+/// the other's row and waits, the other asks for the first's and closes the cycle.
+const TRANSFER_DEADLOCK_STEPS: usize = 7;
+
+/// Read-modify-write of one balance: under READ COMMITTED two callers lose an update; under
+/// REPEATABLE READ and SERIALIZABLE the second write fails with 40001, the caller retries,
+/// and the ledger holds in every interleaving.
+#[test]
+fn isolation_levels_decide_whether_a_read_modify_write_loses_updates() {
+    let committed = check(
+        Safeguard::PgIsolation {
+            isolation: Isolation::ReadCommitted,
+        },
+        |_| {},
+    );
+    expect(
+        &committed,
+        LEDGER,
+        Violated,
+        Some(READ_COMMITTED_LOST_UPDATE_STEPS),
+    );
+    for isolation in [Isolation::RepeatableRead, Isolation::Serializable] {
+        let report = check(Safeguard::PgIsolation { isolation }, |_| {});
+        expect(&report, LEDGER, Safe, None);
+        // Both read, one writes and commits, the other's write fails with 40001.
+        expect(&report, TX_RETRIED, Found, Some(11));
+        assert_eq!(report.verdict(ALL_FINISHED), Some(Found));
+        assert!(report.exhausted);
+    }
+}
+
+/// Both callers begin and read 20, one writes 10 and commits, the other writes 10 over it.
+const READ_COMMITTED_LOST_UPDATE_STEPS: usize = 13;
 
 #[test]
 fn watchdog_is_safe_exactly_while_the_pause_fits_between_refreshes() {

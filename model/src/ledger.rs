@@ -1,5 +1,10 @@
 //! The ledger invariant: the final balance equals the initial balance minus the accepted
 //! spends, and is never negative — the tutorial's `Check`, plus blame and counters.
+//!
+//! Transfers between two wallets ([`Ledger::check_transfers`]) keep the same numbers for the
+//! two wallets together (the balance is their sum, and a transfer spends nothing from it, so
+//! the expected sum is the initial one) and each wallet's own in [`Ledger::wallets`]: money is
+//! conserved, and no wallet goes negative.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +46,18 @@ pub struct StaleSpend {
     pub current_balance: i64,
     /// Its fencing token, if any.
     pub fence: Option<i64>,
+}
+
+/// The wallets of a transfer run, each with its balance before and after.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalletBalance {
+    /// `wallets.id`.
+    pub id: i64,
+    /// The balance before the run.
+    pub initial_balance: i64,
+    /// The balance at the end.
+    pub final_balance: i64,
 }
 
 /// How one caller ended.
@@ -95,6 +112,18 @@ pub struct Ledger {
     pub busy_retries: u32,
     /// Accepted spends computed from a stale read (the blame), in write order.
     pub stale_spends: Vec<StaleSpend>,
+    /// Transactions PostgreSQL aborted with 40P01 `deadlock detected` that the callers rolled
+    /// back and ran again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deadlock_retries: u32,
+    /// Transactions PostgreSQL aborted with 40001 `could not serialize access` that the
+    /// callers rolled back and ran again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub serialization_retries: u32,
+    /// Transfers between wallets: each wallet's balances (the numbers above are their sums).
+    /// Empty for spends from one wallet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wallets: Vec<WalletBalance>,
 }
 
 impl Ledger {
@@ -126,11 +155,16 @@ impl Ledger {
             stale_releases_refused: 0,
             busy_retries: 0,
             stale_spends: Vec::new(),
+            deadlock_retries: 0,
+            serialization_retries: 0,
+            wallets: Vec::new(),
         };
         let mut accepted_spends: Vec<(u64, u32, Option<i64>, Option<i64>)> = Vec::new();
         for result in results {
             ledger.stale_releases_refused += result.stats.stale_releases_refused;
             ledger.busy_retries += result.stats.busy_retries;
+            ledger.deadlock_retries += result.stats.deadlock_retries;
+            ledger.serialization_retries += result.stats.serialization_retries;
             match &result.outcome {
                 Some(Outcome::Accepted {
                     read_balance,
@@ -170,25 +204,97 @@ impl Ledger {
         ledger
     }
 
-    /// `initial − amount × (accepted + unacknowledged)`, from the numbers.
+    /// Judges a run of transfers between `wallets` (each `(id, initial, final)`; a missing
+    /// final balance is `i64::MIN`): the balance is the wallets' sum, which transfers leave
+    /// unchanged, and no wallet may end negative. The counters are as in [`Ledger::check`];
+    /// no spend is blamed (a transfer's read is of two rows, not one balance).
+    pub fn check_transfers(
+        wallets: &[(i64, i64, i64)],
+        amount: i64,
+        results: &[CallerResult],
+    ) -> Ledger {
+        assert!(wallets.len() >= 2, "a transfer involves two wallets");
+        let initial = wallets
+            .iter()
+            .try_fold(0i64, |sum, w| sum.checked_add(w.1))
+            .expect("initial balances add up");
+        let final_sum = wallets
+            .iter()
+            .try_fold(0i64, |sum, w| sum.checked_add(w.2))
+            .unwrap_or(i64::MIN);
+        let mut ledger = Ledger::check(initial, amount, results, final_sum);
+        ledger.stale_spends.clear();
+        ledger.wallets = wallets
+            .iter()
+            .map(|&(id, initial_balance, final_balance)| WalletBalance {
+                id,
+                initial_balance,
+                final_balance,
+            })
+            .collect();
+        ledger.expected_balance = ledger.expected();
+        ledger.verdict = ledger.judge();
+        ledger
+    }
+
+    /// `initial − amount × (accepted + unacknowledged)`, from the numbers; for transfers the
+    /// initial sum.
     pub fn expected(&self) -> i64 {
+        if !self.wallets.is_empty() {
+            return self.initial_balance;
+        }
         self.initial_balance
             - self.amount * i64::from(self.accepted.saturating_add(self.unacknowledged))
     }
 
     /// The verdict the numbers give: BROKEN when the final balance is not the expected one,
-    /// or is negative.
+    /// or is negative, or (transfers) a wallet ends negative.
     pub fn judge(&self) -> Verdict {
-        if self.final_balance != self.expected_balance || self.final_balance < 0 {
+        let negative_wallet = self.wallets.iter().any(|w| w.final_balance < 0);
+        if self.final_balance != self.expected_balance || self.final_balance < 0 || negative_wallet
+        {
             Verdict::Broken
         } else {
             Verdict::Ok
         }
     }
 
+    /// A wallet that ended negative, if any.
+    pub fn negative_wallet(&self) -> Option<&WalletBalance> {
+        self.wallets.iter().find(|w| w.final_balance < 0)
+    }
+
     /// For a ledger read back from a file: the first field that does not follow from the
     /// others, and why; none when they agree.
     pub fn inconsistency(&self) -> Option<(&'static str, String)> {
+        if !self.wallets.is_empty() {
+            let initial: Option<i64> = self
+                .wallets
+                .iter()
+                .try_fold(0i64, |sum, w| sum.checked_add(w.initial_balance));
+            if initial != Some(self.initial_balance) {
+                return Some((
+                    "initial_balance",
+                    format!(
+                        "{} is not the sum of the wallets' initial balances",
+                        self.initial_balance
+                    ),
+                ));
+            }
+            let final_sum: Option<i64> = self
+                .wallets
+                .iter()
+                .try_fold(0i64, |sum, w| sum.checked_add(w.final_balance));
+            if final_sum.is_some_and(|sum| sum != self.final_balance) {
+                return Some((
+                    "final_balance",
+                    format!(
+                        "{} is not the sum of the wallets' final balances",
+                        self.final_balance
+                    ),
+                ));
+            }
+        }
         if self.expected_balance != self.expected() {
             return Some((
                 "expected_balance",
@@ -214,15 +320,38 @@ impl Ledger {
         None
     }
 
-    /// The tutorial's line: `accepted=10 balance=0 expected=0 OK`.
+    /// The tutorial's line: `accepted=10 balance=0 expected=0 OK`. Transfers:
+    /// `transfers=7 total=200 expected=200 (42: 110, 43: 90) deadlocks=3 OK`.
     pub fn line(&self) -> String {
-        format!(
-            "accepted={} balance={} expected={} {}",
+        self.line_with(self.verdict.as_str())
+    }
+
+    /// [`Ledger::line`] with another last word (a run's `INCONCLUSIVE`).
+    pub fn line_with(&self, verdict: &str) -> String {
+        if self.wallets.is_empty() {
+            return format!(
+                "accepted={} balance={} expected={} {verdict}",
+                self.accepted, self.final_balance, self.expected_balance,
+            );
+        }
+        let wallets: Vec<String> = self
+            .wallets
+            .iter()
+            .map(|w| format!("{}: {}", w.id, w.final_balance))
+            .collect();
+        let mut line = format!(
+            "transfers={} total={} expected={} ({})",
             self.accepted,
             self.final_balance,
             self.expected_balance,
-            self.verdict.as_str()
-        )
+            wallets.join(", ")
+        );
+        if self.deadlock_retries > 0 {
+            line.push_str(&format!(" deadlocks={}", self.deadlock_retries));
+        }
+        line.push(' ');
+        line.push_str(verdict);
+        line
     }
 }
 
@@ -251,6 +380,49 @@ mod tests {
         assert_eq!(ledger.stale_spends.len(), 1);
         assert_eq!(ledger.stale_spends[0].caller, 2);
         assert_eq!(ledger.stale_spends[0].current_balance, 90);
+    }
+
+    fn transfer(caller: u32, deadlocks: u32) -> CallerResult {
+        CallerResult {
+            caller,
+            outcome: Some(Outcome::Accepted {
+                read_balance: Some(100),
+                fence: None,
+                write_acked_ms: 1,
+            }),
+            stats: CallerStats {
+                deadlock_retries: deadlocks,
+                ..CallerStats::default()
+            },
+            write_landed: true,
+        }
+    }
+
+    #[test]
+    fn transfers_conserve_the_sum_and_count_deadlocks() {
+        let results = [transfer(1, 0), transfer(2, 1)];
+        let ledger = Ledger::check_transfers(&[(42, 100, 100), (43, 100, 100)], 10, &results);
+        assert_eq!(
+            ledger.line(),
+            "transfers=2 total=200 expected=200 (42: 100, 43: 100) deadlocks=1 OK"
+        );
+        assert_eq!(ledger.inconsistency(), None);
+        let lost = Ledger::check_transfers(&[(42, 100, 90), (43, 100, 100)], 10, &results);
+        assert_eq!(lost.verdict, Verdict::Broken);
+        let negative = Ledger::check_transfers(&[(42, 100, -10), (43, 100, 210)], 10, &results);
+        assert_eq!(negative.final_balance, 200);
+        assert_eq!(negative.verdict, Verdict::Broken);
+        assert_eq!(negative.negative_wallet().map(|w| w.id), Some(42));
+    }
+
+    #[test]
+    fn a_transfer_ledger_read_back_names_a_sum_that_does_not_add_up() {
+        let mut ledger = Ledger::check_transfers(&[(42, 100, 100), (43, 100, 100)], 10, &[]);
+        ledger.final_balance = 190;
+        assert_eq!(
+            ledger.inconsistency().map(|(field, _)| field),
+            Some("final_balance")
+        );
     }
 
     #[test]

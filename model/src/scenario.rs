@@ -4,7 +4,8 @@
 //! the command line.
 
 use crate::fault::Fault;
-use crate::postgres::{Postgres, Wallet, WriteGuard};
+use crate::ledger::{CallerResult, Ledger};
+use crate::postgres::{Isolation, Postgres, Wallet, WriteGuard};
 use crate::redis::Redis;
 use crate::safeguard::lease::ReleaseVia;
 use crate::safeguard::{BalanceIn, Keys, ParamError, Params, RetryStrategy, Safeguard};
@@ -62,6 +63,15 @@ pub const TUTORIAL_STEPS: [&str; 6] = [
     "step4-redislock",
     "step5-fencing",
     "step6-verify",
+];
+
+/// The safety section's PostgreSQL scenarios ([`Scenario::safety`]).
+pub const SAFETY_SCENARIOS: [&str; 5] = [
+    "transfer-ordered",
+    "transfer-unordered",
+    "rmw-read-committed",
+    "rmw-repeatable-read",
+    "rmw-serializable",
 ];
 
 /// The switches of the tutorial's programs.
@@ -177,6 +187,40 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// A scenario of the safety section's PostgreSQL safeguards, by name ([`SAFETY_SCENARIOS`]):
+    ///
+    /// - `transfer-ordered`, `transfer-unordered`: 10 callers move 10 between wallets 42 and
+    ///   43 (100 each), odd callers 42 → 43, even ones back, each under `SELECT ... FOR UPDATE`
+    ///   on both rows with 2 ms of work; the rows locked by id, or the source first (opposite
+    ///   transfers deadlock; PostgreSQL aborts one, the caller retries).
+    /// - `rmw-read-committed`, `rmw-repeatable-read`, `rmw-serializable`: 10 callers spend 10
+    ///   from 100 by reading the balance, working 2 ms and writing it back, in a transaction at
+    ///   that isolation level (retrying 40001).
+    pub fn safety(name: &str) -> Result<Scenario, ParamError> {
+        let safeguard = match name {
+            "transfer-ordered" => Safeguard::PgTransfer { ordered: true },
+            "transfer-unordered" => Safeguard::PgTransfer { ordered: false },
+            "rmw-read-committed" => Safeguard::PgIsolation {
+                isolation: Isolation::ReadCommitted,
+            },
+            "rmw-repeatable-read" => Safeguard::PgIsolation {
+                isolation: Isolation::RepeatableRead,
+            },
+            "rmw-serializable" => Safeguard::PgIsolation {
+                isolation: Isolation::Serializable,
+            },
+            other => {
+                return Err(ParamError(format!(
+                    "unknown scenario '{other}'; the safety section's scenarios are: {}",
+                    SAFETY_SCENARIOS.join(", ")
+                )))
+            }
+        };
+        let mut scenario = Scenario::new(name, safeguard);
+        scenario.callers = 10;
+        Ok(scenario)
+    }
+
     /// A Redis primary and a PostgreSQL holding the scenario's starting state: the balance
     /// (in Redis or in the `wallets` row) and the fence counter. The primary's effects of
     /// this seeding are left undrained, for a driver that feeds a replica.
@@ -188,13 +232,17 @@ impl Scenario {
             BalanceIn::Redis => {
                 redis.seed(&keys.balance, self.initial_balance.to_string().as_bytes())
             }
-            BalanceIn::Postgres => postgres.seed_wallet(
-                self.params.wallet_id,
-                Wallet {
-                    balance: self.initial_balance,
-                    fence: 0,
-                },
-            ),
+            BalanceIn::Postgres => {
+                for id in self.wallet_ids() {
+                    postgres.seed_wallet(
+                        id,
+                        Wallet {
+                            balance: self.initial_balance,
+                            fence: 0,
+                        },
+                    )
+                }
+            }
         }
         if self.initial_fence_counter != 0 {
             redis.seed(
@@ -203,6 +251,33 @@ impl Scenario {
             );
         }
         (redis, postgres)
+    }
+
+    /// The wallets of the run, by id (two for transfers, each starting with
+    /// `initial_balance`).
+    pub fn wallet_ids(&self) -> Vec<i64> {
+        self.safeguard.wallet_ids(&self.params)
+    }
+
+    /// The ledger check of a run that ended with `balances` (one per [`Scenario::wallet_ids`],
+    /// in order; none: missing or unreadable): one wallet's spends, or transfers between two.
+    pub fn judge(&self, results: &[CallerResult], balances: &[Option<i64>]) -> Ledger {
+        let ids = self.wallet_ids();
+        assert_eq!(balances.len(), ids.len(), "one final balance per wallet");
+        if self.safeguard.is_transfer() {
+            let wallets: Vec<(i64, i64, i64)> = ids
+                .iter()
+                .zip(balances)
+                .map(|(id, balance)| (*id, self.initial_balance, balance.unwrap_or(i64::MIN)))
+                .collect();
+            return Ledger::check_transfers(&wallets, self.params.amount, results);
+        }
+        Ledger::check(
+            self.initial_balance,
+            self.params.amount,
+            results,
+            balances[0].unwrap_or(i64::MIN),
+        )
     }
 
     /// Where the balance lives.
@@ -231,6 +306,13 @@ impl Scenario {
         // Acquire's last attempt, the fence follow-up, read, write, release, a watchdog
         // refresh that overruns the work, and two more for slack.
         const REQUESTS: u64 = 8;
+        // A caller that retries aborted transactions runs its transaction again after each
+        // other caller's commit at most.
+        let attempts = if self.safeguard.retries_transactions() {
+            u64::from(self.callers)
+        } else {
+            1
+        };
         let acquire_ms = if self.safeguard.uses_lock() {
             // Redislock waits TTL by default, the others DEFAULT_ACQUIRE_TIMEOUT_MS.
             self.params
@@ -240,9 +322,9 @@ impl Scenario {
             0
         };
         let fixed = acquire_ms
-            .saturating_add(self.params.work_ms)
+            .saturating_add(self.params.work_ms.saturating_mul(attempts))
             .saturating_add(self.params.ttl_ms)
-            .saturating_add(REQUESTS.saturating_mul(request_ms));
+            .saturating_add(REQUESTS.saturating_mul(attempts).saturating_mul(request_ms));
         (1..=self.callers)
             .map(|caller| {
                 let paused = self
@@ -282,6 +364,13 @@ impl Scenario {
         if self.initial_balance < 0 {
             return Err(ParamError(format!(
                 "the initial balance cannot be negative (got {})",
+                self.initial_balance
+            )));
+        }
+        let wallets = self.wallet_ids().len() as i64;
+        if self.initial_balance.checked_mul(wallets).is_none() {
+            return Err(ParamError(format!(
+                "the {wallets} wallets' balances of {} each do not add up within a bigint; use a smaller --balance",
                 self.initial_balance
             )));
         }
@@ -341,6 +430,24 @@ mod tests {
             let scenario = Scenario::tutorial(step, Variant::default()).expect("preset exists");
             scenario.validate().expect("preset is valid");
         }
+    }
+
+    #[test]
+    fn every_safety_scenario_is_valid_and_transfers_use_two_wallets() {
+        for name in SAFETY_SCENARIOS {
+            let scenario = Scenario::safety(name).expect("preset exists");
+            scenario.validate().expect("preset is valid");
+            let wallets = scenario.wallet_ids().len();
+            assert_eq!(wallets, if name.starts_with("transfer") { 2 } else { 1 });
+            let (_, postgres) = scenario.seeded_stand_ins();
+            for id in scenario.wallet_ids() {
+                assert_eq!(postgres.wallet(id).map(|w| w.balance), Some(100));
+            }
+        }
+        assert!(Scenario::safety("transfer").is_err());
+        let mut huge = Scenario::safety("transfer-ordered").unwrap();
+        huge.initial_balance = i64::MAX;
+        assert!(huge.validate().unwrap_err().0.contains("smaller --balance"));
     }
 
     #[test]

@@ -225,6 +225,8 @@ struct Setup {
     ttl_ms: u64,
     /// The Redlock nodes' clocks and fault budgets the run started with.
     node_faults: NodeFaults,
+    /// The scenario, which judges the ledger ([`Scenario::judge`]).
+    scenario: Scenario,
 }
 
 /// Callers, stand-ins and a clock.
@@ -476,7 +478,12 @@ impl World {
         scenario.validate()?;
         let callers = tokens
             .iter()
-            .map(|token| scenario.safeguard.build(&scenario.params, *token))
+            .zip(1..)
+            .map(|(token, caller)| {
+                scenario
+                    .safeguard
+                    .build_caller(&scenario.params, caller, *token)
+            })
             .collect::<Result<Vec<Caller>, ParamError>>()?;
         World::with_callers(scenario, tokens, callers, config, faults, policy)
     }
@@ -597,6 +604,7 @@ impl World {
                 faults,
                 ttl_ms: scenario.params.ttl_ms,
                 node_faults: NodeFaults::default(),
+                scenario: scenario.clone(),
             }),
         })
     }
@@ -1238,15 +1246,23 @@ impl World {
             .collect()
     }
 
+    /// The committed balance of each wallet of the run ([`Scenario::wallet_ids`]), in order.
+    pub fn balances(&self) -> Vec<Option<i64>> {
+        match self.setup.balance_in {
+            BalanceIn::Redis => vec![self.balance()],
+            BalanceIn::Postgres => self
+                .setup
+                .scenario
+                .wallet_ids()
+                .into_iter()
+                .map(|id| self.postgres.wallet(id).map(|wallet| wallet.balance))
+                .collect(),
+        }
+    }
+
     /// The ledger check of the run as it stands.
     pub fn ledger(&self) -> Ledger {
-        let balance = self.balance().unwrap_or(i64::MIN);
-        Ledger::check(
-            self.setup.initial_balance,
-            self.setup.amount,
-            &self.results(),
-            balance,
-        )
+        self.setup.scenario.judge(&self.results(), &self.balances())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Statement text: canonical SQL, parameter counts, parsing and its errors.
 
-use leaselab_model::postgres::{RowLock, Statement, WriteGuard};
+use leaselab_model::postgres::{Isolation, RowLock, Statement, WriteGuard};
 use proptest::prelude::*;
 
 /// Every statement shape, for wallet `id`.
@@ -115,6 +115,24 @@ fn parse_accepts_the_transaction_control_spellings() {
         ("BEGIN WORK", Statement::Begin),
         ("begin transaction;", Statement::Begin),
         ("START TRANSACTION", Statement::Begin),
+        (
+            "BEGIN ISOLATION LEVEL REPEATABLE READ",
+            Statement::BeginIsolated {
+                isolation: Isolation::RepeatableRead,
+            },
+        ),
+        (
+            "begin transaction isolation level serializable;",
+            Statement::BeginIsolated {
+                isolation: Isolation::Serializable,
+            },
+        ),
+        (
+            "BEGIN ISOLATION LEVEL READ COMMITTED",
+            Statement::BeginIsolated {
+                isolation: Isolation::ReadCommitted,
+            },
+        ),
         ("commit", Statement::Commit),
         ("COMMIT WORK", Statement::Commit),
         ("END", Statement::Commit),
@@ -139,7 +157,8 @@ fn unsupported_statements_get_0a000_naming_them() {
         "SELECT balance, fence FROM wallets WHERE id = 42 FOR SHARE",
         "SELECT balance, fence FROM wallets WHERE id = 4.2",
         "SELECT balance, fence FROM wallets WHERE id = 99999999999999999999",
-        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+        "BEGIN ISOLATION LEVEL READ UNCOMMITTED",
+        "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY",
         "START WORK",
         "BEGIN; COMMIT",
         "UPDATE wallets SET balance = balance - $1 WHERE id = 42",

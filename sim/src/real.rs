@@ -546,8 +546,13 @@ impl Admin {
                          balance bigint NOT NULL CHECK (balance >= 0),
                          fence   bigint NOT NULL DEFAULT 0
                      );
-                     INSERT INTO {schema}.wallets (id, balance) VALUES ({}, {});",
-                    scenario.params.wallet_id, scenario.initial_balance
+                     INSERT INTO {schema}.wallets (id, balance) VALUES {};",
+                    scenario
+                        .wallet_ids()
+                        .iter()
+                        .map(|id| format!("({id}, {})", scenario.initial_balance))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             )
             .await?
@@ -562,7 +567,7 @@ impl Admin {
     async fn final_state(&mut self, scenario: &Scenario) -> Result<FinalState, RealError> {
         let keys = &scenario.params.keys;
         let mut state = FinalState {
-            balance: None,
+            balances: vec![None; scenario.wallet_ids().len()],
             final_fence: None,
             fence_counter: None,
             lock_left_behind: false,
@@ -583,25 +588,25 @@ impl Admin {
                     .await?
                     .map_err(read)?;
             if scenario.balance_in() == BalanceIn::Redis {
-                state.balance = balance.and_then(|text| text.parse().ok());
+                state.balances = vec![balance.and_then(|text| text.parse().ok())];
             }
             state.fence_counter = counter.and_then(|text| text.parse().ok());
             state.lock_left_behind = scenario.safeguard.uses_lock() && lock;
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
             let sql = format!("SELECT balance, fence FROM {schema}.wallets WHERE id = $1");
-            let row = within(
-                url,
-                "reading the wallet",
-                client.query_opt(&sql, &[&scenario.params.wallet_id]),
-            )
-            .await?
-            .map_err(|error| {
-                RealError::Server(format!("PostgreSQL {url}: reading the wallet: {error}"))
-            })?;
-            if let Some(row) = row {
-                state.balance = row.try_get::<_, i64>(0).ok();
-                state.final_fence = row.try_get::<_, i64>(1).ok();
+            for (at, id) in scenario.wallet_ids().into_iter().enumerate() {
+                let row = within(url, "reading the wallet", client.query_opt(&sql, &[&id]))
+                    .await?
+                    .map_err(|error| {
+                        RealError::Server(format!("PostgreSQL {url}: reading wallet {id}: {error}"))
+                    })?;
+                if let Some(row) = row {
+                    state.balances[at] = row.try_get::<_, i64>(0).ok();
+                    if id == scenario.params.wallet_id {
+                        state.final_fence = row.try_get::<_, i64>(1).ok();
+                    }
+                }
             }
         }
         Ok(state)

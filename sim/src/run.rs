@@ -230,6 +230,10 @@ impl RunReport {
         let unfinished = i64::from(self.unfinished());
         let acknowledged = i64::from(ledger.accepted);
         let explained_by_the_unfinished = || {
+            if !ledger.wallets.is_empty() {
+                // Transfers: an unfinished caller moves money, never spends it.
+                return ledger.verdict == leaselab_model::ledger::Verdict::Ok;
+            }
             let Some(spent) = ledger.initial_balance.checked_sub(ledger.final_balance) else {
                 return false;
             };
@@ -264,13 +268,7 @@ impl RunReport {
         if self.finished {
             return ledger.line();
         }
-        format!(
-            "accepted={} balance={} expected={} {}",
-            ledger.accepted,
-            ledger.final_balance,
-            ledger.expected_balance,
-            self.verdict().as_str()
-        )
+        ledger.line_with(self.verdict().as_str())
     }
 
     /// How many callers were still running when the run stopped.
@@ -700,7 +698,9 @@ pub(crate) fn caller_specs(
         owners.insert(token_text(token), name.clone());
         specs.push(CallerSpec {
             index,
-            machine: scenario.safeguard.build(&scenario.params, token)?,
+            machine: scenario
+                .safeguard
+                .build_caller(&scenario.params, index, token)?,
             rng,
             start_offset_ms: scenario.start_offset_ms(index as usize - 1),
             pauses: PausePlan::for_caller(scenario, index),
@@ -730,15 +730,17 @@ fn report(
             .and_then(|bytes| std::str::from_utf8(bytes).ok())
             .and_then(|text| text.parse::<i64>().ok())
     };
-    let (balance, final_fence) = match scenario.balance_in() {
-        BalanceIn::Redis => (read_i64(&keys.balance), None),
+    let (balances, final_fence) = match scenario.balance_in() {
+        BalanceIn::Redis => (vec![read_i64(&keys.balance)], None),
         BalanceIn::Postgres => {
-            let wallet = shared
-                .servers
-                .postgres
-                .borrow()
-                .wallet(scenario.params.wallet_id);
-            (wallet.map(|w| w.balance), wallet.map(|w| w.fence))
+            let postgres = shared.servers.postgres.borrow();
+            let wallet = postgres.wallet(scenario.params.wallet_id);
+            let balances = scenario
+                .wallet_ids()
+                .into_iter()
+                .map(|id| postgres.wallet(id).map(|w| w.balance))
+                .collect();
+            (balances, wallet.map(|w| w.fence))
         }
     };
     let fence_counter = read_i64(&keys.fence);
@@ -751,7 +753,7 @@ fn report(
         seed,
         &ends,
         FinalState {
-            balance,
+            balances,
             final_fence,
             fence_counter,
             lock_left_behind,
@@ -769,10 +771,11 @@ fn report(
 }
 
 /// What the servers hold at the end of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct FinalState {
-    /// The balance (none: missing or unreadable).
-    pub(crate) balance: Option<i64>,
+    /// The balance of each wallet of the run, as [`Scenario::wallet_ids`] orders them (none:
+    /// missing or unreadable).
+    pub(crate) balances: Vec<Option<i64>>,
     /// `wallets.fence` (balance in PostgreSQL only).
     pub(crate) final_fence: Option<i64>,
     /// The Redis fence counter, if it exists.
@@ -814,12 +817,7 @@ pub(crate) fn assemble(
             write_landed: false,
         })
         .collect();
-    let ledger = Ledger::check(
-        scenario.initial_balance,
-        scenario.params.amount,
-        &results,
-        state.balance.unwrap_or(i64::MIN),
-    );
+    let ledger = scenario.judge(&results, &state.balances);
     let elapsed_ms = match finished {
         Ok(()) => callers
             .iter()
@@ -845,7 +843,7 @@ pub(crate) fn assemble(
         tokens_issued,
         tokens_reissued,
         trespasses: Vec::new(),
-        balance_missing: state.balance.is_none(),
+        balance_missing: state.balances.iter().any(Option::is_none),
     }
 }
 

@@ -721,11 +721,17 @@ pub fn render(
         ),
     };
     out.push_str(&format!(
-        "leaselab check: {}, {} callers spending {} from {}, TTL {}, work {}\n",
+        "leaselab check: {}, {} callers {}, TTL {}, work {}\n",
         report.safeguard,
         config.callers,
-        config.amount,
-        config.initial_balance,
+        if config.safeguard.is_transfer() {
+            format!(
+                "transferring {} between two wallets of {} each",
+                config.amount, config.initial_balance
+            )
+        } else {
+            format!("spending {} from {}", config.amount, config.initial_balance)
+        },
         ticks(config.ttl_ticks),
         ticks(config.work_ticks)
     ));

@@ -46,7 +46,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Point, Safeguard};
-use leaselab_model::scenario::{Scenario, Variant, TUTORIAL_STEPS};
+use leaselab_model::scenario::{Scenario, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
@@ -62,7 +62,9 @@ use crate::shard::{Shard, ShardArgs};
 #[derive(Debug, ClapArgs)]
 pub struct Args {
     /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
-    /// step6-verify, failover-fencing, partition-watchdog, aof-crash or evict-fence.
+    /// step6-verify, failover-fencing, partition-watchdog, aof-crash, evict-fence,
+    /// transfer-ordered, transfer-unordered, rmw-read-committed, rmw-repeatable-read or
+    /// rmw-serializable.
     pub scenario: String,
     /// step3-ttl: refresh the lease every TTL/3.
     #[arg(long)]
@@ -158,6 +160,11 @@ pub struct Args {
     /// Save every BROKEN run as a trace, not only the first.
     #[arg(long, conflicts_with = "no_save_traces")]
     pub save_all_traces: bool,
+    /// Also save the first run in which PostgreSQL aborted a transaction (40P01 deadlock
+    /// detected, 40001 could not serialize) and its caller rolled back and retried, whatever
+    /// the verdict: the evidence that the retry kept the ledger.
+    #[arg(long, conflicts_with = "no_save_traces")]
+    pub save_retry_trace: bool,
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
@@ -192,11 +199,15 @@ pub fn preset(name: &str, variant: Variant) -> Result<Scenario, UsageError> {
     if FAULT_SCENARIOS.contains(&name) {
         return Ok(fault_scenario(name, variant.unfenced)?);
     }
+    if SAFETY_SCENARIOS.contains(&name) {
+        return Ok(Scenario::safety(name)?);
+    }
     if !TUTORIAL_STEPS.contains(&name) {
         return Err(UsageError::new(format!(
-            "unknown scenario '{name}'; choose one of: {}, {}",
+            "unknown scenario '{name}'; choose one of: {}, {}, {}",
             TUTORIAL_STEPS.join(", "),
-            FAULT_SCENARIOS.join(", ")
+            FAULT_SCENARIOS.join(", "),
+            SAFETY_SCENARIOS.join(", ")
         )));
     }
     Ok(Scenario::tutorial(name, variant)?)
@@ -525,7 +536,7 @@ pub fn parse_clock_jump(text: &str) -> Result<Fault, UsageError> {
 /// The counters of one run in the order they are printed.
 pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
     let ledger = &report.ledger;
-    vec![
+    let mut counters = vec![
         ("accepted", i64::from(ledger.accepted)),
         ("balance", ledger.final_balance),
         ("rejected", i64::from(ledger.rejected)),
@@ -541,7 +552,21 @@ pub fn counters(report: &RunReport) -> Vec<(&'static str, i64)> {
         ("tokens reissued", i64::from(report.tokens_reissued)),
         ("unfinished callers", i64::from(report.unfinished())),
         ("elapsed ms", report.elapsed_ms as i64),
-    ]
+    ];
+    if report.scenario.safeguard.retries_transactions() {
+        // Only for the safeguards that retry, so the other scenarios' summaries keep their
+        // rows; within one scenario every run has the same rows.
+        let at = counters.len() - 3;
+        counters.insert(
+            at,
+            (
+                "serialization retries",
+                i64::from(ledger.serialization_retries),
+            ),
+        );
+        counters.insert(at, ("deadlock retries", i64::from(ledger.deadlock_retries)));
+    }
+    counters
 }
 
 /// The second line of a run: the counters the tutorial logs, and more.
@@ -557,6 +582,12 @@ pub fn counters_line(report: &RunReport) -> String {
         ledger.stale_releases_refused,
         ledger.busy_retries
     );
+    if report.scenario.safeguard.retries_transactions() {
+        line.push_str(&format!(
+            " deadlock-retries={} serialization-retries={}",
+            ledger.deadlock_retries, ledger.serialization_retries
+        ));
+    }
     if let Some(fence) = report.final_fence {
         line.push_str(&format!(" fence={fence}"));
     }
@@ -892,6 +923,7 @@ pub fn execute(args: Args) -> CommandResult {
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let mut tally = Tally::new();
     let mut not_replayable = 0u64;
+    let mut retry_saved = false;
     let mut single: Option<RunReport> = None;
     let many = seeds.count > 1 || shard.is_some();
     let explicit_limit = args.time_limit.is_some();
@@ -912,6 +944,10 @@ pub fn execute(args: Args) -> CommandResult {
                 } else {
                     not_replayable += 1;
                 }
+            } else if args.save_retry_trace && !retry_saved && replayable(&report) {
+                let retried =
+                    report.ledger.deadlock_retries + report.ledger.serialization_retries > 0;
+                retry_saved = retried && saver.save_anyway(&report).is_some();
             }
             if many && args.json {
                 let detail = serde_json::json!({

@@ -27,7 +27,7 @@ use leaselab_checker::{
 };
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
-use leaselab_model::postgres::WriteGuard;
+use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
@@ -597,6 +597,32 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
         (Safeguard::PgDebit | Safeguard::PgForUpdate, _) => {
             both(Safe, "PostgreSQL serialises the spend itself")
         }
+        (Safeguard::PgTransfer { ordered: true }, _) => both(
+            Safe,
+            "safety: both rows locked in id order, money conserved",
+        ),
+        (Safeguard::PgTransfer { ordered: false }, _) => both(
+            Safe,
+            "safety: opposite transfers deadlock; PostgreSQL aborts one (40P01) and it retries",
+        ),
+        (
+            Safeguard::PgIsolation {
+                isolation: Isolation::RepeatableRead | Isolation::Serializable,
+            },
+            _,
+        ) => both(
+            Safe,
+            "safety: a write over a concurrent update fails with 40001 and is retried",
+        ),
+        (
+            Safeguard::PgIsolation {
+                isolation: Isolation::ReadCommitted,
+            },
+            Column::None | Column::Pause(Point::AfterRead | Point::BeforeWrite),
+        ) => both(
+            Broken,
+            "safety: read-modify-write under READ COMMITTED loses updates",
+        ),
         (
             Safeguard::Lease {
                 release: leaselab_model::safeguard::lease::ReleaseVia::Script,
@@ -951,6 +977,18 @@ pub fn why(ledger: &Ledger, reissued: u32) -> String {
     } else {
         ""
     };
+    if !ledger.wallets.is_empty() {
+        if let Some(wallet) = ledger.negative_wallet() {
+            return format!(
+                "Wallet {} went negative ({}): a transfer took more than it held.",
+                wallet.id, wallet.final_balance
+            );
+        }
+        return format!(
+            "{} transfers moved money between the wallets, but together they hold {} where {}              was put in: a write was lost.",
+            ledger.accepted, ledger.final_balance, ledger.initial_balance
+        );
+    }
     if let Some(stale) = ledger.stale_spends.first() {
         let token = match stale.fence {
             Some(fence) => format!(" with fencing token {fence}"),

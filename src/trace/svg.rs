@@ -183,10 +183,11 @@ fn header(out: &mut String, layout: &Layout, trace: &Trace) {
         out,
         r##"<text x="16" y="46" fill="#444">{}</text>"##,
         escape(&format!(
-            "{} callers spend {} from {}; TTL {}ms, work {}ms; {}",
+            "{} callers {}; TTL {}ms, work {}ms; {}",
             scenario.callers,
-            scenario.params.amount,
-            scenario.initial_balance,
+            scenario
+                .safeguard
+                .money_phrase(scenario.params.amount, scenario.initial_balance),
             scenario.params.ttl_ms,
             scenario.params.work_ms,
             faults.join("; ")

@@ -26,10 +26,11 @@ pub fn header(trace: &Trace) -> String {
     );
     let _ = writeln!(
         text,
-        "{} caller(s) spend {} from {}; TTL {}ms, work {}ms{}",
+        "{} caller(s) {}; TTL {}ms, work {}ms{}",
         scenario.callers,
-        params.amount,
-        scenario.initial_balance,
+        scenario
+            .safeguard
+            .money_phrase(params.amount, scenario.initial_balance),
         params.ttl_ms,
         params.work_ms,
         if scenario.initial_fence_counter != 0 {

@@ -36,7 +36,8 @@
 //!   Either way exactly one transaction of the cycle fails and the others go on.
 //! - The deadlock DETAIL has PostgreSQL's wording, but its numbers are the stand-in's:
 //!   process ids are [`SessionId::pid`], and the transaction a session holds is shown as
-//!   `1000 + <session number>`. There is no HINT or CONTEXT line.
+//!   `1000 + <session number>`. The HINT is PostgreSQL's; there is no CONTEXT line (PostgreSQL
+//!   names the tuple it was locking).
 //! - There is no lock queue: when a lock holder ends, whichever blocked session executes
 //!   again first gets the row.
 //! - A session executing a statement while it is recorded as blocked gives up its wait (the
@@ -268,6 +269,17 @@ pub enum Isolation {
     RepeatableRead,
     /// `SERIALIZABLE` (run as `REPEATABLE READ`; see the module documentation).
     Serializable,
+}
+
+impl Isolation {
+    /// The level as SQL spells it: `READ COMMITTED`, `REPEATABLE READ`, `SERIALIZABLE`.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE READ",
+            Isolation::Serializable => "SERIALIZABLE",
+        }
+    }
 }
 
 /// The committed rows of every table, as a repeatable-read transaction sees them.
@@ -672,6 +684,7 @@ impl Postgres {
         }
         match *statement {
             Statement::Begin => self.begin(session, None, "BEGIN"),
+            Statement::BeginIsolated { isolation } => self.begin(session, Some(isolation), "BEGIN"),
             Statement::Commit => self.commit(session),
             Statement::Rollback => self.rollback(session),
             Statement::Select { id, lock: None } => {

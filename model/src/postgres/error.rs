@@ -242,8 +242,12 @@ impl PgError {
 
     /// 40P01 `deadlock detected`, with a DETAIL line per wait in the cycle:
     /// `Process <pid> waits for ShareLock on transaction <xid>; blocked by process <pid>.`
+    /// PostgreSQL 15 adds the HINT `See server log for query details.` (the queries are in the
+    /// server log only).
     pub fn deadlock_detected(detail: String) -> PgError {
-        PgError::error(sqlstate::DEADLOCK_DETECTED, "deadlock detected").with_detail(detail)
+        PgError::error(sqlstate::DEADLOCK_DETECTED, "deadlock detected")
+            .with_detail(detail)
+            .with_hint("See server log for query details.")
     }
 
     /// The warning for `BEGIN` inside a transaction block (25001).

@@ -5,6 +5,7 @@
 //! of case and white space, and answers anything else with SQLSTATE 0A000 naming what is
 //! unsupported.
 
+use super::engine::Isolation;
 use super::error::PgError;
 use super::lexer::{tokenize, Token};
 
@@ -40,6 +41,11 @@ pub enum WriteGuard {
 pub enum Statement {
     /// `BEGIN`.
     Begin,
+    /// `BEGIN ISOLATION LEVEL <level>`.
+    BeginIsolated {
+        /// The isolation level of the block.
+        isolation: Isolation,
+    },
     /// `COMMIT`.
     Commit,
     /// `ROLLBACK`.
@@ -79,6 +85,9 @@ impl Statement {
     pub fn sql(&self) -> String {
         match *self {
             Statement::Begin => "BEGIN".to_string(),
+            Statement::BeginIsolated { isolation } => {
+                format!("BEGIN ISOLATION LEVEL {}", isolation.sql())
+            }
             Statement::Commit => "COMMIT".to_string(),
             Statement::Rollback => "ROLLBACK".to_string(),
             Statement::Select { id, lock } => {
@@ -112,7 +121,10 @@ impl Statement {
     /// How many `$n` parameters the statement takes.
     pub fn param_count(&self) -> usize {
         match self {
-            Statement::Begin | Statement::Commit | Statement::Rollback => 0,
+            Statement::Begin
+            | Statement::BeginIsolated { .. }
+            | Statement::Commit
+            | Statement::Rollback => 0,
             Statement::Select { .. } => 0,
             Statement::WriteFenced { guard, .. } => match guard {
                 WriteGuard::Unfenced | WriteGuard::FenceBelow => 2,
@@ -146,7 +158,10 @@ impl Statement {
     /// The wallet id the statement reads or writes, if any.
     pub fn wallet_id(&self) -> Option<i64> {
         match *self {
-            Statement::Begin | Statement::Commit | Statement::Rollback => None,
+            Statement::Begin
+            | Statement::BeginIsolated { .. }
+            | Statement::Commit
+            | Statement::Rollback => None,
             Statement::Select { id, .. }
             | Statement::WriteFenced { id, .. }
             | Statement::WriteBalance { id }
@@ -294,7 +309,20 @@ fn transaction_control(c: &mut Cursor<'_, '_>) -> Option<Statement> {
     let statement = if c.expect("start transaction") {
         return Some(Statement::Begin);
     } else if c.expect("begin") {
-        Statement::Begin
+        let _optional_noise_word = c.expect("work") || c.expect("transaction");
+        if !c.expect("isolation level") {
+            return Some(Statement::Begin);
+        }
+        let isolation = if c.expect("read committed") {
+            Isolation::ReadCommitted
+        } else if c.expect("repeatable read") {
+            Isolation::RepeatableRead
+        } else if c.expect("serializable") {
+            Isolation::Serializable
+        } else {
+            return None;
+        };
+        return Some(Statement::BeginIsolated { isolation });
     } else if c.expect("commit") || c.expect("end") {
         Statement::Commit
     } else if c.expect("rollback") || c.expect("abort") {

@@ -12,6 +12,10 @@
 //! | Redlock | [`redlock`] | losing a minority of N independent nodes | pauses, delays and clock drift within the validity; no node forgets a key or steps its clock |
 //! | Redlock + check-and-set | [`redlock`] | everything: the write checks the version read | PostgreSQL |
 //! | PostgreSQL only | [`pg_only`] | everything: the database serialises | nothing outside PostgreSQL |
+//! | transfer, rows locked by id | [`pg_retry`] | lost updates and overdrafts on two wallets | retrying a rare 40P01 |
+//! | transfer, source locked first | [`pg_retry`] | the same, deadlocks aborted by PostgreSQL | retrying every 40P01 |
+//! | REPEATABLE READ / SERIALIZABLE | [`pg_retry`] | lost updates | retrying every 40001 |
+//! | READ COMMITTED read-modify-write | [`pg_retry`] | nothing (the contrast) | nobody else spending at once |
 //!
 //! [`Safeguard`] names a safeguard and its options; [`Safeguard::build`] makes one caller's
 //! [`Caller`] machine from the run's [`Params`].
@@ -21,6 +25,7 @@ pub mod lease;
 pub mod naive;
 pub mod no_lock;
 pub mod pg_only;
+pub mod pg_retry;
 pub mod reading;
 pub mod redislock;
 pub mod redlock;
@@ -38,12 +43,13 @@ pub mod locked;
 pub mod retry;
 pub mod store;
 
-use crate::postgres::WriteGuard;
+use crate::postgres::{Isolation, WriteGuard};
 
 use lease::{Lease, ReleaseVia};
 use lock::{token_text, Lock};
 use locked::{LockedSpend, LockedSpendConfig};
 use pg_only::{PgDebit, PgForUpdate};
+use pg_retry::{PgIsolated, PgTransfer};
 use retry::Retry;
 use store::Store;
 use watchdog::Watchdog;
@@ -108,6 +114,17 @@ pub enum Safeguard {
     PgDebit,
     /// PostgreSQL `SELECT ... FOR UPDATE` transaction, no lock.
     PgForUpdate,
+    /// A transfer between two wallets under `SELECT ... FOR UPDATE` on both rows, retried
+    /// after 40P01; `ordered`: the rows are locked by id, else the source first.
+    PgTransfer {
+        /// Lock the rows in id order.
+        ordered: bool,
+    },
+    /// Read-modify-write of the balance in a transaction at `isolation`, retried after 40001.
+    PgIsolation {
+        /// The transaction's isolation level.
+        isolation: Isolation,
+    },
     /// A safeguard described in a file ([`spec`]), registered in this process ([`user`]).
     User(user::UserId),
 }
@@ -218,7 +235,45 @@ impl Safeguard {
             },
             Safeguard::PgDebit,
             Safeguard::PgForUpdate,
+            Safeguard::PgTransfer { ordered: true },
+            Safeguard::PgTransfer { ordered: false },
+            Safeguard::PgIsolation {
+                isolation: Isolation::ReadCommitted,
+            },
+            Safeguard::PgIsolation {
+                isolation: Isolation::RepeatableRead,
+            },
+            Safeguard::PgIsolation {
+                isolation: Isolation::Serializable,
+            },
         ]
+    }
+
+    /// True for the transfers between two wallets.
+    pub fn is_transfer(&self) -> bool {
+        matches!(self, Safeguard::PgTransfer { .. })
+    }
+
+    /// What each caller does with the money, for headers: `spend 10 from 100`, or for
+    /// transfers `transfer 10 between two wallets of 100 each`.
+    pub fn money_phrase(&self, amount: i64, initial_balance: i64) -> String {
+        if self.is_transfer() {
+            format!("transfer {amount} between two wallets of {initial_balance} each")
+        } else {
+            format!("spend {amount} from {initial_balance}")
+        }
+    }
+
+    /// True when the safeguard's callers roll back and retry transactions PostgreSQL aborts
+    /// (40P01, 40001), so a caller's request count grows with the other callers.
+    pub fn retries_transactions(&self) -> bool {
+        matches!(
+            self,
+            Safeguard::PgTransfer { .. }
+                | Safeguard::PgIsolation {
+                    isolation: Isolation::RepeatableRead | Isolation::Serializable
+                }
+        )
     }
 
     /// The safeguards on several independent Redis nodes (so far decided by the checker
@@ -299,6 +354,17 @@ impl Safeguard {
             }
             Safeguard::PgDebit => "pg-debit".into(),
             Safeguard::PgForUpdate => "pg-for-update".into(),
+            Safeguard::PgTransfer { ordered: true } => "pg-transfer-ordered".into(),
+            Safeguard::PgTransfer { ordered: false } => "pg-transfer-unordered".into(),
+            Safeguard::PgIsolation {
+                isolation: Isolation::ReadCommitted,
+            } => "pg-read-committed".into(),
+            Safeguard::PgIsolation {
+                isolation: Isolation::RepeatableRead,
+            } => "pg-repeatable-read".into(),
+            Safeguard::PgIsolation {
+                isolation: Isolation::Serializable,
+            } => "pg-serializable".into(),
             Safeguard::User(id) => user::get(*id).name.clone(),
         }
     }
@@ -372,7 +438,9 @@ impl Safeguard {
             Safeguard::Fenced { .. }
             | Safeguard::Redlock { .. }
             | Safeguard::PgDebit
-            | Safeguard::PgForUpdate => BalanceIn::Postgres,
+            | Safeguard::PgForUpdate
+            | Safeguard::PgTransfer { .. }
+            | Safeguard::PgIsolation { .. } => BalanceIn::Postgres,
             _ => BalanceIn::Redis,
         }
     }
@@ -384,7 +452,11 @@ impl Safeguard {
         }
         !matches!(
             self,
-            Safeguard::NoLock | Safeguard::PgDebit | Safeguard::PgForUpdate
+            Safeguard::NoLock
+                | Safeguard::PgDebit
+                | Safeguard::PgForUpdate
+                | Safeguard::PgTransfer { .. }
+                | Safeguard::PgIsolation { .. }
         )
     }
 
@@ -418,7 +490,58 @@ impl Safeguard {
                 params.amount
             )));
         }
+        if self.is_transfer() && params.wallet_id == i64::MAX {
+            return Err(ParamError(format!(
+                "a transfer moves money between wallet N and N + 1; wallet {} has no successor (try --wallet-id 42)",
+                params.wallet_id
+            )));
+        }
         Ok(())
+    }
+
+    /// The wallets the safeguard's callers use, by id: the run's wallet, and for transfers
+    /// the next id too.
+    pub fn wallet_ids(&self, params: &Params) -> Vec<i64> {
+        match self {
+            Safeguard::PgTransfer { .. } => {
+                vec![params.wallet_id, params.wallet_id.saturating_add(1)]
+            }
+            _ => vec![params.wallet_id],
+        }
+    }
+
+    /// Caller `caller`'s (1-based) transfer, `(from, to)`: odd callers move money from the
+    /// run's wallet to the next one, even callers back, so transfers go both ways.
+    pub fn transfer_direction(params: &Params, caller: u32) -> (i64, i64) {
+        let (a, b) = (params.wallet_id, params.wallet_id.saturating_add(1));
+        if caller % 2 == 1 {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    /// Caller `caller`'s (1-based) machine, with its random 128-bit token: as
+    /// [`Safeguard::build`], and a transfer goes the caller's way
+    /// ([`Safeguard::transfer_direction`]).
+    pub fn build_caller(
+        &self,
+        params: &Params,
+        caller: u32,
+        token: u128,
+    ) -> Result<Caller, ParamError> {
+        if let Safeguard::PgTransfer { ordered } = *self {
+            self.validate(params)?;
+            let (from, to) = Safeguard::transfer_direction(params, caller);
+            return Ok(Caller::PgTransfer(PgTransfer::new(
+                from,
+                to,
+                params.amount,
+                params.work_ms,
+                ordered,
+            )));
+        }
+        self.build(params, token)
     }
 
     /// One caller's machine, with its random 128-bit token.
@@ -469,6 +592,15 @@ impl Safeguard {
                     params.wallet_id,
                     params.amount,
                     params.work_ms,
+                )))
+            }
+            Safeguard::PgTransfer { .. } => return self.build_caller(params, 1, token_number),
+            Safeguard::PgIsolation { isolation } => {
+                return Ok(Caller::PgIsolated(PgIsolated::new(
+                    params.wallet_id,
+                    params.amount,
+                    params.work_ms,
+                    isolation,
                 )))
             }
             Safeguard::NoLock => config(Lock::Nothing, redis_store),
@@ -574,6 +706,10 @@ pub enum Caller {
     PgDebit(PgDebit),
     /// The `FOR UPDATE` transaction.
     PgForUpdate(PgForUpdate),
+    /// A transfer between two wallets.
+    PgTransfer(PgTransfer),
+    /// A read-modify-write at an isolation level.
+    PgIsolated(PgIsolated),
 }
 
 impl Caller {
@@ -581,7 +717,10 @@ impl Caller {
     pub fn believes_it_holds(&self) -> bool {
         match self {
             Caller::Locked(machine) => machine.believes_it_holds(),
-            Caller::PgDebit(_) | Caller::PgForUpdate(_) => false,
+            Caller::PgDebit(_)
+            | Caller::PgForUpdate(_)
+            | Caller::PgTransfer(_)
+            | Caller::PgIsolated(_) => false,
         }
     }
 }
@@ -592,6 +731,8 @@ impl Machine for Caller {
             Caller::Locked(machine) => machine.next(now_ms, input),
             Caller::PgDebit(machine) => machine.next(now_ms, input),
             Caller::PgForUpdate(machine) => machine.next(now_ms, input),
+            Caller::PgTransfer(machine) => machine.next(now_ms, input),
+            Caller::PgIsolated(machine) => machine.next(now_ms, input),
         }
     }
 
@@ -600,6 +741,8 @@ impl Machine for Caller {
             Caller::Locked(machine) => machine.stats(),
             Caller::PgDebit(machine) => machine.stats(),
             Caller::PgForUpdate(machine) => machine.stats(),
+            Caller::PgTransfer(machine) => machine.stats(),
+            Caller::PgIsolated(machine) => machine.stats(),
         }
     }
 
@@ -608,6 +751,8 @@ impl Machine for Caller {
             Caller::Locked(machine) => machine.reading(input),
             Caller::PgDebit(machine) => machine.reading(input),
             Caller::PgForUpdate(machine) => machine.reading(input),
+            Caller::PgTransfer(machine) => machine.reading(input),
+            Caller::PgIsolated(machine) => machine.reading(input),
         }
     }
 }

@@ -68,6 +68,15 @@ pub enum Reading {
     Committed,
     /// The transaction was rolled back.
     RolledBack,
+    /// PostgreSQL aborted the transaction with an error the caller answers by rolling back
+    /// and running the transaction again: 40P01 `deadlock detected` or 40001 `could not
+    /// serialize access due to concurrent update`.
+    MustRetry {
+        /// The SQLSTATE.
+        sqlstate: String,
+        /// The attempt that failed (1-based).
+        attempt: u32,
+    },
     /// A Redlock node granted the lock: `votes` of the `majority` needed so far.
     NodeGranted {
         /// The node (1-based).
@@ -121,6 +130,14 @@ impl Reading {
             Reading::Begun => "BEGIN".to_string(),
             Reading::Committed => "COMMIT".to_string(),
             Reading::RolledBack => "ROLLBACK".to_string(),
+            Reading::MustRetry { sqlstate, attempt } => {
+                let what = match sqlstate.as_str() {
+                    "40P01" => "deadlock detected",
+                    "40001" => "could not serialize access",
+                    _ => "transaction aborted",
+                };
+                format!("{what} ({sqlstate}) in attempt {attempt}: roll back and retry")
+            }
             Reading::NodeGranted {
                 node,
                 votes,

@@ -310,7 +310,7 @@ impl Outcome {
 }
 
 /// Counters a caller keeps along the way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CallerStats {
     /// Attempts to acquire the lock that found it busy.
     pub busy_retries: u32,
@@ -318,6 +318,27 @@ pub struct CallerStats {
     pub stale_releases_refused: u32,
     /// Watchdog refreshes that succeeded.
     pub refreshes: u32,
+    /// Transactions PostgreSQL aborted with 40P01 `deadlock detected`, each rolled back and
+    /// run again.
+    pub deadlock_retries: u32,
+    /// Transactions PostgreSQL aborted with 40001 `could not serialize access`, each rolled
+    /// back and run again.
+    pub serialization_retries: u32,
+}
+
+impl std::hash::Hash for CallerStats {
+    /// The transaction retry counters are hashed only when one is not zero, so that the
+    /// callers of the other safeguards hash as they did before the counters existed (the
+    /// checker's state fingerprints, and with them its exploration order, stay the same).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.busy_retries.hash(state);
+        self.stale_releases_refused.hash(state);
+        self.refreshes.hash(state);
+        if self.deadlock_retries != 0 || self.serialization_retries != 0 {
+            self.deadlock_retries.hash(state);
+            self.serialization_retries.hash(state);
+        }
+    }
 }
 
 /// A sans-IO safeguard state machine.

@@ -446,17 +446,27 @@ impl TraceSaver {
         if !report.broken() {
             return None;
         }
+        self.save(report, false)
+    }
+
+    /// Saves `report` whatever its verdict (`run --save-retry-trace`), unless saving is off
+    /// or has failed; returns the path when it did.
+    pub fn save_anyway(&mut self, report: &RunReport) -> Option<PathBuf> {
+        self.save(report, true)
+    }
+
+    fn save(&mut self, report: &RunReport, anyway: bool) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
         if self.error.is_some() {
             return None;
         }
-        if self.saved_in_group && !self.all {
+        if self.saved_in_group && !self.all && !anyway {
             self.not_saved += 1;
             return None;
         }
         match crate::trace::save_trace(report, dir) {
             Ok(path) => {
-                self.saved_in_group = true;
+                self.saved_in_group |= !anyway;
                 self.saved_count += 1;
                 if self.saved.len() < Self::LISTED {
                     self.saved.push(path.clone());
