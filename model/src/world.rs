@@ -1121,7 +1121,19 @@ impl World {
 
     /// Runs a request as a client library does (scripts: `EVALSHA`, then `EVAL` on
     /// `NOSCRIPT`), and queues the primary's effects for the replica. Hands the request back.
+    ///
+    /// `WAIT` is answered here, at once, from the replica: 1 when it has applied every change
+    /// the primary made (the search orders replication before the answer: the replica caught
+    /// up within the timeout), else 0 (it did not: the timeout passed); 0 after a failover,
+    /// which leaves no replica. A lone primary has no replica either.
     fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
+        if let RedisRequest::Command(Command::Wait(..)) = &request {
+            let acked = self
+                .replica
+                .as_ref()
+                .is_some_and(|replica| replica.backlog.is_empty());
+            return (request, Reply::Integer(i64::from(acked)));
+        }
         let now_ms = self.now_ms;
         let redis = Arc::make_mut(&mut self.redis);
         let (request, reply) = run_request(redis, request, now_ms);

@@ -488,9 +488,15 @@ impl Machine for LockedSpend {
                 self.finish(Outcome::GaveUp)
             }
             (Phase::BackingOff, Input::Woke) => self.acquire(now_ms),
-            (Phase::AfterAcquire { fence }, Input::Resumed)
-            | (Phase::FollowingUp { fence }, Input::Redis(Reply::Integer(1))) => {
-                self.after_acquire(now_ms, fence)
+            (Phase::AfterAcquire { fence }, Input::Resumed) => self.after_acquire(now_ms, fence),
+            (Phase::FollowingUp { fence }, _) if self.lock.on_follow_up(&input).is_some() => {
+                if self.lock.on_follow_up(&input) == Some(true) {
+                    self.after_acquire(now_ms, fence)
+                } else {
+                    // WAIT found no replica with the lock: a failover could lose it, so the
+                    // caller does not trust it, releases it and gives up.
+                    self.release(fence, None, Outcome::GaveUp)
+                }
             }
             (Phase::Reading { fence }, _) => self.on_read(fence, &input),
             (Phase::AfterRead { fence, read }, Input::Resumed) => {
@@ -547,8 +553,11 @@ impl Machine for LockedSpend {
                 Acquire::Busy => Reading::Busy,
                 Acquire::Failed(error) => failed(error),
             },
-            Phase::FollowingUp { .. } => match input {
-                Input::Redis(Reply::Integer(1)) => Reading::ExpirySet,
+            Phase::FollowingUp { .. } => match (&self.lock, input) {
+                (Lock::Lease(_), Input::Redis(Reply::Integer(replicas))) => Reading::Replicated {
+                    replicas: *replicas,
+                },
+                (_, Input::Redis(Reply::Integer(1))) => Reading::ExpirySet,
                 _ => failed(unexpected("FollowingUp", input)),
             },
             Phase::Reading { .. } => match self.store.on_read(input) {
