@@ -208,7 +208,18 @@ impl LockedSpend {
                 | Phase::BeforeRelease { .. }
         );
         let lost = self.watchdog.is_some_and(|w| w.lost);
-        holding && self.lock != Lock::Nothing && !lost
+        // `lease-wait` trusts its lock only once WAIT said a replica has it, and not at all
+        // after WAIT said none does (it releases and gives up: the only release with that
+        // outcome).
+        let untrusted = match &self.phase {
+            Phase::FollowingUp { .. } => matches!(self.lock, Lock::Lease(_)),
+            Phase::BeforeRelease {
+                outcome: Outcome::GaveUp,
+                ..
+            } => true,
+            _ => false,
+        };
+        holding && self.lock != Lock::Nothing && !lost && !untrusted
     }
 
     fn acquire(&mut self, now_ms: u64) -> Step {
