@@ -1016,6 +1016,8 @@ pub fn execute(args: Args) -> CommandResult {
                 } else {
                     not_replayable += 1;
                 }
+            } else if args.save_ok_traces && report.finished {
+                saver.offer(&report);
             }
             if many && args.json {
                 let detail = serde_json::json!({
