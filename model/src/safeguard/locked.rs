@@ -192,6 +192,15 @@ impl LockedSpend {
         }
     }
 
+    /// `Acquire` while an acquire is out, `Release` while a release is, else none.
+    pub fn stage(&self) -> Option<crate::world::FaultsOn> {
+        match self.phase {
+            Phase::Acquiring => Some(crate::world::FaultsOn::Acquire),
+            Phase::Releasing { .. } => Some(crate::world::FaultsOn::Release),
+            _ => None,
+        }
+    }
+
     /// True between a successful acquire and the release: the caller believes it holds the
     /// lock (a watchdog that saw the loss ends the belief).
     pub fn believes_it_holds(&self) -> bool {

@@ -603,6 +603,15 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// Whether the caller is acquiring or releasing its Redis lock (none otherwise), for
+    /// reply faults aimed at one of them.
+    pub fn stage(&self) -> Option<crate::world::FaultsOn> {
+        match self {
+            Caller::Locked(machine) => machine.stage(),
+            Caller::PgDebit(_) | Caller::PgForUpdate(_) => None,
+        }
+    }
+
     /// True while the caller believes it holds the Redis lock.
     pub fn believes_it_holds(&self) -> bool {
         match self {
