@@ -232,7 +232,12 @@ impl Args {
             (
                 self.unfenced,
                 "--unfenced",
-                &["step5-fencing", "failover-fencing"][..],
+                &[
+                    "step5-fencing",
+                    "failover-fencing",
+                    "aof-crash",
+                    "evict-fence",
+                ][..],
             ),
             (self.same_version, "--same-version", &["step6-verify"][..]),
         ] {
