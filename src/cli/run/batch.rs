@@ -452,7 +452,8 @@ impl TraceSaver {
     /// Saves `report` if it is BROKEN (or OK, with `with_ok`) and due (the first of its
     /// group, or every one with `all`); returns the path when it did.
     pub fn offer(&mut self, report: &RunReport) -> Option<PathBuf> {
-        if !report.broken() && !(self.ok && report.verdict() == RunVerdict::Ok) {
+        let ok_and_wanted = self.ok && report.verdict() == RunVerdict::Ok;
+        if !(report.broken() || ok_and_wanted) {
             return None;
         }
         let dir = self.dir.as_ref()?;
