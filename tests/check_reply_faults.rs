@@ -174,3 +174,112 @@ fn frontier_sweeps_with_the_same_reply_fault_flags() {
     let refused = leaselab(&[&sweep[..], &["--lost-replies", "4"]].concat());
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
 }
+
+/// The lost-replies table of `docs/safety.md`, row by row where a check takes under a second
+/// in a debug build (the duplicated-acquire column's checks take 1–16 s each: `lease` and
+/// `redislock-no-retry` stand for it): a duplicated acquire and a lost release reply are
+/// tolerated by every lock safeguard; a retried release is not by the token-less `SETNX`
+/// locks, whose second `DEL` deletes the next holder's lock.
+#[test]
+fn the_lost_replies_table_of_the_safety_page() {
+    let rows: [(&str, &str, &str, [&str; 3]); 9] = [
+        (
+            "setnx-del",
+            "--dropped-connections",
+            "release",
+            ["SAFE", "SAFE", "VIOLATED"],
+        ),
+        (
+            "setnx-expire",
+            "--dropped-connections",
+            "release",
+            ["SAFE", "SAFE", "VIOLATED"],
+        ),
+        (
+            "lease",
+            "--dropped-connections",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "lease",
+            "--lost-replies",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "redislock-no-retry",
+            "--dropped-connections",
+            "acquire",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "redislock-no-retry",
+            "--lost-replies",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "fenced",
+            "--dropped-connections",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "fenced",
+            "--lost-replies",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+        (
+            "fenced-unchecked",
+            "--lost-replies",
+            "release",
+            ["SAFE", "SAFE", "SAFE"],
+        ),
+    ];
+    for (safeguard, fault, on, verdicts) in rows {
+        let output = leaselab(&[
+            "check",
+            "--safeguard",
+            safeguard,
+            "--max-pause",
+            "0",
+            "--horizon",
+            "30",
+            fault,
+            "1",
+            "--reply-faults-on",
+            on,
+            "--no-save-traces",
+            "--json",
+        ]);
+        let report = json(&output);
+        let verdict = |name: &str| {
+            report["properties"]
+                .as_array()
+                .expect("properties")
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap_or_else(|| panic!("{name} is checked"))["verdict"]
+                .as_str()
+                .expect("a verdict")
+                .to_string()
+        };
+        let found = [
+            verdict("ledger holds"),
+            verdict("mutual exclusion"),
+            verdict("only the holder changes the lock"),
+        ];
+        assert_eq!(
+            found, verdicts,
+            "{safeguard} {fault} 1 --reply-faults-on {on}"
+        );
+        let violated = verdicts.contains(&"VIOLATED");
+        assert_eq!(
+            output.status.code(),
+            Some(i32::from(violated)),
+            "{output:?}"
+        );
+    }
+}

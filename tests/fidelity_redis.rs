@@ -1366,6 +1366,112 @@ fn tutorial_lease_session() {
     );
 }
 
+/// The expiry boundary at the millisecond, inside one script (Redis 7 judges expiry in a
+/// script by the time the script started, so every command sees the same millisecond). The
+/// script reads `TIME` as `now` and finds whether the script's frozen clock is `now` or one
+/// millisecond before (the real server's `TIME` may have moved on since the script started):
+/// a key set to expire at `now − 1` is gone only in the first case. Then, at that frozen
+/// millisecond `t`: a key with `PXAT t` still exists (`EXISTS`, `GET`, `PTTL` 0, and `SET NX`
+/// finds it taken); `PXAT t − 1` is gone; `PEXPIREAT t` deletes at once (answers 1); `PXAT
+/// t + 1` has `PTTL` 1. Run on the real server until its script did not straddle a
+/// millisecond (at most 20 tries; `PTTL` reads the running clock), then compared with the
+/// stand-in's answer.
+const BOUNDARY_SCRIPT: &str = r#"
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function at(ms) return string.format('%.0f', ms) end
+redis.call('SET', KEYS[1], 'probe', 'PXAT', at(now - 1))
+local straddled = redis.call('EXISTS', KEYS[1])
+redis.call('DEL', KEYS[1])
+local t = now - straddled
+local out = {straddled}
+redis.call('SET', KEYS[1], 'a', 'PXAT', at(t))
+out[#out + 1] = redis.call('EXISTS', KEYS[1])
+out[#out + 1] = redis.call('GET', KEYS[1])
+out[#out + 1] = redis.call('PTTL', KEYS[1])
+out[#out + 1] = redis.call('SET', KEYS[1], 'b', 'NX') or 'nil'
+redis.call('SET', KEYS[2], 'a', 'PXAT', at(t - 1))
+out[#out + 1] = redis.call('EXISTS', KEYS[2])
+out[#out + 1] = redis.call('SET', KEYS[2], 'b', 'NX', 'PX', '60000')
+redis.call('SET', KEYS[3], 'a')
+out[#out + 1] = redis.call('PEXPIREAT', KEYS[3], at(t))
+out[#out + 1] = redis.call('EXISTS', KEYS[3])
+redis.call('SET', KEYS[3], 'a', 'PXAT', at(t + 1))
+out[#out + 1] = redis.call('PTTL', KEYS[3])
+return out
+"#;
+
+#[test]
+fn expiry_boundary_at_the_millisecond() {
+    let test = "expiry_boundary_at_the_millisecond";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    LocalSet::new().block_on(&runtime(), async {
+        let mut servers = Servers::connect(&url).await;
+        let argv: Vec<Vec<u8>> = [
+            "EVAL".to_string(),
+            BOUNDARY_SCRIPT.to_string(),
+            "3".to_string(),
+            format!("{}k0", keys.prefix),
+            format!("{}k1", keys.prefix),
+            format!("{}k2", keys.prefix),
+        ]
+        .map(String::into_bytes)
+        .to_vec();
+        let del: Vec<Vec<u8>> = [b"DEL".to_vec()]
+            .into_iter()
+            .chain(argv[3..].iter().cloned())
+            .collect();
+        // The real server's answer, pinned: the boundary as Redis 7 keeps it.
+        let expected = Answer::Value(Value::Array(vec![
+            Value::Int(0),
+            Value::Int(1),
+            Value::BulkString(b"a".to_vec()),
+            Value::Int(0),
+            Value::BulkString(b"nil".to_vec()),
+            Value::Int(0),
+            Value::Okay,
+            Value::Int(1),
+            Value::Int(0),
+            Value::Int(1),
+        ]));
+        // A run that straddled a millisecond (before or after `TIME`: `PTTL` reads the clock
+        // as it is, not as the script started) is run again.
+        let mut real = send(&mut servers.real, &argv).await;
+        let mut tries = 1;
+        while real != expected && tries < 20 {
+            send(&mut servers.real, &del).await;
+            real = send(&mut servers.real, &argv).await;
+            tries += 1;
+        }
+        send(&mut servers.real, &del).await;
+        let stand_in = send(&mut servers.stand_in, &argv).await;
+        assert_eq!(real, expected, "Redis's boundary after {tries} tries");
+        assert_eq!(stand_in, real, "the stand-in at the boundary");
+        report(&format!(
+            "{test}: the boundary answered as Redis does ({tries} run(s) on the real server)"
+        ));
+    });
+}
+
+/// A key whose lease ran out and that nothing touched since is free for `SET NX` (Redis
+/// expires it on access), on both servers; and `TIME`'s arity error.
+#[test]
+fn set_nx_takes_an_expired_untouched_key() {
+    let mut lapsed = fixed(&[
+        &["SET", "$k0", "holder-a", "NX", "PX", "30"],
+        &["SET", "$k0", "holder-b", "NX", "PX", "30000"],
+        &["GET", "$k0"],
+        &["PTTL", "$k0"],
+        &["TIME", "now"],
+    ]);
+    lapsed[0].wait_ms = 80;
+    check_sequences("set_nx_takes_an_expired_untouched_key", &[lapsed]);
+}
+
 /// `SCRIPT FLUSH` empties the cache: `EVALSHA` then answers NOSCRIPT until the script is
 /// sent again.
 #[test]

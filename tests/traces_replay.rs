@@ -58,3 +58,53 @@ fn a_trace_whose_failure_was_fixed_does_not_reproduce() {
         result.describe(&loaded)
     );
 }
+
+/// The traces under `traces/safety/` show what `docs/safety.md` says they show: an
+/// `appendfsync everysec` crash reissues fencing token 33 and `fence < $2` lets it win once
+/// (the ledger holds); a failover between `SET NX` and `WAIT`'s answer leaves two callers each
+/// told by `WAIT` that a replica has its lock (the ledger breaks).
+#[test]
+fn the_safety_traces_show_what_they_claim() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/safety");
+    let files = trace::files(&[dir]).expect("traces/safety is readable");
+    let replayed = |prefix: &str| {
+        let path = files
+            .iter()
+            .find(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with(prefix))
+            })
+            .unwrap_or_else(|| panic!("traces/safety has a {prefix}* trace"));
+        let loaded = trace::load(path).expect("it loads");
+        let result = replay(&loaded).expect("it replays");
+        assert!(result.reproduced(), "{}", result.describe(&loaded));
+        result.report
+    };
+    let crash = replayed("aof-crash-");
+    assert_eq!(crash.tokens_issued, vec![33, 33]);
+    assert_eq!(crash.tokens_reissued, 1);
+    assert_eq!(crash.ledger.line(), "accepted=1 balance=90 expected=90 OK");
+    assert_eq!(crash.ledger.rejected, 1);
+    let wait = replayed("wait-failover-");
+    assert_eq!(
+        wait.ledger.line(),
+        "accepted=2 balance=90 expected=80 BROKEN"
+    );
+    let waits: Vec<i64> = wait
+        .events
+        .iter()
+        .filter_map(|event| match &event.what {
+            leaselab_sim::events::What::RedisReply {
+                reading: Some(leaselab_model::safeguard::Reading::Replicated { replicas }),
+                ..
+            } => Some(*replicas),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waits, vec![1, 1]);
+    assert!(wait
+        .events
+        .iter()
+        .any(|event| matches!(event.what, leaselab_sim::events::What::Failover { .. })));
+}

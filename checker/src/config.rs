@@ -494,8 +494,13 @@ impl CheckConfig {
         } else {
             ""
         };
+        let on = match self.reply_faults.on {
+            leaselab_model::world::FaultsOn::Any => String::new(),
+            _ if !self.reply_faults.any() => String::new(),
+            on => format!(" (on {} requests only)", on.name()),
+        };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{nodes}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{on}{nodes}{symmetry}",
             self.callers,
             self.horizon()
         )

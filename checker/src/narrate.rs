@@ -311,6 +311,12 @@ fn redis_phrase(
             _ => format!("{who} obtains the lock{}", expires()),
         },
         Some(Reading::Busy) => format!("{who} finds the lock {}", holder_text(before)),
+        Some(Reading::Replicated { replicas: 0 }) => {
+            format!("{who} runs WAIT: no replica has the lock, so it does not trust it")
+        }
+        Some(Reading::Replicated { replicas }) => {
+            format!("{who} runs WAIT: {replicas} replica(s) acknowledged the lock")
+        }
         Some(Reading::ExpirySet) => match request {
             RedisRequest::Command(Command::PExpire(_, ttl)) => {
                 format!("{who} sets the lock to expire in {ttl}ms{}", expires())

@@ -105,6 +105,7 @@ fn dropped_connection() -> ReplyFaults {
     ReplyFaults {
         lost_replies: 0,
         dropped_connections: 1,
+        ..ReplyFaults::default()
     }
 }
 
@@ -112,6 +113,7 @@ fn lost_reply() -> ReplyFaults {
     ReplyFaults {
         lost_replies: 1,
         dropped_connections: 0,
+        ..ReplyFaults::default()
     }
 }
 

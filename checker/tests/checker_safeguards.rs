@@ -279,3 +279,32 @@ fn watchdog_is_safe_exactly_while_the_pause_fits_between_refreshes() {
     assert!(steps.contains("refused, lock not held"), "{steps}");
     assert!(trace(&fits, ALL_FINISHED).contains("refreshes the lease (watchdog)"));
 }
+
+/// `lease-wait` (`WAIT 1` after the acquire) under one failover, nobody pausing: the World
+/// answers WAIT from its replica (1 once the lock replicated, else 0: the caller releases and
+/// gives up), so no two callers ever trust the lock at once, where the plain lease loses its
+/// lock in 5 steps. The ledger still breaks: the failover loses the balance write itself
+/// (the balance is in Redis), which WAIT after the acquire cannot protect.
+#[test]
+fn wait_after_the_acquire_keeps_the_lock_through_a_failover_but_not_the_balance() {
+    let failover = |c: &mut CheckConfig| {
+        c.max_pause_ticks = Some(0);
+        c.failovers = 1;
+        c.horizon_ticks = Some(30);
+    };
+    let lease = check(LEASE, failover);
+    expect(&lease, MUTUAL_EXCLUSION, Violated, Some(5));
+    expect(&lease, LEDGER, Violated, Some(14));
+    let waited = check(Safeguard::LeaseWait, failover);
+    expect(&waited, MUTUAL_EXCLUSION, Safe, None);
+    expect(&waited, LEDGER, Violated, Some(14));
+    let ledger = trace(&waited, LEDGER);
+    assert!(
+        ledger.contains("runs WAIT: 1 replica(s) acknowledged the lock"),
+        "{ledger}"
+    );
+    assert!(
+        ledger.contains("failover: the replica is promoted"),
+        "{ledger}"
+    );
+}

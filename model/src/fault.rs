@@ -105,6 +105,45 @@ pub enum Fault {
         /// By how much.
         jump_ms: i64,
     },
+    /// Host `host`'s wall clock runs at the wrong rate from the release on: `rate_ppm`
+    /// millionths fast (negative: slow); +2 % is `20_000`. At most ±[`MAX_CLOCK_RATE_PPM`].
+    ClockDrift {
+        /// Whose clock.
+        host: Host,
+        /// How far off its rate is, in parts per million.
+        rate_ppm: i64,
+    },
+    /// Host `host`'s wall clock is corrected by `offset_ms` from `at_ms` on, gradually, as NTP
+    /// slews: it runs `rate_ppm` millionths fast (or slow, for a negative offset) until the
+    /// whole offset is applied, never stepping. 500 ppm is ntpd's limit; at most
+    /// [`MAX_CLOCK_RATE_PPM`].
+    ClockSlew {
+        /// Whose clock.
+        host: Host,
+        /// When the correction starts.
+        at_ms: u64,
+        /// The whole correction (positive: forward).
+        offset_ms: i64,
+        /// How fast it is applied, in parts per million (greater than 0).
+        rate_ppm: u64,
+    },
+}
+
+/// The largest clock rate error (drift) or slew rate a fault may give: 50 %, in parts per
+/// million. Beyond it a clock is broken rather than off.
+pub const MAX_CLOCK_RATE_PPM: u64 = 500_000;
+
+/// A rate in parts per million as a person reads it: `+2%`, `-0.5%`, `500ppm`.
+pub fn describe_ppm(rate_ppm: i64) -> String {
+    if rate_ppm == 0 || rate_ppm % 1_000 != 0 {
+        return format!("{rate_ppm}ppm");
+    }
+    let sign = if rate_ppm < 0 { '-' } else { '+' };
+    let tenths_percent = rate_ppm.unsigned_abs() / 1_000;
+    match tenths_percent % 10 {
+        0 => format!("{sign}{}%", tenths_percent / 10),
+        tenth => format!("{sign}{}.{tenth}%", tenths_percent / 10),
+    }
 }
 
 impl Fault {
@@ -142,6 +181,34 @@ impl Fault {
                 at_ms,
                 jump_ms,
             } => format!("clock of {} jumps {jump_ms:+}ms at {at_ms}ms", host.name()),
+            Fault::ClockDrift { host, rate_ppm } => format!(
+                "clock of {} drifts {} ({rate_ppm:+} ppm)",
+                host.name(),
+                describe_ppm(*rate_ppm)
+            ),
+            Fault::ClockSlew {
+                host,
+                at_ms,
+                offset_ms,
+                rate_ppm,
+            } => format!(
+                "clock of {} slews {offset_ms:+}ms at {rate_ppm} ppm from {at_ms}ms",
+                host.name()
+            ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_as_percent_or_ppm() {
+        assert_eq!(describe_ppm(20_000), "+2%");
+        assert_eq!(describe_ppm(-20_000), "-2%");
+        assert_eq!(describe_ppm(5_000), "+0.5%");
+        assert_eq!(describe_ppm(-5_000), "-0.5%");
+        assert_eq!(describe_ppm(500), "500ppm");
     }
 }

@@ -76,6 +76,38 @@ pub struct ReplyFaults {
     pub lost_replies: u32,
     /// Connections that may break with a reply in flight (the client retries).
     pub dropped_connections: u32,
+    /// Which requests the faults may strike (any, by default).
+    pub on: FaultsOn,
+}
+
+/// Which Redis requests reply faults may strike.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FaultsOn {
+    /// Any request.
+    #[default]
+    Any,
+    /// Only a lock acquire (a retried acquire runs twice).
+    Acquire,
+    /// Only a lock release.
+    Release,
+}
+
+impl FaultsOn {
+    /// `any`, `acquire` or `release`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultsOn::Any => "any",
+            FaultsOn::Acquire => "acquire",
+            FaultsOn::Release => "release",
+        }
+    }
+
+    /// Parses [`FaultsOn::name`].
+    pub fn parse(text: &str) -> Option<FaultsOn> {
+        [FaultsOn::Any, FaultsOn::Acquire, FaultsOn::Release]
+            .into_iter()
+            .find(|on| on.name() == text)
+    }
 }
 
 impl ReplyFaults {
@@ -686,7 +718,11 @@ impl World {
         self.node_actions(actions);
         if self.faults_left.any() {
             for index in 0..self.slots.len() {
-                if matches!(self.slots[index].state, SlotState::InFlight { .. }) {
+                let targeted = match self.faults_left.on {
+                    FaultsOn::Any => true,
+                    on => self.slots[index].client.machine().stage() == Some(on),
+                };
+                if targeted && matches!(self.slots[index].state, SlotState::InFlight { .. }) {
                     if self.faults_left.lost_replies > 0 {
                         actions.push(Action::LoseReply(index as u8));
                     }
@@ -695,6 +731,17 @@ impl World {
                     }
                 }
             }
+        }
+    }
+
+    /// True when reply faults may strike caller `index`'s request in flight.
+    fn targeted(&self, index: u8) -> bool {
+        match self.faults_left.on {
+            FaultsOn::Any => true,
+            on => self
+                .slots
+                .get(usize::from(index))
+                .is_some_and(|slot| slot.client.machine().stage() == Some(on)),
         }
     }
 
@@ -759,7 +806,10 @@ impl World {
             Action::Failover => {
                 self.replica.is_some() && self.failovers_left > 0 && !self.all_done()
             }
-            Action::LoseReply(index) => self.faults_left.lost_replies > 0 && self.in_flight(index),
+            Action::LoseReply(index) => {
+                self.faults_left.lost_replies > 0 && self.in_flight(index) && self.targeted(index)
+            }
+            Action::DropConnection(index) if !self.targeted(index) => false,
             Action::DropConnection(index) => {
                 self.faults_left.dropped_connections > 0 && self.in_flight(index)
             }
@@ -1095,6 +1145,20 @@ impl World {
             &request.params,
         ) {
             Exec::Done(result) => {
+                // With reply faults a caller's outcome may never come (a later Redis reply is
+                // lost past the horizon): its landed PostgreSQL write is remembered, as a
+                // Redis one is.
+                if self.setup.faults.any()
+                    && matches!(
+                        self.slots[index]
+                            .client
+                            .machine()
+                            .reading(&Input::Sql(result.clone())),
+                        Some(Reading::Wrote { .. } | Reading::Debited { .. })
+                    )
+                {
+                    slot_mut(&mut self.slots[index]).write_landed = true;
+                }
                 if sink.is_some() {
                     let machine = self.slots[index].client.machine();
                     let reading = machine.reading(&Input::Sql(result.clone()));
@@ -1129,7 +1193,19 @@ impl World {
 
     /// Runs a request as a client library does (scripts: `EVALSHA`, then `EVAL` on
     /// `NOSCRIPT`), and queues the primary's effects for the replica. Hands the request back.
+    ///
+    /// `WAIT` is answered here, at once, from the replica: 1 when it has applied every change
+    /// the primary made (the search orders replication before the answer: the replica caught
+    /// up within the timeout), else 0 (it did not: the timeout passed); 0 after a failover,
+    /// which leaves no replica. A lone primary has no replica either.
     fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
+        if let RedisRequest::Command(Command::Wait(..)) = &request {
+            let acked = self
+                .replica
+                .as_ref()
+                .is_some_and(|replica| replica.backlog.is_empty());
+            return (request, Reply::Integer(i64::from(acked)));
+        }
         let now_ms = self.now_ms;
         let redis = Arc::make_mut(&mut self.redis);
         let (request, reply) = run_request(redis, request, now_ms);

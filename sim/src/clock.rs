@@ -119,12 +119,38 @@ pub struct Jump {
     pub by_ms: i64,
 }
 
-/// A server's wall clock: `epoch + simulated time + the jumps that happened so far`.
+/// A gradual correction of a clock (NTP's slew): from `at` on, the clock gains (or loses, for
+/// a negative `offset_ms`) `rate_ppm` µs per second of simulated time until `offset_ms` is
+/// applied in full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slew {
+    /// When the correction starts (simulated time since the simulation started).
+    pub at: Duration,
+    /// The whole correction (positive: forward).
+    pub offset_ms: i64,
+    /// How fast it is applied, parts per million (greater than 0).
+    pub rate_ppm: u64,
+}
+
+/// A rate error of a clock: from `from` on it runs `rate_ppm` millionths fast (negative: slow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drift {
+    /// When the clock starts drifting (simulated time since the simulation started).
+    pub from: Duration,
+    /// How far off its rate is, parts per million.
+    pub rate_ppm: i64,
+}
+
+/// A server's wall clock: `epoch + simulated time + jumps + drift + slews`, each counted from
+/// its instant on.
 ///
-/// A pure function of simulated time, so it needs no updating and replays exactly.
+/// A pure function of simulated time, so it needs no updating and replays exactly. Drift and
+/// slews are kept in microseconds and the clock reads whole milliseconds (rounded down).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerClock {
     jumps: Vec<Jump>,
+    drift: Option<Drift>,
+    slews: Vec<Slew>,
 }
 
 impl ServerClock {
@@ -139,19 +165,82 @@ impl ServerClock {
         self.jumps.sort_by_key(|jump| jump.at);
     }
 
-    /// The sum of the jumps that happened by `sim`.
-    pub fn offset_ms(&self, sim: Duration) -> i64 {
-        self.jumps
+    /// Sets the clock's drift (one per clock: a later one replaces it).
+    pub fn set_drift(&mut self, drift: Drift) {
+        assert!(
+            drift.rate_ppm.unsigned_abs() <= leaselab_model::fault::MAX_CLOCK_RATE_PPM,
+            "drift out of bounds (checked by faults::validate)"
+        );
+        self.drift = Some(drift);
+    }
+
+    /// Adds a slew.
+    pub fn add_slew(&mut self, slew: Slew) {
+        assert!(
+            slew.rate_ppm > 0 && slew.rate_ppm <= leaselab_model::fault::MAX_CLOCK_RATE_PPM,
+            "slew rate out of bounds (checked by faults::validate)"
+        );
+        self.slews.push(slew);
+    }
+
+    /// How far the clock is off simulated time at `sim`, in microseconds.
+    fn offset_us(&self, sim: Duration) -> i64 {
+        let jumps_us: i64 = self
+            .jumps
             .iter()
             .take_while(|jump| jump.at <= sim)
-            .map(|jump| jump.by_ms)
-            .sum()
+            .map(|jump| jump.by_ms * 1_000)
+            .sum();
+        let drift_us = self.drift.map_or(0, |drift| {
+            let elapsed_us = sim.saturating_sub(drift.from).as_micros() as i128;
+            (elapsed_us * i128::from(drift.rate_ppm) / 1_000_000) as i64
+        });
+        let slews_us: i64 = self
+            .slews
+            .iter()
+            .map(|slew| {
+                let elapsed_us = sim.saturating_sub(slew.at).as_micros() as i128;
+                let gained_us = elapsed_us * i128::from(slew.rate_ppm) / 1_000_000;
+                let whole_us = i128::from(slew.offset_ms.unsigned_abs()) * 1_000;
+                (gained_us.min(whole_us) as i64) * slew.offset_ms.signum()
+            })
+            .sum();
+        jumps_us + drift_us + slews_us
+    }
+
+    /// How far the clock is off simulated time at `sim`, in whole milliseconds (rounded down).
+    pub fn offset_ms(&self, sim: Duration) -> i64 {
+        self.offset_us(sim).div_euclid(1_000)
     }
 
     /// Unix milliseconds on this clock at simulated time `sim`.
     pub fn now_ms(&self, sim: Duration) -> u64 {
         let base = (EPOCH_UNIX_SECS * 1_000 + sim.as_millis() as u64) as i64;
         (base + self.offset_ms(sim)).max(0) as u64
+    }
+
+    /// The fastest this clock ever runs beyond simulated time, in parts per million (0 when
+    /// it never runs fast): `d` ms on this clock take at least `d × 10⁶ / (10⁶ + this)` ms of
+    /// simulated time between jumps.
+    pub fn max_fast_ppm(&self) -> u64 {
+        let drift = self.drift.map_or(0, |drift| drift.rate_ppm.max(0) as u64);
+        let slews: u64 = self
+            .slews
+            .iter()
+            .filter(|slew| slew.offset_ms > 0)
+            .map(|slew| slew.rate_ppm)
+            .sum();
+        drift + slews
+    }
+
+    /// The simulated time it takes this clock to move `clock_ms` at the least (never more than
+    /// the truth, at least 1 ms for a positive span): what the run may skip while waiting for
+    /// a lease to expire.
+    pub fn least_sim_for(&self, clock_ms: u64) -> Duration {
+        let fast = u128::from(self.max_fast_ppm());
+        let sim_ms = u128::from(clock_ms) * 1_000_000 / (1_000_000 + fast);
+        let sim_ms = if clock_ms > 0 { sim_ms.max(1) } else { 0 };
+        Duration::from_millis(sim_ms as u64)
     }
 }
 
@@ -199,5 +288,66 @@ mod tests {
         let base = EPOCH_UNIX_SECS * 1_000;
         assert_eq!(clock.now_ms(Duration::from_millis(9)), base + 9);
         assert_eq!(clock.now_ms(Duration::from_millis(10)), base + 5_010);
+    }
+
+    #[test]
+    fn a_drifting_clock_gains_its_rate_from_its_instant_on() {
+        let ms = Duration::from_millis;
+        let base = EPOCH_UNIX_SECS * 1_000;
+        let mut clock = ServerClock::new();
+        clock.set_drift(Drift {
+            from: ms(10),
+            rate_ppm: 20_000,
+        });
+        assert_eq!(clock.now_ms(ms(10)), base + 10);
+        // 49 ms at +2 % gain 0.98 ms: not yet a whole millisecond.
+        assert_eq!(clock.now_ms(ms(59)), base + 59);
+        assert_eq!(clock.now_ms(ms(60)), base + 61);
+        assert_eq!(clock.now_ms(ms(1_010)), base + 1_030);
+        clock.set_drift(Drift {
+            from: ms(10),
+            rate_ppm: -20_000,
+        });
+        assert_eq!(clock.now_ms(ms(1_010)), base + 990);
+        // 2 % fast: 100 clock ms take at least 98 ms.
+        clock.set_drift(Drift {
+            from: ms(0),
+            rate_ppm: 20_000,
+        });
+        assert_eq!(clock.least_sim_for(100), ms(98));
+        assert!(clock.now_ms(ms(98)) <= base + 100);
+    }
+
+    #[test]
+    fn a_slew_applies_its_offset_gradually_and_then_stops() {
+        let ms = Duration::from_millis;
+        let base = EPOCH_UNIX_SECS * 1_000;
+        let mut slewed = ServerClock::new();
+        slewed.add_slew(Slew {
+            at: ms(20),
+            offset_ms: 3_000,
+            rate_ppm: 500,
+        });
+        let mut stepped = ServerClock::new();
+        stepped.add_jump(Jump {
+            at: ms(20),
+            by_ms: 3_000,
+        });
+        // 500 ppm: half a millisecond per second.
+        assert_eq!(slewed.now_ms(ms(20)), base + 20);
+        assert_eq!(slewed.now_ms(ms(2_020)), base + 2_021);
+        assert_eq!(stepped.now_ms(ms(2_020)), base + 5_020);
+        // 3 s at 500 ppm takes 6000 s, then the clock runs true again.
+        assert_eq!(slewed.now_ms(ms(6_000_020)), base + 6_003_020);
+        assert_eq!(slewed.now_ms(ms(7_000_020)), base + 7_003_020);
+        let mut back = ServerClock::new();
+        back.add_slew(Slew {
+            at: ms(0),
+            offset_ms: -1,
+            rate_ppm: 500_000,
+        });
+        assert_eq!(back.now_ms(ms(1)), base);
+        assert_eq!(back.now_ms(ms(2)), base + 1);
+        assert_eq!(back.max_fast_ppm(), 0);
     }
 }

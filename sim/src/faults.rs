@@ -23,6 +23,12 @@
 //!   evicts the fence counter (a `DEL` its replica receives too); the next `INCR` gives 1.
 //! - **Clock jump** of the Redis server (primary, or the replica once promoted): Redis expires
 //!   keys by its wall clock.
+//! - **Clock drift** ([`Fault::ClockDrift`]): the server's clock runs a rate off (+2 %: 102 ms
+//!   per 100 ms) from the release on, so a lease expires early (fast) or late (slow).
+//! - **Clock slew** ([`Fault::ClockSlew`]): an offset corrected gradually, as NTP does when it
+//!   may not step the clock: the clock runs `rate_ppm` fast (or slow) until the offset is
+//!   applied. At NTP's 500 ppm a lease of 2 s loses 1 ms; the same offset as a jump expires
+//!   it at once.
 //!
 //! Fault times count from the callers' release.
 //!
@@ -30,13 +36,13 @@
 
 use std::time::Duration;
 
-use leaselab_model::fault::{Fault, Host};
+use leaselab_model::fault::{Fault, Host, MAX_CLOCK_RATE_PPM};
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{ParamError, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
 
-use crate::clock::{Jump, ServerClock, Timeline};
+use crate::clock::{Drift, Jump, ServerClock, Slew, Timeline};
 
 /// Something the simulation does to the world at a given instant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,6 +130,8 @@ impl Schedule {
                         jump_ms: *jump_ms,
                     },
                 )),
+                // The clocks themselves carry drift and slews (see `server_clocks`).
+                Fault::ClockDrift { .. } | Fault::ClockSlew { .. } => {}
             }
         }
         // Stable: faults at the same instant happen in the order they were given.
@@ -160,32 +168,55 @@ impl Schedule {
         scenario.faults.iter().any(|fault| match fault {
             Fault::Failover { .. } => true,
             Fault::Partition { a, b, .. } => *a == Host::Replica || *b == Host::Replica,
-            Fault::ClockJump { host, .. } => *host == Host::Replica,
+            Fault::ClockJump { host, .. }
+            | Fault::ClockDrift { host, .. }
+            | Fault::ClockSlew { host, .. } => *host == Host::Replica,
             _ => false,
         })
     }
 }
 
-/// The wall clocks of the primary and of the replica, with the scenario's jumps.
+/// The wall clocks of the primary and of the replica, with the scenario's jumps, drifts and
+/// slews.
 pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, ServerClock) {
     let mut primary = ServerClock::new();
     let mut replica = ServerClock::new();
     for fault in &scenario.faults {
-        if let Fault::ClockJump {
-            host,
-            at_ms,
-            jump_ms,
-        } = fault
-        {
-            let jump = Jump {
-                at: timeline.at_ms(*at_ms),
-                by_ms: *jump_ms,
-            };
-            match host {
-                Host::Redis => primary.add_jump(jump),
-                Host::Replica => replica.add_jump(jump),
-                _ => {}
-            }
+        let (host, change): (&Host, &dyn Fn(&mut ServerClock)) = match fault {
+            Fault::ClockJump {
+                host,
+                at_ms,
+                jump_ms,
+            } => (host, &|clock: &mut ServerClock| {
+                clock.add_jump(Jump {
+                    at: timeline.at_ms(*at_ms),
+                    by_ms: *jump_ms,
+                })
+            }),
+            Fault::ClockDrift { host, rate_ppm } => (host, &|clock: &mut ServerClock| {
+                clock.set_drift(Drift {
+                    from: timeline.at_ms(0),
+                    rate_ppm: *rate_ppm,
+                })
+            }),
+            Fault::ClockSlew {
+                host,
+                at_ms,
+                offset_ms,
+                rate_ppm,
+            } => (host, &|clock: &mut ServerClock| {
+                clock.add_slew(Slew {
+                    at: timeline.at_ms(*at_ms),
+                    offset_ms: *offset_ms,
+                    rate_ppm: *rate_ppm,
+                })
+            }),
+            _ => continue,
+        };
+        match host {
+            Host::Redis => change(&mut primary),
+            Host::Replica => change(&mut replica),
+            _ => {}
         }
     }
     (primary, replica)
@@ -265,7 +296,29 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
                     )));
                 }
             }
-            Fault::ClockJump { host, .. } if !matches!(host, Host::Redis | Host::Replica) => {
+            Fault::ClockDrift { rate_ppm, .. } if rate_ppm.unsigned_abs() > MAX_CLOCK_RATE_PPM => {
+                return Err(ParamError(format!(
+                    "{}: a drift is at most ±50% (500000 ppm); beyond it a clock is broken, not \
+                     off",
+                    fault.describe()
+                )));
+            }
+            Fault::ClockSlew {
+                rate_ppm,
+                offset_ms,
+                ..
+            } if *rate_ppm == 0 || *rate_ppm > MAX_CLOCK_RATE_PPM || *offset_ms == 0 => {
+                return Err(ParamError(format!(
+                    "{}: a slew needs an offset other than 0 and a rate from 1 ppm to 50% \
+                     (500000 ppm; ntpd slews at 500 ppm)",
+                    fault.describe()
+                )));
+            }
+            Fault::ClockJump { host, .. }
+            | Fault::ClockDrift { host, .. }
+            | Fault::ClockSlew { host, .. }
+                if !matches!(host, Host::Redis | Host::Replica) =>
+            {
                 return Err(ParamError(format!(
                     "{}: only the Redis servers' clocks matter (callers use monotonic time, \
                      PostgreSQL's clock is not used); jump redis or redis-replica",
@@ -279,11 +332,13 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
 }
 
 /// The fault scenarios beyond the tutorial, by name.
-pub const FAULT_SCENARIOS: [&str; 4] = [
+pub const FAULT_SCENARIOS: [&str; 6] = [
     "failover-fencing",
     "partition-watchdog",
     "aof-crash",
     "evict-fence",
+    "wait-failover",
+    "wait-lag",
 ];
 
 /// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`).
@@ -306,8 +361,30 @@ pub const FAULT_SCENARIOS: [&str; 4] = [
 ///   20 ms an `allkeys-*` policy evicts the fence counter; B gets token 1, and `fence < 1` is
 ///   false against the stored 33: B's write is refused (an availability cost, not a lost
 ///   update). Every token up to 33 is refused until the counter passes it.
+///
+/// - `wait-failover`: `lease-wait` (`WAIT 1 500` after `SET NX PX 2000`), 2 callers, 100 ms of
+///   work, B starts at 40 ms. At 20 ms the primary dies before A's lock replicated (lag 50 ms);
+///   A's WAIT is cut off, and its client sends it again on a new connection to the promoted
+///   replica. That connection wrote nothing, so WAIT waits only for a replica to be online (a
+///   replica rejoins the new primary and is resynced at 70 ms) and answers 1: A trusts a lock
+///   the new primary never had. B takes the lock, its WAIT is answered 1 at 90 ms, and both
+///   spend: BROKEN. WAIT does not make the lock safe.
+/// - `wait-lag`: the same, with the replica 600 ms behind, more than WAIT's 500 ms: every WAIT
+///   answers 0, so A and B give up instead of both spending (the plain lease is BROKEN here,
+///   `--safeguard lease`): WAIT turns the lost lock into unavailability, at best.
 pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError> {
     match name {
+        "wait-failover" | "wait-lag" => {
+            let mut scenario = Scenario::new(name, Safeguard::LeaseWait);
+            scenario.callers = 2;
+            scenario.params.work_ms = 100;
+            scenario.start_offsets_ms = vec![0, 40];
+            scenario.faults = vec![Fault::Failover { at_ms: 20 }];
+            if name == "wait-lag" {
+                scenario.network.replication_lag_ms = 600;
+            }
+            Ok(scenario)
+        }
         "failover-fencing" => {
             let guard = if unfenced {
                 WriteGuard::Unfenced

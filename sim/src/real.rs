@@ -135,6 +135,10 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
                 "a partition needs the simulator's network, which drops the segments on a cut \
                  link; real TCP connections cannot be cut from here"
             }
+            Fault::ClockDrift { .. } | Fault::ClockSlew { .. } => {
+                "a drifting or slewing clock needs the simulator's server clocks; a real Redis \
+                 uses the machine's clock"
+            }
             Fault::ClockJump { .. } => {
                 "a clock jump needs the simulator's server clocks; a real Redis uses the \
                  machine's clock"

@@ -9,13 +9,18 @@
 //! All requests that have arrived are executed back to back, in order, before the replies
 //! are written, like Redis's pipelining. A malformed request gets Redis's protocol error
 //! reply and the connection is closed after it.
+//!
+//! `WAIT numreplicas timeout` is answered from the server's [`Replicas`] (none: a lone server):
+//! at once when enough replicas have applied the connection's last write (its offset, as
+//! Redis's `c->woff`; a connection that wrote nothing is at offset 0), else when they have or
+//! the timeout passed (0: no timeout), with the count then. The requests after it wait.
 
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use leaselab_model::redis::{Redis, Reply, Session};
+use leaselab_model::redis::{Command, Redis, Reply, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::accept::{self, ServeConnection};
@@ -29,6 +34,15 @@ const READ_CHUNK_BYTES: usize = 16 * 1024;
 /// wall clock.
 pub type ClockMs = Rc<dyn Fn() -> u64>;
 
+/// What a primary knows of its replicas, for `WAIT`.
+pub trait Replicas {
+    /// The primary's replication offset now (a connection's last write is at the offset
+    /// right after it).
+    fn offset(&self) -> u64;
+    /// How many replicas have applied every change up to `offset`, now.
+    fn acked(&self, offset: u64) -> i64;
+}
+
 /// Serves a shared Redis stand-in to any number of connections.
 #[derive(Clone)]
 pub struct RedisServer {
@@ -36,15 +50,27 @@ pub struct RedisServer {
     clock_ms: ClockMs,
     observer: Rc<dyn Observer>,
     last_conn_id: Rc<Cell<u64>>,
+    replicas: Option<Rc<dyn Replicas>>,
+}
+
+/// One connection's state beyond its transaction: its replication offset for `WAIT`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Conn {
+    id: u64,
+    /// The primary's offset right after this connection's last write.
+    write_offset: u64,
 }
 
 /// What to do after a batch of requests.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum AfterBatch {
     /// Read more.
     KeepOpen,
     /// Write the replies, then close (QUIT or a protocol error).
     Close,
+    /// Write the replies, then block on `WAIT` (its argv, replicas, timeout in ms, 0: none)
+    /// before the requests after it.
+    Wait(Vec<Vec<u8>>, i64, u64),
 }
 
 impl RedisServer {
@@ -59,7 +85,28 @@ impl RedisServer {
             clock_ms,
             observer,
             last_conn_id: Rc::new(Cell::new(0)),
+            replicas: None,
         }
+    }
+
+    /// The same server, answering `WAIT` from `replicas`.
+    pub fn with_replicas(mut self, replicas: Rc<dyn Replicas>) -> RedisServer {
+        self.replicas = Some(replicas);
+        self
+    }
+
+    /// The primary's replication offset (0 without replicas).
+    fn offset(&self) -> u64 {
+        self.replicas
+            .as_ref()
+            .map_or(0, |replicas| replicas.offset())
+    }
+
+    /// Replicas that have applied everything up to `offset` (0 without replicas).
+    fn acked(&self, offset: u64) -> i64 {
+        self.replicas
+            .as_ref()
+            .map_or(0, |replicas| replicas.acked(offset))
     }
 
     /// The stand-in this server serves.
@@ -97,6 +144,10 @@ impl RedisServer {
         let conn_id = self.next_conn_id();
         let _events =
             ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id, peer);
+        let mut conn = Conn {
+            id: conn_id,
+            write_offset: 0,
+        };
         let mut input = RequestReader::new();
         let mut output = Vec::new();
         // This connection's MULTI queue and WATCHed keys.
@@ -105,14 +156,22 @@ impl RedisServer {
         // Redis does: its limits on lines without an end apply at the same points.
         let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
-            let after = self.execute_batch(conn_id, &mut session, &mut input, &mut output);
+            let after = self.execute_batch(&mut conn, &mut session, &mut input, &mut output);
             if !output.is_empty() {
                 stream.write_all(&output).await?;
                 stream.flush().await?;
                 output.clear();
             }
-            if after == AfterBatch::Close {
-                return stream.shutdown().await;
+            match after {
+                AfterBatch::Close => return stream.shutdown().await,
+                AfterBatch::Wait(argv, replicas, timeout_ms) => {
+                    let reply = self.wait(conn, replicas, timeout_ms).await;
+                    self.observer.redis_command(conn.id, &argv, &reply);
+                    encode_reply(&reply, &mut output);
+                    // The requests after WAIT that have arrived run before the next read.
+                    continue;
+                }
+                AfterBatch::KeepOpen => {}
             }
             let read_bytes = stream.read(&mut chunk).await?;
             if read_bytes == 0 {
@@ -129,7 +188,7 @@ impl RedisServer {
     /// Executes every complete request that has arrived and appends the replies to `output`.
     fn execute_batch(
         &self,
-        conn_id: u64,
+        conn: &mut Conn,
         session: &mut Session,
         input: &mut RequestReader,
         output: &mut Vec<u8>,
@@ -141,7 +200,10 @@ impl RedisServer {
                     if argv.is_empty() {
                         continue;
                     }
-                    let (reply, quit) = self.execute(conn_id, session, &argv);
+                    if let Some((replicas, timeout_ms)) = self.must_block(*conn, session, &argv) {
+                        return AfterBatch::Wait(argv, replicas, timeout_ms);
+                    }
+                    let (reply, quit) = self.execute(conn, session, &argv);
                     encode_reply(&reply, output);
                     if quit {
                         return AfterBatch::Close;
@@ -157,17 +219,64 @@ impl RedisServer {
 
     /// Executes one command in the connection's session (MULTI/EXEC/WATCH); the flag says
     /// whether it was QUIT.
-    fn execute(&self, conn_id: u64, session: &mut Session, argv: &[Vec<u8>]) -> (Reply, bool) {
+    fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> (Reply, bool) {
         let quit = argv.len() == 1 && argv[0].eq_ignore_ascii_case(b"QUIT");
+        let before = self.offset();
         let reply = if quit {
             Reply::ok()
+        } else if let Some(Command::Wait(..)) = wait_outside_multi(session, argv) {
+            // Enough replicas already (`must_block` said so): the count, at once.
+            Reply::Integer(self.acked(conn.write_offset))
         } else {
             let now_ms = (self.clock_ms)();
             self.redis.borrow_mut().execute_in(session, argv, now_ms)
         };
-        self.observer.redis_command(conn_id, argv, &reply);
+        self.observer.redis_command(conn.id, argv, &reply);
+        // The observer shipped the command's changes: a write moves the connection's offset.
+        let after = self.offset();
+        if after != before {
+            conn.write_offset = after;
+        }
         (reply, quit)
     }
+
+    /// `WAIT numreplicas timeout` outside `MULTI` that finds too few replicas caught up: what
+    /// to wait for.
+    fn must_block(&self, conn: Conn, session: &Session, argv: &[Vec<u8>]) -> Option<(i64, u64)> {
+        let Some(Command::Wait(replicas, timeout_ms)) = wait_outside_multi(session, argv) else {
+            return None;
+        };
+        (self.acked(conn.write_offset) < replicas).then_some((replicas, timeout_ms as u64))
+    }
+
+    /// Blocks until `replicas` replicas have applied the connection's last write or
+    /// `timeout_ms` passed (0: no timeout); the count then. Looks once per millisecond, each
+    /// wake-up declared to the simulation.
+    async fn wait(&self, conn: Conn, replicas: i64, timeout_ms: u64) -> Reply {
+        let step = std::time::Duration::from_millis(1);
+        let deadline = (timeout_ms > 0)
+            .then(|| tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+        loop {
+            let acked = self.acked(conn.write_offset);
+            let now = tokio::time::Instant::now();
+            if acked >= replicas || deadline.is_some_and(|deadline| now >= deadline) {
+                return Reply::Integer(acked);
+            }
+            let next = deadline.map_or(now + step, |deadline| deadline.min(now + step));
+            turmoil::wake_at(next);
+            tokio::time::sleep_until(next).await;
+        }
+    }
+}
+
+/// The command if `argv` is a valid `WAIT` that runs now (not queued inside `MULTI`).
+fn wait_outside_multi(session: &Session, argv: &[Vec<u8>]) -> Option<Command> {
+    if session.in_transaction() || !argv[0].eq_ignore_ascii_case(b"WAIT") {
+        return None;
+    }
+    Command::parse(argv)
+        .ok()
+        .filter(|command| matches!(command, Command::Wait(..)))
 }
 
 impl ServeConnection for RedisServer {

@@ -8,6 +8,10 @@
 //! backlog) and flow again, `lag` after the link heals, as a partial resync would deliver
 //! them. A failover promotes the replica with what it has applied: every change still in
 //! flight or queued is lost — lock keys and fence-counter `INCR`s included.
+//!
+//! `WAIT` counts the replicas that have applied every change up to a connection's last write
+//! ([`Replication::offset`], [`Replication::acked`]); a replica counts only once it is online
+//! (a replica that rejoins after a failover first completes its full resync).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -23,6 +27,12 @@ pub struct Replication {
     in_flight: VecDeque<(Duration, Effect)>,
     held: Vec<Effect>,
     cut: bool,
+    /// The primary's replication offset: changes shipped so far (one per effect).
+    shipped: u64,
+    /// Changes the replica has applied.
+    applied: u64,
+    /// From when the replica counts for `WAIT` (its full sync done).
+    online_at: Duration,
 }
 
 impl Replication {
@@ -39,11 +49,44 @@ impl Replication {
             in_flight: VecDeque::new(),
             held: Vec::new(),
             cut: false,
+            shipped: 0,
+            applied: 0,
+            online_at: Duration::ZERO,
         }
+    }
+
+    /// A replica that joins `primary` at `now` (after a failover, Sentinel points the old
+    /// primary or another replica at the new one): its full resync takes `lag`, after which it
+    /// holds `primary`'s data as of `now` and counts for `WAIT`. Changes made meanwhile reach
+    /// it `lag` after they were made, as before.
+    pub fn rejoin(primary: &Redis, now: Duration, lag: Duration) -> Replication {
+        Replication {
+            replica: primary.resynced_replica(),
+            lag,
+            in_flight: VecDeque::new(),
+            held: Vec::new(),
+            cut: false,
+            shipped: 0,
+            applied: 0,
+            online_at: now + lag,
+        }
+    }
+
+    /// The primary's replication offset: how many changes it has shipped (a connection's
+    /// last write is at the offset right after it).
+    pub fn offset(&self) -> u64 {
+        self.shipped
+    }
+
+    /// How many replicas (0 or 1) have applied every change up to `offset` by `now`, as
+    /// `WAIT` counts them.
+    pub fn acked(&self, offset: u64, now: Duration) -> i64 {
+        i64::from(now >= self.online_at && self.applied >= offset)
     }
 
     /// Sends the changes the primary made at `now` down the stream.
     pub fn ship(&mut self, now: Duration, effects: Vec<Effect>) {
+        self.shipped += effects.len() as u64;
         if self.cut {
             self.held.extend(effects);
         } else {
@@ -61,6 +104,7 @@ impl Replication {
             }
             let (_, effect) = self.in_flight.pop_front().expect("checked above");
             self.replica.apply_effect(&effect);
+            self.applied += 1;
         }
     }
 
@@ -80,8 +124,10 @@ impl Replication {
             return;
         }
         self.cut = false;
+        let at = now + self.lag;
         let held = std::mem::take(&mut self.held);
-        self.ship(now, held);
+        self.in_flight
+            .extend(held.into_iter().map(|effect| (at, effect)));
     }
 
     /// Changes the replica has not applied yet (in flight or queued).
@@ -99,6 +145,8 @@ impl Replication {
         self.replica = Redis::replica();
         self.in_flight.clear();
         self.held.clear();
+        // The replica now holds what the (empty) primary holds: everything is acknowledged.
+        self.applied = self.shipped;
     }
 
     /// Promotes the replica at `now`: applies what has arrived, and returns the new primary
@@ -141,6 +189,28 @@ mod tests {
         let (primary, lost) = replication.promote(ms(70));
         assert_eq!(primary.peek(b"fence", 0), Some(&b"33"[..]));
         assert_eq!(lost, vec![set("fence", "34")]);
+    }
+
+    #[test]
+    fn wait_counts_the_replica_once_it_applied_the_connection_s_last_write() {
+        let ms = Duration::from_millis;
+        let mut replication = Replication::new(&[], ms(50));
+        assert_eq!(replication.acked(0, ms(0)), 1);
+        replication.ship(ms(1), vec![set("lock", "a")]);
+        let woff = replication.offset();
+        assert_eq!(woff, 1);
+        replication.advance(ms(50));
+        assert_eq!(replication.acked(woff, ms(50)), 0);
+        // A connection that wrote nothing is answered at once.
+        assert_eq!(replication.acked(0, ms(50)), 1);
+        replication.advance(ms(51));
+        assert_eq!(replication.acked(woff, ms(51)), 1);
+        // A replica that rejoins counts only after its full resync.
+        let primary = replication.replica().clone();
+        let rejoined = Replication::rejoin(&primary, ms(100), ms(50));
+        assert_eq!(rejoined.acked(0, ms(149)), 0);
+        assert_eq!(rejoined.acked(0, ms(150)), 1);
+        assert_eq!(rejoined.replica().peek(b"lock", 0), Some(&b"a"[..]));
     }
 
     #[test]

@@ -41,7 +41,7 @@ use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{server_clocks, Action, Schedule};
 use crate::observer::{Observer, Protocol};
 use crate::pg_server::PgServer;
-use crate::redis_server::RedisServer;
+use crate::redis_server::{RedisServer, Replicas};
 use crate::replication::{describe_effect, Replication};
 use leaselab_model::redis::aof::Aof;
 pub use trespass::Trespass;
@@ -556,6 +556,8 @@ fn new_sim(
 
 /// The Redis and PostgreSQL hosts. Servers go first: they are ticked before the callers in
 /// every step, which makes a round trip one tick (see `caller`).
+///
+/// The Redis server answers `WAIT` from the replication stream ([`ReplicaView`]).
 fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
     let observer: Rc<dyn Observer> = Rc::new(RunObserver {
         shared: shared.clone(),
@@ -565,7 +567,8 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
         let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
         clock_shared.server_ms(now)
     });
-    let redis_server = RedisServer::new(shared.servers.redis.clone(), clock_ms, observer.clone());
+    let redis_server = RedisServer::new(shared.servers.redis.clone(), clock_ms, observer.clone())
+        .with_replicas(Rc::new(ReplicaView(shared.clone())));
     sim.host(REDIS_HOST, move || {
         let server = redis_server.clone();
         async move {
@@ -921,14 +924,44 @@ pub(crate) struct Record {
     clients: RefCell<BTreeMap<(&'static str, u64), String>>,
 }
 
+/// `WAIT`'s view of the replication stream: the primary's offset and what the replica has
+/// applied (no replica: none acknowledges).
+struct ReplicaView(Rc<Shared>);
+
+impl Replicas for ReplicaView {
+    fn offset(&self) -> u64 {
+        self.0
+            .servers
+            .replication
+            .borrow()
+            .as_ref()
+            .map_or(0, Replication::offset)
+    }
+
+    fn acked(&self, offset: u64) -> i64 {
+        let now = turmoil::sim_elapsed().unwrap_or_else(|| self.0.step_now.get());
+        self.0
+            .servers
+            .replication
+            .borrow()
+            .as_ref()
+            .map_or(0, |replication| replication.acked(offset, now))
+    }
+}
+
 impl Shared {
+    /// The serving Redis's wall clock.
+    fn serving_clock(&self) -> &ServerClock {
+        if self.servers.failed_over.get() {
+            &self.servers.replica_clock
+        } else {
+            &self.servers.primary_clock
+        }
+    }
+
     /// The serving Redis's wall clock at simulated time `sim`.
     fn server_ms(&self, sim: Duration) -> u64 {
-        if self.servers.failed_over.get() {
-            self.servers.replica_clock.now_ms(sim)
-        } else {
-            self.servers.primary_clock.now_ms(sim)
-        }
+        self.serving_clock().now_ms(sim)
     }
 
     /// The caller host on a server connection, if known.
@@ -1016,12 +1049,14 @@ impl Shared {
             // until the next clock jump (a scheduled action, which bounds the skip anyway):
             // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
             // A lease already past (kept until a command removes it) was noticed at `now`.
+            // A drifting or slewing clock may run fast: the skip takes the least simulated
+            // time in which it can move that far.
             let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
             (remaining_ms > 0).then(|| {
                 now + self
                     .conditions
                     .timeline
-                    .raw(Duration::from_millis(remaining_ms))
+                    .raw(self.serving_clock().least_sim_for(remaining_ms))
             })
         });
         // The next fsync: `Aof::advance` catches up on a late call (and a command or a crash
@@ -1102,6 +1137,11 @@ impl Shared {
                     return;
                 };
                 let (promoted, lost) = replication.promote(now);
+                // Sentinel points a replica at the new primary (the old one, back, or another
+                // replica): its full resync takes the replication lag.
+                let lag = Duration::from_millis(self.conditions.network.replication_lag_ms);
+                *self.servers.replication.borrow_mut() =
+                    Some(Replication::rejoin(&promoted, now, lag));
                 *self.servers.redis.borrow_mut() = promoted;
                 self.servers.failed_over.set(true);
                 let server_ms = self.server_ms(now);

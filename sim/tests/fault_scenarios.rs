@@ -1,8 +1,10 @@
 //! The failover and partition scenarios end as explained in `leaselab_sim::faults`.
 
 use leaselab_model::fault::{Fault, Host};
+use leaselab_model::postgres::WriteGuard;
 use leaselab_model::redis::Reply;
-use leaselab_model::safeguard::Outcome;
+use leaselab_model::safeguard::lease::ReleaseVia;
+use leaselab_model::safeguard::{Outcome, Reading, Safeguard};
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::events::What;
 use leaselab_sim::faults::fault_scenario;
@@ -108,6 +110,183 @@ fn a_clock_jump_on_redis_expires_the_lease_at_once() {
         .expect("the lease expires at the jump");
     assert_eq!(expired.t_us, 20_000);
     assert_eq!(report.ledger.verdict.as_str(), "BROKEN");
+}
+
+/// The matrix's clock column: A holds a 2 s lease and works 100 ms, B starts at 40 ms, and
+/// Redis's clock is corrected by +3 s at 20 ms: stepped, or slewed at `rate_ppm` (0: stepped).
+fn clock_corrected(safeguard: Safeguard, rate_ppm: u64) -> Scenario {
+    let mut scenario = Scenario::new("clock", safeguard);
+    scenario.callers = 2;
+    scenario.params.work_ms = 100;
+    scenario.start_offsets_ms = vec![0, 40];
+    scenario.faults = vec![if rate_ppm == 0 {
+        Fault::ClockJump {
+            host: Host::Redis,
+            at_ms: 20,
+            jump_ms: 3_000,
+        }
+    } else {
+        Fault::ClockSlew {
+            host: Host::Redis,
+            at_ms: 20,
+            offset_ms: 3_000,
+            rate_ppm,
+        }
+    }];
+    scenario
+}
+
+#[test]
+fn a_slewed_clock_keeps_the_lease_that_the_same_step_breaks() {
+    for safeguard in [
+        Safeguard::LeaseWatchdog,
+        Safeguard::Lease {
+            release: ReleaseVia::Script,
+        },
+    ] {
+        for seed in 1..=5 {
+            let stepped = run(&clock_corrected(safeguard, 0), seed).unwrap();
+            assert_eq!(
+                stepped.ledger.line(),
+                "accepted=2 balance=90 expected=80 BROKEN",
+                "{} stepped, seed {seed}",
+                safeguard.name()
+            );
+            // ntpd's 500 ppm: 0.05 ms gained over the 100 ms of work.
+            let slewed = run(&clock_corrected(safeguard, 500), seed).unwrap();
+            assert_eq!(
+                slewed.ledger.line(),
+                "accepted=2 balance=80 expected=80 OK",
+                "{} slewed, seed {seed}",
+                safeguard.name()
+            );
+            assert!(!slewed
+                .events
+                .iter()
+                .any(|e| matches!(e.what, What::LeaseExpired { .. })));
+        }
+    }
+    // fenced too: the step hands B the lock and token 2 while A works with 1; A writes
+    // first, so `fence < 2` lets B's write from the same read land after it (step 6's
+    // overlap). Slewed, B waits for A.
+    let fenced = |rate_ppm| {
+        clock_corrected(
+            Safeguard::Fenced {
+                guard: WriteGuard::FenceBelow,
+            },
+            rate_ppm,
+        )
+    };
+    let stepped = run(&fenced(0), 1).unwrap();
+    assert_eq!(
+        stepped.ledger.line(),
+        "accepted=2 balance=90 expected=80 BROKEN"
+    );
+    assert_eq!(stepped.tokens_issued, vec![1, 2]);
+    let slewed = run(&fenced(500), 1).unwrap();
+    assert_eq!(slewed.ledger.line(), "accepted=2 balance=80 expected=80 OK");
+}
+
+#[test]
+fn a_fast_clock_expires_a_tight_lease_early_and_the_watchdog_outlasts_it() {
+    // 1980 ms of work under a 2 s lease; B keeps trying. At +2 % Redis counts the 2 s by
+    // 1961 ms of real time, while A still works: B gets in, both spend.
+    let tight = |safeguard: Safeguard, rate_ppm: i64| {
+        let mut scenario = Scenario::new("drift", safeguard);
+        scenario.callers = 2;
+        scenario.params.work_ms = 1_980;
+        scenario.params.acquire_timeout_ms = Some(10_000);
+        scenario.start_offsets_ms = vec![0, 10];
+        scenario.faults = vec![Fault::ClockDrift {
+            host: Host::Redis,
+            rate_ppm,
+        }];
+        scenario
+    };
+    let lease = Safeguard::Lease {
+        release: ReleaseVia::Script,
+    };
+    let true_clock = run(&tight(lease, 0), 1).unwrap();
+    assert_eq!(true_clock.ledger.verdict.as_str(), "OK");
+    let fast = run(&tight(lease, 20_000), 1).unwrap();
+    assert_eq!(fast.ledger.verdict.as_str(), "BROKEN");
+    let expired = fast
+        .events
+        .iter()
+        .find(|e| matches!(e.what, What::LeaseExpired { .. }))
+        .expect("the lease expires early");
+    assert!(
+        (1_955_000..=1_965_000).contains(&expired.t_us),
+        "expired at {} us",
+        expired.t_us
+    );
+    // The watchdog refreshes every TTL/3 (667 ms): 2 % is nothing to it.
+    let watched = run(&tight(Safeguard::LeaseWatchdog, 20_000), 1).unwrap();
+    assert_eq!(
+        watched.ledger.line(),
+        "accepted=2 balance=80 expected=80 OK"
+    );
+}
+
+#[test]
+fn wait_after_a_failover_is_answered_for_a_connection_that_wrote_nothing() {
+    let scenario = fault_scenario("wait-failover", false).unwrap();
+    for seed in 1..=10 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=2 balance=90 expected=80 BROKEN",
+            "seed {seed}"
+        );
+        // Both callers were told a replica had their lock.
+        let waits: Vec<i64> = report
+            .events
+            .iter()
+            .filter_map(|e| match &e.what {
+                What::RedisReply {
+                    reading: Some(Reading::Replicated { replicas }),
+                    ..
+                } => Some(*replicas),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(waits, vec![1, 1], "seed {seed}");
+    }
+}
+
+#[test]
+fn wait_with_a_lagging_replica_gives_up_where_the_plain_lease_spends_twice() {
+    let scenario = fault_scenario("wait-lag", false).unwrap();
+    for seed in 1..=10 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=0 balance=100 expected=100 OK"
+        );
+        assert_eq!(report.ledger.gave_up, 2, "seed {seed}");
+    }
+    let mut lease = scenario.clone();
+    lease.safeguard = Safeguard::Lease {
+        release: ReleaseVia::Script,
+    };
+    let report = run(&lease, 1).unwrap();
+    assert_eq!(
+        report.ledger.line(),
+        "accepted=2 balance=90 expected=80 BROKEN"
+    );
+}
+
+#[test]
+fn a_failover_after_wait_answered_keeps_the_lock() {
+    // The failover at 300 ms comes after each WAIT saw its caller's lock on the replica (A's
+    // at 51 ms, B's after A released) and after A's balance write replicated.
+    let mut scenario = fault_scenario("wait-failover", false).unwrap();
+    scenario.faults = vec![Fault::Failover { at_ms: 300 }];
+    for seed in 1..=5 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(report.ledger.verdict.as_str(), "OK", "seed {seed}");
+        assert_eq!(report.ledger.accepted, 2, "seed {seed}");
+    }
 }
 
 #[test]

@@ -15,7 +15,7 @@ use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
 use leaselab_model::safeguard::Safeguard;
-use leaselab_model::world::ReplyFaults;
+use leaselab_model::world::{FaultsOn, ReplyFaults};
 use serde::Serialize;
 use stateright::Model;
 
@@ -132,6 +132,15 @@ pub struct ReplyFaultArgs {
     /// client retries it on a new connection, as go-redis does).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub dropped_connections: u32,
+    /// Which Redis requests those faults may strike: any, acquire (a retried acquire runs
+    /// twice) or release.
+    #[arg(long, default_value = "any", value_parser = parse_faults_on, value_name = "any|acquire|release")]
+    pub reply_faults_on: FaultsOn,
+}
+
+fn parse_faults_on(text: &str) -> Result<FaultsOn, String> {
+    FaultsOn::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a request kind; expected any, acquire or release"))
 }
 
 impl ReplyFaultArgs {
@@ -140,6 +149,7 @@ impl ReplyFaultArgs {
         ReplyFaults {
             lost_replies: self.lost_replies,
             dropped_connections: self.dropped_connections,
+            on: self.reply_faults_on,
         }
     }
 }
@@ -646,6 +656,9 @@ pub fn reply_faults_text(faults: ReplyFaults) -> String {
             faults.dropped_connections
         ));
     }
+    if faults.any() && faults.on != FaultsOn::Any {
+        text.push_str(&format!(", on {} requests only", faults.on.name()));
+    }
     text
 }
 
@@ -685,6 +698,9 @@ fn command_line(config: &CheckConfig) -> String {
             " --dropped-connections {}",
             faults.dropped_connections
         ));
+    }
+    if faults.any() && faults.on != FaultsOn::Any {
+        line.push_str(&format!(" --reply-faults-on {}", faults.on.name()));
     }
     let nodes = config.node_faults;
     for (flag, n) in [

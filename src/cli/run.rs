@@ -16,7 +16,10 @@
 //!   crashes and Redis reloads its append-only file (`--appendfsync` also changes the crash of
 //!   a preset such as `aof-crash`);
 //! - `--evict-fence-at DURATION`: an `allkeys-*` eviction of the fence counter;
-//! - `--clock-jump HOST:AT:BY`, e.g. `redis:50ms:+1s` or `redis:50ms:-200ms`.
+//! - `--clock-jump HOST:AT:BY`, e.g. `redis:50ms:+1s` or `redis:50ms:-200ms`;
+//! - `--clock-drift HOST:RATE`, e.g. `redis:+2%` or `redis:-500ppm` (from the release on);
+//! - `--clock-slew HOST:AT:BY:RATE`, e.g. `redis:20ms:+3s:500ppm`: the offset BY applied
+//!   gradually from AT at RATE, as NTP slews.
 //!
 //! Real mode: with `--redis URL` and/or `--postgres URL` the same safeguard machines run
 //! against the real servers over real TCP, with real sleeps (see `leaselab_sim::real`):
@@ -132,6 +135,14 @@ pub struct Args {
     /// A clock jump of a Redis server: HOST:AT:BY, e.g. redis:50ms:+1s (repeatable).
     #[arg(long = "clock-jump", value_name = "HOST:AT:BY")]
     pub clock_jumps: Vec<String>,
+    /// A Redis server's clock runs at the wrong rate from the release on: HOST:RATE, e.g.
+    /// redis:+2% or redis:-500ppm (at most 50%).
+    #[arg(long = "clock-drift", value_name = "HOST:RATE")]
+    pub clock_drifts: Vec<String>,
+    /// A Redis server's clock is corrected gradually (NTP's slew): HOST:AT:BY:RATE, e.g.
+    /// redis:20ms:+3s:500ppm (repeatable).
+    #[arg(long = "clock-slew", value_name = "HOST:AT:BY:RATE")]
+    pub clock_slews: Vec<String>,
     /// The first seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -160,11 +171,10 @@ pub struct Args {
     /// Save every BROKEN run as a trace, not only the first.
     #[arg(long, conflicts_with = "no_save_traces")]
     pub save_all_traces: bool,
-    /// Also save the first run in which PostgreSQL aborted a transaction (40P01 deadlock
-    /// detected, 40001 could not serialize) and its caller rolled back and retried, whatever
-    /// the verdict: the evidence that the retry kept the ledger.
+    /// Save OK runs as traces too (with --save-all-traces every one, else the first): evidence
+    /// that a safeguard held under a fault, replayed like a failure.
     #[arg(long, conflicts_with = "no_save_traces")]
-    pub save_retry_trace: bool,
+    pub save_ok_traces: bool,
     /// Shrink the first BROKEN run and save the smallest failing trace too.
     #[arg(long)]
     pub shrink: bool,
@@ -228,7 +238,12 @@ impl Args {
             (
                 self.unfenced,
                 "--unfenced",
-                &["step5-fencing", "failover-fencing"][..],
+                &[
+                    "step5-fencing",
+                    "failover-fencing",
+                    "aof-crash",
+                    "evict-fence",
+                ][..],
             ),
             (self.same_version, "--same-version", &["step6-verify"][..]),
         ] {
@@ -325,6 +340,14 @@ impl Args {
         for text in &self.clock_jumps {
             scenario.faults.push(parse_clock_jump(text)?);
             changed.push(format!("--clock-jump {text}"));
+        }
+        for text in &self.clock_drifts {
+            scenario.faults.push(parse_clock_drift(text)?);
+            changed.push(format!("--clock-drift {text}"));
+        }
+        for text in &self.clock_slews {
+            scenario.faults.push(parse_clock_slew(text)?);
+            changed.push(format!("--clock-slew {text}"));
         }
         if !changed.is_empty() {
             scenario.name = format!("{} {}", scenario.name, changed.join(" "));
@@ -530,6 +553,87 @@ pub fn parse_clock_jump(text: &str) -> Result<Fault, UsageError> {
         host,
         at_ms,
         jump_ms: sign * jump as i64,
+    })
+}
+
+/// A rate: `2%`, `+2%`, `-0.5%`, `500ppm`, `-500ppm`, in parts per million.
+pub fn parse_rate_ppm(text: &str) -> Result<i64, String> {
+    let usage = || format!("'{text}' is not a rate; write e.g. +2%, -0.5% or 500ppm");
+    let (sign, magnitude) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let ppm = if let Some(number) = magnitude.strip_suffix("ppm") {
+        number.parse::<u64>().map_err(|_| usage())?
+    } else if let Some(number) = magnitude.strip_suffix('%') {
+        // Up to four decimals: 1% is 10000 ppm.
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() || fraction.len() > 4 || !fraction.chars().all(|c| c.is_ascii_digit()) {
+            return Err(usage());
+        }
+        let whole: u64 = whole.parse().map_err(|_| usage())?;
+        let fraction: u64 = format!("{fraction:0<4}").parse().map_err(|_| usage())?;
+        whole
+            .checked_mul(10_000)
+            .and_then(|w| w.checked_add(fraction))
+            .ok_or_else(usage)?
+    } else {
+        return Err(usage());
+    };
+    if ppm > leaselab_model::fault::MAX_CLOCK_RATE_PPM {
+        return Err(format!(
+            "'{text}' is more than 50% (500000ppm): a clock that far off is broken, not off"
+        ));
+    }
+    Ok(sign * ppm as i64)
+}
+
+/// `HOST:RATE`, e.g. `redis:+2%`.
+pub fn parse_clock_drift(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--clock-drift {text}: write HOST:RATE, e.g. redis:+2% or redis:-500ppm"
+        ))
+    };
+    let (host, rate) = text.split_once(':').ok_or_else(usage)?;
+    let host = Host::parse(host).ok_or_else(usage)?;
+    let rate_ppm = parse_rate_ppm(rate)
+        .map_err(|error| UsageError::new(format!("--clock-drift {text}: {error}")))?;
+    Ok(Fault::ClockDrift { host, rate_ppm })
+}
+
+/// `HOST:AT:BY:RATE`, BY signed, e.g. `redis:20ms:+3s:500ppm`.
+pub fn parse_clock_slew(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--clock-slew {text}: write HOST:AT:BY:RATE, e.g. redis:20ms:+3s:500ppm"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let [host, at, by, rate] = parts.as_slice() else {
+        return Err(usage());
+    };
+    let Fault::ClockJump {
+        host,
+        at_ms,
+        jump_ms,
+    } = parse_clock_jump(&format!("{host}:{at}:{by}")).map_err(|_| usage())?
+    else {
+        return Err(usage());
+    };
+    let rate_ppm = parse_rate_ppm(rate)
+        .map_err(|error| UsageError::new(format!("--clock-slew {text}: {error}")))?;
+    if rate_ppm <= 0 {
+        return Err(UsageError::new(format!(
+            "--clock-slew {text}: the rate is how fast the offset is applied, so it is positive \
+             (the offset's sign says which way)"
+        )));
+    }
+    Ok(Fault::ClockSlew {
+        host,
+        at_ms,
+        offset_ms: jump_ms,
+        rate_ppm: rate_ppm as u64,
     })
 }
 
@@ -920,10 +1024,9 @@ pub fn execute(args: Args) -> CommandResult {
         Some(_) => None,
         None => args.traces.dir(),
     };
-    let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
+    let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?.with_ok(args.save_ok_traces);
     let mut tally = Tally::new();
     let mut not_replayable = 0u64;
-    let mut retry_saved = false;
     let mut single: Option<RunReport> = None;
     let many = seeds.count > 1 || shard.is_some();
     let explicit_limit = args.time_limit.is_some();
@@ -944,10 +1047,8 @@ pub fn execute(args: Args) -> CommandResult {
                 } else {
                     not_replayable += 1;
                 }
-            } else if args.save_retry_trace && !retry_saved && replayable(&report) {
-                let retried =
-                    report.ledger.deadlock_retries + report.ledger.serialization_retries > 0;
-                retry_saved = retried && saver.save_anyway(&report).is_some();
+            } else if args.save_ok_traces && report.finished {
+                saver.offer(&report);
             }
             if many && args.json {
                 let detail = serde_json::json!({

@@ -239,6 +239,24 @@ pub enum FaultSpec {
         /// By how much.
         jump_ms: i64,
     },
+    /// A server's wall clock runs at the wrong rate.
+    ClockDrift {
+        /// Whose clock.
+        host: String,
+        /// Parts per million fast (negative: slow).
+        rate_ppm: i64,
+    },
+    /// A server's wall clock is corrected gradually.
+    ClockSlew {
+        /// Whose clock.
+        host: String,
+        /// When the correction starts.
+        at_ms: u64,
+        /// The whole correction.
+        offset_ms: i64,
+        /// How fast, parts per million.
+        rate_ppm: u64,
+    },
 }
 
 /// The parameters of an exhaustive check (mirror of [`CheckConfig`]).
@@ -461,6 +479,21 @@ impl FaultSpec {
                 at_ms,
                 jump_ms,
             },
+            Fault::ClockDrift { host, rate_ppm } => FaultSpec::ClockDrift {
+                host: host.name(),
+                rate_ppm,
+            },
+            Fault::ClockSlew {
+                host,
+                at_ms,
+                offset_ms,
+                rate_ppm,
+            } => FaultSpec::ClockSlew {
+                host: host.name(),
+                at_ms,
+                offset_ms,
+                rate_ppm,
+            },
         }
     }
 
@@ -523,6 +556,24 @@ impl FaultSpec {
                 at_ms: *at_ms,
                 jump_ms: *jump_ms,
             },
+            FaultSpec::ClockDrift {
+                host: name,
+                rate_ppm,
+            } => Fault::ClockDrift {
+                host: host(name, format!("{at}.host"))?,
+                rate_ppm: *rate_ppm,
+            },
+            FaultSpec::ClockSlew {
+                host: name,
+                at_ms,
+                offset_ms,
+                rate_ppm,
+            } => Fault::ClockSlew {
+                host: host(name, format!("{at}.host"))?,
+                at_ms: *at_ms,
+                offset_ms: *offset_ms,
+                rate_ppm: *rate_ppm,
+            },
         })
     }
 }
@@ -584,6 +635,9 @@ impl CheckSpec {
             reply_faults: ReplyFaults {
                 lost_replies: self.lost_replies,
                 dropped_connections: self.dropped_connections,
+                // A path with reply faults is never saved as a trace (the simulation cannot
+                // lose one reply), so a trace's check never aims them.
+                on: leaselab_model::world::FaultsOn::Any,
             },
             node_faults: leaselab_model::world::NodeFaults::default(),
         };
@@ -750,6 +804,16 @@ mod tests {
                 host: Host::Replica,
                 at_ms: 5,
                 jump_ms: -20,
+            },
+            Fault::ClockDrift {
+                host: Host::Redis,
+                rate_ppm: -20_000,
+            },
+            Fault::ClockSlew {
+                host: Host::Redis,
+                at_ms: 20,
+                offset_ms: 3_000,
+                rate_ppm: 500,
             },
         ];
         for fault in faults {

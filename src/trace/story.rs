@@ -805,6 +805,7 @@ fn redis_mark(
             count: 1,
             until_us: 0,
         },
+        Some(Reading::Replicated { .. }) => return Some((Kind::Note, text)),
         Some(Reading::ExpirySet) => {
             let text = match request {
                 RedisRequest::Command(Command::PExpire(_, ttl)) => {

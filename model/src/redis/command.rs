@@ -138,6 +138,9 @@ pub enum Command {
     Publish(Vec<u8>, Vec<u8>),
     /// `WAIT numreplicas timeout` (a lone server: answers 0 at once).
     Wait(i64, i64),
+    /// `TIME`: the server's clock as seconds and microseconds (the stand-in's clock has whole
+    /// milliseconds, so the microseconds are a multiple of 1000).
+    Time,
     /// A hash command (`HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`), as
     /// its validated argument vector.
     Hash(Vec<Vec<u8>>),
@@ -222,7 +225,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 36] = [
+const COMMANDS: [Spec; 37] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -243,6 +246,7 @@ const COMMANDS: [Spec; 36] = [
     spec("type", 2, false, KeyRule::First),
     spec("publish", 3, false, KeyRule::None),
     spec("wait", 3, false, KeyRule::None),
+    spec("time", 1, false, KeyRule::None),
     spec("ping", -1, false, KeyRule::None),
     spec("get", 2, false, KeyRule::First),
     spec("set", -3, true, KeyRule::First),
@@ -527,6 +531,7 @@ impl Command {
             "type" => Ok(Command::Type(argv[1].clone())),
             "publish" => Ok(Command::Publish(argv[1].clone(), argv[2].clone())),
             "wait" => parse_wait(argv),
+            "time" => Ok(Command::Time),
             "hset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hset")),
             "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" => {
                 Ok(Command::Hash(argv.to_vec()))
@@ -610,6 +615,7 @@ impl Command {
             Command::Wait(replicas, timeout) => {
                 vec![word("WAIT"), number(*replicas), number(*timeout)]
             }
+            Command::Time => vec![word("TIME")],
             Command::Hash(argv) => argv.clone(),
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
@@ -664,6 +670,7 @@ impl Command {
             | Command::Echo(_)
             | Command::Publish(..)
             | Command::Wait(..)
+            | Command::Time
             | Command::ScriptLoad(_)
             | Command::ScriptFlush
             | Command::ScriptExists(_)

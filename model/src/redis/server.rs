@@ -338,6 +338,17 @@ impl Redis {
         self.effects.clear();
     }
 
+    /// A replica that has completed a full resync with this primary: the same keys (expiries
+    /// included), no scripts, nothing recorded.
+    pub fn resynced_replica(&self) -> Redis {
+        Redis {
+            role: Role::Replica,
+            cluster_mode: self.cluster_mode,
+            keyspace: self.keyspace.clone(),
+            ..Redis::new()
+        }
+    }
+
     /// A fresh replica (empty keyspace).
     pub fn replica() -> Redis {
         Redis {
@@ -417,6 +428,10 @@ impl Redis {
             ),
             Command::Hash(argv) => self.hash_command(argv, now_ms),
             Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
+            Command::Time => Reply::Array(vec![
+                Reply::Bulk((now_ms / 1_000).to_string().into_bytes()),
+                Reply::Bulk(((now_ms % 1_000) * 1_000).to_string().into_bytes()),
+            ]),
             Command::DelEx(key, condition) => self.delex(key, condition, now_ms),
             Command::Eval { script, keys, args } => self.eval(script, keys, args, now_ms),
             Command::EvalSha { sha1, keys, args } => self.evalsha(sha1, keys, args, now_ms),

@@ -7,6 +7,13 @@
 //!
 //! **Relies on:** the work plus any pause staying shorter than the TTL. Past it the lease
 //! expires while the holder still works, a second caller takes it, and both write (step 3).
+//!
+//! **`lease-wait`** adds `WAIT 1 <TTL/4>` after the acquire: the caller trusts the lock only
+//! once a replica acknowledged it (0: it releases and gives up), which closes the window in
+//! which a failover loses a fresh lock. It does not make the lock safe: a replica that
+//! acknowledged can still lose the key (its own restart before the failover), and a client
+//! that retries WAIT on a new connection after the primary died is answered for a connection
+//! that wrote nothing: the new primary's replica count, at once.
 
 use crate::redis::command::{Command, DelexCondition, SetCondition, SetExpiry};
 use crate::redis::{Reply, ScriptId};
@@ -34,6 +41,9 @@ pub struct Lease {
     pub ttl_ms: u64,
     /// How the lease is released.
     pub release: ReleaseVia,
+    /// `WAIT 1 <wait_ms>` after the acquire, if set: the caller trusts the lock only when a
+    /// replica acknowledged it (`lease-wait`).
+    pub wait_ms: Option<u64>,
 }
 
 impl Lease {
@@ -53,6 +63,21 @@ impl Lease {
         match reply {
             Reply::Status(status) if status == "OK" => Some(Acquire::Got { fence: None }),
             Reply::Nil => Some(Acquire::Busy),
+            _ => None,
+        }
+    }
+
+    /// `WAIT 1 <wait_ms>` after a successful acquire, for `lease-wait`.
+    pub fn wait_request(&self) -> Option<RedisRequest> {
+        self.wait_ms
+            .map(|wait_ms| RedisRequest::Command(Command::Wait(1, wait_ms as i64)))
+    }
+
+    /// WAIT's answer: `Some(true)` when a replica acknowledged the lock, `Some(false)` when
+    /// none did in time, none for anything but an integer.
+    pub fn on_wait(reply: &Reply) -> Option<bool> {
+        match reply {
+            Reply::Integer(replicas) => Some(*replicas >= 1),
             _ => None,
         }
     }

@@ -92,6 +92,18 @@ impl Lock {
     pub fn follow_up_request(&self) -> Option<RedisRequest> {
         match self {
             Lock::Setnx(lock) => lock.expire_request(),
+            Lock::Lease(lock) => lock.wait_request(),
+            _ => None,
+        }
+    }
+
+    /// Interprets the answer to the follow-up request: `Some(true)` to go on holding the lock,
+    /// `Some(false)` when the lock is not to be trusted (WAIT: no replica has it), none for an
+    /// unexpected answer.
+    pub fn on_follow_up(&self, input: &Input) -> Option<bool> {
+        match (self, input) {
+            (Lock::Lease(_), Input::Redis(reply)) => Lease::on_wait(reply),
+            (_, Input::Redis(Reply::Integer(1))) => Some(true),
             _ => None,
         }
     }

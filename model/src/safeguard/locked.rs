@@ -192,6 +192,15 @@ impl LockedSpend {
         }
     }
 
+    /// `Acquire` while an acquire is out, `Release` while a release is, else none.
+    pub fn stage(&self) -> Option<crate::world::FaultsOn> {
+        match self.phase {
+            Phase::Acquiring => Some(crate::world::FaultsOn::Acquire),
+            Phase::Releasing { .. } => Some(crate::world::FaultsOn::Release),
+            _ => None,
+        }
+    }
+
     /// True between a successful acquire and the release: the caller believes it holds the
     /// lock (a watchdog that saw the loss ends the belief).
     pub fn believes_it_holds(&self) -> bool {
@@ -208,7 +217,18 @@ impl LockedSpend {
                 | Phase::BeforeRelease { .. }
         );
         let lost = self.watchdog.is_some_and(|w| w.lost);
-        holding && self.lock != Lock::Nothing && !lost
+        // `lease-wait` trusts its lock only once WAIT said a replica has it, and not at all
+        // after WAIT said none does (it releases and gives up: the only release with that
+        // outcome).
+        let untrusted = match &self.phase {
+            Phase::FollowingUp { .. } => matches!(self.lock, Lock::Lease(_)),
+            Phase::BeforeRelease {
+                outcome: Outcome::GaveUp,
+                ..
+            } => true,
+            _ => false,
+        };
+        holding && self.lock != Lock::Nothing && !lost && !untrusted
     }
 
     fn acquire(&mut self, now_ms: u64) -> Step {
@@ -488,9 +508,15 @@ impl Machine for LockedSpend {
                 self.finish(Outcome::GaveUp)
             }
             (Phase::BackingOff, Input::Woke) => self.acquire(now_ms),
-            (Phase::AfterAcquire { fence }, Input::Resumed)
-            | (Phase::FollowingUp { fence }, Input::Redis(Reply::Integer(1))) => {
-                self.after_acquire(now_ms, fence)
+            (Phase::AfterAcquire { fence }, Input::Resumed) => self.after_acquire(now_ms, fence),
+            (Phase::FollowingUp { fence }, _) if self.lock.on_follow_up(&input).is_some() => {
+                if self.lock.on_follow_up(&input) == Some(true) {
+                    self.after_acquire(now_ms, fence)
+                } else {
+                    // WAIT found no replica with the lock: a failover could lose it, so the
+                    // caller does not trust it, releases it and gives up.
+                    self.release(fence, None, Outcome::GaveUp)
+                }
             }
             (Phase::Reading { fence }, _) => self.on_read(fence, &input),
             (Phase::AfterRead { fence, read }, Input::Resumed) => {
@@ -547,8 +573,11 @@ impl Machine for LockedSpend {
                 Acquire::Busy => Reading::Busy,
                 Acquire::Failed(error) => failed(error),
             },
-            Phase::FollowingUp { .. } => match input {
-                Input::Redis(Reply::Integer(1)) => Reading::ExpirySet,
+            Phase::FollowingUp { .. } => match (&self.lock, input) {
+                (Lock::Lease(_), Input::Redis(Reply::Integer(replicas))) => Reading::Replicated {
+                    replicas: *replicas,
+                },
+                (_, Input::Redis(Reply::Integer(1))) => Reading::ExpirySet,
                 _ => failed(unexpected("FollowingUp", input)),
             },
             Phase::Reading { .. } => match self.store.on_read(input) {

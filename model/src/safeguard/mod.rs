@@ -89,6 +89,9 @@ pub enum Safeguard {
     },
     /// The lease with a watchdog refreshing every TTL/3 (step 3).
     LeaseWatchdog,
+    /// The lease, trusted only after `WAIT 1 <TTL/4>` says a replica has it (released and
+    /// given up otherwise); balance in Redis.
+    LeaseWait,
     /// bsm/redislock `Obtain` (step 4).
     Redislock {
         /// The retry strategy.
@@ -191,6 +194,12 @@ impl std::fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
+/// How long `lease-wait`'s `WAIT` waits for a replica: a quarter of the TTL (at least 1 ms), so
+/// a lock trusted after it still has most of its lease.
+pub fn wait_timeout_ms(ttl_ms: u64) -> u64 {
+    (ttl_ms / 4).max(1)
+}
+
 /// The default acquire deadline of the hand-written locks (the tutorial's 5-second context).
 pub const DEFAULT_ACQUIRE_TIMEOUT_MS: u64 = 5_000;
 
@@ -276,6 +285,12 @@ impl Safeguard {
         )
     }
 
+    /// The safeguards that ask the replicas: `lease-wait` (not in [`Safeguard::catalogue`]:
+    /// without a replica it always gives up, so the matrix's rows would teach nothing).
+    pub fn replicated() -> Vec<Safeguard> {
+        vec![Safeguard::LeaseWait]
+    }
+
     /// The safeguards on several independent Redis nodes (so far decided by the checker
     /// only; the simulation hosts one Redis): `redlock` and `redlock-cas` on 5 nodes.
     pub fn multi_node() -> Vec<Safeguard> {
@@ -321,6 +336,7 @@ impl Safeguard {
                 release: ReleaseVia::Delex,
             } => "lease-delex".into(),
             Safeguard::LeaseWatchdog => "lease-watchdog".into(),
+            Safeguard::LeaseWait => "lease-wait".into(),
             Safeguard::Redislock { retry, jitter } => {
                 let retry = match retry {
                     RetryStrategy::NoRetry => "no-retry".to_string(),
@@ -373,6 +389,7 @@ impl Safeguard {
     pub fn parse(name: &str) -> Result<Safeguard, ParamError> {
         if let Some(found) = Safeguard::catalogue()
             .into_iter()
+            .chain(Safeguard::replicated())
             .find(|s| s.name() == name)
         {
             return Ok(found);
@@ -422,6 +439,7 @@ impl Safeguard {
         }
         let known: Vec<String> = Safeguard::catalogue()
             .iter()
+            .chain(Safeguard::replicated().iter())
             .chain(Safeguard::multi_node().iter())
             .map(Safeguard::name)
             .collect();
@@ -558,6 +576,7 @@ impl Safeguard {
             token: token.clone(),
             ttl_ms: params.ttl_ms,
             release: ReleaseVia::Script,
+            wait_ms: None,
         };
         let timeout = params
             .acquire_timeout_ms
@@ -609,6 +628,13 @@ impl Safeguard {
             Safeguard::Lease { release } => {
                 config(Lock::Lease(Lease { release, ..lease() }), redis_store)
             }
+            Safeguard::LeaseWait => config(
+                Lock::Lease(Lease {
+                    wait_ms: Some(wait_timeout_ms(params.ttl_ms)),
+                    ..lease()
+                }),
+                redis_store,
+            ),
             Safeguard::LeaseWatchdog => LockedSpendConfig {
                 watchdog: Some(Watchdog::new(params.ttl_ms)),
                 ..config(Lock::Lease(lease()), redis_store)
@@ -713,6 +739,18 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// Whether the caller is acquiring or releasing its Redis lock (none otherwise), for
+    /// reply faults aimed at one of them.
+    pub fn stage(&self) -> Option<crate::world::FaultsOn> {
+        match self {
+            Caller::Locked(machine) => machine.stage(),
+            Caller::PgDebit(_)
+            | Caller::PgForUpdate(_)
+            | Caller::PgTransfer(_)
+            | Caller::PgIsolated(_) => None,
+        }
+    }
+
     /// True while the caller believes it holds the Redis lock.
     pub fn believes_it_holds(&self) -> bool {
         match self {

@@ -19,6 +19,11 @@ pub enum Reading {
     Busy,
     /// The separate expiry of a `SETNX` lock was set.
     ExpirySet,
+    /// `WAIT` after the acquire answered: how many replicas acknowledged the lock.
+    Replicated {
+        /// Replicas that have it.
+        replicas: i64,
+    },
     /// The balance was read.
     BalanceRead {
         /// The balance.
@@ -110,6 +115,12 @@ impl Reading {
             Reading::Acquired { fence: None } => "got the lock".to_string(),
             Reading::Busy => "lock busy".to_string(),
             Reading::ExpirySet => "lock set to expire".to_string(),
+            Reading::Replicated { replicas: 0 } => {
+                "WAIT: no replica acknowledged the lock in time".to_string()
+            }
+            Reading::Replicated { replicas } => {
+                format!("WAIT: {replicas} replica(s) acknowledged the lock")
+            }
             Reading::BalanceRead {
                 balance,
                 fence: Some(f),

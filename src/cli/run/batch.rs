@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use leaselab_model::scenario::Scenario;
 use leaselab_sim::real::RealConfig;
-use leaselab_sim::run::{RunReport, SimConfig};
+use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 
 use super::{progress, real_error};
 use crate::exit::UsageError;
@@ -398,6 +398,8 @@ impl SeedList {
 pub struct TraceSaver {
     dir: Option<PathBuf>,
     all: bool,
+    /// OK runs are saved too.
+    ok: bool,
     saved_in_group: bool,
     /// Every trace saved, in order (the first few paths; the rest counted).
     pub saved: Vec<PathBuf>,
@@ -422,12 +424,19 @@ impl TraceSaver {
         Ok(TraceSaver {
             dir: dir.map(Path::to_path_buf),
             all,
+            ok: false,
             saved_in_group: false,
             saved: Vec::new(),
             saved_count: 0,
             not_saved: 0,
             error: None,
         })
+    }
+
+    /// Saves OK runs too (`run --save-ok-traces`), under the same first-or-all rule.
+    pub fn with_ok(mut self, ok: bool) -> TraceSaver {
+        self.ok = ok;
+        self
     }
 
     /// The directory traces go to, if saving is on.
@@ -440,33 +449,24 @@ impl TraceSaver {
         self.saved_in_group = false;
     }
 
-    /// Saves `report` if it is BROKEN and due (the first of its group, or every one with
-    /// `all`); returns the path when it did.
+    /// Saves `report` if it is BROKEN (or OK, with `with_ok`) and due (the first of its
+    /// group, or every one with `all`); returns the path when it did.
     pub fn offer(&mut self, report: &RunReport) -> Option<PathBuf> {
-        if !report.broken() {
+        let ok_and_wanted = self.ok && report.verdict() == RunVerdict::Ok;
+        if !(report.broken() || ok_and_wanted) {
             return None;
         }
-        self.save(report, false)
-    }
-
-    /// Saves `report` whatever its verdict (`run --save-retry-trace`), unless saving is off
-    /// or has failed; returns the path when it did.
-    pub fn save_anyway(&mut self, report: &RunReport) -> Option<PathBuf> {
-        self.save(report, true)
-    }
-
-    fn save(&mut self, report: &RunReport, anyway: bool) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
         if self.error.is_some() {
             return None;
         }
-        if self.saved_in_group && !self.all && !anyway {
+        if self.saved_in_group && !self.all {
             self.not_saved += 1;
             return None;
         }
         match crate::trace::save_trace(report, dir) {
             Ok(path) => {
-                self.saved_in_group |= !anyway;
+                self.saved_in_group = true;
                 self.saved_count += 1;
                 if self.saved.len() < Self::LISTED {
                     self.saved.push(path.clone());
