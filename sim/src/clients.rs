@@ -20,6 +20,17 @@ use tokio_postgres::{Client, Config};
 pub const REDIS_HOST: &str = "redis";
 /// The turmoil host name of the PostgreSQL server.
 pub const POSTGRES_HOST: &str = "postgres";
+/// The host names of Redlock's independent nodes, `redis-1` to `redis-9` (node n is
+/// `NODE_HOSTS[n - 1]`; they listen on [`REDIS_PORT`]).
+pub const NODE_HOSTS: [&str; 9] = [
+    "redis-1", "redis-2", "redis-3", "redis-4", "redis-5", "redis-6", "redis-7", "redis-8",
+    "redis-9",
+];
+
+/// Redlock node `node`'s (1-based) host name.
+pub fn node_host(node: u8) -> &'static str {
+    NODE_HOSTS[usize::from(node) - 1]
+}
 /// The port Redis listens on.
 pub const REDIS_PORT: u16 = 6379;
 /// The port PostgreSQL listens on.

@@ -119,12 +119,14 @@ pub struct Jump {
     pub by_ms: i64,
 }
 
-/// A server's wall clock: `epoch + simulated time + the jumps that happened so far`.
+/// A server's wall clock: `epoch + simulated time × (100 + drift) / 100 + the jumps that
+/// happened so far` (a Redlock node's clock may run fast or slow; the others' drift is 0).
 ///
 /// A pure function of simulated time, so it needs no updating and replays exactly.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerClock {
     jumps: Vec<Jump>,
+    drift_percent: i32,
 }
 
 impl ServerClock {
@@ -139,6 +141,15 @@ impl ServerClock {
         self.jumps.sort_by_key(|jump| jump.at);
     }
 
+    /// Sets the clock's rate error: `percent` fast (negative: slow), −99 to +1000.
+    pub fn set_drift(&mut self, percent: i32) {
+        assert!(
+            (-99..=1_000).contains(&percent),
+            "a clock drift of {percent}% is out of range"
+        );
+        self.drift_percent = percent;
+    }
+
     /// The sum of the jumps that happened by `sim`.
     pub fn offset_ms(&self, sim: Duration) -> i64 {
         self.jumps
@@ -150,7 +161,9 @@ impl ServerClock {
 
     /// Unix milliseconds on this clock at simulated time `sim`.
     pub fn now_ms(&self, sim: Duration) -> u64 {
-        let base = (EPOCH_UNIX_SECS * 1_000 + sim.as_millis() as u64) as i64;
+        let sim_ms = sim.as_millis() as i64;
+        let drifted_ms = sim_ms + sim_ms * i64::from(self.drift_percent) / 100;
+        let base = (EPOCH_UNIX_SECS * 1_000) as i64 + drifted_ms;
         (base + self.offset_ms(sim)).max(0) as u64
     }
 }
@@ -199,5 +212,16 @@ mod tests {
         let base = EPOCH_UNIX_SECS * 1_000;
         assert_eq!(clock.now_ms(Duration::from_millis(9)), base + 9);
         assert_eq!(clock.now_ms(Duration::from_millis(10)), base + 5_010);
+    }
+
+    #[test]
+    fn a_drifting_clock_runs_at_its_rate() {
+        let mut fast = ServerClock::new();
+        fast.set_drift(50);
+        let base = EPOCH_UNIX_SECS * 1_000;
+        assert_eq!(fast.now_ms(Duration::from_millis(100)), base + 150);
+        let mut slow = ServerClock::new();
+        slow.set_drift(-10);
+        assert_eq!(slow.now_ms(Duration::from_millis(100)), base + 90);
     }
 }

@@ -248,6 +248,20 @@ pub enum What {
         /// Its value before, if it existed.
         value: Option<String>,
     },
+    /// A Redlock node lost its keyspace: restarted at once without persistence (`down_ms`
+    /// 0), or crashed to come back `down_ms` later ([`What::NodeBack`]); its connections
+    /// dropped.
+    NodeRestart {
+        /// The node (1-based).
+        node: u8,
+        /// How long it stays down.
+        down_ms: u64,
+    },
+    /// A crashed Redlock node is back, empty.
+    NodeBack {
+        /// The node (1-based).
+        node: u8,
+    },
     /// A server's wall clock jumped.
     ClockJump {
         /// Whose clock (not `host`: every event has a `host`, the one that logged it).
@@ -457,6 +471,13 @@ pub fn render(event: &Event) -> String {
             "EVICTED {key} (was {}) by an allkeys policy",
             value.as_deref().unwrap_or("missing")
         ),
+        What::NodeRestart { node, down_ms: 0 } => {
+            format!("REDIS-{node} RESTART without persistence")
+        }
+        What::NodeRestart { node, down_ms } => {
+            format!("REDIS-{node} CRASH, keyspace lost; back in {down_ms}ms")
+        }
+        What::NodeBack { node } => format!("redis-{node} is back, empty"),
         What::ClockJump { server, jump_ms } => {
             format!("clock of {server} jumps {jump_ms:+}ms")
         }

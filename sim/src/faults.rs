@@ -67,6 +67,23 @@ pub enum Action {
     RedisCrashAof,
     /// Evict the fence counter.
     EvictFenceCounter,
+    /// Redlock node `node` restarts empty at once (its connections drop).
+    NodeRestart {
+        /// Which node.
+        node: u8,
+    },
+    /// Redlock node `node` crashes empty; it comes back `down_ms` later ([`Action::NodeBack`]).
+    NodeCrash {
+        /// Which node.
+        node: u8,
+        /// For how long.
+        down_ms: u64,
+    },
+    /// Redlock node `node` is back after a crash, empty.
+    NodeBack {
+        /// Which node.
+        node: u8,
+    },
     /// A server clock jumps (the clock itself already knows; this logs it).
     ClockJump {
         /// Whose clock.
@@ -89,7 +106,29 @@ impl Schedule {
         let mut actions = Vec::new();
         for fault in &scenario.faults {
             match fault {
-                Fault::Pause { .. } => {}
+                Fault::Pause { .. } | Fault::NodeDrift { .. } => {}
+                Fault::NodeRestart {
+                    node,
+                    at_ms,
+                    down_ms: 0,
+                } => actions.push((timeline.at_ms(*at_ms), Action::NodeRestart { node: *node })),
+                Fault::NodeRestart {
+                    node,
+                    at_ms,
+                    down_ms,
+                } => {
+                    actions.push((
+                        timeline.at_ms(*at_ms),
+                        Action::NodeCrash {
+                            node: *node,
+                            down_ms: *down_ms,
+                        },
+                    ));
+                    actions.push((
+                        timeline.at_ms(at_ms.saturating_add(*down_ms)),
+                        Action::NodeBack { node: *node },
+                    ));
+                }
                 Fault::Failover { at_ms } => {
                     actions.push((timeline.at_ms(*at_ms), Action::Failover))
                 }
@@ -191,8 +230,76 @@ pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, 
     (primary, replica)
 }
 
+/// The wall clocks of Redlock's nodes (node n at index n − 1), with the scenario's jumps and
+/// drifts; none for a single-Redis safeguard.
+pub fn node_clocks(scenario: &Scenario, timeline: &Timeline) -> Vec<ServerClock> {
+    let mut clocks = vec![ServerClock::new(); usize::from(scenario.safeguard.redis_nodes())];
+    for fault in &scenario.faults {
+        match fault {
+            Fault::ClockJump {
+                host: Host::Node(node),
+                at_ms,
+                jump_ms,
+            } => clocks[usize::from(*node) - 1].add_jump(Jump {
+                at: timeline.at_ms(*at_ms),
+                by_ms: *jump_ms,
+            }),
+            Fault::NodeDrift { node, percent } => {
+                clocks[usize::from(*node) - 1].set_drift(*percent)
+            }
+            _ => {}
+        }
+    }
+    clocks
+}
+
+/// The most a node's clock may drift, percent either way (a faster clock than +1000 % or a
+/// stopped one is not a drift).
+pub const NODE_DRIFT_LIMIT_PERCENT: i32 = 1_000;
+
+/// Redlock runs host its nodes and no single Redis: the faults of the single Redis are refused,
+/// the nodes' own checked.
+fn validate_redlock(scenario: &Scenario) -> Result<(), ParamError> {
+    for fault in &scenario.faults {
+        let single = match fault {
+            Fault::Failover { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisCrashAof { .. }
+            | Fault::EvictFenceCounter { .. } => true,
+            Fault::Partition { a, b, .. } => [a, b]
+                .iter()
+                .any(|host| matches!(host, Host::Redis | Host::Replica)),
+            Fault::ClockJump { host, .. } => !matches!(host, Host::Node(_)),
+            Fault::NodeDrift { percent, .. }
+                if !(-99..=NODE_DRIFT_LIMIT_PERCENT).contains(percent) =>
+            {
+                return Err(ParamError(format!(
+                    "{}: a node clock's drift is from -99% to +{NODE_DRIFT_LIMIT_PERCENT}%",
+                    fault.describe()
+                )))
+            }
+            _ => false,
+        };
+        if single {
+            return Err(ParamError(format!(
+                "{}: {} runs on {} independent nodes, redis-1 to redis-{}, and no single Redis; \
+                 use the node faults (--node-restart, --partition app-1:redis-2:..., \
+                 --clock-jump redis-2:..., --node-drift)",
+                fault.describe(),
+                scenario.safeguard.name(),
+                scenario.safeguard.redis_nodes(),
+                scenario.safeguard.redis_nodes()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks what the simulation needs beyond [`Scenario::validate`]: faults it can carry out.
 pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
+    if scenario.safeguard.redis_nodes() > 0 {
+        validate_redlock(scenario)?;
+    }
     let failovers = scenario
         .faults
         .iter()
@@ -265,10 +372,13 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
                     )));
                 }
             }
-            Fault::ClockJump { host, .. } if !matches!(host, Host::Redis | Host::Replica) => {
+            Fault::ClockJump { host, .. }
+                if !matches!(host, Host::Redis | Host::Replica | Host::Node(_)) =>
+            {
                 return Err(ParamError(format!(
                     "{}: only the Redis servers' clocks matter (callers use monotonic time, \
-                     PostgreSQL's clock is not used); jump redis or redis-replica",
+                     PostgreSQL's clock is not used); jump redis, redis-replica or a Redlock \
+                     node (redis-N)",
                     fault.describe()
                 )));
             }
@@ -279,14 +389,47 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
 }
 
 /// The fault scenarios beyond the tutorial, by name.
-pub const FAULT_SCENARIOS: [&str; 4] = [
+pub const FAULT_SCENARIOS: [&str; 8] = [
     "failover-fencing",
     "partition-watchdog",
     "aof-crash",
     "evict-fence",
+    "redlock-restart",
+    "redlock-clock-jump",
+    "redlock-delayed-restart",
+    "redlock-pause",
 ];
 
-/// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`).
+/// The Redlock scenarios' common ground: `redlock` on 3 nodes, 2 callers, a 1 s TTL (so a
+/// node's timeout is 100 ms), 300 ms of work; B starts 200 ms after A.
+fn redlock_scenario(name: &str) -> Scenario {
+    let mut scenario = Scenario::new(
+        name,
+        Safeguard::Redlock {
+            nodes: 3,
+            cas: false,
+        },
+    );
+    scenario.callers = 2;
+    scenario.params.ttl_ms = 1_000;
+    scenario.params.work_ms = 300;
+    scenario.start_offsets_ms = vec![0, 200];
+    scenario
+}
+
+/// A cannot reach redis-3 for the first 2 s: it holds the lock on redis-1 and redis-2 only, a
+/// bare majority (Kleppmann's "network issues").
+fn a_cut_from_node_3() -> Fault {
+    Fault::Partition {
+        a: Host::Caller(1),
+        b: Host::Node(3),
+        from_ms: 0,
+        until_ms: 2_000,
+        one_way: false,
+    }
+}
+
+/// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`, ...).
 ///
 /// - `failover-fencing`: fenced lock (`fence < $2`), 2 callers, 2 s TTL. A takes the lock
 ///   and token 33, reads 100, and pauses 100 ms. At 20 ms the primary dies before A's lock key
@@ -306,6 +449,20 @@ pub const FAULT_SCENARIOS: [&str; 4] = [
 ///   20 ms an `allkeys-*` policy evicts the fence counter; B gets token 1, and `fence < 1` is
 ///   false against the stored 33: B's write is refused (an availability cost, not a lost
 ///   update). Every token up to 33 is refused until the counter passes it.
+/// - `redlock-restart`: Redlock on 3 nodes, TTL 1 s, work 300 ms. A cannot reach redis-3, so
+///   it holds the lock on redis-1 and redis-2. At 150 ms redis-2 restarts without persistence
+///   and forgets A's key; B (from 200 ms) gets redis-2 and redis-3, a majority too. Both read
+///   100 and write 90: BROKEN. With `--safeguard redlock-cas` the later write checks the
+///   version it read and is refused: OK.
+/// - `redlock-clock-jump`: the same, but at 150 ms redis-2's clock jumps +1 s and A's key
+///   there expires at once: BROKEN (redlock-cas: OK).
+/// - `redlock-delayed-restart`: the same, but redis-2 crashes at 150 ms and comes back (empty)
+///   only 1.1 s later, after the TTL, as the Redis page advises. B finds redis-1 busy and
+///   redis-2 down until A has released; then it gets redis-1 and redis-3 and spends from
+///   A's 90: OK, and the two never hold the lock together.
+/// - `redlock-pause`: no network or node fault; A holds all three nodes and pauses 1.5 s
+///   after reading, past its validity. The keys expire, B takes the lock and spends; A wakes
+///   and writes its stale balance: BROKEN (redlock-cas: OK).
 pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError> {
     match name {
         "failover-fencing" => {
@@ -383,6 +540,51 @@ pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError
             if unfenced {
                 scenario.name = format!("{name} --unfenced");
             }
+            Ok(scenario)
+        }
+        "redlock-restart" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::NodeRestart {
+                    node: 2,
+                    at_ms: 150,
+                    down_ms: 0,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-clock-jump" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::ClockJump {
+                    host: Host::Node(2),
+                    at_ms: 150,
+                    jump_ms: 1_000,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-delayed-restart" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::NodeRestart {
+                    node: 2,
+                    at_ms: 150,
+                    down_ms: 1_100,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-pause" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![Fault::Pause {
+                caller: 1,
+                at: Point::AfterRead,
+                pause_ms: 1_500,
+            }];
             Ok(scenario)
         }
         other => Err(ParamError(format!("unknown fault scenario '{other}'"))),

@@ -44,7 +44,7 @@ use crate::clients::{postgres_over_stream, postgres_real, redis_over_stream, red
 use crate::driver::{drive, CallerEnd, Surroundings};
 use crate::events::{Event, What};
 use crate::run::{assemble, caller_specs, host_rng, FinalState, RunReport};
-use leaselab_model::client::ClientPolicy;
+use leaselab_model::client::{ClientPolicy, Server};
 
 /// Where the real servers are and how the run behaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,15 +135,27 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
                 "a partition needs the simulator's network, which drops the segments on a cut \
                  link; real TCP connections cannot be cut from here"
             }
-            Fault::ClockJump { .. } => {
-                "a clock jump needs the simulator's server clocks; a real Redis uses the \
-                 machine's clock"
+            Fault::ClockJump { .. } | Fault::NodeDrift { .. } => {
+                "a clock jump or drift needs the simulator's server clocks; a real Redis uses \
+                 the machine's clock"
+            }
+            Fault::NodeRestart { .. } => {
+                "a node restart would empty a real Redis server; only the simulator's \
+                 stand-ins can be restarted"
             }
         };
         return Err(RealError::Refused(format!(
             "{}: cannot run against real servers: {why}. Run it without --redis/--postgres (in \
              the simulation), or drop the fault (--no-faults); GC pauses (--pause) do run for real",
             fault.describe()
+        )));
+    }
+    if scenario.safeguard.redis_nodes() > 0 {
+        return Err(RealError::Refused(format!(
+            "{} locks on {} independent Redis nodes; real mode runs against one Redis. Run it \
+             without --redis/--postgres (in the simulation)",
+            scenario.safeguard.name(),
+            scenario.safeguard.redis_nodes()
         )));
     }
     if needs_redis(scenario) && config.redis_url.is_none() {
@@ -411,7 +423,12 @@ impl Surroundings for RealWorld {
         tokio::time::sleep_until(at + Duration::from_millis(start_offset_ms)).await;
     }
 
-    async fn open_redis(&self) -> Result<MultiplexedConnection, String> {
+    async fn open_redis(&self, server: Server) -> Result<MultiplexedConnection, String> {
+        if let Server::Node(node) = server {
+            return Err(format!(
+                "real mode runs against one Redis, not Redlock node {node}"
+            ));
+        }
         redis_url(&self.redis_url, None)
             .await
             .map_err(|error| error.to_string())

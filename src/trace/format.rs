@@ -239,6 +239,22 @@ pub enum FaultSpec {
         /// By how much.
         jump_ms: i64,
     },
+    /// A Redlock node loses its keys: restarts at once, or after `down_ms`.
+    NodeRestart {
+        /// The node's host, `redis-N`.
+        node: String,
+        /// When.
+        at_ms: u64,
+        /// How long it stays down first (0: back at once).
+        down_ms: u64,
+    },
+    /// A Redlock node's clock runs fast or slow.
+    NodeDrift {
+        /// The node's host, `redis-N`.
+        node: String,
+        /// The rate error, percent.
+        percent: i32,
+    },
 }
 
 /// The parameters of an exhaustive check (mirror of [`CheckConfig`]).
@@ -414,9 +430,21 @@ fn host(text: &str, field: String) -> Result<Host, SpecError> {
     Host::parse(text).ok_or_else(|| {
         SpecError::new(
             field,
-            format!("'{text}' is not a host; expected app-N, redis, redis-replica or postgres"),
+            format!(
+                "'{text}' is not a host; expected app-N, redis, redis-replica, postgres or redis-N"
+            ),
         )
     })
+}
+
+fn node_of(text: &str, field: String) -> Result<u8, SpecError> {
+    match Host::parse(text) {
+        Some(Host::Node(node)) => Ok(node),
+        _ => Err(SpecError::new(
+            field,
+            format!("'{text}' is not a Redlock node; expected redis-1 to redis-9"),
+        )),
+    }
 }
 
 impl FaultSpec {
@@ -460,6 +488,19 @@ impl FaultSpec {
                 host: host.name(),
                 at_ms,
                 jump_ms,
+            },
+            Fault::NodeRestart {
+                node,
+                at_ms,
+                down_ms,
+            } => FaultSpec::NodeRestart {
+                node: Host::Node(node).name(),
+                at_ms,
+                down_ms,
+            },
+            Fault::NodeDrift { node, percent } => FaultSpec::NodeDrift {
+                node: Host::Node(node).name(),
+                percent,
             },
         }
     }
@@ -522,6 +563,19 @@ impl FaultSpec {
                 host: host(name, format!("{at}.host"))?,
                 at_ms: *at_ms,
                 jump_ms: *jump_ms,
+            },
+            FaultSpec::NodeRestart {
+                node,
+                at_ms,
+                down_ms,
+            } => Fault::NodeRestart {
+                node: node_of(node, format!("{at}.node"))?,
+                at_ms: *at_ms,
+                down_ms: *down_ms,
+            },
+            FaultSpec::NodeDrift { node, percent } => Fault::NodeDrift {
+                node: node_of(node, format!("{at}.node"))?,
+                percent: *percent,
             },
         })
     }

@@ -703,6 +703,13 @@ impl Reader<'_> {
             What::ClockJump { server, jump_ms } => {
                 fault(format!("CLOCK of {server} jumps {jump_ms:+}ms"))
             }
+            What::NodeRestart { node, down_ms: 0 } => {
+                fault(format!("RESTART of redis-{node}, keyspace lost"))
+            }
+            What::NodeRestart { node, down_ms } => fault(format!(
+                "CRASH of redis-{node}, keyspace lost; back in {down_ms}ms"
+            )),
+            What::NodeBack { node } => fault(format!("redis-{node} back, empty")),
             What::Horizon { unfinished } => vec![mark(
                 event,
                 Lane::Redis,
