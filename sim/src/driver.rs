@@ -225,14 +225,18 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
         };
         match output {
             Output::BeginRedis {
+                server,
                 request,
                 timeout_ms,
-                ..
             } => {
                 host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
                 host.log(What::RedisRequest {
                     request: request.clone(),
                     timeout_ms,
+                    node: match server {
+                        Server::Node(node) => Some(node),
+                        Server::Redis | Server::Postgres => None,
+                    },
                 });
             }
             Output::BeginSql { request } => {

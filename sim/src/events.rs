@@ -57,6 +57,9 @@ pub enum What {
         request: RedisRequest,
         /// Its timeout (the safeguard's, or the client's read timeout).
         timeout_ms: u64,
+        /// The Redlock node it went to (1-based); none for the single Redis.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<u8>,
     },
     /// Redis answered a caller.
     RedisReply {
@@ -348,8 +351,10 @@ pub fn render(event: &Event) -> String {
         What::RedisRequest {
             request,
             timeout_ms,
+            node,
         } => format!(
-            "-> redis {} (timeout {timeout_ms}ms)",
+            "-> redis{} {} (timeout {timeout_ms}ms)",
+            node.map(|n| format!("-{n}")).unwrap_or_default(),
             request.describe()
         ),
         What::RedisReply { reply, reading } => {
