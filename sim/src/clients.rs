@@ -153,6 +153,21 @@ pub async fn redis_url(
     redis_over_stream(stream, info.redis_settings(), response_timeout).await
 }
 
+/// Connects to the real Redis at `url` and selects database `db` on the connection (every
+/// reconnect selects it again): real mode's Redlock node `db`.
+pub async fn redis_url_in_db(url: &str, db: i64) -> Result<MultiplexedConnection, ConnectError> {
+    let info = url.into_connection_info()?;
+    let ConnectionAddr::Tcp(host, port) = info.addr() else {
+        return Err(ConnectError::Url(format!(
+            "{url}: only plain TCP redis:// URLs are supported (no TLS, no unix sockets)"
+        )));
+    };
+    let stream = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+    stream.set_nodelay(true)?;
+    let settings = info.redis_settings().clone().set_db(db);
+    redis_over_stream(stream, &settings, None).await
+}
+
 /// The `tokio-postgres` configuration of the simulated clients: user and database
 /// `leaselab`, no TLS; the password is unused (the servers trust every user).
 pub fn postgres_sim_config() -> Config {
