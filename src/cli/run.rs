@@ -505,7 +505,7 @@ pub fn parse_partition(text: &str) -> Result<Fault, UsageError> {
     let usage = || {
         UsageError::new(format!(
             "--partition {text}: write A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms \
-             (hosts: app-N, redis, postgres, redis-replica)"
+             (hosts: app-N, redis, postgres, redis-replica, redis-N)"
         ))
     };
     let parts: Vec<&str> = text.split(':').collect();

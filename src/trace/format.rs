@@ -178,7 +178,8 @@ pub struct NetworkSpec {
     pub replication_lag_ms: u64,
 }
 
-/// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`;
+/// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`,
+/// `redis-N` (a Redlock node);
 /// points are `after-acquire`, `after-read`, `before-write`, `before-release`.
 /// The mirror stays (serde on [`Fault`] could write the same JSON): loading turns an unknown
 /// point or host into a [`SpecError`] with its path, the names accepted and the "scenario no
