@@ -422,3 +422,63 @@ fn a_billion_runs_start_without_allocating_for_them() {
     assert!(peak_kb > 0, "read the peak memory");
     assert!(peak_kb < 100 * 1024, "peak RSS {peak_kb} kB");
 }
+
+#[test]
+fn careless_redlock_node_faults_get_exit_2_and_say_how_to_fix_them() {
+    check_all(vec![
+        Case::new(
+            "a node restart without a time",
+            &["run", "redlock-restart", "--node-restart", "redis-2"],
+            2,
+            &["write NODE:AT or NODE:AT:DOWN", "redis-2:150ms"],
+        ),
+        Case::new(
+            "a node that is not a Redlock node",
+            &["run", "redlock-restart", "--node-restart", "redis:10ms"],
+            2,
+            &["'redis' is not a Redlock node", "redis-1 to redis-9"],
+        ),
+        Case::new(
+            "a node past the run's nodes",
+            &["run", "redlock-restart", "--node-restart", "redis-5:10ms"],
+            2,
+            &["there is no redis-5", "redis-1 to redis-3"],
+        ),
+        Case::new(
+            "a node fault on a single Redis",
+            &["run", "step2-lock", "--clock-drift", "redis-1:+50%"],
+            2,
+            &["Redlock node", "--safeguard redlock"],
+        ),
+        Case::new(
+            "a drift that is not a rate",
+            &["run", "redlock-restart", "--clock-drift", "redis-1:fast"],
+            2,
+            &["'fast' is not a rate"],
+        ),
+        Case::new(
+            "the single Redis's fault under Redlock",
+            &["run", "redlock-restart", "--restart-at", "10ms"],
+            2,
+            &["no single Redis", "--node-restart"],
+        ),
+        Case::new(
+            "--redis-nodes for a single-Redis safeguard",
+            &["run", "step2-lock", "--redis-nodes", "3"],
+            2,
+            &["--redis-nodes", "only redlock and redlock-cas"],
+        ),
+        Case::new(
+            "a delayed restart on five nodes is still exclusive",
+            &[
+                "run",
+                "redlock-delayed-restart",
+                "--redis-nodes",
+                "5",
+                "--no-save-traces",
+            ],
+            0,
+            &["OK"],
+        ),
+    ]);
+}

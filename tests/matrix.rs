@@ -191,6 +191,46 @@ fn transfers_and_isolation_levels_are_decided_both_ways_and_redis_faults_are_na(
 }
 
 #[test]
+fn safety_redlock_breaks_under_a_node_restart_or_clock_jump_and_check_and_set_holds() {
+    use Verdict::{Broken, NotApplicable, NotExpressible, Safe};
+    let rows = Row::all();
+    let redlock = rows
+        .iter()
+        .find(|r| r.name == "redlock-3-nodes")
+        .expect("the matrix has a redlock row");
+    let cas = rows
+        .iter()
+        .find(|r| r.name == "redlock-cas-3-nodes")
+        .expect("the matrix has a redlock-cas row");
+    let mut cache = CheckCache::default();
+    let mut decide = |row: &Row, column| {
+        run_cell(row, column, OPTIONS, &mut cache, &mut NoSaver).expect("the cell runs")
+    };
+    for column in [Column::Restart, Column::ClockJump] {
+        let broken = decide(redlock, column);
+        assert_cell(&broken, Some(Broken), Broken);
+        assert!(broken.expected.is_some(), "{column:?} is pinned");
+        assert_eq!(broken.simulated.broken, OPTIONS.runs, "every run breaks");
+        assert_cell(&decide(cas, column), Some(Safe), Safe);
+    }
+    // A pause past the validity: simulated only (the search outgrows the matrix's limit).
+    let paused = decide(redlock, Column::Pause(Point::AfterRead));
+    assert_cell(&paused, None, Broken);
+    assert_eq!(paused.exhaustive.verdict, NotExpressible);
+    assert_cell(&decide(cas, Column::Pause(Point::AfterRead)), None, Safe);
+    // The single Redis's faults do not apply to independent nodes, and say why.
+    for column in [Column::Failover, Column::AofCrash, Column::EvictFence] {
+        let cell = decide(redlock, column);
+        assert_eq!(cell.verdict(), NotApplicable, "{column:?}");
+        assert_eq!(cell.simulated.runs, 0);
+        assert!(
+            cell.simulated.seeds.contains("redlock-3-nodes"),
+            "{column:?}"
+        );
+    }
+}
+
+#[test]
 fn every_broken_cells_traces_replay() {
     let dir = temp_dir("replay");
     let mut saver = DirSaver(dir.clone());

@@ -385,3 +385,62 @@ fn faults_that_need_the_simulator_are_refused_before_anything_runs() {
     assert!(matches!(error, RealError::Server(_)), "{error:?}");
     assert!(error.to_string().contains("cannot reach Redis"), "{error}");
 }
+
+/// Keys of this process left in Redis database `db` (a Redlock node's, in real mode).
+fn leftovers_in_db(config: &RealConfig, db: i64) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let url = config.redis_url.as_deref().expect("a Redis URL");
+        let mut connection = leaselab_sim::clients::redis_url_in_db(url, db)
+            .await
+            .expect("connect to Redis");
+        redis::cmd("KEYS")
+            .arg(format!("leaselab:{}:*", std::process::id()))
+            .query_async(&mut connection)
+            .await
+            .expect("KEYS")
+    })
+}
+
+#[test]
+fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_holds() {
+    let Some(config) = servers("redlock_on_three_logical_nodes_breaks_under_a_long_pause") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Real mode's nodes are databases 1..=3 of the one server; A pauses 1.5 s past its
+    // validity (TTL 1 s), its keys expire on every node and B takes the lock.
+    let mut scenario = leaselab_sim::faults::fault_scenario("redlock-pause", false).unwrap();
+    let broken = run_seeds(&scenario, 1..2, &config);
+    assert_eq!(
+        broken[0].ledger.line(),
+        "accepted=2 balance=90 expected=80 BROKEN"
+    );
+    scenario.safeguard = leaselab_model::safeguard::Safeguard::Redlock {
+        nodes: 3,
+        cas: true,
+    };
+    let held = run_seeds(&scenario, 1..2, &config);
+    assert_eq!(
+        held[0].ledger.line(),
+        "accepted=1 balance=90 expected=90 OK"
+    );
+    assert_eq!(held[0].ledger.rejected, 1);
+    // Without the pause both spend in turn.
+    scenario.faults.clear();
+    let calm = run_seeds(&scenario, 1..2, &config);
+    assert_eq!(
+        calm[0].ledger.line(),
+        "accepted=2 balance=80 expected=80 OK"
+    );
+    assert_clean(&config);
+    for db in 1..=3 {
+        let left = leftovers_in_db(&config, db);
+        assert!(left.is_empty(), "left behind in database {db}: {left:?}");
+    }
+}

@@ -14,6 +14,8 @@ pub enum Host {
     Replica,
     /// PostgreSQL (host `postgres`).
     Postgres,
+    /// Redlock's independent Redis node `n` (1-based), host `redis-n`.
+    Node(u8),
 }
 
 impl Host {
@@ -24,15 +26,22 @@ impl Host {
             Host::Redis => "redis".into(),
             Host::Replica => "redis-replica".into(),
             Host::Postgres => "postgres".into(),
+            Host::Node(n) => format!("redis-{n}"),
         }
     }
 
-    /// Parses `app-N`, `redis`, `redis-replica` or `postgres`.
+    /// Parses `app-N`, `redis`, `redis-replica`, `postgres` or `redis-N` (a Redlock node,
+    /// 1 to [`crate::safeguard::redlock::NODES_MAX`]).
     pub fn parse(name: &str) -> Option<Host> {
         match name {
             "redis" => Some(Host::Redis),
             "redis-replica" | "replica" => Some(Host::Replica),
             "postgres" => Some(Host::Postgres),
+            _ if name.starts_with("redis-") => name
+                .strip_prefix("redis-")
+                .and_then(|n| n.parse::<u8>().ok())
+                .filter(|n| (1..=crate::safeguard::redlock::NODES_MAX).contains(n))
+                .map(Host::Node),
             _ => name
                 .strip_prefix("app-")
                 .and_then(|n| n.parse().ok())
@@ -95,6 +104,18 @@ pub enum Fault {
         until_ms: u64,
         /// Only messages from `a` to `b` are lost.
         one_way: bool,
+    },
+    /// Redlock node `node` (1-based) loses its keyspace at `at_ms` and comes back empty: at
+    /// once when `down_ms` is 0 (a restart without persistence), else after being down for
+    /// `down_ms` (a delayed restart, the Redis page's mitigation when `down_ms` exceeds the
+    /// TTL). Its connections drop either way.
+    NodeRestart {
+        /// Which node.
+        node: u8,
+        /// When.
+        at_ms: u64,
+        /// How long it stays down first (0: back at once).
+        down_ms: u64,
     },
     /// Host `host`'s wall clock jumps by `jump_ms` (positive: forward) at `at_ms`.
     ClockJump {
@@ -176,6 +197,18 @@ impl Fault {
                 if *one_way { "->" } else { "<->" },
                 b.name()
             ),
+            Fault::NodeRestart {
+                node,
+                at_ms,
+                down_ms: 0,
+            } => format!("redis-{node} restarts (no persistence) at {at_ms}ms"),
+            Fault::NodeRestart {
+                node,
+                at_ms,
+                down_ms,
+            } => {
+                format!("redis-{node} crashes at {at_ms}ms and restarts (empty) {down_ms}ms later")
+            }
             Fault::ClockJump {
                 host,
                 at_ms,

@@ -3,7 +3,7 @@
 //! The tutorial's steps are presets ([`Scenario::tutorial`]); every field can be changed from
 //! the command line.
 
-use crate::fault::Fault;
+use crate::fault::{Fault, Host};
 use crate::ledger::{CallerResult, Ledger};
 use crate::postgres::{Isolation, Postgres, Wallet, WriteGuard};
 use crate::redis::Redis;
@@ -305,6 +305,8 @@ impl Scenario {
     pub fn longest_caller_ms(&self, request_ms: u64) -> u64 {
         // Acquire's last attempt, the fence follow-up, read, write, release, a watchdog
         // refresh that overruns the work, and two more for slack.
+        // A Redlock acquire is a round of one request per node (and its undo), its release
+        // another round.
         const REQUESTS: u64 = 8;
         // A caller that retries aborted transactions runs its transaction again after each
         // other caller's commit at most.
@@ -313,6 +315,7 @@ impl Scenario {
         } else {
             1
         };
+        let requests = REQUESTS + 3 * u64::from(self.safeguard.redis_nodes());
         let acquire_ms = if self.safeguard.uses_lock() {
             // Redislock waits TTL by default, the others DEFAULT_ACQUIRE_TIMEOUT_MS.
             self.params
@@ -324,7 +327,7 @@ impl Scenario {
         let fixed = acquire_ms
             .saturating_add(self.params.work_ms.saturating_mul(attempts))
             .saturating_add(self.params.ttl_ms)
-            .saturating_add(REQUESTS.saturating_mul(attempts).saturating_mul(request_ms));
+            .saturating_add(requests.saturating_mul(attempts).saturating_mul(request_ms));
         (1..=self.callers)
             .map(|caller| {
                 let paused = self
@@ -389,6 +392,11 @@ impl Scenario {
                         self.callers
                     )))
                 }
+                Fault::NodeRestart { node, .. }
+                    if *node == 0 || *node > self.safeguard.redis_nodes() =>
+                {
+                    return Err(ParamError(self.no_such_node(fault, *node)))
+                }
                 Fault::Partition {
                     from_ms, until_ms, ..
                 } if until_ms <= from_ms => {
@@ -399,8 +407,38 @@ impl Scenario {
                 }
                 _ => {}
             }
+            let hosts = match fault {
+                Fault::Partition { a, b, .. } => vec![*a, *b],
+                Fault::ClockJump { host, .. }
+                | Fault::ClockDrift { host, .. }
+                | Fault::ClockSlew { host, .. } => vec![*host],
+                _ => Vec::new(),
+            };
+            for host in hosts {
+                if let Host::Node(node) = host {
+                    if node > self.safeguard.redis_nodes() {
+                        return Err(ParamError(self.no_such_node(fault, node)));
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Why `fault` names a node the scenario does not have, and what to use instead.
+    fn no_such_node(&self, fault: &Fault, node: u8) -> String {
+        match self.safeguard.redis_nodes() {
+            0 => format!(
+                "{}: redis-{node} is a Redlock node, and {} locks on one Redis; use --safeguard \
+                 redlock or redlock-cas",
+                fault.describe(),
+                self.safeguard.name()
+            ),
+            nodes => format!(
+                "{}: there is no redis-{node} (the nodes are redis-1 to redis-{nodes})",
+                fault.describe()
+            ),
+        }
     }
 }
 

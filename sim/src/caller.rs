@@ -27,14 +27,14 @@
 
 use std::time::Duration;
 
-use leaselab_model::client::ClientPolicy;
+use leaselab_model::client::{ClientPolicy, Server};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
 use redis::RedisConnectionInfo;
 
+use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
 use crate::clients::{postgres_over_stream, postgres_sim_config, redis_over_stream};
-use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
 use crate::driver::{sleep, CallerEnd, Surroundings};
 use crate::events::What;
 use crate::run::Shared;
@@ -69,8 +69,12 @@ impl Surroundings for Shared {
         }
     }
 
-    async fn open_redis(&self) -> Result<MultiplexedConnection, String> {
-        let stream = turmoil::net::TcpStream::connect((REDIS_HOST, REDIS_PORT))
+    async fn open_redis(&self, server: Server) -> Result<MultiplexedConnection, String> {
+        let host = match server {
+            Server::Node(node) => node_host(node),
+            Server::Redis | Server::Postgres => REDIS_HOST,
+        };
+        let stream = turmoil::net::TcpStream::connect((host, REDIS_PORT))
             .await
             .map_err(|error| format!("cannot connect: {error}"))?;
         redis_over_stream(stream, &RedisConnectionInfo::default(), None)

@@ -20,6 +20,17 @@ use tokio_postgres::{Client, Config};
 pub const REDIS_HOST: &str = "redis";
 /// The turmoil host name of the PostgreSQL server.
 pub const POSTGRES_HOST: &str = "postgres";
+/// The host names of Redlock's independent nodes, `redis-1` to `redis-9` (node n is
+/// `NODE_HOSTS[n - 1]`; they listen on [`REDIS_PORT`]).
+pub const NODE_HOSTS: [&str; 9] = [
+    "redis-1", "redis-2", "redis-3", "redis-4", "redis-5", "redis-6", "redis-7", "redis-8",
+    "redis-9",
+];
+
+/// Redlock node `node`'s (1-based) host name.
+pub fn node_host(node: u8) -> &'static str {
+    NODE_HOSTS[usize::from(node) - 1]
+}
 /// The port Redis listens on.
 pub const REDIS_PORT: u16 = 6379;
 /// The port PostgreSQL listens on.
@@ -140,6 +151,21 @@ pub async fn redis_url(
     let stream = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
     stream.set_nodelay(true)?;
     redis_over_stream(stream, info.redis_settings(), response_timeout).await
+}
+
+/// Connects to the real Redis at `url` and selects database `db` on the connection (every
+/// reconnect selects it again): real mode's Redlock node `db`.
+pub async fn redis_url_in_db(url: &str, db: i64) -> Result<MultiplexedConnection, ConnectError> {
+    let info = url.into_connection_info()?;
+    let ConnectionAddr::Tcp(host, port) = info.addr() else {
+        return Err(ConnectError::Url(format!(
+            "{url}: only plain TCP redis:// URLs are supported (no TLS, no unix sockets)"
+        )));
+    };
+    let stream = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+    stream.set_nodelay(true)?;
+    let settings = info.redis_settings().clone().set_db(db);
+    redis_over_stream(stream, &settings, None).await
 }
 
 /// The `tokio-postgres` configuration of the simulated clients: user and database

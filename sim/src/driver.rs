@@ -32,7 +32,7 @@ use redis::Value;
 use tokio::time::error::Elapsed;
 use tokio::time::Instant;
 
-use crate::clients::{POSTGRES_HOST, REDIS_HOST};
+use crate::clients::{node_host, POSTGRES_HOST, REDIS_HOST};
 use crate::events::What;
 
 /// Where a caller runs: its clock, how it reaches the servers, where its log and its end go.
@@ -48,8 +48,9 @@ pub(crate) trait Surroundings {
     fn log(&self, host: &str, what: What);
     /// Waits until the caller may start: the release plus `start_offset_ms`.
     async fn wait_for_start(&self, start_offset_ms: u64);
-    /// Opens a Redis connection (without the dial deadline, which [`drive`] adds).
-    async fn open_redis(&self) -> Result<MultiplexedConnection, String>;
+    /// Opens a connection to a Redis `server` (the single Redis, or a Redlock node), without
+    /// the dial deadline, which [`drive`] adds.
+    async fn open_redis(&self, server: Server) -> Result<MultiplexedConnection, String>;
     /// Opens a PostgreSQL session named `application_name` (without the dial deadline).
     async fn open_postgres(&self, application_name: &str)
         -> Result<tokio_postgres::Client, String>;
@@ -164,7 +165,7 @@ fn host_name(server: Server) -> &'static str {
     match server {
         Server::Redis => REDIS_HOST,
         Server::Postgres => POSTGRES_HOST,
-        Server::Node(_) => "redis-node",
+        Server::Node(node) => node_host(node),
     }
 }
 
@@ -194,7 +195,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
         name,
         rng,
         env: env.clone(),
-        redis: None,
+        redis: BTreeMap::new(),
         postgres: None,
         prepared: BTreeMap::new(),
         scripts: BTreeMap::new(),
@@ -224,14 +225,18 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
         };
         match output {
             Output::BeginRedis {
+                server,
                 request,
                 timeout_ms,
-                ..
             } => {
                 host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
                 host.log(What::RedisRequest {
                     request: request.clone(),
                     timeout_ms,
+                    node: match server {
+                        Server::Node(node) => Some(node),
+                        Server::Redis | Server::Postgres => None,
+                    },
                 });
             }
             Output::BeginSql { request } => {
@@ -253,21 +258,21 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 Ok(Err(error)) => client.handle_connect_failed(conn, error),
                 Err(_) => host.timed_out(&mut client),
             },
-            Output::SendRedis { request, .. } => {
-                match within(host.deadline, host.redis_attempt(&request)).await {
-                    Ok(Ok(reply)) => {
-                        host.env.redis_replied(&request, &reply);
-                        let reading = client.machine().reading(&Input::Redis(reply.clone()));
-                        host.log(What::RedisReply {
-                            reply: reply.clone(),
-                            reading,
-                        });
-                        client.handle_redis_reply(reply);
-                    }
-                    Ok(Err(error)) => client.handle_connection_broke(error),
-                    Err(_) => host.timed_out(&mut client),
+            Output::SendRedis {
+                server, request, ..
+            } => match within(host.deadline, host.redis_attempt(server, &request)).await {
+                Ok(Ok(reply)) => {
+                    host.env.redis_replied(&request, &reply);
+                    let reading = client.machine().reading(&Input::Redis(reply.clone()));
+                    host.log(What::RedisReply {
+                        reply: reply.clone(),
+                        reading,
+                    });
+                    client.handle_redis_reply(reply);
                 }
-            }
+                Ok(Err(error)) => client.handle_connection_broke(error),
+                Err(_) => host.timed_out(&mut client),
+            },
             Output::SendSql { request, .. } => {
                 if host
                     .postgres
@@ -291,7 +296,9 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             }
             Output::Close { server, reason, .. } => {
                 match server {
-                    Server::Redis | Server::Node(_) => host.redis = None,
+                    Server::Redis | Server::Node(_) => {
+                        host.redis.remove(&server);
+                    }
                     Server::Postgres => host.postgres = None,
                 }
                 host.log(match reason {
@@ -372,7 +379,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
     }
     // Close the connections so the servers end their sessions, and let the client drivers
     // send their goodbyes before the caller stops.
-    host.redis = None;
+    host.redis.clear();
     host.postgres = None;
     tokio::task::yield_now().await;
     tokio::task::yield_now().await;
@@ -384,7 +391,8 @@ struct CallerIo<E> {
     name: String,
     rng: ChaCha8Rng,
     env: Rc<E>,
-    redis: Option<MultiplexedConnection>,
+    /// The open Redis connections: to the single Redis, or to each Redlock node.
+    redis: BTreeMap<Server, MultiplexedConnection>,
     postgres: Option<tokio_postgres::Client>,
     prepared: BTreeMap<String, tokio_postgres::Statement>,
     scripts: BTreeMap<ScriptId, redis::Script>,
@@ -420,18 +428,14 @@ impl<E: Surroundings> CallerIo<E> {
         let dial = Duration::from_millis(dial_timeout_ms);
         let env = self.env.clone();
         let result = match server {
-            Server::Redis => match timeout(dial, env.open_redis()).await {
+            Server::Redis | Server::Node(_) => match timeout(dial, env.open_redis(server)).await {
                 Ok(Ok(connection)) => {
-                    self.redis = Some(connection);
+                    self.redis.insert(server, connection);
                     Ok(())
                 }
                 Ok(Err(error)) => Err(error),
                 Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
             },
-            Server::Node(node) => Err(format!(
-                "the simulation hosts one Redis, not Redlock node {node} (redlock is decided by \
-                 leaselab check so far)"
-            )),
             Server::Postgres => match timeout(dial, env.open_postgres(&self.name)).await {
                 Ok(Ok(client)) => {
                     self.postgres = Some(client);
@@ -455,12 +459,16 @@ impl<E: Surroundings> CallerIo<E> {
 
     /// One send on the open connection: the request, the reply. An error is a broken
     /// connection; a Redis error reply is a reply.
-    async fn redis_attempt(&mut self, request: &RedisRequest) -> Result<Reply, String> {
+    async fn redis_attempt(
+        &mut self,
+        server: Server,
+        request: &RedisRequest,
+    ) -> Result<Reply, String> {
         self.env.client_cpu().await;
         self.network_delay().await;
         let connection = self
             .redis
-            .as_mut()
+            .get_mut(&server)
             .expect("the client core sends on an open connection");
         let result = match request {
             RedisRequest::Command(command) => {

@@ -57,6 +57,9 @@ pub enum What {
         request: RedisRequest,
         /// Its timeout (the safeguard's, or the client's read timeout).
         timeout_ms: u64,
+        /// The Redlock node it went to (1-based); none for the single Redis.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<u8>,
     },
     /// Redis answered a caller.
     RedisReply {
@@ -248,6 +251,20 @@ pub enum What {
         /// Its value before, if it existed.
         value: Option<String>,
     },
+    /// A Redlock node lost its keyspace: restarted at once without persistence (`down_ms`
+    /// 0), or crashed to come back `down_ms` later ([`What::NodeBack`]); its connections
+    /// dropped.
+    NodeRestart {
+        /// The node (1-based).
+        node: u8,
+        /// How long it stays down.
+        down_ms: u64,
+    },
+    /// A crashed Redlock node is back, empty.
+    NodeBack {
+        /// The node (1-based).
+        node: u8,
+    },
     /// A server's wall clock jumped.
     ClockJump {
         /// Whose clock (not `host`: every event has a `host`, the one that logged it).
@@ -334,8 +351,10 @@ pub fn render(event: &Event) -> String {
         What::RedisRequest {
             request,
             timeout_ms,
+            node,
         } => format!(
-            "-> redis {} (timeout {timeout_ms}ms)",
+            "-> redis{} {} (timeout {timeout_ms}ms)",
+            node.map(|n| format!("-{n}")).unwrap_or_default(),
             request.describe()
         ),
         What::RedisReply { reply, reading } => {
@@ -457,6 +476,13 @@ pub fn render(event: &Event) -> String {
             "EVICTED {key} (was {}) by an allkeys policy",
             value.as_deref().unwrap_or("missing")
         ),
+        What::NodeRestart { node, down_ms: 0 } => {
+            format!("REDIS-{node} RESTART without persistence")
+        }
+        What::NodeRestart { node, down_ms } => {
+            format!("REDIS-{node} CRASH, keyspace lost; back in {down_ms}ms")
+        }
+        What::NodeBack { node } => format!("redis-{node} is back, empty"),
         What::ClockJump { server, jump_ms } => {
             format!("clock of {server} jumps {jump_ms:+}ms")
         }

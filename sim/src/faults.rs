@@ -73,6 +73,23 @@ pub enum Action {
     RedisCrashAof,
     /// Evict the fence counter.
     EvictFenceCounter,
+    /// Redlock node `node` restarts empty at once (its connections drop).
+    NodeRestart {
+        /// Which node.
+        node: u8,
+    },
+    /// Redlock node `node` crashes empty; it comes back `down_ms` later ([`Action::NodeBack`]).
+    NodeCrash {
+        /// Which node.
+        node: u8,
+        /// For how long.
+        down_ms: u64,
+    },
+    /// Redlock node `node` is back after a crash, empty.
+    NodeBack {
+        /// Which node.
+        node: u8,
+    },
     /// A server clock jumps (the clock itself already knows; this logs it).
     ClockJump {
         /// Whose clock.
@@ -96,6 +113,28 @@ impl Schedule {
         for fault in &scenario.faults {
             match fault {
                 Fault::Pause { .. } => {}
+                Fault::NodeRestart {
+                    node,
+                    at_ms,
+                    down_ms: 0,
+                } => actions.push((timeline.at_ms(*at_ms), Action::NodeRestart { node: *node })),
+                Fault::NodeRestart {
+                    node,
+                    at_ms,
+                    down_ms,
+                } => {
+                    actions.push((
+                        timeline.at_ms(*at_ms),
+                        Action::NodeCrash {
+                            node: *node,
+                            down_ms: *down_ms,
+                        },
+                    ));
+                    actions.push((
+                        timeline.at_ms(at_ms.saturating_add(*down_ms)),
+                        Action::NodeBack { node: *node },
+                    ));
+                }
                 Fault::Failover { at_ms } => {
                     actions.push((timeline.at_ms(*at_ms), Action::Failover))
                 }
@@ -176,54 +215,93 @@ impl Schedule {
     }
 }
 
-/// The wall clocks of the primary and of the replica, with the scenario's jumps, drifts and
-/// slews.
-pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, ServerClock) {
-    let mut primary = ServerClock::new();
-    let mut replica = ServerClock::new();
+/// The wall clock of `host` (the primary, the replica or a Redlock node), with the scenario's
+/// jumps, drifts and slews aimed at it.
+pub fn server_clock(scenario: &Scenario, timeline: &Timeline, host: Host) -> ServerClock {
+    let mut clock = ServerClock::new();
     for fault in &scenario.faults {
-        let (host, change): (&Host, &dyn Fn(&mut ServerClock)) = match fault {
+        match *fault {
             Fault::ClockJump {
-                host,
+                host: on,
                 at_ms,
                 jump_ms,
-            } => (host, &|clock: &mut ServerClock| {
-                clock.add_jump(Jump {
-                    at: timeline.at_ms(*at_ms),
-                    by_ms: *jump_ms,
-                })
+            } if on == host => clock.add_jump(Jump {
+                at: timeline.at_ms(at_ms),
+                by_ms: jump_ms,
             }),
-            Fault::ClockDrift { host, rate_ppm } => (host, &|clock: &mut ServerClock| {
-                clock.set_drift(Drift {
-                    from: timeline.at_ms(0),
-                    rate_ppm: *rate_ppm,
-                })
+            Fault::ClockDrift { host: on, rate_ppm } if on == host => clock.set_drift(Drift {
+                from: timeline.at_ms(0),
+                rate_ppm,
             }),
             Fault::ClockSlew {
-                host,
+                host: on,
                 at_ms,
                 offset_ms,
                 rate_ppm,
-            } => (host, &|clock: &mut ServerClock| {
-                clock.add_slew(Slew {
-                    at: timeline.at_ms(*at_ms),
-                    offset_ms: *offset_ms,
-                    rate_ppm: *rate_ppm,
-                })
+            } if on == host => clock.add_slew(Slew {
+                at: timeline.at_ms(at_ms),
+                offset_ms,
+                rate_ppm,
             }),
-            _ => continue,
-        };
-        match host {
-            Host::Redis => change(&mut primary),
-            Host::Replica => change(&mut replica),
             _ => {}
         }
     }
-    (primary, replica)
+    clock
+}
+
+/// The wall clocks of the primary and of the replica.
+pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, ServerClock) {
+    (
+        server_clock(scenario, timeline, Host::Redis),
+        server_clock(scenario, timeline, Host::Replica),
+    )
+}
+
+/// The wall clocks of Redlock's nodes (node n at index n − 1); none for a single-Redis
+/// safeguard.
+pub fn node_clocks(scenario: &Scenario, timeline: &Timeline) -> Vec<ServerClock> {
+    (1..=scenario.safeguard.redis_nodes())
+        .map(|node| server_clock(scenario, timeline, Host::Node(node)))
+        .collect()
+}
+
+/// Redlock runs host its nodes and no single Redis: the faults of the single Redis are refused,
+/// the nodes' own checked.
+fn validate_redlock(scenario: &Scenario) -> Result<(), ParamError> {
+    for fault in &scenario.faults {
+        let single = match fault {
+            Fault::Failover { .. }
+            | Fault::RedisRestart { .. }
+            | Fault::RedisCrashAof { .. }
+            | Fault::EvictFenceCounter { .. } => true,
+            Fault::Partition { a, b, .. } => [a, b]
+                .iter()
+                .any(|host| matches!(host, Host::Redis | Host::Replica)),
+            Fault::ClockJump { host, .. }
+            | Fault::ClockDrift { host, .. }
+            | Fault::ClockSlew { host, .. } => !matches!(host, Host::Node(_)),
+            _ => false,
+        };
+        if single {
+            return Err(ParamError(format!(
+                "{}: {} runs on {} independent nodes, redis-1 to redis-{}, and no single Redis; \
+                 use the node faults (--node-restart, --partition app-1:redis-2:..., \
+                 --clock-jump redis-2:..., --clock-drift redis-2:...)",
+                fault.describe(),
+                scenario.safeguard.name(),
+                scenario.safeguard.redis_nodes(),
+                scenario.safeguard.redis_nodes()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Checks what the simulation needs beyond [`Scenario::validate`]: faults it can carry out.
 pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
+    if scenario.safeguard.redis_nodes() > 0 {
+        validate_redlock(scenario)?;
+    }
     let failovers = scenario
         .faults
         .iter()
@@ -317,11 +395,12 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
             Fault::ClockJump { host, .. }
             | Fault::ClockDrift { host, .. }
             | Fault::ClockSlew { host, .. }
-                if !matches!(host, Host::Redis | Host::Replica) =>
+                if !matches!(host, Host::Redis | Host::Replica | Host::Node(_)) =>
             {
                 return Err(ParamError(format!(
                     "{}: only the Redis servers' clocks matter (callers use monotonic time, \
-                     PostgreSQL's clock is not used); jump redis or redis-replica",
+                     PostgreSQL's clock is not used); jump redis, redis-replica or a Redlock \
+                     node (redis-N)",
                     fault.describe()
                 )));
             }
@@ -332,16 +411,49 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
 }
 
 /// The fault scenarios beyond the tutorial, by name.
-pub const FAULT_SCENARIOS: [&str; 6] = [
+pub const FAULT_SCENARIOS: [&str; 10] = [
     "failover-fencing",
     "partition-watchdog",
     "aof-crash",
     "evict-fence",
     "wait-failover",
     "wait-lag",
+    "redlock-restart",
+    "redlock-clock-jump",
+    "redlock-delayed-restart",
+    "redlock-pause",
 ];
 
-/// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`).
+/// The Redlock scenarios' common ground: `redlock` on 3 nodes, 2 callers, a 1 s TTL (so a
+/// node's timeout is 100 ms), 300 ms of work; B starts 200 ms after A.
+fn redlock_scenario(name: &str) -> Scenario {
+    let mut scenario = Scenario::new(
+        name,
+        Safeguard::Redlock {
+            nodes: 3,
+            cas: false,
+        },
+    );
+    scenario.callers = 2;
+    scenario.params.ttl_ms = 1_000;
+    scenario.params.work_ms = 300;
+    scenario.start_offsets_ms = vec![0, 200];
+    scenario
+}
+
+/// A cannot reach redis-3 for the first 2 s: it holds the lock on redis-1 and redis-2 only, a
+/// bare majority (Kleppmann's "network issues").
+fn a_cut_from_node_3() -> Fault {
+    Fault::Partition {
+        a: Host::Caller(1),
+        b: Host::Node(3),
+        from_ms: 0,
+        until_ms: 2_000,
+        one_way: false,
+    }
+}
+
+/// A fault scenario by name (`failover-fencing [--unfenced]`, `partition-watchdog`, ...).
 ///
 /// - `failover-fencing`: fenced lock (`fence < $2`), 2 callers, 2 s TTL. A takes the lock
 ///   and token 33, reads 100, and pauses 100 ms. At 20 ms the primary dies before A's lock key
@@ -372,6 +484,20 @@ pub const FAULT_SCENARIOS: [&str; 6] = [
 /// - `wait-lag`: the same, with the replica 600 ms behind, more than WAIT's 500 ms: every WAIT
 ///   answers 0, so A and B give up instead of both spending (the plain lease is BROKEN here,
 ///   `--safeguard lease`): WAIT turns the lost lock into unavailability, at best.
+/// - `redlock-restart`: Redlock on 3 nodes, TTL 1 s, work 300 ms. A cannot reach redis-3, so
+///   it holds the lock on redis-1 and redis-2. At 150 ms redis-2 restarts without persistence
+///   and forgets A's key; B (from 200 ms) gets redis-2 and redis-3, a majority too. Both read
+///   100 and write 90: BROKEN. With `--safeguard redlock-cas` the later write checks the
+///   version it read and is refused: OK.
+/// - `redlock-clock-jump`: the same, but at 150 ms redis-2's clock jumps +1 s and A's key
+///   there expires at once: BROKEN (redlock-cas: OK).
+/// - `redlock-delayed-restart`: the same, but redis-2 crashes at 150 ms and comes back (empty)
+///   only 1.1 s later, after the TTL, as the Redis page advises. B finds redis-1 busy and
+///   redis-2 down until A has released; then it gets redis-1 and redis-3 and spends from
+///   A's 90: OK, and the two never hold the lock together.
+/// - `redlock-pause`: no network or node fault; A holds all three nodes and pauses 1.5 s
+///   after reading, past its validity. The keys expire, B takes the lock and spends; A wakes
+///   and writes its stale balance: BROKEN (redlock-cas: OK).
 pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError> {
     match name {
         "wait-failover" | "wait-lag" => {
@@ -460,6 +586,51 @@ pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError
             if unfenced {
                 scenario.name = format!("{name} --unfenced");
             }
+            Ok(scenario)
+        }
+        "redlock-restart" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::NodeRestart {
+                    node: 2,
+                    at_ms: 150,
+                    down_ms: 0,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-clock-jump" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::ClockJump {
+                    host: Host::Node(2),
+                    at_ms: 150,
+                    jump_ms: 1_000,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-delayed-restart" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![
+                a_cut_from_node_3(),
+                Fault::NodeRestart {
+                    node: 2,
+                    at_ms: 150,
+                    down_ms: 1_100,
+                },
+            ];
+            Ok(scenario)
+        }
+        "redlock-pause" => {
+            let mut scenario = redlock_scenario(name);
+            scenario.faults = vec![Fault::Pause {
+                caller: 1,
+                at: Point::AfterRead,
+                pause_ms: 1_500,
+            }];
             Ok(scenario)
         }
         other => Err(ParamError(format!("unknown fault scenario '{other}'"))),

@@ -40,11 +40,13 @@ use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 use tokio_postgres::config::Host;
 
-use crate::clients::{postgres_over_stream, postgres_real, redis_over_stream, redis_url};
+use crate::clients::{
+    postgres_over_stream, postgres_real, redis_over_stream, redis_url, redis_url_in_db,
+};
 use crate::driver::{drive, CallerEnd, Surroundings};
 use crate::events::{Event, What};
 use crate::run::{assemble, caller_specs, host_rng, FinalState, RunReport};
-use leaselab_model::client::ClientPolicy;
+use leaselab_model::client::{ClientPolicy, Server};
 
 /// Where the real servers are and how the run behaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,6 +144,10 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
             Fault::ClockJump { .. } => {
                 "a clock jump needs the simulator's server clocks; a real Redis uses the \
                  machine's clock"
+            }
+            Fault::NodeRestart { .. } => {
+                "a node restart would empty a real Redis server; only the simulator's \
+                 stand-ins can be restarted"
             }
         };
         return Err(RealError::Refused(format!(
@@ -415,7 +421,13 @@ impl Surroundings for RealWorld {
         tokio::time::sleep_until(at + Duration::from_millis(start_offset_ms)).await;
     }
 
-    async fn open_redis(&self) -> Result<MultiplexedConnection, String> {
+    async fn open_redis(&self, server: Server) -> Result<MultiplexedConnection, String> {
+        // Redlock's node n is database n of the one real server (see `node_databases`).
+        if let Server::Node(node) = server {
+            return redis_url_in_db(&self.redis_url, i64::from(node))
+                .await
+                .map_err(|error| error.to_string());
+        }
         redis_url(&self.redis_url, None)
             .await
             .map_err(|error| error.to_string())
@@ -456,9 +468,26 @@ impl Surroundings for RealWorld {
     }
 }
 
+/// Adds to `pipe` the deletion of the lock key in every Redlock node's database, then selects
+/// database 0 again. Real mode runs Redlock's N nodes as databases 1..=N of the one server
+/// (`SELECT n`): independent keyspaces with the callers' own keys and no key rewriting, but
+/// one process, so they are not independent machines (real mode injects no node faults).
+fn node_databases(pipe: &mut redis::Pipeline, scenario: &Scenario, lock: &[u8]) {
+    let nodes = scenario.safeguard.redis_nodes();
+    for node in 1..=nodes {
+        pipe.cmd("SELECT").arg(node).ignore();
+        pipe.cmd("DEL").arg(lock).ignore();
+    }
+    if nodes > 0 {
+        pipe.cmd("SELECT").arg(0).ignore();
+    }
+}
+
 /// The run's own connections for seeding, reading and cleaning up.
 struct Admin {
     redis: Option<(MultiplexedConnection, String)>,
+    /// Redlock's nodes, databases 1..=nodes of the Redis server (0: a single Redis).
+    nodes: u8,
     postgres: Option<(tokio_postgres::Client, String)>,
     plan: CleanupPlan,
 }
@@ -478,6 +507,7 @@ impl Admin {
     ) -> Result<Admin, RealError> {
         let keys = &scenario.params.keys;
         let mut admin = Admin {
+            nodes: scenario.safeguard.redis_nodes(),
             redis: None,
             postgres: None,
             plan: CleanupPlan {
@@ -535,6 +565,7 @@ impl Admin {
                     .arg(scenario.initial_fence_counter)
                     .ignore();
             }
+            node_databases(&mut pipe, scenario, &keys.lock);
             within(url, "seeding", pipe.query_async::<()>(connection))
                 .await?
                 .map_err(|error| RealError::Server(redis_failure(url, "seeding", &error)))?;
@@ -620,9 +651,19 @@ impl Admin {
     async fn cleanup(&mut self) -> Result<(), RealError> {
         let mut errors = Vec::new();
         if let (Some((connection, url)), Some((_, keys))) = (&mut self.redis, &self.plan.redis) {
-            let mut del = redis::cmd("DEL");
+            let mut del = redis::pipe();
+            del.cmd("DEL").ignore();
             for key in keys {
                 del.arg(key);
+            }
+            if let Some(lock) = keys.get(1) {
+                for node in 1..=self.nodes {
+                    del.cmd("SELECT").arg(node).ignore();
+                    del.cmd("DEL").arg(lock).ignore();
+                }
+                if self.nodes > 0 {
+                    del.cmd("SELECT").arg(0).ignore();
+                }
             }
             match within(
                 url,

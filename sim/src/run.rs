@@ -34,11 +34,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::clients::{POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
+use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
 use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TICK};
 use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan};
 use crate::events::{digest, Event, EventLog, What};
-use crate::faults::{server_clocks, Action, Schedule};
+use crate::faults::{node_clocks, server_clocks, Action, Schedule};
 use crate::observer::{Observer, Protocol};
 use crate::pg_server::PgServer;
 use crate::redis_server::{RedisServer, Replicas};
@@ -493,6 +493,13 @@ fn shared_world(
     let aof = Schedule::appendfsync(scenario)
         .map(|appendfsync| Aof::new(appendfsync, &initial_effects, 0));
     let (primary_clock, replica_clock) = server_clocks(scenario, &timeline);
+    let nodes = node_clocks(scenario, &timeline)
+        .into_iter()
+        .map(|clock| Node {
+            redis: Rc::new(RefCell::new(Redis::new())),
+            clock,
+        })
+        .collect();
     let (specs, owners) = caller_specs(scenario, seed)?;
     let shared = Rc::new(Shared {
         conditions: Conditions {
@@ -509,6 +516,7 @@ fn shared_world(
             primary_clock,
             replica_clock,
             failed_over: Cell::new(false),
+            nodes,
         },
         watch: Watch {
             lock: scenario.safeguard.uses_lock().then(|| LockWatch {
@@ -577,6 +585,27 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             Ok(())
         }
     });
+    for (index, node) in shared.servers.nodes.iter().enumerate() {
+        let number = index as u8 + 1;
+        let clock_shared = shared.clone();
+        let clock_ms = Rc::new(move || {
+            let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
+            clock_shared.node_ms(number, now)
+        });
+        let node_observer: Rc<dyn Observer> = Rc::new(NodeObserver {
+            shared: shared.clone(),
+            node: number,
+        });
+        let node_server = RedisServer::new(node.redis.clone(), clock_ms, node_observer);
+        sim.host(node_host(number), move || {
+            let server = node_server.clone();
+            async move {
+                let listener = turmoil::net::TcpListener::bind(("0.0.0.0", REDIS_PORT)).await?;
+                server.serve_turmoil(listener).await?;
+                Ok(())
+            }
+        });
+    }
     let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone());
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
@@ -692,7 +721,9 @@ pub(crate) fn caller_specs(
 ) -> Result<(Vec<CallerSpec>, Owners), ParamError> {
     let mut specs = Vec::with_capacity(scenario.callers as usize);
     let mut owners = BTreeMap::new();
-    let uses_redis = scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis;
+    // Redlock's callers connect to each node on their first request to it.
+    let uses_redis = scenario.safeguard.redis_nodes() == 0
+        && (scenario.safeguard.uses_lock() || scenario.balance_in() == BalanceIn::Redis);
     let uses_postgres = scenario.balance_in() == BalanceIn::Postgres;
     for index in 1..=scenario.callers {
         let name = Host::Caller(index).name();
@@ -747,8 +778,14 @@ fn report(
         }
     };
     let fence_counter = read_i64(&keys.fence);
-    let lock_left_behind =
-        scenario.safeguard.uses_lock() && redis.peek(&keys.lock, server_ms).is_some();
+    let on_a_node = shared.servers.nodes.iter().any(|node| {
+        node.redis
+            .borrow()
+            .peek(&keys.lock, node.clock.now_ms(end))
+            .is_some()
+    });
+    let lock_left_behind = scenario.safeguard.uses_lock()
+        && (redis.peek(&keys.lock, server_ms).is_some() || on_a_node);
     let ends = shared.record.ends.borrow();
     let tokens_issued = shared.watch.tokens_issued.borrow().clone();
     let mut report = assemble(
@@ -903,6 +940,15 @@ struct Servers {
     primary_clock: ServerClock,
     replica_clock: ServerClock,
     failed_over: Cell<bool>,
+    /// Redlock's independent nodes (node n at index n − 1; none for a single-Redis
+    /// safeguard), each with its own keyspace and wall clock, no replication between them.
+    nodes: Vec<Node>,
+}
+
+/// One Redlock node: its keyspace and its wall clock (with its jumps and drift).
+struct Node {
+    redis: Rc<RefCell<Redis>>,
+    clock: ServerClock,
 }
 
 /// The lock's watch: the lock key's holder as the serving Redis stores it (when the
@@ -962,6 +1008,11 @@ impl Shared {
     /// The serving Redis's wall clock at simulated time `sim`.
     fn server_ms(&self, sim: Duration) -> u64 {
         self.serving_clock().now_ms(sim)
+    }
+
+    /// Redlock node `node`'s (1-based) wall clock at simulated time `sim`.
+    fn node_ms(&self, node: u8, sim: Duration) -> u64 {
+        self.servers.nodes[usize::from(node) - 1].clock.now_ms(sim)
     }
 
     /// The caller host on a server connection, if known.
@@ -1189,6 +1240,26 @@ impl Shared {
                 sim.bounce(REDIS_HOST);
             }
             Action::RedisCrashAof => self.crash_and_load_aof(sim, now),
+            Action::NodeRestart { node } => {
+                self.servers.nodes[usize::from(node) - 1]
+                    .redis
+                    .borrow_mut()
+                    .restart_empty();
+                self.log(now, "world", What::NodeRestart { node, down_ms: 0 });
+                sim.bounce(node_host(node));
+            }
+            Action::NodeCrash { node, down_ms } => {
+                self.servers.nodes[usize::from(node) - 1]
+                    .redis
+                    .borrow_mut()
+                    .restart_empty();
+                self.log(now, "world", What::NodeRestart { node, down_ms });
+                sim.crash(node_host(node));
+            }
+            Action::NodeBack { node } => {
+                self.log(now, "world", What::NodeBack { node });
+                sim.bounce(node_host(node));
+            }
             Action::EvictFenceCounter => self.evict_fence_counter(now),
             Action::ClockJump { host, jump_ms } => self.log(
                 now,
@@ -1307,6 +1378,84 @@ impl Observer for RunObserver {
         self.shared.log(
             self.shared.step_now.get(),
             protocol.name(),
+            What::ConnectionClosed { conn: conn_id },
+        );
+    }
+}
+
+/// Logs what a Redlock node executes and who is connected to it (the nodes keep no lock
+/// watch, no replica and no append-only file).
+struct NodeObserver {
+    shared: Rc<Shared>,
+    node: u8,
+}
+
+impl Observer for NodeObserver {
+    fn redis_command(&self, conn_id: u64, argv: &[Vec<u8>], reply: &Reply) {
+        let shared = &self.shared;
+        let now = turmoil::sim_elapsed().unwrap_or_else(|| shared.step_now.get());
+        let host = node_host(self.node);
+        let client = shared
+            .record
+            .clients
+            .borrow()
+            .get(&(host, conn_id))
+            .cloned();
+        shared.log(
+            now,
+            host,
+            What::RedisExecuted {
+                conn: conn_id,
+                client,
+                argv: argv
+                    .iter()
+                    .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                    .collect(),
+                reply: reply.clone(),
+                clock_ms: shared.node_ms(self.node, now),
+            },
+        );
+        shared.servers.nodes[usize::from(self.node) - 1]
+            .redis
+            .borrow_mut()
+            .drain_effects();
+    }
+
+    fn sql_statement(
+        &self,
+        _conn_id: u64,
+        _sql: &str,
+        _params: &[i64],
+        _result: &Result<QueryResult, PgError>,
+    ) {
+        unreachable!("a Redis node runs no SQL");
+    }
+
+    fn connection_opened(&self, _protocol: Protocol, conn_id: u64, peer: Option<SocketAddr>) {
+        let host = node_host(self.node);
+        let client = peer.and_then(|peer| turmoil::reverse_lookup(peer.ip()));
+        if let Some(client) = &client {
+            self.shared
+                .record
+                .clients
+                .borrow_mut()
+                .insert((host, conn_id), client.clone());
+        }
+        let now = turmoil::sim_elapsed().unwrap_or_else(|| self.shared.step_now.get());
+        self.shared.log(
+            now,
+            host,
+            What::ConnectionOpened {
+                conn: conn_id,
+                client,
+            },
+        );
+    }
+
+    fn connection_closed(&self, _protocol: Protocol, conn_id: u64) {
+        self.shared.log(
+            self.shared.step_now.get(),
+            node_host(self.node),
             What::ConnectionClosed { conn: conn_id },
         );
     }

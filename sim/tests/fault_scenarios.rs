@@ -339,3 +339,163 @@ fn the_report_serialises_with_self_describing_events() {
         .any(|e| e["event"] == "pause-start" && e["point"] == "after-read" && e["ms"] == 250));
     assert!(events.iter().any(|e| e["event"] == "lease-expired"));
 }
+
+/// Runs a Redlock preset with `redlock` and `redlock-cas` on seeds 1..=`seeds`: each run's
+/// ledger line.
+fn redlock_lines(preset: &str, cas: bool, seeds: u64) -> Vec<String> {
+    let mut scenario = fault_scenario(preset, false).unwrap();
+    scenario.safeguard = leaselab_model::safeguard::Safeguard::Redlock { nodes: 3, cas };
+    (1..=seeds)
+        .map(|seed| {
+            let report = run(&scenario, seed).unwrap();
+            assert!(report.finished, "{preset} seed {seed}: {}", report.line());
+            report.ledger.line()
+        })
+        .collect()
+}
+
+/// Who each node granted the lock to, in order, from the nodes' own reports.
+fn node_grants(report: &leaselab_sim::run::RunReport) -> Vec<(String, String)> {
+    report
+        .events
+        .iter()
+        .filter_map(|e| match &e.what {
+            What::RedisExecuted {
+                client: Some(client),
+                argv,
+                reply: Reply::Status(ok),
+                ..
+            } if e.host.starts_with("redis-") && argv[0] == "SET" && ok == "OK" => {
+                Some((e.host.clone(), client.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_redlock_node_restarted_without_persistence_hands_the_lock_out_twice() {
+    let scenario = fault_scenario("redlock-restart", false).unwrap();
+    let report = run(&scenario, 1).unwrap();
+    // A holds redis-1 and redis-2 (redis-3 is cut off from it); redis-2 forgets A's key and
+    // grants B, and so does redis-3: two majorities.
+    assert_eq!(
+        node_grants(&report),
+        [
+            ("redis-1", "app-1"),
+            ("redis-2", "app-1"),
+            ("redis-2", "app-2"),
+            ("redis-3", "app-2"),
+        ]
+        .map(|(node, caller)| (node.to_string(), caller.to_string()))
+    );
+    assert!(report.events.iter().any(|e| e.what
+        == What::NodeRestart {
+            node: 2,
+            down_ms: 0
+        }));
+    for line in redlock_lines("redlock-restart", false, 5) {
+        assert_eq!(line, "accepted=2 balance=90 expected=80 BROKEN");
+    }
+    for line in redlock_lines("redlock-restart", true, 5) {
+        assert_eq!(line, "accepted=1 balance=90 expected=90 OK");
+    }
+}
+
+#[test]
+fn a_redlock_node_clock_jump_expires_the_key_and_hands_the_lock_out_twice() {
+    for line in redlock_lines("redlock-clock-jump", false, 5) {
+        assert_eq!(line, "accepted=2 balance=90 expected=80 BROKEN");
+    }
+    for line in redlock_lines("redlock-clock-jump", true, 5) {
+        assert_eq!(line, "accepted=1 balance=90 expected=90 OK");
+    }
+}
+
+#[test]
+fn a_delayed_node_restart_keeps_the_lock_exclusive() {
+    let scenario = fault_scenario("redlock-delayed-restart", false).unwrap();
+    for seed in 1..=5 {
+        let report = run(&scenario, seed).unwrap();
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=2 balance=80 expected=80 OK",
+            "seed {seed}"
+        );
+        // B gets no majority while A holds: only after A has written and begun to release.
+        let released_at = report
+            .events
+            .iter()
+            .find(|e| {
+                e.host == "app-1"
+                    && e.what
+                        == What::Reached {
+                            point: leaselab_model::safeguard::Point::BeforeRelease,
+                        }
+            })
+            .map(|e| e.t_us)
+            .expect("A releases");
+        let b_holds_at = report
+            .events
+            .iter()
+            .find(|e| {
+                e.host == "app-2"
+                    && matches!(
+                        &e.what,
+                        What::RedisReply {
+                            reading: Some(leaselab_model::safeguard::Reading::NodeGranted {
+                                votes: 2,
+                                ..
+                            }),
+                            ..
+                        }
+                    )
+            })
+            .map(|e| e.t_us)
+            .expect("B gets a majority");
+        assert!(b_holds_at > released_at, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_redlock_holder_paused_past_its_validity_writes_without_the_lock() {
+    for line in redlock_lines("redlock-pause", false, 3) {
+        assert_eq!(line, "accepted=2 balance=90 expected=80 BROKEN");
+    }
+    for line in redlock_lines("redlock-pause", true, 3) {
+        assert_eq!(line, "accepted=1 balance=90 expected=90 OK");
+    }
+}
+
+#[test]
+fn node_faults_are_refused_where_there_are_no_nodes_and_single_redis_faults_under_redlock() {
+    let mut lease = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    lease.faults = vec![Fault::NodeRestart {
+        node: 1,
+        at_ms: 1,
+        down_ms: 0,
+    }];
+    let error = leaselab_sim::run::validate(&lease).unwrap_err().0;
+    assert!(error.contains("use --safeguard redlock"), "{error}");
+    let mut redlock = fault_scenario("redlock-restart", false).unwrap();
+    redlock.faults.push(Fault::NodeRestart {
+        node: 4,
+        at_ms: 1,
+        down_ms: 0,
+    });
+    let error = leaselab_sim::run::validate(&redlock).unwrap_err().0;
+    assert!(error.contains("redis-1 to redis-3"), "{error}");
+    let mut redlock = fault_scenario("redlock-restart", false).unwrap();
+    redlock.faults.push(Fault::RedisRestart { at_ms: 1 });
+    let error = leaselab_sim::run::validate(&redlock).unwrap_err().0;
+    assert!(error.contains("no single Redis"), "{error}");
+    redlock.faults.pop();
+    redlock.faults.push(Fault::Partition {
+        a: Host::Caller(1),
+        b: Host::Redis,
+        from_ms: 1,
+        until_ms: 2,
+        one_way: false,
+    });
+    assert!(leaselab_sim::run::validate(&redlock).is_err());
+}

@@ -132,6 +132,20 @@ fn the_fault_scenarios_run_the_same_with_idle_hosts_skipped() {
 }
 
 #[test]
+fn the_redlock_scenarios_run_the_same_with_idle_hosts_skipped() {
+    // Nodes restart, crash and come back, jump their clocks, and are cut off a caller.
+    for name in [
+        "redlock-restart",
+        "redlock-clock-jump",
+        "redlock-delayed-restart",
+        "redlock-pause",
+    ] {
+        let scenario = fault_scenario(name, false).unwrap();
+        assert_same(name, &scenario, 1..=2);
+    }
+}
+
+#[test]
 fn a_run_stopped_at_its_horizon_is_the_same_with_idle_hosts_skipped() {
     let scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
     let config = SimConfig {

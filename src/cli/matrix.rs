@@ -29,7 +29,8 @@ pub struct Args {
     /// The first seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Only these safeguards (repeatable; default: all 14).
+    /// Only these safeguards (repeatable; default: all 16, redlock-3-nodes and
+    /// redlock-cas-3-nodes included).
     #[arg(long, value_name = "NAME")]
     pub safeguard: Vec<String>,
     /// Add a row for your own safeguard, described in a TOML file (repeatable; see README

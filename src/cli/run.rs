@@ -67,7 +67,8 @@ pub struct Args {
     /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
     /// step6-verify, failover-fencing, partition-watchdog, aof-crash, evict-fence,
     /// transfer-ordered, transfer-unordered, rmw-read-committed, rmw-repeatable-read or
-    /// rmw-serializable.
+    /// rmw-serializable, redlock-restart, redlock-clock-jump, redlock-delayed-restart or
+    /// redlock-pause.
     pub scenario: String,
     /// step3-ttl: refresh the lease every TTL/3.
     #[arg(long)]
@@ -132,7 +133,8 @@ pub struct Args {
     /// A partition: A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms (repeatable).
     #[arg(long = "partition", value_name = "A:B:FROM:UNTIL[:one-way]")]
     pub partitions: Vec<String>,
-    /// A clock jump of a Redis server: HOST:AT:BY, e.g. redis:50ms:+1s (repeatable).
+    /// A clock jump of a Redis server: HOST:AT:BY, e.g. redis:50ms:+1s, or a Redlock node's,
+    /// redis-2:150ms:+1s (repeatable).
     #[arg(long = "clock-jump", value_name = "HOST:AT:BY")]
     pub clock_jumps: Vec<String>,
     /// A Redis server's clock runs at the wrong rate from the release on: HOST:RATE, e.g.
@@ -143,6 +145,15 @@ pub struct Args {
     /// redis:20ms:+3s:500ppm (repeatable).
     #[arg(long = "clock-slew", value_name = "HOST:AT:BY:RATE")]
     pub clock_slews: Vec<String>,
+    /// Redlock's independent Redis nodes (odd, 3 to 9; redlock and redlock-cas only; a
+    /// redlock preset keeps its own count, 3, unless this is given).
+    #[arg(long, value_name = "N")]
+    pub redis_nodes: Option<u8>,
+    /// A Redlock node loses its keys: NODE:AT restarts it at once without persistence,
+    /// NODE:AT:DOWN keeps it down that long first (a delayed restart), e.g. redis-2:150ms or
+    /// redis-2:150ms:1100ms (repeatable).
+    #[arg(long = "node-restart", value_name = "NODE:AT[:DOWN]")]
+    pub node_restarts: Vec<String>,
     /// The first seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -274,8 +285,21 @@ impl Args {
             changed.push(format!("--acquire-timeout {}", format_ms(timeout)));
         }
         if let Some(name) = &self.safeguard {
+            let preset_nodes = scenario.safeguard.redis_nodes();
             scenario.safeguard = Safeguard::parse(name)?;
+            // A Redlock preset's faults name its nodes: another Redlock keeps their count.
+            if preset_nodes > 0 {
+                scenario.safeguard = scenario.safeguard.with_redis_nodes(preset_nodes);
+            }
             changed.push(format!("--safeguard {name}"));
+        }
+        if let Some(nodes) = self.redis_nodes {
+            scenario.safeguard = super::nodes::NodeArgs {
+                redis_nodes: Some(nodes),
+                ..Default::default()
+            }
+            .apply(scenario.safeguard)?;
+            changed.push(format!("--redis-nodes {nodes}"));
         }
         if let Some(path) = &self.safeguard_file {
             scenario.safeguard = super::safeguard_file::load(path)?;
@@ -348,6 +372,10 @@ impl Args {
         for text in &self.clock_slews {
             scenario.faults.push(parse_clock_slew(text)?);
             changed.push(format!("--clock-slew {text}"));
+        }
+        for text in &self.node_restarts {
+            scenario.faults.push(parse_node_restart(text)?);
+            changed.push(format!("--node-restart {text}"));
         }
         if !changed.is_empty() {
             scenario.name = format!("{} {}", scenario.name, changed.join(" "));
@@ -500,7 +528,7 @@ pub fn parse_partition(text: &str) -> Result<Fault, UsageError> {
     let usage = || {
         UsageError::new(format!(
             "--partition {text}: write A:B:FROM:UNTIL[:one-way], e.g. app-1:redis:50ms:400ms \
-             (hosts: app-N, redis, postgres, redis-replica)"
+             (hosts: app-N, redis, postgres, redis-replica, redis-N)"
         ))
     };
     let parts: Vec<&str> = text.split(':').collect();
@@ -512,7 +540,7 @@ pub fn parse_partition(text: &str) -> Result<Fault, UsageError> {
     let host = |name: &str| {
         Host::parse(name).ok_or_else(|| {
             UsageError::new(format!(
-                "--partition {text}: unknown host '{name}' (hosts: app-N, redis, postgres, redis-replica)"
+                "--partition {text}: unknown host '{name}' (hosts: app-N, redis, postgres, redis-replica, redis-N)"
             ))
         })
     };
@@ -634,6 +662,44 @@ pub fn parse_clock_slew(text: &str) -> Result<Fault, UsageError> {
         at_ms,
         offset_ms: jump_ms,
         rate_ppm: rate_ppm as u64,
+    })
+}
+
+/// A Redlock node's host name, `redis-N`.
+fn parse_node(flag: &str, text: &str, name: &str) -> Result<u8, UsageError> {
+    match Host::parse(name) {
+        Some(Host::Node(node)) => Ok(node),
+        _ => Err(UsageError::new(format!(
+            "{flag} {text}: '{name}' is not a Redlock node; write redis-1 to redis-9"
+        ))),
+    }
+}
+
+/// `NODE:AT[:DOWN]`, e.g. `redis-2:150ms` or `redis-2:150ms:1100ms`.
+pub fn parse_node_restart(text: &str) -> Result<Fault, UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "--node-restart {text}: write NODE:AT or NODE:AT:DOWN, e.g. redis-2:150ms or \
+             redis-2:150ms:1100ms"
+        ))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let (node, at, down) = match parts.as_slice() {
+        [node, at] => (node, at, None),
+        [node, at, down] => (node, at, Some(down)),
+        _ => return Err(usage()),
+    };
+    let time = |value: &str| {
+        parse_duration(value)
+            .map_err(|error| UsageError::new(format!("--node-restart {text}: {error}")))
+    };
+    Ok(Fault::NodeRestart {
+        node: parse_node("--node-restart", text, node)?,
+        at_ms: time(at)?,
+        down_ms: match down {
+            Some(down) => time(down)?,
+            None => 0,
+        },
     })
 }
 

@@ -54,12 +54,22 @@ impl Row {
         }
     }
 
-    /// Every built-in safeguard, in teaching order.
+    /// Every built-in safeguard, in teaching order, then Redlock and Redlock with
+    /// check-and-set on 3 nodes (the least Redlock runs on, and what its scenarios use).
     pub fn all() -> Vec<Row> {
         Safeguard::catalogue()
             .into_iter()
+            .chain([false, true].map(|cas| Safeguard::Redlock {
+                nodes: MATRIX_REDLOCK_NODES,
+                cas,
+            }))
             .map(Row::builtin)
             .collect()
+    }
+
+    /// True for Redlock: its faults strike its nodes, not a single Redis.
+    fn redlock(&self) -> bool {
+        self.safeguard.redis_nodes() > 0
     }
 
     fn uses_redis(&self) -> bool {
@@ -96,6 +106,9 @@ pub enum Column {
     /// The Redis server's wall clock jumps forward while the lock is held.
     ClockJump,
 }
+
+/// The nodes the matrix's Redlock rows lock on.
+pub const MATRIX_REDLOCK_NODES: u8 = 3;
 
 /// The lease the pause, failover and restart columns use in the simulation (step 5's).
 const PAUSE_TTL_MS: u64 = 100;
@@ -213,6 +226,26 @@ impl Column {
                 row.name
             ));
         }
+        if row.redlock() {
+            let why = match self {
+                Column::Failover => "Redlock's nodes are independent: no replica to fail over to",
+                Column::AofCrash => {
+                    "Redlock's nodes run without persistence here; a node that forgets its keys \
+                     is the restart column"
+                }
+                Column::EvictFence => "Redlock has no fence counter to evict",
+                Column::ShortTtl => {
+                    "a TTL of 1ms is below Redlock's clock-drift allowance (2ms + 1%): no round \
+                     is ever valid, so every caller gives up without spending"
+                }
+                Column::Partition => {
+                    "losing a minority of nodes is what Redlock tolerates; the restart and \
+                     clock-jump columns cut the holder off one node as part of their scenario"
+                }
+                _ => return Ok(()),
+            };
+            return Err(format!("{}: {why}", row.name));
+        }
         if self == Column::EvictFence && !matches!(row.safeguard, Safeguard::Fenced { .. }) {
             return Err(format!(
                 "{} has no fence counter to evict (and its other keys have a TTL, which \
@@ -235,14 +268,49 @@ impl Column {
     /// A note on how the column was adapted to `row` (a TTL raised to the least the
     /// safeguard accepts).
     pub fn note(self, row: &Row) -> Option<String> {
+        if row.redlock() {
+            return match self {
+                Column::Restart => Some(
+                    "a node restarts instead (redlock-restart): A is cut off redis-3 and holds \
+                     redis-1 and redis-2; redis-2 restarts without persistence at 150ms; the \
+                     checker: 1 node restart at any moment, TTL 4, work 1"
+                        .into(),
+                ),
+                Column::ClockJump => Some(
+                    "a node's clock jumps instead (redlock-clock-jump): A is cut off redis-3; \
+                     redis-2's clock jumps +1s at 150ms; the checker: 1 jump of +5 ticks at any \
+                     moment, TTL 4, work 1"
+                        .into(),
+                ),
+                _ => None,
+            };
+        }
         (self == Column::ShortTtl && row.safeguard == Safeguard::LeaseWatchdog).then(|| {
             "TTL 3ms instead of 1ms: the watchdog refreshes every TTL/3 and needs at least 3ms"
                 .to_string()
         })
     }
 
+    /// A Redlock row's scenario for the node-fault columns: the `redlock-*` preset with the
+    /// row's safeguard.
+    fn redlock_scenario(self, row: &Row) -> Option<Scenario> {
+        let preset = match self {
+            Column::Restart => "redlock-restart",
+            Column::ClockJump => "redlock-clock-jump",
+            _ => return None,
+        };
+        let mut s =
+            leaselab_sim::faults::fault_scenario(preset, false).expect("the redlock presets exist");
+        s.name = format!("matrix {} {}", self.name(), row.name);
+        s.safeguard = row.safeguard;
+        Some(s)
+    }
+
     /// The simulated scenario of this column for `row`.
     pub fn scenario(self, row: &Row) -> Scenario {
+        if let Some(s) = row.redlock().then(|| self.redlock_scenario(row)).flatten() {
+            return s;
+        }
         // The column first: long safeguard names are what a trace's file name cuts.
         let name = format!("matrix {} {}", self.name(), row.name);
         let mut s = Scenario::new(&name, row.safeguard);
@@ -331,6 +399,27 @@ impl Column {
     pub fn check(self, row: &Row) -> Result<CheckConfig, String> {
         let mut c = CheckConfig::new(row.safeguard);
         c.max_pause_ticks = Some(0);
+        if row.redlock() && matches!(self, Column::Restart | Column::ClockJump) {
+            // docs/safety.md's bounds: TTL 4, work 1, horizon 10, no pauses.
+            c.ttl_ticks = 4;
+            c.work_ticks = 1;
+            c.horizon_ticks = Some(10);
+            if self == Column::Restart {
+                c.node_faults.restarts = 1;
+            } else {
+                c.node_faults.clock_jumps = 1;
+                c.node_faults.clock_jump_ms = 5;
+            }
+            return Ok(c);
+        }
+        if row.redlock() && matches!(self, Column::Pause(_)) {
+            return Err(
+                "pauses of any length over 3 nodes' interleavings outgrow the matrix's state \
+                 limit; `leaselab check --safeguard redlock-3-nodes --ttl 4 --work 1 --horizon \
+                 10 --max-pause 5` finds the lost update (docs/safety.md)"
+                    .into(),
+            );
+        }
         match self {
             Column::None => {}
             Column::Pause(_) => c.max_pause_ticks = None,
@@ -364,6 +453,18 @@ impl Column {
             }
         }
         Ok(c)
+    }
+
+    /// What `row`'s exhaustive check covers, in words: [`Column::check_scope`], or a
+    /// Redlock row's node fault.
+    pub fn check_scope_for(self, row: &Row) -> &'static str {
+        match self {
+            Column::Restart if row.redlock() => "one node restart at any moment, no pauses",
+            Column::ClockJump if row.redlock() => {
+                "one node clock jump of +5 ticks at any moment, no pauses"
+            }
+            _ => self.check_scope(),
+        }
     }
 
     /// What the exhaustive check covers, in words (beyond [`CheckConfig::bound_text`]).
@@ -588,6 +689,31 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
     if matches!(safeguard, Safeguard::User(_)) {
         // A user's safeguard: the tutorial says nothing about it.
         return None;
+    }
+    if let Safeguard::Redlock { cas, .. } = safeguard {
+        return match (cas, column) {
+            (false, Column::Restart) => both(
+                Broken,
+                "safety: a node restarted without persistence hands the lock out twice",
+            ),
+            (false, Column::ClockJump) => both(
+                Broken,
+                "safety: a node clock stepped forward hands the lock out twice",
+            ),
+            (true, Column::Restart | Column::ClockJump) => both(
+                Safe,
+                "safety: redlock-cas's write checks the version it read",
+            ),
+            (false, Column::Pause(Point::AfterRead)) => simulated(
+                Broken,
+                "safety: a holder paused past the validity writes without the lock",
+            ),
+            (true, Column::Pause(Point::AfterRead)) => simulated(
+                Safe,
+                "safety: redlock-cas's write checks the version it read",
+            ),
+            _ => None,
+        };
     }
     let lease_only = safeguard.uses_lock()
         && safeguard.balance_in() == BalanceIn::Redis
@@ -814,7 +940,7 @@ fn exhaustive(
             return Ok(Exhaustive {
                 verdict: Verdict::NotExpressible,
                 bound: reason,
-                scope: column.check_scope().to_string(),
+                scope: column.check_scope_for(row).to_string(),
                 states: 0,
                 steps: None,
                 reason: None,
@@ -825,7 +951,7 @@ fn exhaustive(
     };
     if let Some(done) = cache.done.iter().find(|d| d.config == config) {
         let mut found = done.exhaustive.clone();
-        found.scope = column.check_scope().to_string();
+        found.scope = column.check_scope_for(row).to_string();
         return Ok(found);
     }
     let model = LeaseModel::with_properties(config, PropertySet::All)
@@ -863,7 +989,7 @@ fn exhaustive(
     let found = Exhaustive {
         verdict,
         bound: report.bound.clone(),
-        scope: column.check_scope().to_string(),
+        scope: column.check_scope_for(row).to_string(),
         states: report.unique_states,
         steps: report.steps(LEDGER),
         reason: report.reason_over(&[LEDGER]),

@@ -178,7 +178,8 @@ pub struct NetworkSpec {
     pub replication_lag_ms: u64,
 }
 
-/// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`;
+/// A fault (mirror of [`Fault`]); hosts are `app-N`, `redis`, `redis-replica`, `postgres`,
+/// `redis-N` (a Redlock node);
 /// points are `after-acquire`, `after-read`, `before-write`, `before-release`.
 /// The mirror stays (serde on [`Fault`] could write the same JSON): loading turns an unknown
 /// point or host into a [`SpecError`] with its path, the names accepted and the "scenario no
@@ -256,6 +257,15 @@ pub enum FaultSpec {
         offset_ms: i64,
         /// How fast, parts per million.
         rate_ppm: u64,
+    },
+    /// A Redlock node loses its keys: restarts at once, or after `down_ms`.
+    NodeRestart {
+        /// The node's host, `redis-N`.
+        node: String,
+        /// When.
+        at_ms: u64,
+        /// How long it stays down first (0: back at once).
+        down_ms: u64,
     },
 }
 
@@ -432,9 +442,21 @@ fn host(text: &str, field: String) -> Result<Host, SpecError> {
     Host::parse(text).ok_or_else(|| {
         SpecError::new(
             field,
-            format!("'{text}' is not a host; expected app-N, redis, redis-replica or postgres"),
+            format!(
+                "'{text}' is not a host; expected app-N, redis, redis-replica, postgres or redis-N"
+            ),
         )
     })
+}
+
+fn node_of(text: &str, field: String) -> Result<u8, SpecError> {
+    match Host::parse(text) {
+        Some(Host::Node(node)) => Ok(node),
+        _ => Err(SpecError::new(
+            field,
+            format!("'{text}' is not a Redlock node; expected redis-1 to redis-9"),
+        )),
+    }
 }
 
 impl FaultSpec {
@@ -493,6 +515,15 @@ impl FaultSpec {
                 at_ms,
                 offset_ms,
                 rate_ppm,
+            },
+            Fault::NodeRestart {
+                node,
+                at_ms,
+                down_ms,
+            } => FaultSpec::NodeRestart {
+                node: Host::Node(node).name(),
+                at_ms,
+                down_ms,
             },
         }
     }
@@ -573,6 +604,15 @@ impl FaultSpec {
                 at_ms: *at_ms,
                 offset_ms: *offset_ms,
                 rate_ppm: *rate_ppm,
+            },
+            FaultSpec::NodeRestart {
+                node,
+                at_ms,
+                down_ms,
+            } => Fault::NodeRestart {
+                node: node_of(node, format!("{at}.node"))?,
+                at_ms: *at_ms,
+                down_ms: *down_ms,
             },
         })
     }

@@ -371,7 +371,8 @@ struct CallerTrack {
 /// What a caller asked for, until the reply arrives.
 #[derive(Clone, Debug)]
 enum Pending {
-    Redis(RedisRequest),
+    /// A Redis request, and the Redlock node it went to (none: the single Redis).
+    Redis(RedisRequest, Option<u8>),
     Sql(Statement),
 }
 
@@ -451,8 +452,8 @@ impl Reader<'_> {
                 track.started = true;
                 one(Kind::Start, "starts".into())
             }
-            What::RedisRequest { request, .. } => {
-                track.pending = Some(Pending::Redis(request.clone()));
+            What::RedisRequest { request, node, .. } => {
+                track.pending = Some(Pending::Redis(request.clone(), *node));
                 vec![]
             }
             What::SqlRequest { statement, .. } => {
@@ -460,8 +461,8 @@ impl Reader<'_> {
                 vec![]
             }
             What::RedisReply { reply, reading } => match track.pending.take() {
-                Some(Pending::Redis(request)) => {
-                    self.redis_reply(index, event, &request, reply, reading.as_ref())
+                Some(Pending::Redis(request, node)) => {
+                    self.redis_reply(index, event, (&request, node), reply, reading.as_ref())
                 }
                 _ => vec![],
             },
@@ -517,12 +518,18 @@ impl Reader<'_> {
         &mut self,
         index: usize,
         event: &Event,
-        request: &RedisRequest,
+        (request, node): (&RedisRequest, Option<u8>),
         reply: &Reply,
         reading: Option<&Reading>,
     ) -> Vec<Mark> {
         let Some((kind, text)) = redis_mark(request, reply, reading) else {
             return vec![];
+        };
+        // A Redlock node's answer names its node.
+        let text = match (node, reading) {
+            (Some(_), Some(Reading::NodeGranted { .. } | Reading::NodeRefused { .. }))
+            | (None, _) => text,
+            (Some(node), _) => format!("redis-{node}: {text}"),
         };
         let track = &mut self.callers[index];
         match &kind {
@@ -703,6 +710,13 @@ impl Reader<'_> {
             What::ClockJump { server, jump_ms } => {
                 fault(format!("CLOCK of {server} jumps {jump_ms:+}ms"))
             }
+            What::NodeRestart { node, down_ms: 0 } => {
+                fault(format!("RESTART of redis-{node}, keyspace lost"))
+            }
+            What::NodeRestart { node, down_ms } => fault(format!(
+                "CRASH of redis-{node}, keyspace lost; back in {down_ms}ms"
+            )),
+            What::NodeBack { node } => fault(format!("redis-{node} back, empty")),
             What::Horizon { unfinished } => vec![mark(
                 event,
                 Lane::Redis,
@@ -723,7 +737,7 @@ impl Reader<'_> {
                 .map(|(index, track)| {
                     // A caller whose release is on its way no longer counts on the lock.
                     let releasing =
-                        matches!(&track.pending, Some(Pending::Redis(r)) if is_release(r));
+                        matches!(&track.pending, Some(Pending::Redis(r, _)) if is_release(r));
                     bar(track, self.holder == Some(index as u32 + 1) || releasing)
                 })
                 .collect();
@@ -844,6 +858,12 @@ fn redis_mark(
         Some(Reading::Released) => Kind::Release { ok: true },
         Some(Reading::NotHeld) => Kind::Release { ok: false },
         Some(Reading::Failed { error }) => return Some((Kind::Note, error.clone())),
+        // A Redlock node's vote: the one that completes a majority takes the lock (the
+        // round still checks the validity), the others are notes.
+        Some(Reading::NodeGranted {
+            votes, majority, ..
+        }) if votes >= majority => Kind::Acquire { fence: None },
+        Some(Reading::NodeGranted { .. } | Reading::NodeRefused { .. }) => Kind::Note,
         _ if reply.is_error() => {
             let text = format!("{}: {}", request.describe(), reply.describe());
             return Some((Kind::Note, text));

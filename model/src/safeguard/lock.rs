@@ -6,9 +6,10 @@ use crate::redis::{Command, Reply};
 use super::fenced::FencedLock;
 use super::lease::Lease;
 use super::naive::Setnx;
+use super::reading::Reading;
 use super::redislock::Redislock;
 use super::redlock::Redlock;
-use super::step::{Input, RedisRequest};
+use super::step::{Input, RedisRequest, Step, SINGLE_REDIS};
 use super::store::unexpected;
 use super::user::UserLock;
 
@@ -52,27 +53,55 @@ pub enum Lock {
     Fenced(FencedLock),
     /// A lock described in a safeguard file.
     User(UserLock),
-    /// A lease on a majority of independent nodes; several requests per acquire and release
-    /// ([`LockedSpend`](super::locked::LockedSpend) drives its rounds).
+    /// A lease on a majority of independent nodes: a round of one request per node for each
+    /// acquire and release.
     Redlock(Redlock),
 }
 
+/// What one answer of an acquire or release round leads to: a round is one request on the
+/// single Redis for most locks, one request per node for Redlock.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RoundStep<T> {
+    /// The round goes on: send this next.
+    Send(Step),
+    /// The round is over, with what it found.
+    Ended(T),
+}
+
+/// A request on the single Redis, with the client's default deadline.
+fn on_single_redis(request: RedisRequest) -> Step {
+    Step::Redis {
+        node: SINGLE_REDIS,
+        request,
+        timeout_ms: None,
+    }
+}
+
 impl Lock {
-    /// The acquire request, or none when there is no lock to take.
-    pub fn acquire_request(&self) -> Option<RedisRequest> {
+    /// Starts an acquire round at `now_ms`: its first request, or none when there is no lock
+    /// to take.
+    pub fn start_acquire(&mut self, now_ms: u64) -> Option<Step> {
         match self {
             Lock::Nothing => None,
-            Lock::Setnx(lock) => Some(lock.acquire_request()),
-            Lock::Lease(lock) => Some(lock.acquire_request()),
-            Lock::Redislock(lock) => Some(lock.acquire_request()),
-            Lock::Fenced(lock) => Some(lock.acquire_request()),
-            Lock::User(lock) => lock.acquire_request(),
-            Lock::Redlock(_) => unreachable!("a Redlock round is several requests"),
+            Lock::Setnx(lock) => Some(on_single_redis(lock.acquire_request())),
+            Lock::Lease(lock) => Some(on_single_redis(lock.acquire_request())),
+            Lock::Redislock(lock) => Some(on_single_redis(lock.acquire_request())),
+            Lock::Fenced(lock) => Some(on_single_redis(lock.acquire_request())),
+            Lock::User(lock) => lock.acquire_request().map(on_single_redis),
+            Lock::Redlock(lock) => Some(lock.start(now_ms)),
         }
     }
 
-    /// Interprets the answer to the acquire request.
-    pub fn on_acquire(&self, input: &Input) -> Acquire {
+    /// Takes an answer of the acquire round: the next request, or what the round found.
+    pub fn on_acquire(&mut self, now_ms: u64, input: &Input) -> RoundStep<Acquire> {
+        match self {
+            Lock::Redlock(lock) => lock.on_round(now_ms, input),
+            lock => RoundStep::Ended(lock.answer_to_acquire(input)),
+        }
+    }
+
+    /// What one answer to an acquire request says on its own (for Redlock, one node's vote).
+    fn answer_to_acquire(&self, input: &Input) -> Acquire {
         let Input::Redis(reply) = input else {
             return Acquire::Failed(unexpected("acquire", input));
         };
@@ -83,9 +112,21 @@ impl Lock {
             Lock::Redislock(_) => Redislock::on_acquire(reply),
             Lock::Fenced(_) => FencedLock::on_acquire(reply),
             Lock::User(lock) => lock.on_acquire(reply),
-            Lock::Redlock(_) => unreachable!("a Redlock round is several answers"),
+            Lock::Redlock(_) => Redlock::vote(reply),
         };
         acquire.unwrap_or_else(|| Acquire::Failed(unexpected("acquire", input)))
+    }
+
+    /// The caller's reading of an answer of the acquire round (without taking it).
+    pub fn acquire_reading(&self, input: &Input) -> Reading {
+        match self {
+            Lock::Redlock(lock) => lock.reading(input),
+            lock => match lock.answer_to_acquire(input) {
+                Acquire::Got { fence } => Reading::Acquired { fence },
+                Acquire::Busy => Reading::Busy,
+                Acquire::Failed(error) => Reading::Failed { error },
+            },
+        }
     }
 
     /// A second request right after a successful acquire (SETNX then PEXPIRE), if any.
@@ -108,22 +149,31 @@ impl Lock {
         }
     }
 
-    /// The release request, or none when there is nothing to release.
-    pub fn release_request(&self) -> Option<RedisRequest> {
+    /// Starts the release round of a held lock: its first request, or none when there is
+    /// nothing to release.
+    pub fn start_release(&mut self) -> Option<Step> {
         match self {
             Lock::Nothing => None,
-            Lock::Setnx(lock) => Some(lock.release_request()),
-            Lock::Lease(lock) => Some(lock.release_request()),
-            Lock::Redislock(lock) => Some(lock.release_request()),
-            Lock::Fenced(lock) => Some(lock.release_request()),
-            Lock::User(lock) => lock.release_request(),
-            Lock::Redlock(_) => unreachable!("a Redlock release is several requests"),
+            Lock::Setnx(lock) => Some(on_single_redis(lock.release_request())),
+            Lock::Lease(lock) => Some(on_single_redis(lock.release_request())),
+            Lock::Redislock(lock) => Some(on_single_redis(lock.release_request())),
+            Lock::Fenced(lock) => Some(on_single_redis(lock.release_request())),
+            Lock::User(lock) => lock.release_request().map(on_single_redis),
+            Lock::Redlock(lock) => Some(lock.start_release()),
         }
     }
 
-    /// Interprets the answer to the release request: the count of deleted keys (`DEL`, the
+    /// Takes an answer of the release round: the next request, or what the round found.
+    pub fn on_release(&mut self, input: &Input) -> RoundStep<Release> {
+        match self {
+            Lock::Redlock(lock) => lock.on_release(input),
+            lock => RoundStep::Ended(lock.answer_to_release(input)),
+        }
+    }
+
+    /// What one answer to a release request says: the count of deleted keys (`DEL`, the
     /// compare-and-delete script, `DELEX`), or for redislock's `release.lua` `OK` / nil.
-    pub fn on_release(&self, input: &Input) -> Release {
+    fn answer_to_release(&self, input: &Input) -> Release {
         let release = match (self, input) {
             (Lock::Redislock(_), Input::Redis(reply)) => Redislock::on_release(reply),
             (Lock::User(lock), Input::Redis(reply)) => lock.on_release(reply),
@@ -132,6 +182,18 @@ impl Lock {
             _ => None,
         };
         release.unwrap_or_else(|| Release::Failed(unexpected("release", input)))
+    }
+
+    /// The caller's reading of an answer of the release round (without taking it).
+    pub fn release_reading(&self, input: &Input) -> Reading {
+        match self {
+            Lock::Redlock(lock) => lock.reading(input),
+            lock => match lock.answer_to_release(input) {
+                Release::Released => Reading::Released,
+                Release::NotHeld => Reading::NotHeld,
+                Release::Failed(error) => Reading::Failed { error },
+            },
+        }
     }
 
     /// The value a write carries as its token when the lock issues no fencing token: the

@@ -18,9 +18,8 @@
 
 use crate::redis::Reply;
 
-use super::lock::{Acquire, Lock, Release};
+use super::lock::{Acquire, Lock, Release, RoundStep};
 use super::reading::Reading;
-use super::redlock::{Redlock, RoundNext};
 use super::retry::{Backoff, Retry};
 use super::step::{CallerStats, Input, Machine, Outcome, Point, Step, SINGLE_REDIS};
 use super::store::{unexpected, Read, Store, Written};
@@ -231,19 +230,12 @@ impl LockedSpend {
         holding && self.lock != Lock::Nothing && !lost && !untrusted
     }
 
+    /// Starts an acquire round (one request, or one per node), or reads at once without a lock.
     fn acquire(&mut self, now_ms: u64) -> Step {
-        if let Lock::Redlock(lock) = &mut self.lock {
-            self.phase = Phase::Acquiring;
-            return lock.start(now_ms);
-        }
-        match self.lock.acquire_request() {
-            Some(request) => {
+        match self.lock.start_acquire(now_ms) {
+            Some(step) => {
                 self.phase = Phase::Acquiring;
-                Step::Redis {
-                    node: SINGLE_REDIS,
-                    request,
-                    timeout_ms: None,
-                }
+                step
             }
             None => self.start_reading(None),
         }
@@ -255,16 +247,12 @@ impl LockedSpend {
     }
 
     fn on_acquire(&mut self, now_ms: u64, input: &Input) -> Step {
-        let acquire = match &mut self.lock {
-            Lock::Redlock(lock) => match lock.on_round(now_ms, input) {
-                RoundNext::Send(step) => {
-                    self.phase = Phase::Acquiring;
-                    return step;
-                }
-                RoundNext::Held => Acquire::Got { fence: None },
-                RoundNext::Busy => Acquire::Busy,
-            },
-            lock => lock.on_acquire(input),
+        let acquire = match self.lock.on_acquire(now_ms, input) {
+            RoundStep::Send(step) => {
+                self.phase = Phase::Acquiring;
+                return step;
+            }
+            RoundStep::Ended(acquire) => acquire,
         };
         match acquire {
             Acquire::Got { fence } => {
@@ -425,26 +413,14 @@ impl LockedSpend {
 
     /// The release request goes out (a caller without a lock has none and is done).
     fn send_release(&mut self, fence: Option<i64>, read: Option<Read>, outcome: Outcome) -> Step {
-        if let Lock::Redlock(lock) = &mut self.lock {
-            self.phase = Phase::Releasing {
-                fence,
-                read,
-                outcome,
-            };
-            return lock.start_release();
-        }
-        match self.lock.release_request() {
-            Some(request) => {
+        match self.lock.start_release() {
+            Some(step) => {
                 self.phase = Phase::Releasing {
                     fence,
                     read,
                     outcome,
                 };
-                Step::Redis {
-                    node: SINGLE_REDIS,
-                    request,
-                    timeout_ms: None,
-                }
+                step
             }
             None => self.done(fence, read, outcome),
         }
@@ -459,19 +435,16 @@ impl LockedSpend {
         outcome: Outcome,
         input: &Input,
     ) -> Step {
-        let release = match &mut self.lock {
-            Lock::Redlock(lock) => match lock.on_release(input) {
-                Ok(step) => {
-                    self.phase = Phase::Releasing {
-                        fence,
-                        read,
-                        outcome,
-                    };
-                    return step;
-                }
-                Err(release) => release,
-            },
-            lock => lock.on_release(input),
+        let release = match self.lock.on_release(input) {
+            RoundStep::Send(step) => {
+                self.phase = Phase::Releasing {
+                    fence,
+                    read,
+                    outcome,
+                };
+                return step;
+            }
+            RoundStep::Ended(release) => release,
         };
         if release == Release::NotHeld {
             self.stats.stale_releases_refused += 1;
@@ -562,17 +535,8 @@ impl Machine for LockedSpend {
 
     fn reading(&self, input: &Input) -> Option<Reading> {
         let failed = |error: String| Reading::Failed { error };
-        if let (Lock::Redlock(lock), Phase::Acquiring | Phase::Releasing { .. }) =
-            (&self.lock, &self.phase)
-        {
-            return Some(redlock_reading(lock, input));
-        }
         let reading = match &self.phase {
-            Phase::Acquiring => match self.lock.on_acquire(input) {
-                Acquire::Got { fence } => Reading::Acquired { fence },
-                Acquire::Busy => Reading::Busy,
-                Acquire::Failed(error) => failed(error),
-            },
+            Phase::Acquiring => self.lock.acquire_reading(input),
             Phase::FollowingUp { .. } => match (&self.lock, input) {
                 (Lock::Lease(_), Input::Redis(Reply::Integer(replicas))) => Reading::Replicated {
                     replicas: *replicas,
@@ -608,11 +572,7 @@ impl Machine for LockedSpend {
                     Written::Failed(error) => failed(error),
                 }
             }
-            Phase::Releasing { .. } => match self.lock.on_release(input) {
-                Release::Released => Reading::Released,
-                Release::NotHeld => Reading::NotHeld,
-                Release::Failed(error) => failed(error),
-            },
+            Phase::Releasing { .. } => self.lock.release_reading(input),
             Phase::Start
             | Phase::BackingOff
             | Phase::AfterAcquire { .. }
@@ -623,28 +583,5 @@ impl Machine for LockedSpend {
             | Phase::Finished { .. } => return None,
         };
         Some(reading)
-    }
-}
-
-/// What a Redlock node's answer means: granted or refused during an acquire round, released or
-/// not held during a release (or the undo of a failed round).
-fn redlock_reading(lock: &Redlock, input: &Input) -> Reading {
-    let Some((node, acquiring)) = lock.asking() else {
-        return Reading::Failed {
-            error: unexpected("Redlock", input),
-        };
-    };
-    match (acquiring, input) {
-        (true, _) if Redlock::granted(input) => Reading::NodeGranted {
-            node,
-            votes: lock.votes_with(input),
-            majority: lock.majority(),
-        },
-        (true, _) => Reading::NodeRefused { node },
-        (false, Input::Redis(Reply::Integer(1))) => Reading::Released,
-        (false, Input::Redis(Reply::Integer(0))) => Reading::NotHeld,
-        (false, _) => Reading::Failed {
-            error: unexpected("release", input),
-        },
     }
 }

@@ -23,8 +23,10 @@
 use crate::redis::command::{Command, SetCondition, SetExpiry};
 use crate::redis::{Reply, ScriptId};
 
-use super::lock::Release;
+use super::lock::{Acquire, Release, RoundStep};
+use super::reading::Reading;
 use super::step::{Input, RedisRequest, Step};
+use super::store::unexpected;
 
 /// Where a Redlock round is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,17 +45,6 @@ enum Round {
     Held,
     /// Releasing on `node` and the ones after it; `released` nodes still had our token.
     Releasing { node: u8, released: u8 },
-}
-
-/// What a node's answer during an acquire round leads to.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RoundNext {
-    /// Send this to the next node.
-    Send(Step),
-    /// A majority granted the lock within the validity time.
-    Held,
-    /// No majority (or no time left), and every node was released: back off and retry.
-    Busy,
 }
 
 /// A Redlock client over `nodes` independent Redis nodes (numbered 1..=N).
@@ -145,7 +136,9 @@ impl Redlock {
     }
 
     /// Takes node's answer to the current acquire round (or its undo).
-    pub fn on_round(&mut self, now_ms: u64, input: &Input) -> RoundNext {
+    /// The round ends held when a majority granted the lock within the validity time, else
+    /// busy once every node was released.
+    pub fn on_round(&mut self, now_ms: u64, input: &Input) -> RoundStep<Acquire> {
         match self.round {
             Round::Acquiring {
                 node,
@@ -159,23 +152,23 @@ impl Redlock {
                         granted,
                         started_ms,
                     };
-                    return RoundNext::Send(self.set_step(node + 1));
+                    return RoundStep::Send(self.set_step(node + 1));
                 }
                 let in_time = self.validity_ms(started_ms, now_ms).is_some();
                 if granted >= self.majority() && in_time {
                     self.round = Round::Held;
-                    return RoundNext::Held;
+                    return RoundStep::Ended(Acquire::Got { fence: None });
                 }
                 self.round = Round::Undoing { node: 1 };
-                RoundNext::Send(self.release_step(1))
+                RoundStep::Send(self.release_step(1))
             }
             Round::Undoing { node } if node < self.nodes => {
                 self.round = Round::Undoing { node: node + 1 };
-                RoundNext::Send(self.release_step(node + 1))
+                RoundStep::Send(self.release_step(node + 1))
             }
             Round::Undoing { .. } => {
                 self.round = Round::Idle;
-                RoundNext::Busy
+                RoundStep::Ended(Acquire::Busy)
             }
             other => panic!("a round's answer while {other:?}"),
         }
@@ -193,7 +186,7 @@ impl Redlock {
 
     /// Takes a node's answer to the release: the next node's release, or how it ended (released
     /// when a majority still had our token, else not held).
-    pub fn on_release(&mut self, input: &Input) -> Result<Step, Release> {
+    pub fn on_release(&mut self, input: &Input) -> RoundStep<Release> {
         let Round::Releasing { node, released } = self.round else {
             panic!("a release answer while {:?}", self.round);
         };
@@ -203,10 +196,10 @@ impl Redlock {
                 node: node + 1,
                 released,
             };
-            return Ok(self.release_step(node + 1));
+            return RoundStep::Send(self.release_step(node + 1));
         }
         self.round = Round::Idle;
-        Err(if released >= self.majority() {
+        RoundStep::Ended(if released >= self.majority() {
             Release::Released
         } else {
             Release::NotHeld
@@ -228,6 +221,38 @@ impl Redlock {
         match self.round {
             Round::Acquiring { granted, .. } => granted + u8::from(Redlock::granted(input)),
             _ => 0,
+        }
+    }
+
+    /// What one node's answer to `SET NX PX` says on its own: granted, or held by another.
+    pub fn vote(reply: &Reply) -> Option<Acquire> {
+        match reply {
+            Reply::Status(status) if status == "OK" => Some(Acquire::Got { fence: None }),
+            Reply::Nil => Some(Acquire::Busy),
+            _ => None,
+        }
+    }
+
+    /// What a node's answer means to the caller: granted or refused during an acquire round,
+    /// released or not held during a release (or the undo of a failed round).
+    pub fn reading(&self, input: &Input) -> Reading {
+        let Some((node, acquiring)) = self.asking() else {
+            return Reading::Failed {
+                error: unexpected("Redlock", input),
+            };
+        };
+        match (acquiring, input) {
+            (true, _) if Redlock::granted(input) => Reading::NodeGranted {
+                node,
+                votes: self.votes_with(input),
+                majority: self.majority(),
+            },
+            (true, _) => Reading::NodeRefused { node },
+            (false, Input::Redis(Reply::Integer(1))) => Reading::Released,
+            (false, Input::Redis(Reply::Integer(0))) => Reading::NotHeld,
+            (false, _) => Reading::Failed {
+                error: unexpected("release", input),
+            },
         }
     }
 
@@ -312,12 +337,12 @@ mod tests {
         let mut last = None;
         for answer in answers {
             match lock.on_round(5, &answer) {
-                RoundNext::Send(step) => nodes.push(node_of(&step)),
+                RoundStep::Send(step) => nodes.push(node_of(&step)),
                 other => last = Some(other),
             }
         }
         assert_eq!(nodes, vec![1, 2, 3, 4, 5]);
-        assert_eq!(last, Some(RoundNext::Held));
+        assert_eq!(last, Some(RoundStep::Ended(Acquire::Got { fence: None })));
         assert!(lock.held());
     }
 
@@ -335,7 +360,7 @@ mod tests {
             let mut released_on = Vec::new();
             let mut end = None;
             for answer in answers {
-                if let RoundNext::Send(step) = lock.on_round(now_ms, &answer) {
+                if let RoundStep::Send(step) = lock.on_round(now_ms, &answer) {
                     if matches!(
                         step,
                         Step::Redis {
@@ -349,12 +374,12 @@ mod tests {
             }
             for _ in 0..3 {
                 match lock.on_round(now_ms, &Input::Redis(Reply::Integer(0))) {
-                    RoundNext::Send(step) => released_on.push(node_of(&step)),
+                    RoundStep::Send(step) => released_on.push(node_of(&step)),
                     other => end = Some(other),
                 }
             }
             assert_eq!(released_on, vec![1, 2, 3], "at {now_ms}ms");
-            assert_eq!(end, Some(RoundNext::Busy));
+            assert_eq!(end, Some(RoundStep::Ended(Acquire::Busy)));
             assert!(!lock.held());
         }
     }
@@ -370,9 +395,13 @@ mod tests {
         assert_eq!(node_of(&lock.start_release()), 1);
         let one = Input::Redis(Reply::Integer(1));
         let zero = Input::Redis(Reply::Integer(0));
-        assert_eq!(node_of(&lock.on_release(&one).unwrap()), 2);
-        assert_eq!(node_of(&lock.on_release(&zero).unwrap()), 3);
-        assert_eq!(lock.on_release(&zero), Err(Release::NotHeld));
+        let sent = |next: RoundStep<Release>| match next {
+            RoundStep::Send(step) => node_of(&step),
+            other => panic!("expected the next node's release, got {other:?}"),
+        };
+        assert_eq!(sent(lock.on_release(&one)), 2);
+        assert_eq!(sent(lock.on_release(&zero)), 3);
+        assert_eq!(lock.on_release(&zero), RoundStep::Ended(Release::NotHeld));
     }
 
     #[test]
