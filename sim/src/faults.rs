@@ -168,8 +168,8 @@ impl Schedule {
 
 /// The wall clocks of the primary and of the replica, with the scenario's jumps.
 pub fn server_clocks(scenario: &Scenario, timeline: &Timeline) -> (ServerClock, ServerClock) {
-    let mut primary = ServerClock::new();
-    let mut replica = ServerClock::new();
+    let mut primary = ServerClock::new(*timeline);
+    let mut replica = ServerClock::new(*timeline);
     for fault in &scenario.faults {
         if let Fault::ClockJump {
             host,
