@@ -15,15 +15,18 @@
 //!
 //! # Network timing
 //!
-//! A request reaches its server at the next tick and the reply comes back within that tick
-//! (the servers are ticked before the callers), so a round trip takes 1 ms. The scenario's
-//! one-way latency `L` (100–500 µs by default) is drawn per message, and the message is held
-//! back one more tick with probability `L / 1 ms` (whole milliseconds of `L` add whole ticks).
-//! Before its network delay, every command waits for the client CPU the callers share
-//! (`crate::clock::ClientCpu`, [`crate::run::SimConfig::client_cpu_us`] per command).
+//! Time moves in ticks of `T` = [`crate::run::SimConfig::tick_us`] (1 ms by default; see
+//! `crate::clock::Timeline`). A request reaches its server at the next tick and the reply
+//! comes back within that tick (the servers are ticked before the callers), so a round trip
+//! takes at least one tick. The scenario's one-way latency `L` is drawn per message (in
+//! `[latency_min_us, latency_max_us]`), and the message is held back `floor(L / T)` ticks,
+//! plus one more with probability `(L mod T) / T`: on average exactly `L`. A round trip
+//! therefore costs `T + L₁ + L₂` on average. Before its network delay, every command waits
+//! for the client CPU the callers share (`crate::clock::ClientCpu`,
+//! [`crate::run::SimConfig::client_cpu_us`] per command).
 //!
-//! So sub-millisecond latencies decide how often messages sent in the same tick arrive in
-//! different ticks: they spread callers that would otherwise move in lockstep.
+//! So latencies shorter than a tick decide how often messages sent in the same tick arrive
+//! in different ticks: they spread callers that would otherwise move in lockstep.
 
 use std::time::Duration;
 
@@ -50,6 +53,10 @@ impl Shared {
 impl Surroundings for Shared {
     fn policy(&self) -> ClientPolicy {
         self.conditions.policy
+    }
+
+    fn raw(&self, duration: Duration) -> Duration {
+        self.conditions.timeline.raw(duration)
     }
 
     fn caller_ms(&self) -> u64 {
@@ -104,21 +111,27 @@ impl Surroundings for Shared {
         } else {
             network.latency_min_us
         };
-        let mut ticks = latency_us / 1_000;
-        if rng.random_range(0..1_000) < latency_us % 1_000 {
+        let timeline = &self.conditions.timeline;
+        let tick_us = timeline.tick_us();
+        let mut ticks = latency_us / tick_us;
+        if rng.random_range(0..tick_us) < latency_us % tick_us {
             ticks += 1;
         }
         if ticks > 0 {
-            sleep(Duration::from_millis(ticks)).await;
+            sleep(timeline.ticks(ticks)).await;
         }
     }
 
     /// Queues the command on the shared client CPU (`crate::clock::ClientCpu`) and waits
     /// until it leaves.
     async fn client_cpu(&self) {
-        let ticks = self.conditions.client_cpu.issue(self.sim_now());
+        let timeline = &self.conditions.timeline;
+        let ticks = self
+            .conditions
+            .client_cpu
+            .issue(timeline.run_us(self.sim_now()));
         if ticks > 0 {
-            sleep(Duration::from_millis(ticks)).await;
+            sleep(timeline.ticks(ticks)).await;
         }
     }
 

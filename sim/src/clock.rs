@@ -22,47 +22,100 @@ use std::time::Duration;
 /// on the real time.
 pub const EPOCH_UNIX_SECS: u64 = 1_704_067_200;
 
-/// The tick: one simulation step.
+/// The tick: one simulation step as turmoil and tokio count it (their *raw* time). How much
+/// of the run's own time one tick stands for is [`Timeline::tick_us`].
 pub const TICK: Duration = Duration::from_millis(1);
+
+/// The most run time one tick may stand for, µs: one tick is one raw millisecond, and the
+/// run's time never runs slower than raw time.
+pub const MAX_TICK_US: u64 = 1_000;
+
+/// Whether one tick may stand for `tick_us` of run time: 1..=[`MAX_TICK_US`] and a divisor
+/// of 1,000, so that every whole millisecond of run time is a whole number of ticks.
+pub fn valid_tick_us(tick_us: u64) -> bool {
+    (1..=MAX_TICK_US).contains(&tick_us) && MAX_TICK_US % tick_us == 0
+}
 
 /// The simulation's wall-clock start as a `SystemTime`.
 pub fn epoch() -> std::time::SystemTime {
     std::time::UNIX_EPOCH + Duration::from_secs(EPOCH_UNIX_SECS)
 }
 
-/// Where the callers' shared instant zero lies in simulated time.
+/// Where the callers' shared instant zero lies in simulated time, and how the run's time
+/// maps onto turmoil's.
+///
+/// Two times meet here. *Raw* time is what turmoil and tokio count: `Sim::elapsed`,
+/// `turmoil::sim_elapsed`, tokio's `Instant`s and every `sleep`, one millisecond per tick.
+/// *Run* time is what the callers, the servers, the faults and the event log see: one tick
+/// stands for [`Timeline::tick_us`] of it. Every conversion between the two goes through
+/// this type (`run_us`, `t_us`, `caller_ms` read raw time; `at_ms`, `raw`, `ticks` make
+/// it), so a 250 ms pause on a 100 µs tick is 2,500 ticks and nothing else in the
+/// simulation knows the scale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeline {
-    /// Simulated time (since the simulation started) at which the callers are released.
+    /// Raw simulated time (since the simulation started) at which the callers are released.
     pub release: Duration,
+    /// Run time one tick stands for, µs ([`valid_tick_us`]).
+    tick_us: u64,
 }
 
 impl Timeline {
-    /// A timeline releasing the callers `setup_ms` after the simulation starts.
+    /// A timeline on a 1 ms tick releasing the callers `setup_ms` after the simulation
+    /// starts.
     pub fn new(setup_ms: u64) -> Timeline {
+        Timeline::with_tick(setup_ms, MAX_TICK_US)
+    }
+
+    /// A timeline on which one tick stands for `tick_us` of run time, releasing the callers
+    /// `setup_ms` (run time) after the simulation starts.
+    pub fn with_tick(setup_ms: u64, tick_us: u64) -> Timeline {
+        assert!(valid_tick_us(tick_us), "tick of {tick_us}us");
+        let unreleased = Timeline {
+            release: Duration::ZERO,
+            tick_us,
+        };
         Timeline {
-            release: Duration::from_millis(setup_ms),
+            release: unreleased.raw(Duration::from_millis(setup_ms)),
+            tick_us,
         }
     }
 
-    /// Microseconds since the release (negative during set-up) at simulated time `sim`.
+    /// Run time one tick stands for, µs.
+    pub fn tick_us(&self) -> u64 {
+        self.tick_us
+    }
+
+    /// Run time, µs, since the simulation started, at raw time `raw`.
+    pub fn run_us(&self, raw: Duration) -> u64 {
+        (raw.as_micros() * u128::from(self.tick_us) / 1_000) as u64
+    }
+
+    /// Run microseconds since the release (negative during set-up) at raw time `sim`.
     pub fn t_us(&self, sim: Duration) -> i64 {
-        sim.as_micros() as i64 - self.release.as_micros() as i64
+        self.run_us(sim) as i64 - self.run_us(self.release) as i64
     }
 
-    /// Whole milliseconds since the release (0 during set-up): a caller's clock.
+    /// Whole run milliseconds since the release (0 during set-up): a caller's clock.
     pub fn caller_ms(&self, sim: Duration) -> u64 {
-        sim.saturating_sub(self.release).as_millis() as u64
+        self.run_us(sim.saturating_sub(self.release)) / 1_000
     }
 
-    /// The simulated time `ms` milliseconds after the release.
+    /// The raw time `ms` run milliseconds after the release.
     pub fn at_ms(&self, ms: u64) -> Duration {
-        self.release + Duration::from_millis(ms)
+        self.release + self.raw(Duration::from_millis(ms))
     }
 
-    /// How much simulated time `duration` of the callers' and servers' clocks takes.
+    /// How much raw time `duration` of the callers' and servers' clocks takes: whole ticks,
+    /// rounded up (a timer never fires early).
     pub fn raw(&self, duration: Duration) -> Duration {
-        duration
+        let ticks = duration.as_micros().div_ceil(u128::from(self.tick_us));
+        self.ticks(u64::try_from(ticks).unwrap_or(u64::MAX))
+    }
+
+    /// The raw time `ticks` ticks take.
+    pub fn ticks(&self, ticks: u64) -> Duration {
+        // A tick is one raw millisecond (`TICK`).
+        Duration::from_millis(ticks)
     }
 }
 
@@ -75,45 +128,48 @@ impl Timeline {
 /// issue commands in the same tick are served in the order the simulation runs their hosts,
 /// which is fixed by the run's seed, so the queue is deterministic.
 ///
-/// Time is kept in microseconds, so sub-millisecond costs add up exactly; only the moment a
-/// command leaves is rounded, **down** to the tick in which its CPU time ends
+/// Time is kept in microseconds of run time, so sub-tick costs add up exactly; only the
+/// moment a command leaves is rounded, **down** to the tick in which its CPU time ends
 /// ([`ClientCpu::issue`] returns the whole ticks to wait). With a 1 ms tick and 150 µs per
 /// command, 50 callers that issue a command at once send it over 8 ticks (0–7), 6 or 7 per
 /// tick, as real mode's thread does.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClientCpu {
     /// CPU time per command, µs (0: no client CPU model, every command leaves at once).
     cost_us: u64,
-    /// When the CPU is next free, µs of simulated time.
+    /// Run time one tick stands for, µs.
+    tick_us: u64,
+    /// When the CPU is next free, µs of run time.
     free_at_us: std::cell::Cell<u64>,
 }
 
 impl ClientCpu {
-    /// A CPU on which each command costs `cost_us`.
-    pub fn new(cost_us: u64) -> ClientCpu {
+    /// A CPU on which each command costs `cost_us`, on ticks of `tick_us`.
+    pub fn new(cost_us: u64, tick_us: u64) -> ClientCpu {
+        assert!(valid_tick_us(tick_us), "tick of {tick_us}us");
         ClientCpu {
             cost_us,
+            tick_us,
             free_at_us: std::cell::Cell::new(0),
         }
     }
 
-    /// A command is issued at simulated time `now`: queues it and returns how many whole
-    /// ticks (ms) later it leaves.
-    pub fn issue(&self, now: Duration) -> u64 {
+    /// A command is issued at run time `now_us` ([`Timeline::run_us`]): queues it and
+    /// returns how many whole ticks later it leaves.
+    pub fn issue(&self, now_us: u64) -> u64 {
         if self.cost_us == 0 {
             return 0;
         }
-        let now_us = now.as_micros() as u64;
         let done_us = now_us.max(self.free_at_us.get()) + self.cost_us;
         self.free_at_us.set(done_us);
-        done_us / 1_000 - now_us / 1_000
+        done_us / self.tick_us - now_us / self.tick_us
     }
 }
 
 /// A clock jump: at simulated time `at`, the clock moves by `by_ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Jump {
-    /// When (simulated time since the simulation started).
+    /// When (raw simulated time since the simulation started).
     pub at: Duration,
     /// By how much (positive: forward).
     pub by_ms: i64,
@@ -145,18 +201,26 @@ pub struct Drift {
 /// its instant on.
 ///
 /// A pure function of simulated time, so it needs no updating and replays exactly. Drift and
-/// slews are kept in microseconds and the clock reads whole milliseconds (rounded down).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// slews are kept in microseconds of run time and the clock reads whole milliseconds (rounded
+/// down).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerClock {
+    /// How raw time maps onto run time.
+    timeline: Timeline,
     jumps: Vec<Jump>,
     drift: Option<Drift>,
     slews: Vec<Slew>,
 }
 
 impl ServerClock {
-    /// A clock that never jumps.
-    pub fn new() -> ServerClock {
-        ServerClock::default()
+    /// A clock on `timeline`'s ticks that never jumps.
+    pub fn new(timeline: Timeline) -> ServerClock {
+        ServerClock {
+            timeline,
+            jumps: Vec::new(),
+            drift: None,
+            slews: Vec::new(),
+        }
     }
 
     /// Adds a jump.
@@ -192,14 +256,14 @@ impl ServerClock {
             .map(|jump| jump.by_ms * 1_000)
             .sum();
         let drift_us = self.drift.map_or(0, |drift| {
-            let elapsed_us = sim.saturating_sub(drift.from).as_micros() as i128;
+            let elapsed_us = i128::from(self.timeline.run_us(sim.saturating_sub(drift.from)));
             (elapsed_us * i128::from(drift.rate_ppm) / 1_000_000) as i64
         });
         let slews_us: i64 = self
             .slews
             .iter()
             .map(|slew| {
-                let elapsed_us = sim.saturating_sub(slew.at).as_micros() as i128;
+                let elapsed_us = i128::from(self.timeline.run_us(sim.saturating_sub(slew.at)));
                 let gained_us = elapsed_us * i128::from(slew.rate_ppm) / 1_000_000;
                 let whole_us = i128::from(slew.offset_ms.unsigned_abs()) * 1_000;
                 (gained_us.min(whole_us) as i64) * slew.offset_ms.signum()
@@ -213,10 +277,10 @@ impl ServerClock {
         self.offset_us(sim).div_euclid(1_000)
     }
 
-    /// Unix milliseconds on this clock at simulated time `sim`.
+    /// Unix milliseconds on this clock at raw simulated time `sim`.
     pub fn now_ms(&self, sim: Duration) -> u64 {
-        let base = (EPOCH_UNIX_SECS * 1_000 + sim.as_millis() as u64) as i64;
-        (base + self.offset_ms(sim)).max(0) as u64
+        let base_us = (EPOCH_UNIX_SECS * 1_000_000 + self.timeline.run_us(sim)) as i64;
+        (base_us + self.offset_us(sim)).div_euclid(1_000).max(0) as u64
     }
 
     /// The fastest this clock ever runs beyond simulated time, in parts per million (0 when
@@ -255,12 +319,47 @@ mod tests {
         assert_eq!(timeline.caller_ms(Duration::from_millis(5)), 0);
         assert_eq!(timeline.caller_ms(Duration::from_millis(270)), 250);
         assert_eq!(timeline.at_ms(250), Duration::from_millis(270));
+        assert_eq!(
+            timeline.raw(Duration::from_millis(250)),
+            Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn a_finer_tick_scales_every_conversion_through_the_timeline() {
+        // One tick (one raw millisecond) stands for 100 µs: set-up of 20 ms is 200 ticks.
+        let timeline = Timeline::with_tick(20, 100);
+        assert_eq!(timeline.release, Duration::from_millis(200));
+        assert_eq!(timeline.at_ms(250), Duration::from_millis(2_700));
+        assert_eq!(
+            timeline.raw(Duration::from_millis(250)),
+            Duration::from_millis(2_500)
+        );
+        // Sub-tick durations round up to whole ticks.
+        assert_eq!(
+            timeline.raw(Duration::from_micros(150)),
+            Duration::from_millis(2)
+        );
+        assert_eq!(timeline.raw(Duration::ZERO), Duration::ZERO);
+        assert_eq!(timeline.t_us(Duration::from_millis(205)), 500);
+        assert_eq!(timeline.t_us(Duration::from_millis(150)), -5_000);
+        assert_eq!(timeline.caller_ms(Duration::from_millis(209)), 0);
+        assert_eq!(timeline.caller_ms(Duration::from_millis(210)), 1);
+        assert_eq!(timeline.caller_ms(Duration::from_millis(2_700)), 250);
+        // The servers' wall clocks read run time too.
+        let clock = ServerClock::new(timeline);
+        assert_eq!(
+            clock.now_ms(Duration::from_millis(2_700)),
+            EPOCH_UNIX_SECS * 1_000 + 270
+        );
+        assert!(valid_tick_us(100) && valid_tick_us(1_000) && valid_tick_us(250));
+        assert!(!valid_tick_us(0) && !valid_tick_us(300) && !valid_tick_us(2_000));
     }
 
     #[test]
     fn the_client_cpu_queues_commands_and_rounds_down_to_the_tick() {
-        let cpu = ClientCpu::new(150);
-        let t0 = Duration::from_millis(10);
+        let cpu = ClientCpu::new(150, 1_000);
+        let t0 = 10_000;
         // 50 commands at once leave over ticks 0..=7: six in the first (0.90 ms), then the
         // 7th ends at 1.05 ms.
         let waits: Vec<u64> = (0..50).map(|_| cpu.issue(t0)).collect();
@@ -268,19 +367,23 @@ mod tests {
         assert_eq!(waits[49], 7);
         assert!(waits.windows(2).all(|pair| pair[0] <= pair[1]));
         // Idle again later: a lone command costs nothing visible.
-        assert_eq!(cpu.issue(Duration::from_millis(100)), 0);
+        assert_eq!(cpu.issue(100_000), 0);
         // Without a model nothing waits.
-        let none = ClientCpu::new(0);
+        let none = ClientCpu::new(0, 1_000);
         assert!((0..50).all(|_| none.issue(t0) == 0));
         // Sub-tick costs add up exactly across ticks: 4 × 300 µs from 0.
-        let cpu = ClientCpu::new(300);
-        let waits: Vec<u64> = (0..4).map(|_| cpu.issue(Duration::ZERO)).collect();
+        let cpu = ClientCpu::new(300, 1_000);
+        let waits: Vec<u64> = (0..4).map(|_| cpu.issue(0)).collect();
         assert_eq!(waits, vec![0, 0, 0, 1]);
+        // On a 100 µs tick the same four leave in ticks 3, 6, 9 and 12.
+        let cpu = ClientCpu::new(300, 100);
+        let waits: Vec<u64> = (0..4).map(|_| cpu.issue(0)).collect();
+        assert_eq!(waits, vec![3, 6, 9, 12]);
     }
 
     #[test]
     fn jumps_apply_from_their_instant_on() {
-        let mut clock = ServerClock::new();
+        let mut clock = ServerClock::new(Timeline::new(0));
         clock.add_jump(Jump {
             at: Duration::from_millis(10),
             by_ms: 5_000,
@@ -294,7 +397,7 @@ mod tests {
     fn a_drifting_clock_gains_its_rate_from_its_instant_on() {
         let ms = Duration::from_millis;
         let base = EPOCH_UNIX_SECS * 1_000;
-        let mut clock = ServerClock::new();
+        let mut clock = ServerClock::new(Timeline::new(0));
         clock.set_drift(Drift {
             from: ms(10),
             rate_ppm: 20_000,
@@ -322,13 +425,13 @@ mod tests {
     fn a_slew_applies_its_offset_gradually_and_then_stops() {
         let ms = Duration::from_millis;
         let base = EPOCH_UNIX_SECS * 1_000;
-        let mut slewed = ServerClock::new();
+        let mut slewed = ServerClock::new(Timeline::new(0));
         slewed.add_slew(Slew {
             at: ms(20),
             offset_ms: 3_000,
             rate_ppm: 500,
         });
-        let mut stepped = ServerClock::new();
+        let mut stepped = ServerClock::new(Timeline::new(0));
         stepped.add_jump(Jump {
             at: ms(20),
             by_ms: 3_000,
@@ -340,7 +443,7 @@ mod tests {
         // 3 s at 500 ppm takes 6000 s, then the clock runs true again.
         assert_eq!(slewed.now_ms(ms(6_000_020)), base + 6_003_020);
         assert_eq!(slewed.now_ms(ms(7_000_020)), base + 7_003_020);
-        let mut back = ServerClock::new();
+        let mut back = ServerClock::new(Timeline::new(0));
         back.add_slew(Slew {
             at: ms(0),
             offset_ms: -1,

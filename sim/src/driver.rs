@@ -42,6 +42,11 @@ use crate::events::What;
 pub(crate) trait Surroundings {
     /// How the clients react to slow or broken connections.
     fn policy(&self) -> ClientPolicy;
+    /// How long `duration` of the caller's clock lasts on tokio's clock (the simulation
+    /// scales it to its tick, [`crate::clock::Timeline::raw`]; real mode's clocks are one).
+    fn raw(&self, duration: Duration) -> Duration {
+        duration
+    }
     /// The caller's clock: whole milliseconds since the release (0 before it).
     fn caller_ms(&self) -> u64;
     /// Logs what `host` did now.
@@ -229,7 +234,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 request,
                 timeout_ms,
             } => {
-                host.deadline = Some(Instant::now() + Duration::from_millis(timeout_ms));
+                host.deadline = Some(Instant::now() + env.raw(Duration::from_millis(timeout_ms)));
                 host.log(What::RedisRequest {
                     request: request.clone(),
                     timeout_ms,
@@ -243,7 +248,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 host.deadline = client
                     .policy()
                     .sql_timeout_ms
-                    .map(|timeout| Instant::now() + Duration::from_millis(timeout));
+                    .map(|timeout| Instant::now() + env.raw(Duration::from_millis(timeout)));
                 host.log(What::SqlRequest {
                     statement: request.statement,
                     params: request.params.clone(),
@@ -328,7 +333,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     backoff_ms,
                 });
                 if backoff_ms > 0 {
-                    sleep(Duration::from_millis(backoff_ms)).await;
+                    sleep(env.raw(Duration::from_millis(backoff_ms))).await;
                 }
                 client.handle_woke();
             }
@@ -346,14 +351,14 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 let ms = client::wake_ms(now_ms, drawn, deadline_ms) - now_ms;
                 if ms > 0 {
                     host.log(What::Sleep { ms });
-                    sleep(Duration::from_millis(ms)).await;
+                    sleep(env.raw(Duration::from_millis(ms))).await;
                 }
                 client.handle_woke();
             }
             Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
                     host.log(What::PauseStart { point, ms });
-                    sleep(Duration::from_millis(ms)).await;
+                    sleep(env.raw(Duration::from_millis(ms))).await;
                     host.log(What::PauseEnd { point });
                 } else {
                     host.log(What::Reached { point });
@@ -425,7 +430,7 @@ impl<E: Surroundings> CallerIo<E> {
 
     /// Opens a connection to `server` within `dial_timeout_ms`.
     async fn connect(&mut self, server: Server, dial_timeout_ms: u64) -> Result<(), String> {
-        let dial = Duration::from_millis(dial_timeout_ms);
+        let dial = self.env.raw(Duration::from_millis(dial_timeout_ms));
         let env = self.env.clone();
         let result = match server {
             Server::Redis | Server::Node(_) => match timeout(dial, env.open_redis(server)).await {
@@ -434,7 +439,7 @@ impl<E: Surroundings> CallerIo<E> {
                     Ok(())
                 }
                 Ok(Err(error)) => Err(error),
-                Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+                Err(_) => Err(format!("no connection within {dial_timeout_ms}ms")),
             },
             Server::Postgres => match timeout(dial, env.open_postgres(&self.name)).await {
                 Ok(Ok(client)) => {
@@ -443,7 +448,7 @@ impl<E: Surroundings> CallerIo<E> {
                     Ok(())
                 }
                 Ok(Err(error)) => Err(error),
-                Err(_) => Err(format!("no connection within {}ms", dial.as_millis())),
+                Err(_) => Err(format!("no connection within {dial_timeout_ms}ms")),
             },
         };
         let server = host_name(server).to_string();

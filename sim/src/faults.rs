@@ -218,7 +218,7 @@ impl Schedule {
 /// The wall clock of `host` (the primary, the replica or a Redlock node), with the scenario's
 /// jumps, drifts and slews aimed at it.
 pub fn server_clock(scenario: &Scenario, timeline: &Timeline, host: Host) -> ServerClock {
-    let mut clock = ServerClock::new();
+    let mut clock = ServerClock::new(*timeline);
     for fault in &scenario.faults {
         match *fault {
             Fault::ClockJump {

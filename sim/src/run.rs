@@ -35,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TICK};
+use crate::clock::{epoch, valid_tick_us, ClientCpu, ServerClock, Timeline, TICK};
 use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{node_clocks, server_clocks, Action, Schedule};
@@ -64,6 +64,10 @@ pub struct SimConfig {
     /// Client CPU time per command, µs, on the one client CPU all callers share
     /// ([`ClientCpu`]); 0 turns the model off.
     pub client_cpu_us: u64,
+    /// Run time one simulation tick stands for, µs: 1..=1000 and a divisor of 1000
+    /// ([`crate::clock::Timeline`]). Every time the callers, servers and faults see is
+    /// converted through it; turmoil and tokio keep their 1 ms tick.
+    pub tick_us: u64,
     /// Skip, at each step, the hosts with nothing to do (turmoil's `skip_idle_hosts`: no
     /// message for them, no task woken, no timer due). Exact: a run is the same event for
     /// event either way (`sim/tests/skip_idle.rs`); off only to check that.
@@ -77,6 +81,7 @@ impl Default for SimConfig {
             horizon_ms: DEFAULT_HORIZON_MS,
             client: ClientPolicy::default(),
             client_cpu_us: DEFAULT_CLIENT_CPU_US,
+            tick_us: DEFAULT_TICK_US,
             skip_idle_hosts: true,
         }
     }
@@ -90,6 +95,9 @@ impl Default for SimConfig {
 /// A debug build of the clients costs far more per command; `leaselab compare
 /// --client-cpu-us N` runs the comparison with another cost.
 pub const DEFAULT_CLIENT_CPU_US: u64 = 5;
+
+/// The tick of [`SimConfig::default`], µs of run time per simulation step.
+pub const DEFAULT_TICK_US: u64 = 1_000;
 
 /// The horizon of [`SimConfig::default`], and the least time limit [`time_limit_ms`] gives.
 pub const DEFAULT_HORIZON_MS: u64 = 120_000;
@@ -453,7 +461,14 @@ pub fn run_with(
     config: &SimConfig,
 ) -> Result<RunReport, ParamError> {
     validate(scenario)?;
-    let timeline = Timeline::new(config.setup_ms);
+    if !valid_tick_us(config.tick_us) {
+        return Err(ParamError(format!(
+            "a tick of {}us cannot be simulated: use a divisor of 1000 between 1 and 1000 \
+             (e.g. 100, 250, 1000)",
+            config.tick_us
+        )));
+    }
+    let timeline = Timeline::with_tick(config.setup_ms, config.tick_us);
     let (shared, specs) = shared_world(scenario, seed, config, timeline)?;
     let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
     let mut sim = new_sim(scenario, seed, horizon, config);
@@ -487,7 +502,7 @@ fn shared_world(
     let replication = Schedule::needs_replica(scenario).then(|| {
         Replication::new(
             &initial_effects,
-            Duration::from_millis(scenario.network.replication_lag_ms),
+            timeline.raw(Duration::from_millis(scenario.network.replication_lag_ms)),
         )
     });
     let aof = Schedule::appendfsync(scenario)
@@ -506,7 +521,7 @@ fn shared_world(
             timeline,
             policy: config.client,
             network: scenario.network,
-            client_cpu: ClientCpu::new(config.client_cpu_us),
+            client_cpu: ClientCpu::new(config.client_cpu_us, timeline.tick_us()),
         },
         servers: Servers {
             redis: Rc::new(RefCell::new(redis)),

@@ -12,6 +12,7 @@ use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::Serialize;
 
+use super::duration::parse_latency_us;
 use super::run::batch::{for_each_run, Runner, Seeds, Spread};
 use super::run::{out, real_error};
 use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
@@ -41,6 +42,14 @@ pub struct Args {
     /// the simulation's default, 5).
     #[arg(long, value_name = "US")]
     pub client_cpu_us: Option<u64>,
+    /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the
+    /// simulation's default, 100).
+    #[arg(long, value_name = "US")]
+    pub tick_us: Option<u64>,
+    /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
+    /// message (default: each row's scenario's, 25-75). The real side is not affected.
+    #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
+    pub latency_us: Option<(u64, u64)>,
     /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
@@ -160,6 +169,14 @@ fn url(flag: Option<String>, var: &str, default: &str) -> String {
 /// Runs `leaselab compare`.
 pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(1, args.runs)?;
+    if let Some(tick_us) = args.tick_us {
+        if !leaselab_sim::clock::valid_tick_us(tick_us) {
+            return Err(UsageError::new(format!(
+                "--tick-us {tick_us}: a tick must be a divisor of 1000 µs between 1 and 1000 \
+                 (e.g. 100, 250, 1000)"
+            )));
+        }
+    }
     let real_config = RealConfig::new(
         Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
         Some(url(
@@ -183,6 +200,14 @@ pub fn execute(args: Args) -> CommandResult {
         if let Some(cost) = args.client_cpu_us {
             sim_config.client_cpu_us = cost;
         }
+        if let Some(tick_us) = args.tick_us {
+            sim_config.tick_us = tick_us;
+        }
+        let mut sim_scenario = row.scenario.clone();
+        if let Some((min_us, max_us)) = args.latency_us {
+            sim_scenario.network.latency_min_us = min_us;
+            sim_scenario.network.latency_max_us = max_us;
+        }
         match leaselab_sim::real::validate(&row.scenario, &real_config) {
             Ok(()) => {}
             Err(leaselab_sim::real::RealError::Refused(reason)) => {
@@ -205,7 +230,7 @@ pub fn execute(args: Args) -> CommandResult {
         });
         let mut sim = Side::new();
         for_each_run(
-            &row.scenario,
+            &sim_scenario,
             seeds,
             Shard::WHOLE,
             &Runner::Sim(sim_config),
@@ -254,10 +279,17 @@ pub fn execute(args: Args) -> CommandResult {
     let cpu = args
         .client_cpu_us
         .unwrap_or(SimConfig::default().client_cpu_us);
+    let tick_us = args.tick_us.unwrap_or(SimConfig::default().tick_us);
+    let latency = match args.latency_us {
+        Some((min_us, max_us)) => format!("{min_us}-{max_us} µs"),
+        None => "each scenario's".to_string(),
+    };
     if args.json {
         let document = serde_json::json!({
             "runs": args.runs,
             "client_cpu_us": cpu,
+            "tick_us": tick_us,
+            "latency_us": args.latency_us.map(|(min, max)| [min, max]),
             "redis": real_config.redis_url,
             "postgres": real_config.postgres_url,
             "rows": results,
@@ -324,7 +356,8 @@ pub fn execute(args: Args) -> CommandResult {
     out!("");
     out!(
         "{} runs per row on each side (seeds 1..={}); ranges are min–max (median) over the runs; \
-         simulated with {cpu} µs of client CPU per command; real against Redis {} and \
+         simulated with {cpu} µs of client CPU per command, a {tick_us} µs tick and \
+         {latency} one-way latency; real against Redis {} and \
          PostgreSQL {}, whose timing is this machine's (not reproducible).",
         args.runs,
         args.runs,

@@ -43,6 +43,40 @@ pub fn format_ms(ms: u64) -> String {
     }
 }
 
+/// The most one-way latency `--latency-us` takes, µs (10 s): beyond it a simulated message
+/// would outlast every client deadline.
+pub const MAX_LATENCY_US: u64 = 10_000_000;
+
+/// Parses a one-way network latency in microseconds: `N` (every message) or `MIN-MAX` (drawn
+/// per message), e.g. `50` or `0-100`.
+pub fn parse_latency_us(text: &str) -> Result<(u64, u64), String> {
+    let text = text.trim();
+    let number = |part: &str| -> Result<u64, String> {
+        let value: u64 = part.trim().parse().map_err(|_| {
+            format!("'{text}' is not a latency in µs; write it as e.g. 50 or 0-100")
+        })?;
+        if value > MAX_LATENCY_US {
+            return Err(format!(
+                "'{text}': at most {MAX_LATENCY_US} µs of one-way latency"
+            ));
+        }
+        Ok(value)
+    };
+    let (min, max) = match text.split_once('-') {
+        Some((min, max)) => (number(min)?, number(max)?),
+        None => {
+            let value = number(text)?;
+            (value, value)
+        }
+    };
+    if min > max {
+        return Err(format!(
+            "'{text}': the shortest latency is longer than the longest; write MIN-MAX, e.g. 0-100"
+        ));
+    }
+    Ok((min, max))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +97,20 @@ mod tests {
         assert!(parse_ms("0.5ms").unwrap_err().contains("whole number"));
         assert!(parse_ms("-1ms").is_err());
         assert!(parse_ms("fast").is_err());
+    }
+
+    #[test]
+    fn parses_latencies_as_one_value_or_a_range() {
+        assert_eq!(parse_latency_us("50"), Ok((50, 50)));
+        assert_eq!(parse_latency_us("0-100"), Ok((0, 100)));
+        assert!(parse_latency_us("100-0").unwrap_err().contains("shortest"));
+        assert!(parse_latency_us("50us")
+            .unwrap_err()
+            .contains("not a latency"));
+        assert!(parse_latency_us("-5").is_err());
+        assert!(parse_latency_us("20000000")
+            .unwrap_err()
+            .contains("at most"));
     }
 
     #[test]

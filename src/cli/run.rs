@@ -56,7 +56,7 @@ use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
 use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, TraceSaver};
-use super::duration::{format_ms, parse_ms};
+use super::duration::{format_ms, parse_latency_us, parse_ms};
 use super::merge::{same_fields, ShardFile};
 use crate::exit::{CommandResult, Status, UsageError};
 use crate::shard::{Shard, ShardArgs};
@@ -107,6 +107,10 @@ pub struct Args {
     /// How far the Redis replica lags behind the primary.
     #[arg(long, value_parser = parse_duration)]
     pub replication_lag: Option<u64>,
+    /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
+    /// message (e.g. 0-100; default: the scenario's, 25-75). Real mode has its own network.
+    #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
+    pub latency_us: Option<(u64, u64)>,
     /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
     #[arg(long)]
     pub no_faults: bool,
@@ -312,6 +316,15 @@ impl Args {
         if let Some(lag) = self.replication_lag {
             scenario.network.replication_lag_ms = lag;
             changed.push(format!("--replication-lag {}", format_ms(lag)));
+        }
+        if let Some((min_us, max_us)) = self.latency_us {
+            scenario.network.latency_min_us = min_us;
+            scenario.network.latency_max_us = max_us;
+            changed.push(if min_us == max_us {
+                format!("--latency-us {min_us}")
+            } else {
+                format!("--latency-us {min_us}-{max_us}")
+            });
         }
         if self.no_faults {
             scenario.faults.clear();
