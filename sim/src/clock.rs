@@ -33,7 +33,7 @@ pub const MAX_TICK_US: u64 = 1_000;
 /// Whether one tick may stand for `tick_us` of run time: 1..=[`MAX_TICK_US`] and a divisor
 /// of 1,000, so that every whole millisecond of run time is a whole number of ticks.
 pub fn valid_tick_us(tick_us: u64) -> bool {
-    (1..=MAX_TICK_US).contains(&tick_us) && MAX_TICK_US % tick_us == 0
+    (1..=MAX_TICK_US).contains(&tick_us) && MAX_TICK_US.is_multiple_of(tick_us)
 }
 
 /// The simulation's wall-clock start as a `SystemTime`.

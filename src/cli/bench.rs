@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scaling_divisor: u64,
     /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the
-    /// simulation's default, 100). `--tick-us 1000` measures the former 1 ms tick.
+    /// simulation's default, 1000). `--tick-us 100` measures a finer tick's cost.
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
     /// One JSON document instead of the lines.

@@ -43,11 +43,11 @@ pub struct Args {
     #[arg(long, value_name = "US")]
     pub client_cpu_us: Option<u64>,
     /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the
-    /// simulation's default, 100).
+    /// simulation's default, 1000).
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
     /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
-    /// message (default: each row's scenario's, 25-75). The real side is not affected.
+    /// message (default: each row's scenario's, 100-500). The real side is not affected.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
     pub latency_us: Option<(u64, u64)>,
     /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).

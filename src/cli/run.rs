@@ -108,7 +108,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration)]
     pub replication_lag: Option<u64>,
     /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
-    /// message (e.g. 0-100; default: the scenario's, 25-75). Real mode has its own network.
+    /// message (e.g. 0-100; default: the scenario's, 100-500). Real mode has its own network.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
     pub latency_us: Option<(u64, u64)>,
     /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
