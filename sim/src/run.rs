@@ -1210,19 +1210,7 @@ impl Shared {
                     Some(Replication::rejoin(&promoted, now, lag));
                 *self.servers.redis.borrow_mut() = promoted;
                 self.servers.failed_over.set(true);
-                let server_ms = self.server_ms(now);
-                let (lock_holder, fence_counter) = {
-                    let redis = self.servers.redis.borrow();
-                    let holder = self.watch.lock.as_ref().and_then(|lock| {
-                        redis
-                            .peek(&lock.key, server_ms)
-                            .map(|value| lock.owner(value))
-                    });
-                    let counter = redis
-                        .peek(&self.watch.fence_key, server_ms)
-                        .map(|v| String::from_utf8_lossy(v).into_owned());
-                    (holder, counter)
-                };
+                let (lock_holder, fence_counter) = self.lock_and_fence(now);
                 self.log(
                     now,
                     "world",
@@ -1237,7 +1225,7 @@ impl Shared {
                         .servers
                         .redis
                         .borrow()
-                        .peek(&lock.key, server_ms)
+                        .peek(&lock.key, self.server_ms(now))
                         .map(<[u8]>::to_vec);
                     *lock.holder.borrow_mut() = value;
                 }

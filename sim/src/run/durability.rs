@@ -11,7 +11,7 @@ use super::Shared;
 
 impl Shared {
     /// The lock holder and the fence counter as the serving Redis has them at `sim`.
-    fn lock_and_fence(&self, sim: Duration) -> (Option<String>, Option<String>) {
+    pub(super) fn lock_and_fence(&self, sim: Duration) -> (Option<String>, Option<String>) {
         let server_ms = self.server_ms(sim);
         let redis = self.servers.redis.borrow();
         let holder = self.watch.lock.as_ref().and_then(|lock| {
