@@ -205,6 +205,18 @@ fn serve_refuses_busy_ports_and_bad_values() {
             &["-1"],
         ),
         Case::new(
+            "deadlock timeout of zero",
+            &["serve", "postgres", "--deadlock-timeout", "0ms"],
+            2,
+            &["0ms", "1ms"],
+        ),
+        Case::new(
+            "deadlock timeout too long",
+            &["serve", "postgres", "--deadlock-timeout", "700s"],
+            2,
+            &["700s", "600s"],
+        ),
+        Case::new(
             "port not a number",
             &["serve", "postgres", "--port", "abc"],
             2,

@@ -11,14 +11,14 @@
 //! every test here prints one line saying it was skipped and passes. Each test works in its
 //! own schema (`SET search_path`), dropped at the end, also when the test fails.
 //!
-//! Deadlocks are kept out of the generated cases (two sessions never lock two rows each): the
-//! stand-in fails the statement that closes the cycle at once, where PostgreSQL waits for
-//! `deadlock_timeout` and fails whichever session's timer fires first (documented in
-//! `docs/fidelity.md`). The fixed deadlock cases run the real sessions with `deadlock_timeout`
-//! at 1 ms: the first waiter's check then finds no cycle yet (the other session waits only
-//! after this one was seen waiting), and the session that closes the cycle is the one that
-//! fails, as on the stand-in. The DETAIL's process and transaction numbers are compared by
-//! their pattern (which number repeats where), not their values.
+//! Deadlocks are kept out of the generated cases (two sessions never lock two rows each). The
+//! fixed deadlock cases run the stand-in checking at once (the model checker's setting) and
+//! the real sessions with `deadlock_timeout` at 1 ms: the first waiter's check then finds no
+//! cycle yet, and the session that closes the cycle fails on both. One more case runs both
+//! servers with the same 300 ms `deadlock_timeout`, the stand-in checking on its timer as
+//! PostgreSQL does, and compares which session PostgreSQL chooses as the victim. The DETAIL's
+//! process and transaction numbers are compared by their pattern (which number repeats
+//! where), not their values.
 
 mod common;
 
@@ -1478,5 +1478,136 @@ fn the_comparison_can_fail() {
         let stand_in = StandInSide::start(&wallet_row(99, 0)).await;
         let stand_in_transcript = run_case(&mut Side::StandIn(stand_in), &case).await;
         assert_ne!(real_transcript, stand_in_transcript);
+    });
+}
+
+/// Which session a deadlock fails, when the checks run after `deadlock_timeout` as in
+/// PostgreSQL: A waits for B's row, then B, `gap` later, for A's. Each waiter looks for a
+/// cycle once, `deadlock_timeout` after it started waiting. When the cycle closes within A's
+/// timeout, A (the first waiter) finds it and fails; when it closes later, A's check has
+/// already found nothing and B fails. Both sides run with `deadlock_timeout` = 300 ms; the
+/// session that failed, its SQLSTATE, message and HINT, and the other's outcome must match.
+#[test]
+fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_closed() {
+    let Some(url) = database_url("the_deadlock_victim_is_the_first_waiter") else {
+        return;
+    };
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    /// What each of A's and B's waiting UPDATEs ended with: `Ok(rows)` or the error's
+    /// SQLSTATE, message and HINT.
+    type Ends = [End; 2];
+    type End = Result<u64, (String, String, Option<String>)>;
+    async fn update(client: &Client, id: i64) -> End {
+        let sql = format!("UPDATE wallets SET balance = balance - 10 WHERE id = {id}");
+        client.execute(&sql, &[]).await.map_err(|error| {
+            let db = error.as_db_error().expect("a server error");
+            (
+                db.code().code().to_string(),
+                db.message().to_string(),
+                db.hint().map(str::to_string),
+            )
+        })
+    }
+    async fn play(clients: [&Client; 2], gap: Duration) -> Ends {
+        let [a, b] = clients;
+        for (client, first) in [(a, 1), (b, 2)] {
+            client
+                .batch_execute(&format!(
+                    "BEGIN; UPDATE wallets SET balance = balance - 10 WHERE id = {first}"
+                ))
+                .await
+                .expect("lock the first row");
+        }
+        let a_waits = update(a, 2);
+        let b_waits = async {
+            tokio::time::sleep(gap).await;
+            update(b, 1).await
+        };
+        let (a_end, b_end) = tokio::join!(a_waits, b_waits);
+        for client in [a, b] {
+            client
+                .batch_execute("ROLLBACK")
+                .await
+                .expect("end the block");
+        }
+        [a_end, b_end]
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, admin) = Schema::create(&url, "deadlock_victim").await;
+        admin
+            .batch_execute(&format!(
+                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100), (2, 100)",
+                schema.name
+            ))
+            .await
+            .expect("seed the rows");
+        let (real_a, _) = connect_real(&url).await;
+        let (real_b, _) = connect_real(&url).await;
+        for client in [&real_a, &real_b] {
+            client
+                .batch_execute(&format!(
+                    "SET search_path = {}; SET deadlock_timeout = '{}ms'",
+                    schema.name,
+                    TIMEOUT.as_millis()
+                ))
+                .await
+                .expect("set the session up");
+        }
+
+        let mut postgres = Postgres::new();
+        for id in [1, 2] {
+            postgres.seed_wallet(
+                id,
+                Wallet {
+                    balance: 100,
+                    fence: 0,
+                },
+            );
+        }
+        let postgres = Rc::new(RefCell::new(postgres));
+        let server =
+            PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let address = listener.local_addr().expect("its address");
+        let accept_loop = tokio::task::spawn_local(async move {
+            let _ = server.serve_tokio(listener).await;
+        });
+        let mut config = tokio_postgres::Config::new();
+        config.user("postgres").dbname("test");
+        let mut stand_in = Vec::new();
+        for _ in 0..2 {
+            let stream = tokio::net::TcpStream::connect(address)
+                .await
+                .expect("connect to the stand-in");
+            stand_in.push(start_client(stream, &config).await.0);
+        }
+
+        for (gap, victim) in [(Duration::from_millis(50), 0), (TIMEOUT * 2, 1)] {
+            let started = Instant::now();
+            let real = play([&real_a, &real_b], gap).await;
+            let real_took = started.elapsed();
+            let started = Instant::now();
+            let ours = play([&stand_in[0], &stand_in[1]], gap).await;
+            let ours_took = started.elapsed();
+            assert_eq!(ours, real, "gap {gap:?}: stand-in vs PostgreSQL");
+            let failed: Vec<usize> = (0..2).filter(|&at| real[at].is_err()).collect();
+            assert_eq!(failed, vec![victim], "gap {gap:?}: {real:?}");
+            let (code, message, hint) = real[victim].clone().unwrap_err();
+            assert_eq!(
+                (code.as_str(), message.as_str()),
+                ("40P01", "deadlock detected")
+            );
+            assert_eq!(hint.as_deref(), Some("See server log for query details."));
+            assert_eq!(real[1 - victim], Ok(1));
+            // Neither side fails before the victim's own timeout has passed.
+            let least = if victim == 0 { TIMEOUT } else { gap + TIMEOUT };
+            assert!(real_took >= least, "PostgreSQL took {real_took:?}");
+            assert!(ours_took >= least, "the stand-in took {ours_took:?}");
+        }
+        accept_loop.abort();
+        drop(schema);
     });
 }

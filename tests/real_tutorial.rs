@@ -444,3 +444,95 @@ fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_hold
         assert!(left.is_empty(), "left behind in database {db}: {left:?}");
     }
 }
+
+const NODES_VAR: &str = "LEASELAB_REDIS_NODE_URLS";
+
+/// Keys of this process left on the Redis server at `url`.
+fn leftovers_at(url: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let mut connection = leaselab_sim::clients::redis_url(url, None)
+            .await
+            .expect("connect to Redis");
+        redis::cmd("KEYS")
+            .arg(format!("leaselab:{}:*", std::process::id()))
+            .query_async(&mut connection)
+            .await
+            .expect("KEYS")
+    })
+}
+
+#[test]
+fn redlock_on_three_separate_servers_breaks_under_a_long_pause_and_redlock_cas_holds() {
+    let test = "redlock_on_three_separate_servers";
+    let Some(mut config) = servers(test) else {
+        return;
+    };
+    let Some(nodes) = std::env::var(NODES_VAR)
+        .ok()
+        .filter(|value| !value.trim().is_empty())
+    else {
+        report(&format!(
+            "{test}: skipped: set {NODES_VAR} to three Redis URLs, comma-separated (e.g. \
+             redis://127.0.0.1:6380,redis://127.0.0.1:6381,redis://127.0.0.1:6382)"
+        ));
+        return;
+    };
+    config.redis_node_urls = nodes.split(',').map(|url| url.trim().to_string()).collect();
+    assert_eq!(config.redis_node_urls.len(), 3, "{NODES_VAR}={nodes}");
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Each node is its own process: A pauses past its validity, its key expires on every
+    // server, B takes the lock.
+    let mut scenario = leaselab_sim::faults::fault_scenario("redlock-pause", false).unwrap();
+    let broken = run_seeds(&scenario, 1..2, &config);
+    assert_eq!(
+        broken[0].ledger.line(),
+        "accepted=2 balance=90 expected=80 BROKEN"
+    );
+    // Every node saw both callers' acquires: the lock really lived on the three servers.
+    for node in 1..=3u8 {
+        let requests = broken[0]
+            .events
+            .iter()
+            .filter(|event| {
+                matches!(
+                    event.what,
+                    leaselab_sim::events::What::RedisRequest { node: Some(n), .. } if n == node
+                )
+            })
+            .count();
+        assert!(requests >= 2, "redis-{node}: {requests} requests logged");
+    }
+    scenario.safeguard = leaselab_model::safeguard::Safeguard::Redlock {
+        nodes: 3,
+        cas: true,
+    };
+    let held = run_seeds(&scenario, 1..2, &config);
+    assert_eq!(
+        held[0].ledger.line(),
+        "accepted=1 balance=90 expected=90 OK"
+    );
+    assert_clean(&config);
+    for url in &config.redis_node_urls {
+        let left = leftovers_at(url);
+        assert!(left.is_empty(), "left behind on {url}: {left:?}");
+    }
+    // Nothing of the run went to the --redis server's node databases.
+    for db in 1..=3 {
+        let left = leftovers_in_db(&config, db);
+        assert!(left.is_empty(), "left behind in database {db}: {left:?}");
+    }
+
+    // A count that does not match the nodes is refused before anything runs.
+    config.redis_node_urls.pop();
+    let message = real::run(&scenario, 1, &config).unwrap_err().to_string();
+    assert!(
+        message.contains("locks on 3 Redis nodes but 2 --redis-node-url URLs were given"),
+        "{message}"
+    );
+}

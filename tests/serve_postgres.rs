@@ -191,3 +191,54 @@ fn unknown_roles_and_databases_are_refused() {
         assert_eq!(row.get::<_, i64>(0), 100);
     });
 }
+
+/// Two sessions lock wallets 1 and 2 in opposite orders. The served stand-in looks for the
+/// deadlock only when the first waiter's `--deadlock-timeout` has passed, and fails that
+/// waiter (as PostgreSQL does), not the session whose statement closed the cycle.
+#[test]
+fn a_deadlock_fails_the_first_waiter_after_the_deadlock_timeout() {
+    let server = Server::start(&[
+        "--wallet",
+        "1=100",
+        "--wallet",
+        "2=100",
+        "--deadlock-timeout",
+        "200ms",
+    ]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let a = leaselab_sim::clients::postgres_url(&url).await.expect("a");
+        let b = leaselab_sim::clients::postgres_url(&url).await.expect("b");
+        let debit = |id: i64| format!("UPDATE wallets SET balance = balance - 10 WHERE id = {id}");
+        a.batch_execute(&format!("BEGIN; {}", debit(1)))
+            .await
+            .expect("a locks 1");
+        b.batch_execute(&format!("BEGIN; {}", debit(2)))
+            .await
+            .expect("b locks 2");
+        let started = std::time::Instant::now();
+        let a_second = debit(2);
+        let a_waits = a.execute(&a_second, &[]);
+        let b_waits = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            b.execute(&debit(1), &[]).await
+        };
+        let (a_end, b_end) = tokio::join!(a_waits, b_waits);
+        let took = started.elapsed();
+        let error = a_end.expect_err("the first waiter is the victim");
+        let db = error.as_db_error().expect("a server error");
+        assert_eq!(
+            (db.code().code(), db.message()),
+            ("40P01", "deadlock detected")
+        );
+        assert_eq!(b_end.expect("the other session goes on"), 1);
+        assert!(
+            took >= std::time::Duration::from_millis(200),
+            "took {took:?}"
+        );
+    });
+}

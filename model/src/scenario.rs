@@ -53,7 +53,18 @@ pub struct Scenario {
     pub faults: Vec<Fault>,
     /// Network timing.
     pub network: Network,
+    /// PostgreSQL's `deadlock_timeout`: a statement waiting for a row lock looks for a
+    /// deadlock through itself once, this long after it started waiting (1 s, PostgreSQL's
+    /// default). The model checker's World checks at once instead (the limit of a short
+    /// timeout).
+    pub deadlock_timeout_ms: u64,
 }
+
+/// PostgreSQL's default `deadlock_timeout`.
+pub const DEFAULT_DEADLOCK_TIMEOUT_MS: u64 = 1_000;
+
+/// The longest `deadlock_timeout` a scenario may set (a run lasts at most an hour).
+pub const MAX_DEADLOCK_TIMEOUT_MS: u64 = 600_000;
 
 /// The tutorial's steps.
 pub const TUTORIAL_STEPS: [&str; 6] = [
@@ -108,6 +119,7 @@ impl Scenario {
             start_offsets_ms: Vec::new(),
             faults: Vec::new(),
             network: Network::default(),
+            deadlock_timeout_ms: DEFAULT_DEADLOCK_TIMEOUT_MS,
         }
     }
 
@@ -375,6 +387,14 @@ impl Scenario {
             return Err(ParamError(format!(
                 "the {wallets} wallets' balances of {} each do not add up within a bigint; use a smaller --balance",
                 self.initial_balance
+            )));
+        }
+        if !(1..=MAX_DEADLOCK_TIMEOUT_MS).contains(&self.deadlock_timeout_ms) {
+            return Err(ParamError(format!(
+                "the deadlock timeout must lie between 1ms and {}s (got {}ms); PostgreSQL's \
+                 default is 1s",
+                MAX_DEADLOCK_TIMEOUT_MS / 1_000,
+                self.deadlock_timeout_ms
             )));
         }
         if self.network.latency_min_us > self.network.latency_max_us {

@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{
-    parse_query, Exec, GeneralStatement, Parsed, PgError, Postgres, QueryResult, SessionId,
-    SqlExec, SqlResult, SqlType, Statement, TxStatus, Value,
+    parse_query, DeadlockCheck, Exec, GeneralStatement, Parsed, PgError, Postgres, QueryResult,
+    SessionId, SqlExec, SqlResult, SqlType, Statement, TxStatus, Value,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -78,6 +78,10 @@ pub struct PgServer {
     observer: Rc<dyn Observer>,
     transaction_ended: Rc<Notify>,
     last_conn_id: Rc<Cell<u64>>,
+    /// PostgreSQL's `deadlock_timeout` (in the runtime's time): a waiting statement looks for
+    /// a deadlock through itself once, this long after it started waiting. `None`: the
+    /// statement that would close a cycle fails at once.
+    deadlock_timeout: Option<std::time::Duration>,
 }
 
 impl PgServer {
@@ -89,7 +93,18 @@ impl PgServer {
             observer,
             transaction_ended: Rc::new(Notify::new()),
             last_conn_id: Rc::new(Cell::new(0)),
+            deadlock_timeout: None,
         }
+    }
+
+    /// Looks for deadlocks as PostgreSQL does: once per wait, `timeout` after a statement
+    /// started waiting for a row lock (`deadlock_timeout`, 1 s by default in PostgreSQL).
+    pub fn with_deadlock_timeout(mut self, timeout: std::time::Duration) -> PgServer {
+        self.postgres
+            .borrow_mut()
+            .set_deadlock_check(DeadlockCheck::OnTimeout);
+        self.deadlock_timeout = Some(timeout);
+        self
     }
 
     /// Refuses connections naming a role or database outside `accounts`.
@@ -867,6 +882,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             return result;
         }
         let mut reported_blocker = None;
+        let mut check_at = None;
         loop {
             let executed = self.server.postgres.borrow_mut().execute_with_notice(
                 self.session.id,
@@ -890,13 +906,56 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         self.server
                             .observer
                             .sql_blocked(self.conn_id, sql, params, by);
+                        check_at = self.deadlock_check_at();
                     }
                     // No other task runs between the execution above and this wait, so no
                     // wake-up can be missed.
-                    self.server.transaction_ended.notified().await;
+                    if let Some(error) = self.wait_for_lock(&mut check_at).await {
+                        let result = Err(error);
+                        self.server
+                            .observer
+                            .sql_statement(self.conn_id, sql, params, &result);
+                        return result;
+                    }
                 }
             }
         }
+    }
+
+    /// When a wait that starts now looks for a deadlock (none: the engine checks at once).
+    fn deadlock_check_at(&self) -> Option<tokio::time::Instant> {
+        self.server
+            .deadlock_timeout
+            .map(|timeout| tokio::time::Instant::now() + timeout)
+    }
+
+    /// Waits until some transaction ends (the blocked statement then runs again), or, once
+    /// per wait, until `check_at`, when the session looks for a deadlock through itself as
+    /// PostgreSQL does after `deadlock_timeout`. The 40P01 error if it found one (its
+    /// transaction is aborted and its locks released; waiters are woken).
+    async fn wait_for_lock(&self, check_at: &mut Option<tokio::time::Instant>) -> Option<PgError> {
+        let ended = self.server.transaction_ended.notified();
+        tokio::pin!(ended);
+        if let Some(at) = *check_at {
+            turmoil::wake_at(at);
+            tokio::select! {
+                biased;
+                () = &mut ended => return None,
+                () = tokio::time::sleep_until(at) => {}
+            }
+            *check_at = None;
+            let found = self
+                .server
+                .postgres
+                .borrow_mut()
+                .check_deadlock(self.session.id);
+            if let Some(error) = found {
+                self.server.transaction_ended.notify_waiters();
+                return Some(error);
+            }
+        }
+        ended.await;
+        None
     }
 
     /// Wakes waiting statements when this session holds no transaction open any more: it
@@ -1091,6 +1150,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             return result;
         }
         let mut reported_blocker = None;
+        let mut check_at = None;
         loop {
             let executed =
                 self.server
@@ -1112,8 +1172,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     if reported_blocker != Some(by) {
                         reported_blocker = Some(by);
                         self.server.observer.sql_blocked(self.conn_id, sql, &[], by);
+                        check_at = self.deadlock_check_at();
                     }
-                    self.server.transaction_ended.notified().await;
+                    if let Some(error) = self.wait_for_lock(&mut check_at).await {
+                        let result = Err(error);
+                        self.server.observer.sql_statement(
+                            self.conn_id,
+                            sql,
+                            &[],
+                            &report(&result),
+                        );
+                        return result;
+                    }
                 }
             }
         }

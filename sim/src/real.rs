@@ -16,6 +16,13 @@
 //! tutorial's `wallets` table; every caller session sets `search_path` to it. Keys and schema
 //! are removed when the run ends, also when it fails or panics.
 //!
+//! # Redlock's nodes
+//!
+//! Node n is a server of its own when `RealConfig::redis_node_urls` names one per node
+//! (`run --redis-node-url URL`, once per node: independent processes, as Redlock assumes),
+//! else database n of the `--redis` server (independent keyspaces in one process). The lock
+//! key is deleted on every node before the run and after it.
+//!
 //! # What cannot run for real
 //!
 //! GC pauses are real sleeps of the caller's loop and work as in the simulation. Failovers,
@@ -31,7 +38,7 @@ use std::time::Duration;
 use leaselab_model::fault::Fault;
 use leaselab_model::redis::{Reply, ScriptId};
 use leaselab_model::safeguard::{BalanceIn, Keys, ParamError, RedisRequest};
-use leaselab_model::scenario::Scenario;
+use leaselab_model::scenario::{Scenario, DEFAULT_DEADLOCK_TIMEOUT_MS};
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
@@ -53,6 +60,9 @@ use leaselab_model::client::{ClientPolicy, Server};
 pub struct RealConfig {
     /// `redis://host:port[/db]` (needed when the safeguard uses Redis).
     pub redis_url: Option<String>,
+    /// Redlock's nodes as separate Redis servers, node n at `redis_node_urls[n - 1]`. Empty:
+    /// node n is database n of the server at `redis_url`.
+    pub redis_node_urls: Vec<String>,
     /// `postgres://user@host[:port]/db` (needed when the balance lives in PostgreSQL).
     pub postgres_url: Option<String>,
     /// How the clients react to timeouts and broken connections (as in the simulation).
@@ -67,6 +77,7 @@ impl RealConfig {
         let sim = crate::run::SimConfig::default();
         RealConfig {
             redis_url,
+            redis_node_urls: Vec::new(),
             postgres_url,
             client: sim.client,
             horizon_ms: sim.horizon_ms,
@@ -156,7 +167,33 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
             fault.describe()
         )));
     }
-    if needs_redis(scenario) && config.redis_url.is_none() {
+    let nodes = usize::from(scenario.safeguard.redis_nodes());
+    if !config.redis_node_urls.is_empty() && config.redis_node_urls.len() != nodes {
+        return Err(RealError::Refused(if nodes == 0 {
+            format!(
+                "{} locks on one Redis: --redis-node-url names a Redlock node's server; drop it, \
+                 or run a redlock safeguard",
+                scenario.name
+            )
+        } else {
+            format!(
+                "{} locks on {nodes} Redis nodes but {} --redis-node-url URL{} given: give one per \
+                 node (node n is the n-th), or none to run every node as a database of --redis",
+                scenario.name,
+                config.redis_node_urls.len(),
+                if config.redis_node_urls.len() == 1 { " was" } else { "s were" }
+            )
+        }));
+    }
+    // Redlock's lock lives on its nodes: with a server per node, `--redis` is needed only
+    // for a balance kept in Redis.
+    let nodes_elsewhere = nodes > 0 && !config.redis_node_urls.is_empty();
+    let needs_main_redis = if nodes_elsewhere {
+        scenario.balance_in() == BalanceIn::Redis
+    } else {
+        needs_redis(scenario)
+    };
+    if needs_main_redis && config.redis_url.is_none() {
         return Err(RealError::Refused(format!(
             "{} uses Redis: give --redis URL, e.g. --redis redis://127.0.0.1:6379",
             scenario.name
@@ -267,7 +304,15 @@ async fn drive_callers(
             let mut parsed: tokio_postgres::Config = url
                 .parse()
                 .map_err(|error| RealError::Refused(format!("--postgres {url}: {error}")))?;
-            parsed.options(format!("-csearch_path={}", namespace.schema));
+            let mut options = format!("-csearch_path={}", namespace.schema);
+            // deadlock_timeout is a superuser setting: set only when the scenario changes it.
+            if scenario.deadlock_timeout_ms != DEFAULT_DEADLOCK_TIMEOUT_MS {
+                options.push_str(&format!(
+                    " -cdeadlock_timeout={}ms",
+                    scenario.deadlock_timeout_ms
+                ));
+            }
+            parsed.options(options);
             Some((parsed, url.clone()))
         }
         _ => None,
@@ -276,6 +321,7 @@ async fn drive_callers(
     let env = Rc::new(RealWorld {
         policy: config.client,
         redis_url: config.redis_url.clone().unwrap_or_default(),
+        nodes: NodePlace::all(scenario, config),
         postgres,
         callers: scenario.callers,
         ready: Cell::new(0),
@@ -368,6 +414,8 @@ fn signed_us(at: Instant, origin: Instant) -> i64 {
 struct RealWorld {
     policy: ClientPolicy,
     redis_url: String,
+    /// Redlock's nodes, node n at index n − 1.
+    nodes: Vec<NodePlace>,
     /// The callers' session configuration (with the run's `search_path`) and its URL.
     postgres: Option<(tokio_postgres::Config, String)>,
     callers: u32,
@@ -422,11 +470,12 @@ impl Surroundings for RealWorld {
     }
 
     async fn open_redis(&self, server: Server) -> Result<MultiplexedConnection, String> {
-        // Redlock's node n is database n of the one real server (see `node_databases`).
         if let Server::Node(node) = server {
-            return redis_url_in_db(&self.redis_url, i64::from(node))
-                .await
-                .map_err(|error| error.to_string());
+            let place = usize::from(node)
+                .checked_sub(1)
+                .and_then(|at| self.nodes.get(at))
+                .ok_or_else(|| format!("Redlock node {node} does not exist in this run"))?;
+            return place.open().await.map_err(|error| error.to_string());
         }
         redis_url(&self.redis_url, None)
             .await
@@ -468,26 +517,80 @@ impl Surroundings for RealWorld {
     }
 }
 
-/// Adds to `pipe` the deletion of the lock key in every Redlock node's database, then selects
-/// database 0 again. Real mode runs Redlock's N nodes as databases 1..=N of the one server
-/// (`SELECT n`): independent keyspaces with the callers' own keys and no key rewriting, but
-/// one process, so they are not independent machines (real mode injects no node faults).
-fn node_databases(pipe: &mut redis::Pipeline, scenario: &Scenario, lock: &[u8]) {
-    let nodes = scenario.safeguard.redis_nodes();
-    for node in 1..=nodes {
-        pipe.cmd("SELECT").arg(node).ignore();
-        pipe.cmd("DEL").arg(lock).ignore();
+/// Where real mode keeps one of Redlock's nodes: a server of its own (`--redis-node-url URL`),
+/// or database n of the one `--redis` server (`db: Some(n)`: independent keyspaces in one
+/// process, so not independent machines).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NodePlace {
+    url: String,
+    db: Option<i64>,
+}
+
+impl NodePlace {
+    /// Every Redlock node of `scenario` (none for a single-Redis safeguard), node n first at
+    /// index n − 1.
+    fn all(scenario: &Scenario, config: &RealConfig) -> Vec<NodePlace> {
+        let nodes = scenario.safeguard.redis_nodes();
+        if !config.redis_node_urls.is_empty() {
+            return config
+                .redis_node_urls
+                .iter()
+                .map(|url| NodePlace {
+                    url: url.clone(),
+                    db: None,
+                })
+                .collect();
+        }
+        let url = config.redis_url.clone().unwrap_or_default();
+        (1..=nodes)
+            .map(|node| NodePlace {
+                url: url.clone(),
+                db: Some(i64::from(node)),
+            })
+            .collect()
     }
-    if nodes > 0 {
-        pipe.cmd("SELECT").arg(0).ignore();
+
+    /// A connection to the node (its database selected).
+    async fn open(&self) -> Result<MultiplexedConnection, crate::clients::ConnectError> {
+        match self.db {
+            Some(db) => redis_url_in_db(&self.url, db).await,
+            None => redis_url(&self.url, None).await,
+        }
     }
+
+    /// `URL` or `URL (database n)`, for messages.
+    fn describe(&self) -> String {
+        match self.db {
+            Some(db) => format!("{} (database {db})", self.url),
+            None => self.url.clone(),
+        }
+    }
+}
+
+/// Deletes `key` on every node in `nodes` (each within [`COMMAND_TIMEOUT`]).
+async fn delete_on_nodes(
+    nodes: &mut [(MultiplexedConnection, NodePlace)],
+    key: &[u8],
+    what: &str,
+) -> Result<(), RealError> {
+    for (connection, place) in nodes.iter_mut() {
+        let url = place.describe();
+        within(
+            &url,
+            what,
+            redis::cmd("DEL").arg(key).query_async::<()>(connection),
+        )
+        .await?
+        .map_err(|error| RealError::Server(redis_failure(&url, what, &error)))?;
+    }
+    Ok(())
 }
 
 /// The run's own connections for seeding, reading and cleaning up.
 struct Admin {
     redis: Option<(MultiplexedConnection, String)>,
-    /// Redlock's nodes, databases 1..=nodes of the Redis server (0: a single Redis).
-    nodes: u8,
+    /// Redlock's nodes (none for a single Redis), each with a connection of its own.
+    nodes: Vec<(MultiplexedConnection, NodePlace)>,
     postgres: Option<(tokio_postgres::Client, String)>,
     plan: CleanupPlan,
 }
@@ -496,6 +599,8 @@ struct Admin {
 #[derive(Clone, Debug)]
 struct CleanupPlan {
     redis: Option<(String, Vec<Vec<u8>>)>,
+    /// Redlock's nodes and the lock key to delete on each.
+    nodes: Vec<(NodePlace, Vec<u8>)>,
     postgres: Option<(String, String)>,
 }
 
@@ -507,11 +612,12 @@ impl Admin {
     ) -> Result<Admin, RealError> {
         let keys = &scenario.params.keys;
         let mut admin = Admin {
-            nodes: scenario.safeguard.redis_nodes(),
+            nodes: Vec::new(),
             redis: None,
             postgres: None,
             plan: CleanupPlan {
                 redis: None,
+                nodes: Vec::new(),
                 postgres: None,
             },
         };
@@ -528,6 +634,15 @@ impl Admin {
                     vec![keys.balance.clone(), keys.lock.clone(), keys.fence.clone()],
                 ));
             }
+        }
+        for place in NodePlace::all(scenario, config) {
+            // Every node's server is checked as `--redis` is, then opened on its database.
+            drop(connect_redis_checked(&place.url).await?);
+            let connection = place.open().await.map_err(|error| {
+                RealError::Server(format!("Redis {}: connecting: {error}", place.describe()))
+            })?;
+            admin.plan.nodes.push((place.clone(), keys.lock.clone()));
+            admin.nodes.push((connection, place));
         }
         if let Some(url) = &config.postgres_url {
             let client = connect_postgres_checked(url).await?;
@@ -565,11 +680,11 @@ impl Admin {
                     .arg(scenario.initial_fence_counter)
                     .ignore();
             }
-            node_databases(&mut pipe, scenario, &keys.lock);
             within(url, "seeding", pipe.query_async::<()>(connection))
                 .await?
                 .map_err(|error| RealError::Server(redis_failure(url, "seeding", &error)))?;
         }
+        delete_on_nodes(&mut self.nodes, &keys.lock, "seeding").await?;
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
             within(
                 url,
@@ -656,15 +771,6 @@ impl Admin {
             for key in keys {
                 del.arg(key);
             }
-            if let Some(lock) = keys.get(1) {
-                for node in 1..=self.nodes {
-                    del.cmd("SELECT").arg(node).ignore();
-                    del.cmd("DEL").arg(lock).ignore();
-                }
-                if self.nodes > 0 {
-                    del.cmd("SELECT").arg(0).ignore();
-                }
-            }
             match within(
                 url,
                 "deleting the run's keys",
@@ -677,6 +783,14 @@ impl Admin {
                     errors.push(redis_failure(url, "deleting the run's keys", &error))
                 }
                 Err(error) => errors.push(error.to_string()),
+            }
+        }
+        if let Some((_, lock)) = self.plan.nodes.first() {
+            let lock = lock.clone();
+            if let Err(error) =
+                delete_on_nodes(&mut self.nodes, &lock, "deleting the run's lock key").await
+            {
+                errors.push(error.to_string());
             }
         }
         if let (Some((client, url)), Some((_, schema))) = (&self.postgres, &self.plan.postgres) {
@@ -923,6 +1037,21 @@ impl Drop for CleanupGuard {
                         .await
                         .ok()?
                         .ok()?;
+                }
+                for (place, lock) in &plan.nodes {
+                    let mut connection = tokio::time::timeout(CONNECT_TIMEOUT, place.open())
+                        .await
+                        .ok()?
+                        .ok()?;
+                    tokio::time::timeout(
+                        COMMAND_TIMEOUT,
+                        redis::cmd("DEL")
+                            .arg(lock)
+                            .query_async::<()>(&mut connection),
+                    )
+                    .await
+                    .ok()?
+                    .ok()?;
                 }
                 if let Some((url, schema)) = &plan.postgres {
                     let client = connect_postgres_checked(url).await.ok()?;

@@ -532,6 +532,7 @@ fn shared_world(
             replica_clock,
             failed_over: Cell::new(false),
             nodes,
+            deadlock_timeout: timeline.raw(Duration::from_millis(scenario.deadlock_timeout_ms)),
         },
         watch: Watch {
             lock: scenario.safeguard.uses_lock().then(|| LockWatch {
@@ -621,7 +622,8 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             }
         });
     }
-    let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone());
+    let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone())
+        .with_deadlock_timeout(shared.servers.deadlock_timeout);
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
         async move {
@@ -958,6 +960,8 @@ struct Servers {
     /// Redlock's independent nodes (node n at index n − 1; none for a single-Redis
     /// safeguard), each with its own keyspace and wall clock, no replication between them.
     nodes: Vec<Node>,
+    /// PostgreSQL's `deadlock_timeout`, in turmoil's time.
+    deadlock_timeout: Duration,
 }
 
 /// One Redlock node: its keyspace and its wall clock (with its jumps and drift).

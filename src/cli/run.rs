@@ -107,6 +107,11 @@ pub struct Args {
     /// How far the Redis replica lags behind the primary.
     #[arg(long, value_parser = parse_duration)]
     pub replication_lag: Option<u64>,
+    /// PostgreSQL's deadlock_timeout: a statement waiting for a row lock looks for a deadlock
+    /// once, this long after it started waiting, and fails with 40P01 if it is in one
+    /// (default 1s, as PostgreSQL; 1ms to 600s).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub deadlock_timeout: Option<u64>,
     /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
     /// message (e.g. 0-100; default: the scenario's, 100-500). Real mode has its own network.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
@@ -200,6 +205,11 @@ pub struct Args {
     /// the simulation.
     #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
+    /// Real mode, Redlock: node n's own Redis server, given once per node in order (e.g.
+    /// --redis-node-url redis://127.0.0.1:6380 --redis-node-url redis://127.0.0.1:6381 ...).
+    /// Without it node n is database n of the --redis server.
+    #[arg(long = "redis-node-url", value_name = "URL")]
+    pub redis_node_urls: Vec<String>,
 }
 
 /// A duration flag: `1ms`, `250ms`, `2s`, ... or a bare `0` (zero needs no unit), so that
@@ -317,6 +327,10 @@ impl Args {
             scenario.network.replication_lag_ms = lag;
             changed.push(format!("--replication-lag {}", format_ms(lag)));
         }
+        if let Some(timeout) = self.deadlock_timeout {
+            scenario.deadlock_timeout_ms = timeout;
+            changed.push(format!("--deadlock-timeout {}", format_ms(timeout)));
+        }
         if let Some((min_us, max_us)) = self.latency_us {
             scenario.network.latency_min_us = min_us;
             scenario.network.latency_max_us = max_us;
@@ -428,8 +442,12 @@ impl Args {
 impl Args {
     /// The real servers to run against, when `--redis` or `--postgres` is given.
     pub fn real(&self) -> Option<RealConfig> {
-        (self.redis.is_some() || self.postgres.is_some())
-            .then(|| RealConfig::new(self.redis.clone(), self.postgres.clone()))
+        (self.redis.is_some() || self.postgres.is_some() || !self.redis_node_urls.is_empty()).then(
+            || RealConfig {
+                redis_node_urls: self.redis_node_urls.clone(),
+                ..RealConfig::new(self.redis.clone(), self.postgres.clone())
+            },
+        )
     }
 
     /// Where the runs run, with their time limit: `--time-limit`, or what the scenario needs
@@ -495,13 +513,20 @@ pub fn real_error(error: leaselab_sim::real::RealError) -> UsageError {
 
 /// What a real run's output says about itself.
 pub fn real_note(config: &RealConfig) -> String {
-    let servers: Vec<String> = [
+    let mut servers: Vec<String> = [
         ("Redis", &config.redis_url),
         ("PostgreSQL", &config.postgres_url),
     ]
     .iter()
     .filter_map(|(name, url)| url.as_ref().map(|url| format!("{name} {url}")))
     .collect();
+    servers.extend(
+        config
+            .redis_node_urls
+            .iter()
+            .enumerate()
+            .map(|(at, url)| format!("Redlock node {} {url}", at + 1)),
+    );
     format!(
         "real run against {}: tokens and jitter come from the seed, but the timing is real, so \
          the run is not reproducible (its digest names this run only) and no trace is saved",

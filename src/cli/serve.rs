@@ -96,6 +96,25 @@ pub struct PostgresArgs {
     /// PostgreSQL's `database "..." does not exist`. Default: postgres and test.
     #[arg(long = "database", value_name = "NAME")]
     pub databases: Vec<String>,
+    /// PostgreSQL's deadlock_timeout: a statement waiting for a row lock looks for a deadlock
+    /// once, this long after it started waiting, and fails with 40P01 if it is in one
+    /// (1ms to 600s).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_deadlock_timeout)]
+    pub deadlock_timeout: u64,
+}
+
+/// Parses `--deadlock-timeout`: a duration from 1 ms to 600 s, in ms.
+fn parse_deadlock_timeout(text: &str) -> Result<u64, String> {
+    use leaselab_model::scenario::MAX_DEADLOCK_TIMEOUT_MS;
+    let ms = crate::cli::run::parse_duration(text)?;
+    if (1..=MAX_DEADLOCK_TIMEOUT_MS).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(format!(
+            "{text:?} is outside 1ms..={}s: give a deadlock_timeout such as 1s or 200ms",
+            MAX_DEADLOCK_TIMEOUT_MS / 1000
+        ))
+    }
 }
 
 /// Parses `--bind`: an IP address, not a host name.
@@ -289,7 +308,8 @@ async fn serve_postgres(args: &PostgresArgs) -> CommandResult {
     };
     let user = accounts.roles.iter().next().cloned().unwrap_or_default();
     let server = PgServer::new(Rc::new(RefCell::new(postgres)), observer(args.listen.log))
-        .with_accounts(accounts);
+        .with_accounts(accounts)
+        .with_deadlock_timeout(std::time::Duration::from_millis(args.deadlock_timeout));
     let query = match wallets.first() {
         Some((id, _)) => format!("SELECT balance, fence FROM wallets WHERE id = {id}"),
         None => "SELECT 1".to_string(),

@@ -152,6 +152,20 @@ pub struct ScenarioSpec {
     pub faults: Vec<FaultSpec>,
     /// Network timing.
     pub network: NetworkSpec,
+    /// PostgreSQL's `deadlock_timeout`, ms (left out when it is the default, 1 s).
+    #[serde(
+        default = "default_deadlock_timeout_ms",
+        skip_serializing_if = "is_default_deadlock_timeout"
+    )]
+    pub deadlock_timeout_ms: u64,
+}
+
+fn default_deadlock_timeout_ms() -> u64 {
+    leaselab_model::scenario::DEFAULT_DEADLOCK_TIMEOUT_MS
+}
+
+fn is_default_deadlock_timeout(ms: &u64) -> bool {
+    *ms == default_deadlock_timeout_ms()
 }
 
 /// The Redis keys (mirror of [`Keys`]).
@@ -370,6 +384,7 @@ impl ScenarioSpec {
                 latency_max_us: scenario.network.latency_max_us,
                 replication_lag_ms: scenario.network.replication_lag_ms,
             },
+            deadlock_timeout_ms: scenario.deadlock_timeout_ms,
         }
     }
 
@@ -429,6 +444,7 @@ impl ScenarioSpec {
                 latency_max_us: self.network.latency_max_us,
                 replication_lag_ms: self.network.replication_lag_ms,
             },
+            deadlock_timeout_ms: self.deadlock_timeout_ms,
         };
         scenario
             .validate()

@@ -30,10 +30,14 @@
 //!
 //! # Deliberate differences from a real server
 //!
-//! - Deadlocks: a statement that would close a cycle in the waits-for graph fails at once with
-//!   40P01. A real server checks after `deadlock_timeout` (1 s by default), and the session
-//!   whose timer fires first fails, which is usually the one that started waiting *first*.
-//!   Either way exactly one transaction of the cycle fails and the others go on.
+//! - Deadlocks are found as [`DeadlockCheck`] says. `OnTimeout` is PostgreSQL's way: a
+//!   session looks for a cycle through itself once per wait, when its driver says its
+//!   `deadlock_timeout` has passed ([`Postgres::check_deadlock`]), and fails with 40P01 if it
+//!   finds one; so the victim is the first waiter whose timer fires after the cycle closed
+//!   (the session that started waiting first, when the cycle closed within its timeout).
+//!   `AtOnce` (the model checker's, and the default) is the limit of a very short timeout:
+//!   the statement that would close a cycle fails at once. Either way exactly one transaction
+//!   of the cycle fails and the others go on.
 //! - The deadlock DETAIL has PostgreSQL's wording, but its numbers are the stand-in's:
 //!   process ids are [`SessionId::pid`], and the transaction a session holds is shown as
 //!   `1000 + <session number>`. The HINT is PostgreSQL's; there is no CONTEXT line (PostgreSQL
@@ -342,6 +346,20 @@ pub struct Postgres {
     pub(super) tables: BTreeMap<String, Table>,
     pub(super) sessions: BTreeMap<SessionId, Session>,
     pub(super) next_session: u32,
+    /// When a waiting session looks for a deadlock (a setting: not part of the state's hash).
+    pub(super) deadlock_check: DeadlockCheck,
+}
+
+/// When a session waiting for a row lock looks for a deadlock through itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeadlockCheck {
+    /// When it starts waiting: the statement that would close a cycle fails at once (the
+    /// limit of a very short `deadlock_timeout`).
+    #[default]
+    AtOnce,
+    /// Once per wait, when its driver calls [`Postgres::check_deadlock`] after
+    /// `deadlock_timeout`, as PostgreSQL does: until then a cycle may stand.
+    OnTimeout,
 }
 
 /// How the `wallets` rows hashed when they were the only table (kept so that the checker's
@@ -442,7 +460,31 @@ impl Postgres {
             tables: BTreeMap::new(),
             sessions: BTreeMap::new(),
             next_session: 0,
+            deadlock_check: DeadlockCheck::AtOnce,
         }
+    }
+
+    /// Sets when waiting sessions look for deadlocks.
+    pub fn set_deadlock_check(&mut self, check: DeadlockCheck) {
+        self.deadlock_check = check;
+    }
+
+    /// PostgreSQL's deadlock check for `session`, whose `deadlock_timeout` has passed while
+    /// its statement waited: if its wait closes a cycle of the waits-for graph, the statement
+    /// fails with 40P01 (its transaction aborts, releasing its locks) and the error is
+    /// returned; otherwise nothing changes. PostgreSQL checks once per wait: the driver calls
+    /// this once per [`Exec::Blocked`] wait (again only when the session waits anew).
+    pub fn check_deadlock(&mut self, session: SessionId) -> Option<PgError> {
+        let holder = self.sessions.get(&session)?.waiting_on?;
+        let cycle = self.wait_cycle(session, holder)?;
+        let error = PgError::deadlock_detected(deadlock_detail(&cycle));
+        let state = self.session_mut(session);
+        state.waiting_on = None;
+        state.resuming = false;
+        state.waited_row = None;
+        let _ = self.fail(session, error.clone());
+        self.debug_check_invariants();
+        Some(error)
     }
 
     /// Creates a table (replacing one of the same name).
@@ -837,8 +879,10 @@ impl Postgres {
     /// cycle.
     pub(super) fn wait_for(&mut self, session: SessionId, holder: SessionId) -> Executed {
         debug_assert_ne!(session, holder, "a session never waits for itself");
-        if let Some(cycle) = self.wait_cycle(session, holder) {
-            return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
+        if self.deadlock_check == DeadlockCheck::AtOnce {
+            if let Some(cycle) = self.wait_cycle(session, holder) {
+                return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
+            }
         }
         let state = self.session_mut(session);
         state.waiting_on = Some(holder);
@@ -1017,8 +1061,8 @@ impl Postgres {
     }
 
     /// Panics if an invariant is broken: locks belong to transaction blocks, waits point at
-    /// lock holders, the waits-for graph has no cycle, committed wallet balances are not
-    /// negative.
+    /// lock holders, the waits-for graph has no cycle (checking at once), committed wallet
+    /// balances are not negative.
     fn check_invariants(&self) {
         for (name, table) in &self.tables {
             for (key, row) in &table.rows {
@@ -1063,7 +1107,8 @@ impl Postgres {
                 "{waiter:?} waits for {holder:?}, which holds no lock"
             );
             assert!(
-                self.wait_cycle(waiter, holder).is_none(),
+                self.deadlock_check == DeadlockCheck::OnTimeout
+                    || self.wait_cycle(waiter, holder).is_none(),
                 "the waits-for graph has a cycle through {waiter:?}"
             );
         }

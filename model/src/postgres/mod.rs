@@ -30,7 +30,9 @@ pub mod statement;
 pub mod value;
 
 pub use answer::{describe_result, Answer};
-pub use engine::{Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet};
+pub use engine::{
+    DeadlockCheck, Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet,
+};
 pub use error::{PgError, PgNotice};
 pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};
 pub use sql::{parse_general, parse_query, GeneralStatement, Parsed};
