@@ -463,8 +463,8 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
         );
         let _ = writeln!(
             text,
-            "  {:<label$}  {:>8}  {:>8}  {:>7}  {:>8}",
-            "safeguard", "median", "p99", "gave up", "rejected"
+            "  {:<label$}  {:>8}  {:>8}  {:>7}  {:>8}  {:>6}",
+            "safeguard", "median", "p99", "gave up", "rejected", "failed"
         );
         for row in &matrix.rows {
             let Some(cell) = matrix.cell(row, Column::None) else {
@@ -476,8 +476,8 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
             let cost = &cell.simulated.cost;
             let _ = writeln!(
                 text,
-                "  {row:<label$}  {:>6}ms  {:>6}ms  {:>7}  {:>8}",
-                cost.median_ms, cost.p99_ms, cost.gave_up, cost.rejected
+                "  {row:<label$}  {:>6}ms  {:>6}ms  {:>7}  {:>8}  {:>6}",
+                cost.median_ms, cost.p99_ms, cost.gave_up, cost.rejected, cost.failed
             );
         }
     }
