@@ -487,3 +487,39 @@ fn the_status_is_1_for_a_disagreeing_cell_3_for_an_undecided_one_and_0_otherwise
     matrix.cells[0].unexpected = true;
     assert_eq!(status(&matrix), Status::Violation);
 }
+
+/// `lease-wait` (WAIT 1 after the acquire) is a row of its own: its cells run with a replica
+/// (5 ms behind), and WAIT changes nothing against a pause, while the failover column runs
+/// the `wait-failover` preset, where the resent WAIT is answered for a connection that wrote
+/// nothing: BROKEN both ways, as the safety section says.
+#[test]
+fn lease_wait_is_a_row_and_wait_does_not_save_it_from_a_pause_or_a_failover() {
+    let rows = Row::all();
+    assert!(
+        rows.iter().any(|r| r.name == "lease-wait"),
+        "no lease-wait row"
+    );
+    let none = cell("lease-wait", Column::None);
+    assert_cell(&none, Some(Verdict::Safe), Verdict::Safe);
+    assert_eq!(
+        none.simulated.cost.gave_up, 0,
+        "WAIT was answered 0: {none:?}"
+    );
+    assert!(none
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("5ms behind")));
+    let paused = cell("lease-wait", Column::Pause(Point::AfterRead));
+    assert_cell(&paused, Some(Verdict::Broken), Verdict::Broken);
+    let failover = cell("lease-wait", Column::Failover);
+    assert_cell(&failover, Some(Verdict::Broken), Verdict::Broken);
+    assert!(failover.expected.is_some(), "the failover cell is pinned");
+    assert!(failover
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("wait-failover")));
+    assert_eq!(
+        cell("lease-wait", Column::AofCrash).verdict(),
+        Verdict::NotApplicable
+    );
+}

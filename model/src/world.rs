@@ -276,7 +276,7 @@ pub struct World {
     pub now_ms: u64,
     /// The Redis primary.
     pub redis: Arc<Redis>,
-    /// The replica, when failovers are allowed.
+    /// The replica, when failovers are allowed or the safeguard asks replicas (`WAIT`).
     pub replica: Option<Arc<Replica>>,
     /// PostgreSQL.
     pub postgres: Arc<Postgres>,
@@ -588,7 +588,10 @@ impl World {
                 canon: symmetry::SlotCanon::default(),
             }));
         }
-        let replica = (config.failovers > 0).then(|| {
+        // A replica exists when it can be failed over to, or when the safeguard asks it
+        // (`WAIT`): without one, `lease-wait` never trusts a lock.
+        let asks_replicas = crate::safeguard::Safeguard::replicated().contains(&scenario.safeguard);
+        let replica = (config.failovers > 0 || asks_replicas).then(|| {
             // A replica that has completed its initial sync: it holds the seeded keys.
             let mut copy = Redis::replica();
             if scenario.balance_in() == BalanceIn::Redis {

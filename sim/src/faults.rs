@@ -202,8 +202,12 @@ impl Schedule {
         })
     }
 
-    /// True when a replica is needed (a failover, or a replication-link partition).
+    /// True when a replica is needed (a failover, a replication-link partition, or a
+    /// safeguard that asks the replicas with `WAIT`, as the checker's World has one then).
     pub fn needs_replica(scenario: &Scenario) -> bool {
+        if Safeguard::replicated().contains(&scenario.safeguard) {
+            return true;
+        }
         scenario.faults.iter().any(|fault| match fault {
             Fault::Failover { .. } => true,
             Fault::Partition { a, b, .. } => *a == Host::Replica || *b == Host::Replica,

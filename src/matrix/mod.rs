@@ -59,6 +59,7 @@ impl Row {
     pub fn all() -> Vec<Row> {
         Safeguard::catalogue()
             .into_iter()
+            .chain(Safeguard::replicated())
             .chain([false, true].map(|cas| Safeguard::Redlock {
                 nodes: MATRIX_REDLOCK_NODES,
                 cas,
@@ -112,6 +113,10 @@ pub const MATRIX_REDLOCK_NODES: u8 = 3;
 
 /// The lease the pause, failover and restart columns use in the simulation (step 5's).
 const PAUSE_TTL_MS: u64 = 100;
+
+/// How far the replica lags behind in `lease-wait`'s cells (but the failover's): short
+/// enough for `WAIT 1 <TTL/4>` to be answered 1 with the pause columns' 100 ms TTL.
+const WAIT_ROW_LAG_MS: u64 = 5;
 
 impl Column {
     /// Every column, in order.
@@ -246,6 +251,13 @@ impl Column {
             };
             return Err(format!("{}: {why}", row.name));
         }
+        if self == Column::AofCrash && row.safeguard == Safeguard::LeaseWait {
+            return Err(format!(
+                "{}: not simulated: the simulation cannot yet crash a primary that has a \
+                 replica, and WAIT needs one (the restart column loses the lock key the same way)",
+                row.name
+            ));
+        }
         if self == Column::EvictFence && !matches!(row.safeguard, Safeguard::Fenced { .. }) {
             return Err(format!(
                 "{} has no fence counter to evict (and its other keys have a TTL, which \
@@ -285,6 +297,20 @@ impl Column {
                 _ => None,
             };
         }
+        if row.safeguard == Safeguard::LeaseWait {
+            return match self {
+                Column::Failover => Some(
+                    "the failover is wait-failover's: A's WAIT is cut off by the failover at \
+                     20ms and resent on a new connection; TTL 2s, work 100ms, B starts at 40ms"
+                        .into(),
+                ),
+                Column::None => Some(format!(
+                    "in this row's other columns too, the replica is {WAIT_ROW_LAG_MS}ms \
+                     behind, so that WAIT's timeout (TTL/4) can be met"
+                )),
+                _ => None,
+            };
+        }
         (self == Column::ShortTtl && row.safeguard == Safeguard::LeaseWatchdog).then(|| {
             "TTL 3ms instead of 1ms: the watchdog refreshes every TTL/3 and needs at least 3ms"
                 .to_string()
@@ -311,6 +337,22 @@ impl Column {
         if let Some(s) = row.redlock().then(|| self.redlock_scenario(row)).flatten() {
             return s;
         }
+        if row.safeguard == Safeguard::LeaseWait {
+            if self == Column::Failover {
+                let mut s = leaselab_sim::faults::fault_scenario("wait-failover", false)
+                    .expect("the wait-failover preset exists");
+                s.name = format!("matrix {} {}", self.name(), row.name);
+                return s;
+            }
+            let mut s = self.scenario_for(row);
+            s.network.replication_lag_ms = WAIT_ROW_LAG_MS;
+            return s;
+        }
+        self.scenario_for(row)
+    }
+
+    /// The simulated scenario of this column for a row on one Redis.
+    fn scenario_for(self, row: &Row) -> Scenario {
         // The column first: long safeguard names are what a trace's file name cuts.
         let name = format!("matrix {} {}", self.name(), row.name);
         let mut s = Scenario::new(&name, row.safeguard);
@@ -771,6 +813,10 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
         (FENCED_UNCHECKED, Column::Failover) => {
             simulated(Broken, "safety: the reissued token writes twice")
         }
+        (Safeguard::LeaseWait, Column::Failover) => both(
+            Broken,
+            "safety: WAIT narrows the window, but a failover still loses the lock or the balance",
+        ),
         (_, Column::Failover) if lease_only => both(Broken, "safety: failover breaks leases"),
         (FENCED, Column::AofCrash) => simulated(
             Safe,

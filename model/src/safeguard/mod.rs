@@ -285,8 +285,9 @@ impl Safeguard {
         )
     }
 
-    /// The safeguards that ask the replicas: `lease-wait` (not in [`Safeguard::catalogue`]:
-    /// without a replica it always gives up, so the matrix's rows would teach nothing).
+    /// The safeguards that ask the replicas: `lease-wait` (not in [`Safeguard::catalogue`],
+    /// whose rows run on a lone primary; the checker's World and the simulation host a
+    /// replica for these, and the matrix gives them rows of their own).
     pub fn replicated() -> Vec<Safeguard> {
         vec![Safeguard::LeaseWait]
     }
