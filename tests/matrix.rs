@@ -9,6 +9,7 @@ use leaselab::matrix::{
     run_cell, Cell, CheckCache, Column, DirSaver, NoSaver, Options, Row, Verdict,
 };
 use leaselab::trace::{self, replay::replay};
+use leaselab_model::fault::Fault;
 use leaselab_model::safeguard::{Point, Safeguard};
 
 const OPTIONS: Options = Options {
@@ -521,5 +522,33 @@ fn lease_wait_is_a_row_and_wait_does_not_save_it_from_a_pause_or_a_failover() {
     assert_eq!(
         cell("lease-wait", Column::AofCrash).verdict(),
         Verdict::NotApplicable
+    );
+}
+
+/// The same forward correction of Redis's clock breaks the leases when it is stepped and
+/// keeps them when it is slewed at 500 ppm (the safety section's "nobody steps the system
+/// clock"); for Redlock the correction strikes one node. The checker has no slewing clock.
+#[test]
+fn a_stepped_clock_breaks_the_lease_and_the_same_correction_slewed_keeps_it() {
+    for name in ["lease", "fenced", "redlock-3-nodes"] {
+        let jumped = cell(name, Column::ClockJump);
+        assert_eq!(
+            jumped.simulated.verdict,
+            Verdict::Broken,
+            "{name} × clock-jump"
+        );
+        let slewed = cell(name, Column::ClockSlew);
+        assert_cell(&slewed, None, Verdict::Safe);
+        assert_eq!(slewed.exhaustive.verdict, Verdict::NotExpressible, "{name}");
+        assert!(slewed.expected.is_some(), "{name} × clock-slew is pinned");
+        assert_eq!(slewed.simulated.cost.failed, 0, "{name}: {slewed:?}");
+    }
+    let scenario = Column::ClockSlew.scenario(&row("redlock-3-nodes"));
+    assert!(
+        scenario
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::ClockSlew { rate_ppm: 500, .. })),
+        "{scenario:?}"
     );
 }

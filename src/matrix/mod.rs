@@ -106,7 +106,13 @@ pub enum Column {
     Partition,
     /// The Redis server's wall clock jumps forward while the lock is held.
     ClockJump,
+    /// The same correction as [`Column::ClockJump`], slewed as NTP does (500 ppm), never
+    /// stepped: the safety section's "nobody steps the system clock".
+    ClockSlew,
 }
+
+/// The slew column's rate: ntpd's limit, in parts per million.
+const SLEW_RATE_PPM: u64 = 500;
 
 /// The nodes the matrix's Redlock rows lock on.
 pub const MATRIX_REDLOCK_NODES: u8 = 3;
@@ -132,6 +138,7 @@ impl Column {
             Column::EvictFence,
             Column::Partition,
             Column::ClockJump,
+            Column::ClockSlew,
         ]);
         columns
     }
@@ -149,6 +156,7 @@ impl Column {
             Column::EvictFence => "evict-fence".into(),
             Column::Partition => "partition".into(),
             Column::ClockJump => "clock-jump".into(),
+            Column::ClockSlew => "clock-slew".into(),
         }
     }
 
@@ -168,6 +176,7 @@ impl Column {
             Column::EvictFence => "evic",
             Column::Partition => "part",
             Column::ClockJump => "clk",
+            Column::ClockSlew => "slew",
         }
     }
 
@@ -212,6 +221,11 @@ impl Column {
             Column::ClockJump => "clock jump: Redis's clock jumps +3s at 20ms while A holds its \
                  2s lease and works 100ms; B starts at 40ms"
                 .into(),
+            Column::ClockSlew => format!(
+                "clock slew: Redis's clock is corrected +3s from 20ms on, slewed at \
+                 {SLEW_RATE_PPM}ppm as NTP does, while A holds its 2s lease and works 100ms; B \
+                 starts at 40ms"
+            ),
         }
     }
 
@@ -224,6 +238,7 @@ impl Column {
                 | Column::AofCrash
                 | Column::Partition
                 | Column::ClockJump
+                | Column::ClockSlew
         );
         if redis && !row.uses_redis() {
             return Err(format!(
@@ -294,6 +309,11 @@ impl Column {
                      moment, TTL 4, work 1"
                         .into(),
                 ),
+                Column::ClockSlew => Some(format!(
+                    "a node's clock is slewed instead (redlock-clock-jump's set-up): A is cut \
+                     off redis-3; redis-2's clock is corrected +1s from 150ms on at \
+                     {SLEW_RATE_PPM}ppm"
+                )),
                 _ => None,
             };
         }
@@ -322,13 +342,30 @@ impl Column {
     fn redlock_scenario(self, row: &Row) -> Option<Scenario> {
         let preset = match self {
             Column::Restart => "redlock-restart",
-            Column::ClockJump => "redlock-clock-jump",
+            Column::ClockJump | Column::ClockSlew => "redlock-clock-jump",
             _ => return None,
         };
         let mut s =
             leaselab_sim::faults::fault_scenario(preset, false).expect("the redlock presets exist");
         s.name = format!("matrix {} {}", self.name(), row.name);
         s.safeguard = row.safeguard;
+        if self == Column::ClockSlew {
+            for fault in &mut s.faults {
+                if let Fault::ClockJump {
+                    host,
+                    at_ms,
+                    jump_ms,
+                } = *fault
+                {
+                    *fault = Fault::ClockSlew {
+                        host,
+                        at_ms,
+                        offset_ms: jump_ms,
+                        rate_ppm: SLEW_RATE_PPM,
+                    };
+                }
+            }
+        }
         Some(s)
     }
 
@@ -432,6 +469,17 @@ impl Column {
                     jump_ms: 3_000,
                 }];
             }
+            Column::ClockSlew => {
+                s.callers = 2;
+                s.params.work_ms = 100;
+                s.start_offsets_ms = vec![0, 40];
+                s.faults = vec![Fault::ClockSlew {
+                    host: Host::Redis,
+                    at_ms: 20,
+                    offset_ms: 3_000,
+                    rate_ppm: SLEW_RATE_PPM,
+                }];
+            }
         }
         s
     }
@@ -441,6 +489,9 @@ impl Column {
     pub fn check(self, row: &Row) -> Result<CheckConfig, String> {
         let mut c = CheckConfig::new(row.safeguard);
         c.max_pause_ticks = Some(0);
+        if row.redlock() && self == Column::ClockSlew {
+            return Err("the model's node clocks jump or drift; none slews".into());
+        }
         if row.redlock() && matches!(self, Column::Restart | Column::ClockJump) {
             // docs/safety.md's bounds: TTL 4, work 1, horizon 10, no pauses.
             c.ttl_ticks = 4;
@@ -493,6 +544,11 @@ impl Column {
                     "the model has one clock for everyone: no server clock can jump".into(),
                 );
             }
+            Column::ClockSlew => {
+                return Err(
+                    "the model has one clock for everyone: no server clock can be slewed".into(),
+                );
+            }
         }
         Ok(c)
     }
@@ -524,7 +580,8 @@ impl Column {
             | Column::AofCrash
             | Column::EvictFence
             | Column::Partition
-            | Column::ClockJump => "not expressible",
+            | Column::ClockJump
+            | Column::ClockSlew => "not expressible",
         }
     }
 }
@@ -754,6 +811,10 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
                 Safe,
                 "safety: redlock-cas's write checks the version it read",
             ),
+            (_, Column::ClockSlew) => simulated(
+                Safe,
+                "safety: a node clock slewed, not stepped, keeps the keys for their TTL",
+            ),
             _ => None,
         };
     }
@@ -830,6 +891,12 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             Broken,
             "safety: a restart without appendfsync always loses the lock key",
         ),
+        (_, Column::ClockSlew) if safeguard.uses_lock() && safeguard != Safeguard::NoLock => {
+            simulated(
+                Safe,
+                "safety: a clock slewed, not stepped, keeps the lease (nobody steps the clock)",
+            )
+        }
         (FENCED | FENCED_CAS, Column::EvictFence) => simulated(
             Safe,
             "step 5: an evicted counter's small tokens are refused until it passes max(fence)",
