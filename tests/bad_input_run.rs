@@ -18,6 +18,38 @@ fn careless_and_extreme_runs_get_the_documented_exit_code_and_a_message() {
     let under_file = file.join("traces");
     check_all(vec![
         // Counts and seeds.
+        // Reply faults.
+        Case::new(
+            "a reply fault on an unknown request",
+            &["run", "step2-lock", "--lose-reply", "1:write"],
+            2,
+            &["--lose-reply 1:write", "acquire, release or any"],
+        ),
+        Case::new(
+            "a reply fault without a caller",
+            &["run", "step2-lock", "--drop-connection", "release"],
+            2,
+            &["--drop-connection release", "CALLER:ON"],
+        ),
+        Case::new(
+            "a reply fault on no such caller",
+            &[
+                "run",
+                "step2-lock",
+                "--callers",
+                "2",
+                "--lose-reply",
+                "9:any",
+            ],
+            2,
+            &["no caller 9"],
+        ),
+        Case::new(
+            "a reply fault on a safeguard without Redis",
+            &["run", "rmw-serializable", "--drop-connection", "1:any"],
+            2,
+            &["sends no Redis request"],
+        ),
         Case::new(
             "runs zero",
             &["run", "step5-fencing", "--runs", "0"],

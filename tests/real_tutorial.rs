@@ -147,6 +147,36 @@ fn step5_fencing_rejects_the_stale_writer_for_real() {
     assert_clean(&config);
 }
 
+/// The client drops a fenced acquire's reply itself (the connection breaks after the script
+/// ran on the real server): the retry finds the caller's own key, the caller waits out its
+/// own lease, and the real fence counter ends one past the callers' tokens, as simulated
+/// (`sim/tests/reply_faults.rs`).
+#[test]
+fn a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real() {
+    let Some(config) = servers("a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real")
+    else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut scenario = tutorial("step5-fencing", Variant::default());
+    scenario.faults = vec![Fault::DroppedConnection {
+        caller: 1,
+        on: leaselab_model::world::FaultsOn::Acquire,
+    }];
+    scenario.start_offsets_ms = vec![0, 50];
+    for report in run_seeds(&scenario, 1..2, &config) {
+        assert_eq!(report.ledger.line(), "accepted=2 balance=80 expected=80 OK");
+        assert_eq!(report.final_fence, Some(35));
+        assert!(report
+            .events
+            .iter()
+            .any(|e| matches!(e.what, leaselab_sim::events::What::ConnectionDropped)));
+    }
+    assert_clean(&config);
+}
+
 #[test]
 fn step5_unfenced_loses_an_update_for_real() {
     let Some(config) = servers("step5_unfenced_loses_an_update_for_real") else {

@@ -62,7 +62,8 @@ fn a_trace_whose_failure_was_fixed_does_not_reproduce() {
 /// The traces under `traces/safety/` show what `docs/safety.md` says they show: an
 /// `appendfsync everysec` crash reissues fencing token 33 and `fence < $2` lets it win once
 /// (the ledger holds); a failover between `SET NX` and `WAIT`'s answer leaves two callers each
-/// told by `WAIT` that a replica has its lock (the ledger breaks).
+/// told by `WAIT` that a replica has its lock (the ledger breaks); a token-less `DEL` whose
+/// connection dropped runs again after the next caller took the lock and deletes it.
 #[test]
 fn the_safety_traces_show_what_they_claim() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/safety");
@@ -107,4 +108,22 @@ fn the_safety_traces_show_what_they_claim() {
         .events
         .iter()
         .any(|event| matches!(event.what, leaselab_sim::events::What::Failover { .. })));
+    // A token-less DEL whose connection dropped runs again and deletes the next holder's lock.
+    let retried = replayed("step2-lock-callers-5-work-20ms-");
+    assert_eq!(
+        retried.ledger.line(),
+        "accepted=5 balance=60 expected=50 BROKEN"
+    );
+    assert!(retried
+        .events
+        .iter()
+        .any(|event| matches!(event.what, leaselab_sim::events::What::ConnectionDropped)));
+    assert!(
+        retried
+            .trespasses
+            .iter()
+            .any(|t| t.by == "app-1" && t.deleted),
+        "{:?}",
+        retried.trespasses
+    );
 }

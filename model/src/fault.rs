@@ -2,6 +2,7 @@
 
 use crate::redis::aof::Appendfsync;
 use crate::safeguard::Point;
+use crate::world::FaultsOn;
 
 /// A network endpoint, for partitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -148,6 +149,25 @@ pub enum Fault {
         /// How fast it is applied, in parts per million (greater than 0).
         rate_ppm: u64,
     },
+    /// Caller `caller`'s (1-based) first Redis request of stage `on` runs on the server,
+    /// but its reply never reaches the caller, who waits until its read timeout (and then,
+    /// as go-redis does, closes the connection): the checker's `--lost-replies`.
+    LostReply {
+        /// Whose request.
+        caller: u32,
+        /// Which request: the first one (`Any`), or the first acquire or release.
+        on: FaultsOn,
+    },
+    /// Caller `caller`'s first Redis request of stage `on` runs on the server, then the
+    /// connection breaks with the reply in flight; the client sends the request again on a
+    /// new connection, as go-redis retries (a script runs twice): the checker's
+    /// `--dropped-connections`.
+    DroppedConnection {
+        /// Whose request.
+        caller: u32,
+        /// Which request: the first one (`Any`), or the first acquire or release.
+        on: FaultsOn,
+    },
 }
 
 /// The largest clock rate error (drift) or slew rate a fault may give: 50 %, in parts per
@@ -228,7 +248,25 @@ impl Fault {
                 "clock of {} slews {offset_ms:+}ms at {rate_ppm} ppm from {at_ms}ms",
                 host.name()
             ),
+            Fault::LostReply { caller, on } => {
+                format!(
+                    "the reply to app-{caller}'s first {} request is lost",
+                    on_name(*on)
+                )
+            }
+            Fault::DroppedConnection { caller, on } => format!(
+                "app-{caller}'s connection drops with the reply to its first {} request in flight",
+                on_name(*on)
+            ),
         }
+    }
+}
+
+/// `Redis`, `acquire` or `release`: the request a reply fault aims at, as a phrase.
+fn on_name(on: FaultsOn) -> &'static str {
+    match on {
+        FaultsOn::Any => "Redis",
+        on => on.name(),
     }
 }
 

@@ -405,11 +405,25 @@ impl Scenario {
         }
         for fault in &self.faults {
             match fault {
-                Fault::Pause { caller, .. } if *caller == 0 || *caller > self.callers => {
+                Fault::Pause { caller, .. }
+                | Fault::LostReply { caller, .. }
+                | Fault::DroppedConnection { caller, .. }
+                    if *caller == 0 || *caller > self.callers =>
+                {
                     return Err(ParamError(format!(
                         "{}: there is no caller {caller} (callers are numbered 1 to {})",
                         fault.describe(),
                         self.callers
+                    )))
+                }
+                Fault::LostReply { .. } | Fault::DroppedConnection { .. }
+                    if !self.safeguard.uses_lock()
+                        && self.safeguard.balance_in() != crate::safeguard::BalanceIn::Redis =>
+                {
+                    return Err(ParamError(format!(
+                        "{}: {} sends no Redis request for the fault to strike",
+                        fault.describe(),
+                        self.safeguard.name()
                     )))
                 }
                 Fault::NodeRestart { node, .. }

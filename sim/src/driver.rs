@@ -25,6 +25,7 @@ use leaselab_model::safeguard::{
     Caller, CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest,
 };
 use leaselab_model::scenario::Scenario;
+use leaselab_model::world::FaultsOn;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use redis::aio::MultiplexedConnection;
@@ -95,6 +96,8 @@ pub(crate) struct CallerSpec {
     pub(crate) start_offset_ms: u64,
     /// Its pauses.
     pub(crate) pauses: PausePlan,
+    /// The replies it will not get.
+    pub(crate) reply_faults: ReplyFaultPlan,
     /// Open a Redis connection during set-up.
     pub(crate) uses_redis: bool,
     /// Open a PostgreSQL connection during set-up.
@@ -128,6 +131,52 @@ impl PausePlan {
     /// The pause to take at `point` now, if one is planned (used up by this call).
     pub fn take(&mut self, point: Point) -> Option<u64> {
         let index = self.pending.iter().position(|(at, _)| *at == point)?;
+        Some(self.pending.remove(index).1)
+    }
+}
+
+/// What a reply fault does to the caller whose request it strikes (the request has run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyFault {
+    /// The reply never arrives: the caller waits until its read timeout.
+    Lost,
+    /// The connection breaks with the reply in flight: the client retries on a new one.
+    Dropped,
+}
+
+/// The reply faults one caller will suffer, each on its first Redis request of the stage it
+/// names ([`Fault::LostReply`], [`Fault::DroppedConnection`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplyFaultPlan {
+    pending: Vec<(FaultsOn, ReplyFault)>,
+}
+
+impl ReplyFaultPlan {
+    /// Caller `caller`'s (1-based) reply faults in `scenario`, in the scenario's order.
+    pub fn for_caller(scenario: &Scenario, caller: u32) -> ReplyFaultPlan {
+        let pending = scenario
+            .faults
+            .iter()
+            .filter_map(|fault| match *fault {
+                Fault::LostReply { caller: who, on } if who == caller => {
+                    Some((on, ReplyFault::Lost))
+                }
+                Fault::DroppedConnection { caller: who, on } if who == caller => {
+                    Some((on, ReplyFault::Dropped))
+                }
+                _ => None,
+            })
+            .collect();
+        ReplyFaultPlan { pending }
+    }
+
+    /// The fault that strikes the reply to a request of `stage` (the machine's stage when
+    /// the request was sent), if one is planned (used up by this call).
+    pub fn take(&mut self, stage: Option<FaultsOn>) -> Option<ReplyFault> {
+        let index = self
+            .pending
+            .iter()
+            .position(|(on, _)| *on == FaultsOn::Any || Some(*on) == stage)?;
         Some(self.pending.remove(index).1)
     }
 }
@@ -185,6 +234,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
         rng,
         start_offset_ms,
         mut pauses,
+        mut reply_faults,
         uses_redis,
         uses_postgres,
     } = spec;
@@ -268,12 +318,28 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             } => match within(host.deadline, host.redis_attempt(server, &request)).await {
                 Ok(Ok(reply)) => {
                     host.env.redis_replied(&request, &reply);
-                    let reading = client.machine().reading(&Input::Redis(reply.clone()));
-                    host.log(What::RedisReply {
-                        reply: reply.clone(),
-                        reading,
-                    });
-                    client.handle_redis_reply(reply);
+                    // The request ran; a planned fault may take its reply away.
+                    match reply_faults.take(client.machine().stage()) {
+                        Some(ReplyFault::Lost) => {
+                            host.log(What::ReplyLost);
+                            let never = std::future::pending::<()>();
+                            let _ = within(host.deadline, never).await;
+                            host.timed_out(&mut client);
+                        }
+                        Some(ReplyFault::Dropped) => {
+                            host.log(What::ConnectionDropped);
+                            host.redis.remove(&server);
+                            client.handle_connection_broke("connection reset by peer".into());
+                        }
+                        None => {
+                            let reading = client.machine().reading(&Input::Redis(reply.clone()));
+                            host.log(What::RedisReply {
+                                reply: reply.clone(),
+                                reading,
+                            });
+                            client.handle_redis_reply(reply);
+                        }
+                    }
                 }
                 Ok(Err(error)) => client.handle_connection_broke(error),
                 Err(_) => host.timed_out(&mut client),

@@ -81,6 +81,12 @@ pub enum What {
         /// What the client said.
         error: String,
     },
+    /// A fault took the reply to the caller's Redis request away (the request ran): the
+    /// caller waits until its read timeout.
+    ReplyLost,
+    /// A fault broke the caller's Redis connection with the reply in flight (the request
+    /// ran): the client may send it again on a new connection.
+    ConnectionDropped,
     /// The client sends the request again on a new connection (go-redis `MaxRetries`).
     Retry {
         /// `redis`.
@@ -361,6 +367,10 @@ pub fn render(event: &Event) -> String {
             format!("<- redis {}{}", reply.describe(), reading_suffix(reading))
         }
         What::RedisTimeout { after_ms } => format!("<- redis no answer after {after_ms}ms"),
+        What::ReplyLost => "FAULT: the reply to this request is lost (it ran)".to_string(),
+        What::ConnectionDropped => {
+            "FAULT: the connection drops with the reply in flight (the request ran)".to_string()
+        }
         What::ConnectionError { server, error } => format!("<- {server} connection error: {error}"),
         What::Retry {
             server,

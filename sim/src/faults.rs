@@ -112,7 +112,9 @@ impl Schedule {
         let mut actions = Vec::new();
         for fault in &scenario.faults {
             match fault {
-                Fault::Pause { .. } => {}
+                // The callers' own: their drivers pause and lose replies.
+                Fault::Pause { .. } | Fault::LostReply { .. } | Fault::DroppedConnection { .. } => {
+                }
                 Fault::NodeRestart {
                     node,
                     at_ms,

@@ -127,7 +127,10 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
     scenario.validate()?;
     for fault in &scenario.faults {
         let why = match fault {
-            Fault::Pause { .. } => continue,
+            // The client's own faults: the driver carries them out against real servers too.
+            Fault::Pause { .. } | Fault::LostReply { .. } | Fault::DroppedConnection { .. } => {
+                continue
+            }
             Fault::Failover { .. } => {
                 "a failover needs the simulator's Redis replica, whose replication lag decides \
                  which lock keys and fence INCRs are lost"

@@ -36,7 +36,7 @@ use serde::Serialize;
 
 use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
 use crate::clock::{epoch, valid_tick_us, ClientCpu, ServerClock, Timeline, TICK};
-use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan};
+use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan, ReplyFaultPlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{node_clocks, server_clocks, Action, Schedule};
 use crate::observer::{Observer, Protocol};
@@ -755,6 +755,7 @@ pub(crate) fn caller_specs(
             rng,
             start_offset_ms: scenario.start_offset_ms(index as usize - 1),
             pauses: PausePlan::for_caller(scenario, index),
+            reply_faults: ReplyFaultPlan::for_caller(scenario, index),
             uses_redis,
             uses_postgres,
             name,

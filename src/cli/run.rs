@@ -50,6 +50,7 @@ use leaselab_model::fault::{Fault, Host};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Point, Safeguard};
 use leaselab_model::scenario::{Scenario, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
+use leaselab_model::world::FaultsOn;
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
@@ -154,6 +155,16 @@ pub struct Args {
     /// redis:20ms:+3s:500ppm (repeatable).
     #[arg(long = "clock-slew", value_name = "HOST:AT:BY:RATE")]
     pub clock_slews: Vec<String>,
+    /// The reply to a caller's first Redis request of a stage is lost (the request ran; the
+    /// caller waits out its read timeout): CALLER:acquire|release|any, e.g. 1:release
+    /// (repeatable).
+    #[arg(long = "lose-reply", value_name = "CALLER:ON")]
+    pub lost_replies: Vec<String>,
+    /// A caller's connection drops with the reply to its first Redis request of a stage in
+    /// flight (the request ran; the client sends it again, as go-redis retries):
+    /// CALLER:acquire|release|any, e.g. 1:acquire (repeatable).
+    #[arg(long = "drop-connection", value_name = "CALLER:ON")]
+    pub dropped_connections: Vec<String>,
     /// Redlock's independent Redis nodes (odd, 3 to 9; redlock and redlock-cas only; a
     /// redlock preset keeps its own count, 3, unless this is given).
     #[arg(long, value_name = "N")]
@@ -388,6 +399,18 @@ impl Args {
             scenario.faults.push(parse_partition(text)?);
             changed.push(format!("--partition {text}"));
         }
+        for text in &self.lost_replies {
+            let (caller, on) = parse_reply_fault("--lose-reply", text)?;
+            scenario.faults.push(Fault::LostReply { caller, on });
+            changed.push(format!("--lose-reply {text}"));
+        }
+        for text in &self.dropped_connections {
+            let (caller, on) = parse_reply_fault("--drop-connection", text)?;
+            scenario
+                .faults
+                .push(Fault::DroppedConnection { caller, on });
+            changed.push(format!("--drop-connection {text}"));
+        }
         for text in &self.clock_jumps {
             scenario.faults.push(parse_clock_jump(text)?);
             changed.push(format!("--clock-jump {text}"));
@@ -559,6 +582,25 @@ pub fn parse_pause(text: &str) -> Result<Fault, UsageError> {
         at,
         pause_ms,
     })
+}
+
+/// `CALLER:ON` for `--lose-reply` and `--drop-connection`: the caller (1-based, or `app-N`)
+/// and the request its fault strikes (`acquire`, `release` or `any`).
+pub fn parse_reply_fault(flag: &str, text: &str) -> Result<(u32, FaultsOn), UsageError> {
+    let usage = || {
+        UsageError::new(format!(
+            "{flag} {text}: write CALLER:ON, e.g. 1:release, where ON is acquire, release or \
+             any (the caller's first Redis request)"
+        ))
+    };
+    let (caller, on) = text.split_once(':').ok_or_else(usage)?;
+    let caller = caller
+        .strip_prefix("app-")
+        .unwrap_or(caller)
+        .parse::<u32>()
+        .map_err(|_| usage())?;
+    let on = FaultsOn::parse(on).ok_or_else(usage)?;
+    Ok((caller, on))
 }
 
 /// `A:B:FROM:UNTIL[:one-way]`.

@@ -12,7 +12,7 @@ use leaselab_model::ledger::Ledger;
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::{Action, ReplyFaults};
+use leaselab_model::world::{Action, FaultsOn, ReplyFaults};
 use leaselab_sim::events::Event;
 use serde::{Deserialize, Serialize};
 
@@ -281,6 +281,33 @@ pub enum FaultSpec {
         /// How long it stays down first (0: back at once).
         down_ms: u64,
     },
+    /// The reply to a caller's first Redis request of a stage is lost.
+    LostReply {
+        /// 1-based.
+        caller: u32,
+        /// `any`, `acquire` or `release`.
+        on: String,
+    },
+    /// A caller's connection breaks with the reply to its first Redis request of a stage
+    /// in flight.
+    DroppedConnection {
+        /// 1-based.
+        caller: u32,
+        /// `any`, `acquire` or `release`.
+        on: String,
+    },
+}
+
+/// Reads a reply fault's `on` back.
+fn faults_on(text: &str, field: String) -> Result<FaultsOn, SpecError> {
+    FaultsOn::parse(text).ok_or_else(|| {
+        SpecError::new(
+            field,
+            format!(
+                "'{text}' is not a request a reply fault strikes; expected any, acquire or release"
+            ),
+        )
+    })
 }
 
 /// The parameters of an exhaustive check (mirror of [`CheckConfig`]).
@@ -541,6 +568,14 @@ impl FaultSpec {
                 at_ms,
                 down_ms,
             },
+            Fault::LostReply { caller, on } => FaultSpec::LostReply {
+                caller,
+                on: on.name().to_string(),
+            },
+            Fault::DroppedConnection { caller, on } => FaultSpec::DroppedConnection {
+                caller,
+                on: on.name().to_string(),
+            },
         }
     }
 
@@ -629,6 +664,14 @@ impl FaultSpec {
                 node: node_of(node, format!("{at}.node"))?,
                 at_ms: *at_ms,
                 down_ms: *down_ms,
+            },
+            FaultSpec::LostReply { caller, on } => Fault::LostReply {
+                caller: *caller,
+                on: faults_on(on, format!("{at}.on"))?,
+            },
+            FaultSpec::DroppedConnection { caller, on } => Fault::DroppedConnection {
+                caller: *caller,
+                on: faults_on(on, format!("{at}.on"))?,
             },
         })
     }
@@ -870,6 +913,14 @@ mod tests {
                 at_ms: 20,
                 offset_ms: 3_000,
                 rate_ppm: 500,
+            },
+            Fault::LostReply {
+                caller: 2,
+                on: FaultsOn::Release,
+            },
+            Fault::DroppedConnection {
+                caller: 1,
+                on: FaultsOn::Any,
             },
         ];
         for fault in faults {

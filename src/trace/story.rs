@@ -480,6 +480,14 @@ impl Reader<'_> {
             What::ConnectionError { server, error } => {
                 one(Kind::Note, format!("{server}: {error}"))
             }
+            What::ReplyLost => one(
+                Kind::Note,
+                "FAULT: the reply is lost (the request ran)".into(),
+            ),
+            What::ConnectionDropped => one(
+                Kind::Note,
+                "FAULT: the connection drops, the reply in flight (the request ran)".into(),
+            ),
             What::Sleep { .. } if track.working == Some(false) => {
                 track.working = Some(true);
                 let ms = self.scenario.params.work_ms;
