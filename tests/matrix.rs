@@ -552,3 +552,44 @@ fn a_stepped_clock_breaks_the_lease_and_the_same_correction_slewed_keeps_it() {
         "{scenario:?}"
     );
 }
+
+/// The reply-fault columns: a retried token-less release breaks the ledger both ways (the
+/// checker with 3 callers), a compare-and-delete release holds; a duplicated acquire and a
+/// lost release reply cost availability only. Both halves name their fault.
+#[test]
+fn reply_fault_columns_break_only_the_token_less_release() {
+    for name in ["setnx-del", "setnx-expire"] {
+        let retried = cell(name, Column::RetriedRelease);
+        assert_cell(&retried, Some(Verdict::Broken), Verdict::Broken);
+        assert!(
+            retried.expected.is_some(),
+            "{name} × retried-release is pinned"
+        );
+    }
+    for name in ["lease", "fenced", "redlock-3-nodes"] {
+        for column in [
+            Column::DuplicatedAcquire,
+            Column::RetriedRelease,
+            Column::LostReleaseReply,
+        ] {
+            assert_cell(&cell(name, column), Some(Verdict::Safe), Verdict::Safe);
+        }
+    }
+    let check = Column::RetriedRelease
+        .check(&row("setnx-del"))
+        .expect("expressible");
+    assert_eq!(check.callers, 3);
+    assert_eq!(check.reply_faults.dropped_connections, 1);
+    let scenario = Column::LostReleaseReply.scenario(&row("lease"));
+    assert!(
+        scenario
+            .faults
+            .iter()
+            .any(|f| matches!(f, Fault::LostReply { caller: 1, .. })),
+        "{scenario:?}"
+    );
+    assert_eq!(
+        cell("pg-debit", Column::RetriedRelease).verdict(),
+        Verdict::NotApplicable
+    );
+}

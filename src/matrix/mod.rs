@@ -31,6 +31,7 @@ use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
+use leaselab_model::world::{FaultsOn, ReplyFaults};
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::{Deserialize, Serialize};
 
@@ -109,7 +110,19 @@ pub enum Column {
     /// The same correction as [`Column::ClockJump`], slewed as NTP does (500 ppm), never
     /// stepped: the safety section's "nobody steps the system clock".
     ClockSlew,
+    /// A's connection drops with the reply to its acquire in flight (the acquire ran) and the
+    /// client sends it again: the acquire runs twice.
+    DuplicatedAcquire,
+    /// A's connection drops with the reply to its release in flight (the release ran) and
+    /// the client sends it again, after the next caller may have taken the lock.
+    RetriedRelease,
+    /// The reply to A's release is lost (the release ran): A waits out its read timeout.
+    LostReleaseReply,
 }
+
+/// The horizon of the reply-fault columns' checks (the safety page's table uses 30; 12
+/// decides the same verdicts there in a fraction of the time).
+const REPLY_FAULT_HORIZON_TICKS: u64 = 12;
 
 /// The slew column's rate: ntpd's limit, in parts per million.
 const SLEW_RATE_PPM: u64 = 500;
@@ -139,6 +152,9 @@ impl Column {
             Column::Partition,
             Column::ClockJump,
             Column::ClockSlew,
+            Column::DuplicatedAcquire,
+            Column::RetriedRelease,
+            Column::LostReleaseReply,
         ]);
         columns
     }
@@ -157,6 +173,9 @@ impl Column {
             Column::Partition => "partition".into(),
             Column::ClockJump => "clock-jump".into(),
             Column::ClockSlew => "clock-slew".into(),
+            Column::DuplicatedAcquire => "duplicated-acquire".into(),
+            Column::RetriedRelease => "retried-release".into(),
+            Column::LostReleaseReply => "lost-release-reply".into(),
         }
     }
 
@@ -177,6 +196,9 @@ impl Column {
             Column::Partition => "part",
             Column::ClockJump => "clk",
             Column::ClockSlew => "slew",
+            Column::DuplicatedAcquire => "dacq",
+            Column::RetriedRelease => "rrel",
+            Column::LostReleaseReply => "lrel",
         }
     }
 
@@ -221,6 +243,17 @@ impl Column {
             Column::ClockJump => "clock jump: Redis's clock jumps +3s at 20ms while A holds its \
                  2s lease and works 100ms; B starts at 40ms"
                 .into(),
+            Column::DuplicatedAcquire => "duplicated acquire: A's connection drops with the \
+                 reply to its acquire in flight, the client sends it again (go-redis); 2 \
+                 callers, B starts at 50ms"
+                .into(),
+            Column::RetriedRelease => "retried release: A's connection drops with the reply \
+                 to its release in flight, the client sends it again (go-redis); 5 callers, \
+                 work 20ms"
+                .into(),
+            Column::LostReleaseReply => "lost release reply: the reply to A's release is lost \
+                 (the release ran), A waits out its 3s read timeout; 2 callers"
+                .into(),
             Column::ClockSlew => format!(
                 "clock slew: Redis's clock is corrected +3s from 20ms on, slewed at \
                  {SLEW_RATE_PPM}ppm as NTP does, while A holds its 2s lease and works 100ms; B \
@@ -239,6 +272,9 @@ impl Column {
                 | Column::Partition
                 | Column::ClockJump
                 | Column::ClockSlew
+                | Column::DuplicatedAcquire
+                | Column::RetriedRelease
+                | Column::LostReleaseReply
         );
         if redis && !row.uses_redis() {
             return Err(format!(
@@ -469,6 +505,29 @@ impl Column {
                     jump_ms: 3_000,
                 }];
             }
+            Column::DuplicatedAcquire => {
+                s.callers = 2;
+                s.start_offsets_ms = vec![0, 50];
+                s.faults = vec![Fault::DroppedConnection {
+                    caller: 1,
+                    on: FaultsOn::Acquire,
+                }];
+            }
+            Column::RetriedRelease => {
+                s.callers = 5;
+                s.params.work_ms = 20;
+                s.faults = vec![Fault::DroppedConnection {
+                    caller: 1,
+                    on: FaultsOn::Release,
+                }];
+            }
+            Column::LostReleaseReply => {
+                s.callers = 2;
+                s.faults = vec![Fault::LostReply {
+                    caller: 1,
+                    on: FaultsOn::Release,
+                }];
+            }
             Column::ClockSlew => {
                 s.callers = 2;
                 s.params.work_ms = 100;
@@ -549,8 +608,42 @@ impl Column {
                     "the model has one clock for everyone: no server clock can be slewed".into(),
                 );
             }
+            Column::DuplicatedAcquire | Column::RetriedRelease | Column::LostReleaseReply => {
+                c.reply_faults = self.reply_faults().unwrap_or_default();
+                c.horizon_ticks = Some(REPLY_FAULT_HORIZON_TICKS);
+                // A retried release breaks the ledger only if a third caller takes the lock
+                // the retry deleted; lease-wait's and Redlock's 3-caller checks outgrow the
+                // matrix.
+                if self == Column::RetriedRelease
+                    && !row.redlock()
+                    && row.safeguard != Safeguard::LeaseWait
+                {
+                    c.callers = 3;
+                }
+                if row.redlock() {
+                    // docs/safety.md's Redlock bounds: TTL 4, work 1, horizon 10.
+                    c.ttl_ticks = 4;
+                    c.work_ticks = 1;
+                    c.horizon_ticks = Some(10);
+                }
+            }
         }
         Ok(c)
+    }
+
+    /// The checker's reply faults of a reply-fault column.
+    fn reply_faults(self) -> Option<ReplyFaults> {
+        let (lost_replies, dropped_connections, on) = match self {
+            Column::DuplicatedAcquire => (0, 1, FaultsOn::Acquire),
+            Column::RetriedRelease => (0, 1, FaultsOn::Release),
+            Column::LostReleaseReply => (1, 0, FaultsOn::Release),
+            _ => return None,
+        };
+        Some(ReplyFaults {
+            lost_replies,
+            dropped_connections,
+            on,
+        })
     }
 
     /// What `row`'s exhaustive check covers, in words: [`Column::check_scope`], or a
@@ -582,6 +675,12 @@ impl Column {
             | Column::Partition
             | Column::ClockJump
             | Column::ClockSlew => "not expressible",
+            Column::DuplicatedAcquire => "one dropped connection on an acquire, no pauses",
+            Column::RetriedRelease => {
+                "one dropped connection on a release, 3 callers (2 for lease-wait and Redlock), \
+                 no pauses"
+            }
+            Column::LostReleaseReply => "one lost reply to a release, no pauses",
         }
     }
 }
@@ -890,6 +989,14 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
         (_, Column::AofCrash) if lease_only => simulated(
             Broken,
             "safety: a restart without appendfsync always loses the lock key",
+        ),
+        (Safeguard::SetnxDel | Safeguard::SetnxExpire, Column::RetriedRelease) => both(
+            Broken,
+            "safety: a retried token-less DEL deletes the next holder's lock",
+        ),
+        (Safeguard::Lease { .. } | Safeguard::LeaseWatchdog, Column::RetriedRelease) => both(
+            Safe,
+            "safety: a retried compare-and-delete finds another token and deletes nothing",
         ),
         (_, Column::ClockSlew) if safeguard.uses_lock() && safeguard != Safeguard::NoLock => {
             simulated(
