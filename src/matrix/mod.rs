@@ -756,8 +756,6 @@ pub struct Exhaustive {
     pub steps: Option<usize>,
     /// Why undecided (INCONCLUSIVE).
     pub reason: Option<String>,
-    /// Mutual exclusion's verdict, for reference (cells are judged by the ledger).
-    pub mutual_exclusion: Option<PropertyVerdict>,
     /// The counterexample, when BROKEN.
     pub counterexample: Option<Counterexample>,
 }
@@ -1107,7 +1105,6 @@ pub fn run_cell(
             states: 0,
             steps: None,
             reason: None,
-            mutual_exclusion: None,
             counterexample: None,
         };
         let sim = Simulated {
@@ -1164,7 +1161,6 @@ fn exhaustive(
                 states: 0,
                 steps: None,
                 reason: None,
-                mutual_exclusion: None,
                 counterexample: None,
             })
         }
@@ -1174,10 +1170,14 @@ fn exhaustive(
         found.scope = column.check_scope_for(row).to_string();
         return Ok(found);
     }
-    let model = LeaseModel::with_properties(config, PropertySet::All)
+    let model = LeaseModel::with_properties(config, PropertySet::LedgerOnly)
         .map_err(|e| format!("{} × {}: {}", row.name, column.name(), e.0))?;
+    // A cell is judged by the ledger alone (with the witness that callers settle, so that a
+    // SAFE is not vacuous): the search stops at the ledger's first, shortest, violation.
+    // `leaselab check` decides the other properties.
     let run_options = RunOptions {
         max_unique: Some(options.max_states),
+        stop_at_violation: true,
         ..RunOptions::default()
     };
     let report = check_run(&model, run_options, &Counters::default());
@@ -1213,7 +1213,6 @@ fn exhaustive(
         states: report.unique_states,
         steps: report.steps(LEDGER),
         reason: report.reason_over(&[LEDGER]),
-        mutual_exclusion: report.verdict(leaselab_checker::MUTUAL_EXCLUSION),
         counterexample,
     };
     cache.done.push(CheckResult {
