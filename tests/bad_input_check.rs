@@ -130,6 +130,32 @@ fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() 
             &["-1"],
         ),
         Case::new(
+            "a restart for a safeguard without Redis",
+            &["check", "--safeguard", "pg-debit", "--restarts", "1"],
+            2,
+            &["--restarts 1", "keeps nothing in Redis"],
+        ),
+        Case::new(
+            "a restart with a replica",
+            &[
+                "check",
+                "--safeguard",
+                "lease",
+                "--restarts",
+                "1",
+                "--failovers",
+                "1",
+            ],
+            2,
+            &["--restarts 1", "replica"],
+        ),
+        Case::new(
+            "too many restarts",
+            &["check", "--safeguard", "lease", "--restarts", "4"],
+            2,
+            &["--restarts 4", "at most 3"],
+        ),
+        Case::new(
             "two failovers: only one can ever strike",
             &["check", "--safeguard", "lease", "--failovers", "2"],
             2,

@@ -138,20 +138,37 @@ fn safety_fencing_limits_a_reissued_token_to_one_win() {
 }
 
 #[test]
-fn redis_faults_are_na_for_postgres_only_safeguards_and_restart_is_not_expressible() {
+fn redis_faults_are_na_for_postgres_only_safeguards_and_a_restart_is_decided_both_ways() {
     let pg = cell("pg-for-update", Column::Failover);
     assert_eq!(pg.verdict(), Verdict::NotApplicable);
     assert_eq!(pg.simulated.runs, 0, "nothing runs for an n/a cell");
+    // A restart without persistence resets the fence counter: a lower token wins, both ways.
     let restart = cell("fenced", Column::Restart);
-    assert_eq!(restart.exhaustive.verdict, Verdict::NotExpressible);
-    assert!(restart.exhaustive.bound.contains("no Redis restart"));
-    // A restart without persistence resets the fence counter: a lower token wins.
-    assert_eq!(restart.simulated.verdict, Verdict::Broken);
-    // With the balance in Redis the restart wipes the balance too: the lease is SAFE only
-    // because the caller after the restart fails, which the cost says.
+    assert_cell(&restart, Some(Verdict::Broken), Verdict::Broken);
+    assert!(restart.exhaustive.bound.contains("1 Redis restart"));
+    // Check-and-set keeps the ledger through it.
+    assert_cell(
+        &cell("fenced-cas", Column::Restart),
+        Some(Verdict::Safe),
+        Verdict::Safe,
+    );
+    // With the balance in Redis the restart wipes the balance too. The simulated lease is
+    // SAFE only because the caller after the restart fails and the paused holder writes the
+    // balance back; the checker's restart at any moment finds the money gone for good.
     let lease = cell("lease", Column::Restart);
     assert_eq!(lease.simulated.verdict, Verdict::Safe);
     assert_eq!(lease.simulated.cost.failed, OPTIONS.runs);
+    assert_eq!(lease.exhaustive.verdict, Verdict::Broken);
+    assert!(
+        lease
+            .why()
+            .is_some_and(|why| why.contains("balance itself was gone")),
+        "{:?}",
+        lease.why()
+    );
+    // lease-wait has a replica, which the checker's restart does not model.
+    let wait = cell("lease-wait", Column::Restart);
+    assert_eq!(wait.exhaustive.verdict, Verdict::NotExpressible);
 }
 
 /// The safety section's PostgreSQL rows: transfers keep the ledger with or without lock

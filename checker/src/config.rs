@@ -23,6 +23,9 @@ pub const MAX_TICKS: u64 = 10_000;
 /// multiplies the state space by the number of requests it can strike).
 pub const MAX_REPLY_FAULTS: u32 = 3;
 
+/// The most restarts of the single Redis a check explores.
+pub const MAX_RESTARTS: u32 = 3;
+
 /// How long the protocol takes with nobody in its way (see [`CheckConfig::timing`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
@@ -111,6 +114,9 @@ pub struct CheckConfig {
     pub max_pause_ticks: Option<u64>,
     /// How many Redis failovers may strike (each loses what had not replicated).
     pub failovers: u32,
+    /// How many restarts of the single Redis without persistence may strike (each loses
+    /// every key: the lock, the fence counter, a balance kept there).
+    pub restarts: u32,
     /// Time stops here (none: [`CheckConfig::default_horizon_ticks`]).
     pub horizon_ticks: Option<u64>,
     /// Treat worlds that differ only by which caller is which as one state.
@@ -135,6 +141,7 @@ impl CheckConfig {
             work_ticks: 1,
             max_pause_ticks: None,
             failovers: 0,
+            restarts: 0,
             horizon_ticks: None,
             symmetry: true,
             reply_faults: ReplyFaults::default(),
@@ -191,7 +198,11 @@ impl CheckConfig {
             self.reply_faults,
             world_client_policy(),
         )
-        .map(|world| world.with_node_faults(self.node_faults))
+        .map(|world| {
+            world
+                .with_node_faults(self.node_faults)
+                .with_redis_restarts(self.restarts)
+        })
     }
 
     /// The callers' tokens: 1, 2, 3, ... as 32 hex digits.
@@ -322,6 +333,29 @@ impl CheckConfig {
                 self.failovers,
                 self.safeguard.name()
             )));
+        }
+        if self.restarts > 0 {
+            let why = if !self.uses_redis() {
+                Some(format!(
+                    "{} keeps nothing in Redis, so a Redis restart cannot touch it",
+                    self.safeguard.name()
+                ))
+            } else if self.safeguard.redis_nodes() > 0 {
+                Some("Redlock's nodes restart with --node-restarts".to_string())
+            } else if self.failovers > 0 || Safeguard::replicated().contains(&self.safeguard) {
+                Some(
+                    "a restart of a primary that has a replica is not modelled (the replica \
+                     would resync to the empty primary)"
+                        .to_string(),
+                )
+            } else if self.restarts > MAX_RESTARTS {
+                Some(format!("at most {MAX_RESTARTS} restarts can be explored"))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(ParamError(format!("--restarts {}: {why}", self.restarts)));
+            }
         }
         self.validate_reply_faults()?;
         self.validate_node_faults()?;
@@ -471,6 +505,11 @@ impl CheckConfig {
             1 => format!(", 1 {one}"),
             n => format!(", {n} {many}"),
         };
+        let restarts = plural(
+            self.restarts,
+            "Redis restart without persistence",
+            "Redis restarts without persistence",
+        );
         let lost = plural(self.reply_faults.lost_replies, "lost reply", "lost replies");
         let nodes = match self.safeguard.redis_nodes() {
             0 => String::new(),
@@ -500,7 +539,7 @@ impl CheckConfig {
             on => format!(" (on {} requests only)", on.name()),
         };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{lost}{dropped}{on}{nodes}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{lost}{dropped}{on}{nodes}{symmetry}",
             self.callers,
             self.horizon()
         )

@@ -192,6 +192,7 @@ impl Model for LeaseModel {
             Action::Tick => "clock ticks".into(),
             Action::Replicate => "replica catches up one change".into(),
             Action::Failover => "failover".into(),
+            Action::RedisRestart => "redis restarts without persistence".into(),
             Action::LoseReply(index) => format!("caller {}'s reply is lost", index + 1),
             Action::DropConnection(index) => {
                 format!("caller {}'s connection drops", index + 1)

@@ -243,6 +243,11 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted, {lost} unreplicated change(s) lost")
         }
+        Event::RedisRestarted => {
+            "Redis restarts without persistence: the lock, the fence counter and the balance \
+             kept there are gone"
+                .into()
+        }
         Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),
     }
 }

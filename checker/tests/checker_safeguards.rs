@@ -308,3 +308,49 @@ fn wait_after_the_acquire_keeps_the_lock_through_a_failover_but_not_the_balance(
         "{ledger}"
     );
 }
+
+/// A restart of the single Redis without persistence, at any moment (`--restarts 1`): the
+/// fence counter starts over, so a token below the one already written comes out and the
+/// `fence < $2` check lets the older holder's spend overwrite; check-and-set still refuses
+/// it. A balance kept in Redis is simply gone. Not with a replica, not for PostgreSQL-only
+/// safeguards.
+#[test]
+fn a_redis_restart_reissues_fences_past_the_fence_check_but_not_past_check_and_set() {
+    let restart = |c: &mut CheckConfig| {
+        c.max_pause_ticks = Some(0);
+        c.restarts = 1;
+    };
+    let fenced = check(FENCED, restart);
+    expect(&fenced, LEDGER, Violated, Some(14));
+    assert!(
+        trace(&fenced, LEDGER).contains("Redis restarts without persistence"),
+        "{}",
+        trace(&fenced, LEDGER)
+    );
+    let cas = check(FENCED_CAS, restart);
+    expect(&cas, LEDGER, Safe, None);
+    let lease = check(LEASE, restart);
+    expect(&lease, LEDGER, Violated, Some(9));
+    assert!(trace(&lease, LEDGER).contains("balance key is missing"));
+    // Without the restart the same bounds hold the ledger: the restart is what breaks it.
+    expect(
+        &check(FENCED, |c| c.max_pause_ticks = Some(0)),
+        LEDGER,
+        Safe,
+        None,
+    );
+    for (safeguard, failovers) in [
+        (Safeguard::PgDebit, 0),
+        (LEASE, 1),
+        (Safeguard::LeaseWait, 0),
+    ] {
+        let mut config = CheckConfig::new(safeguard);
+        config.restarts = 1;
+        config.failovers = failovers;
+        assert!(
+            config.validate().is_err(),
+            "{} with failovers {failovers}",
+            safeguard.name()
+        );
+    }
+}

@@ -59,6 +59,9 @@ pub enum Action {
     /// Caller `n`'s Redis connection breaks while its reply is in flight: the request ran,
     /// the client retries it on a new connection ([`ReplyFaults::dropped_connections`]).
     DropConnection(u8),
+    /// The single Redis restarts without persistence: keyspace and script cache are gone
+    /// ([`World::with_redis_restarts`]).
+    RedisRestart,
     /// Redlock node `n` (1-based) restarts without persistence ([`NodeFaults::restarts`]).
     NodeRestart(u8),
     /// Redlock node `n` crashes and restarts empty after the TTL
@@ -284,6 +287,8 @@ pub struct World {
     pub slots: Vec<Arc<Slot>>,
     /// Failovers still allowed.
     pub failovers_left: u32,
+    /// Restarts of the single Redis (without persistence) still allowed.
+    pub restarts_left: u32,
     /// Reply faults still allowed.
     pub faults_left: ReplyFaults,
     /// Redlock's independent nodes (empty for the single-server safeguards).
@@ -333,6 +338,7 @@ impl Hash for World {
         self.postgres.hash(state);
         self.slots.hash(state);
         self.failovers_left.hash(state);
+        self.restarts_left.hash(state);
         self.faults_left.hash(state);
         self.nodes.hash(state);
         self.node_faults_left.hash(state);
@@ -433,6 +439,8 @@ pub enum Event {
         /// How many.
         lost: usize,
     },
+    /// The single Redis restarted without persistence.
+    RedisRestarted,
     /// A reply fault, or what the caller's client did about one.
     Fault {
         /// The caller.
@@ -620,6 +628,7 @@ impl World {
             postgres: Arc::new(postgres),
             slots,
             failovers_left: config.failovers,
+            restarts_left: 0,
             faults_left: faults,
             nodes: (0..redis_nodes)
                 .map(|_| Arc::new(RedisNode::new()))
@@ -645,6 +654,19 @@ impl World {
     }
 
     /// The same world with Redlock node faults and clocks (no effect without nodes).
+    /// Allows `restarts` restarts of the single Redis without persistence, at any moment
+    /// while a caller has not finished. Not with a replica (a primary that restarts empty
+    /// would resync its replica to empty too, which the World does not model).
+    pub fn with_redis_restarts(mut self, restarts: u32) -> World {
+        assert!(
+            restarts == 0 || self.replica.is_none(),
+            "a Redis restart with a replica is not modelled"
+        );
+        self.restarts_left = restarts;
+        self
+    }
+
+    /// Sets the Redlock nodes' faults.
     pub fn with_node_faults(mut self, faults: NodeFaults) -> World {
         assert!(
             (-99..=1000).contains(&faults.drift_percent),
@@ -717,6 +739,9 @@ impl World {
             if self.failovers_left > 0 && !self.all_done() {
                 actions.push(Action::Failover);
             }
+        }
+        if self.restarts_left > 0 && !self.all_done() {
+            actions.push(Action::RedisRestart);
         }
         self.node_actions(actions);
         if self.faults_left.any() {
@@ -809,6 +834,7 @@ impl World {
             Action::Failover => {
                 self.replica.is_some() && self.failovers_left > 0 && !self.all_done()
             }
+            Action::RedisRestart => self.restarts_left > 0 && !self.all_done(),
             Action::LoseReply(index) => {
                 self.faults_left.lost_replies > 0 && self.in_flight(index) && self.targeted(index)
             }
@@ -851,6 +877,11 @@ impl World {
                 self.replica = None;
                 self.failovers_left -= 1;
                 emit(sink, || Event::Failover { lost });
+            }
+            Action::RedisRestart => {
+                self.restarts_left -= 1;
+                Arc::make_mut(&mut self.redis).restart_empty();
+                emit(sink, || Event::RedisRestarted);
             }
             Action::LoseReply(index) => {
                 let index = usize::from(index);
@@ -1441,6 +1472,7 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
         }
+        Event::RedisRestarted => "redis restarts without persistence: every key is gone".into(),
         Event::Fault { caller, fault } => {
             format!("t={now_ms} caller {} {}", caller + 1, fault.describe())
         }

@@ -113,6 +113,10 @@ pub struct WalletArgs {
     /// How many Redis failovers may strike, each losing what had not replicated.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub failovers: u32,
+    /// How many restarts of the single Redis without persistence may strike, at any moment,
+    /// each losing every key (the lock, the fence counter, a balance kept there); at most 3.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub restarts: u32,
     /// The balance before the run.
     #[arg(long, default_value_t = 20, value_name = "B")]
     pub balance: i64,
@@ -304,6 +308,7 @@ impl Args {
             work_ticks: self.work,
             max_pause_ticks: self.max_pause.0,
             failovers: self.wallet.failovers,
+            restarts: self.wallet.restarts,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
             reply_faults: self.reply_faults.faults(),
@@ -677,6 +682,9 @@ fn command_line(config: &CheckConfig) -> String {
     if config.failovers > 0 {
         line.push_str(&format!(" --failovers {}", config.failovers));
     }
+    if config.restarts > 0 {
+        line.push_str(&format!(" --restarts {}", config.restarts));
+    }
     if config.initial_balance != 20 {
         line.push_str(&format!(" --balance {}", config.initial_balance));
     }
@@ -754,9 +762,11 @@ pub fn render(
     out.push_str(&format!(
         "timing: {timing}; callers arrive at any time; horizon {}{}{}\n",
         ticks(config.horizon()),
-        match config.failovers {
-            0 => String::new(),
-            k => format!("; up to {k} failover(s)"),
+        match (config.failovers, config.restarts) {
+            (0, 0) => String::new(),
+            (k, 0) => format!("; up to {k} failover(s)"),
+            (0, r) => format!("; up to {r} Redis restart(s) without persistence"),
+            (k, r) => format!("; up to {k} failover(s) and {r} Redis restart(s)"),
         },
         reply_faults_text(config.reply_faults)
     ));
@@ -860,6 +870,7 @@ struct JsonCheck<'a> {
     work_ticks: u64,
     max_pause_ticks: Option<u64>,
     failovers: u32,
+    restarts: u32,
     lost_replies: u32,
     dropped_connections: u32,
     horizon_ticks: u64,
@@ -904,6 +915,7 @@ impl<'a> JsonCheck<'a> {
             work_ticks: config.work_ticks,
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
+            restarts: config.restarts,
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),

@@ -119,6 +119,7 @@ pub fn execute(args: Args) -> CommandResult {
         initial_balance: args.wallet.balance,
         amount: args.wallet.amount,
         failovers: args.wallet.failovers,
+        restarts: args.wallet.restarts,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
         ..CheckConfig::new(safeguard)

@@ -585,8 +585,18 @@ impl Column {
                 c.max_pause_ticks = Some(1);
             }
             Column::Failover => c.failovers = 1,
-            Column::Restart | Column::AofCrash => {
-                return Err("the model has no Redis restart (only failovers)".into());
+            Column::Restart if row.safeguard == Safeguard::LeaseWait => {
+                return Err(
+                    "the model's Redis restart has no replica to resync, and lease-wait needs one"
+                        .into(),
+                );
+            }
+            Column::Restart => c.restarts = 1,
+            Column::AofCrash => {
+                return Err(
+                    "the model's restart loses every key; it has no append-only file to reload"
+                        .into(),
+                );
             }
             Column::EvictFence => {
                 return Err("the model has no eviction: its fence counter is never lost".into());
@@ -669,8 +679,8 @@ impl Column {
             Column::WorkOverTtl => "work 4 ticks, TTL 3, no pauses",
             Column::ShortTtl => "TTL 1 tick, delays up to 1 tick per caller",
             Column::Failover => "one failover at any moment, no pauses",
-            Column::Restart
-            | Column::AofCrash
+            Column::Restart => "one Redis restart without persistence at any moment, no pauses",
+            Column::AofCrash
             | Column::EvictFence
             | Column::Partition
             | Column::ClockJump
@@ -1349,6 +1359,13 @@ pub fn why(ledger: &Ledger, reissued: u32) -> String {
             caller_name(stale.caller),
             stale.read_balance,
             stale.current_balance
+        );
+    }
+    if ledger.final_balance == i64::MIN {
+        return format!(
+            "The balance itself was gone at the end (its key lost, as a restart without \
+             persistence loses it): the {} left after {} accepted spend(s) no longer exist.{reissue}",
+            ledger.expected_balance, ledger.accepted
         );
     }
     if ledger.final_balance < 0 {

@@ -333,6 +333,9 @@ pub struct CheckSpec {
     pub max_pause_ticks: Option<u64>,
     /// Failovers allowed.
     pub failovers: u32,
+    /// Restarts of the single Redis allowed (absent: 0, as in traces saved before them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restarts: u32,
     /// The horizon, in ticks (null: the default).
     pub horizon_ticks: Option<u64>,
     /// Callers that differ only by which is which were one state.
@@ -699,6 +702,7 @@ impl CheckSpec {
             work_ticks: config.work_ticks,
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
+            restarts: config.restarts,
             horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
             lost_replies: config.reply_faults.lost_replies,
@@ -729,6 +733,7 @@ impl CheckSpec {
             work_ticks: self.work_ticks,
             max_pause_ticks: self.max_pause_ticks,
             failovers: self.failovers,
+            restarts: self.restarts,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
             reply_faults: ReplyFaults {
@@ -748,13 +753,14 @@ impl CheckSpec {
 }
 
 /// A model action as a trace writes it: `step N` (1-based), `tick`, `replicate`, `failover`,
-/// `lose-reply N`, `drop-connection N`.
+/// `redis-restart`, `lose-reply N`, `drop-connection N`, `node-restart N`, ....
 pub fn action_text(action: Action) -> String {
     match action {
         Action::Step(index) => format!("step {}", u32::from(index) + 1),
         Action::Tick => "tick".into(),
         Action::Replicate => "replicate".into(),
         Action::Failover => "failover".into(),
+        Action::RedisRestart => "redis-restart".into(),
         Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
         Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
         Action::NodeRestart(node) => format!("node-restart {node}"),
@@ -769,6 +775,7 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "tick" => Some(Action::Tick),
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
+        "redis-restart" => Some(Action::RedisRestart),
         _ if text.starts_with("node-") => {
             let (kind, node) = text.rsplit_once(' ')?;
             let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;
@@ -949,6 +956,7 @@ mod tests {
             Action::Tick,
             Action::Replicate,
             Action::Failover,
+            Action::RedisRestart,
             Action::LoseReply(0),
             Action::DropConnection(2),
         ] {

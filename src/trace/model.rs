@@ -81,6 +81,8 @@ struct Plan {
     operations: Vec<Vec<Operation>>,
     /// Failovers: target times.
     failovers: Vec<u64>,
+    /// Restarts of the single Redis without persistence: target times.
+    restarts: Vec<u64>,
     /// Effects: (made at, replicated at) ms; `None` when lost.
     effects: Vec<(u64, Option<u64>)>,
     ms_per_tick: u64,
@@ -98,6 +100,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
     }
     let mut raw_ops: Vec<Raw> = Vec::new();
     let mut raw_failovers: Vec<(u64, u64)> = Vec::new();
+    let mut raw_restarts: Vec<(u64, u64)> = Vec::new();
     let mut points: Vec<Vec<Point>> = vec![Vec::new(); callers];
     // Per caller: the point index before each op.
     let mut op_points: Vec<Vec<Option<usize>>> = vec![Vec::new(); callers];
@@ -147,6 +150,11 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
                 ModelEvent::Failover { .. } => {
                     raw_failovers.push((tick, rank_in_tick));
                     lost_from = lost_from.min(replicated.len());
+                    rank_in_tick += 1;
+                    (None, false)
+                }
+                ModelEvent::RedisRestarted => {
+                    raw_restarts.push((tick, rank_in_tick));
                     rank_in_tick += 1;
                     (None, false)
                 }
@@ -202,6 +210,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
         points,
         operations,
         failovers: raw_failovers.iter().map(|(t, r)| at(*t, *r)).collect(),
+        restarts: raw_restarts.iter().map(|(t, r)| at(*t, *r)).collect(),
         effects,
         ms_per_tick,
     })
@@ -266,6 +275,9 @@ fn scenario(config: &CheckConfig, plan: &Plan, pauses: &[Vec<u64>]) -> Result<Sc
     for at_ms in &plan.failovers {
         scenario.faults.push(Fault::Failover { at_ms: *at_ms });
     }
+    for at_ms in &plan.restarts {
+        scenario.faults.push(Fault::RedisRestart { at_ms: *at_ms });
+    }
     Ok(scenario)
 }
 
@@ -308,7 +320,8 @@ pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation
     }
     if config.safeguard.redis_nodes() > 0 {
         return Err(format!(
-            "{} runs on {} independent Redis nodes, which the simulation does not host yet; \
+            "{} runs on {} independent Redis nodes: turning a model path over nodes into a \
+             simulated schedule is not built (the matrix's simulated half has its own trace); \
              step through the path with `leaselab check ... --explore` instead",
             config.safeguard.name(),
             config.safeguard.redis_nodes()
