@@ -117,6 +117,9 @@ pub struct CheckConfig {
     /// How many restarts of the single Redis without persistence may strike (each loses
     /// every key: the lock, the fence counter, a balance kept there).
     pub restarts: u32,
+    /// How many evictions of the fence counter (an `allkeys-*` policy under memory pressure)
+    /// may strike; only for a fenced safeguard.
+    pub evictions: u32,
     /// Time stops here (none: [`CheckConfig::default_horizon_ticks`]).
     pub horizon_ticks: Option<u64>,
     /// Treat worlds that differ only by which caller is which as one state.
@@ -142,6 +145,7 @@ impl CheckConfig {
             max_pause_ticks: None,
             failovers: 0,
             restarts: 0,
+            evictions: 0,
             horizon_ticks: None,
             symmetry: true,
             reply_faults: ReplyFaults::default(),
@@ -202,6 +206,7 @@ impl CheckConfig {
             world
                 .with_node_faults(self.node_faults)
                 .with_redis_restarts(self.restarts)
+                .with_fence_evictions(self.evictions)
         })
     }
 
@@ -357,6 +362,22 @@ impl CheckConfig {
                 return Err(ParamError(format!("--restarts {}: {why}", self.restarts)));
             }
         }
+        if self.evictions > 0 {
+            if !matches!(self.safeguard, Safeguard::Fenced { .. }) {
+                return Err(ParamError(format!(
+                    "--evictions {}: {} has no fence counter to evict; the fenced safeguards \
+                     have one",
+                    self.evictions,
+                    self.safeguard.name()
+                )));
+            }
+            if self.evictions > MAX_RESTARTS {
+                return Err(ParamError(format!(
+                    "--evictions {}: at most {MAX_RESTARTS} evictions can be explored",
+                    self.evictions
+                )));
+            }
+        }
         self.validate_reply_faults()?;
         self.validate_node_faults()?;
         let horizon = self.horizon();
@@ -510,6 +531,11 @@ impl CheckConfig {
             "Redis restart without persistence",
             "Redis restarts without persistence",
         );
+        let evictions = plural(
+            self.evictions,
+            "eviction of the fence counter",
+            "evictions of the fence counter",
+        );
         let lost = plural(self.reply_faults.lost_replies, "lost reply", "lost replies");
         let nodes = match self.safeguard.redis_nodes() {
             0 => String::new(),
@@ -539,7 +565,7 @@ impl CheckConfig {
             on => format!(" (on {} requests only)", on.name()),
         };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{lost}{dropped}{on}{nodes}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{evictions}{lost}{dropped}{on}{nodes}{symmetry}",
             self.callers,
             self.horizon()
         )

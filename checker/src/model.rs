@@ -193,6 +193,7 @@ impl Model for LeaseModel {
             Action::Replicate => "replica catches up one change".into(),
             Action::Failover => "failover".into(),
             Action::RedisRestart => "redis restarts without persistence".into(),
+            Action::EvictFence => "the fence counter is evicted".into(),
             Action::LoseReply(index) => format!("caller {}'s reply is lost", index + 1),
             Action::DropConnection(index) => {
                 format!("caller {}'s connection drops", index + 1)

@@ -243,6 +243,9 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted, {lost} unreplicated change(s) lost")
         }
+        Event::FenceEvicted => {
+            "an allkeys-* policy evicts the fence counter: the next INCR starts again from 1".into()
+        }
         Event::RedisRestarted => {
             "Redis restarts without persistence: the lock, the fence counter and the balance \
              kept there are gone"

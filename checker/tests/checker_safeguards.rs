@@ -309,6 +309,28 @@ fn wait_after_the_acquire_keeps_the_lock_through_a_failover_but_not_the_balance(
     );
 }
 
+/// An eviction of the fence counter at any moment (`--evictions 1`): the counter starts
+/// again from 1, and `fence < $2` refuses the small tokens until it passes the stored fence
+/// (a write is rejected: availability, not a lost update); the ledger holds with 3 callers.
+#[test]
+fn an_evicted_fence_counter_costs_rejected_writes_not_the_ledger() {
+    let evict = |c: &mut CheckConfig| {
+        c.max_pause_ticks = Some(0);
+        c.callers = 3;
+        c.evictions = 1;
+    };
+    let fenced = check(FENCED, evict);
+    expect(&fenced, LEDGER, Safe, None);
+    expect(&fenced, WRITE_REJECTED, Found, Some(15));
+    assert!(trace(&fenced, WRITE_REJECTED).contains("evicts the fence counter"));
+    // Without the eviction nobody is refused at these bounds.
+    let plain = check(FENCED, |c| {
+        c.max_pause_ticks = Some(0);
+        c.callers = 3;
+    });
+    expect(&plain, WRITE_REJECTED, NotFound, None);
+}
+
 /// A restart of the single Redis without persistence, at any moment (`--restarts 1`): the
 /// fence counter starts over, so a token below the one already written comes out and the
 /// `fence < $2` check lets the older holder's spend overwrite; check-and-set still refuses

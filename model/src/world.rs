@@ -62,6 +62,9 @@ pub enum Action {
     /// The single Redis restarts without persistence: keyspace and script cache are gone
     /// ([`World::with_redis_restarts`]).
     RedisRestart,
+    /// An `allkeys-*` maxmemory policy evicts the fence counter (a `DEL` the replica gets
+    /// too): the next `INCR` starts again from 1 ([`World::with_fence_evictions`]).
+    EvictFence,
     /// Redlock node `n` (1-based) restarts without persistence ([`NodeFaults::restarts`]).
     NodeRestart(u8),
     /// Redlock node `n` crashes and restarts empty after the TTL
@@ -289,6 +292,8 @@ pub struct World {
     pub failovers_left: u32,
     /// Restarts of the single Redis (without persistence) still allowed.
     pub restarts_left: u32,
+    /// Evictions of the fence counter still allowed.
+    pub evictions_left: u32,
     /// Reply faults still allowed.
     pub faults_left: ReplyFaults,
     /// Redlock's independent nodes (empty for the single-server safeguards).
@@ -339,6 +344,7 @@ impl Hash for World {
         self.slots.hash(state);
         self.failovers_left.hash(state);
         self.restarts_left.hash(state);
+        self.evictions_left.hash(state);
         self.faults_left.hash(state);
         self.nodes.hash(state);
         self.node_faults_left.hash(state);
@@ -441,6 +447,8 @@ pub enum Event {
     },
     /// The single Redis restarted without persistence.
     RedisRestarted,
+    /// The fence counter was evicted.
+    FenceEvicted,
     /// A reply fault, or what the caller's client did about one.
     Fault {
         /// The caller.
@@ -629,6 +637,7 @@ impl World {
             slots,
             failovers_left: config.failovers,
             restarts_left: 0,
+            evictions_left: 0,
             faults_left: faults,
             nodes: (0..redis_nodes)
                 .map(|_| Arc::new(RedisNode::new()))
@@ -664,6 +673,20 @@ impl World {
         );
         self.restarts_left = restarts;
         self
+    }
+
+    /// Allows `evictions` evictions of the fence counter, each at any moment while a caller
+    /// has not finished and the counter exists.
+    pub fn with_fence_evictions(mut self, evictions: u32) -> World {
+        self.evictions_left = evictions;
+        self
+    }
+
+    /// True when the fence counter is in the primary's keyspace now.
+    fn fence_counter_exists(&self) -> bool {
+        self.redis
+            .peek(&self.setup.scenario.params.keys.fence, self.now_ms)
+            .is_some()
     }
 
     /// Sets the Redlock nodes' faults.
@@ -742,6 +765,9 @@ impl World {
         }
         if self.restarts_left > 0 && !self.all_done() {
             actions.push(Action::RedisRestart);
+        }
+        if self.evictions_left > 0 && !self.all_done() && self.fence_counter_exists() {
+            actions.push(Action::EvictFence);
         }
         self.node_actions(actions);
         if self.faults_left.any() {
@@ -835,6 +861,9 @@ impl World {
                 self.replica.is_some() && self.failovers_left > 0 && !self.all_done()
             }
             Action::RedisRestart => self.restarts_left > 0 && !self.all_done(),
+            Action::EvictFence => {
+                self.evictions_left > 0 && !self.all_done() && self.fence_counter_exists()
+            }
             Action::LoseReply(index) => {
                 self.faults_left.lost_replies > 0 && self.in_flight(index) && self.targeted(index)
             }
@@ -882,6 +911,13 @@ impl World {
                 self.restarts_left -= 1;
                 Arc::make_mut(&mut self.redis).restart_empty();
                 emit(sink, || Event::RedisRestarted);
+            }
+            Action::EvictFence => {
+                self.evictions_left -= 1;
+                let key = self.setup.scenario.params.keys.fence.clone();
+                let del = RedisRequest::Command(Command::Del(vec![key]));
+                let _ = self.run_redis(del);
+                emit(sink, || Event::FenceEvicted);
             }
             Action::LoseReply(index) => {
                 let index = usize::from(index);
@@ -1473,6 +1509,7 @@ fn log_line(now_ms: u64, event: &Event) -> String {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
         }
         Event::RedisRestarted => "redis restarts without persistence: every key is gone".into(),
+        Event::FenceEvicted => "an allkeys-* policy evicts the fence counter".into(),
         Event::Fault { caller, fault } => {
             format!("t={now_ms} caller {} {}", caller + 1, fault.describe())
         }

@@ -117,6 +117,10 @@ pub struct WalletArgs {
     /// each losing every key (the lock, the fence counter, a balance kept there); at most 3.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub restarts: u32,
+    /// How many evictions of the fence counter (an allkeys-* policy under memory pressure)
+    /// may strike, at any moment; fenced safeguards only, at most 3.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub evictions: u32,
     /// The balance before the run.
     #[arg(long, default_value_t = 20, value_name = "B")]
     pub balance: i64,
@@ -309,6 +313,7 @@ impl Args {
             max_pause_ticks: self.max_pause.0,
             failovers: self.wallet.failovers,
             restarts: self.wallet.restarts,
+            evictions: self.wallet.evictions,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
             reply_faults: self.reply_faults.faults(),
@@ -685,6 +690,9 @@ fn command_line(config: &CheckConfig) -> String {
     if config.restarts > 0 {
         line.push_str(&format!(" --restarts {}", config.restarts));
     }
+    if config.evictions > 0 {
+        line.push_str(&format!(" --evictions {}", config.evictions));
+    }
     if config.initial_balance != 20 {
         line.push_str(&format!(" --balance {}", config.initial_balance));
     }
@@ -760,13 +768,17 @@ pub fn render(
         ticks(config.work_ticks)
     ));
     out.push_str(&format!(
-        "timing: {timing}; callers arrive at any time; horizon {}{}{}\n",
+        "timing: {timing}; callers arrive at any time; horizon {}{}{}{}\n",
         ticks(config.horizon()),
         match (config.failovers, config.restarts) {
             (0, 0) => String::new(),
             (k, 0) => format!("; up to {k} failover(s)"),
             (0, r) => format!("; up to {r} Redis restart(s) without persistence"),
             (k, r) => format!("; up to {k} failover(s) and {r} Redis restart(s)"),
+        },
+        match config.evictions {
+            0 => String::new(),
+            e => format!("; up to {e} eviction(s) of the fence counter"),
         },
         reply_faults_text(config.reply_faults)
     ));
@@ -871,6 +883,7 @@ struct JsonCheck<'a> {
     max_pause_ticks: Option<u64>,
     failovers: u32,
     restarts: u32,
+    evictions: u32,
     lost_replies: u32,
     dropped_connections: u32,
     horizon_ticks: u64,
@@ -916,6 +929,7 @@ impl<'a> JsonCheck<'a> {
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             restarts: config.restarts,
+            evictions: config.evictions,
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),

@@ -120,6 +120,7 @@ pub fn execute(args: Args) -> CommandResult {
         amount: args.wallet.amount,
         failovers: args.wallet.failovers,
         restarts: args.wallet.restarts,
+        evictions: args.wallet.evictions,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
         ..CheckConfig::new(safeguard)

@@ -598,9 +598,7 @@ impl Column {
                         .into(),
                 );
             }
-            Column::EvictFence => {
-                return Err("the model has no eviction: its fence counter is never lost".into());
-            }
+            Column::EvictFence => c.evictions = 1,
             Column::Partition => {
                 return Err(
                     "the model has no network: requests are answered at once, so it cannot \
@@ -680,11 +678,10 @@ impl Column {
             Column::ShortTtl => "TTL 1 tick, delays up to 1 tick per caller",
             Column::Failover => "one failover at any moment, no pauses",
             Column::Restart => "one Redis restart without persistence at any moment, no pauses",
-            Column::AofCrash
-            | Column::EvictFence
-            | Column::Partition
-            | Column::ClockJump
-            | Column::ClockSlew => "not expressible",
+            Column::EvictFence => "one eviction of the fence counter at any moment, no pauses",
+            Column::AofCrash | Column::Partition | Column::ClockJump | Column::ClockSlew => {
+                "not expressible"
+            }
             Column::DuplicatedAcquire => "one dropped connection on an acquire, no pauses",
             Column::RetriedRelease => {
                 "one dropped connection on a release, 3 callers (2 for lease-wait and Redlock), \

@@ -336,6 +336,9 @@ pub struct CheckSpec {
     /// Restarts of the single Redis allowed (absent: 0, as in traces saved before them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub restarts: u32,
+    /// Evictions of the fence counter allowed (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub evictions: u32,
     /// The horizon, in ticks (null: the default).
     pub horizon_ticks: Option<u64>,
     /// Callers that differ only by which is which were one state.
@@ -703,6 +706,7 @@ impl CheckSpec {
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             restarts: config.restarts,
+            evictions: config.evictions,
             horizon_ticks: config.horizon_ticks,
             symmetry: config.symmetry,
             lost_replies: config.reply_faults.lost_replies,
@@ -734,6 +738,7 @@ impl CheckSpec {
             max_pause_ticks: self.max_pause_ticks,
             failovers: self.failovers,
             restarts: self.restarts,
+            evictions: self.evictions,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,
             reply_faults: ReplyFaults {
@@ -761,6 +766,7 @@ pub fn action_text(action: Action) -> String {
         Action::Replicate => "replicate".into(),
         Action::Failover => "failover".into(),
         Action::RedisRestart => "redis-restart".into(),
+        Action::EvictFence => "evict-fence".into(),
         Action::LoseReply(index) => format!("lose-reply {}", u32::from(index) + 1),
         Action::DropConnection(index) => format!("drop-connection {}", u32::from(index) + 1),
         Action::NodeRestart(node) => format!("node-restart {node}"),
@@ -776,6 +782,7 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "replicate" => Some(Action::Replicate),
         "failover" => Some(Action::Failover),
         "redis-restart" => Some(Action::RedisRestart),
+        "evict-fence" => Some(Action::EvictFence),
         _ if text.starts_with("node-") => {
             let (kind, node) = text.rsplit_once(' ')?;
             let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;
@@ -957,6 +964,7 @@ mod tests {
             Action::Replicate,
             Action::Failover,
             Action::RedisRestart,
+            Action::EvictFence,
             Action::LoseReply(0),
             Action::DropConnection(2),
         ] {

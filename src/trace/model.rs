@@ -83,6 +83,8 @@ struct Plan {
     failovers: Vec<u64>,
     /// Restarts of the single Redis without persistence: target times.
     restarts: Vec<u64>,
+    /// Evictions of the fence counter: target times.
+    evictions: Vec<u64>,
     /// Effects: (made at, replicated at) ms; `None` when lost.
     effects: Vec<(u64, Option<u64>)>,
     ms_per_tick: u64,
@@ -101,6 +103,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
     let mut raw_ops: Vec<Raw> = Vec::new();
     let mut raw_failovers: Vec<(u64, u64)> = Vec::new();
     let mut raw_restarts: Vec<(u64, u64)> = Vec::new();
+    let mut raw_evictions: Vec<(u64, u64)> = Vec::new();
     let mut points: Vec<Vec<Point>> = vec![Vec::new(); callers];
     // Per caller: the point index before each op.
     let mut op_points: Vec<Vec<Option<usize>>> = vec![Vec::new(); callers];
@@ -158,6 +161,11 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
                     rank_in_tick += 1;
                     (None, false)
                 }
+                ModelEvent::FenceEvicted => {
+                    raw_evictions.push((tick, rank_in_tick));
+                    rank_in_tick += 1;
+                    (None, false)
+                }
                 _ => (None, false),
             };
             if let (Some(caller), true) = (caller, is_op) {
@@ -211,6 +219,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
         operations,
         failovers: raw_failovers.iter().map(|(t, r)| at(*t, *r)).collect(),
         restarts: raw_restarts.iter().map(|(t, r)| at(*t, *r)).collect(),
+        evictions: raw_evictions.iter().map(|(t, r)| at(*t, *r)).collect(),
         effects,
         ms_per_tick,
     })
@@ -277,6 +286,11 @@ fn scenario(config: &CheckConfig, plan: &Plan, pauses: &[Vec<u64>]) -> Result<Sc
     }
     for at_ms in &plan.restarts {
         scenario.faults.push(Fault::RedisRestart { at_ms: *at_ms });
+    }
+    for at_ms in &plan.evictions {
+        scenario
+            .faults
+            .push(Fault::EvictFenceCounter { at_ms: *at_ms });
     }
     Ok(scenario)
 }

@@ -242,6 +242,7 @@ impl World {
         hash_postgres(&self.postgres, self.setup.wallet_id, state, &session_name);
         self.failovers_left.hash(state);
         self.restarts_left.hash(state);
+        self.evictions_left.hash(state);
         self.faults_left.hash(state);
         // Whether a trespass happened (who did it is a naming the symmetry forgets).
         if self.trespass.is_some() {
