@@ -744,8 +744,8 @@ impl CheckSpec {
             reply_faults: ReplyFaults {
                 lost_replies: self.lost_replies,
                 dropped_connections: self.dropped_connections,
-                // A path with reply faults is never saved as a trace (the simulation cannot
-                // lose one reply), so a trace's check never aims them.
+                // A model path with reply faults is never saved as a trace (its translation
+                // into a simulated schedule is not built), so a trace's check never aims them.
                 on: leaselab_model::world::FaultsOn::Any,
             },
             node_faults: leaselab_model::world::NodeFaults::default(),

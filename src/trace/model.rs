@@ -319,15 +319,18 @@ fn arrivals(report: &RunReport, callers: usize) -> Vec<Vec<u64>> {
 /// docs). The run is returned whether or not it breaks the ledger; check
 /// [`RunReport::broken`].
 pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation, String> {
-    // The simulated network has no fault that loses one reply while its request runs, so a
-    // path that needs one has no schedule here; say so rather than replay something else.
+    // The simulation's reply faults strike a caller's first request of a kind (`run
+    // --lose-reply`, `--drop-connection`); a model path may strike any request, and turning
+    // that into a schedule is not built: say so rather than replay something else.
     if let Some(number) = actions
         .iter()
         .position(|a| matches!(a, Action::LoseReply(_) | Action::DropConnection(_)))
     {
         return Err(format!(
-            "step {} of the counterexample ({}) loses a Redis reply, which the simulation \
-             cannot yet schedule; step through the path with `leaselab check ... --explore` instead",
+            "step {} of the counterexample ({}) loses a Redis reply: turning a model path with a \
+             reply fault into a simulated schedule is not built (`run --lose-reply` and \
+             `--drop-connection` strike a caller's first request of a kind); step through the \
+             path with `leaselab check ... --explore` instead",
             number + 1,
             crate::trace::format::action_text(actions[number])
         ));
