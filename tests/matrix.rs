@@ -610,3 +610,41 @@ fn reply_fault_columns_break_only_the_token_less_release() {
         Verdict::NotApplicable
     );
 }
+
+/// Redis's clock 2% fast against a lease sized with a 0.5% margin: the lease expires under
+/// its holder (the same scenario without the drift holds), the watchdog's refresh and
+/// check-and-set keep the ledger; on Redlock every node's clock drifts. The checker's whole
+/// ticks cannot show a 2% drift, and the cell says so.
+#[test]
+fn a_fast_clock_expires_a_lease_without_margin_and_the_watchdog_holds() {
+    for (name, verdict) in [
+        ("lease", Verdict::Broken),
+        ("fenced", Verdict::Broken),
+        ("redlock-3-nodes", Verdict::Broken),
+        ("lease-watchdog", Verdict::Safe),
+        ("fenced-cas", Verdict::Safe),
+    ] {
+        let drifted = cell(name, Column::ClockDrift);
+        assert_eq!(drifted.simulated.verdict, verdict, "{name} × clock-drift");
+        assert_eq!(
+            drifted.exhaustive.verdict,
+            Verdict::NotExpressible,
+            "{name}"
+        );
+    }
+    let mut calm = Column::ClockDrift.scenario(&row("lease"));
+    assert!(calm.faults.iter().any(|f| matches!(
+        f,
+        Fault::ClockDrift {
+            rate_ppm: 20_000,
+            ..
+        }
+    )));
+    calm.faults.clear();
+    for seed in 1..=4 {
+        let report = leaselab_sim::run::run(&calm, seed).expect("it runs");
+        assert!(!report.broken(), "seed {seed}: {}", report.ledger.line());
+    }
+    let nodes = Column::ClockDrift.scenario(&row("redlock-3-nodes"));
+    assert_eq!(nodes.faults.len(), 3, "{:?}", nodes.faults);
+}

@@ -110,6 +110,8 @@ pub enum Column {
     /// The same correction as [`Column::ClockJump`], slewed as NTP does (500 ppm), never
     /// stepped: the safety section's "nobody steps the system clock".
     ClockSlew,
+    /// Redis's clock runs 2% fast while A holds a lease sized with a 0.5% margin.
+    ClockDrift,
     /// A's connection drops with the reply to its acquire in flight (the acquire ran) and the
     /// client sends it again: the acquire runs twice.
     DuplicatedAcquire,
@@ -123,6 +125,12 @@ pub enum Column {
 /// The horizon of the reply-fault columns' checks (the safety page's table uses 30; 12
 /// decides the same verdicts there in a fraction of the time).
 const REPLY_FAULT_HORIZON_TICKS: u64 = 12;
+
+/// The drift column's rate: Redis's clock 2% fast, in parts per million.
+const DRIFT_RATE_PPM: i64 = 20_000;
+
+/// The drift column's work under its 2 s lease: a 0.5% margin, less than the drift takes.
+const DRIFT_WORK_MS: u64 = 1_990;
 
 /// The slew column's rate: ntpd's limit, in parts per million.
 const SLEW_RATE_PPM: u64 = 500;
@@ -152,6 +160,7 @@ impl Column {
             Column::Partition,
             Column::ClockJump,
             Column::ClockSlew,
+            Column::ClockDrift,
             Column::DuplicatedAcquire,
             Column::RetriedRelease,
             Column::LostReleaseReply,
@@ -173,6 +182,7 @@ impl Column {
             Column::Partition => "partition".into(),
             Column::ClockJump => "clock-jump".into(),
             Column::ClockSlew => "clock-slew".into(),
+            Column::ClockDrift => "clock-drift".into(),
             Column::DuplicatedAcquire => "duplicated-acquire".into(),
             Column::RetriedRelease => "retried-release".into(),
             Column::LostReleaseReply => "lost-release-reply".into(),
@@ -196,6 +206,7 @@ impl Column {
             Column::Partition => "part",
             Column::ClockJump => "clk",
             Column::ClockSlew => "slew",
+            Column::ClockDrift => "drft",
             Column::DuplicatedAcquire => "dacq",
             Column::RetriedRelease => "rrel",
             Column::LostReleaseReply => "lrel",
@@ -243,6 +254,11 @@ impl Column {
             Column::ClockJump => "clock jump: Redis's clock jumps +3s at 20ms while A holds its \
                  2s lease and works 100ms; B starts at 40ms"
                 .into(),
+            Column::ClockDrift => format!(
+                "clock drift: Redis's clock runs {} fast from the release on; A holds a 2s \
+                 lease and works {DRIFT_WORK_MS}ms (a 0.5% margin); B starts at 40ms",
+                leaselab_model::fault::describe_ppm(DRIFT_RATE_PPM)
+            ),
             Column::DuplicatedAcquire => "duplicated acquire: A's connection drops with the \
                  reply to its acquire in flight, the client sends it again (go-redis); 2 \
                  callers, B starts at 50ms"
@@ -272,6 +288,7 @@ impl Column {
                 | Column::Partition
                 | Column::ClockJump
                 | Column::ClockSlew
+                | Column::ClockDrift
                 | Column::DuplicatedAcquire
                 | Column::RetriedRelease
                 | Column::LostReleaseReply
@@ -505,6 +522,23 @@ impl Column {
                     jump_ms: 3_000,
                 }];
             }
+            Column::ClockDrift => {
+                s.callers = 2;
+                s.params.ttl_ms = 2_000;
+                s.params.work_ms = DRIFT_WORK_MS;
+                s.start_offsets_ms = vec![0, 40];
+                let hosts = match row.safeguard.redis_nodes() {
+                    0 => vec![Host::Redis],
+                    nodes => (1..=nodes).map(Host::Node).collect(),
+                };
+                s.faults = hosts
+                    .into_iter()
+                    .map(|host| Fault::ClockDrift {
+                        host,
+                        rate_ppm: DRIFT_RATE_PPM,
+                    })
+                    .collect();
+            }
             Column::DuplicatedAcquire => {
                 s.callers = 2;
                 s.start_offsets_ms = vec![0, 50];
@@ -551,6 +585,7 @@ impl Column {
         if row.redlock() && self == Column::ClockSlew {
             return Err("the model's node clocks jump or drift; none slews".into());
         }
+
         if row.redlock() && matches!(self, Column::Restart | Column::ClockJump) {
             // docs/safety.md's bounds: TTL 4, work 1, horizon 10, no pauses.
             c.ttl_ticks = 4;
@@ -616,6 +651,13 @@ impl Column {
                     "the model has one clock for everyone: no server clock can be slewed".into(),
                 );
             }
+            Column::ClockDrift => {
+                return Err(
+                    "the model's clocks move in whole ticks: a 2% drift over a lease of a few \
+                     ticks never shows (Redlock's nodes drift with `check --node-drift`)"
+                        .into(),
+                );
+            }
             Column::DuplicatedAcquire | Column::RetriedRelease | Column::LostReleaseReply => {
                 c.reply_faults = self.reply_faults().unwrap_or_default();
                 c.horizon_ticks = Some(REPLY_FAULT_HORIZON_TICKS);
@@ -679,9 +721,11 @@ impl Column {
             Column::Failover => "one failover at any moment, no pauses",
             Column::Restart => "one Redis restart without persistence at any moment, no pauses",
             Column::EvictFence => "one eviction of the fence counter at any moment, no pauses",
-            Column::AofCrash | Column::Partition | Column::ClockJump | Column::ClockSlew => {
-                "not expressible"
-            }
+            Column::AofCrash
+            | Column::Partition
+            | Column::ClockJump
+            | Column::ClockSlew
+            | Column::ClockDrift => "not expressible",
             Column::DuplicatedAcquire => "one dropped connection on an acquire, no pauses",
             Column::RetriedRelease => {
                 "one dropped connection on a release, 3 callers (2 for lease-wait and Redlock), \
