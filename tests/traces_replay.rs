@@ -63,7 +63,8 @@ fn a_trace_whose_failure_was_fixed_does_not_reproduce() {
 /// `appendfsync everysec` crash reissues fencing token 33 and `fence < $2` lets it win once
 /// (the ledger holds); a failover between `SET NX` and `WAIT`'s answer leaves two callers each
 /// told by `WAIT` that a replica has its lock (the ledger breaks); a token-less `DEL` whose
-/// connection dropped runs again after the next caller took the lock and deletes it.
+/// connection dropped runs again after the next caller took the lock and deletes it; a
+/// replica that acknowledged the lock restarts empty and is promoted before its resync loaded.
 #[test]
 fn the_safety_traces_show_what_they_claim() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/safety");
@@ -108,6 +109,10 @@ fn the_safety_traces_show_what_they_claim() {
         .events
         .iter()
         .any(|event| matches!(event.what, leaselab_sim::events::What::Failover { .. })));
+    // A replica that acknowledged the lock, then restarted empty, is promoted: the money is gone.
+    let restarted = replayed("wait-replica-restart-");
+    assert!(restarted.balance_missing, "{}", restarted.ledger.line());
+    assert!(restarted.broken());
     // A token-less DEL whose connection dropped runs again and deletes the next holder's lock.
     let retried = replayed("step2-lock-callers-5-work-20ms-");
     assert_eq!(

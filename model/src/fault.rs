@@ -76,6 +76,13 @@ pub enum Fault {
         /// When.
         at_ms: u64,
     },
+    /// The Redis replica restarts without persistence at `at_ms`: it comes back empty and is
+    /// empty until its full resync has loaded (the replication lag later); what it had
+    /// acknowledged to `WAIT` is gone from it meanwhile.
+    ReplicaRestart {
+        /// When.
+        at_ms: u64,
+    },
     /// The machine running Redis crashes at `at_ms` and Redis restarts from its append-only
     /// file: the keys as of the last fsync under `appendfsync` (see [`crate::redis::aof`]),
     /// an empty script cache; connections dropped.
@@ -198,6 +205,9 @@ impl Fault {
             } => format!("pause app-{caller} at {} for {pause_ms}ms", at.name()),
             Fault::Failover { at_ms } => format!("failover at {at_ms}ms"),
             Fault::RedisRestart { at_ms } => format!("redis restart (no persistence) at {at_ms}ms"),
+            Fault::ReplicaRestart { at_ms } => {
+                format!("redis-replica restart (no persistence) at {at_ms}ms")
+            }
             Fault::RedisCrashAof { at_ms, appendfsync } => format!(
                 "redis machine crash at {at_ms}ms, restart from the AOF (appendfsync {})",
                 appendfsync.name()

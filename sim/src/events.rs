@@ -81,6 +81,9 @@ pub enum What {
         /// What the client said.
         error: String,
     },
+    /// The Redis replica restarted without persistence (host `world`): empty until its full
+    /// resync loads.
+    ReplicaRestart,
     /// A fault took the reply to the caller's Redis request away (the request ran): the
     /// caller waits until its read timeout.
     ReplyLost,
@@ -471,6 +474,9 @@ pub fn render(event: &Event) -> String {
             fence_counter.as_deref().unwrap_or("none")
         ),
         What::RedisRestart => "REDIS RESTART without persistence".to_string(),
+        What::ReplicaRestart => {
+            "REPLICA RESTART without persistence: empty until its full resync loads".to_string()
+        }
         What::RedisCrashAof {
             appendfsync,
             lost,

@@ -69,6 +69,8 @@ pub enum Action {
     Failover,
     /// Restart Redis empty.
     RedisRestart,
+    /// Restart the replica empty (it loads a full resync the replication lag later).
+    ReplicaRestart,
     /// Crash the machine and restart Redis from its AOF.
     RedisCrashAof,
     /// Evict the fence counter.
@@ -143,6 +145,9 @@ impl Schedule {
                 Fault::RedisRestart { at_ms } => {
                     actions.push((timeline.at_ms(*at_ms), Action::RedisRestart))
                 }
+                Fault::ReplicaRestart { at_ms } => {
+                    actions.push((timeline.at_ms(*at_ms), Action::ReplicaRestart))
+                }
                 Fault::RedisCrashAof { at_ms, .. } => {
                     actions.push((timeline.at_ms(*at_ms), Action::RedisCrashAof))
                 }
@@ -211,7 +216,7 @@ impl Schedule {
             return true;
         }
         scenario.faults.iter().any(|fault| match fault {
-            Fault::Failover { .. } => true,
+            Fault::Failover { .. } | Fault::ReplicaRestart { .. } => true,
             Fault::Partition { a, b, .. } => *a == Host::Replica || *b == Host::Replica,
             Fault::ClockJump { host, .. }
             | Fault::ClockDrift { host, .. }
@@ -278,6 +283,7 @@ fn validate_redlock(scenario: &Scenario) -> Result<(), ParamError> {
         let single = match fault {
             Fault::Failover { .. }
             | Fault::RedisRestart { .. }
+            | Fault::ReplicaRestart { .. }
             | Fault::RedisCrashAof { .. }
             | Fault::EvictFenceCounter { .. } => true,
             Fault::Partition { a, b, .. } => [a, b]
@@ -417,13 +423,14 @@ pub fn validate(scenario: &Scenario) -> Result<(), ParamError> {
 }
 
 /// The fault scenarios beyond the tutorial, by name.
-pub const FAULT_SCENARIOS: [&str; 10] = [
+pub const FAULT_SCENARIOS: [&str; 11] = [
     "failover-fencing",
     "partition-watchdog",
     "aof-crash",
     "evict-fence",
     "wait-failover",
     "wait-lag",
+    "wait-replica-restart",
     "redlock-restart",
     "redlock-clock-jump",
     "redlock-delayed-restart",
@@ -487,6 +494,12 @@ fn a_cut_from_node_3() -> Fault {
 ///   replica rejoins the new primary and is resynced at 70 ms) and answers 1: A trusts a lock
 ///   the new primary never had. B takes the lock, its WAIT is answered 1 at 90 ms, and both
 ///   spend: BROKEN. WAIT does not make the lock safe.
+/// - `wait-replica-restart`: `lease-wait`, 2 callers, 20 ms of work, B starts at 250 ms. A's
+///   lock is acknowledged by `WAIT` and its write has replicated when, at 150 ms, the replica
+///   restarts without persistence: it is empty until its full resync loads at 200 ms. The
+///   primary dies at 180 ms and the empty replica is promoted: the balance is gone and B
+///   fails (BROKEN: the money itself is lost). The same failover without the replica's restart
+///   (`--no-faults --failover-at 180ms`) loses nothing: OK.
 /// - `wait-lag`: the same, with the replica 600 ms behind, more than WAIT's 500 ms: every WAIT
 ///   answers 0, so A and B give up instead of both spending (the plain lease is BROKEN here,
 ///   `--safeguard lease`): WAIT turns the lost lock into unavailability, at best.
@@ -515,6 +528,17 @@ pub fn fault_scenario(name: &str, unfenced: bool) -> Result<Scenario, ParamError
             if name == "wait-lag" {
                 scenario.network.replication_lag_ms = 600;
             }
+            Ok(scenario)
+        }
+        "wait-replica-restart" => {
+            let mut scenario = Scenario::new(name, Safeguard::LeaseWait);
+            scenario.callers = 2;
+            scenario.params.work_ms = 20;
+            scenario.start_offsets_ms = vec![0, 250];
+            scenario.faults = vec![
+                Fault::ReplicaRestart { at_ms: 150 },
+                Fault::Failover { at_ms: 180 },
+            ];
             Ok(scenario)
         }
         "failover-fencing" => {

@@ -135,6 +135,9 @@ pub fn validate(scenario: &Scenario, config: &RealConfig) -> Result<(), RealErro
                 "a failover needs the simulator's Redis replica, whose replication lag decides \
                  which lock keys and fence INCRs are lost"
             }
+            Fault::ReplicaRestart { .. } => {
+                "a replica restart needs the simulator's replica; a real Redis here has none"
+            }
             Fault::RedisRestart { .. } => {
                 "a restart without persistence would empty a real Redis server; only the \
                  simulator's stand-in can be restarted"

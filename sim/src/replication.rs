@@ -33,6 +33,9 @@ pub struct Replication {
     applied: u64,
     /// From when the replica counts for `WAIT` (its full sync done).
     online_at: Duration,
+    /// After a restart of the replica: the primary's data set it is loading, and when the
+    /// load is done (until then the replica is empty).
+    loading: Option<(Duration, Redis)>,
 }
 
 impl Replication {
@@ -52,6 +55,7 @@ impl Replication {
             shipped: 0,
             applied: 0,
             online_at: Duration::ZERO,
+            loading: None,
         }
     }
 
@@ -69,7 +73,23 @@ impl Replication {
             shipped: 0,
             applied: 0,
             online_at: now + lag,
+            loading: None,
         }
+    }
+
+    /// The replica restarts at `now` without persistence: it comes back empty and asks for a
+    /// full resync, which loads `primary`'s data set as of `now` only `lag` later; changes made
+    /// after `now` follow as before. Until the load is done it holds nothing and does not
+    /// count for `WAIT`: what it had acknowledged is gone from it meanwhile.
+    pub fn restart_replica(&mut self, primary: &Redis, now: Duration) {
+        self.replica = Redis::replica();
+        self.in_flight.clear();
+        self.held.clear();
+        self.cut = false;
+        self.loading = Some((now + self.lag, primary.resynced_replica()));
+        // The snapshot covers every change shipped so far.
+        self.applied = self.shipped;
+        self.online_at = now + self.lag;
     }
 
     /// The primary's replication offset: how many changes it has shipped (a connection's
@@ -96,8 +116,12 @@ impl Replication {
         }
     }
 
-    /// Applies every change due by `now`.
+    /// Applies every change due by `now` (after the data set a restarted replica loads).
     pub fn advance(&mut self, now: Duration) {
+        if self.loading.as_ref().is_some_and(|(done, _)| *done <= now) {
+            let (_, loaded) = self.loading.take().expect("checked above");
+            self.replica = loaded;
+        }
         while let Some((at, _)) = self.in_flight.front() {
             if *at > now {
                 break;
@@ -108,9 +132,17 @@ impl Replication {
         }
     }
 
-    /// When the next change in flight arrives at the replica, if one is in flight.
+    /// When the next change in flight arrives at the replica (or a restarted replica's load
+    /// is done), if one is pending.
     pub fn next_at(&self) -> Option<Duration> {
-        self.in_flight.front().map(|(at, _)| *at)
+        let load = self.loading.as_ref().map(|(done, _)| *done);
+        let change = self.in_flight.front().map(|(at, _)| *at);
+        load.into_iter().chain(change).min()
+    }
+
+    /// True while a restarted replica is still loading its full resync.
+    pub fn loading(&self) -> bool {
+        self.loading.is_some()
     }
 
     /// Cuts the primary→replica link: changes queue on the primary.
@@ -143,6 +175,7 @@ impl Replication {
     /// The primary restarted without persistence: the replica resyncs to the empty data set.
     pub fn resync_empty(&mut self) {
         self.replica = Redis::replica();
+        self.loading = None;
         self.in_flight.clear();
         self.held.clear();
         // The replica now holds what the (empty) primary holds: everything is acknowledged.

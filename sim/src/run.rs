@@ -1207,6 +1207,7 @@ impl Shared {
                 let Some(replication) = self.servers.replication.borrow_mut().take() else {
                     return;
                 };
+                let loading = replication.loading();
                 let (promoted, lost) = replication.promote(now);
                 // Sentinel points a replica at the new primary (the old one, back, or another
                 // replica): its full resync takes the replication lag.
@@ -1220,7 +1221,15 @@ impl Shared {
                     now,
                     "world",
                     What::Failover {
-                        lost: lost.iter().map(describe_effect).collect(),
+                        lost: loading
+                            .then(|| {
+                                "the replica's whole data set (its full resync after its \
+                                 restart had not loaded)"
+                                    .to_string()
+                            })
+                            .into_iter()
+                            .chain(lost.iter().map(describe_effect))
+                            .collect(),
                         lock_holder,
                         fence_counter,
                     },
@@ -1248,6 +1257,14 @@ impl Shared {
                 sim.bounce(REDIS_HOST);
             }
             Action::RedisCrashAof => self.crash_and_load_aof(sim, now),
+            Action::ReplicaRestart => {
+                let primary = self.servers.redis.borrow();
+                if let Some(replication) = self.servers.replication.borrow_mut().as_mut() {
+                    replication.restart_replica(&primary, now);
+                }
+                drop(primary);
+                self.log(now, "world", What::ReplicaRestart);
+            }
             Action::NodeRestart { node } => {
                 self.servers.nodes[usize::from(node) - 1]
                     .redis

@@ -499,3 +499,45 @@ fn node_faults_are_refused_where_there_are_no_nodes_and_single_redis_faults_unde
     });
     assert!(leaselab_sim::run::validate(&redlock).is_err());
 }
+
+/// `wait-replica-restart`: WAIT saw A's lock on the replica and A's write replicated too, then
+/// the replica restarts without persistence and is promoted before its full resync loaded:
+/// the money itself is gone (B finds no balance). The same failover without the replica's
+/// restart loses nothing.
+#[test]
+fn wait_a_replica_that_acknowledged_then_restarted_loses_the_data_on_a_failover() {
+    let scenario = fault_scenario("wait-replica-restart", false).unwrap();
+    for seed in 1..=5 {
+        let report = run(&scenario, seed).unwrap();
+        assert!(report.broken(), "seed {seed}: {}", report.ledger.line());
+        assert!(report.balance_missing, "seed {seed}: the balance is gone");
+        assert_eq!(report.ledger.accepted, 1);
+        let acked = report.events.iter().any(|e| {
+            matches!(
+                &e.what,
+                What::RedisReply {
+                    reading: Some(Reading::Replicated { replicas: 1 }),
+                    ..
+                }
+            )
+        });
+        assert!(acked, "seed {seed}: WAIT acknowledged A's lock");
+        let lost = report.events.iter().find_map(|e| match &e.what {
+            What::Failover { lost, .. } => Some(lost.clone()),
+            _ => None,
+        });
+        let lost = lost.expect("a failover");
+        assert!(lost[0].contains("full resync"), "{lost:?}");
+    }
+    let mut calm = scenario.clone();
+    calm.faults
+        .retain(|f| !matches!(f, Fault::ReplicaRestart { .. }));
+    for seed in 1..=5 {
+        let report = run(&calm, seed).unwrap();
+        assert_eq!(
+            report.ledger.line(),
+            "accepted=2 balance=80 expected=80 OK",
+            "seed {seed}"
+        );
+    }
+}

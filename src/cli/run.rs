@@ -67,9 +67,9 @@ use crate::shard::{Shard, ShardArgs};
 pub struct Args {
     /// The scenario: step1-race, step2-lock, step3-ttl, step4-redislock, step5-fencing,
     /// step6-verify, failover-fencing, partition-watchdog, aof-crash, evict-fence,
-    /// transfer-ordered, transfer-unordered, rmw-read-committed, rmw-repeatable-read or
-    /// rmw-serializable, redlock-restart, redlock-clock-jump, redlock-delayed-restart or
-    /// redlock-pause.
+    /// wait-failover, wait-lag, wait-replica-restart, transfer-ordered, transfer-unordered,
+    /// rmw-read-committed, rmw-repeatable-read, rmw-serializable, redlock-restart,
+    /// redlock-clock-jump, redlock-delayed-restart or redlock-pause.
     pub scenario: String,
     /// step3-ttl: refresh the lease every TTL/3.
     #[arg(long)]
@@ -129,6 +129,10 @@ pub struct Args {
     /// Redis restarts without persistence at this time.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub restart_at: Option<u64>,
+    /// The Redis replica restarts without persistence at this time: it is empty until its
+    /// full resync loads, the replication lag later.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub replica_restart_at: Option<u64>,
     /// The machine running Redis crashes at this time; Redis reloads its append-only file
     /// (what was not fsynced is lost, see --appendfsync).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
@@ -366,6 +370,10 @@ impl Args {
         if let Some(at_ms) = self.restart_at {
             scenario.faults.push(Fault::RedisRestart { at_ms });
             changed.push(format!("--restart-at {}", format_ms(at_ms)));
+        }
+        if let Some(at_ms) = self.replica_restart_at {
+            scenario.faults.push(Fault::ReplicaRestart { at_ms });
+            changed.push(format!("--replica-restart-at {}", format_ms(at_ms)));
         }
         if let Some(at_ms) = self.crash_at {
             scenario.faults.push(Fault::RedisCrashAof {

@@ -220,6 +220,11 @@ pub enum FaultSpec {
         /// When.
         at_ms: u64,
     },
+    /// The replica restarts without persistence.
+    ReplicaRestart {
+        /// When.
+        at_ms: u64,
+    },
     /// The machine running Redis crashes; Redis reloads its append-only file.
     RedisCrashAof {
         /// When.
@@ -523,6 +528,7 @@ impl FaultSpec {
             },
             Fault::Failover { at_ms } => FaultSpec::Failover { at_ms },
             Fault::RedisRestart { at_ms } => FaultSpec::RedisRestart { at_ms },
+            Fault::ReplicaRestart { at_ms } => FaultSpec::ReplicaRestart { at_ms },
             Fault::RedisCrashAof { at_ms, appendfsync } => FaultSpec::RedisCrashAof {
                 at_ms,
                 appendfsync: appendfsync.name().to_string(),
@@ -608,6 +614,7 @@ impl FaultSpec {
             },
             FaultSpec::Failover { at_ms } => Fault::Failover { at_ms: *at_ms },
             FaultSpec::RedisRestart { at_ms } => Fault::RedisRestart { at_ms: *at_ms },
+            FaultSpec::ReplicaRestart { at_ms } => Fault::ReplicaRestart { at_ms: *at_ms },
             FaultSpec::RedisCrashAof { at_ms, appendfsync } => Fault::RedisCrashAof {
                 at_ms: *at_ms,
                 appendfsync: Appendfsync::parse(appendfsync).ok_or_else(|| {
@@ -901,6 +908,7 @@ mod tests {
             },
             Fault::Failover { at_ms: 3 },
             Fault::RedisRestart { at_ms: 4 },
+            Fault::ReplicaRestart { at_ms: 8 },
             Fault::RedisCrashAof {
                 at_ms: 5,
                 appendfsync: Appendfsync::Everysec,

@@ -693,6 +693,7 @@ impl Reader<'_> {
                 self.holder = None;
                 fault("RESTART, keyspace lost".into())
             }
+            What::ReplicaRestart => fault("REPLICA RESTART, empty until its resync loads".into()),
             What::RedisCrashAof {
                 appendfsync,
                 lost,
