@@ -416,14 +416,19 @@ fn faults_that_need_the_simulator_are_refused_before_anything_runs() {
     assert!(error.to_string().contains("cannot reach Redis"), "{error}");
 }
 
-/// Keys of this process left in Redis database `db` (a Redlock node's, in real mode).
+/// Keys of this process left in Redis database `db` of the `--redis` server (a Redlock node's,
+/// in real mode).
 fn leftovers_in_db(config: &RealConfig, db: i64) -> Vec<String> {
+    leftovers_at(config.redis_url.as_deref().expect("a Redis URL"), db)
+}
+
+/// Keys of this process left in database `db` of the Redis server at `url`.
+fn leftovers_at(url: &str, db: i64) -> Vec<String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let url = config.redis_url.as_deref().expect("a Redis URL");
         let mut connection = leaselab_sim::clients::redis_url_in_db(url, db)
             .await
             .expect("connect to Redis");
@@ -435,18 +440,12 @@ fn leftovers_in_db(config: &RealConfig, db: i64) -> Vec<String> {
     })
 }
 
-#[test]
-fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_holds() {
-    let Some(config) = servers("redlock_on_three_logical_nodes_breaks_under_a_long_pause") else {
-        return;
-    };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Real mode's nodes are databases 1..=3 of the one server; A pauses 1.5 s past its
-    // validity (TTL 1 s), its keys expire on every node and B takes the lock.
+/// `redlock-pause` on `config`'s nodes: A pauses 1.5 s past its validity (TTL 1 s), its keys
+/// expire on every node and B takes the lock, so `redlock` loses an update and `redlock-cas`
+/// refuses the stale write. Returns the BROKEN run and the scenario (now `redlock-cas`).
+fn redlock_pause_breaks_and_cas_holds(config: &RealConfig) -> (RunReport, Scenario) {
     let mut scenario = leaselab_sim::faults::fault_scenario("redlock-pause", false).unwrap();
-    let broken = run_seeds(&scenario, 1..2, &config);
+    let broken = run_seeds(&scenario, 1..2, config);
     assert_eq!(
         broken[0].ledger.line(),
         "accepted=2 balance=90 expected=80 BROKEN"
@@ -455,12 +454,26 @@ fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_hold
         nodes: 3,
         cas: true,
     };
-    let held = run_seeds(&scenario, 1..2, &config);
+    let held = run_seeds(&scenario, 1..2, config);
     assert_eq!(
         held[0].ledger.line(),
         "accepted=1 balance=90 expected=90 OK"
     );
     assert_eq!(held[0].ledger.rejected, 1);
+    let broken = broken.into_iter().next().expect("one run");
+    (broken, scenario)
+}
+
+#[test]
+fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_holds() {
+    let Some(config) = servers("redlock_on_three_logical_nodes_breaks_under_a_long_pause") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Real mode's nodes are databases 1..=3 of the one server.
+    let (_, mut scenario) = redlock_pause_breaks_and_cas_holds(&config);
     // Without the pause both spend in turn.
     scenario.faults.clear();
     let calm = run_seeds(&scenario, 1..2, &config);
@@ -476,24 +489,6 @@ fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_hold
 }
 
 const NODES_VAR: &str = "LEASELAB_REDIS_NODE_URLS";
-
-/// Keys of this process left on the Redis server at `url`.
-fn leftovers_at(url: &str) -> Vec<String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let mut connection = leaselab_sim::clients::redis_url(url, None)
-            .await
-            .expect("connect to Redis");
-        redis::cmd("KEYS")
-            .arg(format!("leaselab:{}:*", std::process::id()))
-            .query_async(&mut connection)
-            .await
-            .expect("KEYS")
-    })
-}
 
 #[test]
 fn redlock_on_three_separate_servers_breaks_under_a_long_pause_and_redlock_cas_holds() {
@@ -516,17 +511,11 @@ fn redlock_on_three_separate_servers_breaks_under_a_long_pause_and_redlock_cas_h
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    // Each node is its own process: A pauses past its validity, its key expires on every
-    // server, B takes the lock.
-    let mut scenario = leaselab_sim::faults::fault_scenario("redlock-pause", false).unwrap();
-    let broken = run_seeds(&scenario, 1..2, &config);
-    assert_eq!(
-        broken[0].ledger.line(),
-        "accepted=2 balance=90 expected=80 BROKEN"
-    );
+    // Each node is its own process.
+    let (broken, scenario) = redlock_pause_breaks_and_cas_holds(&config);
     // Every node saw both callers' acquires: the lock really lived on the three servers.
     for node in 1..=3u8 {
-        let requests = broken[0]
+        let requests = broken
             .events
             .iter()
             .filter(|event| {
@@ -538,18 +527,9 @@ fn redlock_on_three_separate_servers_breaks_under_a_long_pause_and_redlock_cas_h
             .count();
         assert!(requests >= 2, "redis-{node}: {requests} requests logged");
     }
-    scenario.safeguard = leaselab_model::safeguard::Safeguard::Redlock {
-        nodes: 3,
-        cas: true,
-    };
-    let held = run_seeds(&scenario, 1..2, &config);
-    assert_eq!(
-        held[0].ledger.line(),
-        "accepted=1 balance=90 expected=90 OK"
-    );
     assert_clean(&config);
     for url in &config.redis_node_urls {
-        let left = leftovers_at(url);
+        let left = leftovers_at(url, 0);
         assert!(left.is_empty(), "left behind on {url}: {left:?}");
     }
     // Nothing of the run went to the --redis server's node databases.

@@ -322,9 +322,16 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     match reply_faults.take(client.machine().stage()) {
                         Some(ReplyFault::Lost) => {
                             host.log(What::ReplyLost);
-                            let never = std::future::pending::<()>();
-                            let _ = within(host.deadline, never).await;
-                            host.timed_out(&mut client);
+                            // Every Redis request has its deadline (`BeginRedis`): the caller
+                            // waits it out. Without one it would wait forever, so it is told
+                            // the connection broke instead.
+                            if let Some(deadline) = host.deadline {
+                                let _ = timeout_at(deadline, std::future::pending::<()>()).await;
+                                host.timed_out(&mut client);
+                            } else {
+                                host.redis.remove(&server);
+                                client.handle_connection_broke("no answer".into());
+                            }
                         }
                         Some(ReplyFault::Dropped) => {
                             host.log(What::ConnectionDropped);

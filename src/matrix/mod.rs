@@ -462,6 +462,13 @@ impl Column {
                 fault,
             ];
         };
+        // A holds its 2 s lease and works 100 ms while the clock fault strikes; B starts at 40.
+        let holder_works = |s: &mut Scenario, fault: Fault| {
+            s.callers = 2;
+            s.params.work_ms = 100;
+            s.start_offsets_ms = vec![0, 40];
+            s.faults = vec![fault];
+        };
         match self {
             Column::None => {}
             Column::Pause(point) => {
@@ -512,16 +519,14 @@ impl Column {
                     one_way: false,
                 }];
             }
-            Column::ClockJump => {
-                s.callers = 2;
-                s.params.work_ms = 100;
-                s.start_offsets_ms = vec![0, 40];
-                s.faults = vec![Fault::ClockJump {
+            Column::ClockJump => holder_works(
+                &mut s,
+                Fault::ClockJump {
                     host: Host::Redis,
                     at_ms: 20,
                     jump_ms: 3_000,
-                }];
-            }
+                },
+            ),
             Column::ClockDrift => {
                 s.callers = 2;
                 s.params.ttl_ms = 2_000;
@@ -562,17 +567,15 @@ impl Column {
                     on: FaultsOn::Release,
                 }];
             }
-            Column::ClockSlew => {
-                s.callers = 2;
-                s.params.work_ms = 100;
-                s.start_offsets_ms = vec![0, 40];
-                s.faults = vec![Fault::ClockSlew {
+            Column::ClockSlew => holder_works(
+                &mut s,
+                Fault::ClockSlew {
                     host: Host::Redis,
                     at_ms: 20,
                     offset_ms: 3_000,
                     rate_ppm: SLEW_RATE_PPM,
-                }];
-            }
+                },
+            ),
         }
         s
     }
