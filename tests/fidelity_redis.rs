@@ -1038,7 +1038,7 @@ fn variant_eval() -> impl Strategy<Value = Op> {
 
 /// Small scripts that exercise the reply conversions, the `redis` helpers and the error
 /// texts. KEYS = [k0], ARGV = [token, number text].
-const PROBES: [&str; 30] = [
+const PROBES: [&str; 39] = [
     "return {1,2,nil,3}",
     "return 3.9",
     "return -3.9",
@@ -1069,7 +1069,33 @@ const PROBES: [&str; 30] = [
     "local a = 1\nlocal b = 2\nreturn redis.call('pexpire', KEYS[1], 'abc')",
     "return redis.call('set', KEYS[1], {})",
     "return redis.call('set', KEYS[1], ARGV[1], 'PX', 0.5)",
+    "return redis.pcall('watch', KEYS[1])",
+    "return redis.pcall('watch')",
+    "return redis.pcall('multi')",
+    "return redis.pcall('multi', KEYS[1])",
+    "return redis.pcall('exec')",
+    "return redis.pcall('discard', KEYS[1])",
+    "return redis.pcall('unwatch')",
+    "return redis.pcall('wait', 0, 0)",
+    "return redis.pcall('wait', 0)",
 ];
+
+/// Every probe once, by `EVAL` (the generated sequences sample them at random).
+#[test]
+fn every_probe_script_matches_redis() {
+    let sequences: Vec<Vec<Op>> = PROBES
+        .iter()
+        .map(|source| {
+            vec![eval_op(
+                source.to_string(),
+                vec![Arg::Key(0)],
+                vec![text("tok"), text("7")],
+                false,
+            )]
+        })
+        .collect();
+    check_sequences("every_probe_script_matches_redis", &sequences);
+}
 
 fn probe_eval() -> impl Strategy<Value = Op> {
     (

@@ -175,6 +175,25 @@ pub enum Command {
     /// Connection housekeeping a client sends that needs no effect: `CLIENT SETINFO`,
     /// `CLIENT SETNAME`, `SELECT 0`, ... Replies `+OK`.
     Housekeeping(Vec<Vec<u8>>),
+    /// `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`: they act on the connection's
+    /// transaction state, so they run through [`Redis::apply_in`](super::Redis::apply_in) with
+    /// the connection's [`Session`](super::Session).
+    Transaction(Transaction),
+}
+
+/// A command on a connection's transaction state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transaction {
+    /// `MULTI`: queue the following commands.
+    Multi,
+    /// `EXEC`: run the queue, or answer nil when a watched key changed.
+    Exec,
+    /// `DISCARD`: drop the queue and the watched keys.
+    Discard,
+    /// `WATCH key [key ...]`.
+    Watch(Vec<Vec<u8>>),
+    /// `UNWATCH`.
+    Unwatch,
 }
 
 /// `ERR syntax error`.
@@ -225,7 +244,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 37] = [
+const COMMANDS: [Spec; 42] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -263,6 +282,11 @@ const COMMANDS: [Spec; 37] = [
     spec("flushdb", -1, true, KeyRule::None),
     spec("select", 2, false, KeyRule::None),
     spec("hello", -1, false, KeyRule::None),
+    spec("multi", 1, false, KeyRule::None),
+    spec("exec", 1, false, KeyRule::None),
+    spec("discard", 1, false, KeyRule::None),
+    spec("watch", -2, false, KeyRule::AllFromFirst),
+    spec("unwatch", 1, false, KeyRule::None),
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -537,6 +561,11 @@ impl Command {
                 Ok(Command::Hash(argv.to_vec()))
             }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
+            "multi" => Ok(Command::Transaction(Transaction::Multi)),
+            "exec" => Ok(Command::Transaction(Transaction::Exec)),
+            "discard" => Ok(Command::Transaction(Transaction::Discard)),
+            "watch" => Ok(Command::Transaction(Transaction::Watch(argv[1..].to_vec()))),
+            "unwatch" => Ok(Command::Transaction(Transaction::Unwatch)),
             "delex" => parse_delex(argv),
             "eval" => parse_eval(argv),
             "evalsha" => parse_evalsha(argv),
@@ -641,6 +670,11 @@ impl Command {
             }
             Command::FlushAll => vec![word("FLUSHALL")],
             Command::Housekeeping(argv) => argv.clone(),
+            Command::Transaction(Transaction::Multi) => vec![word("MULTI")],
+            Command::Transaction(Transaction::Exec) => vec![word("EXEC")],
+            Command::Transaction(Transaction::Discard) => vec![word("DISCARD")],
+            Command::Transaction(Transaction::Watch(keys)) => prefixed(word("WATCH"), keys),
+            Command::Transaction(Transaction::Unwatch) => vec![word("UNWATCH")],
         }
     }
 
@@ -664,6 +698,7 @@ impl Command {
             Command::Hash(argv) => vec![argv[1].as_slice()],
             Command::Del(keys)
             | Command::Exists(keys)
+            | Command::Transaction(Transaction::Watch(keys))
             | Command::Eval { keys, .. }
             | Command::EvalSha { keys, .. } => keys.iter().map(Vec::as_slice).collect(),
             Command::Ping(_)
@@ -675,6 +710,7 @@ impl Command {
             | Command::ScriptFlush
             | Command::ScriptExists(_)
             | Command::FlushAll
+            | Command::Transaction(_)
             | Command::Housekeeping(_) => Vec::new(),
         }
     }

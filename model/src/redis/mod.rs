@@ -37,7 +37,7 @@ pub mod reply;
 pub mod scripts;
 pub mod server;
 
-pub use command::Command;
+pub use command::{Command, Transaction};
 pub use reply::Reply;
 pub use scripts::ScriptId;
 pub use server::{Redis, Session};

@@ -136,7 +136,7 @@ pub struct Redis {
 }
 
 /// One client connection's transaction state: `MULTI` queue and `WATCH`ed keys.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Session {
     /// The queued commands while inside `MULTI`.
     queue: Option<Vec<Vec<Vec<u8>>>>,
@@ -186,8 +186,9 @@ const SCRIPT_ONLY_COMMANDS: [(&str, i32, bool); 4] = [
 ];
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 8] = [
-    "eval", "evalsha", "script", "client", "hello", "multi", "exec", "wait",
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 11] = [
+    "eval", "evalsha", "script", "client", "hello", "multi", "exec", "discard", "watch", "unwatch",
+    "wait",
 ];
 
 impl Redis {
@@ -450,6 +451,10 @@ impl Redis {
                 Reply::ok()
             }
             Command::Housekeeping(argv) => self.housekeeping(argv),
+            // Without a connection's state: as on a connection that sends only this command.
+            Command::Transaction(_) => {
+                self.execute_in(&mut Session::new(), &command.to_argv(), now_ms)
+            }
         }
     }
 
@@ -487,6 +492,17 @@ impl Redis {
     fn touch(&mut self, key: &[u8]) {
         if let Some(touches) = self.watch_touches.get_mut(key) {
             *touches += 1;
+        }
+    }
+
+    /// Applies a parsed command a client connection sent, with its transaction state (see
+    /// [`Redis::execute_in`]); outside `MULTI` a command other than the transaction commands
+    /// is [`Redis::apply`].
+    pub fn apply_in(&mut self, session: &mut Session, command: &Command, now_ms: u64) -> Reply {
+        if matches!(command, Command::Transaction(_)) || session.in_transaction() {
+            self.execute_in(session, &command.to_argv(), now_ms)
+        } else {
+            self.apply(command, now_ms)
         }
     }
 
@@ -1203,20 +1219,22 @@ impl Redis {
     /// their declared keys, which `EVAL` already checked.
     fn script_call(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
-        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name.as_str()) {
-            return Reply::error("ERR This Redis command is not allowed from script");
-        }
         let known = SCRIPT_ONLY_COMMANDS
             .iter()
             .find(|(script_name, _, _)| *script_name == name)
             .map(|&(_, arity, write)| (arity, write))
             .or_else(|| plain_spec(&name).map(|spec| (spec.arity, spec.write)));
-        let Some((arity, write)) = known else {
-            return Reply::error("ERR Unknown Redis command called from script");
-        };
-        if !arity_ok(arity, argv.len()) {
+        // Redis's order: the command table, the arity, then the no-script flag.
+        let wrong_arity = known.is_some_and(|(arity, _)| !arity_ok(arity, argv.len()));
+        if wrong_arity {
             return Reply::error("ERR Wrong number of args calling Redis command from script");
         }
+        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name.as_str()) {
+            return Reply::error("ERR This Redis command is not allowed from script");
+        }
+        let Some((_, write)) = known else {
+            return Reply::error("ERR Unknown Redis command called from script");
+        };
         if write && self.role == Role::Replica {
             return Reply::error(READONLY_ERROR);
         }
