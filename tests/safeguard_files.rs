@@ -204,6 +204,71 @@ fn the_version_column_alone_keeps_the_ledger_and_refuses_conflicts() {
 }
 
 #[test]
+fn watch_multi_alone_keeps_the_ledger_and_refuses_conflicts() {
+    let watch = load("safeguards/watch-multi.toml");
+    let race = with(&tutorial("step1-race", Variant::default()), watch);
+    let mut refused = 0;
+    for seed in 1..=3 {
+        let report = run(&race, seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Ok, "seed {seed}");
+        assert!(report.ledger.accepted > 0, "seed {seed}: nothing landed");
+        refused += report.ledger.rejected;
+    }
+    assert!(refused > 0, "50 racing callers never conflicted");
+    // Exhaustively, for two callers, with and without pauses: every interleaving of the two
+    // pipelines keeps the ledger, and some EXEC answers nil.
+    for max_pause_ticks in [Some(0), None] {
+        let mut config = CheckConfig::new(watch);
+        config.horizon_ticks = Some(6);
+        config.max_pause_ticks = max_pause_ticks;
+        let report = check(
+            &LeaseModel::new(config).expect("valid"),
+            RunOptions::default(),
+            &Counters::default(),
+        );
+        assert_eq!(
+            report.verdict(leaselab_checker::LEDGER),
+            Some(leaselab_checker::PropertyVerdict::Safe),
+            "pauses {max_pause_ticks:?}"
+        );
+        assert_eq!(
+            report.verdict(leaselab_checker::WRITE_REJECTED),
+            Some(leaselab_checker::PropertyVerdict::Found),
+            "pauses {max_pause_ticks:?}"
+        );
+    }
+}
+
+#[test]
+fn without_its_watch_the_same_transaction_loses_updates() {
+    // The same file with the WATCH left out: MULTI/EXEC alone is atomic but checks nothing.
+    let text = std::fs::read_to_string(repo("safeguards/watch-multi.toml")).unwrap();
+    let text = text
+        .replace(
+            "pipeline = [[\"WATCH\", \"{balance_key}\"], [\"GET\", \"{balance_key}\"]]",
+            "pipeline = [[\"GET\", \"{balance_key}\"]]",
+        )
+        .replace("name = \"watch-multi\"", "name = \"multi-without-watch\"");
+    assert!(!text.contains("WATCH\""), "the edit applied");
+    let spec = spec::compile("multi-without-watch.toml", &text).unwrap_or_else(|e| panic!("{e}"));
+    let unwatched = Safeguard::User(user::register(spec).expect("registers"));
+    let race = with(&tutorial("step1-race", Variant::default()), unwatched);
+    let report = run(&race, 1).expect("runs");
+    assert_eq!(report.ledger.verdict, Verdict::Broken);
+    let mut config = CheckConfig::new(unwatched);
+    config.horizon_ticks = Some(6);
+    let report = check(
+        &LeaseModel::new(config).expect("valid"),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    assert_eq!(
+        report.verdict(leaselab_checker::LEDGER),
+        Some(leaselab_checker::PropertyVerdict::Violated)
+    );
+}
+
+#[test]
 fn a_lease_released_with_a_plain_del_loses_updates_when_work_outlives_the_ttl() {
     let plain = load("safeguards/lease-plain-del.toml");
     let step3 = with(&tutorial("step3-ttl", Variant::default()), plain);
@@ -357,6 +422,7 @@ proptest! {
             "safeguards/tutorial/fenced-cas.toml",
             "safeguards/redsync.toml",
             "safeguards/version-column.toml",
+            "safeguards/watch-multi.toml",
         ];
         let mut chars: Vec<char> = std::fs::read_to_string(repo(files[file])).unwrap().chars().collect();
         for (at, kind, c) in edits {
@@ -401,6 +467,7 @@ fn the_shipped_files_run_against_the_real_servers() {
     for (scenario, file) in [
         ("step2-lock", "safeguards/redsync.toml"),
         ("step1-race", "safeguards/version-column.toml"),
+        ("step1-race", "safeguards/watch-multi.toml"),
         ("step6-verify", "safeguards/tutorial/fenced-cas.toml"),
     ] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_leaselab"))

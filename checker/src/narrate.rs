@@ -174,7 +174,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
             };
             let verb = match request {
                 RedisRequest::Script { .. } => "releases on",
-                RedisRequest::Command(_) => "asks",
+                RedisRequest::Command(_) | RedisRequest::Pipeline(_) => "asks",
             };
             format!("caller {} {verb} node {node}: {what}", caller + 1)
         }

@@ -32,9 +32,9 @@ use std::sync::Arc;
 use crate::client::{Client, ClientPolicy, Output, Server, SetUp};
 use crate::ledger::{CallerResult, Ledger};
 use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
-use crate::redis::command::Command;
+use crate::redis::command::{Command, Transaction};
 use crate::redis::replication::Effect;
-use crate::redis::{Redis, Reply};
+use crate::redis::{Redis, Reply, Session as RedisSession};
 use crate::safeguard::lock::token_text;
 use crate::safeguard::{
     BalanceIn, Caller, Input, Machine, Outcome, ParamError, Point, Reading, RedisRequest,
@@ -178,6 +178,9 @@ pub struct Slot {
     pub state: SlotState,
     /// Its PostgreSQL session.
     pub session: SessionId,
+    /// Its connection's transaction state on the single Redis (`MULTI` queue, `WATCH`ed
+    /// keys); a new connection, a failover or a restart starts it afresh.
+    pub redis_session: RedisSession,
     /// How long it has been paused so far, in all (counted only when pauses are bounded).
     pub paused_ms: u64,
     /// How long it may still wait while ready without that counting as a pause: what is left
@@ -597,6 +600,7 @@ impl World {
                 client,
                 state,
                 session,
+                redis_session: RedisSession::new(),
                 paused_ms: 0,
                 slack_ms,
                 outcome: None,
@@ -905,11 +909,13 @@ impl World {
                 // The old primary is gone; no new replica joins within a run.
                 self.replica = None;
                 self.failovers_left -= 1;
+                self.forget_redis_sessions();
                 emit(sink, || Event::Failover { lost });
             }
             Action::RedisRestart => {
                 self.restarts_left -= 1;
                 Arc::make_mut(&mut self.redis).restart_empty();
+                self.forget_redis_sessions();
                 emit(sink, || Event::RedisRestarted);
             }
             Action::EvictFence => {
@@ -1038,10 +1044,12 @@ impl World {
                     conn,
                     ..
                 } => self.connect_node(index, node, conn),
-                Output::Connect { conn, .. } => {
-                    slot_mut(&mut self.slots[index])
-                        .client
-                        .handle_connected(conn);
+                Output::Connect { server, conn, .. } => {
+                    let slot = slot_mut(&mut self.slots[index]);
+                    if server == Server::Redis {
+                        slot.redis_session = RedisSession::new();
+                    }
+                    slot.client.handle_connected(conn);
                 }
                 Output::SendRedis {
                     server: Server::Node(node),
@@ -1159,7 +1167,7 @@ impl World {
             _ => {
                 let holder = self.lock_holder_at(self.now_ms);
                 let lock_before = self.stored_lock();
-                let ran = self.run_redis(request);
+                let ran = self.run_redis_for(index, request);
                 self.note_trespass(index, holder, lock_before);
                 (crate::safeguard::SINGLE_REDIS, ran)
             }
@@ -1194,11 +1202,32 @@ impl World {
     }
 
     /// True when `request` was a write of the balance that Redis applied.
+    ///
+    /// In a pipeline: a `SET` of the balance answered `OK`, or queued in a transaction whose
+    /// `EXEC` ran it.
     fn is_balance_write(&self, request: &RedisRequest, reply: &Reply) -> bool {
-        matches!(
-            request,
-            RedisRequest::Command(Command::Set { key, .. }) if *key == self.setup.balance_key
-        ) && matches!(reply, Reply::Status(status) if status == "OK")
+        let balance_set = |command: &Command| matches!(command, Command::Set { key, .. } if *key == self.setup.balance_key);
+        let ok = |reply: &Reply| matches!(reply, Reply::Status(status) if status == "OK");
+        match (request, reply) {
+            (RedisRequest::Command(command), reply) => balance_set(command) && ok(reply),
+            (RedisRequest::Pipeline(commands), Reply::Array(replies)) => {
+                let mut queued = false;
+                commands.iter().zip(replies).any(|(command, reply)| {
+                    match (command, reply) {
+                        (command, Reply::Status(status)) if status == "QUEUED" => {
+                            queued |= balance_set(command);
+                        }
+                        (Command::Transaction(Transaction::Exec), Reply::Array(_)) => {
+                            return std::mem::take(&mut queued);
+                        }
+                        (Command::Transaction(_), _) => queued = false,
+                        _ => {}
+                    }
+                    balance_set(command) && ok(reply)
+                })
+            }
+            _ => false,
+        }
     }
 
     fn ready(&mut self, index: usize, input: Input) {
@@ -1276,16 +1305,46 @@ impl World {
                 .is_some_and(|replica| replica.backlog.is_empty());
             return (request, Reply::Integer(i64::from(acked)));
         }
-        let now_ms = self.now_ms;
-        let redis = Arc::make_mut(&mut self.redis);
-        let (request, reply) = run_request(redis, request, now_ms);
-        let effects = redis.drain_effects();
+        let ran = run_request(Arc::make_mut(&mut self.redis), request, self.now_ms);
+        self.ship_effects();
+        ran
+    }
+
+    /// Queues the primary's new effects for the replica.
+    fn ship_effects(&mut self) {
+        let effects = Arc::make_mut(&mut self.redis).drain_effects();
         if let Some(replica) = &mut self.replica {
             if !effects.is_empty() {
                 Arc::make_mut(replica).backlog.extend(effects);
             }
         }
-        (request, reply)
+    }
+
+    /// [`World::run_redis`] on caller `index`'s connection: a pipeline runs there whole,
+    /// with the connection's transaction state.
+    fn run_redis_for(&mut self, index: usize, request: RedisRequest) -> (RedisRequest, Reply) {
+        let RedisRequest::Pipeline(commands) = request else {
+            return self.run_redis(request);
+        };
+        let mut session = std::mem::take(&mut slot_mut(&mut self.slots[index]).redis_session);
+        let reply = run_pipeline(
+            Arc::make_mut(&mut self.redis),
+            &mut session,
+            &commands,
+            self.now_ms,
+        );
+        self.ship_effects();
+        slot_mut(&mut self.slots[index]).redis_session = session;
+        (RedisRequest::Pipeline(commands), reply)
+    }
+
+    /// Every caller's connection to the single Redis is new: the server they knew is gone.
+    fn forget_redis_sessions(&mut self) {
+        for slot in &mut self.slots {
+            if slot.redis_session != RedisSession::new() {
+                slot_mut(slot).redis_session = RedisSession::new();
+            }
+        }
     }
 
     /// How many callers believe they hold the lock right now.
@@ -1415,8 +1474,29 @@ impl World {
 /// The line [`World::apply_logged`] writes for an event that happened at `now_ms`.
 /// Runs a request on `redis` at its clock `now_ms` as a client library does (scripts:
 /// `EVALSHA`, then `EVAL` on `NOSCRIPT`). Hands the request back.
+/// Runs `commands` back to back on one connection: the array of their replies.
+fn run_pipeline(
+    redis: &mut Redis,
+    session: &mut RedisSession,
+    commands: &[Command],
+    now_ms: u64,
+) -> Reply {
+    Reply::Array(
+        commands
+            .iter()
+            .map(|command| redis.apply_in(session, command, now_ms))
+            .collect(),
+    )
+}
+
 fn run_request(redis: &mut Redis, request: RedisRequest, now_ms: u64) -> (RedisRequest, Reply) {
     match request {
+        // On a connection of its own (Redlock's nodes: a caller's transaction state there is
+        // not kept between requests).
+        RedisRequest::Pipeline(commands) => {
+            let reply = run_pipeline(redis, &mut RedisSession::new(), &commands, now_ms);
+            (RedisRequest::Pipeline(commands), reply)
+        }
         RedisRequest::Command(command) => {
             let reply = redis.apply(&command, now_ms);
             (RedisRequest::Command(command), reply)

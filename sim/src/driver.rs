@@ -20,7 +20,7 @@ use leaselab_model::client::SetUp;
 use leaselab_model::client::{self, Client, ClientPolicy, CloseReason, Output, Server};
 use leaselab_model::fault::Fault;
 use leaselab_model::postgres::{Answer, PgError, QueryResult, Statement};
-use leaselab_model::redis::{Reply, ScriptId};
+use leaselab_model::redis::{Command, Reply, ScriptId};
 use leaselab_model::safeguard::{
     Caller, CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest,
 };
@@ -535,7 +535,8 @@ impl<E: Surroundings> CallerIo<E> {
         result
     }
 
-    /// One send on the open connection: the request, the reply. An error is a broken
+    /// One send on the open connection: the request, the reply (a pipeline's: the array of
+    /// its commands' replies, errors among them). An error is a broken
     /// connection; a Redis error reply is a reply.
     async fn redis_attempt(
         &mut self,
@@ -549,12 +550,16 @@ impl<E: Surroundings> CallerIo<E> {
             .get_mut(&server)
             .expect("the client core sends on an open connection");
         let result = match request {
-            RedisRequest::Command(command) => {
-                let mut cmd = redis::Cmd::new();
-                for arg in command.to_argv() {
-                    cmd.arg(arg);
+            RedisRequest::Command(command) => connection.send_packed_command(&cmd(command)).await,
+            RedisRequest::Pipeline(commands) => {
+                let mut pipeline = redis::Pipeline::with_capacity(commands.len());
+                for command in commands {
+                    pipeline.add_command(cmd(command));
                 }
-                connection.send_packed_command(&cmd).await
+                connection
+                    .send_packed_commands(&pipeline, 0, commands.len())
+                    .await
+                    .map(Value::Array)
             }
             RedisRequest::Script { script, keys, args } => {
                 let script = self
@@ -720,6 +725,15 @@ fn intern(text: &str) -> &'static str {
         interned.insert(text.to_string(), leaked);
         leaked
     })
+}
+
+/// A command as redis-rs sends it.
+fn cmd(command: &Command) -> redis::Cmd {
+    let mut cmd = redis::Cmd::new();
+    for arg in command.to_argv() {
+        cmd.arg(arg);
+    }
+    cmd
 }
 
 /// A `redis` value as the stand-in's RESP2 reply.

@@ -34,7 +34,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub safeguard: Vec<String>,
     /// Add a row for your own safeguard, described in a TOML file (repeatable; see README
-    /// "Your own safeguard"). Without --safeguard the built-in rows stay too.
+    /// "Your own safeguard"). Without --safeguard the built-in rows stay too; --safeguard
+    /// may name the file's safeguard.
     #[arg(long, value_name = "FILE")]
     pub safeguard_file: Vec<PathBuf>,
     /// Only these faults, by name or column code (repeatable; default: all), e.g.
@@ -97,10 +98,24 @@ pub fn columns(names: &[String]) -> Result<Vec<Column>, UsageError> {
 
 /// Runs `leaselab matrix`.
 pub fn execute(args: Args) -> CommandResult {
-    let mut rows = rows(&args.safeguard)?;
-    for path in &args.safeguard_file {
-        rows.push(Row::builtin(super::safeguard_file::load(path)?));
-    }
+    let files = args
+        .safeguard_file
+        .iter()
+        .map(|path| super::safeguard_file::load(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    // `--safeguard NAME` may name a file's safeguard too: its row comes once, from the file.
+    let named: Vec<String> = args
+        .safeguard
+        .iter()
+        .filter(|name| !files.iter().any(|file| file.name() == name.as_str()))
+        .cloned()
+        .collect();
+    let mut rows = if named.is_empty() && !args.safeguard.is_empty() {
+        Vec::new()
+    } else {
+        rows(&named)?
+    };
+    rows.extend(files.into_iter().map(Row::builtin));
     let columns = columns(&args.fault)?;
     let seeds = Seeds::new(args.seed, args.runs)?;
     if args.max_states == 0 {

@@ -27,6 +27,11 @@
 //! strategy = "jittered"             # none, jittered (5–15 ms), uniform, linear, exponential
 //! ```
 //!
+//! Any Redis step may instead send a `pipeline`: commands back to back on the caller's one
+//! connection, e.g. `[read] pipeline = [["WATCH", "{balance_key}"], ["GET", "{balance_key}"]]`
+//! and `[write] pipeline = [["MULTI"], ["SET", "{balance_key}", "{new_balance}"], ["EXEC"]]`
+//! with `landed = "array"`, `refused = "nil"`; its patterns judge the last command's reply.
+//!
 //! Variables: `{lock_key}`, `{fence_key}`, `{balance_key}`, `{token}`, `{ttl_ms}`,
 //! `{wallet_id}`, `{amount}`, `{new_balance}` (the write). A SQL read returns one row of
 //! `balance[, version]`; a SQL write names its `$n` in `params` (`new_balance`, `balance`,
@@ -45,6 +50,7 @@ use crate::postgres::Statement;
 use crate::redis::{Command, ScriptId};
 
 use super::retry::Retry;
+use super::step::MAX_PIPELINE_COMMANDS;
 use super::user::{
     AcquireSpec, Pattern, Piece, ReadSpec, RefreshSpec, ReleaseSpec, RequestTemplate, SqlParam,
     SqlSpec, Template, UserSpec, Var, Vars, WriteSpec,
@@ -113,6 +119,7 @@ struct FileRepr {
 #[serde(deny_unknown_fields)]
 struct AcquireRepr {
     command: Option<Spanned<Vec<String>>>,
+    pipeline: Option<Spanned<Vec<Vec<String>>>>,
     script: Option<Spanned<String>>,
     keys: Option<Spanned<Vec<String>>>,
     args: Option<Spanned<Vec<String>>>,
@@ -125,6 +132,7 @@ struct AcquireRepr {
 #[serde(deny_unknown_fields)]
 struct ReleaseRepr {
     command: Option<Spanned<Vec<String>>>,
+    pipeline: Option<Spanned<Vec<Vec<String>>>>,
     script: Option<Spanned<String>>,
     keys: Option<Spanned<Vec<String>>>,
     args: Option<Spanned<Vec<String>>>,
@@ -136,6 +144,7 @@ struct ReleaseRepr {
 #[serde(deny_unknown_fields)]
 struct RefreshRepr {
     command: Option<Spanned<Vec<String>>>,
+    pipeline: Option<Spanned<Vec<Vec<String>>>>,
     script: Option<Spanned<String>>,
     keys: Option<Spanned<Vec<String>>>,
     args: Option<Spanned<Vec<String>>>,
@@ -146,6 +155,7 @@ struct RefreshRepr {
 #[serde(deny_unknown_fields)]
 struct ReadRepr {
     command: Option<Spanned<Vec<String>>>,
+    pipeline: Option<Spanned<Vec<Vec<String>>>>,
     sql: Option<Spanned<String>>,
     #[serde(default)]
     params: Option<Spanned<Vec<String>>>,
@@ -155,6 +165,7 @@ struct ReadRepr {
 #[serde(deny_unknown_fields)]
 struct WriteRepr {
     command: Option<Spanned<Vec<String>>>,
+    pipeline: Option<Spanned<Vec<Vec<String>>>>,
     script: Option<Spanned<String>>,
     keys: Option<Spanned<Vec<String>>>,
     args: Option<Spanned<Vec<String>>>,
@@ -317,6 +328,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                 "[acquire]",
                 acquire.span(),
                 &a.command,
+                &a.pipeline,
                 &a.script,
                 &a.keys,
                 &a.args,
@@ -351,6 +363,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     "[release]",
                     release.span(),
                     &r.command,
+                    &r.pipeline,
                     &r.script,
                     &r.keys,
                     &r.args,
@@ -371,6 +384,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     "[refresh]",
                     refresh.span(),
                     &r.command,
+                    &r.pipeline,
                     &r.script,
                     &r.keys,
                     &r.args,
@@ -408,18 +422,34 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
 
     let read = {
         let r = repr.read.get_ref();
-        match (&r.command, &r.sql) {
-            (Some(command), None) => {
+        let redis = r.command.is_some() || r.pipeline.is_some();
+        match (redis, &r.sql) {
+            (true, None) => {
                 if balance_in != BalanceIn::Redis {
+                    let (span, field) = match (&r.command, &r.pipeline) {
+                        (Some(command), _) => (command.span(), "[read] command"),
+                        (None, Some(pipeline)) => (pipeline.span(), "[read] pipeline"),
+                        (None, None) => (repr.read.span(), "[read]"),
+                    };
                     return Err(source.at(
-                        command.span(),
-                        "[read] command",
+                        span,
+                        field,
                         "the balance is in postgres: read it with `sql = \"SELECT ...\"`",
                     ));
                 }
-                ReadSpec::Redis(command_template(&source, "[read] command", command, &vars)?)
+                ReadSpec::Redis(request(
+                    &source,
+                    "[read]",
+                    repr.read.span(),
+                    &r.command,
+                    &r.pipeline,
+                    &None,
+                    &None,
+                    &None,
+                    &vars,
+                )?)
             }
-            (None, Some(sql)) => {
+            (false, Some(sql)) => {
                 if balance_in != BalanceIn::Postgres {
                     return Err(source.at(
                         sql.span(),
@@ -433,14 +463,15 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                 return Err(source.at(
                     repr.read.span(),
                     "[read]",
-                    "give either `command` (a Redis balance) or `sql` (a PostgreSQL balance)",
+                    "give either `command` or `pipeline` (a Redis balance) or `sql` (a PostgreSQL \
+                     balance)",
                 ))
             }
         }
     };
     let write = {
         let w = repr.write.get_ref();
-        let redis = w.command.is_some() || w.script.is_some();
+        let redis = w.command.is_some() || w.script.is_some() || w.pipeline.is_some();
         match (redis, &w.sql) {
             (true, None) => {
                 if balance_in != BalanceIn::Redis {
@@ -455,6 +486,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     "[write]",
                     repr.write.span(),
                     &w.command,
+                    &w.pipeline,
                     &w.script,
                     &w.keys,
                     &w.args,
@@ -498,8 +530,8 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                 return Err(source.at(
                     repr.write.span(),
                     "[write]",
-                    "give either `command`/`script` (a Redis balance) or `sql` (a PostgreSQL \
-                     balance)",
+                    "give either `command`/`pipeline`/`script` (a Redis balance) or `sql` (a \
+                     PostgreSQL balance)",
                 ))
             }
         }
@@ -658,6 +690,16 @@ fn command_template(
     command: &Spanned<Vec<String>>,
     vars: &Vars<'_>,
 ) -> Result<RequestTemplate, SpecError> {
+    command_words(source, field, command, vars).map(RequestTemplate::Command)
+}
+
+/// A command's words, checked by Redis's parser with sample values.
+fn command_words(
+    source: &Source<'_>,
+    field: &str,
+    command: &Spanned<Vec<String>>,
+    vars: &Vars<'_>,
+) -> Result<Vec<Template>, SpecError> {
     if command.get_ref().is_empty() {
         return Err(source.at(command.span(), field, "an empty command"));
     }
@@ -675,7 +717,7 @@ fn command_template(
             ),
         ));
     }
-    Ok(RequestTemplate::Command(argv))
+    Ok(argv)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -684,11 +726,31 @@ fn request(
     table: &str,
     span: std::ops::Range<usize>,
     command: &Option<Spanned<Vec<String>>>,
+    pipeline: &Option<Spanned<Vec<Vec<String>>>>,
     script: &Option<Spanned<String>>,
     keys: &Option<Spanned<Vec<String>>>,
     args: &Option<Spanned<Vec<String>>>,
     vars: &Vars<'_>,
 ) -> Result<RequestTemplate, SpecError> {
+    if let Some(pipeline) = pipeline {
+        if command.is_some() || script.is_some() {
+            return Err(source.at(
+                pipeline.span(),
+                &format!("{table} pipeline"),
+                "give one of `command`, `pipeline` or `script`, not several",
+            ));
+        }
+        for (name, value) in [("keys", keys), ("args", args)] {
+            if let Some(value) = value {
+                return Err(source.at(
+                    value.span(),
+                    &format!("{table} {name}"),
+                    "KEYS and ARGV are for a `script`; a pipeline lists each command's words",
+                ));
+            }
+        }
+        return pipeline_template(source, &format!("{table} pipeline"), pipeline, vars);
+    }
     match (command, script) {
         (Some(command), None) => {
             for (name, value) in [("keys", keys), ("args", args)] {
@@ -725,8 +787,16 @@ fn request(
                 }
             };
             let none = Spanned::new(0..0, Vec::new());
-            let keys = words(source, &format!("{table} keys"), keys.as_ref().unwrap_or(&none))?;
-            let args = words(source, &format!("{table} args"), args.as_ref().unwrap_or(&none))?;
+            let keys = words(
+                source,
+                &format!("{table} keys"),
+                keys.as_ref().unwrap_or(&none),
+            )?;
+            let args = words(
+                source,
+                &format!("{table} args"),
+                args.as_ref().unwrap_or(&none),
+            )?;
             Ok(RequestTemplate::Script {
                 script: script_id,
                 keys,
@@ -736,9 +806,38 @@ fn request(
         _ => Err(source.at(
             span,
             table,
-            "give either `command = [\"WORD\", ...]` or `script = \"...Lua...\"` (with `keys` and `args`)",
+            "give either `command = [\"WORD\", ...]`, `pipeline = [[\"WORD\", ...], ...]` or \
+             `script = \"...Lua...\"` (with `keys` and `args`)",
         )),
     }
+}
+
+/// Commands sent back to back on one connection (`MULTI`/`EXEC`, `WATCH` before a read); the
+/// reply patterns judge the last command's reply.
+fn pipeline_template(
+    source: &Source<'_>,
+    field: &str,
+    pipeline: &Spanned<Vec<Vec<String>>>,
+    vars: &Vars<'_>,
+) -> Result<RequestTemplate, SpecError> {
+    let commands = pipeline.get_ref();
+    if commands.is_empty() || commands.len() > MAX_PIPELINE_COMMANDS {
+        return Err(source.at(
+            pipeline.span(),
+            field,
+            format!(
+                "a pipeline holds 1 to {MAX_PIPELINE_COMMANDS} commands, not {}",
+                commands.len()
+            ),
+        ));
+    }
+    let mut templates = Vec::with_capacity(commands.len());
+    for (index, command) in commands.iter().enumerate() {
+        let one = Spanned::new(pipeline.span(), command.clone());
+        let field = format!("{field} command {}", index + 1);
+        templates.push(command_words(source, &field, &one, vars)?);
+    }
+    Ok(RequestTemplate::Pipeline(templates))
 }
 
 fn sql_spec(

@@ -13,7 +13,8 @@ use crate::redis::{Command, Reply, ScriptId};
 /// A request to Redis.
 ///
 /// Serialised as `{"command": [argv...]}` (read back through [`Command::parse`], as Redis
-/// parses it) or `{"script": {"name": "release", "keys": [...], "args": [...]}}`.
+/// parses it), `{"script": {"name": "release", "keys": [...], "args": [...]}}` or
+/// `{"pipeline": [[argv...], ...]}`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(into = "RequestRepr", try_from = "RequestRepr")]
 pub enum RedisRequest {
@@ -29,7 +30,13 @@ pub enum RedisRequest {
         /// ARGV.
         args: Vec<Vec<u8>>,
     },
+    /// Commands sent back to back on one connection, answered as the array of their replies
+    /// (e.g. `WATCH` then `GET`, or `MULTI`, `SET`, `EXEC`). Never empty.
+    Pipeline(Vec<Command>),
 }
+
+/// The most commands one [`RedisRequest::Pipeline`] may hold.
+pub const MAX_PIPELINE_COMMANDS: usize = 16;
 
 impl RedisRequest {
     /// The request as a person reads it, e.g. `SET lock:{wallet:42} 00..1f NX PX 100` or
@@ -47,9 +54,19 @@ impl RedisRequest {
             RedisRequest::Script { script, keys, args } => {
                 format!("EVALSHA {} {} {}", script.name(), words(keys), words(args))
             }
+            RedisRequest::Pipeline(commands) => commands
+                .iter()
+                .map(|command| words(&command.to_argv()))
+                .collect::<Vec<_>>()
+                .join("; "),
         }
     }
 }
+
+/// One command's argv inside a stored pipeline.
+#[derive(Serialize, Deserialize)]
+#[serde(transparent)]
+struct ArgvRepr(#[serde(with = "crate::text_bytes::list")] Vec<Vec<u8>>);
 
 /// How a [`RedisRequest`] is stored.
 #[derive(Serialize, Deserialize)]
@@ -66,6 +83,7 @@ enum RequestRepr {
         #[serde(with = "crate::text_bytes::list")]
         args: Vec<Vec<u8>>,
     },
+    Pipeline(Vec<ArgvRepr>),
 }
 
 impl From<RedisRequest> for RequestRepr {
@@ -78,6 +96,12 @@ impl From<RedisRequest> for RequestRepr {
                 keys,
                 args,
             },
+            RedisRequest::Pipeline(commands) => RequestRepr::Pipeline(
+                commands
+                    .iter()
+                    .map(|command| ArgvRepr(command.to_argv()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -118,6 +142,28 @@ impl TryFrom<RequestRepr> for RedisRequest {
                         format!("unknown script {name:?}; known: {}", known.join(", "))
                     })?;
                 Ok(RedisRequest::Script { script, keys, args })
+            }
+            RequestRepr::Pipeline(commands) => {
+                if commands.is_empty() || commands.len() > MAX_PIPELINE_COMMANDS {
+                    return Err(format!(
+                        "a pipeline holds 1 to {MAX_PIPELINE_COMMANDS} commands, not {}",
+                        commands.len()
+                    ));
+                }
+                commands
+                    .iter()
+                    .enumerate()
+                    .map(|(index, ArgvRepr(argv))| {
+                        Command::parse(argv).map_err(|reply| {
+                            format!(
+                                "pipeline command {}: not a command Redis accepts: {}",
+                                index + 1,
+                                reply.describe()
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(RedisRequest::Pipeline)
             }
         }
     }

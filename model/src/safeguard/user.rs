@@ -134,6 +134,8 @@ pub enum RequestTemplate {
         /// ARGV.
         args: Vec<Template>,
     },
+    /// Commands sent back to back on one connection; the patterns judge the last reply.
+    Pipeline(Vec<Vec<Template>>),
 }
 
 impl RequestTemplate {
@@ -149,6 +151,24 @@ impl RequestTemplate {
                 keys: all(keys),
                 args: all(args),
             }),
+            RequestTemplate::Pipeline(commands) => commands
+                .iter()
+                .map(|argv| Command::parse(&all(argv)).map_err(|reply| reply.describe()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(RedisRequest::Pipeline),
+        }
+    }
+
+    /// The reply the file's patterns judge: a pipeline's last command's (when the reply is
+    /// the array of one reply per command), else the reply itself.
+    pub fn judged<'a>(&self, reply: &'a Reply) -> &'a Reply {
+        match (self, reply) {
+            (RequestTemplate::Pipeline(commands), Reply::Array(replies))
+                if replies.len() == commands.len() =>
+            {
+                replies.last().unwrap_or(reply)
+            }
+            _ => reply,
         }
     }
 }
@@ -204,7 +224,9 @@ impl Pattern {
     /// True when `reply` fits.
     pub fn matches(&self, reply: &Reply) -> bool {
         match (self, reply) {
-            (Pattern::Nil, Reply::Nil) => true,
+            // A nil array (`EXEC` after a watched key changed) is nil too, as redis-cli and the
+            // clients show it.
+            (Pattern::Nil, Reply::Nil | Reply::NilArray) => true,
             (Pattern::AnyInteger, Reply::Integer(_)) => true,
             (Pattern::Integer(want), Reply::Integer(got)) => want == got,
             (Pattern::AnyBulk, Reply::Bulk(_)) => true,
@@ -457,6 +479,7 @@ impl UserLock {
     /// Reads the acquire reply; none when it fits no pattern.
     pub fn on_acquire(&self, reply: &Reply) -> Option<Acquire> {
         let acquire = get(self.spec).acquire.as_ref()?;
+        let reply = acquire.request.judged(reply);
         if any_matches(&acquire.got, reply) {
             let fence = match reply {
                 Reply::Integer(n) if acquire.fence_from_reply => Some(*n),
@@ -479,6 +502,7 @@ impl UserLock {
     /// Reads the release reply; none when it fits no pattern.
     pub fn on_release(&self, reply: &Reply) -> Option<Release> {
         let release = get(self.spec).release.as_ref()?;
+        let reply = release.request.judged(reply);
         if any_matches(&release.released, reply) {
             Some(Release::Released)
         } else if any_matches(&release.not_held, reply) {
@@ -499,7 +523,7 @@ impl UserLock {
         get(self.spec)
             .refresh
             .as_ref()
-            .is_some_and(|refresh| any_matches(&refresh.refreshed, reply))
+            .is_some_and(|refresh| any_matches(&refresh.refreshed, refresh.request.judged(reply)))
     }
 }
 
@@ -602,6 +626,14 @@ impl UserStore {
 
     /// Reads the balance (and the version, for a query with two columns).
     pub fn on_read(&self, input: &Input) -> Result<Read, String> {
+        let judged;
+        let input = match (&get(self.spec).read, input) {
+            (ReadSpec::Redis(request @ RequestTemplate::Pipeline(_)), Input::Redis(reply)) => {
+                judged = Input::Redis(request.judged(reply).clone());
+                &judged
+            }
+            _ => input,
+        };
         match input {
             Input::Redis(Reply::Bulk(bytes)) => std::str::from_utf8(bytes)
                 .ok()
@@ -676,10 +708,13 @@ impl UserStore {
             },
             (
                 WriteSpec::Redis {
-                    landed, refused, ..
+                    request,
+                    landed,
+                    refused,
                 },
                 Input::Redis(reply),
             ) => {
+                let reply = request.judged(reply);
                 if any_matches(landed, reply) {
                     Written::Landed
                 } else if any_matches(refused, reply) {

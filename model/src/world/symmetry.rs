@@ -191,6 +191,7 @@ impl World {
                         other.hash(&mut renamer);
                     }
                 }
+                slot.redis_session.hash(&mut renamer);
                 slot.paused_ms.hash(&mut renamer);
                 slot.slack_ms.hash(&mut renamer);
                 slot.outcome.hash(&mut renamer);
