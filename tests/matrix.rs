@@ -365,7 +365,19 @@ fn the_command_prints_json_and_follows_the_exit_code_contract() {
         "--no-save-traces",
     ]);
     assert_eq!(output.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&output.stdout).contains("INCONCLUSIVE: lease × none"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("INCONCLUSIVE: lease × none"), "{stdout}");
+    // And says why, in the terminal too.
+    assert!(
+        stdout.contains("lease × none: exhaustive INCONCLUSIVE:")
+            && stdout.contains("--max-states"),
+        "{stdout}"
+    );
+
+    // More seeds than a matrix can use are refused before any work.
+    let output = leaselab(&["matrix", "--runs", "18446744073709551615"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("at most 100000"));
 
     // The exit status is explained under --help.
     let output = leaselab(&["matrix", "--help"]);
@@ -647,4 +659,70 @@ fn a_fast_clock_expires_a_lease_without_margin_and_the_watchdog_holds() {
     }
     let nodes = Column::ClockDrift.scenario(&row("redlock-3-nodes"));
     assert_eq!(nodes.faults.len(), 3, "{:?}", nodes.faults);
+}
+
+/// The tutorial's safeguards written as files get the same matrix as the built-ins: the same
+/// columns apply (a file's lock has a TTL when it names `{ttl_ms}`, a fence counter when it
+/// names `{fence_key}`, a watchdog when it has a `[refresh]`), with the same notes, and the
+/// cells where applicability once differed give the same verdicts.
+#[test]
+fn the_tutorial_files_get_the_built_in_rows_columns_and_verdicts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, builtin) in [
+        ("setnx-del", "setnx-del"),
+        ("lease", "lease"),
+        ("lease-watchdog", "lease-watchdog"),
+        ("fenced", "fenced"),
+        ("fenced-cas", "fenced-cas"),
+    ] {
+        let path = root.join(format!("safeguards/tutorial/{file}.toml"));
+        let text = std::fs::read_to_string(&path).expect("shipped");
+        let spec = leaselab_model::safeguard::spec::compile(file, &text)
+            .unwrap_or_else(|error| panic!("{error}"));
+        let id = leaselab_model::safeguard::user::register(spec).expect("registers");
+        let from_file = Row::builtin(Safeguard::User(id));
+        let built_in = row(builtin);
+        for column in Column::all() {
+            assert_eq!(
+                column.applies(&from_file).is_ok(),
+                column.applies(&built_in).is_ok(),
+                "{file} × {}: applies",
+                column.name()
+            );
+            assert_eq!(
+                column.note(&from_file).is_some(),
+                column.note(&built_in).is_some(),
+                "{file} × {}: note",
+                column.name()
+            );
+        }
+        for column in [Column::ShortTtl, Column::EvictFence, Column::WorkOverTtl] {
+            if column.applies(&built_in).is_err() {
+                continue;
+            }
+            let run = |row: &Row| {
+                run_cell(
+                    row,
+                    column,
+                    OPTIONS,
+                    &mut CheckCache::default(),
+                    &mut NoSaver,
+                )
+                .expect("the cell runs")
+            };
+            let (a, b) = (run(&from_file), run(&built_in));
+            assert_eq!(
+                a.simulated.verdict,
+                b.simulated.verdict,
+                "{file} × {}",
+                column.name()
+            );
+            assert_eq!(
+                a.exhaustive.verdict,
+                b.exhaustive.verdict,
+                "{file} × {}: exhaustive",
+                column.name()
+            );
+        }
+    }
 }

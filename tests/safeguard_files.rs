@@ -269,6 +269,41 @@ fn without_its_watch_the_same_transaction_loses_updates() {
 }
 
 #[test]
+fn a_redis_write_checks_the_fence_it_is_given() {
+    // Step 5: the paused holder's write carries an older token and is refused. Were `{fence}`
+    // rendered as anything but the caller's token, both writes would carry the same value
+    // and land.
+    let fenced = load("safeguards/redis-fenced.toml");
+    let step5 = with(&tutorial("step5-fencing", Variant::default()), fenced);
+    for seed in 1..=3 {
+        let report = run(&step5, seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Ok, "seed {seed}");
+        assert_eq!(
+            report.ledger.rejected, 1,
+            "seed {seed}: the stale write is refused"
+        );
+    }
+    let unfenced = with(
+        &tutorial("step5-fencing", Variant::default()),
+        load("safeguards/tutorial/lease.toml"),
+    );
+    assert_eq!(run(&unfenced, 1).unwrap().ledger.verdict, Verdict::Broken);
+    // `{fence}` before the write is refused: the token is not known there yet.
+    let text = std::fs::read_to_string(repo("safeguards/redis-fenced.toml")).unwrap();
+    let early = text.replacen(
+        "args = [\"{token}\", \"{ttl_ms}\"]",
+        "args = [\"{token}\", \"{fence}\"]",
+        1,
+    );
+    let error = spec::compile("early.toml", &early).expect_err("{fence} in the acquire");
+    assert_eq!(error.field, "[acquire]", "{error}");
+    assert!(
+        error.to_string().contains("known to the [write] only"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_lease_released_with_a_plain_del_loses_updates_when_work_outlives_the_ttl() {
     let plain = load("safeguards/lease-plain-del.toml");
     let step3 = with(&tutorial("step3-ttl", Variant::default()), plain);
@@ -317,6 +352,24 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "unknown command",
         ),
         (
+            lease_with(
+                "strategy = \"jittered\"",
+                "strategy = \"uniform\"\nmin_ms = 18446744073709551615\nmax_ms = 18446744073709551615",
+            ),
+            "min_ms = ",
+            "[retry] min_ms",
+            "at most 3600000",
+        ),
+        (
+            lease_with(
+                "strategy = \"jittered\"",
+                "strategy = \"linear\"\nbackoff_ms = 3600001",
+            ),
+            "backoff_ms = ",
+            "[retry] backoff_ms",
+            "at most 3600000",
+        ),
+        (
             lease_with("\"{token}\", \"NX\"", "\"{tokn}\", \"NX\""),
             "{tokn}",
             "[acquire] command",
@@ -359,6 +412,25 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "{shown}"
         );
     }
+    // A table missing from the whole file is named as such, not blamed on the first line.
+    let no_write = lease_with("[write]", "[not_write]").replace("[not_write]\n", "");
+    let no_write = no_write
+        .split("[retry]")
+        .next()
+        .unwrap()
+        .replace("landed = \"OK\"", "")
+        .replace(
+            "command = [\"SET\", \"{balance_key}\", \"{new_balance}\"]",
+            "",
+        );
+    let error = spec::compile("bad.toml", &no_write).expect_err("no [write]");
+    assert_eq!(error.field, "[write]", "{error}");
+    assert!(error.to_string().contains("add [write]"), "{error}");
+    // A pattern of the wrong type says what a pattern is.
+    let error = spec::compile("bad.toml", &lease_with("got = \"OK\"", "got = 5.5")).unwrap_err();
+    assert_eq!(error.field, "[acquire] got", "{error}");
+    assert!(error.message.contains("not a reply pattern"), "{error}");
+
     let sql = std::fs::read_to_string(repo("safeguards/tutorial/fenced-cas.toml")).unwrap();
     let sql = sql.replace(
         "params = [\"new_balance\", \"fence\", \"version\"]",
@@ -468,6 +540,7 @@ fn the_shipped_files_run_against_the_real_servers() {
         ("step2-lock", "safeguards/redsync.toml"),
         ("step1-race", "safeguards/version-column.toml"),
         ("step1-race", "safeguards/watch-multi.toml"),
+        ("step5-fencing", "safeguards/redis-fenced.toml"),
         ("step6-verify", "safeguards/tutorial/fenced-cas.toml"),
     ] {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_leaselab"))

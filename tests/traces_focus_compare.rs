@@ -184,3 +184,44 @@ fn an_ok_and_a_broken_run_side_by_side_name_their_difference_and_first_divergenc
     assert!(page.contains("First divergence"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Step 6 with fenced-cas (OK) beside fenced (BROKEN): their first writes differ only in the
+/// version the check-and-set write expects, which no mark's text shows, so the divergence
+/// named is the first one a reader can see (a refused write against an accepted one), never
+/// two identical lines.
+#[test]
+fn the_divergence_named_is_one_a_reader_can_see() {
+    use leaselab_model::postgres::statement::WriteGuard;
+    use leaselab_model::safeguard::Safeguard;
+    let mut step6 = Scenario::tutorial("step6-verify", Variant::default()).unwrap();
+    step6.params.ttl_ms = 1;
+    let with = |guard| Scenario {
+        safeguard: Safeguard::Fenced { guard },
+        ..step6.clone()
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("compare-visible-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = leaselab_sim::run::run(&with(WriteGuard::FenceBelowAndEqual), 1).unwrap();
+    let broken = leaselab_sim::run::run(&with(WriteGuard::FenceBelow), 1).unwrap();
+    assert_eq!(ok.ledger.verdict, leaselab_model::ledger::Verdict::Ok);
+    assert_eq!(
+        broken.ledger.verdict,
+        leaselab_model::ledger::Verdict::Broken
+    );
+    let ok = trace::save::save_trace(&ok, &dir).unwrap();
+    let broken = trace::save::save_trace(&broken, &dir).unwrap();
+    let (left, right) = (trace::load(&ok).unwrap(), trace::load(&broken).unwrap());
+    let story_of =
+        |t: &trace::load::Trace| story::build(&t.scenario, &t.ledger, &t.events().unwrap());
+    let comparison = compare::compare(&left, &story_of(&left), &right, &story_of(&right));
+    let divergence = comparison.divergence.expect("the stories part");
+    let (l, r) = (divergence.left.unwrap(), divergence.right.unwrap());
+    assert_ne!(
+        (l.t_us, &l.lane, &l.text),
+        (r.t_us, &r.lane, &r.text),
+        "two identical lines named as the divergence"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

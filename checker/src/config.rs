@@ -363,7 +363,7 @@ impl CheckConfig {
             }
         }
         if self.evictions > 0 {
-            if !matches!(self.safeguard, Safeguard::Fenced { .. }) {
+            if !self.safeguard.has_fence_counter() {
                 return Err(ParamError(format!(
                     "--evictions {}: {} has no fence counter to evict; the fenced safeguards \
                      have one",

@@ -240,8 +240,8 @@ pub enum Output {
 /// deadline, never before `now_ms`.
 pub fn wake_ms(now_ms: u64, drawn_ms: u64, deadline_ms: Option<u64>) -> u64 {
     match deadline_ms {
-        Some(deadline) => (now_ms + drawn_ms).min(deadline.max(now_ms)),
-        None => now_ms + drawn_ms,
+        Some(deadline) => now_ms.saturating_add(drawn_ms).min(deadline.max(now_ms)),
+        None => now_ms.saturating_add(drawn_ms),
     }
 }
 

@@ -1094,8 +1094,8 @@ impl World {
                     max_ms,
                     deadline_ms,
                 } => {
-                    let mut wake_ms = now_ms + min_ms;
-                    let mut latest_ms = now_ms + max_ms.max(min_ms);
+                    let mut wake_ms = now_ms.saturating_add(min_ms);
+                    let mut latest_ms = now_ms.saturating_add(max_ms.max(min_ms));
                     if let Some(deadline_ms) = deadline_ms {
                         wake_ms = wake_ms.min(deadline_ms.max(now_ms));
                         latest_ms = latest_ms.min(deadline_ms.max(now_ms));

@@ -604,7 +604,9 @@ struct Admin {
 /// What to remove when a run ends.
 #[derive(Clone, Debug)]
 struct CleanupPlan {
-    redis: Option<(String, Vec<Vec<u8>>)>,
+    /// The Redis URL, the run's keys, and their prefix (a safeguard file may name keys of its
+    /// own, such as `{balance_key}:fence`; every key under the prefix goes too).
+    redis: Option<(String, Vec<Vec<u8>>, String)>,
     /// Redlock's nodes and the lock key to delete on each.
     nodes: Vec<(NodePlace, Vec<u8>)>,
     postgres: Option<(String, String)>,
@@ -638,6 +640,7 @@ impl Admin {
                 admin.plan.redis = Some((
                     url.clone(),
                     vec![keys.balance.clone(), keys.lock.clone(), keys.fence.clone()],
+                    namespace.prefix.clone(),
                 ));
             }
         }
@@ -771,7 +774,9 @@ impl Admin {
     /// Deletes the run's keys and drops its schema.
     async fn cleanup(&mut self) -> Result<(), RealError> {
         let mut errors = Vec::new();
-        if let (Some((connection, url)), Some((_, keys))) = (&mut self.redis, &self.plan.redis) {
+        if let (Some((connection, url)), Some((_, keys, prefix))) =
+            (&mut self.redis, &self.plan.redis)
+        {
             let mut del = redis::pipe();
             del.cmd("DEL").ignore();
             for key in keys {
@@ -787,6 +792,19 @@ impl Admin {
                 Ok(Ok(())) => {}
                 Ok(Err(error)) => {
                     errors.push(redis_failure(url, "deleting the run's keys", &error))
+                }
+                Err(error) => errors.push(error.to_string()),
+            }
+            match within(
+                url,
+                "deleting the run's other keys",
+                delete_prefixed(connection, prefix),
+            )
+            .await
+            {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    errors.push(redis_failure(url, "deleting the run's other keys", &error))
                 }
                 Err(error) => errors.push(error.to_string()),
             }
@@ -822,6 +840,44 @@ impl Admin {
         }
     }
 }
+
+/// Deletes every key under `prefix` (`SCAN ... MATCH prefix*`, at most
+/// [`MAX_CLEANUP_SCANS`] rounds): the keys a safeguard file named beside the run's own.
+async fn delete_prefixed<C: redis::aio::ConnectionLike>(
+    connection: &mut C,
+    prefix: &str,
+) -> redis::RedisResult<()> {
+    debug_assert!(
+        !prefix.contains(['*', '?', '[', '\\']),
+        "a prefix with no glob characters"
+    );
+    let pattern = format!("{prefix}*");
+    let mut cursor: u64 = 0;
+    for _ in 0..MAX_CLEANUP_SCANS {
+        let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1_000)
+            .query_async(connection)
+            .await?;
+        if !keys.is_empty() {
+            redis::cmd("DEL")
+                .arg(keys)
+                .query_async::<()>(connection)
+                .await?;
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    Ok(())
+}
+
+/// How many `SCAN` rounds a cleanup takes at most (1,000 keys looked at per round).
+const MAX_CLEANUP_SCANS: usize = 1_000;
 
 /// How long connecting to a real server, its handshake and a first command may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -1027,7 +1083,7 @@ impl Drop for CleanupGuard {
                 .build()
                 .ok()?;
             runtime.block_on(async {
-                if let Some((url, keys)) = &plan.redis {
+                if let Some((url, keys, prefix)) = &plan.redis {
                     let mut connection = tokio::time::timeout(
                         CONNECT_TIMEOUT,
                         redis_url(url, Some(Duration::from_secs(5))),
@@ -1040,6 +1096,10 @@ impl Drop for CleanupGuard {
                         del.arg(key);
                     }
                     tokio::time::timeout(COMMAND_TIMEOUT, del.query_async::<()>(&mut connection))
+                        .await
+                        .ok()?
+                        .ok()?;
+                    tokio::time::timeout(COMMAND_TIMEOUT, delete_prefixed(&mut connection, prefix))
                         .await
                         .ok()?
                         .ok()?;

@@ -10,9 +10,13 @@ pub fn parse_ms(text: &str) -> Result<u64, String> {
         (n, 1_000.0)
     } else if let Some(n) = text.strip_suffix('m') {
         (n, 60_000.0)
-    } else {
+    } else if text.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
         return Err(format!(
             "'{text}' has no unit; write it as e.g. 1ms, 250ms, 2s or 1m"
+        ));
+    } else {
+        return Err(format!(
+            "'{text}': the units are ms, s and m; write it as e.g. 1ms, 250ms, 2s or 1m"
         ));
     };
     let value: f64 = number.trim().parse().map_err(|_| {

@@ -23,7 +23,7 @@ no cell INCONCLUSIVE; 1 a pinned cell disagrees (marked !), whether it came out 
 /// The options of `leaselab matrix` (its description is on the subcommand).
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// Seeds per simulated cell (seeds --seed .. --seed + N - 1).
+    /// Seeds per simulated cell (seeds --seed .. --seed + N - 1; at most 100000).
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub runs: u64,
     /// The first seed.
@@ -96,6 +96,9 @@ pub fn columns(names: &[String]) -> Result<Vec<Column>, UsageError> {
         .collect()
 }
 
+/// The most seeds `--runs` may give each cell.
+pub const MAX_RUNS_PER_CELL: u64 = 100_000;
+
 /// Runs `leaselab matrix`.
 pub fn execute(args: Args) -> CommandResult {
     let files = args
@@ -117,6 +120,14 @@ pub fn execute(args: Args) -> CommandResult {
     };
     rows.extend(files.into_iter().map(Row::builtin));
     let columns = columns(&args.fault)?;
+    if args.runs > MAX_RUNS_PER_CELL {
+        return Err(UsageError::new(format!(
+            "--runs {}: at most {MAX_RUNS_PER_CELL} seeds per cell (the default matrix has some \
+             300 cells); for more seeds of one scenario use `leaselab run --runs N`, which \
+             streams its runs, or split the matrix with --shard K/N",
+            args.runs
+        )));
+    }
     let seeds = Seeds::new(args.seed, args.runs)?;
     if args.max_states == 0 {
         return Err(UsageError::new(
@@ -522,5 +533,21 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
             format!("; INCONCLUSIVE: {}", names.join(", "))
         }
     );
+    for cell in &inconclusive {
+        if let Some(reason) = &cell.exhaustive.reason {
+            let _ = writeln!(
+                text,
+                "  {} × {}: exhaustive INCONCLUSIVE: {reason}",
+                cell.row, cell.column
+            );
+        }
+        if cell.simulated.inconclusive > 0 {
+            let _ = writeln!(
+                text,
+                "  {} × {}: simulated INCONCLUSIVE: {} of {} runs reached no verdict",
+                cell.row, cell.column, cell.simulated.inconclusive, cell.simulated.runs
+            );
+        }
+    }
     text
 }

@@ -79,7 +79,7 @@ impl Row {
     }
 
     fn has_ttl(&self) -> bool {
-        self.safeguard.uses_lock() && self.safeguard != Safeguard::SetnxDel
+        self.safeguard.has_ttl()
     }
 }
 
@@ -326,7 +326,7 @@ impl Column {
                 row.name
             ));
         }
-        if self == Column::EvictFence && !matches!(row.safeguard, Safeguard::Fenced { .. }) {
+        if self == Column::EvictFence && !row.safeguard.has_fence_counter() {
             return Err(format!(
                 "{} has no fence counter to evict (and its other keys have a TTL, which \
                  volatile-* policies may evict like an early expiry)",
@@ -384,7 +384,7 @@ impl Column {
                 _ => None,
             };
         }
-        (self == Column::ShortTtl && row.safeguard == Safeguard::LeaseWatchdog).then(|| {
+        (self == Column::ShortTtl && row.safeguard.has_watchdog()).then(|| {
             "TTL 3ms instead of 1ms: the watchdog refreshes every TTL/3 and needs at least 3ms"
                 .to_string()
         })
@@ -489,11 +489,7 @@ impl Column {
                 s.params.acquire_timeout_ms = Some(10_000);
             }
             Column::ShortTtl => {
-                s.params.ttl_ms = if row.safeguard == Safeguard::LeaseWatchdog {
-                    3
-                } else {
-                    1
-                };
+                s.params.ttl_ms = if row.safeguard.has_watchdog() { 3 } else { 1 };
             }
             Column::Failover => holder_pauses(&mut s, Fault::Failover { at_ms: 20 }),
             Column::Restart => holder_pauses(&mut s, Fault::RedisRestart { at_ms: 20 }),
@@ -615,11 +611,7 @@ impl Column {
             Column::Pause(_) => c.max_pause_ticks = None,
             Column::WorkOverTtl => c.work_ticks = 4,
             Column::ShortTtl => {
-                c.ttl_ticks = if row.safeguard == Safeguard::LeaseWatchdog {
-                    3
-                } else {
-                    1
-                };
+                c.ttl_ticks = if row.safeguard.has_watchdog() { 3 } else { 1 };
                 c.max_pause_ticks = Some(1);
             }
             Column::Failover => c.failovers = 1,

@@ -479,17 +479,41 @@ impl Safeguard {
         )
     }
 
+    /// True when a watchdog refreshes the lease while the caller works (every TTL/3).
+    pub fn has_watchdog(&self) -> bool {
+        match self {
+            Safeguard::LeaseWatchdog => true,
+            Safeguard::User(id) => user::get(*id).refresh.is_some(),
+            _ => false,
+        }
+    }
+
+    /// True when the lock expires by itself: a lease with a TTL (a file's lock when its
+    /// acquire or refresh names `{ttl_ms}`).
+    pub fn has_ttl(&self) -> bool {
+        match self {
+            Safeguard::User(id) => user::get(*id).uses(user::Var::TtlMs),
+            Safeguard::SetnxDel => false,
+            _ => self.uses_lock(),
+        }
+    }
+
+    /// True when a fence counter is kept in Redis (a file's when a request names
+    /// `{fence_key}`).
+    pub fn has_fence_counter(&self) -> bool {
+        match self {
+            Safeguard::Fenced { .. } => true,
+            Safeguard::User(id) => user::get(*id).uses(user::Var::FenceKey),
+            _ => false,
+        }
+    }
+
     /// Checks the parameters before anything runs.
     pub fn validate(&self, params: &Params) -> Result<(), ParamError> {
         if self.uses_lock() && params.ttl_ms < 1 {
             return Err(ParamError("TTL must be at least 1ms".into()));
         }
-        let watchdog = match self {
-            Safeguard::LeaseWatchdog => true,
-            Safeguard::User(id) => user::get(*id).refresh.is_some(),
-            _ => false,
-        };
-        if watchdog && params.ttl_ms < 3 {
+        if self.has_watchdog() && params.ttl_ms < 3 {
             return Err(ParamError(format!(
                 "the watchdog refreshes every TTL/3, so it needs a TTL of at least 3ms (got {}ms)",
                 params.ttl_ms

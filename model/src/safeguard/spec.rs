@@ -33,7 +33,8 @@
 //! with `landed = "array"`, `refused = "nil"`; its patterns judge the last command's reply.
 //!
 //! Variables: `{lock_key}`, `{fence_key}`, `{balance_key}`, `{token}`, `{ttl_ms}`,
-//! `{wallet_id}`, `{amount}`, `{new_balance}` (the write). A SQL read returns one row of
+//! `{wallet_id}`, `{amount}`, and in the write only `{new_balance}` and `{fence}` (the
+//! caller's fencing token, 0 without one). A SQL read returns one row of
 //! `balance[, version]`; a SQL write names its `$n` in `params` (`new_balance`, `balance`,
 //! `amount`, `fence`, `version`, `wallet_id`) and landed when it changed 1 row, was refused
 //! when it changed 0. `[acquire] fence = "reply"` takes an integer "got" reply as the
@@ -59,6 +60,9 @@ use super::{BalanceIn, Keys};
 
 /// The largest safeguard file read (bytes).
 pub const MAX_FILE_BYTES: usize = 256 * 1024;
+
+/// The longest wait a `[retry]` field may name (ms): one hour.
+pub const MAX_RETRY_MS: u64 = 3_600_000;
 
 /// A file that does not describe a safeguard: where and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +97,10 @@ impl std::error::Error for SpecError {}
 
 /// One reply pattern or several.
 #[derive(Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "not a reply pattern: write one in quotes (e.g. \"OK\", \"nil\", \"1\") or a list of them"
+)]
 enum Patterns {
     One(String),
     Many(Vec<String>),
@@ -257,6 +264,7 @@ fn sample_vars(keys: &Keys) -> Vars<'_> {
         wallet_id: 42,
         amount: 10,
         new_balance: Some(90),
+        fence: Some(33),
     }
 }
 
@@ -276,9 +284,32 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         });
     }
     let repr: FileRepr = toml::from_str(text).map_err(|error| {
+        let message = error.message().trim().to_string();
         let span = error.span().unwrap_or(0..0);
+        // A table or key missing from the whole file: TOML points at the file's start, which
+        // is no field of it.
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'));
+        if let (Some(name), 0) = (missing, span.start) {
+            let field = if ["read", "write"].contains(&name) {
+                format!("[{name}]")
+            } else {
+                name.to_string()
+            };
+            return SpecError {
+                file: file.to_string(),
+                line: 0,
+                column: 0,
+                field: field.clone(),
+                message: format!(
+                    "missing: every safeguard file has `name`, `balance`, a [read] and a \
+                     [write]; add {field}"
+                ),
+            };
+        }
         let field = source.field_at(span.start);
-        source.at(span, &field, error.message().trim().to_string())
+        source.at(span, &field, message)
     })?;
     let keys = Keys::for_wallet("", 42);
     let vars = sample_vars(&keys);
@@ -420,6 +451,35 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         _ => {}
     }
 
+    // The fencing token exists from the acquire's reply on, and only the write is told it.
+    let before_write = [
+        (
+            acquire.as_ref().map(|a| &a.request),
+            "[acquire]",
+            repr.acquire.as_ref().map(Spanned::span),
+        ),
+        (
+            release.as_ref().map(|r| &r.request),
+            "[release]",
+            repr.release.as_ref().map(Spanned::span),
+        ),
+        (
+            refresh.as_ref().map(|r| &r.request),
+            "[refresh]",
+            repr.refresh.as_ref().map(Spanned::span),
+        ),
+    ];
+    for (request, table, span) in before_write {
+        if request.is_some_and(|request| request.uses(Var::Fence)) {
+            return Err(source.at(
+                span.unwrap_or(0..0),
+                table,
+                "{fence} is the caller's fencing token, known to the [write] only; the fence \
+                 counter's key is {fence_key}",
+            ));
+        }
+    }
+
     let read = {
         let r = repr.read.get_ref();
         let redis = r.command.is_some() || r.pipeline.is_some();
@@ -469,6 +529,16 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
             }
         }
     };
+    if let ReadSpec::Redis(request) = &read {
+        if request.uses(Var::Fence) {
+            return Err(source.at(
+                repr.read.span(),
+                "[read]",
+                "{fence} is the caller's fencing token, known to the [write] only; the fence \
+                 counter's key is {fence_key}",
+            ));
+        }
+    }
     let write = {
         let w = repr.write.get_ref();
         let redis = w.command.is_some() || w.script.is_some() || w.pipeline.is_some();
@@ -542,13 +612,24 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         Some(retry) => {
             let r = retry.get_ref();
             let need = |value: &Option<Spanned<u64>>, field: &str| {
-                value.as_ref().map(|v| *v.get_ref()).ok_or_else(|| {
-                    source.at(
+                let Some(value) = value else {
+                    return Err(source.at(
                         r.strategy.span(),
                         &format!("[retry] {field}"),
                         format!("the {:?} strategy needs `{field}`", r.strategy.get_ref()),
-                    )
-                })
+                    ));
+                };
+                if *value.get_ref() > MAX_RETRY_MS {
+                    return Err(source.at(
+                        value.span(),
+                        &format!("[retry] {field}"),
+                        format!(
+                            "{} ms is more than a run can wait; at most {MAX_RETRY_MS} (one hour)",
+                            value.get_ref()
+                        ),
+                    ));
+                }
+                Ok(*value.get_ref())
             };
             let strategy = match r.strategy.get_ref().as_str() {
                 "none" => Retry::NoRetry,
@@ -585,7 +666,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
             };
             let timeout = r.acquire_timeout_ms.as_ref().map(|t| *t.get_ref());
             if let Some(t) = &r.acquire_timeout_ms {
-                if *t.get_ref() == 0 || *t.get_ref() > 3_600_000 {
+                if *t.get_ref() == 0 || *t.get_ref() > MAX_RETRY_MS {
                     return Err(source.at(
                         t.span(),
                         "[retry] acquire_timeout_ms",

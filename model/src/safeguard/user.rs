@@ -46,11 +46,14 @@ pub enum Var {
     Amount,
     /// `{new_balance}`: the balance read minus the amount (the write only).
     NewBalance,
+    /// `{fence}`: the caller's fencing token from its acquire, 0 without one (the write
+    /// only).
+    Fence,
 }
 
 impl Var {
     /// Every variable with its name in the file.
-    pub const ALL: [(Var, &'static str); 8] = [
+    pub const ALL: [(Var, &'static str); 9] = [
         (Var::LockKey, "lock_key"),
         (Var::FenceKey, "fence_key"),
         (Var::BalanceKey, "balance_key"),
@@ -59,6 +62,7 @@ impl Var {
         (Var::WalletId, "wallet_id"),
         (Var::Amount, "amount"),
         (Var::NewBalance, "new_balance"),
+        (Var::Fence, "fence"),
     ];
 }
 
@@ -90,6 +94,8 @@ pub struct Vars<'a> {
     pub amount: i64,
     /// The balance to write (the write only).
     pub new_balance: Option<i64>,
+    /// The caller's fencing token (the write only).
+    pub fence: Option<i64>,
 }
 
 impl Template {
@@ -108,6 +114,7 @@ impl Template {
                     Var::WalletId => vars.wallet_id.to_string().into_bytes(),
                     Var::Amount => vars.amount.to_string().into_bytes(),
                     Var::NewBalance => vars.new_balance.unwrap_or(0).to_string().into_bytes(),
+                    Var::Fence => vars.fence.unwrap_or(0).to_string().into_bytes(),
                 }),
             }
         }
@@ -156,6 +163,16 @@ impl RequestTemplate {
                 .map(|argv| Command::parse(&all(argv)).map_err(|reply| reply.describe()))
                 .collect::<Result<Vec<_>, _>>()
                 .map(RedisRequest::Pipeline),
+        }
+    }
+
+    /// True when any word of the request names `var`.
+    pub fn uses(&self, var: Var) -> bool {
+        let any = |words: &[Template]| words.iter().any(|word| word.uses(var));
+        match self {
+            RequestTemplate::Command(argv) => any(argv),
+            RequestTemplate::Script { keys, args, .. } => any(keys) || any(args),
+            RequestTemplate::Pipeline(commands) => commands.iter().any(|argv| any(argv)),
         }
     }
 
@@ -367,6 +384,28 @@ pub struct UserSpec {
 }
 
 impl UserSpec {
+    /// True when a Redis request of the file names `var` (a SQL text names only
+    /// `{wallet_id}`).
+    pub fn uses(&self, var: Var) -> bool {
+        let requests = [
+            self.acquire.as_ref().map(|a| &a.request),
+            self.release.as_ref().map(|r| &r.request),
+            self.refresh.as_ref().map(|r| &r.request),
+            match &self.read {
+                ReadSpec::Redis(request) => Some(request),
+                ReadSpec::Sql(_) => None,
+            },
+            match &self.write {
+                WriteSpec::Redis { request, .. } => Some(request),
+                WriteSpec::Sql(_) => None,
+            },
+        ];
+        requests
+            .into_iter()
+            .flatten()
+            .any(|request| request.uses(var))
+    }
+
     /// True when the write can be refused: a SQL write with a fence or version parameter, or
     /// a Redis write with `refused` replies.
     pub fn can_reject(&self) -> bool {
@@ -459,6 +498,7 @@ impl UserLock {
             wallet_id: self.wallet_id,
             amount: self.amount,
             new_balance: None,
+            fence: None,
         }
     }
 
@@ -555,6 +595,7 @@ impl UserStore {
             wallet_id,
             amount,
             new_balance: None,
+            fence: None,
         };
         let statement = |sql: &SqlSpec| {
             let text = String::from_utf8_lossy(&sql.sql.render(&vars)).into_owned();
@@ -578,7 +619,7 @@ impl UserStore {
         })
     }
 
-    fn vars(&self, new_balance: Option<i64>) -> Vars<'_> {
+    fn vars(&self, new_balance: Option<i64>, fence: Option<i64>) -> Vars<'_> {
         Vars {
             keys: &self.keys,
             token: b"",
@@ -586,6 +627,7 @@ impl UserStore {
             wallet_id: self.wallet_id,
             amount: self.amount,
             new_balance,
+            fence,
         }
     }
 
@@ -612,7 +654,7 @@ impl UserStore {
             }),
             (ReadSpec::Redis(request), _) => Step::Redis {
                 node: super::step::SINGLE_REDIS,
-                request: match request_or_echo(request, &self.vars(None)) {
+                request: match request_or_echo(request, &self.vars(None, None)) {
                     Some(request) => request,
                     None => RedisRequest::Command(Command::Echo(b"no read".to_vec())),
                 },
@@ -675,7 +717,8 @@ impl UserStore {
             }),
             (WriteSpec::Redis { request, .. }, _) => Step::Redis {
                 node: super::step::SINGLE_REDIS,
-                request: match request_or_echo(request, &self.vars(Some(new_balance))) {
+                request: match request_or_echo(request, &self.vars(Some(new_balance), Some(fence)))
+                {
                     Some(request) => request,
                     None => RedisRequest::Command(Command::Echo(b"no write".to_vec())),
                 },
@@ -694,7 +737,7 @@ impl UserStore {
                 sql.params.contains(&SqlParam::Fence).then_some(fence),
                 sql.params.contains(&SqlParam::Version).then_some(seen),
             ),
-            WriteSpec::Redis { .. } => (None, None),
+            WriteSpec::Redis { request, .. } => (request.uses(Var::Fence).then_some(fence), None),
         }
     }
 
