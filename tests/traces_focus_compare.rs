@@ -225,3 +225,59 @@ fn the_divergence_named_is_one_a_reader_can_see() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A 50-caller run that kept the ledger is focused too: the callers that stand out (a refused
+/// write, insufficient funds) in lanes of their own, the others folded, and the whole picture
+/// within the width asked for.
+#[test]
+fn a_fifty_caller_ok_trace_is_focused_and_fits_the_width() {
+    let mut step6 = Scenario::tutorial("step6-verify", Variant::default()).unwrap();
+    step6.params.ttl_ms = 1;
+    step6.safeguard = leaselab_model::safeguard::Safeguard::Fenced {
+        guard: leaselab_model::postgres::statement::WriteGuard::FenceBelowAndEqual,
+    };
+    let report = leaselab_sim::run::run(&step6, 1).unwrap();
+    assert_eq!(report.ledger.verdict, leaselab_model::ledger::Verdict::Ok);
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("focus-ok-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = trace::save::save_trace(&report, &dir).unwrap();
+    let loaded = trace::load(&ok).unwrap();
+    let full = story::build(&loaded.scenario, &loaded.ledger, &loaded.events().unwrap());
+    let focused = story::focus(&full).expect("50 callers fold");
+    let folded = focused.folded.as_ref().unwrap();
+    assert_eq!(folded.shown.len(), story::FOCUS_OK_CALLERS);
+    assert_eq!(folded.folded_callers, 50 - story::FOCUS_OK_CALLERS as u32);
+    // A caller whose write was refused is among those shown.
+    let refused = full
+        .rows
+        .iter()
+        .find_map(|r| match (r.mark.lane, &r.mark.kind) {
+            (
+                story::Lane::Caller(n),
+                story::Kind::Write {
+                    accepted: false, ..
+                },
+            ) => Some(n),
+            _ => None,
+        });
+    assert!(folded.shown.contains(&refused.expect("a refused write")));
+
+    for width in [100, 160] {
+        let (code, out) = leaselab(&["show", "--width", &width.to_string()], &[&ok]);
+        assert_eq!(code, 0, "{out}");
+        assert!(out.contains("46 other caller(s) folded"), "{out}");
+        for line in out.lines() {
+            // The legend under the picture is one fixed line of 101 columns.
+            assert!(
+                line.chars().count() <= width.max(101),
+                "wider than {width}: {line}"
+            );
+        }
+    }
+    let (code, out) = leaselab(&["show", "--all", "--width", "100"], &[&ok]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("folded"), "--all folds nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+}

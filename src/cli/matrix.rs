@@ -292,24 +292,7 @@ pub const WIDTH: usize = 100;
 /// Appends `line` wrapped at [`WIDTH`] columns: `first` before its first line, `rest` before
 /// the others.
 fn wrap(text: &mut String, line: &str, first: &str, rest: &str) {
-    let mut current = first.to_string();
-    let mut empty = true;
-    for word in line.split_whitespace() {
-        let width = current.chars().count() + usize::from(!empty) + word.chars().count();
-        if !empty && width > WIDTH {
-            text.push_str(current.trim_end());
-            text.push('\n');
-            current = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            current.push(' ');
-        }
-        current.push_str(word);
-        empty = false;
-    }
-    text.push_str(current.trim_end());
-    text.push('\n');
+    crate::trace::text::wrap(text, line, first, rest, WIDTH);
 }
 
 /// 1 when a pinned cell disagrees with the tutorial, else 3 when a cell is INCONCLUSIVE,

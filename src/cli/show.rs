@@ -82,12 +82,7 @@ pub fn execute(args: Args) -> CommandResult {
     let trace = trace::load(&args.file)?;
     let events = trace.events()?;
     let story = story::build(&trace.scenario, &trace.ledger, &events);
-    let story = match story::focus(&story) {
-        Some(focused) if !args.all && trace.scenario.callers > story::FOCUS_ABOVE_CALLERS => {
-            focused
-        }
-        _ => story,
-    };
+    let story = shown(args.all, &trace, &story);
     let width = args
         .width
         .or_else(columns_from_env)
@@ -110,6 +105,15 @@ pub fn execute(args: Args) -> CommandResult {
 }
 
 /// `show A --compare B`.
+/// The story `show` draws ([`story::shown`]), unless `--all`.
+fn shown(all: bool, trace: &trace::load::Trace, story: &story::Story) -> story::Story {
+    if all {
+        story.clone()
+    } else {
+        story::shown(story, trace.scenario.callers)
+    }
+}
+
 fn compare(args: &Args, other: &std::path::Path) -> CommandResult {
     if args.svg.is_some() {
         return Err(UsageError::new(
@@ -133,7 +137,11 @@ fn compare(args: &Args, other: &std::path::Path) -> CommandResult {
         trace::compare::text(&left, &left_story, &right, &right_story, &comparison, width)
     );
     if let Some(path) = &args.html {
-        let page = trace::compare::html(&left, &left_story, &right, &right_story, &comparison);
+        let (left_picture, right_picture) = (
+            shown(args.all, &left, &left_story),
+            shown(args.all, &right, &right_story),
+        );
+        let page = trace::compare::html(&left, &left_picture, &right, &right_picture, &comparison);
         trace::files::write_atomic(path, page.as_bytes()).map_err(|error| {
             UsageError::new(format!("--html {}: cannot write: {error}", path.display()))
         })?;

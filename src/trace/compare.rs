@@ -217,11 +217,12 @@ pub fn text(
         } else {
             " "
         };
+        let right = fit(&cell(right_story), column.saturating_sub(1));
         let _ = writeln!(
             out,
-            "{} │ {}{marker}",
+            "{} │ {}",
             fit(&format!("{marker}{}", cell(left_story)), column),
-            cell(right_story)
+            format!("{}{marker}", right.trim_end()).trim_end()
         );
     }
     let longest = left_story.rows.len().max(right_story.rows.len());

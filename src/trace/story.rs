@@ -204,7 +204,8 @@ pub struct Story {
 /// What a focused story leaves out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Folded {
-    /// The callers shown in their own lanes (the blamed writer and those it overwrote).
+    /// The callers shown in their own lanes (the blamed writer and those it overwrote, or
+    /// those of a run without a violation that stand out).
     pub shown: Vec<u32>,
     /// How many callers were folded into the summary lane.
     pub folded_callers: u32,
@@ -242,13 +243,81 @@ impl Folded {
 /// Callers above which `show` focuses on the blamed write by default.
 pub const FOCUS_ABOVE_CALLERS: u32 = 6;
 
-/// The story narrowed to what matters to the violation: the blamed write's caller and the
+/// The story as the views draw it by default: [`focus`]ed when the run has more than
+/// [`FOCUS_ABOVE_CALLERS`] callers, whole otherwise.
+pub fn shown(story: &Story, callers: u32) -> Story {
+    match focus(story) {
+        Some(focused) if callers > FOCUS_ABOVE_CALLERS => focused,
+        _ => story.clone(),
+    }
+}
+
+/// How many callers a focused view of a run without a violation keeps in lanes of their own.
+pub const FOCUS_OK_CALLERS: usize = 4;
+
+/// The story narrowed to what matters. With a violation: the blamed write's caller and the
 /// callers whose accepted writes it overwrote (those that wrote between its read and its
-/// write), from the first of their acquires to the blamed caller's end. The other callers
-/// fold into one lane that keeps their acquires, writes and ends inside that window. None when
-/// no write is blamed.
+/// write), from the first of their acquires to the blamed caller's end. Without one: the
+/// callers whose spend did not simply go through (a refused write, a lost lease, giving up)
+/// first, then the first to start, [`FOCUS_OK_CALLERS`] in all, over the whole run. The
+/// other callers fold into one lane that keeps their acquires, writes and ends inside that
+/// window. None when there is nothing to fold.
 pub fn focus(story: &Story) -> Option<Story> {
-    let blamed = story.rows.iter().position(|r| r.mark.blame.is_some())?;
+    match story.rows.iter().position(|r| r.mark.blame.is_some()) {
+        Some(blamed) => focus_on_blame(story, blamed),
+        None => focus_without_blame(story),
+    }
+}
+
+/// The callers of a run without a violation worth their own lanes.
+fn focus_without_blame(story: &Story) -> Option<Story> {
+    let callers: Vec<u32> = story
+        .lanes
+        .iter()
+        .filter_map(|lane| match lane {
+            Lane::Caller(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    if callers.len() <= FOCUS_OK_CALLERS {
+        return None;
+    }
+    let mut notable: Vec<u32> = Vec::new();
+    let mut first: Vec<u32> = Vec::new();
+    for row in &story.rows {
+        let Lane::Caller(n) = row.mark.lane else {
+            continue;
+        };
+        let stands_out = match &row.mark.kind {
+            Kind::Write { accepted, .. } => !accepted,
+            Kind::Done { outcome } => !matches!(outcome, Outcome::Accepted { .. }),
+            Kind::Refresh { ok } | Kind::Release { ok } => !ok,
+            Kind::Pause { .. } => true,
+            _ => false,
+        };
+        if stands_out && !notable.contains(&n) {
+            notable.push(n);
+        }
+        if matches!(row.mark.kind, Kind::Start) && !first.contains(&n) {
+            first.push(n);
+        }
+    }
+    let mut shown: Vec<u32> = notable.into_iter().take(FOCUS_OK_CALLERS).collect();
+    for n in first.into_iter().chain(callers) {
+        if shown.len() >= FOCUS_OK_CALLERS {
+            break;
+        }
+        if !shown.contains(&n) {
+            shown.push(n);
+        }
+    }
+    let from_us = story.rows.first().map_or(0, |r| r.mark.t_us);
+    let to_us = story.rows.last().map_or(0, |r| r.mark.t_us);
+    Some(fold(story, shown, from_us, to_us))
+}
+
+/// The blamed write's caller and those it overwrote.
+fn focus_on_blame(story: &Story, blamed: usize) -> Option<Story> {
     let Lane::Caller(writer) = story.rows[blamed].mark.lane else {
         return None;
     };
@@ -287,6 +356,12 @@ pub fn focus(story: &Story) -> Option<Story> {
         .iter()
         .find(|r| r.mark.lane == Lane::Caller(writer) && matches!(r.mark.kind, Kind::Done { .. }))
         .map_or(write_us, |r| r.mark.t_us);
+    Some(fold(story, shown, from_us, to_us))
+}
+
+/// `story` with the callers in `shown` in lanes of their own and the others folded into one
+/// lane, between `from_us` and `to_us`.
+fn fold(story: &Story, mut shown: Vec<u32>, from_us: i64, to_us: i64) -> Story {
     shown.sort_unstable();
     let callers = story
         .lanes
@@ -337,7 +412,7 @@ pub fn focus(story: &Story) -> Option<Story> {
             .join(", ")
     };
     let marks_hidden = story.rows.len() - rows.len();
-    Some(Story {
+    Story {
         lanes,
         rows,
         ledger_line: story.ledger_line.clone(),
@@ -350,7 +425,7 @@ pub fn focus(story: &Story) -> Option<Story> {
             marks_hidden,
             outcomes,
         }),
-    })
+    }
 }
 
 /// What the story knows of one caller between its events.

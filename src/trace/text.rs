@@ -94,13 +94,14 @@ fn glyph(bar: Bar) -> &'static str {
 }
 
 /// Text width of each lane's cells: the servers get a fixed share, the callers the rest
-/// (at least 12 columns each).
+/// (at least 12 columns each). When that is wider than `width`, every lane shrinks in
+/// proportion, down to [`MIN_LANE_WIDTH`] (a cell's text is cut with `…`).
 fn lane_widths(story: &Story, width: usize) -> Vec<usize> {
     let (redis, postgres) = (24, 28);
     let callers = story.lanes.len().saturating_sub(2).max(1);
     let rest = width.saturating_sub(TIME_WIDTH + 1 + redis + 3 + postgres + 3);
     let caller = (rest / callers).clamp(15, 37) - 3;
-    story
+    let widths: Vec<usize> = story
         .lanes
         .iter()
         .map(|lane| match lane {
@@ -109,8 +110,34 @@ fn lane_widths(story: &Story, width: usize) -> Vec<usize> {
             Lane::Redis => redis,
             Lane::Postgres => postgres,
         })
-        .collect()
+        .collect();
+    // Each lane also takes "│ " and " " around its text.
+    let frame = TIME_WIDTH + 1 + 3 * widths.len();
+    let wanted: usize = widths.iter().sum();
+    let room = width.saturating_sub(frame);
+    if wanted <= room {
+        return widths;
+    }
+    let mut widths: Vec<usize> = widths
+        .iter()
+        .map(|w| (w * room / wanted).max(MIN_LANE_WIDTH))
+        .collect();
+    // Lanes raised to the minimum may still overflow: take a column at a time from the widest.
+    while widths.iter().sum::<usize>() > room {
+        let Some(widest) = widths
+            .iter_mut()
+            .filter(|w| **w > MIN_LANE_WIDTH)
+            .max_by_key(|w| **w)
+        else {
+            break;
+        };
+        *widest -= 1;
+    }
+    widths
 }
+
+/// The narrowest a lane's text gets when the picture must fit the width.
+const MIN_LANE_WIDTH: usize = 8;
 
 /// Rows that happen at the same moment in different lanes share a line.
 fn lines(story: &Story) -> Vec<Vec<&super::story::Row>> {
@@ -262,16 +289,53 @@ pub fn words(story: &Story) -> String {
     text
 }
 
+/// Appends `line` wrapped at `width` columns (between words): `first` before its first line,
+/// `rest` before the others.
+pub fn wrap(text: &mut String, line: &str, first: &str, rest: &str, width: usize) {
+    let mut current = first.to_string();
+    let mut empty = true;
+    for word in line.split_whitespace() {
+        let wide = current.chars().count() + usize::from(!empty) + word.chars().count();
+        if !empty && wide > width {
+            text.push_str(current.trim_end());
+            text.push('\n');
+            current = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    text.push_str(current.trim_end());
+    text.push('\n');
+}
+
 /// Everything `leaselab show` prints for one trace.
 pub fn show(trace: &Trace, story: &Story, width: usize) -> String {
-    let mut text = header(trace);
+    // Prose lines longer than the width wrap between words; shorter ones stay as they are.
+    let mut text = String::new();
+    let prose = |text: &mut String, line: &str| {
+        if line.chars().count() > width {
+            wrap(text, line, "", "  ", width);
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
+    };
+    for line in header(trace).lines() {
+        prose(&mut text, line);
+    }
     if let Some(folded) = &story.folded {
-        let _ = writeln!(text, "{}", folded.describe());
+        prose(&mut text, &folded.describe());
     }
     text.push('\n');
     text.push_str(&timeline(story, width));
     text.push('\n');
-    text.push_str(&words(story));
+    for line in words(story).lines() {
+        prose(&mut text, line);
+    }
     let _ = writeln!(text, "final: {}", story.ledger_line);
     if let Some(blame) = &story.blame {
         let _ = writeln!(text, "{blame}");
