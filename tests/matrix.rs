@@ -726,3 +726,19 @@ fn the_tutorial_files_get_the_built_in_rows_columns_and_verdicts() {
         }
     }
 }
+
+/// Redlock keeps the ledger, and hands no lock out twice, when one of its three nodes is
+/// lost: the two left are a majority. The column does not apply to a lock on one Redis.
+#[test]
+fn losing_one_redlock_node_of_three_is_safe() {
+    for name in ["redlock-3-nodes", "redlock-cas-3-nodes"] {
+        let found = cell(name, Column::NodeLoss);
+        assert_cell(&found, Some(Verdict::Safe), Verdict::Safe);
+        assert!(found.expected.is_some(), "{name}: pinned");
+        assert!(found.simulated.cost.gave_up == 0, "{name}: nobody gave up");
+    }
+    assert_eq!(
+        cell("lease", Column::NodeLoss).verdict(),
+        Verdict::NotApplicable
+    );
+}

@@ -1,4 +1,4 @@
-//! Durations on the command line: `1ms`, `250ms`, `2s`, `1.5s`, `1m`.
+//! Durations on the command line: `1ms`, `250ms`, `2s`, `1.5s`, `1m`, `1h`.
 
 /// Parses a duration into whole milliseconds. A bare number is refused, so that `--ttl 100`
 /// cannot silently mean 100 seconds or 100 milliseconds.
@@ -10,13 +10,15 @@ pub fn parse_ms(text: &str) -> Result<u64, String> {
         (n, 1_000.0)
     } else if let Some(n) = text.strip_suffix('m') {
         (n, 60_000.0)
+    } else if let Some(n) = text.strip_suffix('h') {
+        (n, 3_600_000.0)
     } else if text.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
         return Err(format!(
             "'{text}' has no unit; write it as e.g. 1ms, 250ms, 2s or 1m"
         ));
     } else {
         return Err(format!(
-            "'{text}': the units are ms, s and m; write it as e.g. 1ms, 250ms, 2s or 1m"
+            "'{text}': the units are ms, s, m and h; write it as e.g. 1ms, 250ms, 2s, 1m or 1h"
         ));
     };
     let value: f64 = number.trim().parse().map_err(|_| {

@@ -120,7 +120,13 @@ pub enum Column {
     RetriedRelease,
     /// The reply to A's release is lost (the release ran): A waits out its read timeout.
     LostReleaseReply,
+    /// One of Redlock's nodes crashes while A holds the lock and stays down: the majority
+    /// that remains must carry every lock.
+    NodeLoss,
 }
+
+/// How long the node-loss column's node stays down in the simulation: longer than any run.
+const NODE_LOSS_DOWN_MS: u64 = 3_600_000;
 
 /// The horizon of the reply-fault columns' checks (the safety page's table uses 30; 12
 /// decides the same verdicts there in a fraction of the time).
@@ -164,6 +170,7 @@ impl Column {
             Column::DuplicatedAcquire,
             Column::RetriedRelease,
             Column::LostReleaseReply,
+            Column::NodeLoss,
         ]);
         columns
     }
@@ -186,6 +193,7 @@ impl Column {
             Column::DuplicatedAcquire => "duplicated-acquire".into(),
             Column::RetriedRelease => "retried-release".into(),
             Column::LostReleaseReply => "lost-release-reply".into(),
+            Column::NodeLoss => "node-loss".into(),
         }
     }
 
@@ -210,6 +218,7 @@ impl Column {
             Column::DuplicatedAcquire => "dacq",
             Column::RetriedRelease => "rrel",
             Column::LostReleaseReply => "lrel",
+            Column::NodeLoss => "loss",
         }
     }
 
@@ -270,6 +279,10 @@ impl Column {
             Column::LostReleaseReply => "lost release reply: the reply to A's release is lost \
                  (the release ran), A waits out its 3s read timeout; 2 callers"
                 .into(),
+            Column::NodeLoss => "Redlock node loss: A is cut off redis-3 and holds redis-1 and \
+                 redis-2; redis-2 crashes at 150ms and stays down; B starts at 200ms (Redlock \
+                 rows only)"
+                .into(),
             Column::ClockSlew => format!(
                 "clock slew: Redis's clock is corrected +3s from 20ms on, slewed at \
                  {SLEW_RATE_PPM}ppm as NTP does, while A holds its 2s lease and works 100ms; B \
@@ -296,6 +309,13 @@ impl Column {
         if redis && !row.uses_redis() {
             return Err(format!(
                 "{} keeps nothing in Redis: a Redis fault cannot touch it",
+                row.name
+            ));
+        }
+        if self == Column::NodeLoss && !row.redlock() {
+            return Err(format!(
+                "{} locks on one Redis: losing it stops every caller; what a single server \
+                 forgets is the restart and failover columns",
                 row.name
             ));
         }
@@ -395,6 +415,7 @@ impl Column {
     fn redlock_scenario(self, row: &Row) -> Option<Scenario> {
         let preset = match self {
             Column::Restart => "redlock-restart",
+            Column::NodeLoss => "redlock-delayed-restart",
             Column::ClockJump | Column::ClockSlew => "redlock-clock-jump",
             _ => return None,
         };
@@ -402,6 +423,13 @@ impl Column {
             leaselab_sim::faults::fault_scenario(preset, false).expect("the redlock presets exist");
         s.name = format!("matrix {} {}", self.name(), row.name);
         s.safeguard = row.safeguard;
+        if self == Column::NodeLoss {
+            for fault in &mut s.faults {
+                if let Fault::NodeRestart { down_ms, .. } = fault {
+                    *down_ms = NODE_LOSS_DOWN_MS;
+                }
+            }
+        }
         if self == Column::ClockSlew {
             for fault in &mut s.faults {
                 if let Fault::ClockJump {
@@ -470,7 +498,8 @@ impl Column {
             s.faults = vec![fault];
         };
         match self {
-            Column::None => {}
+            // Node loss is a Redlock row's (`redlock_scenario`); on one Redis it does not apply.
+            Column::None | Column::NodeLoss => {}
             Column::Pause(point) => {
                 s.callers = 2;
                 s.params.ttl_ms = PAUSE_TTL_MS;
@@ -585,16 +614,18 @@ impl Column {
             return Err("the model's node clocks jump or drift; none slews".into());
         }
 
-        if row.redlock() && matches!(self, Column::Restart | Column::ClockJump) {
+        if row.redlock() && matches!(self, Column::Restart | Column::ClockJump | Column::NodeLoss) {
             // docs/safety.md's bounds: TTL 4, work 1, horizon 10, no pauses.
             c.ttl_ticks = 4;
             c.work_ticks = 1;
             c.horizon_ticks = Some(10);
-            if self == Column::Restart {
-                c.node_faults.restarts = 1;
-            } else {
-                c.node_faults.clock_jumps = 1;
-                c.node_faults.clock_jump_ms = 5;
+            match self {
+                Column::Restart => c.node_faults.restarts = 1,
+                Column::ClockJump => {
+                    c.node_faults.clock_jumps = 1;
+                    c.node_faults.clock_jump_ms = 5;
+                }
+                _ => c.node_faults.delayed_restarts = 1,
             }
             return Ok(c);
         }
@@ -652,6 +683,11 @@ impl Column {
                      ticks never shows (Redlock's nodes drift with `check --node-drift`)"
                         .into(),
                 );
+            }
+            Column::NodeLoss => {
+                return Err(
+                    "node loss is a Redlock row's fault: one Redis has no other node".into(),
+                )
             }
             Column::DuplicatedAcquire | Column::RetriedRelease | Column::LostReleaseReply => {
                 c.reply_faults = self.reply_faults().unwrap_or_default();
@@ -727,6 +763,10 @@ impl Column {
                  no pauses"
             }
             Column::LostReleaseReply => "one lost reply to a release, no pauses",
+            Column::NodeLoss => {
+                "one of 3 nodes down at any moment for the TTL + 1 tick (past every lock it \
+                 held; then back, empty), no pauses"
+            }
         }
     }
 }
@@ -957,6 +997,11 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             (_, Column::ClockSlew) => simulated(
                 Safe,
                 "safety: a node clock slewed, not stepped, keeps the keys for their TTL",
+            ),
+            (_, Column::NodeLoss) => both(
+                Safe,
+                "safety: a node that stays down past the TTL forgets no lock it could hand out \
+                 again; the majority left carries the locks",
             ),
             _ => None,
         };
