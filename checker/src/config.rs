@@ -418,7 +418,9 @@ impl CheckConfig {
         if self.safeguard.redis_nodes() == 0 {
             if faults != NodeFaults::default() {
                 return Err(ParamError(format!(
-                    "{} locks on one Redis, not on independent nodes: the node faults                      (--node-restarts, --node-delayed-restarts, --node-clock-jumps,                      --node-drift) apply to redlock and redlock-cas; drop them",
+                    "{} locks on one Redis, not on independent nodes: the node faults \
+                     (--node-restarts, --node-delayed-restarts, --node-clock-jumps, \
+                     --node-drift) apply to redlock and redlock-cas; drop them",
                     self.safeguard.name()
                 )));
             }

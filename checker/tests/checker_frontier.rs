@@ -172,3 +172,28 @@ fn the_table_puts_ttl_down_and_work_across() {
     assert_eq!(lines[2], "         2 |    1    -");
     assert_eq!(lines[3], "         3 |    2    ∞");
 }
+
+/// Redlock on 3 nodes whose clocks run fast: the faster they run, the shorter the pause the
+/// lease survives, since a node's key expires early while the holder still counts on its
+/// validity (TTL 4, work 1, horizon 8; the drift/pause frontier of docs/safety.md).
+#[test]
+fn redlock_survives_shorter_pauses_as_its_nodes_clocks_run_faster() {
+    let redlock = Safeguard::Redlock {
+        nodes: 3,
+        cas: false,
+    };
+    let at_drift = |drift_percent: i32| {
+        let mut config = CheckConfig {
+            ttl_ticks: 4,
+            work_ticks: 1,
+            horizon_ticks: Some(8),
+            ..CheckConfig::new(redlock)
+        };
+        config.node_faults.drift_percent = drift_percent;
+        boundary(config, RunOptions::default())
+            .expect("valid")
+            .boundary
+    };
+    assert_eq!(at_drift(100), Boundary::UpTo(1));
+    assert_eq!(at_drift(150), Boundary::UpTo(0));
+}

@@ -39,6 +39,10 @@ pub struct Args {
     /// The reply faults the World may inject in every cell.
     #[command(flatten)]
     pub reply_faults: ReplyFaultArgs,
+    /// Redlock's nodes and what may happen to them in every cell (their clocks' drift among
+    /// it: the pause each TTL survives under a drift).
+    #[command(flatten)]
+    pub nodes: super::nodes::NodeArgs,
     /// TTLs (rows), in ticks: a list `3,4,6` or a range `3..6`.
     #[arg(long, default_value = "3..5", value_parser = parse_list, value_name = "LIST")]
     pub ttl: TickList,
@@ -100,6 +104,7 @@ pub fn execute(args: Args) -> CommandResult {
             ))
         }
     };
+    let safeguard = args.nodes.apply(safeguard)?;
     args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {
@@ -123,6 +128,7 @@ pub fn execute(args: Args) -> CommandResult {
         evictions: args.wallet.evictions,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
+        node_faults: args.nodes.faults(),
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any.
@@ -190,6 +196,9 @@ pub fn execute(args: Args) -> CommandResult {
             max_states_per_cell: args.search.max_states,
             lost_replies: base.reply_faults.lost_replies,
             dropped_connections: base.reply_faults.dropped_connections,
+            node_faults: (base.safeguard.redis_nodes() > 0
+                && (base.node_faults.any() || base.node_faults.drift_percent != 0))
+                .then(|| base.node_faults.describe()),
             frontier: &frontier,
         };
         println!(
@@ -217,6 +226,9 @@ struct JsonFrontier<'a> {
     lost_replies: u32,
     /// How many Redis connections may break with a reply in flight, in every cell.
     dropped_connections: u32,
+    /// Redlock's node faults and clock drift in every cell, in words (none without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_faults: Option<String>,
     #[serde(flatten)]
     frontier: &'a Frontier,
 }
@@ -253,7 +265,7 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}{}; every cell exhaustive to {}\n\
+         {} callers spending {} from {}{}{}{}; every cell exhaustive to {}\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses, \
          '?' = inconclusive\n\n",
         frontier.safeguard,
@@ -265,6 +277,17 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             k => format!(", up to {k} failover(s)"),
         },
         reply_faults_text(base.reply_faults),
+        if base.safeguard.redis_nodes() > 0
+            && (base.node_faults.any() || base.node_faults.drift_percent != 0)
+        {
+            format!(
+                " on {} nodes ({})",
+                base.safeguard.redis_nodes(),
+                base.node_faults.describe()
+            )
+        } else {
+            String::new()
+        },
         match base.horizon_ticks {
             Some(h) => format!("a horizon of {h} ticks"),
             None => "its horizon (2 x work + 2 x TTL + 4 ticks)".to_string(),

@@ -46,7 +46,9 @@ pub struct Cli {
 
 /// The exit-code contract, printed under every `--help`.
 pub const EXIT_CODES: &str =
-    "Exit codes: 0 every verdict OK/SAFE; 1 a violation was found; 2 bad usage or input; \
+    "Exit codes: 0 every verdict OK/SAFE; 1 a violation was found (for tour and matrix, whose \
+verdicts are the tutorial's claims: a row or pinned cell that disagrees with what the tutorial \
+says; a BROKEN cell the tutorial predicts is a finding, not a failure); 2 bad usage or input; \
 3 INCONCLUSIVE (a bound or limit stopped the work before a verdict).";
 
 /// The subcommands.
