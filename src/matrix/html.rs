@@ -249,10 +249,10 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
 body {{ font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px; color: #111; }}
 h1 {{ font-size: 22px; margin: 0 0 8px 0; }}
 table {{ border-collapse: collapse; margin-bottom: 16px; }}
-.matrix td, .matrix th {{ border: 1px solid #ccc; padding: 3px 4px; text-align: center; }}
-.matrix th {{ font-size: 13px; }}
+.matrix td, .matrix th {{ border: 1px solid #ccc; padding: 3px 2px; text-align: center; }}
+.matrix th {{ font-size: 12px; }}
 .matrix th.row {{ text-align: left; font-family: "DejaVu Sans Mono", monospace; font-weight: normal; }}
-.matrix td {{ font-size: 16px; min-width: 36px; }}
+.matrix td {{ font-size: 16px; min-width: 30px; }}
 .matrix td a {{ color: inherit; text-decoration: none; }}
 td.safe {{ background: #c7ecc7; color: #1b5e20; }}
 td.broken {{ background: #f7b6b6; color: #8b0000; font-weight: bold; }}
