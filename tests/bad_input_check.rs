@@ -11,6 +11,36 @@ use common::bad_input::{check_all, run, Case};
 fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() {
     check_all(vec![
         Case::new(
+            "a Redis drift for a safeguard that keeps nothing in Redis",
+            &["check", "--safeguard", "pg-debit", "--redis-drift", "+50%"],
+            2,
+            &["--redis-drift +50%", "keeps nothing in Redis"],
+        ),
+        Case::new(
+            "a Redis drift for Redlock, whose nodes drift with --node-drift",
+            &["check", "--safeguard", "redlock", "--redis-drift", "+50%"],
+            2,
+            &["--redis-drift +50%", "--node-drift"],
+        ),
+        Case::new(
+            "a Redis drift that is no clock",
+            &["check", "--safeguard", "lease", "--redis-drift", "-100%"],
+            2,
+            &["--redis-drift -100%", "-99% to +1000%"],
+        ),
+        Case::new(
+            "a node count said twice, differently",
+            &[
+                "frontier",
+                "--safeguard",
+                "redlock-5-nodes",
+                "--redis-nodes",
+                "3",
+            ],
+            2,
+            &["the name already says 5 nodes"],
+        ),
+        Case::new(
             "horizon 0: nothing can be written",
             &["check", "--safeguard", "no-lock", "--horizon", "0"],
             2,

@@ -296,7 +296,12 @@ fn a_redis_write_checks_the_fence_it_is_given() {
         1,
     );
     let error = spec::compile("early.toml", &early).expect_err("{fence} in the acquire");
-    assert_eq!(error.field, "[acquire]", "{error}");
+    assert_eq!(error.field, "[acquire] args", "{error}");
+    let line = early
+        .lines()
+        .position(|l| l.contains("args = [\"{token}\", \"{fence}\"]"))
+        .map(|i| i + 1);
+    assert_eq!(Some(error.line), line, "{error}");
     assert!(
         error.to_string().contains("known to the [write] only"),
         "{error}"
@@ -412,6 +417,65 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "{shown}"
         );
     }
+    // Names the built-in parser takes are the built-ins', whatever the catalogue lists.
+    for taken in [
+        "redlock-3-nodes",
+        "redlock-cas",
+        "redislock-linear-5ms",
+        "redislock-linear-5ms+jitter",
+    ] {
+        let text = lease_with("name = \"file-lease\"", &format!("name = \"{taken}\""));
+        let error = spec::compile("bad.toml", &text).expect_err(taken);
+        assert_eq!(error.field, "name", "{error}");
+        assert!(error.message.contains("built-in"), "{error}");
+    }
+    // Commands that reach beyond the run's keys are refused, in a command, a pipeline or a
+    // script.
+    for (replace, by) in [
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "command = [\"FLUSHALL\"]",
+        ),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "pipeline = [[\"SELECT\", \"1\"], [\"GET\", \"{balance_key}\"]]",
+        ),
+        ("return 0\"\"\"", "redis.call('FLUSHDB') return 0\"\"\""),
+    ] {
+        let text = lease_with(replace, by);
+        assert!(text.contains(by), "the edit applied: {by}");
+        let error = spec::compile("bad.toml", &text).expect_err(by);
+        assert!(
+            error.message.contains("whole server") || error.message.contains("connection or"),
+            "{error}"
+        );
+    }
+    // Retry fields that do nothing are mistakes.
+    for (by, field) in [
+        (
+            "strategy = \"linear\"\nbackoff_ms = 0",
+            "[retry] backoff_ms",
+        ),
+        ("strategy = \"none\"\nmin_ms = 5", "[retry] min_ms"),
+        (
+            "strategy = \"linear\"\nbackoff_ms = 5\nmax_ms = 9",
+            "[retry] max_ms",
+        ),
+    ] {
+        let text = lease_with("strategy = \"jittered\"", by);
+        let error = spec::compile("bad.toml", &text).expect_err(by);
+        assert_eq!(error.field, field, "{error}");
+    }
+    // A write that names the token needs an acquire that hands one out.
+    let redsync = std::fs::read_to_string(repo("safeguards/redsync.toml")).unwrap();
+    let no_token = redsync.replace(
+        "command = [\"SET\", \"{balance_key}\", \"{new_balance}\"]",
+        "command = [\"SET\", \"{balance_key}\", \"{fence}\"]",
+    );
+    let error = spec::compile("bad.toml", &no_token).expect_err("no fence source");
+    assert_eq!(error.field, "[write]", "{error}");
+    assert!(error.message.contains("fence = \"reply\""), "{error}");
+
     // A table missing from the whole file is named as such, not blamed on the first line.
     let no_write = lease_with("[write]", "[not_write]").replace("[not_write]\n", "");
     let no_write = no_write

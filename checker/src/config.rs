@@ -129,6 +129,9 @@ pub struct CheckConfig {
     /// Redlock's nodes: their clocks' drift and the faults that may strike them (none by
     /// default; only for a safeguard on several Redis nodes).
     pub node_faults: NodeFaults,
+    /// The single Redis's clock rate error in percent (+50: 50 % fast, keys expire early); 0
+    /// by default; only for a safeguard that keeps something in one Redis.
+    pub redis_drift_percent: i32,
 }
 
 impl CheckConfig {
@@ -150,6 +153,7 @@ impl CheckConfig {
             symmetry: true,
             reply_faults: ReplyFaults::default(),
             node_faults: NodeFaults::default(),
+            redis_drift_percent: 0,
         }
     }
 
@@ -207,6 +211,7 @@ impl CheckConfig {
                 .with_node_faults(self.node_faults)
                 .with_redis_restarts(self.restarts)
                 .with_fence_evictions(self.evictions)
+                .with_redis_drift(self.redis_drift_percent)
         })
     }
 
@@ -360,6 +365,29 @@ impl CheckConfig {
             };
             if let Some(why) = why {
                 return Err(ParamError(format!("--restarts {}: {why}", self.restarts)));
+            }
+        }
+        if self.redis_drift_percent != 0 {
+            let why = if !(-99..=1000).contains(&self.redis_drift_percent) {
+                Some("a clock rate error from -99% to +1000%".to_string())
+            } else if self.safeguard.redis_nodes() > 0 {
+                Some(format!(
+                    "{} runs on independent nodes: their clocks drift with --node-drift",
+                    self.safeguard.name()
+                ))
+            } else if !self.uses_redis() {
+                Some(format!(
+                    "{} keeps nothing in Redis: no Redis clock to drift",
+                    self.safeguard.name()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(ParamError(format!(
+                    "--redis-drift {:+}%: {why}",
+                    self.redis_drift_percent
+                )));
             }
         }
         if self.evictions > 0 {
@@ -566,8 +594,12 @@ impl CheckConfig {
             _ if !self.reply_faults.any() => String::new(),
             on => format!(" (on {} requests only)", on.name()),
         };
+        let drift = match self.redis_drift_percent {
+            0 => String::new(),
+            pct => format!(", Redis's clock {pct:+}%"),
+        };
         format!(
-            "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{evictions}{lost}{dropped}{on}{nodes}{symmetry}",
+            "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{evictions}{lost}{dropped}{on}{nodes}{drift}{symmetry}",
             self.callers,
             self.horizon()
         )

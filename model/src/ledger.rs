@@ -331,13 +331,15 @@ impl Ledger {
         if self.wallets.is_empty() {
             return format!(
                 "accepted={} balance={} expected={} {verdict}",
-                self.accepted, self.final_balance, self.expected_balance,
+                self.accepted,
+                balance_text(self.final_balance),
+                self.expected_balance,
             );
         }
         let wallets: Vec<String> = self
             .wallets
             .iter()
-            .map(|w| format!("{}: {}", w.id, w.final_balance))
+            .map(|w| format!("{}: {}", w.id, balance_text(w.final_balance)))
             .collect();
         let mut line = format!(
             "transfers={} total={} expected={} ({})",
@@ -352,6 +354,16 @@ impl Ledger {
         line.push(' ');
         line.push_str(verdict);
         line
+    }
+}
+
+/// A final balance for people: `missing` for the sentinel of a balance that was gone or
+/// unreadable at the end (`i64::MIN`), the number otherwise.
+pub fn balance_text(balance: i64) -> String {
+    if balance == i64::MIN {
+        "missing".to_string()
+    } else {
+        balance.to_string()
     }
 }
 

@@ -260,6 +260,9 @@ struct Setup {
     tokens: Vec<Vec<u8>>,
     /// Hash worlds up to a renaming of callers.
     symmetric: bool,
+    /// The single Redis's clock rate error in percent (+50: its clock runs 50 % fast, so keys
+    /// expire early); its replica shares the server's clock.
+    redis_drift_percent: i32,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
     faults: ReplyFaults,
     /// The lease duration (a delayed node restart waits longer than it).
@@ -658,6 +661,7 @@ impl World {
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
+                redis_drift_percent: 0,
                 faults,
                 ttl_ms: scenario.params.ttl_ms,
                 node_faults: NodeFaults::default(),
@@ -686,10 +690,36 @@ impl World {
         self
     }
 
+    /// Runs the single Redis's clock `percent` % fast (negative: slow), from the start: a key
+    /// set for `t` ms of its clock is gone after `t × 100 / (100 + percent)` ms of everyone
+    /// else's. From −99 % to +1000 %.
+    pub fn with_redis_drift(mut self, percent: i32) -> World {
+        assert!(
+            (-99..=1000).contains(&percent),
+            "a clock rate error of {percent}% is not a clock"
+        );
+        Arc::make_mut(&mut self.setup).redis_drift_percent = percent;
+        self
+    }
+
+    /// The single Redis's clock when everyone else's reads `world_ms`.
+    pub fn redis_time(&self, world_ms: u64) -> u64 {
+        match self.setup.redis_drift_percent {
+            0 => world_ms,
+            drift => {
+                let rated = i128::from(world_ms) * (100 + i128::from(drift)) / 100;
+                u64::try_from(rated.max(0)).unwrap_or(u64::MAX)
+            }
+        }
+    }
+
     /// True when the fence counter is in the primary's keyspace now.
     fn fence_counter_exists(&self) -> bool {
         self.redis
-            .peek(&self.setup.scenario.params.keys.fence, self.now_ms)
+            .peek(
+                &self.setup.scenario.params.keys.fence,
+                self.redis_time(self.now_ms),
+            )
             .is_some()
     }
 
@@ -1305,7 +1335,8 @@ impl World {
                 .is_some_and(|replica| replica.backlog.is_empty());
             return (request, Reply::Integer(i64::from(acked)));
         }
-        let ran = run_request(Arc::make_mut(&mut self.redis), request, self.now_ms);
+        let now_ms = self.redis_time(self.now_ms);
+        let ran = run_request(Arc::make_mut(&mut self.redis), request, now_ms);
         self.ship_effects();
         ran
     }
@@ -1327,11 +1358,12 @@ impl World {
             return self.run_redis(request);
         };
         let mut session = std::mem::take(&mut slot_mut(&mut self.slots[index]).redis_session);
+        let now_ms = self.redis_time(self.now_ms);
         let reply = run_pipeline(
             Arc::make_mut(&mut self.redis),
             &mut session,
             &commands,
-            self.now_ms,
+            now_ms,
         );
         self.ship_effects();
         slot_mut(&mut self.slots[index]).redis_session = session;
@@ -1406,9 +1438,12 @@ impl World {
             .map(|(value, expiry)| (value.to_vec(), expiry))
     }
 
-    /// The caller (0-based) whose token the Redis primary holds in the lock key at `at_ms`.
+    /// The caller (0-based) whose token the Redis primary holds in the lock key when everyone
+    /// else's clock reads `at_ms` (the server's own clock may run fast or slow).
     pub fn lock_holder_at(&self, at_ms: u64) -> Option<usize> {
-        let value = self.redis.peek(&self.setup.lock_key, at_ms)?;
+        let value = self
+            .redis
+            .peek(&self.setup.lock_key, self.redis_time(at_ms))?;
         self.setup.tokens.iter().position(|token| token == value)
     }
 
@@ -1427,7 +1462,7 @@ impl World {
         match self.setup.balance_in {
             BalanceIn::Redis => self
                 .redis
-                .peek(&self.setup.balance_key, self.now_ms)
+                .peek(&self.setup.balance_key, self.redis_time(self.now_ms))
                 .and_then(|bytes| std::str::from_utf8(bytes).ok())
                 .and_then(|text| text.parse().ok()),
             BalanceIn::Postgres => self

@@ -127,6 +127,10 @@ pub struct WalletArgs {
     /// How much each caller spends.
     #[arg(long, default_value_t = 10, value_name = "A")]
     pub amount: i64,
+    /// The single Redis's clock rate error, in percent: `+50%` runs 50 % fast (keys expire
+    /// early), `-10%` slow (Redlock's nodes: --node-drift).
+    #[arg(long, default_value = "0", value_parser = super::nodes::parse_percent, value_name = "PCT", allow_hyphen_values = true)]
+    pub redis_drift: i32,
 }
 
 /// The flags `check` and `frontier` share about replies lost in flight (0 each: none).
@@ -302,7 +306,7 @@ impl Args {
                 )))
             }
         };
-        let safeguard = self.nodes.apply(safeguard)?;
+        let safeguard = self.nodes.apply(safeguard, self.safeguard.as_deref())?;
         let config = CheckConfig {
             safeguard,
             callers: self.wallet.callers,
@@ -318,6 +322,7 @@ impl Args {
             symmetry: !self.no_symmetry,
             reply_faults: self.reply_faults.faults(),
             node_faults: self.nodes.faults(),
+            redis_drift_percent: self.wallet.redis_drift,
         };
         config.validate()?;
         Ok(config)
@@ -338,7 +343,7 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let config = args.config()?;
     if args.explore {
-        return explore(config, args.port);
+        return explore(config, args.port, args.safeguard_file.as_deref());
     }
     let options = args.options()?;
     let model = LeaseModel::new(config)?;
@@ -673,16 +678,18 @@ pub fn reply_faults_text(faults: ReplyFaults) -> String {
 }
 
 /// The command line that reproduces `config` (for hints).
-fn command_line(config: &CheckConfig) -> String {
+/// The `check` command line for `config`; a safeguard from a file is named by `file`.
+fn command_line(config: &CheckConfig, file: Option<&std::path::Path>) -> String {
     let pause = config
         .max_pause_ticks
         .map_or("unbounded".to_string(), |p| p.to_string());
+    let safeguard = match file {
+        Some(path) => format!("--safeguard-file {}", path.display()),
+        None => format!("--safeguard {}", config.safeguard.name()),
+    };
     let mut line = format!(
-        "leaselab check --safeguard {} --callers {} --ttl {} --work {} --max-pause {pause}",
-        config.safeguard.name(),
-        config.callers,
-        config.ttl_ticks,
-        config.work_ticks
+        "leaselab check {safeguard} --callers {} --ttl {} --work {} --max-pause {pause}",
+        config.callers, config.ttl_ticks, config.work_ticks
     );
     if config.failovers > 0 {
         line.push_str(&format!(" --failovers {}", config.failovers));
@@ -730,6 +737,9 @@ fn command_line(config: &CheckConfig) -> String {
     }
     if nodes.clock_jumps > 0 {
         line.push_str(&format!(" --node-clock-jump {}", nodes.clock_jump_ms));
+    }
+    if config.redis_drift_percent != 0 {
+        line.push_str(&format!(" --redis-drift {:+}%", config.redis_drift_percent));
     }
     if nodes.drift_percent != 0 {
         line.push_str(&format!(" --node-drift {:+}%", nodes.drift_percent));
@@ -863,7 +873,7 @@ pub fn render(
         if let Some(path) = &property.explorer_path {
             out.push_str(&format!(
                 "  step through it: {} --explore, then open http://127.0.0.1:{}/#/steps/{path}\n",
-                command_line(config),
+                command_line(config, args.safeguard_file.as_deref()),
                 args.port
             ));
         }
@@ -1212,7 +1222,7 @@ pub fn merge_suite(files: &[ShardFile], json: bool) -> CommandResult {
     Ok(statuses.into_iter().fold(Status::Ok, Status::worst))
 }
 
-fn explore(config: CheckConfig, port: u16) -> CommandResult {
+fn explore(config: CheckConfig, port: u16, file: Option<&std::path::Path>) -> CommandResult {
     let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     // Fail with a clear message rather than a panic inside the server when the port is taken.
     drop(std::net::TcpListener::bind(address).map_err(|e| {
@@ -1223,7 +1233,7 @@ fn explore(config: CheckConfig, port: u16) -> CommandResult {
     let model = LeaseModel::new(config)?;
     eprintln!(
         "Explorer for {} on http://{address} (loopback only; Ctrl-C to stop)",
-        command_line(&config)
+        command_line(&config, file)
     );
     let _ = model.checker().serve(address);
     Ok(Status::Ok)

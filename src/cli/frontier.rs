@@ -104,7 +104,7 @@ pub fn execute(args: Args) -> CommandResult {
             ))
         }
     };
-    let safeguard = args.nodes.apply(safeguard)?;
+    let safeguard = args.nodes.apply(safeguard, args.safeguard.as_deref())?;
     args.search.validate()?;
     let cells = args.ttl.0.len().saturating_mul(args.work.0.len());
     if cells > args.max_cells {
@@ -126,22 +126,34 @@ pub fn execute(args: Args) -> CommandResult {
         failovers: args.wallet.failovers,
         restarts: args.wallet.restarts,
         evictions: args.wallet.evictions,
+        redis_drift_percent: args.wallet.redis_drift,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
         node_faults: args.nodes.faults(),
         ..CheckConfig::new(safeguard)
     };
-    // Refuse bad cells before running any.
+    // Refuse bad cells before running any. An error every cell shares is not about the TTL
+    // or the work: it is said without them.
+    let mut errors = Vec::new();
     for &ttl_ticks in &args.ttl.0 {
         for &work_ticks in &args.work.0 {
-            CheckConfig {
+            let checked = CheckConfig {
                 ttl_ticks,
                 work_ticks,
                 ..base
             }
-            .validate()
-            .map_err(|e| UsageError::new(format!("--ttl {ttl_ticks} --work {work_ticks}: {e}")))?;
+            .validate();
+            errors.push((ttl_ticks, work_ticks, checked.err().map(|e| e.0)));
         }
+    }
+    let first = errors.iter().find(|(_, _, error)| error.is_some());
+    if let Some((ttl_ticks, work_ticks, Some(error))) = first {
+        if errors.iter().all(|(_, _, e)| e.as_ref() == Some(error)) {
+            return Err(UsageError::new(error.clone()));
+        }
+        return Err(UsageError::new(format!(
+            "--ttl {ttl_ticks} --work {work_ticks}: {error}"
+        )));
     }
     let options = RunOptions {
         strategy: Strategy::Bfs,

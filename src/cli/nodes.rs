@@ -57,8 +57,18 @@ impl NodeArgs {
         }
     }
 
-    /// `safeguard` on the nodes `--redis-nodes` asks for; refused for a single-server one.
-    pub fn apply(&self, safeguard: Safeguard) -> Result<Safeguard, UsageError> {
+    /// `safeguard` (as named on the command line: `name`) on the nodes `--redis-nodes` asks
+    /// for; refused for a single-server one, and when the name already says another count.
+    pub fn apply(&self, safeguard: Safeguard, name: Option<&str>) -> Result<Safeguard, UsageError> {
+        if let (Some(asked), Some(name)) = (self.redis_nodes, name) {
+            let named = safeguard.redis_nodes();
+            if name.ends_with("-nodes") && named != asked {
+                return Err(UsageError::new(format!(
+                    "--safeguard {name} --redis-nodes {asked}: the name already says {named} \
+                     nodes; give the count once (e.g. --safeguard redlock --redis-nodes {asked})"
+                )));
+            }
+        }
         match self.redis_nodes {
             None => Ok(safeguard),
             Some(_) if safeguard.redis_nodes() == 0 => Err(UsageError::new(format!(

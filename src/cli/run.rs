@@ -327,7 +327,7 @@ impl Args {
                 redis_nodes: Some(nodes),
                 ..Default::default()
             }
-            .apply(scenario.safeguard)?;
+            .apply(scenario.safeguard, self.safeguard.as_deref())?;
             changed.push(format!("--redis-nodes {nodes}"));
         }
         if let Some(path) = &self.safeguard_file {

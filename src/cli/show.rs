@@ -137,10 +137,21 @@ fn compare(args: &Args, other: &std::path::Path) -> CommandResult {
         trace::compare::text(&left, &left_story, &right, &right_story, &comparison, width)
     );
     if let Some(path) = &args.html {
-        let (left_picture, right_picture) = (
-            shown(args.all, &left, &left_story),
-            shown(args.all, &right, &right_story),
-        );
+        // Both pictures focused alike, on the run with the violation (else the left one), so
+        // the two line up.
+        let (left_picture, right_picture) = {
+            let (left_shown, right_shown) = (
+                shown(args.all, &left, &left_story),
+                shown(args.all, &right, &right_story),
+            );
+            match (&left_shown.folded, &right_shown.folded) {
+                (_, Some(folded)) if right_story.blame.is_some() => {
+                    (story::focus_like(&left_story, folded), right_shown)
+                }
+                (Some(folded), _) => (left_shown.clone(), story::focus_like(&right_story, folded)),
+                _ => (left_shown, right_shown),
+            }
+        };
         let page = trace::compare::html(&left, &left_picture, &right, &right_picture, &comparison);
         trace::files::write_atomic(path, page.as_bytes()).map_err(|error| {
             UsageError::new(format!("--html {}: cannot write: {error}", path.display()))

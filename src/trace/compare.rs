@@ -156,18 +156,13 @@ pub fn text(
     width: usize,
 ) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "left:  {} — {}",
-        left.path.display(),
-        comparison.ledgers.0
-    );
-    let _ = writeln!(
-        out,
-        "right: {} — {}",
-        right.path.display(),
-        comparison.ledgers.1
-    );
+    for (side, trace, ledger) in [
+        ("left: ", left, &comparison.ledgers.0),
+        ("right:", right, &comparison.ledgers.1),
+    ] {
+        let line = format!("{side} {} — {ledger}", trace.path.display());
+        super::text::wrap(&mut out, &line, "", "       ", width);
+    }
     if comparison.differences.is_empty() {
         let _ = writeln!(out, "same parameters and seed");
     } else {
@@ -217,12 +212,12 @@ pub fn text(
         } else {
             " "
         };
-        let right = fit(&cell(right_story), column.saturating_sub(1));
+        let right = fit(&format!("{marker}{}", cell(right_story)), column);
         let _ = writeln!(
             out,
             "{} │ {}",
             fit(&format!("{marker}{}", cell(left_story)), column),
-            format!("{}{marker}", right.trim_end()).trim_end()
+            right.trim_end()
         );
     }
     let longest = left_story.rows.len().max(right_story.rows.len());

@@ -756,6 +756,8 @@ impl CheckSpec {
                 on: leaselab_model::world::FaultsOn::Any,
             },
             node_faults: leaselab_model::world::NodeFaults::default(),
+            // Nor is a path under a drifting Redis clock (`trace::model::translate`).
+            redis_drift_percent: 0,
         };
         config
             .validate()

@@ -335,6 +335,14 @@ pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation
             crate::trace::format::action_text(actions[number])
         ));
     }
+    if config.redis_drift_percent != 0 {
+        return Err(format!(
+            "the path runs under a Redis clock {:+}% off; turning it into a simulated schedule \
+             is not built (the simulation's drift, `run --clock-drift redis:RATE`, shows the \
+             same fault)",
+            config.redis_drift_percent
+        ));
+    }
     if config.safeguard.redis_nodes() > 0 {
         return Err(format!(
             "{} runs on {} independent Redis nodes: turning a model path over nodes into a \

@@ -316,6 +316,12 @@ fn focus_without_blame(story: &Story) -> Option<Story> {
     Some(fold(story, shown, from_us, to_us))
 }
 
+/// `story` narrowed as `like` was: the same callers in lanes of their own, the same window
+/// (so two runs side by side line up).
+pub fn focus_like(story: &Story, like: &Folded) -> Story {
+    fold(story, like.shown.clone(), like.from_us, like.to_us)
+}
+
 /// The blamed write's caller and those it overwrote.
 fn focus_on_blame(story: &Story, blamed: usize) -> Option<Story> {
     let Lane::Caller(writer) = story.rows[blamed].mark.lane else {
@@ -368,7 +374,7 @@ fn fold(story: &Story, mut shown: Vec<u32>, from_us: i64, to_us: i64) -> Story {
         .iter()
         .filter(|l| matches!(l, Lane::Caller(_)))
         .count() as u32;
-    let folded_callers = callers - shown.len() as u32;
+    let folded_callers = callers.saturating_sub(shown.len() as u32);
     let others = Lane::Others {
         callers: folded_callers,
     };

@@ -193,14 +193,16 @@ pub fn timeline(story: &Story, width: usize) -> String {
         let _ = writeln!(text, "{}", line.trim_end());
         for row in &rows {
             if let Some(blame) = &row.mark.blame {
-                let _ = writeln!(text, "{:>TIME_WIDTH$} ╰─ {blame}", "");
+                let first = format!("{:>TIME_WIDTH$} ╰─ ", "");
+                let rest = " ".repeat(TIME_WIDTH + 4);
+                wrap(&mut text, blame, &first, &rest, width.max(first.len() + 20));
             }
         }
     }
     let _ = writeln!(text, "{rule}");
     let _ = writeln!(
         text,
-        "{:>TIME_WIDTH$} ┃ holds the lease  ╎ believes it holds the lock, but the lease is gone  ║ paused  │ running",
+        "{:>TIME_WIDTH$} ┃ holds the lease  ╎ believes it holds the lock, the lease is gone  ║ paused  │ running",
         ""
     );
     text
@@ -338,7 +340,7 @@ pub fn show(trace: &Trace, story: &Story, width: usize) -> String {
     }
     let _ = writeln!(text, "final: {}", story.ledger_line);
     if let Some(blame) = &story.blame {
-        let _ = writeln!(text, "{blame}");
+        prose(&mut text, blame);
     }
     text
 }

@@ -328,9 +328,12 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
              command line and in file names)",
         ));
     }
+    // Any name the built-in parser takes (`redlock-3-nodes`, `lease+jitter`, ...), not only
+    // the catalogue's: a file must never stand in for a built-in row.
     if super::Safeguard::catalogue()
         .iter()
         .any(|s| s.name() == name)
+        || matches!(super::Safeguard::parse(&name), Ok(found) if !matches!(found, super::Safeguard::User(_)))
     {
         return Err(source.at(
             repr.name.span(),
@@ -451,33 +454,70 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         _ => {}
     }
 
-    // The fencing token exists from the acquire's reply on, and only the write is told it.
-    let before_write = [
-        (
-            acquire.as_ref().map(|a| &a.request),
-            "[acquire]",
-            repr.acquire.as_ref().map(Spanned::span),
-        ),
-        (
-            release.as_ref().map(|r| &r.request),
-            "[release]",
-            repr.release.as_ref().map(Spanned::span),
-        ),
-        (
-            refresh.as_ref().map(|r| &r.request),
-            "[refresh]",
-            repr.refresh.as_ref().map(Spanned::span),
-        ),
-    ];
-    for (request, table, span) in before_write {
-        if request.is_some_and(|request| request.uses(Var::Fence)) {
-            return Err(source.at(
-                span.unwrap_or(0..0),
-                table,
+    // The fencing token exists from the acquire's reply on, and only the write is told it (a
+    // script's source is not a template: only its keys and args are).
+    let fence_at = |table: &str,
+                    command: &Option<Spanned<Vec<String>>>,
+                    pipeline: &Option<Spanned<Vec<Vec<String>>>>,
+                    keys: &Option<Spanned<Vec<String>>>,
+                    args: &Option<Spanned<Vec<String>>>|
+     -> Result<(), SpecError> {
+        let names = |words: &[String]| words.iter().any(|w| w.contains("{fence}"));
+        let found = [
+            (
+                "command",
+                command
+                    .as_ref()
+                    .filter(|c| names(c.get_ref()))
+                    .map(Spanned::span),
+            ),
+            (
+                "pipeline",
+                pipeline
+                    .as_ref()
+                    .filter(|p| p.get_ref().iter().any(|c| names(c)))
+                    .map(Spanned::span),
+            ),
+            (
+                "keys",
+                keys.as_ref()
+                    .filter(|k| names(k.get_ref()))
+                    .map(Spanned::span),
+            ),
+            (
+                "args",
+                args.as_ref()
+                    .filter(|a| names(a.get_ref()))
+                    .map(Spanned::span),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(field, span)| span.map(|span| (field, span)));
+        match found {
+            Some((field, span)) => Err(source.at(
+                span,
+                &format!("{table} {field}"),
                 "{fence} is the caller's fencing token, known to the [write] only; the fence \
                  counter's key is {fence_key}",
-            ));
+            )),
+            None => Ok(()),
         }
+    };
+    if let Some(a) = &repr.acquire {
+        let a = a.get_ref();
+        fence_at("[acquire]", &a.command, &a.pipeline, &a.keys, &a.args)?;
+    }
+    if let Some(r) = &repr.release {
+        let r = r.get_ref();
+        fence_at("[release]", &r.command, &r.pipeline, &r.keys, &r.args)?;
+    }
+    if let Some(r) = &repr.refresh {
+        let r = r.get_ref();
+        fence_at("[refresh]", &r.command, &r.pipeline, &r.keys, &r.args)?;
+    }
+    {
+        let r = repr.read.get_ref();
+        fence_at("[read]", &r.command, &r.pipeline, &None, &None)?;
     }
 
     let read = {
@@ -529,16 +569,6 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
             }
         }
     };
-    if let ReadSpec::Redis(request) = &read {
-        if request.uses(Var::Fence) {
-            return Err(source.at(
-                repr.read.span(),
-                "[read]",
-                "{fence} is the caller's fencing token, known to the [write] only; the fence \
-                 counter's key is {fence_key}",
-            ));
-        }
-    }
     let write = {
         let w = repr.write.get_ref();
         let redis = w.command.is_some() || w.script.is_some() || w.pipeline.is_some();
@@ -607,6 +637,57 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         }
     };
 
+    if let (Some(retry), None) = (&repr.retry, &repr.acquire) {
+        return Err(source.at(
+            retry.span(),
+            "[retry]",
+            "there is no [acquire]: the retry policy is how callers wait for a busy lock",
+        ));
+    }
+    if let Some(retry) = &repr.retry {
+        // A field the strategy does not read is a mistake, not a setting.
+        let r = retry.get_ref();
+        let uses: &[&str] = match r.strategy.get_ref().as_str() {
+            "uniform" | "exponential" => &["min_ms", "max_ms"],
+            "linear" => &["backoff_ms"],
+            _ => &[],
+        };
+        for (field, value) in [
+            ("min_ms", &r.min_ms),
+            ("max_ms", &r.max_ms),
+            ("backoff_ms", &r.backoff_ms),
+        ] {
+            if let Some(value) = value {
+                if !uses.contains(&field) {
+                    return Err(source.at(
+                        value.span(),
+                        &format!("[retry] {field}"),
+                        format!(
+                            "the {:?} strategy does not use `{field}`; uniform and exponential \
+                             take min_ms and max_ms, linear takes backoff_ms",
+                            r.strategy.get_ref()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    // A write that names the fencing token needs an acquire that hands one out.
+    let write_names_fence = match &write {
+        WriteSpec::Redis { request, .. } => request.uses(Var::Fence),
+        WriteSpec::Sql(sql) => sql.params.contains(&SqlParam::Fence),
+    };
+    let fence_source = acquire.as_ref().is_some_and(|a| a.fence_from_reply);
+    if write_names_fence && !fence_source {
+        return Err(source.at(
+            repr.write.span(),
+            "[write]",
+            "the write names the fencing token ({fence} or the `fence` parameter), but no \
+             acquire hands one out: add `fence = \"reply\"` to an [acquire] whose \"got\" \
+             reply is the token",
+        ));
+    }
+
     let (retry, jitter, acquire_timeout_ms) = match &repr.retry {
         None => (Retry::Jittered5To15, false, None),
         Some(retry) => {
@@ -638,16 +719,27 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     let (min_ms, max_ms) = (need(&r.min_ms, "min_ms")?, need(&r.max_ms, "max_ms")?);
                     if min_ms == 0 || min_ms > max_ms {
                         return Err(source.at(
-                            r.strategy.span(),
+                            r.min_ms.as_ref().map_or(r.strategy.span(), Spanned::span),
                             "[retry] min_ms",
                             format!("need 1 <= min_ms <= max_ms (got {min_ms} and {max_ms})"),
                         ));
                     }
                     Retry::Uniform { min_ms, max_ms }
                 }
-                "linear" => Retry::Linear {
-                    backoff_ms: need(&r.backoff_ms, "backoff_ms")?,
-                },
+                "linear" => {
+                    let backoff_ms = need(&r.backoff_ms, "backoff_ms")?;
+                    if backoff_ms == 0 {
+                        return Err(source.at(
+                            r.backoff_ms
+                                .as_ref()
+                                .map_or(r.strategy.span(), Spanned::span),
+                            "[retry] backoff_ms",
+                            "a linear backoff of 0 ms never waits; for no retry at all write \
+                             strategy = \"none\"",
+                        ));
+                    }
+                    Retry::Linear { backoff_ms }
+                }
                 "exponential" => Retry::Exponential {
                     min_ms: need(&r.min_ms, "min_ms")?,
                     max_ms: need(&r.max_ms, "max_ms")?,
@@ -786,6 +878,19 @@ fn command_words(
     }
     let argv = words(source, field, command)?;
     let rendered: Vec<Vec<u8>> = argv.iter().map(|w| w.render(vars)).collect();
+    if let Ok(Command::FlushAll | Command::ScriptFlush | Command::Housekeeping(_)) =
+        Command::parse(&rendered)
+    {
+        return Err(source.at(
+            command.span(),
+            field,
+            format!(
+                "{} acts on the connection or the whole server, not on the run's keys; a \
+                 safeguard file may not send it (in real mode it would reach your Redis)",
+                String::from_utf8_lossy(&rendered[0]).to_uppercase()
+            ),
+        ));
+    }
     if let Err(reply) = Command::parse(&rendered) {
         return Err(source.at(
             command.span(),
@@ -848,6 +953,18 @@ fn request(
         (None, Some(script)) => {
             let text = script.get_ref();
             let field = format!("{table} script");
+            let lower = text.to_ascii_lowercase();
+            if let Some(word) = ["flushall", "flushdb"].iter().find(|w| lower.contains(*w)) {
+                return Err(source.at(
+                    script.span(),
+                    &field,
+                    format!(
+                        "the script names {}, which empties the whole server, not the run's \
+                         keys; a safeguard file may not (in real mode it would reach your Redis)",
+                        word.to_uppercase()
+                    ),
+                ));
+            }
             let builtin = ScriptId::ALL
                 .into_iter()
                 .find(|id| id.source().as_bytes() == text.as_bytes());
