@@ -350,10 +350,12 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
     }
     let _ = writeln!(
         text,
-        "\nEach cell: exhaustive then simulated ({} seeds from {}). ✓ SAFE  ✗ BROKEN  \
+        "\nEach cell: exhaustive then simulated ({} seed{} from {}). ✓ SAFE  ✗ BROKEN  \
          ? INCONCLUSIVE\n· n/a (fault does not apply)  - not expressible in the checker  \
          ! disagrees with the tutorial",
-        matrix.runs, matrix.first_seed
+        matrix.runs,
+        if matrix.runs == 1 { "" } else { "s" },
+        matrix.first_seed
     );
     for cell in &matrix.cells {
         if let Some(note) = &cell.note {
@@ -464,7 +466,12 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
             "",
         );
     }
-    if columns.contains(&Column::None) {
+    let safe_without_fault = matrix.rows.iter().any(|row| {
+        matrix
+            .cell(row, Column::None)
+            .is_some_and(|cell| cell.verdict() == Verdict::Safe)
+    });
+    if columns.contains(&Column::None) && safe_without_fault {
         let _ = writeln!(
             text,
             "\nCost without a fault (SAFE cells; simulated time to finish, median and p99; \
