@@ -276,8 +276,23 @@ fn a_fifty_caller_ok_trace_is_focused_and_fits_the_width() {
             );
         }
     }
+    // A folded caller is named app-N in the words, never by a letter no lane introduced.
+    let (_, out) = leaselab(&["show", "--width", "160"], &[&ok]);
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("redis: the lease of ") {
+            let name = rest.split_whitespace().next().unwrap();
+            if name.len() == 1 {
+                let caller = u32::from(name.as_bytes()[0] - b'A') + 1;
+                assert!(folded.shown.contains(&caller), "{name} has no lane: {line}");
+            }
+        }
+    }
     let (code, out) = leaselab(&["show", "--all", "--width", "100"], &[&ok]);
     assert_eq!(code, 0);
     assert!(!out.contains("folded"), "--all folds nothing");
+    assert!(
+        out.contains("this picture needs"),
+        "--all says it is wider than asked"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

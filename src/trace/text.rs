@@ -162,6 +162,14 @@ fn lines(story: &Story) -> Vec<Vec<&super::story::Row>> {
 pub fn timeline(story: &Story, width: usize) -> String {
     let widths = lane_widths(story, width);
     let mut text = String::new();
+    let needed = TIME_WIDTH + 1 + widths.iter().map(|w| w + 3).sum::<usize>();
+    if needed > width {
+        let _ = writeln!(
+            text,
+            "(this picture needs {needed} columns for its {} lanes, more than the width {width})",
+            widths.len()
+        );
+    }
     let mut line = format!("{:>TIME_WIDTH$} ", "time");
     for (lane, lane_width) in story.lanes.iter().zip(&widths) {
         let _ = write!(line, "│ {} ", fit(&lane.title(), *lane_width));
@@ -211,15 +219,24 @@ pub fn timeline(story: &Story, width: usize) -> String {
 /// The run in words, one line per caller's consecutive marks, as the tutorial prints it:
 /// `A: got the lock, fence 33, read balance 100`.
 pub fn words(story: &Story) -> String {
+    // The tutorial's letters for the first callers; in a focused story only the callers with
+    // lanes of their own have theirs introduced, so the folded ones keep `app-N`.
+    let name_of = |n: u32| -> String {
+        let folded_away = story
+            .folded
+            .as_ref()
+            .is_some_and(|folded| !folded.shown.contains(&n));
+        match super::story::letter(n) {
+            Some(l) if !folded_away => l.to_string(),
+            _ => format!("app-{n}"),
+        }
+    };
     let mut text = String::new();
     let mut current: Option<(Lane, Vec<String>)> = None;
     let flush = |text: &mut String, current: &mut Option<(Lane, Vec<String>)>| {
         if let Some((lane, parts)) = current.take() {
             let who = match lane {
-                Lane::Caller(n) => match super::story::letter(n) {
-                    Some(l) => l.to_string(),
-                    None => format!("app-{n}"),
-                },
+                Lane::Caller(n) => name_of(n),
                 Lane::Redis => "redis".into(),
                 Lane::Postgres => "postgres".into(),
                 Lane::Others { .. } => "others".into(),
@@ -251,10 +268,7 @@ pub fn words(story: &Story) -> String {
                 let caller = holder
                     .strip_prefix("app-")
                     .and_then(|n| n.parse::<u32>().ok());
-                let name = caller
-                    .and_then(super::story::letter)
-                    .map(|l| l.to_string())
-                    .unwrap_or_else(|| holder.clone());
+                let name = caller.map_or_else(|| holder.clone(), name_of);
                 let still = caller
                     .and_then(|c| row.bars.get(c as usize - 1))
                     .is_some_and(|bar| matches!(bar, Bar::Paused | Bar::Stale));
