@@ -29,6 +29,12 @@ fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() 
             &["--redis-drift -100%", "-99% to +1000%"],
         ),
         Case::new(
+            "what a restart reloads, without any restart",
+            &["check", "--safeguard", "fenced", "--restart-from-aof"],
+            2,
+            &["--restart-from-aof", "--restarts K"],
+        ),
+        Case::new(
             "a node count said twice, differently",
             &[
                 "frontier",

@@ -752,3 +752,19 @@ fn losing_one_redlock_node_of_three_is_safe() {
         Verdict::NotApplicable
     );
 }
+
+/// A machine crash with Redis reloading its AOF (last fsynced at the start) is decided by the
+/// checker too: the fence counter comes back lower, so tokens are issued again; `fence < $2`
+/// refuses the stale one and keeps the ledger, an unchecked fence does not.
+#[test]
+fn a_crash_reloading_the_aof_is_decided_both_ways() {
+    let fenced = cell("fenced", Column::AofCrash);
+    assert_cell(&fenced, Some(Verdict::Safe), Verdict::Safe);
+    let unchecked = cell("fenced-unchecked", Column::AofCrash);
+    assert_cell(&unchecked, Some(Verdict::Broken), Verdict::Broken);
+    let config = Column::AofCrash.check(&row("fenced")).expect("expressible");
+    assert!(
+        config.restarts == 1 && config.restarts_from_aof,
+        "{config:?}"
+    );
+}

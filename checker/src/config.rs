@@ -117,6 +117,10 @@ pub struct CheckConfig {
     /// How many restarts of the single Redis without persistence may strike (each loses
     /// every key: the lock, the fence counter, a balance kept there).
     pub restarts: u32,
+    /// The restarts are machine crashes after which Redis reloads its append-only file
+    /// (`appendfsync everysec`, last fsync at the start: the keys come back as they were then)
+    /// instead of restarts without persistence.
+    pub restarts_from_aof: bool,
     /// How many evictions of the fence counter (an `allkeys-*` policy under memory pressure)
     /// may strike; only for a fenced safeguard.
     pub evictions: u32,
@@ -148,6 +152,7 @@ impl CheckConfig {
             max_pause_ticks: None,
             failovers: 0,
             restarts: 0,
+            restarts_from_aof: false,
             evictions: 0,
             horizon_ticks: None,
             symmetry: true,
@@ -207,6 +212,11 @@ impl CheckConfig {
             world_client_policy(),
         )
         .map(|world| {
+            let world = if self.restarts_from_aof {
+                world.with_restarts_from_aof()
+            } else {
+                world
+            };
             world
                 .with_node_faults(self.node_faults)
                 .with_redis_restarts(self.restarts)
@@ -366,6 +376,11 @@ impl CheckConfig {
             if let Some(why) = why {
                 return Err(ParamError(format!("--restarts {}: {why}", self.restarts)));
             }
+        }
+        if self.restarts_from_aof && self.restarts == 0 {
+            return Err(ParamError(
+                "--restart-from-aof: it says what a restart reloads; give --restarts K too".into(),
+            ));
         }
         if self.redis_drift_percent != 0 {
             let why = if !(-99..=1000).contains(&self.redis_drift_percent) {
@@ -556,11 +571,19 @@ impl CheckConfig {
             1 => format!(", 1 {one}"),
             n => format!(", {n} {many}"),
         };
-        let restarts = plural(
-            self.restarts,
-            "Redis restart without persistence",
-            "Redis restarts without persistence",
-        );
+        let restarts = if self.restarts_from_aof {
+            plural(
+                self.restarts,
+                "Redis crash reloading the AOF (everysec, last fsync at the start)",
+                "Redis crashes reloading the AOF (everysec, last fsync at the start)",
+            )
+        } else {
+            plural(
+                self.restarts,
+                "Redis restart without persistence",
+                "Redis restarts without persistence",
+            )
+        };
         let evictions = plural(
             self.evictions,
             "eviction of the fence counter",

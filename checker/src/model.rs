@@ -192,6 +192,9 @@ impl Model for LeaseModel {
             Action::Tick => "clock ticks".into(),
             Action::Replicate => "replica catches up one change".into(),
             Action::Failover => "failover".into(),
+            Action::RedisRestart if self.config.restarts_from_aof => {
+                "redis crashes and reloads its AOF".into()
+            }
             Action::RedisRestart => "redis restarts without persistence".into(),
             Action::EvictFence => "the fence counter is evicted".into(),
             Action::LoseReply(index) => format!("caller {}'s reply is lost", index + 1),

@@ -246,9 +246,15 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
         Event::FenceEvicted => {
             "an allkeys-* policy evicts the fence counter: the next INCR starts again from 1".into()
         }
-        Event::RedisRestarted => {
+        Event::RedisRestarted { from_aof: false } => {
             "Redis restarts without persistence: the lock, the fence counter and the balance \
              kept there are gone"
+                .into()
+        }
+        Event::RedisRestarted { from_aof: true } => {
+            "the machine running Redis crashes; Redis reloads its append-only file, last \
+             fsynced at the start: the lock, the fence counter and the balance kept there are \
+             as they were then"
                 .into()
         }
         Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),

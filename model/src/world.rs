@@ -263,6 +263,10 @@ struct Setup {
     /// The single Redis's clock rate error in percent (+50: its clock runs 50 % fast, so keys
     /// expire early); its replica shares the server's clock.
     redis_drift_percent: i32,
+    /// What a restart of the single Redis reloads: nothing (no persistence), or the keyspace
+    /// as at the start (an AOF under `appendfsync everysec` whose last fsync was at the start:
+    /// the checker's runs last milliseconds).
+    aof_snapshot: Option<Arc<Redis>>,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
     faults: ReplyFaults,
     /// The lease duration (a delayed node restart waits longer than it).
@@ -451,8 +455,12 @@ pub enum Event {
         /// How many.
         lost: usize,
     },
-    /// The single Redis restarted without persistence.
-    RedisRestarted,
+    /// The single Redis restarted: without persistence (empty), or after a machine crash,
+    /// from its append-only file (`from_aof`: the keys as at the start).
+    RedisRestarted {
+        /// Reloaded from the AOF rather than empty.
+        from_aof: bool,
+    },
     /// The fence counter was evicted.
     FenceEvicted,
     /// A reply fault, or what the caller's client did about one.
@@ -662,6 +670,7 @@ impl World {
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
                 redis_drift_percent: 0,
+                aof_snapshot: None,
                 faults,
                 ttl_ms: scenario.params.ttl_ms,
                 node_faults: NodeFaults::default(),
@@ -680,6 +689,15 @@ impl World {
             "a Redis restart with a replica is not modelled"
         );
         self.restarts_left = restarts;
+        self
+    }
+
+    /// Makes the restarts of [`World::with_redis_restarts`] machine crashes after which Redis
+    /// reloads its append-only file (`appendfsync everysec`, last fsync at the start): the
+    /// keys come back as they were at the start, the script cache empty.
+    pub fn with_restarts_from_aof(mut self) -> World {
+        let snapshot = Arc::clone(&self.redis);
+        Arc::make_mut(&mut self.setup).aof_snapshot = Some(snapshot);
         self
     }
 
@@ -944,9 +962,18 @@ impl World {
             }
             Action::RedisRestart => {
                 self.restarts_left -= 1;
-                Arc::make_mut(&mut self.redis).restart_empty();
+                let from_aof = match self.setup.aof_snapshot.clone() {
+                    Some(snapshot) => {
+                        Arc::make_mut(&mut self.redis).restart_from(&snapshot);
+                        true
+                    }
+                    None => {
+                        Arc::make_mut(&mut self.redis).restart_empty();
+                        false
+                    }
+                };
                 self.forget_redis_sessions();
-                emit(sink, || Event::RedisRestarted);
+                emit(sink, || Event::RedisRestarted { from_aof });
             }
             Action::EvictFence => {
                 self.evictions_left -= 1;
@@ -1623,7 +1650,12 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
         }
-        Event::RedisRestarted => "redis restarts without persistence: every key is gone".into(),
+        Event::RedisRestarted { from_aof: false } => {
+            "redis restarts without persistence: every key is gone".into()
+        }
+        Event::RedisRestarted { from_aof: true } => {
+            "redis crashes and reloads its AOF: the keys are as at the start".into()
+        }
         Event::FenceEvicted => "an allkeys-* policy evicts the fence counter".into(),
         Event::Fault { caller, fault } => {
             format!("t={now_ms} caller {} {}", caller + 1, fault.describe())

@@ -117,6 +117,10 @@ pub struct WalletArgs {
     /// each losing every key (the lock, the fence counter, a balance kept there); at most 3.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub restarts: u32,
+    /// Make those restarts machine crashes after which Redis reloads its append-only file
+    /// (appendfsync everysec, last fsync at the start): the keys come back as they were then.
+    #[arg(long)]
+    pub restart_from_aof: bool,
     /// How many evictions of the fence counter (an allkeys-* policy under memory pressure)
     /// may strike, at any moment; fenced safeguards only, at most 3.
     #[arg(long, default_value_t = 0, value_name = "K")]
@@ -317,6 +321,7 @@ impl Args {
             max_pause_ticks: self.max_pause.0,
             failovers: self.wallet.failovers,
             restarts: self.wallet.restarts,
+            restarts_from_aof: self.wallet.restart_from_aof,
             evictions: self.wallet.evictions,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
@@ -696,6 +701,9 @@ fn command_line(config: &CheckConfig, file: Option<&std::path::Path>) -> String 
     }
     if config.restarts > 0 {
         line.push_str(&format!(" --restarts {}", config.restarts));
+    }
+    if config.restarts_from_aof {
+        line.push_str(" --restart-from-aof");
     }
     if config.evictions > 0 {
         line.push_str(&format!(" --evictions {}", config.evictions));

@@ -126,6 +126,7 @@ pub fn execute(args: Args) -> CommandResult {
         failovers: args.wallet.failovers,
         restarts: args.wallet.restarts,
         evictions: args.wallet.evictions,
+        restarts_from_aof: args.wallet.restart_from_aof,
         redis_drift_percent: args.wallet.redis_drift,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),

@@ -653,7 +653,7 @@ impl Column {
                 c.max_pause_ticks = Some(1);
             }
             Column::Failover => c.failovers = 1,
-            Column::Restart if row.safeguard == Safeguard::LeaseWait => {
+            Column::Restart | Column::AofCrash if row.safeguard == Safeguard::LeaseWait => {
                 return Err(
                     "the model's Redis restart has no replica to resync, and lease-wait needs one"
                         .into(),
@@ -661,10 +661,8 @@ impl Column {
             }
             Column::Restart => c.restarts = 1,
             Column::AofCrash => {
-                return Err(
-                    "the model's restart loses every key; it has no append-only file to reload"
-                        .into(),
-                );
+                c.restarts = 1;
+                c.restarts_from_aof = true;
             }
             Column::EvictFence => c.evictions = 1,
             Column::Partition => {
@@ -765,9 +763,11 @@ impl Column {
             Column::Failover => "one failover at any moment, no pauses",
             Column::Restart => "one Redis restart without persistence at any moment, no pauses",
             Column::EvictFence => "one eviction of the fence counter at any moment, no pauses",
-            Column::AofCrash | Column::Partition | Column::ClockJump | Column::ClockSlew => {
-                "not expressible"
+            Column::AofCrash => {
+                "one machine crash at any moment, Redis reloading its AOF last fsynced at the \
+                 start, no pauses"
             }
+            Column::Partition | Column::ClockJump | Column::ClockSlew => "not expressible",
             Column::ClockDrift => {
                 "Redis's clock 50% fast (every node's, on Redlock) against a 4-tick lease and 3 \
                  ticks of work, safe on an exact clock; no pauses"

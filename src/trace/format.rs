@@ -745,6 +745,8 @@ impl CheckSpec {
             max_pause_ticks: self.max_pause_ticks,
             failovers: self.failovers,
             restarts: self.restarts,
+            // A path of crashes reloading the AOF is never saved as a trace either.
+            restarts_from_aof: false,
             evictions: self.evictions,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,

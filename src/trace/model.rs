@@ -156,7 +156,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
                     rank_in_tick += 1;
                     (None, false)
                 }
-                ModelEvent::RedisRestarted => {
+                ModelEvent::RedisRestarted { .. } => {
                     raw_restarts.push((tick, rank_in_tick));
                     rank_in_tick += 1;
                     (None, false)
@@ -334,6 +334,14 @@ pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation
             number + 1,
             crate::trace::format::action_text(actions[number])
         ));
+    }
+    if config.restarts_from_aof {
+        return Err(
+            "the path's Redis crashes reload an append-only file last fsynced at the start; \
+             turning it into a simulated schedule is not built (the simulation's crash, `run \
+             aof-crash`, shows the same fault)"
+                .to_string(),
+        );
     }
     if config.redis_drift_percent != 0 {
         return Err(format!(

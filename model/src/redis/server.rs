@@ -358,6 +358,13 @@ impl Redis {
         }
     }
 
+    /// Restarts from an append-only file whose last fsync saw `snapshot`'s keys: the keyspace
+    /// is the snapshot's, the script cache is empty (as after [`Redis::restart_empty`]).
+    pub fn restart_from(&mut self, snapshot: &Redis) {
+        self.restart_empty();
+        self.keyspace = snapshot.keyspace.clone();
+    }
+
     /// Forgets everything, script cache included: a restart without persistence.
     ///
     /// The role and cluster mode (configuration) stay. Nothing is recorded for replicas: what a
