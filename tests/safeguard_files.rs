@@ -37,6 +37,22 @@ fn with(scenario: &Scenario, safeguard: Safeguard) -> Scenario {
     }
 }
 
+/// The exhaustive check of `safeguard` with two callers to a horizon of 6 ticks (and
+/// `max_pause_ticks`), as its report.
+fn check_two_callers(
+    safeguard: Safeguard,
+    max_pause_ticks: Option<u64>,
+) -> leaselab_checker::CheckReport {
+    let mut config = CheckConfig::new(safeguard);
+    config.horizon_ticks = Some(6);
+    config.max_pause_ticks = max_pause_ticks;
+    check(
+        &LeaseModel::new(config).expect("valid"),
+        RunOptions::default(),
+        &Counters::default(),
+    )
+}
+
 /// Each tutorial file, the built-in safeguard it spells, and a scenario to run both in.
 fn pairs() -> Vec<(&'static str, Safeguard, Scenario)> {
     let step2 = tutorial("step2-lock", Variant::default());
@@ -190,13 +206,7 @@ fn the_version_column_alone_keeps_the_ledger_and_refuses_conflicts() {
     }
     assert!(refused > 0, "50 racing callers never conflicted");
     // And exhaustively, for two callers.
-    let mut config = CheckConfig::new(version);
-    config.horizon_ticks = Some(6);
-    let report = check(
-        &LeaseModel::new(config).expect("valid"),
-        RunOptions::default(),
-        &Counters::default(),
-    );
+    let report = check_two_callers(version, None);
     assert_eq!(
         report.verdict(leaselab_checker::LEDGER),
         Some(leaselab_checker::PropertyVerdict::Safe)
@@ -218,14 +228,7 @@ fn watch_multi_alone_keeps_the_ledger_and_refuses_conflicts() {
     // Exhaustively, for two callers, with and without pauses: every interleaving of the two
     // pipelines keeps the ledger, and some EXEC answers nil.
     for max_pause_ticks in [Some(0), None] {
-        let mut config = CheckConfig::new(watch);
-        config.horizon_ticks = Some(6);
-        config.max_pause_ticks = max_pause_ticks;
-        let report = check(
-            &LeaseModel::new(config).expect("valid"),
-            RunOptions::default(),
-            &Counters::default(),
-        );
+        let report = check_two_callers(watch, max_pause_ticks);
         assert_eq!(
             report.verdict(leaselab_checker::LEDGER),
             Some(leaselab_checker::PropertyVerdict::Safe),
@@ -255,13 +258,7 @@ fn without_its_watch_the_same_transaction_loses_updates() {
     let race = with(&tutorial("step1-race", Variant::default()), unwatched);
     let report = run(&race, 1).expect("runs");
     assert_eq!(report.ledger.verdict, Verdict::Broken);
-    let mut config = CheckConfig::new(unwatched);
-    config.horizon_ticks = Some(6);
-    let report = check(
-        &LeaseModel::new(config).expect("valid"),
-        RunOptions::default(),
-        &Counters::default(),
-    );
+    let report = check_two_callers(unwatched, None);
     assert_eq!(
         report.verdict(leaselab_checker::LEDGER),
         Some(leaselab_checker::PropertyVerdict::Violated)
