@@ -190,6 +190,10 @@ pub struct RunReport {
     pub trespasses: Vec<Trespass>,
     /// The balance was missing or unreadable at the end (reported as `i64::MIN`).
     pub balance_missing: bool,
+    /// How many times a host's runtime was entered (turmoil's `Sim::host_ticks`): the work
+    /// the simulation did, not part of what the run did (the event log and digest are the
+    /// same with idle hosts skipped or not).
+    pub host_ticks: u64,
 }
 
 /// How a run is judged: the ledger's verdict, unless callers were still running when the run
@@ -483,9 +487,12 @@ pub fn run_with(
         "a host's undeclared timer fired while the host was skipped"
     );
     let end = sim.elapsed();
+    let host_ticks = sim.host_ticks();
     let events = shared.record.events.take();
     drop(sim);
-    Ok(report(scenario, seed, &shared, events, end, finished))
+    let mut report = report(scenario, seed, &shared, events, end, finished);
+    report.host_ticks = host_ticks;
+    Ok(report)
 }
 
 /// What the hosts share: the seeded stand-ins, the replica, the servers' clocks, the lock's
@@ -902,6 +909,7 @@ pub(crate) fn assemble(
         tokens_reissued,
         trespasses: Vec::new(),
         balance_missing: state.balances.iter().any(Option::is_none),
+        host_ticks: 0,
     }
 }
 
@@ -1118,17 +1126,20 @@ impl Shared {
             let (_, expires_at_ms) = redis.stored(&lock.key)?;
             // The serving clock reads `server_ms(now)` now and moves with simulated time
             // until the next clock jump (a scheduled action, which bounds the skip anyway):
-            // the lease is gone once it has moved by `expires_at_ms - server_ms(now)`.
-            // A lease already past (kept until a command removes it) was noticed at `now`.
-            // A drifting or slewing clock may run fast: the skip takes the least simulated
-            // time in which it can move that far.
-            let remaining_ms = expires_at_ms?.checked_sub(self.server_ms(now))?;
-            (remaining_ms > 0).then(|| {
+            // the lease is gone once the clock is past `expires_at_ms` (Redis keeps a key
+            // while its clock equals the expiry), so once it has moved by
+            // `expires_at_ms - server_ms(now) + 1`. A lease already past (kept until a
+            // command removes it) was noticed at `now`. A drifting or slewing clock may run
+            // fast: the skip takes the least simulated time in which it can move that far.
+            let remaining_ms = expires_at_ms?
+                .checked_sub(self.server_ms(now))?
+                .saturating_add(1);
+            Some(
                 now + self
                     .conditions
                     .timeline
-                    .raw(self.serving_clock().least_sim_for(remaining_ms))
-            })
+                    .raw(self.serving_clock().least_sim_for(remaining_ms)),
+            )
         });
         // The next fsync: `Aof::advance` catches up on a late call (and a command or a crash
         // advances the file first), but stepping onto the instant keeps the file's state in

@@ -41,6 +41,12 @@ fn assert_same(label: &str, scenario: &Scenario, seeds: std::ops::RangeInclusive
         }
         assert_eq!(skipping.digest, stepping.digest, "{label} seed {seed}");
         assert_eq!(skipping.line(), stepping.line(), "{label} seed {seed}");
+        assert!(
+            skipping.host_ticks <= stepping.host_ticks,
+            "{label} seed {seed}: skipping entered hosts {} times, stepping {}",
+            skipping.host_ticks,
+            stepping.host_ticks
+        );
     }
 }
 
@@ -156,4 +162,38 @@ fn a_run_stopped_at_its_horizon_is_the_same_with_idle_hosts_skipped() {
     assert!(!skipping.finished);
     assert_eq!(skipping.digest, stepping.digest);
     assert_eq!(skipping.elapsed_ms, stepping.elapsed_ms);
+}
+
+#[test]
+fn idle_hosts_are_really_skipped() {
+    // Step 5: the holder sleeps through a 250 ms pause while the other caller waits 150 ms
+    // to start, finishes, and leaves its connections' last messages undelivered. Stepped,
+    // every host is entered every millisecond (about 4 x 250); skipped, a host is entered
+    // only when a message, a woken task or a timer of its own is due.
+    let scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+    let (skipping, stepping) = both(&scenario, 1, SimConfig::for_scenario(&scenario));
+    eprintln!(
+        "host ticks: {} skipping, {} stepping",
+        skipping.host_ticks, stepping.host_ticks
+    );
+    assert!(stepping.host_ticks >= 3 * 250, "{}", stepping.host_ticks);
+    assert!(
+        skipping.host_ticks * 10 <= stepping.host_ticks,
+        "skipping entered hosts {} times, stepping {}",
+        skipping.host_ticks,
+        stepping.host_ticks
+    );
+    // Fifty callers queueing for one lock: each waits between its retries.
+    let scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    let (skipping, stepping) = both(&scenario, 1, SimConfig::for_scenario(&scenario));
+    eprintln!(
+        "step 2 host ticks: {} skipping, {} stepping",
+        skipping.host_ticks, stepping.host_ticks
+    );
+    assert!(
+        skipping.host_ticks * 2 <= stepping.host_ticks,
+        "skipping entered hosts {} times, stepping {}",
+        skipping.host_ticks,
+        stepping.host_ticks
+    );
 }

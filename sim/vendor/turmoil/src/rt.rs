@@ -1,3 +1,4 @@
+use std::cell::RefCell;
 use std::future::Future;
 use std::mem;
 use std::pin::Pin;
@@ -94,6 +95,26 @@ impl Wake for NoteWoken {
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Relaxed);
         self.inner.wake_by_ref();
+    }
+}
+
+/// Polls `future` with the waker in `waker` (when set) instead of the one it
+/// is polled with.
+struct PollWith<'w, F> {
+    future: F,
+    waker: &'w RefCell<Option<Waker>>,
+}
+
+impl<F: Future + Unpin> Future for PollWith<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let future = Pin::new(&mut this.future);
+        match this.waker.borrow().as_ref() {
+            Some(waker) => future.poll(&mut Context::from_waker(waker)),
+            None => future.poll(cx),
+        }
     }
 }
 
@@ -232,10 +253,19 @@ impl<'a> Rt<'a> {
         debug_assert!(self.lag.is_zero(), "a skipped host ticks only after catching up");
         self.woken.store(false, Ordering::Relaxed);
         let woken = self.woken.clone();
-        let mut run = std::pin::pin!(self.local.run_until(async {
-            sleep(duration).await;
+        // The tick's own sleep is polled with the runtime's waker, not with
+        // `NoteWoken`: its end wakes no task of the host's software.
+        let plain: RefCell<Option<Waker>> = RefCell::new(None);
+        let sleep = {
+            let _guard = self.tokio.enter();
+            std::pin::pin!(sleep(duration))
+        };
+        let mut run = std::pin::pin!(self.local.run_until(PollWith {
+            future: sleep,
+            waker: &plain,
         }));
         self.tokio.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+            plain.replace(Some(cx.waker().clone()));
             // The `LocalSet` keeps the waker it was last polled with, and wakes
             // it when one of its tasks is woken from outside: `woken` notes it.
             let waker = Waker::from(Arc::new(NoteWoken {

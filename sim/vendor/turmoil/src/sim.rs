@@ -39,6 +39,9 @@ pub struct Sim<'a> {
 
     /// See [`Sim::missed_wakes`].
     missed_wakes: u64,
+
+    /// See [`Sim::host_ticks`].
+    host_ticks: u64,
 }
 
 impl<'a> Sim<'a> {
@@ -56,6 +59,7 @@ impl<'a> Sim<'a> {
             elapsed: Duration::ZERO,
             steps: 1, // bumped after each step
             missed_wakes: 0,
+            host_ticks: 0,
         }
     }
 
@@ -413,6 +417,12 @@ impl<'a> Sim<'a> {
         self.missed_wakes
     }
 
+    /// How many times a host's runtime was ticked: the work the simulation
+    /// did, which skipping idle hosts saves.
+    pub fn host_ticks(&self) -> u64 {
+        self.host_ticks
+    }
+
     /// Whether idle hosts are skipped: when asked to, and only with a tick of
     /// whole milliseconds (a host's clock is then moved exactly as ticking
     /// would; tokio rounds a shorter tick's sleep up to a millisecond).
@@ -459,7 +469,9 @@ impl<'a> Sim<'a> {
             Some(room) => (room.as_nanos() / tick.as_nanos().max(1)) as u64,
             None => return 0,
         };
-        if steps == 0 || !self.world.borrow().topology.is_quiet() {
+        let rts = &self.rts;
+        let runs = |addr: IpAddr| rts.get(&addr).is_some_and(Rt::is_software_running);
+        if steps == 0 || !self.world.borrow().topology.is_quiet(runs) {
             return 0;
         }
         for (&addr, rt) in self.rts.iter().filter(|(_, rt)| rt.is_software_running()) {
@@ -561,6 +573,7 @@ impl<'a> Sim<'a> {
                 world.current_host_mut().timer.now(rt.now());
             }
 
+            self.host_ticks += 1;
             let is_software_finished = World::enter(&self.world, || rt.tick(tick))?;
 
             if rt.is_client() {

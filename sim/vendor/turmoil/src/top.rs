@@ -309,9 +309,16 @@ impl Topology {
         }
     }
 
-    /// Whether no message is on its way or waiting to be delivered.
-    pub(crate) fn is_quiet(&self) -> bool {
-        self.in_flight.is_empty() && self.ready.values().all(BTreeSet::is_empty)
+    /// Whether no message is on its way, or waiting to be delivered to a host
+    /// for which `runs` is true. Messages waiting for a host whose software
+    /// stopped stay where they are until it runs again ([`crate::Sim::step`]
+    /// delivers only to running hosts), so they do not keep the network busy.
+    pub(crate) fn is_quiet(&self, runs: impl Fn(IpAddr) -> bool) -> bool {
+        self.in_flight.is_empty()
+            && self
+                .ready
+                .iter()
+                .all(|(addr, ready)| ready.is_empty() || !runs(*addr))
     }
 
     /// Whether a message may be ready for `dst` (a link is noted as holding
