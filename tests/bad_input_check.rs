@@ -35,6 +35,32 @@ fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() 
             &["--restart-from-aof", "--restarts K"],
         ),
         Case::new(
+            "when the file was fsynced, without any crash reloading it",
+            &[
+                "check",
+                "--safeguard",
+                "fenced",
+                "--restarts",
+                "1",
+                "--appendfsync",
+                "always",
+            ],
+            2,
+            &["--appendfsync always", "--restart-from-aof"],
+        ),
+        Case::new(
+            "an fsync policy Redis does not have",
+            &[
+                "check",
+                "--safeguard",
+                "fenced",
+                "--appendfsync",
+                "sometimes",
+            ],
+            2,
+            &["'sometimes'", "always, everysec or no"],
+        ),
+        Case::new(
             "a node count said twice, differently",
             &[
                 "frontier",

@@ -283,3 +283,30 @@ fn the_lost_replies_table_of_the_safety_page() {
         );
     }
 }
+
+/// The same lease, crashed once with Redis reloading an append-only file: `everysec` (the
+/// file last fsynced at the start) loses the balance kept in Redis, `always` loses nothing;
+/// the JSON says which file the crash reloaded.
+#[test]
+fn a_crash_reloading_an_aof_fsynced_before_every_reply_keeps_the_lease() {
+    for (appendfsync, code, verdict) in [("everysec", 1, "VIOLATED"), ("always", 0, "SAFE")] {
+        let mut args = LEASE_NO_PAUSES.to_vec();
+        args.extend([
+            "--restarts",
+            "1",
+            "--restart-from-aof",
+            "--appendfsync",
+            appendfsync,
+            "--no-save-traces",
+            "--json",
+        ]);
+        let output = leaselab(&args);
+        assert_eq!(output.status.code(), Some(code), "{output:?}");
+        let report = json(&output);
+        assert_eq!(report["restart_reloads"], appendfsync);
+        assert_eq!(report["restarts"], 1);
+        assert_eq!(ledger(&report)["verdict"], verdict, "{appendfsync}");
+    }
+    let output = leaselab(&[&LEASE_NO_PAUSES[..], &["--json"]].concat());
+    assert_eq!(json(&output)["restart_reloads"], "none");
+}

@@ -2,6 +2,7 @@
 //! and the bounds.
 
 use leaselab_model::postgres::WriteGuard;
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Outcome};
 use leaselab_model::safeguard::{ParamError, Safeguard};
 use leaselab_model::scenario::Scenario;
@@ -121,6 +122,10 @@ pub struct CheckConfig {
     /// (`appendfsync everysec`, last fsync at the start: the keys come back as they were then)
     /// instead of restarts without persistence.
     pub restarts_from_aof: bool,
+    /// With [`CheckConfig::restarts_from_aof`]: when the append-only file is fsynced.
+    /// `everysec` (the default) and `no` last fsynced at the start; `always` fsyncs before
+    /// every reply, so a crash loses no key.
+    pub aof_appendfsync: Appendfsync,
     /// How many evictions of the fence counter (an `allkeys-*` policy under memory pressure)
     /// may strike; only for a fenced safeguard.
     pub evictions: u32,
@@ -153,6 +158,7 @@ impl CheckConfig {
             failovers: 0,
             restarts: 0,
             restarts_from_aof: false,
+            aof_appendfsync: Appendfsync::Everysec,
             evictions: 0,
             horizon_ticks: None,
             symmetry: true,
@@ -213,7 +219,7 @@ impl CheckConfig {
         )
         .map(|world| {
             let world = if self.restarts_from_aof {
-                world.with_restarts_from_aof()
+                world.with_restarts_from_aof(self.aof_appendfsync)
             } else {
                 world
             };
@@ -381,6 +387,13 @@ impl CheckConfig {
             return Err(ParamError(
                 "--restart-from-aof: it says what a restart reloads; give --restarts K too".into(),
             ));
+        }
+        if self.aof_appendfsync != Appendfsync::Everysec && !self.restarts_from_aof {
+            return Err(ParamError(format!(
+                "--appendfsync {}: it says when the append-only file a crash reloads was \
+                 fsynced; give --restarts K --restart-from-aof too",
+                self.aof_appendfsync.name()
+            )));
         }
         if self.redis_drift_percent != 0 {
             let why = if !(-99..=1000).contains(&self.redis_drift_percent) {
@@ -571,11 +584,18 @@ impl CheckConfig {
             1 => format!(", 1 {one}"),
             n => format!(", {n} {many}"),
         };
-        let restarts = if self.restarts_from_aof {
+        let restarts = if self.restarts_from_aof && self.aof_appendfsync == Appendfsync::Always {
             plural(
                 self.restarts,
-                "Redis crash reloading the AOF (everysec, last fsync at the start)",
-                "Redis crashes reloading the AOF (everysec, last fsync at the start)",
+                "Redis crash reloading the AOF (always: fsynced before every reply)",
+                "Redis crashes reloading the AOF (always: fsynced before every reply)",
+            )
+        } else if self.restarts_from_aof {
+            let mode = self.aof_appendfsync.name();
+            plural(
+                self.restarts,
+                &format!("Redis crash reloading the AOF ({mode}, last fsync at the start)"),
+                &format!("Redis crashes reloading the AOF ({mode}, last fsync at the start)"),
             )
         } else {
             plural(

@@ -7,7 +7,7 @@ use leaselab_model::postgres::{
 use leaselab_model::redis::command::{Command, SetExpiry};
 use leaselab_model::redis::Reply;
 use leaselab_model::safeguard::{Input, Outcome, Reading, RedisRequest, SqlRequest};
-use leaselab_model::world::{Action, Event, SlotState, World};
+use leaselab_model::world::{Action, Event, Reload, SlotState, World};
 
 /// One line per action of `actions`, numbered from 1, replayed from `init`; then what the
 /// last state shows (the ledger line, who believes it holds the lock).
@@ -246,17 +246,23 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
         Event::FenceEvicted => {
             "an allkeys-* policy evicts the fence counter: the next INCR starts again from 1".into()
         }
-        Event::RedisRestarted { from_aof: false } => {
-            "Redis restarts without persistence: the lock, the fence counter and the balance \
-             kept there are gone"
-                .into()
-        }
-        Event::RedisRestarted { from_aof: true } => {
-            "the machine running Redis crashes; Redis reloads its append-only file, last \
-             fsynced at the start: the lock, the fence counter and the balance kept there are \
-             as they were then"
-                .into()
-        }
+        Event::RedisRestarted {
+            reloaded: Reload::Nothing,
+        } => "Redis restarts without persistence: the lock, the fence counter and the balance \
+              kept there are gone"
+            .into(),
+        Event::RedisRestarted {
+            reloaded: Reload::FromStart,
+        } => "the machine running Redis crashes; Redis reloads its append-only file, last \
+              fsynced at the start: the lock, the fence counter and the balance kept there are \
+              as they were then"
+            .into(),
+        Event::RedisRestarted {
+            reloaded: Reload::EveryWrite,
+        } => "the machine running Redis crashes; Redis reloads its append-only file, fsynced \
+              before every reply: every key is as it was, but the script cache is empty and \
+              every connection is new"
+            .into(),
         Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),
     }
 }

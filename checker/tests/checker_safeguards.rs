@@ -376,3 +376,58 @@ fn a_redis_restart_reissues_fences_past_the_fence_check_but_not_past_check_and_s
         );
     }
 }
+
+/// A machine crash after which Redis reloads its append-only file (`--restarts 1
+/// --restart-from-aof`). Under `everysec` (and `no`) the file was last fsynced at the start,
+/// so the lock, the fence counter and a balance kept in Redis go back to what they were then:
+/// a lease's balance and `fence < $2` break, as with no persistence at all. Under `always`
+/// every acknowledged write was fsynced: nothing is lost, and every safeguard keeps the
+/// ledger it keeps without the crash.
+#[test]
+fn a_crash_loses_what_the_append_only_file_had_not_fsynced() {
+    use leaselab_model::redis::aof::Appendfsync;
+    let crash = |appendfsync: Appendfsync| {
+        move |c: &mut CheckConfig| {
+            c.ttl_ticks = 3;
+            c.max_pause_ticks = Some(0);
+            c.restarts = 1;
+            c.restarts_from_aof = true;
+            c.aof_appendfsync = appendfsync;
+        }
+    };
+    for lossy in [Appendfsync::Everysec, Appendfsync::No] {
+        let fenced_unchecked = check(
+            Safeguard::Fenced {
+                guard: WriteGuard::Unfenced,
+            },
+            crash(lossy),
+        );
+        expect(&fenced_unchecked, LEDGER, Violated, Some(14));
+        assert!(
+            trace(&fenced_unchecked, LEDGER).contains("last fsynced at the start"),
+            "{}",
+            trace(&fenced_unchecked, LEDGER)
+        );
+        expect(&check(LEASE, crash(lossy)), LEDGER, Violated, Some(14));
+        expect(&check(FENCED, crash(lossy)), LEDGER, Safe, None);
+    }
+    for safeguard in [
+        LEASE,
+        FENCED,
+        Safeguard::Fenced {
+            guard: WriteGuard::Unfenced,
+        },
+    ] {
+        let report = check(safeguard, crash(Appendfsync::Always));
+        expect(&report, LEDGER, Safe, None);
+        expect(&report, MUTUAL_EXCLUSION, Safe, None);
+    }
+    // `always` says when the file a crash reloads was fsynced: alone it is refused.
+    let mut config = CheckConfig::new(LEASE);
+    config.aof_appendfsync = Appendfsync::Always;
+    assert!(config.validate().is_err());
+    config.restarts = 1;
+    assert!(config.validate().is_err());
+    config.restarts_from_aof = true;
+    assert!(config.validate().is_ok());
+}

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use crate::client::{Client, ClientPolicy, Output, Server, SetUp};
 use crate::ledger::{CallerResult, Ledger};
 use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
+use crate::redis::aof::Appendfsync;
 use crate::redis::command::{Command, Transaction};
 use crate::redis::replication::Effect;
 use crate::redis::{Redis, Reply, Session as RedisSession};
@@ -242,6 +243,17 @@ impl WorldConfig {
     }
 }
 
+/// What a restart of the single Redis reloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reload {
+    /// Nothing: a restart without persistence.
+    Nothing,
+    /// An append-only file last fsynced at the start (`appendfsync everysec` or `no`).
+    FromStart,
+    /// An append-only file fsynced before every reply (`appendfsync always`): every key.
+    EveryWrite,
+}
+
 mod nodes;
 mod symmetry;
 
@@ -263,10 +275,12 @@ struct Setup {
     /// The single Redis's clock rate error in percent (+50: its clock runs 50 % fast, so keys
     /// expire early); its replica shares the server's clock.
     redis_drift_percent: i32,
-    /// What a restart of the single Redis reloads: nothing (no persistence), or the keyspace
-    /// as at the start (an AOF under `appendfsync everysec` whose last fsync was at the start:
-    /// the checker's runs last milliseconds).
+    /// What a restart of the single Redis reloads: nothing (no persistence), the keyspace as
+    /// at the start (an AOF under `appendfsync everysec` or `no` whose last fsync was at the
+    /// start: the checker's runs last milliseconds), or every key as it was (`always`).
     aof_snapshot: Option<Arc<Redis>>,
+    /// The AOF is fsynced before every reply (`appendfsync always`): a restart loses no key.
+    aof_every_write: bool,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
     faults: ReplyFaults,
     /// The lease duration (a delayed node restart waits longer than it).
@@ -456,10 +470,10 @@ pub enum Event {
         lost: usize,
     },
     /// The single Redis restarted: without persistence (empty), or after a machine crash,
-    /// from its append-only file (`from_aof`: the keys as at the start).
+    /// from its append-only file.
     RedisRestarted {
-        /// Reloaded from the AOF rather than empty.
-        from_aof: bool,
+        /// What it reloaded.
+        reloaded: Reload,
     },
     /// The fence counter was evicted.
     FenceEvicted,
@@ -671,6 +685,7 @@ impl World {
                 symmetric: false,
                 redis_drift_percent: 0,
                 aof_snapshot: None,
+                aof_every_write: false,
                 faults,
                 ttl_ms: scenario.params.ttl_ms,
                 node_faults: NodeFaults::default(),
@@ -693,11 +708,17 @@ impl World {
     }
 
     /// Makes the restarts of [`World::with_redis_restarts`] machine crashes after which Redis
-    /// reloads its append-only file (`appendfsync everysec`, last fsync at the start): the
-    /// keys come back as they were at the start, the script cache empty.
-    pub fn with_restarts_from_aof(mut self) -> World {
+    /// reloads its append-only file, fsynced as `appendfsync` says: under `everysec` or `no`
+    /// the last fsync was at the start (a check lasts milliseconds), so the keys come back as
+    /// they were then; under `always` every acknowledged write was fsynced, so every key comes
+    /// back as it was. The script cache is empty either way, and connections are new.
+    pub fn with_restarts_from_aof(mut self, appendfsync: Appendfsync) -> World {
         let snapshot = Arc::clone(&self.redis);
-        Arc::make_mut(&mut self.setup).aof_snapshot = Some(snapshot);
+        let setup = Arc::make_mut(&mut self.setup);
+        match appendfsync {
+            Appendfsync::Always => setup.aof_every_write = true,
+            Appendfsync::Everysec | Appendfsync::No => setup.aof_snapshot = Some(snapshot),
+        }
         self
     }
 
@@ -962,18 +983,18 @@ impl World {
             }
             Action::RedisRestart => {
                 self.restarts_left -= 1;
-                let from_aof = match self.setup.aof_snapshot.clone() {
-                    Some(snapshot) => {
-                        Arc::make_mut(&mut self.redis).restart_from(&snapshot);
-                        true
-                    }
-                    None => {
-                        Arc::make_mut(&mut self.redis).restart_empty();
-                        false
-                    }
+                let reloaded = if self.setup.aof_every_write {
+                    Arc::make_mut(&mut self.redis).restart_keeping_keys();
+                    Reload::EveryWrite
+                } else if let Some(snapshot) = self.setup.aof_snapshot.clone() {
+                    Arc::make_mut(&mut self.redis).restart_from(&snapshot);
+                    Reload::FromStart
+                } else {
+                    Arc::make_mut(&mut self.redis).restart_empty();
+                    Reload::Nothing
                 };
                 self.forget_redis_sessions();
-                emit(sink, || Event::RedisRestarted { from_aof });
+                emit(sink, || Event::RedisRestarted { reloaded });
             }
             Action::EvictFence => {
                 self.evictions_left -= 1;
@@ -1650,12 +1671,15 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::Failover { lost } => {
             format!("failover: the replica is promoted; {lost} unreplicated change(s) lost")
         }
-        Event::RedisRestarted { from_aof: false } => {
-            "redis restarts without persistence: every key is gone".into()
-        }
-        Event::RedisRestarted { from_aof: true } => {
-            "redis crashes and reloads its AOF: the keys are as at the start".into()
-        }
+        Event::RedisRestarted {
+            reloaded: Reload::Nothing,
+        } => "redis restarts without persistence: every key is gone".into(),
+        Event::RedisRestarted {
+            reloaded: Reload::FromStart,
+        } => "redis crashes and reloads its AOF: the keys are as at the start".into(),
+        Event::RedisRestarted {
+            reloaded: Reload::EveryWrite,
+        } => "redis crashes and reloads its AOF: every key is as it was".into(),
         Event::FenceEvicted => "an allkeys-* policy evicts the fence counter".into(),
         Event::Fault { caller, fault } => {
             format!("t={now_ms} caller {} {}", caller + 1, fault.describe())

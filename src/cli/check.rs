@@ -14,6 +14,7 @@ use leaselab_checker::suite::{suite, SuiteEntry, SUITES};
 use leaselab_checker::{
     run, CheckConfig, CheckReport, LeaseModel, PropertyVerdict, RunOptions, Strategy, LEDGER,
 };
+use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::Safeguard;
 use leaselab_model::world::{FaultsOn, ReplyFaults};
 use serde::Serialize;
@@ -118,9 +119,14 @@ pub struct WalletArgs {
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub restarts: u32,
     /// Make those restarts machine crashes after which Redis reloads its append-only file
-    /// (appendfsync everysec, last fsync at the start): the keys come back as they were then.
+    /// (by default appendfsync everysec, last fsync at the start: the keys come back as they
+    /// were then; see --appendfsync).
     #[arg(long)]
     pub restart_from_aof: bool,
+    /// With --restart-from-aof: when that file was fsynced. everysec (the default) and no
+    /// last fsynced at the start; always fsyncs before every reply, so a crash loses no key.
+    #[arg(long, value_parser = crate::cli::run::parse_appendfsync, value_name = "always|everysec|no")]
+    pub appendfsync: Option<Appendfsync>,
     /// How many evictions of the fence counter (an allkeys-* policy under memory pressure)
     /// may strike, at any moment; fenced safeguards only, at most 3.
     #[arg(long, default_value_t = 0, value_name = "K")]
@@ -322,6 +328,7 @@ impl Args {
             failovers: self.wallet.failovers,
             restarts: self.wallet.restarts,
             restarts_from_aof: self.wallet.restart_from_aof,
+            aof_appendfsync: self.wallet.appendfsync.unwrap_or(Appendfsync::Everysec),
             evictions: self.wallet.evictions,
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
@@ -705,6 +712,9 @@ fn command_line(config: &CheckConfig, file: Option<&std::path::Path>) -> String 
     if config.restarts_from_aof {
         line.push_str(" --restart-from-aof");
     }
+    if config.aof_appendfsync != Appendfsync::Everysec {
+        line.push_str(&format!(" --appendfsync {}", config.aof_appendfsync.name()));
+    }
     if config.evictions > 0 {
         line.push_str(&format!(" --evictions {}", config.evictions));
     }
@@ -791,6 +801,11 @@ pub fn render(
         match (config.failovers, config.restarts) {
             (0, 0) => String::new(),
             (k, 0) => format!("; up to {k} failover(s)"),
+            (0, r) if config.restarts_from_aof => format!(
+                "; up to {r} crash(es) of the machine running Redis, which reloads its \
+                 append-only file (appendfsync {})",
+                config.aof_appendfsync.name()
+            ),
             (0, r) => format!("; up to {r} Redis restart(s) without persistence"),
             (k, r) => format!("; up to {k} failover(s) and {r} Redis restart(s)"),
         },
@@ -901,7 +916,11 @@ struct JsonCheck<'a> {
     max_pause_ticks: Option<u64>,
     failovers: u32,
     restarts: u32,
+    /// What a restart reloads: `none` (no persistence), or the append-only file's
+    /// `appendfsync` policy (`everysec`, `no`: last fsynced at the start; `always`).
+    restart_reloads: &'static str,
     evictions: u32,
+    redis_drift_percent: i32,
     lost_replies: u32,
     dropped_connections: u32,
     horizon_ticks: u64,
@@ -947,7 +966,13 @@ impl<'a> JsonCheck<'a> {
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             restarts: config.restarts,
+            restart_reloads: if config.restarts_from_aof {
+                config.aof_appendfsync.name()
+            } else {
+                "none"
+            },
             evictions: config.evictions,
+            redis_drift_percent: config.redis_drift_percent,
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),

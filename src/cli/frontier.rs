@@ -127,6 +127,10 @@ pub fn execute(args: Args) -> CommandResult {
         restarts: args.wallet.restarts,
         evictions: args.wallet.evictions,
         restarts_from_aof: args.wallet.restart_from_aof,
+        aof_appendfsync: args
+            .wallet
+            .appendfsync
+            .unwrap_or(leaselab_model::redis::aof::Appendfsync::Everysec),
         redis_drift_percent: args.wallet.redis_drift,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),

@@ -747,6 +747,7 @@ impl CheckSpec {
             restarts: self.restarts,
             // A path of crashes reloading the AOF is never saved as a trace either.
             restarts_from_aof: false,
+            aof_appendfsync: leaselab_model::redis::aof::Appendfsync::Everysec,
             evictions: self.evictions,
             horizon_ticks: self.horizon_ticks,
             symmetry: self.symmetry,

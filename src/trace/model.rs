@@ -336,12 +336,13 @@ pub fn translate(config: &CheckConfig, actions: &[Action]) -> Result<Translation
         ));
     }
     if config.restarts_from_aof {
-        return Err(
-            "the path's Redis crashes reload an append-only file last fsynced at the start; \
-             turning it into a simulated schedule is not built (the simulation's crash, `run \
-             aof-crash`, shows the same fault)"
-                .to_string(),
-        );
+        return Err(format!(
+            "the path's Redis crashes reload an append-only file (appendfsync {}); turning it \
+             into a simulated schedule is not built (the simulation's crash, `run aof-crash \
+             --appendfsync {}`, shows the same fault)",
+            config.aof_appendfsync.name(),
+            config.aof_appendfsync.name()
+        ));
     }
     if config.redis_drift_percent != 0 {
         return Err(format!(

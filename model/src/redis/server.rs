@@ -365,6 +365,14 @@ impl Redis {
         self.keyspace = snapshot.keyspace.clone();
     }
 
+    /// Keeps every key (with its absolute expiry) and forgets the rest: a restart that
+    /// reloads an append-only file fsynced before every reply.
+    pub fn restart_keeping_keys(&mut self) {
+        let keyspace = std::mem::take(&mut self.keyspace);
+        self.restart_empty();
+        self.keyspace = keyspace;
+    }
+
     /// Forgets everything, script cache included: a restart without persistence.
     ///
     /// The role and cluster mode (configuration) stay. Nothing is recorded for replicas: what a
