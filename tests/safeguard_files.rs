@@ -620,3 +620,63 @@ fn the_shipped_files_run_against_the_real_servers() {
         assert!(stdout.contains(" OK"), "{file}: {stdout}");
     }
 }
+
+/// A pipeline that sends `WAIT` blocks on the server until the replica acknowledges; the
+/// exhaustive check runs a pipeline in one step, so no replication could come before the
+/// `WAIT` answers (it would always say 0). The check refuses such a file, naming it and the
+/// simulation as the place to run it; the simulation runs it (its server blocks on `WAIT`).
+#[test]
+fn a_pipeline_that_waits_for_the_replica_is_refused_by_the_check_and_run_by_the_simulation() {
+    let text = r#"
+name = "lease-wait-pipelined"
+balance = "redis"
+
+[acquire]
+pipeline = [["SET", "{lock_key}", "{token}", "NX", "PX", "{ttl_ms}"], ["wait", "1", "50"]]
+got = "1"
+busy = "0"
+
+[release]
+script = '''
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  return redis.call("DEL", KEYS[1])
+else
+  return 0
+end
+'''
+keys = ["{lock_key}"]
+args = ["{token}"]
+released = "1"
+not_held = "0"
+
+[read]
+command = ["GET", "{balance_key}"]
+
+[write]
+command = ["SET", "{balance_key}", "{new_balance}"]
+"#;
+    let spec = spec::compile("lease-wait-pipelined.toml", text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(spec.pipelines_wait());
+    let safeguard = Safeguard::User(user::register(spec).expect("registers"));
+    let error = CheckConfig::new(safeguard)
+        .validate()
+        .expect_err("the check refuses a pipelined WAIT");
+    assert!(error.0.contains("lease-wait-pipelined"), "{}", error.0);
+    assert!(error.0.contains("WAIT"), "{}", error.0);
+    assert!(error.0.contains("leaselab run"), "{}", error.0);
+    // Without a replica the lone server answers WAIT with 0 at once in the simulation: every
+    // caller finds the lock "busy" until it gives up, and the ledger holds (nothing spent).
+    let mut scenario = with(&tutorial("step2-lock", Variant::default()), safeguard);
+    scenario.callers = 2;
+    let report = run(&scenario, 1).expect("the simulation runs it");
+    assert_eq!(report.ledger.verdict, Verdict::Ok, "{}", report.line());
+    // The same file without the WAIT is checked as usual.
+    let plain = text
+        .replace("lease-wait-pipelined", "lease-pipelined")
+        .replace(r#", ["wait", "1", "50"]]"#, "]")
+        .replace("got = \"1\"\nbusy = \"0\"", "got = \"OK\"\nbusy = \"nil\"");
+    let plain = spec::compile("lease-pipelined.toml", &plain).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!plain.pipelines_wait());
+    let plain = Safeguard::User(user::register(plain).expect("registers"));
+    assert!(CheckConfig::new(plain).validate().is_ok());
+}

@@ -264,6 +264,21 @@ impl CheckConfig {
 
     /// Checks the parameters alone (not whether the horizon leaves time for a write).
     pub fn validate_params(&self) -> Result<(), ParamError> {
+        if let Safeguard::User(id) = self.safeguard {
+            let spec = leaselab_model::safeguard::user::get(id);
+            if spec.pipelines_wait() {
+                // The world runs a pipeline in one step: no replication can come between its
+                // write and its WAIT, which would always answer 0. Refuse rather than explore
+                // a protocol the servers do not run.
+                return Err(ParamError(format!(
+                    "{}: a pipeline sends WAIT, which blocks the rest of the pipeline until the \
+                     replica acknowledges; the exhaustive check runs a pipeline in one step, so \
+                     it cannot let the replica catch up before WAIT answers. Run the file in \
+                     the simulation (`leaselab run`, where the server blocks on it) instead",
+                    spec.name
+                )));
+            }
+        }
         if self.callers == 0 {
             return Err(ParamError(
                 "--callers 0: a check needs at least 1 caller; use --callers 2".into(),

@@ -384,10 +384,9 @@ pub struct UserSpec {
 }
 
 impl UserSpec {
-    /// True when a Redis request of the file names `var` (a SQL text names only
-    /// `{wallet_id}`).
-    pub fn uses(&self, var: Var) -> bool {
-        let requests = [
+    /// The file's Redis requests.
+    fn redis_requests(&self) -> impl Iterator<Item = &RequestTemplate> {
+        [
             self.acquire.as_ref().map(|a| &a.request),
             self.release.as_ref().map(|r| &r.request),
             self.refresh.as_ref().map(|r| &r.request),
@@ -399,11 +398,28 @@ impl UserSpec {
                 WriteSpec::Redis { request, .. } => Some(request),
                 WriteSpec::Sql(_) => None,
             },
-        ];
-        requests
-            .into_iter()
-            .flatten()
-            .any(|request| request.uses(var))
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// True when a Redis request of the file names `var` (a SQL text names only
+    /// `{wallet_id}`).
+    pub fn uses(&self, var: Var) -> bool {
+        self.redis_requests().any(|request| request.uses(var))
+    }
+
+    /// True when a pipeline of the file sends `WAIT` (which blocks the rest of the pipeline
+    /// until replicas acknowledge or the timeout passes).
+    pub fn pipelines_wait(&self) -> bool {
+        self.redis_requests().any(|request| match request {
+            RequestTemplate::Pipeline(commands) => commands.iter().any(|argv| {
+                argv.first().is_some_and(|word| {
+                    matches!(word.0.as_slice(), [Piece::Text(text)] if text.eq_ignore_ascii_case("wait"))
+                })
+            }),
+            _ => false,
+        })
     }
 
     /// True when the write can be refused: a SQL write with a fence or version parameter, or
