@@ -171,7 +171,7 @@ pub fn execute(args: Args) -> CommandResult {
         .limits(!args.json && std::io::stderr().is_terminal());
     let counters = Arc::new(Counters::default());
     let label = Arc::new(Mutex::new(String::new()));
-    let mut started = 0usize;
+    let pace = std::cell::RefCell::new(Pace::new(cells));
     let (frontier, watched) = watched(&counters, limits, &label, || {
         sweep(
             base,
@@ -180,12 +180,12 @@ pub fn execute(args: Args) -> CommandResult {
             options,
             &counters,
             |ttl, work| {
-                started += 1;
+                let text = pace.borrow_mut().start(ttl, work);
                 if let Ok(mut label) = label.lock() {
-                    *label = format!("cell {started}/{cells}: TTL {ttl} work {work}");
+                    *label = text;
                 }
             },
-            |_| {},
+            |cell| pace.borrow_mut().finish(cell),
         )
     });
     let mut frontier = frontier?;
@@ -226,6 +226,58 @@ pub fn execute(args: Args) -> CommandResult {
         print!("{}", render(&frontier, &base));
     }
     Ok(status)
+}
+
+/// How a sweep is going, for the progress line: the cells done, what the last one found and
+/// cost, and the time left at the pace so far.
+struct Pace {
+    cells: usize,
+    started: usize,
+    began: std::time::Instant,
+    cell_began: std::time::Instant,
+    last: Option<String>,
+}
+
+impl Pace {
+    fn new(cells: usize) -> Pace {
+        let now = std::time::Instant::now();
+        Pace {
+            cells,
+            started: 0,
+            began: now,
+            cell_began: now,
+            last: None,
+        }
+    }
+
+    /// The progress label for the cell starting now.
+    fn start(&mut self, ttl: u64, work: u64) -> String {
+        self.started += 1;
+        self.cell_began = std::time::Instant::now();
+        let mut text = format!(
+            "cell {}/{}: TTL {ttl} work {work}",
+            self.started, self.cells
+        );
+        if let Some(last) = &self.last {
+            let done = (self.started - 1) as f64;
+            let spent = self.began.elapsed().as_secs_f64();
+            let left = spent / done * (self.cells - self.started + 1) as f64;
+            // Larger TTLs and works take longer: the estimate is a floor, hence the `≥`.
+            text.push_str(&format!(" (last: {last}; ≥{left:.0}s left)"));
+        }
+        text
+    }
+
+    /// Notes a cell done.
+    fn finish(&mut self, cell: &leaselab_checker::frontier::Cell) {
+        self.last = Some(format!(
+            "TTL {} work {} -> {} in {:.1}s",
+            cell.ttl_ticks,
+            cell.work_ticks,
+            cell.boundary.cell(),
+            self.cell_began.elapsed().as_secs_f64()
+        ));
+    }
 }
 
 /// The JSON form of a sweep.
@@ -382,6 +434,22 @@ mod tests {
         let reason = summary_reason(&frontier(&[Boundary::Inconclusive])).unwrap();
         assert!(reason.starts_with("1 of 1 cells inconclusive"), "{reason}");
         assert_eq!(summary_reason(&frontier(&[Boundary::UpTo(2)])), None);
+    }
+
+    #[test]
+    fn the_progress_line_names_the_cell_and_after_the_first_what_the_last_found() {
+        let mut pace = Pace::new(3);
+        assert_eq!(pace.start(3, 1), "cell 1/3: TTL 3 work 1");
+        let cell = &frontier(&[Boundary::UpTo(2)]).cells[0];
+        pace.finish(cell);
+        let text = pace.start(4, 1);
+        assert!(
+            text.starts_with("cell 2/3: TTL 4 work 1 (last: TTL 1 work 1 -> 2 in "),
+            "{text}"
+        );
+        assert!(text.ends_with("s left)"), "{text}");
+        pace.finish(&frontier(&[Boundary::Inconclusive]).cells[0]);
+        assert!(pace.start(5, 1).contains("-> ? in"));
     }
 
     #[test]
