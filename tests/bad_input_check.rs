@@ -351,6 +351,32 @@ fn check_refuses_bad_values_and_empty_bounds_and_stops_runaways_at_its_limits() 
             3,
             &["inconclusive", "state limit"],
         ),
+        Case::new(
+            "a suite given a bound of its own, which its checks would ignore",
+            &[
+                "check",
+                "--suite",
+                "smoke",
+                "--restarts",
+                "1",
+                "--restart-from-aof",
+            ],
+            2,
+            &["--suite", "cannot be used with"],
+        ),
+        Case::new(
+            "an append-only file for Redlock's nodes, which restart without persistence",
+            &[
+                "check",
+                "--safeguard",
+                "redlock",
+                "--node-restarts",
+                "1",
+                "--restart-from-aof",
+            ],
+            2,
+            &["--restart-from-aof", "single Redis", "--node-restarts"],
+        ),
     ]);
 }
 

@@ -303,10 +303,35 @@ fn a_crash_reloading_an_aof_fsynced_before_every_reply_keeps_the_lease() {
         let output = leaselab(&args);
         assert_eq!(output.status.code(), Some(code), "{output:?}");
         let report = json(&output);
-        assert_eq!(report["restart_reloads"], appendfsync);
+        assert_eq!(report["restart_reloads"], format!("aof-{appendfsync}"));
         assert_eq!(report["restarts"], 1);
         assert_eq!(ledger(&report)["verdict"], verdict, "{appendfsync}");
     }
     let output = leaselab(&[&LEASE_NO_PAUSES[..], &["--json"]].concat());
-    assert_eq!(json(&output)["restart_reloads"], "none");
+    assert_eq!(json(&output)["restart_reloads"], "nothing");
+    // A frontier says the same of every cell, in its header and its JSON.
+    let sweep = [
+        "frontier",
+        "--safeguard",
+        "lease",
+        "--ttl",
+        "3",
+        "--work",
+        "1",
+        "--restarts",
+        "1",
+        "--restart-from-aof",
+        "--appendfsync",
+        "always",
+    ];
+    let output = leaselab(&sweep);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("reloads its append-only file (appendfsync always)"),
+        "{text}"
+    );
+    let output = leaselab(&[&sweep[..], &["--json"]].concat());
+    let report = json(&output);
+    assert_eq!(report["restart_reloads"], "aof-always");
+    assert_eq!(report["restarts"], 1);
 }

@@ -656,7 +656,7 @@ command = ["GET", "{balance_key}"]
 command = ["SET", "{balance_key}", "{new_balance}"]
 "#;
     let spec = spec::compile("lease-wait-pipelined.toml", text).unwrap_or_else(|e| panic!("{e}"));
-    assert!(spec.pipelines_wait());
+    assert_eq!(spec.pipelines_wait(), Some("[acquire]"));
     let safeguard = Safeguard::User(user::register(spec).expect("registers"));
     let error = CheckConfig::new(safeguard)
         .validate()
@@ -664,6 +664,7 @@ command = ["SET", "{balance_key}", "{new_balance}"]
     assert!(error.0.contains("lease-wait-pipelined"), "{}", error.0);
     assert!(error.0.contains("WAIT"), "{}", error.0);
     assert!(error.0.contains("leaselab run"), "{}", error.0);
+    assert!(error.0.contains("[acquire] pipeline"), "{}", error.0);
     // Without a replica the lone server answers WAIT with 0 at once in the simulation: every
     // caller finds the lock "busy" until it gives up, and the ledger holds (nothing spent).
     let mut scenario = with(&tutorial("step2-lock", Variant::default()), safeguard);
@@ -676,7 +677,7 @@ command = ["SET", "{balance_key}", "{new_balance}"]
         .replace(r#", ["wait", "1", "50"]]"#, "]")
         .replace("got = \"1\"\nbusy = \"0\"", "got = \"OK\"\nbusy = \"nil\"");
     let plain = spec::compile("lease-pipelined.toml", &plain).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!plain.pipelines_wait());
+    assert_eq!(plain.pipelines_wait(), None);
     let plain = Safeguard::User(user::register(plain).expect("registers"));
     assert!(CheckConfig::new(plain).validate().is_ok());
 }

@@ -143,6 +143,26 @@ pub struct CheckConfig {
     pub redis_drift_percent: i32,
 }
 
+/// Why the checker cannot explore `safeguard` at all, whatever the bounds (none: it can): a
+/// safeguard file whose pipeline sends `WAIT`. The world runs a pipeline in one step, so no
+/// replication could come between its write and its `WAIT`, which would always answer 0: the
+/// check refuses rather than explore a protocol the servers do not run.
+pub fn unexplorable(safeguard: Safeguard) -> Option<String> {
+    let Safeguard::User(id) = safeguard else {
+        return None;
+    };
+    let spec = leaselab_model::safeguard::user::get(id);
+    let section = spec.pipelines_wait()?;
+    Some(format!(
+        "safeguard file `{}`: its {section} pipeline sends WAIT, whose answer depends on how far \
+         the replica has caught up; the exhaustive check runs a pipeline in one step, where no \
+         replication can come before WAIT answers, so it would explore something the servers do \
+         not do. Run the file in the simulation instead (`leaselab run`, whose server answers \
+         WAIT as Redis does)",
+        spec.name
+    ))
+}
+
 impl CheckConfig {
     /// Two callers spending 10 from 20, a 3-tick lease, 1 tick of work, unbounded pauses,
     /// no failovers, symmetry reduced.
@@ -264,20 +284,8 @@ impl CheckConfig {
 
     /// Checks the parameters alone (not whether the horizon leaves time for a write).
     pub fn validate_params(&self) -> Result<(), ParamError> {
-        if let Safeguard::User(id) = self.safeguard {
-            let spec = leaselab_model::safeguard::user::get(id);
-            if spec.pipelines_wait() {
-                // The world runs a pipeline in one step: no replication can come between its
-                // write and its WAIT, which would always answer 0. Refuse rather than explore
-                // a protocol the servers do not run.
-                return Err(ParamError(format!(
-                    "{}: a pipeline sends WAIT, which blocks the rest of the pipeline until the \
-                     replica acknowledges; the exhaustive check runs a pipeline in one step, so \
-                     it cannot let the replica catch up before WAIT answers. Run the file in \
-                     the simulation (`leaselab run`, where the server blocks on it) instead",
-                    spec.name
-                )));
-            }
+        if let Some(why) = unexplorable(self.safeguard) {
+            return Err(ParamError(why));
         }
         if self.callers == 0 {
             return Err(ParamError(
@@ -398,9 +406,18 @@ impl CheckConfig {
                 return Err(ParamError(format!("--restarts {}: {why}", self.restarts)));
             }
         }
+        if self.restarts_from_aof && self.safeguard.redis_nodes() > 0 {
+            return Err(ParamError(format!(
+                "--restart-from-aof: the append-only file is the single Redis's; {}'s nodes \
+                 restart without persistence (--node-restarts K, --node-delayed-restarts K)",
+                self.safeguard.name()
+            )));
+        }
         if self.restarts_from_aof && self.restarts == 0 {
             return Err(ParamError(
-                "--restart-from-aof: it says what a restart reloads; give --restarts K too".into(),
+                "--restart-from-aof: it says what a restart reloads; give --restarts K (K from \
+                 1 to 3) too"
+                    .into(),
             ));
         }
         if self.aof_appendfsync != Appendfsync::Everysec && !self.restarts_from_aof {
@@ -609,8 +626,12 @@ impl CheckConfig {
             let mode = self.aof_appendfsync.name();
             plural(
                 self.restarts,
-                &format!("Redis crash reloading the AOF ({mode}, last fsync at the start)"),
-                &format!("Redis crashes reloading the AOF ({mode}, last fsync at the start)"),
+                &format!(
+                    "Redis crash reloading the AOF (appendfsync {mode}, last fsync at the start)"
+                ),
+                &format!(
+                    "Redis crashes reloading the AOF (appendfsync {mode}, last fsync at the start)"
+                ),
             )
         } else {
             plural(

@@ -79,8 +79,16 @@ pub struct Args {
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Run a named suite of checks with expected verdicts (smoke, nightly).
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["safeguard", "explore"])]
+    /// Run a named suite of checks with expected verdicts (smoke, nightly). Each check of a
+    /// suite has its own safeguard and bounds: only the search options (threads, limits,
+    /// --json, --shard) go with it.
+    #[arg(long, value_name = "NAME", conflicts_with_all = [
+        "safeguard", "safeguard_file", "explore", "gate", "ttl", "work", "max_pause", "horizon",
+        "no_symmetry", "callers", "failovers", "restarts", "restart_from_aof", "appendfsync",
+        "evictions", "balance", "amount", "redis_drift", "lost_replies", "dropped_connections",
+        "reply_faults_on", "redis_nodes", "node_restarts", "node_delayed_restarts",
+        "node_clock_jumps", "node_clock_jump", "node_drift",
+    ])]
     pub suite: Option<String>,
     /// With --suite: run only shard K of N of its checks (`leaselab merge` combines the
     /// shards' `--json` outputs).
@@ -114,8 +122,9 @@ pub struct WalletArgs {
     /// How many Redis failovers may strike, each losing what had not replicated.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub failovers: u32,
-    /// How many restarts of the single Redis without persistence may strike, at any moment,
-    /// each losing every key (the lock, the fence counter, a balance kept there); at most 3.
+    /// How many restarts of the single Redis may strike, at any moment; at most 3. Without
+    /// persistence each loses every key (the lock, the fence counter, a balance kept there);
+    /// --restart-from-aof makes them machine crashes that reload an append-only file.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub restarts: u32,
     /// Make those restarts machine crashes after which Redis reloads its append-only file
@@ -305,7 +314,13 @@ impl Args {
     /// The check these arguments describe.
     pub fn config(&self) -> Result<CheckConfig, UsageError> {
         let safeguard = match (&self.safeguard, &self.safeguard_file) {
-            (_, Some(path)) => super::safeguard_file::load(path)?,
+            (_, Some(path)) => {
+                let safeguard = super::safeguard_file::load(path)?;
+                if let Some(why) = leaselab_checker::config::unexplorable(safeguard) {
+                    return Err(UsageError::new(format!("{}: {why}", path.display())));
+                }
+                safeguard
+            }
             (Some(name), None) => {
                 Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
             }
@@ -904,6 +919,19 @@ pub fn render(
     out
 }
 
+/// What a restart of the single Redis reloads, as `--json` says it: `nothing`, or the
+/// append-only file under its policy (`aof-everysec`, `aof-no`, `aof-always`).
+pub fn restart_reloads(config: &CheckConfig) -> &'static str {
+    if !config.restarts_from_aof {
+        return "nothing";
+    }
+    match config.aof_appendfsync {
+        Appendfsync::Always => "aof-always",
+        Appendfsync::Everysec => "aof-everysec",
+        Appendfsync::No => "aof-no",
+    }
+}
+
 /// The JSON form of one check.
 #[derive(Serialize)]
 struct JsonCheck<'a> {
@@ -916,8 +944,9 @@ struct JsonCheck<'a> {
     max_pause_ticks: Option<u64>,
     failovers: u32,
     restarts: u32,
-    /// What a restart reloads: `none` (no persistence), or the append-only file's
-    /// `appendfsync` policy (`everysec`, `no`: last fsynced at the start; `always`).
+    /// What a restart reloads: `nothing` (no persistence), or the append-only file under its
+    /// `appendfsync` policy (`aof-everysec`, `aof-no`: last fsynced at the start;
+    /// `aof-always`: every key).
     restart_reloads: &'static str,
     evictions: u32,
     redis_drift_percent: i32,
@@ -966,11 +995,7 @@ impl<'a> JsonCheck<'a> {
             max_pause_ticks: config.max_pause_ticks,
             failovers: config.failovers,
             restarts: config.restarts,
-            restart_reloads: if config.restarts_from_aof {
-                config.aof_appendfsync.name()
-            } else {
-                "none"
-            },
+            restart_reloads: restart_reloads(config),
             evictions: config.evictions,
             redis_drift_percent: config.redis_drift_percent,
             lost_replies: config.reply_faults.lost_replies,

@@ -94,7 +94,13 @@ pub fn parse_list(text: &str) -> Result<TickList, String> {
 /// Runs `leaselab frontier`.
 pub fn execute(args: Args) -> CommandResult {
     let safeguard = match (&args.safeguard, &args.safeguard_file) {
-        (_, Some(path)) => super::safeguard_file::load(path)?,
+        (_, Some(path)) => {
+            let safeguard = super::safeguard_file::load(path)?;
+            if let Some(why) = leaselab_checker::config::unexplorable(safeguard) {
+                return Err(UsageError::new(format!("{}: {why}", path.display())));
+            }
+            safeguard
+        }
         (Some(name), None) => {
             Safeguard::parse(name).map_err(|e| UsageError::new(format!("--safeguard: {e}")))?
         }
@@ -211,6 +217,11 @@ pub fn execute(args: Args) -> CommandResult {
             reason: summary_reason(&frontier),
             exit_code: status.exit_code(),
             max_states_per_cell: args.search.max_states,
+            failovers: base.failovers,
+            restarts: base.restarts,
+            restart_reloads: super::check::restart_reloads(&base),
+            evictions: base.evictions,
+            redis_drift_percent: base.redis_drift_percent,
             lost_replies: base.reply_faults.lost_replies,
             dropped_connections: base.reply_faults.dropped_connections,
             node_faults: (base.safeguard.redis_nodes() > 0
@@ -226,6 +237,33 @@ pub fn execute(args: Args) -> CommandResult {
         print!("{}", render(&frontier, &base));
     }
     Ok(status)
+}
+
+/// The single Redis's faults and clock in every cell, as words for the header ("" without).
+fn single_redis_faults_text(base: &CheckConfig) -> String {
+    let mut out = String::new();
+    match (base.restarts, base.restarts_from_aof) {
+        (0, _) => {}
+        (r, true) => out.push_str(&format!(
+            ", up to {r} crash(es) of the machine running Redis, which reloads its append-only \
+             file (appendfsync {})",
+            base.aof_appendfsync.name()
+        )),
+        (r, false) => out.push_str(&format!(", up to {r} Redis restart(s) without persistence")),
+    }
+    if base.evictions > 0 {
+        out.push_str(&format!(
+            ", up to {} eviction(s) of the fence counter",
+            base.evictions
+        ));
+    }
+    if base.redis_drift_percent != 0 {
+        out.push_str(&format!(
+            ", the Redis clock {:+}% off",
+            base.redis_drift_percent
+        ));
+    }
+    out
 }
 
 /// How a sweep is going, for the progress line: the cells done, what the last one found and
@@ -291,6 +329,17 @@ struct JsonFrontier<'a> {
     exit_code: u8,
     /// The limit on distinct states per cell.
     max_states_per_cell: u64,
+    /// How many Redis failovers may strike in every cell.
+    failovers: u32,
+    /// How many restarts of the single Redis may strike in every cell.
+    restarts: u32,
+    /// What such a restart reloads: `nothing`, `aof-everysec`, `aof-no` or `aof-always` (as
+    /// in `check --json`).
+    restart_reloads: &'static str,
+    /// How many evictions of the fence counter may strike in every cell.
+    evictions: u32,
+    /// The single Redis's clock rate error, in percent.
+    redis_drift_percent: i32,
     /// How many Redis replies may be lost in flight, in every cell.
     lost_replies: u32,
     /// How many Redis connections may break with a reply in flight, in every cell.
@@ -334,7 +383,7 @@ fn summary_reason(frontier: &Frontier) -> Option<String> {
 fn render(frontier: &Frontier, base: &CheckConfig) -> String {
     let mut out = format!(
         "{}: the largest pause (ticks, per caller in all) for which the ledger holds\n\
-         {} callers spending {} from {}{}{}{}; every cell exhaustive to {}\n\
+         {} callers spending {} from {}{}{}{}{}; every cell exhaustive to {}\n\
          '-' = broken even without pauses, '∞' = safe with unbounded pauses, \
          '?' = inconclusive\n\n",
         frontier.safeguard,
@@ -345,6 +394,7 @@ fn render(frontier: &Frontier, base: &CheckConfig) -> String {
             0 => String::new(),
             k => format!(", up to {k} failover(s)"),
         },
+        single_redis_faults_text(base),
         reply_faults_text(base.reply_faults),
         if base.safeguard.redis_nodes() > 0
             && (base.node_faults.any() || base.node_faults.drift_percent != 0)

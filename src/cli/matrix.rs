@@ -106,6 +106,13 @@ pub fn execute(args: Args) -> CommandResult {
         .iter()
         .map(|path| super::safeguard_file::load(path))
         .collect::<Result<Vec<_>, _>>()?;
+    // A file the checker refuses (a pipelined WAIT) is refused here, whichever columns run,
+    // rather than by the first exhaustive cell.
+    for (path, safeguard) in args.safeguard_file.iter().zip(&files) {
+        if let Some(why) = leaselab_checker::config::unexplorable(*safeguard) {
+            return Err(UsageError::new(format!("{}: {why}", path.display())));
+        }
+    }
     // `--safeguard NAME` may name a file's safeguard too: its row comes once, from the file.
     let named: Vec<String> = args
         .safeguard

@@ -384,42 +384,51 @@ pub struct UserSpec {
 }
 
 impl UserSpec {
-    /// The file's Redis requests.
-    fn redis_requests(&self) -> impl Iterator<Item = &RequestTemplate> {
+    /// The file's Redis requests, each with its section.
+    fn redis_requests(&self) -> impl Iterator<Item = (&'static str, &RequestTemplate)> {
         [
-            self.acquire.as_ref().map(|a| &a.request),
-            self.release.as_ref().map(|r| &r.request),
-            self.refresh.as_ref().map(|r| &r.request),
-            match &self.read {
-                ReadSpec::Redis(request) => Some(request),
-                ReadSpec::Sql(_) => None,
-            },
-            match &self.write {
-                WriteSpec::Redis { request, .. } => Some(request),
-                WriteSpec::Sql(_) => None,
-            },
+            ("[acquire]", self.acquire.as_ref().map(|a| &a.request)),
+            ("[release]", self.release.as_ref().map(|r| &r.request)),
+            ("[refresh]", self.refresh.as_ref().map(|r| &r.request)),
+            (
+                "[read]",
+                match &self.read {
+                    ReadSpec::Redis(request) => Some(request),
+                    ReadSpec::Sql(_) => None,
+                },
+            ),
+            (
+                "[write]",
+                match &self.write {
+                    WriteSpec::Redis { request, .. } => Some(request),
+                    WriteSpec::Sql(_) => None,
+                },
+            ),
         ]
         .into_iter()
-        .flatten()
+        .filter_map(|(section, request)| request.map(|request| (section, request)))
     }
 
     /// True when a Redis request of the file names `var` (a SQL text names only
     /// `{wallet_id}`).
     pub fn uses(&self, var: Var) -> bool {
-        self.redis_requests().any(|request| request.uses(var))
+        self.redis_requests().any(|(_, request)| request.uses(var))
     }
 
-    /// True when a pipeline of the file sends `WAIT` (which blocks the rest of the pipeline
-    /// until replicas acknowledge or the timeout passes).
-    pub fn pipelines_wait(&self) -> bool {
-        self.redis_requests().any(|request| match request {
-            RequestTemplate::Pipeline(commands) => commands.iter().any(|argv| {
-                argv.first().is_some_and(|word| {
-                    matches!(word.0.as_slice(), [Piece::Text(text)] if text.eq_ignore_ascii_case("wait"))
-                })
-            }),
-            _ => false,
-        })
+    /// The section of the first pipeline of the file that sends `WAIT`, whose answer depends
+    /// on how far the replicas have caught up (outside `MULTI` it blocks the rest of the
+    /// pipeline until they acknowledge or the timeout passes).
+    pub fn pipelines_wait(&self) -> Option<&'static str> {
+        self.redis_requests()
+            .find(|(_, request)| match request {
+                RequestTemplate::Pipeline(commands) => commands.iter().any(|argv| {
+                    argv.first().is_some_and(|word| {
+                        matches!(word.0.as_slice(), [Piece::Text(text)] if text.eq_ignore_ascii_case("wait"))
+                    })
+                }),
+                _ => false,
+            })
+            .map(|(section, _)| section)
     }
 
     /// True when the write can be refused: a SQL write with a fence or version parameter, or
