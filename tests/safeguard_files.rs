@@ -339,6 +339,25 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "not a reply pattern",
         ),
         (
+            // A pipeline is judged by its last command's reply: WAIT's is an integer.
+            lease_with(
+                "command = [\"SET\", \"{lock_key}\", \"{token}\", \"NX\", \"PX\", \"{ttl_ms}\"]",
+                "pipeline = [[\"SET\", \"{lock_key}\", \"{token}\", \"NX\", \"PX\", \"{ttl_ms}\"], [\"WAIT\", \"1\", \"50\"]]",
+            ),
+            "got = ",
+            "[acquire] got",
+            "WAIT always answers an integer (or an error), so the pattern OK can never match",
+        ),
+        (
+            lease_with(
+                "command = [\"SET\", \"{balance_key}\", \"{new_balance}\"]",
+                "command = [\"INCRBY\", \"{balance_key}\", \"-10\"]",
+            ),
+            "landed = ",
+            "[write] landed",
+            "INCRBY always answers an integer",
+        ),
+        (
             lease_with("busy = \"nil\"", "bussy = \"nil\""),
             "bussy",
             "[acquire] bussy",

@@ -379,10 +379,28 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     ))
                 }
             };
+            let got = patterns(&source, "[acquire] got", &a.got)?;
+            let busy = patterns(&source, "[acquire] busy", &a.busy)?;
+            can_match(
+                &source,
+                "[acquire] got",
+                a.got.span(),
+                &request,
+                &got,
+                false,
+            )?;
+            can_match(
+                &source,
+                "[acquire] busy",
+                a.busy.span(),
+                &request,
+                &busy,
+                false,
+            )?;
             Some(AcquireSpec {
                 request,
-                got: patterns(&source, "[acquire] got", &a.got)?,
-                busy: patterns(&source, "[acquire] busy", &a.busy)?,
+                got,
+                busy,
                 fence_from_reply,
             })
         }
@@ -391,20 +409,39 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         None => None,
         Some(release) => {
             let r = release.get_ref();
+            let request = request(
+                &source,
+                "[release]",
+                release.span(),
+                &r.command,
+                &r.pipeline,
+                &r.script,
+                &r.keys,
+                &r.args,
+                &vars,
+            )?;
+            let released = patterns(&source, "[release] released", &r.released)?;
+            let not_held = patterns(&source, "[release] not_held", &r.not_held)?;
+            can_match(
+                &source,
+                "[release] released",
+                r.released.span(),
+                &request,
+                &released,
+                false,
+            )?;
+            can_match(
+                &source,
+                "[release] not_held",
+                r.not_held.span(),
+                &request,
+                &not_held,
+                false,
+            )?;
             Some(ReleaseSpec {
-                request: request(
-                    &source,
-                    "[release]",
-                    release.span(),
-                    &r.command,
-                    &r.pipeline,
-                    &r.script,
-                    &r.keys,
-                    &r.args,
-                    &vars,
-                )?,
-                released: patterns(&source, "[release] released", &r.released)?,
-                not_held: patterns(&source, "[release] not_held", &r.not_held)?,
+                request,
+                released,
+                not_held,
             })
         }
     };
@@ -412,20 +449,27 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         None => None,
         Some(refresh) => {
             let r = refresh.get_ref();
-            Some(RefreshSpec {
-                request: request(
-                    &source,
-                    "[refresh]",
-                    refresh.span(),
-                    &r.command,
-                    &r.pipeline,
-                    &r.script,
-                    &r.keys,
-                    &r.args,
-                    &vars,
-                )?,
-                refreshed: patterns(&source, "[refresh] refreshed", &r.refreshed)?,
-            })
+            let request = request(
+                &source,
+                "[refresh]",
+                refresh.span(),
+                &r.command,
+                &r.pipeline,
+                &r.script,
+                &r.keys,
+                &r.args,
+                &vars,
+            )?;
+            let refreshed = patterns(&source, "[refresh] refreshed", &r.refreshed)?;
+            can_match(
+                &source,
+                "[refresh] refreshed",
+                r.refreshed.span(),
+                &request,
+                &refreshed,
+                false,
+            )?;
+            Some(RefreshSpec { request, refreshed })
         }
     };
     match (&acquire, &repr.release, &repr.refresh) {
@@ -593,11 +637,44 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     &vars,
                 )?;
                 let landed = match &w.landed {
-                    Some(landed) => patterns(&source, "[write] landed", landed)?,
-                    None => vec![Pattern::Status("OK".to_string())],
+                    Some(landed) => {
+                        let landed_patterns = patterns(&source, "[write] landed", landed)?;
+                        can_match(
+                            &source,
+                            "[write] landed",
+                            landed.span(),
+                            &request,
+                            &landed_patterns,
+                            false,
+                        )?;
+                        landed_patterns
+                    }
+                    None => {
+                        let default = vec![Pattern::Status("OK".to_string())];
+                        can_match(
+                            &source,
+                            "[write] landed",
+                            repr.write.span(),
+                            &request,
+                            &default,
+                            true,
+                        )?;
+                        default
+                    }
                 };
                 let refused = match &w.refused {
-                    Some(refused) => patterns(&source, "[write] refused", refused)?,
+                    Some(refused) => {
+                        let refused_patterns = patterns(&source, "[write] refused", refused)?;
+                        can_match(
+                            &source,
+                            "[write] refused",
+                            refused.span(),
+                            &request,
+                            &refused_patterns,
+                            false,
+                        )?;
+                        refused_patterns
+                    }
                     None => Vec::new(),
                 };
                 WriteSpec::Redis {
@@ -801,6 +878,91 @@ fn patterns(
         .into_iter()
         .map(|text| Pattern::parse(text).map_err(|error| source.at(value.span(), field, error)))
         .collect()
+}
+
+/// Commands whose reply is always an integer (or an error).
+const INTEGER_REPLIES: [&str; 21] = [
+    "WAIT",
+    "INCR",
+    "INCRBY",
+    "DECR",
+    "DECRBY",
+    "DEL",
+    "UNLINK",
+    "EXISTS",
+    "EXPIRE",
+    "PEXPIRE",
+    "EXPIREAT",
+    "PEXPIREAT",
+    "PERSIST",
+    "TTL",
+    "PTTL",
+    "SETNX",
+    "HSET",
+    "HINCRBY",
+    "HEXISTS",
+    "HDEL",
+    "PUBLISH",
+];
+
+/// Refuses a pattern that the judged reply of `request` can never match: the reply of a
+/// command (or a pipeline's last command, outside a transaction) that always answers an
+/// integer cannot be `nil`, a bulk string, an array or a status word. `default` says the
+/// pattern is the one taken when the field is not given.
+fn can_match(
+    source: &Source<'_>,
+    field: &str,
+    span: std::ops::Range<usize>,
+    request: &RequestTemplate,
+    patterns: &[Pattern],
+    default: bool,
+) -> Result<(), SpecError> {
+    let judged = match request {
+        RequestTemplate::Command(argv) => argv.first(),
+        RequestTemplate::Pipeline(commands) => {
+            let opens_transaction = commands.iter().any(|argv| {
+                argv.first()
+                    .is_some_and(|word| matches!(word.0.as_slice(), [Piece::Text(t)] if t.eq_ignore_ascii_case("multi")))
+            });
+            if opens_transaction {
+                return Ok(());
+            }
+            commands.last().and_then(|argv| argv.first())
+        }
+        RequestTemplate::Script { .. } => None,
+    };
+    let Some(name) = judged.and_then(|word| match word.0.as_slice() {
+        [Piece::Text(text)] => Some(text.to_ascii_uppercase()),
+        _ => None,
+    }) else {
+        return Ok(());
+    };
+    if !INTEGER_REPLIES.contains(&name.as_str()) {
+        return Ok(());
+    }
+    let never = patterns.iter().find(|pattern| {
+        matches!(
+            pattern,
+            Pattern::Nil | Pattern::AnyBulk | Pattern::Array | Pattern::Status(_)
+        )
+    });
+    match never {
+        None => Ok(()),
+        Some(pattern) => Err(source.at(
+            span,
+            field,
+            format!(
+                "{name} always answers an integer (or an error), so the pattern {}{} can never \
+                 match its reply; use `integer`, an integer such as 1, `error` or `any`",
+                pattern.describe(),
+                if default {
+                    " (taken when the field is not given)"
+                } else {
+                    ""
+                }
+            ),
+        )),
+    }
 }
 
 /// Splits `{var}`s out of a word.

@@ -212,6 +212,20 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    /// The pattern as the file writes it (`nil`, `1`, `OK`, ...).
+    pub fn describe(&self) -> String {
+        match self {
+            Pattern::Nil => "nil".to_string(),
+            Pattern::AnyInteger => "integer".to_string(),
+            Pattern::Integer(value) => value.to_string(),
+            Pattern::AnyBulk => "bulk".to_string(),
+            Pattern::Array => "array".to_string(),
+            Pattern::Error => "error".to_string(),
+            Pattern::Any => "any".to_string(),
+            Pattern::Status(text) => text.clone(),
+        }
+    }
+
     /// Reads a pattern from the file.
     pub fn parse(text: &str) -> Result<Pattern, String> {
         let text = text.trim();
