@@ -379,24 +379,8 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     ))
                 }
             };
-            let got = patterns(&source, "[acquire] got", &a.got)?;
-            let busy = patterns(&source, "[acquire] busy", &a.busy)?;
-            can_match(
-                &source,
-                "[acquire] got",
-                a.got.span(),
-                &request,
-                &got,
-                false,
-            )?;
-            can_match(
-                &source,
-                "[acquire] busy",
-                a.busy.span(),
-                &request,
-                &busy,
-                false,
-            )?;
+            let got = reply_patterns(&source, "[acquire] got", &a.got, &request)?;
+            let busy = reply_patterns(&source, "[acquire] busy", &a.busy, &request)?;
             Some(AcquireSpec {
                 request,
                 got,
@@ -420,24 +404,8 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                 &r.args,
                 &vars,
             )?;
-            let released = patterns(&source, "[release] released", &r.released)?;
-            let not_held = patterns(&source, "[release] not_held", &r.not_held)?;
-            can_match(
-                &source,
-                "[release] released",
-                r.released.span(),
-                &request,
-                &released,
-                false,
-            )?;
-            can_match(
-                &source,
-                "[release] not_held",
-                r.not_held.span(),
-                &request,
-                &not_held,
-                false,
-            )?;
+            let released = reply_patterns(&source, "[release] released", &r.released, &request)?;
+            let not_held = reply_patterns(&source, "[release] not_held", &r.not_held, &request)?;
             Some(ReleaseSpec {
                 request,
                 released,
@@ -460,15 +428,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                 &r.args,
                 &vars,
             )?;
-            let refreshed = patterns(&source, "[refresh] refreshed", &r.refreshed)?;
-            can_match(
-                &source,
-                "[refresh] refreshed",
-                r.refreshed.span(),
-                &request,
-                &refreshed,
-                false,
-            )?;
+            let refreshed = reply_patterns(&source, "[refresh] refreshed", &r.refreshed, &request)?;
             Some(RefreshSpec { request, refreshed })
         }
     };
@@ -637,18 +597,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     &vars,
                 )?;
                 let landed = match &w.landed {
-                    Some(landed) => {
-                        let landed_patterns = patterns(&source, "[write] landed", landed)?;
-                        can_match(
-                            &source,
-                            "[write] landed",
-                            landed.span(),
-                            &request,
-                            &landed_patterns,
-                            false,
-                        )?;
-                        landed_patterns
-                    }
+                    Some(landed) => reply_patterns(&source, "[write] landed", landed, &request)?,
                     None => {
                         let default = vec![Pattern::Status("OK".to_string())];
                         can_match(
@@ -663,18 +612,7 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
                     }
                 };
                 let refused = match &w.refused {
-                    Some(refused) => {
-                        let refused_patterns = patterns(&source, "[write] refused", refused)?;
-                        can_match(
-                            &source,
-                            "[write] refused",
-                            refused.span(),
-                            &request,
-                            &refused_patterns,
-                            false,
-                        )?;
-                        refused_patterns
-                    }
+                    Some(refused) => reply_patterns(&source, "[write] refused", refused, &request)?,
                     None => Vec::new(),
                 };
                 WriteSpec::Redis {
@@ -880,6 +818,18 @@ fn patterns(
         .collect()
 }
 
+/// A field's reply patterns, refused when `request`'s judged reply can never match one.
+fn reply_patterns(
+    source: &Source<'_>,
+    field: &str,
+    value: &Spanned<Patterns>,
+    request: &RequestTemplate,
+) -> Result<Vec<Pattern>, SpecError> {
+    let parsed = patterns(source, field, value)?;
+    can_match(source, field, value.span(), request, &parsed, false)?;
+    Ok(parsed)
+}
+
 /// Commands whose reply is always an integer (or an error).
 const INTEGER_REPLIES: [&str; 21] = [
     "WAIT",
@@ -920,26 +870,21 @@ fn can_match(
     let judged = match request {
         RequestTemplate::Command(argv) => argv.first(),
         RequestTemplate::Pipeline(commands) => {
-            let opens_transaction = commands.iter().any(|argv| {
-                argv.first()
-                    .is_some_and(|word| matches!(word.0.as_slice(), [Piece::Text(t)] if t.eq_ignore_ascii_case("multi")))
-            });
-            if opens_transaction {
+            if commands
+                .iter()
+                .any(|argv| argv.first().is_some_and(|word| word.is_word("multi")))
+            {
                 return Ok(());
             }
             commands.last().and_then(|argv| argv.first())
         }
         RequestTemplate::Script { .. } => None,
     };
-    let Some(name) = judged.and_then(|word| match word.0.as_slice() {
-        [Piece::Text(text)] => Some(text.to_ascii_uppercase()),
-        _ => None,
-    }) else {
+    let Some(name) =
+        judged.and_then(|word| INTEGER_REPLIES.into_iter().find(|name| word.is_word(name)))
+    else {
         return Ok(());
     };
-    if !INTEGER_REPLIES.contains(&name.as_str()) {
-        return Ok(());
-    }
     let never = patterns.iter().find(|pattern| {
         matches!(
             pattern,

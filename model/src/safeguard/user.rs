@@ -99,6 +99,12 @@ pub struct Vars<'a> {
 }
 
 impl Template {
+    /// True when the template is the literal word `word`, in any letter case (a command
+    /// name such as `WAIT` or `multi`).
+    pub fn is_word(&self, word: &str) -> bool {
+        matches!(self.0.as_slice(), [Piece::Text(text)] if text.eq_ignore_ascii_case(word))
+    }
+
     /// The template with every variable replaced.
     pub fn render(&self, vars: &Vars<'_>) -> Vec<u8> {
         let mut out = Vec::new();
@@ -435,11 +441,9 @@ impl UserSpec {
     pub fn pipelines_wait(&self) -> Option<&'static str> {
         self.redis_requests()
             .find(|(_, request)| match request {
-                RequestTemplate::Pipeline(commands) => commands.iter().any(|argv| {
-                    argv.first().is_some_and(|word| {
-                        matches!(word.0.as_slice(), [Piece::Text(text)] if text.eq_ignore_ascii_case("wait"))
-                    })
-                }),
+                RequestTemplate::Pipeline(commands) => commands
+                    .iter()
+                    .any(|argv| argv.first().is_some_and(|word| word.is_word("wait"))),
                 _ => false,
             })
             .map(|(section, _)| section)
