@@ -1,13 +1,15 @@
 //! What one exhaustive check is about: the safeguard, the callers, the timing assumptions
 //! and the bounds.
 
+use leaselab_model::fault::MAX_CLOCK_RATE_PPM;
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Outcome};
 use leaselab_model::safeguard::{ParamError, Safeguard};
 use leaselab_model::scenario::Scenario;
 use leaselab_model::world::{
-    world_client_policy, Action, NodeFaults, ReplyFaults, World, WorldConfig,
+    world_client_policy, Action, ClockFaults, NodeFaults, ReplyFaults, World, WorldConfig,
+    NTP_SLEW_RATE_PPM,
 };
 
 /// The fence counter's starting value, as in the tutorial: tokens are 33, 34, ...
@@ -141,6 +143,9 @@ pub struct CheckConfig {
     /// The single Redis's clock rate error in percent (+50: 50 % fast, keys expire early); 0
     /// by default; only for a safeguard that keeps something in one Redis.
     pub redis_drift_percent: i32,
+    /// Jumps and slews of the single Redis's clock (none by default; only for a safeguard
+    /// that keeps something in one Redis).
+    pub redis_clock: ClockFaults,
 }
 
 /// Why the checker cannot explore `safeguard` at all, whatever the bounds (none: it can): a
@@ -185,6 +190,7 @@ impl CheckConfig {
             reply_faults: ReplyFaults::default(),
             node_faults: NodeFaults::default(),
             redis_drift_percent: 0,
+            redis_clock: ClockFaults::default(),
         }
     }
 
@@ -248,6 +254,7 @@ impl CheckConfig {
                 .with_redis_restarts(self.restarts)
                 .with_fence_evictions(self.evictions)
                 .with_redis_drift(self.redis_drift_percent)
+                .with_redis_clock_faults(self.redis_clock)
         })
     }
 
@@ -467,6 +474,7 @@ impl CheckConfig {
             }
         }
         self.validate_reply_faults()?;
+        self.validate_redis_clock()?;
         self.validate_node_faults()?;
         let horizon = self.horizon();
         if horizon > MAX_TICKS {
@@ -501,6 +509,28 @@ impl CheckConfig {
         Ok(())
     }
 
+    fn validate_redis_clock(&self) -> Result<(), ParamError> {
+        let clock = self.redis_clock;
+        if clock == ClockFaults::default() {
+            return Ok(());
+        }
+        if self.safeguard.redis_nodes() > 0 {
+            return Err(ParamError(format!(
+                "--redis-clock-jumps/--redis-clock-slews: {} runs on independent nodes; their \
+                 clocks jump and slew with --node-clock-jumps and --node-clock-slews",
+                self.safeguard.name()
+            )));
+        }
+        if !self.uses_redis() {
+            return Err(ParamError(format!(
+                "--redis-clock-jumps/--redis-clock-slews: {} keeps nothing in Redis: no Redis \
+                 clock to step or slew; drop them",
+                self.safeguard.name()
+            )));
+        }
+        validate_clock(clock, "redis")
+    }
+
     fn validate_node_faults(&self) -> Result<(), ParamError> {
         let faults = self.node_faults;
         if self.safeguard.redis_nodes() == 0 {
@@ -521,13 +551,15 @@ impl CheckConfig {
         ] {
             if n > 2 {
                 return Err(ParamError(format!(
-                    "{flag} {n}: an exhaustive check explores at most 2 (each one multiplies the                      state space by the nodes and the moments it can strike); use {flag} 1"
+                    "{flag} {n}: an exhaustive check explores at most 2 (each one multiplies the \
+                     state space by the nodes and the moments it can strike); use {flag} 1"
                 )));
             }
         }
         if faults.clock_jumps > 0 && faults.clock_jump_ms == 0 {
             return Err(ParamError(
-                "--node-clock-jumps without --node-clock-jump: a jump of 0 changes nothing;                  add e.g. --node-clock-jump 5"
+                "--node-clock-jumps without --node-clock-jump: a jump of 0 changes nothing; \
+                 add e.g. --node-clock-jump 5"
                     .into(),
             ));
         }
@@ -543,7 +575,15 @@ impl CheckConfig {
                 faults.drift_percent
             )));
         }
-        Ok(())
+        // The jumps were checked above, with the flags' own words.
+        validate_clock(
+            ClockFaults {
+                jumps: 0,
+                jump_ms: 0,
+                ..faults.clock()
+            },
+            "node",
+        )
     }
 
     /// Refuses a horizon in which no caller can write its spend (see [`CheckConfig::timing`]).
@@ -677,10 +717,74 @@ impl CheckConfig {
             0 => String::new(),
             pct => format!(", Redis's clock {pct:+}%"),
         };
+        let drift = match self.redis_clock.describe() {
+            clock if clock.is_empty() => drift,
+            clock => format!("{drift}, Redis {clock}"),
+        };
         format!(
             "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{evictions}{lost}{dropped}{on}{nodes}{drift}{symmetry}",
             self.callers,
             self.horizon()
         )
     }
+}
+
+/// Checks the jumps and slews of a server clock (`who`: `redis` or `node`, as in the flags'
+/// names: `--redis-clock-jumps`, `--node-clock-slew`, ...).
+fn validate_clock(clock: ClockFaults, who: &str) -> Result<(), ParamError> {
+    if clock.jumps > 2 {
+        return Err(ParamError(format!(
+            "--{who}-clock-jumps {}: an exhaustive check explores at most 2 (each one multiplies \
+             the state space by the moments it can strike); use --{who}-clock-jumps 1",
+            clock.jumps
+        )));
+    }
+    if clock.jumps > 0 && clock.jump_ms == 0 {
+        return Err(ParamError(format!(
+            "--{who}-clock-jumps without --{who}-clock-jump: a jump of 0 changes nothing; add \
+             e.g. --{who}-clock-jump 5"
+        )));
+    }
+    if clock.jumps == 0 && clock.jump_ms > 0 {
+        return Err(ParamError(format!(
+            "--{who}-clock-jump {} without --{who}-clock-jumps: say how many jumps may strike, \
+             e.g. --{who}-clock-jumps 1",
+            clock.jump_ms
+        )));
+    }
+    if clock.slews > 1 {
+        return Err(ParamError(format!(
+            "--{who}-clock-slews {}: a clock slews towards one offset at a time; use \
+             --{who}-clock-slews 1",
+            clock.slews
+        )));
+    }
+    if clock.slews > 0 && clock.slew_ms == 0 {
+        return Err(ParamError(format!(
+            "--{who}-clock-slews without --{who}-clock-slew: a slew of 0 changes nothing; add \
+             e.g. --{who}-clock-slew 5"
+        )));
+    }
+    if clock.slews == 0 && clock.slew_ms > 0 {
+        return Err(ParamError(format!(
+            "--{who}-clock-slew {} without --{who}-clock-slews: say how many slews may start, \
+             e.g. --{who}-clock-slews 1",
+            clock.slew_ms
+        )));
+    }
+    for (flag, ms) in [("jump", clock.jump_ms), ("slew", clock.slew_ms)] {
+        if ms > MAX_TICKS {
+            return Err(ParamError(format!(
+                "--{who}-clock-{flag} {ms}: at most {MAX_TICKS} ticks"
+            )));
+        }
+    }
+    if clock.slews > 0 && !(1..=MAX_CLOCK_RATE_PPM).contains(&u64::from(clock.slew_rate_ppm)) {
+        return Err(ParamError(format!(
+            "--slew-rate {}ppm: a slew applies its offset at 1 to {MAX_CLOCK_RATE_PPM} ppm (NTP: \
+             at most {NTP_SLEW_RATE_PPM})",
+            clock.slew_rate_ppm
+        )));
+    }
+    Ok(())
 }

@@ -204,6 +204,9 @@ impl Model for LeaseModel {
             Action::NodeRestart(node) => format!("node {node} restarts without persistence"),
             Action::NodeCrash(node) => format!("node {node} crashes (back after the TTL)"),
             Action::NodeClockJump(node) => format!("node {node}'s clock jumps"),
+            Action::NodeClockSlew(node) => format!("node {node}'s clock starts slewing"),
+            Action::RedisClockJump => "redis's clock jumps".into(),
+            Action::RedisClockSlew => "redis's clock starts slewing".into(),
         }
     }
 

@@ -264,6 +264,7 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
               every connection is new"
             .into(),
         Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),
+        Event::RedisClock { fault } => format!("Redis {}", fault.describe()),
     }
 }
 

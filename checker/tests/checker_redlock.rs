@@ -108,7 +108,28 @@ fn a_node_clock_jump_past_the_ttl_gives_the_lock_to_two_callers() {
     expect(&report, MUTUAL_EXCLUSION, Violated, Some(9));
     expect(&report, LEDGER, Violated, Some(22));
     let path = trace(&report, MUTUAL_EXCLUSION);
-    assert!(path.contains("clock stepped forward"), "{path}");
+    assert!(path.contains("steps its clock forward by 5ms"), "{path}");
+}
+
+/// The same correction slewed, at NTP's 500 ppm or even at 50 %, keeps the lock where the
+/// jump broke it: a slew takes at most rate × TTL off a node's lease, and Redlock's validity
+/// (TTL − elapsed − drift allowance) leaves that margin.
+#[test]
+fn a_node_clock_slewed_keeps_the_lock_where_the_jump_broke_it() {
+    for rate_ppm in [500, 500_000] {
+        let report = check(REDLOCK, |c| {
+            c.max_pause_ticks = Some(0);
+            c.node_faults = NodeFaults {
+                clock_slews: 1,
+                clock_slew_ms: 5,
+                slew_rate_ppm: rate_ppm,
+                ..NodeFaults::default()
+            };
+        });
+        expect(&report, MUTUAL_EXCLUSION, Safe, None);
+        expect(&report, LEDGER, Safe, None);
+        assert!(report.unique_states > 0);
+    }
 }
 
 #[test]

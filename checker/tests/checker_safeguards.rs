@@ -431,3 +431,132 @@ fn a_crash_loses_what_the_append_only_file_had_not_fsynced() {
     config.restarts_from_aof = true;
     assert!(config.validate().is_ok());
 }
+
+/// The safety section's "nobody steps the system clock", exhaustively: a jump of Redis's clock
+/// past the lease (at any moment) hands the lock out twice and loses an update, watchdog or
+/// not; the same correction slewed at NTP's 500 ppm changes nothing within a lease of ticks;
+/// slewed at 50 % it eats the margin as a 50 % drift does. A lock without a TTL and
+/// check-and-set keep the ledger under the jump.
+#[test]
+fn a_stepped_redis_clock_breaks_the_lease_and_a_slewed_one_keeps_it() {
+    use leaselab_model::world::ClockFaults;
+    let jump = |ttl_ticks: u64, jump_ms: u64| {
+        move |c: &mut CheckConfig| {
+            c.ttl_ticks = ttl_ticks;
+            c.max_pause_ticks = Some(0);
+            c.redis_clock = ClockFaults {
+                jumps: 1,
+                jump_ms,
+                ..ClockFaults::default()
+            };
+        }
+    };
+    for safeguard in [LEASE, Safeguard::LeaseWatchdog] {
+        let report = check(safeguard, jump(3, 4));
+        expect(&report, MUTUAL_EXCLUSION, Violated, Some(5));
+        expect(&report, LEDGER, Violated, Some(14));
+        assert!(
+            trace(&report, MUTUAL_EXCLUSION).contains("steps its clock forward by 4ms"),
+            "{}",
+            trace(&report, MUTUAL_EXCLUSION)
+        );
+    }
+    // A jump shorter than what the watchdog keeps ahead of the lease is absorbed.
+    let absorbed = check(Safeguard::LeaseWatchdog, |c| {
+        jump(4, 3)(c);
+        c.work_ticks = 2;
+    });
+    expect(&absorbed, LEDGER, Safe, None);
+    expect(&absorbed, MUTUAL_EXCLUSION, Safe, None);
+    let cas = check(FENCED_CAS, jump(3, 4));
+    expect(&cas, MUTUAL_EXCLUSION, Violated, Some(5));
+    expect(&cas, LEDGER, Safe, None);
+    expect(&check(Safeguard::SetnxDel, jump(3, 4)), LEDGER, Safe, None);
+
+    let slew = |rate_ppm: u32| {
+        move |c: &mut CheckConfig| {
+            c.ttl_ticks = 4;
+            c.work_ticks = 3;
+            c.max_pause_ticks = Some(0);
+            c.redis_clock = ClockFaults {
+                slews: 1,
+                slew_ms: 4,
+                slew_rate_ppm: rate_ppm,
+                ..ClockFaults::default()
+            };
+        }
+    };
+    let ntp = check(LEASE, slew(500));
+    expect(&ntp, LEDGER, Safe, None);
+    expect(&ntp, MUTUAL_EXCLUSION, Safe, None);
+    let fast = check(LEASE, slew(500_000));
+    expect(&fast, MUTUAL_EXCLUSION, Violated, Some(10));
+    expect(&fast, LEDGER, Violated, Some(20));
+    assert!(
+        trace(&fast, MUTUAL_EXCLUSION).contains("starts slewing its clock forward by 4ms"),
+        "{}",
+        trace(&fast, MUTUAL_EXCLUSION)
+    );
+}
+
+/// A clock fault is refused where it means nothing or would claim more than was explored.
+#[test]
+fn redis_clock_faults_are_refused_where_they_mean_nothing() {
+    use leaselab_model::world::ClockFaults;
+    let refused = |safeguard: Safeguard, clock: ClockFaults, says: &str| {
+        let mut config = CheckConfig::new(safeguard);
+        config.redis_clock = clock;
+        let error = config.validate().expect_err("refused").0;
+        assert!(error.contains(says), "{error}");
+    };
+    let jump = ClockFaults {
+        jumps: 1,
+        jump_ms: 4,
+        ..ClockFaults::default()
+    };
+    refused(Safeguard::PgDebit, jump, "keeps nothing in Redis");
+    refused(
+        Safeguard::Redlock {
+            nodes: 3,
+            cas: false,
+        },
+        jump,
+        "--node-clock-jumps",
+    );
+    refused(
+        LEASE,
+        ClockFaults { jump_ms: 0, ..jump },
+        "a jump of 0 changes nothing",
+    );
+    refused(LEASE, ClockFaults { jumps: 3, ..jump }, "at most 2");
+    let slew = ClockFaults {
+        slews: 1,
+        slew_ms: 4,
+        slew_rate_ppm: 500,
+        ..ClockFaults::default()
+    };
+    refused(
+        LEASE,
+        ClockFaults { slews: 2, ..slew },
+        "one offset at a time",
+    );
+    refused(
+        LEASE,
+        ClockFaults {
+            slew_rate_ppm: 0,
+            ..slew
+        },
+        "--slew-rate",
+    );
+    refused(
+        LEASE,
+        ClockFaults {
+            slew_rate_ppm: 600_000,
+            ..slew
+        },
+        "--slew-rate",
+    );
+    let mut fine = CheckConfig::new(LEASE);
+    fine.redis_clock = slew;
+    assert!(fine.validate().is_ok());
+}

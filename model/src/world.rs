@@ -73,6 +73,12 @@ pub enum Action {
     NodeCrash(u8),
     /// Redlock node `n`'s clock steps forward ([`NodeFaults::clock_jumps`]).
     NodeClockJump(u8),
+    /// Redlock node `n`'s clock starts slewing forward ([`NodeFaults::clock_slews`]).
+    NodeClockSlew(u8),
+    /// The single Redis's clock steps forward ([`World::with_redis_clock_faults`]).
+    RedisClockJump,
+    /// The single Redis's clock starts slewing forward ([`World::with_redis_clock_faults`]).
+    RedisClockSlew,
 }
 
 /// Faults between the callers and Redis, as budgets for a whole run: how often each may
@@ -254,9 +260,11 @@ pub enum Reload {
     EveryWrite,
 }
 
+mod clocks;
 mod nodes;
 mod symmetry;
 
+pub use clocks::{ClockFaults, ClockState, NTP_SLEW_RATE_PPM};
 pub use nodes::{NodeFault, NodeFaults, RedisNode};
 
 /// What a run is made of that never changes while it runs.
@@ -275,6 +283,9 @@ struct Setup {
     /// The single Redis's clock rate error in percent (+50: its clock runs 50 % fast, so keys
     /// expire early); its replica shares the server's clock.
     redis_drift_percent: i32,
+    /// What may happen to the single Redis's clock (jumps, slews) and how large each is; the
+    /// budgets left are in [`World::redis_clock_faults_left`].
+    redis_clock_faults: ClockFaults,
     /// What a restart of the single Redis reloads: nothing (no persistence), the keyspace as
     /// at the start (an AOF under `appendfsync everysec` or `no` whose last fsync was at the
     /// start: the checker's runs last milliseconds), or every key as it was (`always`).
@@ -324,6 +335,10 @@ pub struct World {
     pub nodes: Vec<Arc<RedisNode>>,
     /// Node faults still allowed.
     pub node_faults_left: NodeFaults,
+    /// What jumps and slews did to the single Redis's clock so far.
+    pub redis_clock: ClockState,
+    /// Jumps and slews of the single Redis's clock still allowed.
+    pub redis_clock_faults_left: ClockFaults,
     /// Bounds.
     pub config: WorldConfig,
     /// The first time a caller deleted or extended a lock another caller held (see
@@ -372,6 +387,9 @@ impl Hash for World {
         self.faults_left.hash(state);
         self.nodes.hash(state);
         self.node_faults_left.hash(state);
+        // Hashed only when clock faults are in play, so every other state keeps its
+        // fingerprint.
+        self.hash_redis_clock(state);
         // Hashed only once it happened, so every other state keeps its fingerprint.
         if let Some(trespass) = &self.trespass {
             trespass.hash(state);
@@ -477,6 +495,11 @@ pub enum Event {
     },
     /// The fence counter was evicted.
     FenceEvicted,
+    /// The single Redis's clock was stepped forward, or started slewing.
+    RedisClock {
+        /// What happened to it.
+        fault: ClockFault,
+    },
     /// A reply fault, or what the caller's client did about one.
     Fault {
         /// The caller.
@@ -484,6 +507,39 @@ pub enum Event {
         /// What.
         fault: ClientFault,
     },
+}
+
+/// What happened to a server's clock, as [`Event::RedisClock`] (and a node's
+/// [`NodeFault::Clock`]) report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockFault {
+    /// It stepped forward at once.
+    Jumped {
+        /// By how much.
+        by_ms: u64,
+    },
+    /// It started a gradual correction forward.
+    SlewStarted {
+        /// The offset it applies in all.
+        by_ms: u64,
+        /// How fast, in millionths of elapsed time.
+        rate_ppm: u32,
+    },
+}
+
+impl ClockFault {
+    /// The fault in words, after the server's name ("redis", "node 2").
+    pub fn describe(&self) -> String {
+        match self {
+            ClockFault::Jumped { by_ms } => {
+                format!("steps its clock forward by {by_ms}ms: keys expire early")
+            }
+            ClockFault::SlewStarted { by_ms, rate_ppm } => format!(
+                "starts slewing its clock forward by {by_ms}ms at {rate_ppm} ppm: a key expires \
+                 early by at most {rate_ppm} millionths of its TTL"
+            ),
+        }
+    }
 }
 
 /// A reply fault and its consequences, as [`Event::Fault`] reports them.
@@ -672,6 +728,8 @@ impl World {
                 .map(|_| Arc::new(RedisNode::new()))
                 .collect(),
             node_faults_left: NodeFaults::default(),
+            redis_clock: ClockState::default(),
+            redis_clock_faults_left: ClockFaults::default(),
             config,
             trespass: None,
             setup: Arc::new(Setup {
@@ -684,6 +742,7 @@ impl World {
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
                 symmetric: false,
                 redis_drift_percent: 0,
+                redis_clock_faults: ClockFaults::default(),
                 aof_snapshot: None,
                 aof_every_write: false,
                 faults,
@@ -741,15 +800,51 @@ impl World {
         self
     }
 
-    /// The single Redis's clock when everyone else's reads `world_ms`.
+    /// Lets the single Redis's clock be stepped forward (`faults.jumps` times by
+    /// `faults.jump_ms`) and slewed (`faults.slews`, 0 or 1, by `faults.slew_ms` at
+    /// `faults.slew_rate_ppm`), each at any moment while a caller has not finished.
+    pub fn with_redis_clock_faults(mut self, faults: ClockFaults) -> World {
+        assert!(
+            faults.slews <= 1,
+            "a clock slews towards one offset at a time"
+        );
+        Arc::make_mut(&mut self.setup).redis_clock_faults = faults;
+        self.redis_clock_faults_left = faults;
+        self
+    }
+
+    /// The single Redis's clock when everyone else's reads `world_ms`: at its drift rate,
+    /// plus what jumps and a slew added ([`ClockState::offset_ms`]).
     pub fn redis_time(&self, world_ms: u64) -> u64 {
-        match self.setup.redis_drift_percent {
+        let rated = match self.setup.redis_drift_percent {
             0 => world_ms,
             drift => {
                 let rated = i128::from(world_ms) * (100 + i128::from(drift)) / 100;
                 u64::try_from(rated.max(0)).unwrap_or(u64::MAX)
             }
+        };
+        rated.saturating_add(
+            self.redis_clock
+                .offset_ms(&self.setup.redis_clock_faults, world_ms),
+        )
+    }
+
+    /// Hashes the single Redis's clock faults, only when some are in play.
+    pub(super) fn hash_redis_clock<H: Hasher>(&self, state: &mut H) {
+        if self.setup.redis_clock_faults.any() {
+            self.redis_clock.hash(state);
+            self.redis_clock_faults_left.hash(state);
         }
+    }
+
+    /// True when the single Redis's clock may jump now.
+    fn redis_clock_may_jump(&self) -> bool {
+        self.redis_clock_faults_left.jumps > 0 && !self.all_done()
+    }
+
+    /// True when the single Redis's clock may start slewing now.
+    fn redis_clock_may_slew(&self) -> bool {
+        self.redis_clock.may_slew(&self.redis_clock_faults_left) && !self.all_done()
     }
 
     /// True when the fence counter is in the primary's keyspace now.
@@ -841,6 +936,12 @@ impl World {
         }
         if self.evictions_left > 0 && !self.all_done() && self.fence_counter_exists() {
             actions.push(Action::EvictFence);
+        }
+        if self.redis_clock_may_jump() {
+            actions.push(Action::RedisClockJump);
+        }
+        if self.redis_clock_may_slew() {
+            actions.push(Action::RedisClockSlew);
         }
         self.node_actions(actions);
         if self.faults_left.any() {
@@ -944,9 +1045,12 @@ impl World {
             Action::DropConnection(index) => {
                 self.faults_left.dropped_connections > 0 && self.in_flight(index)
             }
-            Action::NodeRestart(_) | Action::NodeCrash(_) | Action::NodeClockJump(_) => {
-                self.node_action_enabled(action)
-            }
+            Action::RedisClockJump => self.redis_clock_may_jump(),
+            Action::RedisClockSlew => self.redis_clock_may_slew(),
+            Action::NodeRestart(_)
+            | Action::NodeCrash(_)
+            | Action::NodeClockJump(_)
+            | Action::NodeClockSlew(_) => self.node_action_enabled(action),
         }
     }
 
@@ -1030,9 +1134,29 @@ impl World {
                     .handle_connection_broke("connection reset by peer".to_string());
                 self.drive(index, sink);
             }
-            Action::NodeRestart(_) | Action::NodeCrash(_) | Action::NodeClockJump(_) => {
-                self.apply_node_fault(action, sink)
+            Action::RedisClockJump => {
+                self.redis_clock_faults_left.jumps -= 1;
+                let by_ms = self.setup.redis_clock_faults.jump_ms;
+                self.redis_clock.jumped_ms = self.redis_clock.jumped_ms.saturating_add(by_ms);
+                emit(sink, || Event::RedisClock {
+                    fault: ClockFault::Jumped { by_ms },
+                });
             }
+            Action::RedisClockSlew => {
+                self.redis_clock_faults_left.slews -= 1;
+                self.redis_clock.slewing_since_ms = Some(self.now_ms);
+                let faults = self.setup.redis_clock_faults;
+                emit(sink, || Event::RedisClock {
+                    fault: ClockFault::SlewStarted {
+                        by_ms: faults.slew_ms,
+                        rate_ppm: faults.slew_rate_ppm,
+                    },
+                });
+            }
+            Action::NodeRestart(_)
+            | Action::NodeCrash(_)
+            | Action::NodeClockJump(_)
+            | Action::NodeClockSlew(_) => self.apply_node_fault(action, sink),
         }
     }
 
@@ -1681,6 +1805,7 @@ fn log_line(now_ms: u64, event: &Event) -> String {
             reloaded: Reload::EveryWrite,
         } => "redis crashes and reloads its AOF: every key is as it was".into(),
         Event::FenceEvicted => "an allkeys-* policy evicts the fence counter".into(),
+        Event::RedisClock { fault } => format!("t={now_ms} redis {}", fault.describe()),
         Event::Fault { caller, fault } => {
             format!("t={now_ms} caller {} {}", caller + 1, fault.describe())
         }

@@ -16,7 +16,7 @@ use leaselab_checker::{
 };
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::Safeguard;
-use leaselab_model::world::{FaultsOn, ReplyFaults};
+use leaselab_model::world::{ClockFaults, FaultsOn, ReplyFaults, NTP_SLEW_RATE_PPM};
 use serde::Serialize;
 use stateright::Model;
 
@@ -87,7 +87,9 @@ pub struct Args {
         "no_symmetry", "callers", "failovers", "restarts", "restart_from_aof", "appendfsync",
         "evictions", "balance", "amount", "redis_drift", "lost_replies", "dropped_connections",
         "reply_faults_on", "redis_nodes", "node_restarts", "node_delayed_restarts",
-        "node_clock_jumps", "node_clock_jump", "node_drift",
+        "node_clock_jumps", "node_clock_jump", "node_drift", "redis_clock_jumps",
+        "redis_clock_jump", "redis_clock_slews", "redis_clock_slew", "slew_rate",
+        "node_clock_slews", "node_clock_slew",
     ])]
     pub suite: Option<String>,
     /// With --suite: run only shard K of N of its checks (`leaselab merge` combines the
@@ -150,6 +152,92 @@ pub struct WalletArgs {
     /// early), `-10%` slow (Redlock's nodes: --node-drift).
     #[arg(long, default_value = "0", value_parser = super::nodes::parse_percent, value_name = "PCT", allow_hyphen_values = true)]
     pub redis_drift: i32,
+    /// How many times the single Redis's clock may be stepped forward (at any moment; at most
+    /// 2), each by --redis-clock-jump ticks: keys expire that much early.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub redis_clock_jumps: u32,
+    /// How far a jump of the single Redis's clock steps it forward, in ticks.
+    #[arg(long, default_value = "0", value_parser = parse_ticks, value_name = "T")]
+    pub redis_clock_jump: u64,
+    /// Whether the single Redis's clock may start slewing forward (0 or 1, at any moment):
+    /// NTP's gradual correction of --redis-clock-slew ticks at --slew-rate.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub redis_clock_slews: u32,
+    /// The offset a slew of the single Redis's clock applies, in ticks.
+    #[arg(long, default_value = "0", value_parser = parse_ticks, value_name = "T")]
+    pub redis_clock_slew: u64,
+    /// How fast a slew (of the single Redis or a Redlock node) applies its offset: `500ppm`
+    /// (NTP's limit, the default) or a percentage such as `25%`.
+    #[arg(long, value_parser = parse_slew_rate, value_name = "RATE")]
+    pub slew_rate: Option<u32>,
+}
+
+/// `500ppm`, `25%`: a positive rate of at most 50 %, in millionths.
+fn parse_slew_rate(text: &str) -> Result<u32, String> {
+    match crate::cli::run::parse_rate_ppm(text)? {
+        ppm if ppm <= 0 => Err(format!(
+            "'{text}': a slew applies its offset at a positive rate, e.g. 500ppm"
+        )),
+        ppm => u32::try_from(ppm).map_err(|_| format!("'{text}' is too large")),
+    }
+}
+
+impl WalletArgs {
+    /// The jumps and slews of the single Redis's clock these flags ask for.
+    pub fn redis_clock(&self) -> ClockFaults {
+        ClockFaults {
+            jumps: self.redis_clock_jumps,
+            jump_ms: self.redis_clock_jump,
+            slews: self.redis_clock_slews,
+            slew_ms: self.redis_clock_slew,
+            slew_rate_ppm: self.slew_rate_for(self.redis_clock_slews),
+        }
+    }
+
+    /// The slew rate for a clock that may slew `slews` times: `--slew-rate`, NTP's 500 ppm by
+    /// default; 0 for a clock that never slews (so a fault-free clock is the default one).
+    pub fn slew_rate_for(&self, slews: u32) -> u32 {
+        match slews {
+            0 => 0,
+            _ => self.slew_rate.unwrap_or(NTP_SLEW_RATE_PPM),
+        }
+    }
+
+    /// Refuses `--slew-rate` when no clock may slew (`node_slews`: `--node-clock-slews`).
+    pub fn check_slew_rate(&self, node_slews: u32) -> Result<(), UsageError> {
+        match self.slew_rate {
+            Some(ppm) if self.redis_clock_slews == 0 && node_slews == 0 => {
+                Err(UsageError::new(format!(
+                    "--slew-rate {ppm}ppm: no clock slews; add --redis-clock-slews 1 \
+                     --redis-clock-slew T (or --node-clock-slews 1 --node-clock-slew T on Redlock)"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The jumps and slews of a Redis clock in `--json` (omitted without any).
+#[derive(Debug, Serialize)]
+pub struct JsonClock {
+    jumps: u32,
+    jump_ticks: u64,
+    slews: u32,
+    slew_ticks: u64,
+    slew_rate_ppm: u32,
+}
+
+impl JsonClock {
+    /// `clock` in JSON, or None when nothing may happen to it.
+    pub fn of(clock: ClockFaults) -> Option<JsonClock> {
+        clock.any().then_some(JsonClock {
+            jumps: clock.jumps,
+            jump_ticks: clock.jump_ms,
+            slews: clock.slews,
+            slew_ticks: clock.slew_ms,
+            slew_rate_ppm: clock.slew_rate_ppm,
+        })
+    }
 }
 
 /// The flags `check` and `frontier` share about replies lost in flight (0 each: none).
@@ -348,9 +436,13 @@ impl Args {
             horizon_ticks: self.horizon,
             symmetry: !self.no_symmetry,
             reply_faults: self.reply_faults.faults(),
-            node_faults: self.nodes.faults(),
+            node_faults: self
+                .nodes
+                .faults(self.wallet.slew_rate_for(self.nodes.node_clock_slews)),
             redis_drift_percent: self.wallet.redis_drift,
+            redis_clock: self.wallet.redis_clock(),
         };
+        self.wallet.check_slew_rate(self.nodes.node_clock_slews)?;
         config.validate()?;
         Ok(config)
     }
@@ -771,8 +863,35 @@ fn command_line(config: &CheckConfig, file: Option<&std::path::Path>) -> String 
     if nodes.clock_jumps > 0 {
         line.push_str(&format!(" --node-clock-jump {}", nodes.clock_jump_ms));
     }
+    if nodes.clock_slews > 0 {
+        line.push_str(&format!(
+            " --node-clock-slews {} --node-clock-slew {}",
+            nodes.clock_slews, nodes.clock_slew_ms
+        ));
+    }
     if config.redis_drift_percent != 0 {
         line.push_str(&format!(" --redis-drift {:+}%", config.redis_drift_percent));
+    }
+    let clock = config.redis_clock;
+    if clock.jumps > 0 {
+        line.push_str(&format!(
+            " --redis-clock-jumps {} --redis-clock-jump {}",
+            clock.jumps, clock.jump_ms
+        ));
+    }
+    if clock.slews > 0 {
+        line.push_str(&format!(
+            " --redis-clock-slews {} --redis-clock-slew {}",
+            clock.slews, clock.slew_ms
+        ));
+    }
+    let slew_rate_ppm = if clock.slews > 0 {
+        Some(clock.slew_rate_ppm)
+    } else {
+        (nodes.clock_slews > 0).then_some(nodes.slew_rate_ppm)
+    };
+    if let Some(ppm) = slew_rate_ppm.filter(|&ppm| ppm != NTP_SLEW_RATE_PPM) {
+        line.push_str(&format!(" --slew-rate {ppm}ppm"));
     }
     if nodes.drift_percent != 0 {
         line.push_str(&format!(" --node-drift {:+}%", nodes.drift_percent));
@@ -950,6 +1069,9 @@ struct JsonCheck<'a> {
     restart_reloads: &'static str,
     evictions: u32,
     redis_drift_percent: i32,
+    /// Jumps and slews of the single Redis's clock (omitted without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redis_clock: Option<JsonClock>,
     lost_replies: u32,
     dropped_connections: u32,
     horizon_ticks: u64,
@@ -998,6 +1120,7 @@ impl<'a> JsonCheck<'a> {
             restart_reloads: restart_reloads(config),
             evictions: config.evictions,
             redis_drift_percent: config.redis_drift_percent,
+            redis_clock: JsonClock::of(config.redis_clock),
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),

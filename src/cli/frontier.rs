@@ -125,6 +125,7 @@ pub fn execute(args: Args) -> CommandResult {
             args.max_cells
         )));
     }
+    args.wallet.check_slew_rate(args.nodes.node_clock_slews)?;
     let base = CheckConfig {
         callers: args.wallet.callers,
         initial_balance: args.wallet.balance,
@@ -138,9 +139,12 @@ pub fn execute(args: Args) -> CommandResult {
             .appendfsync
             .unwrap_or(leaselab_model::redis::aof::Appendfsync::Everysec),
         redis_drift_percent: args.wallet.redis_drift,
+        redis_clock: args.wallet.redis_clock(),
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
-        node_faults: args.nodes.faults(),
+        node_faults: args
+            .nodes
+            .faults(args.wallet.slew_rate_for(args.nodes.node_clock_slews)),
         ..CheckConfig::new(safeguard)
     };
     // Refuse bad cells before running any. An error every cell shares is not about the TTL
@@ -222,6 +226,7 @@ pub fn execute(args: Args) -> CommandResult {
             restart_reloads: super::check::restart_reloads(&base),
             evictions: base.evictions,
             redis_drift_percent: base.redis_drift_percent,
+            redis_clock: super::check::JsonClock::of(base.redis_clock),
             lost_replies: base.reply_faults.lost_replies,
             dropped_connections: base.reply_faults.dropped_connections,
             node_faults: (base.safeguard.redis_nodes() > 0
@@ -262,6 +267,10 @@ fn single_redis_faults_text(base: &CheckConfig) -> String {
             ", the Redis clock {:+}% off",
             base.redis_drift_percent
         ));
+    }
+    let clock = base.redis_clock.describe();
+    if !clock.is_empty() {
+        out.push_str(&format!(", Redis {clock}"));
     }
     out
 }
@@ -340,6 +349,9 @@ struct JsonFrontier<'a> {
     evictions: u32,
     /// The single Redis's clock rate error, in percent.
     redis_drift_percent: i32,
+    /// Jumps and slews of the single Redis's clock in every cell (omitted without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redis_clock: Option<super::check::JsonClock>,
     /// How many Redis replies may be lost in flight, in every cell.
     lost_replies: u32,
     /// How many Redis connections may break with a reply in flight, in every cell.

@@ -33,6 +33,13 @@ pub struct NodeArgs {
     /// `-10%` slow.
     #[arg(long, default_value = "0", value_parser = parse_percent, value_name = "PCT", allow_hyphen_values = true)]
     pub node_drift: i32,
+    /// How many node clock slews may start (any node, any moment, one per node at a time):
+    /// NTP's gradual correction of --node-clock-slew ticks at --slew-rate.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub node_clock_slews: u32,
+    /// The offset a node clock slew applies, in ticks.
+    #[arg(long, default_value = "0", value_parser = parse_ticks, value_name = "T")]
+    pub node_clock_slew: u64,
 }
 
 /// `+20%`, `20%`, `-5`, `0`.
@@ -46,14 +53,18 @@ pub fn parse_percent(text: &str) -> Result<i32, String> {
 }
 
 impl NodeArgs {
-    /// The node faults these flags ask for.
-    pub fn faults(&self) -> NodeFaults {
+    /// The node faults these flags ask for; a slew applies its offset at `slew_rate_ppm`
+    /// (`--slew-rate`).
+    pub fn faults(&self, slew_rate_ppm: u32) -> NodeFaults {
         NodeFaults {
             restarts: self.node_restarts,
             delayed_restarts: self.node_delayed_restarts,
             clock_jumps: self.node_clock_jumps,
             clock_jump_ms: self.node_clock_jump,
             drift_percent: self.node_drift,
+            clock_slews: self.node_clock_slews,
+            clock_slew_ms: self.node_clock_slew,
+            slew_rate_ppm,
         }
     }
 

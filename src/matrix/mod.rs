@@ -31,7 +31,7 @@ use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
 use leaselab_model::scenario::Scenario;
-use leaselab_model::world::{FaultsOn, ReplyFaults};
+use leaselab_model::world::{ClockFaults, FaultsOn, ReplyFaults};
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::{Deserialize, Serialize};
 
@@ -617,11 +617,12 @@ impl Column {
     pub fn check(self, row: &Row) -> Result<CheckConfig, String> {
         let mut c = CheckConfig::new(row.safeguard);
         c.max_pause_ticks = Some(0);
-        if row.redlock() && self == Column::ClockSlew {
-            return Err("the model's node clocks jump or drift; none slews".into());
-        }
-
-        if row.redlock() && matches!(self, Column::Restart | Column::ClockJump | Column::NodeLoss) {
+        if row.redlock()
+            && matches!(
+                self,
+                Column::Restart | Column::ClockJump | Column::ClockSlew | Column::NodeLoss
+            )
+        {
             // docs/safety.md's bounds: TTL 4, work 1, horizon 10, no pauses.
             c.ttl_ticks = 4;
             c.work_ticks = 1;
@@ -631,6 +632,11 @@ impl Column {
                 Column::ClockJump => {
                     c.node_faults.clock_jumps = 1;
                     c.node_faults.clock_jump_ms = 5;
+                }
+                Column::ClockSlew => {
+                    c.node_faults.clock_slews = 1;
+                    c.node_faults.clock_slew_ms = 5;
+                    c.node_faults.slew_rate_ppm = SLEW_RATE_PPM as u32;
                 }
                 _ => c.node_faults.delayed_restarts = 1,
             }
@@ -672,15 +678,22 @@ impl Column {
                         .into(),
                 );
             }
+            // The simulated correction (+3s) is larger than the lease (2s); so is the checked
+            // one: TTL + 1 ticks.
             Column::ClockJump => {
-                return Err(
-                    "the model has one clock for everyone: no server clock can jump".into(),
-                );
+                c.redis_clock = ClockFaults {
+                    jumps: 1,
+                    jump_ms: c.ttl_ticks + 1,
+                    ..ClockFaults::default()
+                };
             }
             Column::ClockSlew => {
-                return Err(
-                    "the model has one clock for everyone: no server clock can be slewed".into(),
-                );
+                c.redis_clock = ClockFaults {
+                    slews: 1,
+                    slew_ms: c.ttl_ticks + 1,
+                    slew_rate_ppm: SLEW_RATE_PPM as u32,
+                    ..ClockFaults::default()
+                };
             }
             Column::ClockDrift => {
                 // A 2% drift over a lease of a few ticks never shows in whole ticks: the check
@@ -746,6 +759,10 @@ impl Column {
             Column::ClockJump if row.redlock() => {
                 "one node clock jump of +5 ticks at any moment, no pauses"
             }
+            Column::ClockSlew if row.redlock() => {
+                "one node clock slew of +5 ticks at 500 ppm from any moment (it gains nothing \
+                 within the horizon), no pauses"
+            }
             _ => self.check_scope(),
         }
     }
@@ -767,7 +784,16 @@ impl Column {
                 "one machine crash at any moment, Redis reloading its AOF last fsynced at the \
                  start, no pauses"
             }
-            Column::Partition | Column::ClockJump | Column::ClockSlew => "not expressible",
+            Column::Partition => "not expressible",
+            Column::ClockJump => {
+                "one jump of Redis's clock by TTL + 1 ticks at any moment (the lease is gone at \
+                 once), no pauses"
+            }
+            Column::ClockSlew => {
+                "one slew of Redis's clock by TTL + 1 ticks at 500 ppm from any moment, as NTP \
+                 corrects (it gains nothing within the horizon, as the simulated slew gains \
+                 under 1ms per lease), no pauses"
+            }
             Column::ClockDrift => {
                 "Redis's clock 50% fast (every node's, on Redlock) against a 4-tick lease and 3 \
                  ticks of work, safe on an exact clock; no pauses"
@@ -1009,7 +1035,7 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
                 Safe,
                 "safety: redlock-cas's write checks the version it read",
             ),
-            (_, Column::ClockSlew) => simulated(
+            (_, Column::ClockSlew) => both(
                 Safe,
                 "safety: a node clock slewed, not stepped, keeps the keys for their TTL",
             ),
@@ -1102,12 +1128,18 @@ pub fn expected(safeguard: Safeguard, column: Column) -> Option<Expected> {
             Safe,
             "safety: a retried compare-and-delete finds another token and deletes nothing",
         ),
-        (_, Column::ClockSlew) if safeguard.uses_lock() && safeguard != Safeguard::NoLock => {
-            simulated(
-                Safe,
-                "safety: a clock slewed, not stepped, keeps the lease (nobody steps the clock)",
-            )
-        }
+        (_, Column::ClockSlew) if safeguard.uses_lock() && safeguard != Safeguard::NoLock => both(
+            Safe,
+            "safety: a clock slewed, not stepped, keeps the lease (nobody steps the clock)",
+        ),
+        (Safeguard::Lease { .. } | Safeguard::LeaseWatchdog, Column::ClockJump) => both(
+            Broken,
+            "safety: a clock stepped past the lease hands the lock out twice, watchdog or not",
+        ),
+        (FENCED_CAS, Column::ClockJump) => both(
+            Safe,
+            "safety: check-and-set refuses the write computed from a stale read",
+        ),
         (FENCED | FENCED_CAS, Column::EvictFence) => simulated(
             Safe,
             "step 5: an evicted counter's small tokens are refused until it passes max(fence)",

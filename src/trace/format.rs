@@ -354,6 +354,25 @@ pub struct CheckSpec {
     /// Redis connections that could break with a reply in flight (absent: 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_connections: u32,
+    /// Jumps of the single Redis's clock allowed (absent: 0, as in traces saved before them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redis_clock_jumps: u32,
+    /// How far each jump steps it, in ticks (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub redis_clock_jump_ticks: u64,
+    /// Slews of the single Redis's clock allowed (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redis_clock_slews: u32,
+    /// The offset a slew applies, in ticks (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub redis_clock_slew_ticks: u64,
+    /// How fast a slew applies it, in millionths of elapsed time (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slew_rate_ppm: u32,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -718,6 +737,11 @@ impl CheckSpec {
             symmetry: config.symmetry,
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
+            redis_clock_jumps: config.redis_clock.jumps,
+            redis_clock_jump_ticks: config.redis_clock.jump_ms,
+            redis_clock_slews: config.redis_clock.slews,
+            redis_clock_slew_ticks: config.redis_clock.slew_ms,
+            slew_rate_ppm: config.redis_clock.slew_rate_ppm,
         }
     }
 
@@ -761,6 +785,13 @@ impl CheckSpec {
             node_faults: leaselab_model::world::NodeFaults::default(),
             // Nor is a path under a drifting Redis clock (`trace::model::translate`).
             redis_drift_percent: 0,
+            redis_clock: leaselab_model::world::ClockFaults {
+                jumps: self.redis_clock_jumps,
+                jump_ms: self.redis_clock_jump_ticks,
+                slews: self.redis_clock_slews,
+                slew_ms: self.redis_clock_slew_ticks,
+                slew_rate_ppm: self.slew_rate_ppm,
+            },
         };
         config
             .validate()
@@ -784,6 +815,9 @@ pub fn action_text(action: Action) -> String {
         Action::NodeRestart(node) => format!("node-restart {node}"),
         Action::NodeCrash(node) => format!("node-crash {node}"),
         Action::NodeClockJump(node) => format!("node-clock-jump {node}"),
+        Action::NodeClockSlew(node) => format!("node-clock-slew {node}"),
+        Action::RedisClockJump => "redis-clock-jump".into(),
+        Action::RedisClockSlew => "redis-clock-slew".into(),
     }
 }
 
@@ -795,6 +829,8 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "failover" => Some(Action::Failover),
         "redis-restart" => Some(Action::RedisRestart),
         "evict-fence" => Some(Action::EvictFence),
+        "redis-clock-jump" => Some(Action::RedisClockJump),
+        "redis-clock-slew" => Some(Action::RedisClockSlew),
         _ if text.starts_with("node-") => {
             let (kind, node) = text.rsplit_once(' ')?;
             let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;
@@ -802,6 +838,7 @@ pub fn parse_action(text: &str) -> Option<Action> {
                 "node-restart" => Some(Action::NodeRestart(node)),
                 "node-crash" => Some(Action::NodeCrash(node)),
                 "node-clock-jump" => Some(Action::NodeClockJump(node)),
+                "node-clock-slew" => Some(Action::NodeClockSlew(node)),
                 _ => None,
             }
         }

@@ -384,7 +384,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
                             line: locate(text, &field),
                             field,
                             message: format!(
-                                "\"{text_action}\" is not a model action; expected \"step N\", \"tick\", \"replicate\" or \"failover\""
+                                "\"{text_action}\" is not a model action; expected \"step N\", \"tick\", \"replicate\", \"failover\", \"redis-restart\", \"evict-fence\", \"redis-clock-jump\", \"redis-clock-slew\", \"lose-reply N\", \"drop-connection N\" or \"node-restart N\" (node-crash, node-clock-jump, node-clock-slew)"
                             ),
                         })
                     })

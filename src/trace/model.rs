@@ -18,6 +18,9 @@
 //!    makes the caller wait for its target time.
 //! 3. **Faults.** A failover strikes at its target time; the replica's lag is chosen so that
 //!    what the path replicated before the failover is replicated and what it lost is lost.
+//!    A restart, an eviction, and a jump or slew of Redis's clock strike at their target
+//!    times; a jump or a slew's offset of `n` ticks becomes `n × ms_per_tick` ms (a slew's
+//!    rate, a fraction of elapsed time, stays as it is).
 //! 4. **Fit.** How long a caller takes to reach a point depends on round trips the model does
 //!    not have (scripts are loaded on first use, for instance), so the pauses are fitted: run,
 //!    read from the event log when each caller reached each point, set each pause to end at
@@ -30,10 +33,10 @@
 //! replays by seed like any other trace.
 
 use leaselab_checker::{CheckConfig, LeaseModel};
-use leaselab_model::fault::Fault;
+use leaselab_model::fault::{Fault, Host};
 use leaselab_model::safeguard::Point;
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::{Action, Event as ModelEvent};
+use leaselab_model::world::{Action, ClockFault, Event as ModelEvent};
 use leaselab_sim::events::What;
 use leaselab_sim::run::RunReport;
 
@@ -85,6 +88,10 @@ struct Plan {
     restarts: Vec<u64>,
     /// Evictions of the fence counter: target times.
     evictions: Vec<u64>,
+    /// Jumps of Redis's clock: target times.
+    clock_jumps: Vec<u64>,
+    /// Slews of Redis's clock: target times at which they start.
+    clock_slews: Vec<u64>,
     /// Effects: (made at, replicated at) ms; `None` when lost.
     effects: Vec<(u64, Option<u64>)>,
     ms_per_tick: u64,
@@ -104,6 +111,8 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
     let mut raw_failovers: Vec<(u64, u64)> = Vec::new();
     let mut raw_restarts: Vec<(u64, u64)> = Vec::new();
     let mut raw_evictions: Vec<(u64, u64)> = Vec::new();
+    let mut raw_clock_jumps: Vec<(u64, u64)> = Vec::new();
+    let mut raw_clock_slews: Vec<(u64, u64)> = Vec::new();
     let mut points: Vec<Vec<Point>> = vec![Vec::new(); callers];
     // Per caller: the point index before each op.
     let mut op_points: Vec<Vec<Option<usize>>> = vec![Vec::new(); callers];
@@ -166,6 +175,16 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
                     rank_in_tick += 1;
                     (None, false)
                 }
+                ModelEvent::RedisClock { fault } => {
+                    match fault {
+                        ClockFault::Jumped { .. } => raw_clock_jumps.push((tick, rank_in_tick)),
+                        ClockFault::SlewStarted { .. } => {
+                            raw_clock_slews.push((tick, rank_in_tick))
+                        }
+                    }
+                    rank_in_tick += 1;
+                    (None, false)
+                }
                 _ => (None, false),
             };
             if let (Some(caller), true) = (caller, is_op) {
@@ -220,6 +239,8 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
         failovers: raw_failovers.iter().map(|(t, r)| at(*t, *r)).collect(),
         restarts: raw_restarts.iter().map(|(t, r)| at(*t, *r)).collect(),
         evictions: raw_evictions.iter().map(|(t, r)| at(*t, *r)).collect(),
+        clock_jumps: raw_clock_jumps.iter().map(|(t, r)| at(*t, *r)).collect(),
+        clock_slews: raw_clock_slews.iter().map(|(t, r)| at(*t, *r)).collect(),
         effects,
         ms_per_tick,
     })
@@ -291,6 +312,23 @@ fn scenario(config: &CheckConfig, plan: &Plan, pauses: &[Vec<u64>]) -> Result<Sc
         scenario
             .faults
             .push(Fault::EvictFenceCounter { at_ms: *at_ms });
+    }
+    let clock = config.redis_clock;
+    let ms = |ticks: u64| i64::try_from(ticks.saturating_mul(s)).unwrap_or(i64::MAX);
+    for at_ms in &plan.clock_jumps {
+        scenario.faults.push(Fault::ClockJump {
+            host: Host::Redis,
+            at_ms: *at_ms,
+            jump_ms: ms(clock.jump_ms),
+        });
+    }
+    for at_ms in &plan.clock_slews {
+        scenario.faults.push(Fault::ClockSlew {
+            host: Host::Redis,
+            at_ms: *at_ms,
+            offset_ms: ms(clock.slew_ms),
+            rate_ppm: u64::from(clock.slew_rate_ppm),
+        });
     }
     Ok(scenario)
 }

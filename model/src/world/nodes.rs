@@ -11,21 +11,25 @@
 //! - **delayed restart** ([`Action::NodeCrash`]): the node is down (connections refused) for
 //!   longer than the TTL, then comes back empty — the Redis page's mitigation;
 //! - **clock jump** ([`Action::NodeClockJump`]): the node's wall clock steps forward by
-//!   [`NodeFaults::clock_jump_ms`].
+//!   [`NodeFaults::clock_jump_ms`];
+//! - **clock slew** ([`Action::NodeClockSlew`]): the node's wall clock starts gaining
+//!   [`NodeFaults::clock_slew_ms`] gradually, at [`NodeFaults::slew_rate_ppm`] (see
+//!   `clocks.rs`).
 
 use std::sync::Arc;
 
 use crate::redis::Redis;
 
-use super::{emit, slot_mut, Action, Event, Sink, World};
+use super::clocks::{ClockFaults, ClockState};
+use super::{emit, slot_mut, Action, ClockFault, Event, Sink, World};
 
 /// One Redlock node.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RedisNode {
     /// Its keyspace.
     pub redis: Redis,
-    /// How far its clock was stepped forward, in all.
-    pub jumped_ms: u64,
+    /// What jumps and a slew did to its clock so far.
+    pub clock: ClockState,
     /// Down (refusing connections) until this world time, after a crash.
     pub down_until_ms: Option<u64>,
 }
@@ -35,7 +39,7 @@ impl RedisNode {
     pub fn new() -> RedisNode {
         RedisNode {
             redis: Redis::new(),
-            jumped_ms: 0,
+            clock: ClockState::default(),
             down_until_ms: None,
         }
     }
@@ -60,12 +64,29 @@ pub struct NodeFaults {
     pub clock_jump_ms: u64,
     /// Every node's clock rate error in percent (+2: 2 % fast; −2: 2 % slow).
     pub drift_percent: i32,
+    /// Clock slews that may start (at most one per node at a time).
+    pub clock_slews: u32,
+    /// The offset a node's clock slew applies, gradually.
+    pub clock_slew_ms: u64,
+    /// How fast a slew applies its offset, in millionths of elapsed time.
+    pub slew_rate_ppm: u32,
 }
 
 impl NodeFaults {
     /// True when some fault may still happen.
     pub fn any(&self) -> bool {
-        self.restarts > 0 || self.delayed_restarts > 0 || self.clock_jumps > 0
+        self.restarts > 0 || self.delayed_restarts > 0 || self.clock().any()
+    }
+
+    /// The jumps and slews a node's clock may suffer, as [`ClockFaults`].
+    pub fn clock(&self) -> ClockFaults {
+        ClockFaults {
+            jumps: self.clock_jumps,
+            jump_ms: self.clock_jump_ms,
+            slews: self.clock_slews,
+            slew_ms: self.clock_slew_ms,
+            slew_rate_ppm: self.slew_rate_ppm,
+        }
     }
 
     /// The faults in words, e.g. `1 restart without persistence, clocks +20%`.
@@ -86,13 +107,9 @@ impl NodeFaults {
                 plural(self.delayed_restarts)
             ));
         }
-        if self.clock_jumps > 0 {
-            parts.push(format!(
-                "{} node clock jump{} of +{}ms",
-                self.clock_jumps,
-                plural(self.clock_jumps),
-                self.clock_jump_ms
-            ));
+        let clock = self.clock().describe();
+        if !clock.is_empty() {
+            parts.push(format!("node {clock}"));
         }
         if self.drift_percent != 0 {
             parts.push(format!("node clocks {:+}%", self.drift_percent));
@@ -113,11 +130,8 @@ pub enum NodeFault {
     },
     /// It came back after a crash, empty.
     CameBack,
-    /// Its clock stepped forward.
-    ClockJumped {
-        /// By how much.
-        by_ms: u64,
-    },
+    /// Its clock stepped forward, or started slewing.
+    Clock(ClockFault),
 }
 
 impl NodeFault {
@@ -129,9 +143,7 @@ impl NodeFault {
                 format!("crashes; it restarts (empty) only at {back_ms}ms, after the TTL")
             }
             NodeFault::CameBack => "is back, empty".into(),
-            NodeFault::ClockJumped { by_ms } => {
-                format!("has its clock stepped forward by {by_ms}ms: keys expire early")
-            }
+            NodeFault::Clock(fault) => fault.describe(),
         }
     }
 }
@@ -142,7 +154,8 @@ impl World {
         let drift = i128::from(self.setup.node_faults.drift_percent);
         let rated = i128::from(now_ms) * (100 + drift) / 100;
         let rated = u64::try_from(rated.max(0)).unwrap_or(u64::MAX);
-        rated + self.nodes[usize::from(node) - 1].jumped_ms
+        let clock = &self.nodes[usize::from(node) - 1].clock;
+        rated.saturating_add(clock.offset_ms(&self.setup.node_faults.clock(), now_ms))
     }
 
     /// True when node `node` (1-based) refuses connections now.
@@ -169,6 +182,12 @@ impl World {
             if self.node_faults_left.clock_jumps > 0 {
                 actions.push(Action::NodeClockJump(node));
             }
+            if self.nodes[index]
+                .clock
+                .may_slew(&self.node_faults_left.clock())
+            {
+                actions.push(Action::NodeClockSlew(node));
+            }
         }
     }
 
@@ -178,6 +197,20 @@ impl World {
             Action::NodeRestart(node) => (node, self.node_faults_left.restarts),
             Action::NodeCrash(node) => (node, self.node_faults_left.delayed_restarts),
             Action::NodeClockJump(node) => (node, self.node_faults_left.clock_jumps),
+            Action::NodeClockSlew(node) => {
+                let slewing = self
+                    .nodes
+                    .get(usize::from(node).wrapping_sub(1))
+                    .is_none_or(|state| state.clock.slewing_since_ms.is_some());
+                (
+                    node,
+                    if slewing {
+                        0
+                    } else {
+                        self.node_faults_left.clock_slews
+                    },
+                )
+            }
             _ => return false,
         };
         left > 0
@@ -206,8 +239,21 @@ impl World {
             Action::NodeClockJump(node) => {
                 self.node_faults_left.clock_jumps -= 1;
                 let by_ms = self.setup.node_faults.clock_jump_ms;
-                Arc::make_mut(&mut self.nodes[usize::from(node) - 1]).jumped_ms += by_ms;
-                (node, NodeFault::ClockJumped { by_ms })
+                let clock = &mut Arc::make_mut(&mut self.nodes[usize::from(node) - 1]).clock;
+                clock.jumped_ms = clock.jumped_ms.saturating_add(by_ms);
+                (node, NodeFault::Clock(ClockFault::Jumped { by_ms }))
+            }
+            Action::NodeClockSlew(node) => {
+                self.node_faults_left.clock_slews -= 1;
+                let now_ms = self.now_ms;
+                let clock = &mut Arc::make_mut(&mut self.nodes[usize::from(node) - 1]).clock;
+                clock.slewing_since_ms = Some(now_ms);
+                let faults = self.setup.node_faults;
+                let fault = ClockFault::SlewStarted {
+                    by_ms: faults.clock_slew_ms,
+                    rate_ppm: faults.slew_rate_ppm,
+                };
+                (node, NodeFault::Clock(fault))
             }
             other => unreachable!("not a node fault: {other:?}"),
         };

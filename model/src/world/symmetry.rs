@@ -245,6 +245,7 @@ impl World {
         self.restarts_left.hash(state);
         self.evictions_left.hash(state);
         self.faults_left.hash(state);
+        self.hash_redis_clock(state);
         // Whether a trespass happened (who did it is a naming the symmetry forgets).
         if self.trespass.is_some() {
             state.write_u8(1);
