@@ -133,6 +133,54 @@ fn merged_runs_equal_the_unsharded_run_byte_for_byte() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A token-less release retried after a dropped connection deletes the next holder's lock in
+/// some seeds while the ledger stays OK: the batch says so, exits 1, and merges the same.
+#[test]
+fn merged_runs_keep_the_runs_where_a_caller_changed_a_lock_it_did_not_hold() {
+    let dir = scratch("trespass");
+    let args = [
+        "run",
+        "step2-lock",
+        "--safeguard",
+        "setnx-del",
+        "--callers",
+        "2",
+        "--work",
+        "20ms",
+        "--drop-connection",
+        "1:release",
+        "--runs",
+        "5",
+        "--no-save-traces",
+    ];
+    let whole = leaselab(&args);
+    let text = stdout(&whole);
+    assert!(text.contains("BROKEN in 0 of 5 runs"), "{text}");
+    assert!(
+        text.contains("VIOLATED only the holder changes the lock, in 1 of 5 runs: seeds 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("seed 1: app-1 deleted the lock of app-2 at 32.000ms"),
+        "{text}"
+    );
+    assert_eq!(code(&whole), 1, "a violation, though no run is BROKEN");
+    let (paths, _) = shards(&dir, &args, 2);
+    assert_eq!(merge_equals_unsharded(&args, &paths, same, same), 1);
+    // One run alone says it under its ledger line.
+    let single = leaselab(&args[..args.len() - 3]);
+    assert!(
+        stdout(&single).contains(
+            "accepted=2 balance=80 expected=80 OK\nVIOLATED only the holder changes the lock: \
+             app-1 deleted the lock of app-2 at 32.000ms"
+        ),
+        "{}",
+        stdout(&single)
+    );
+    assert_eq!(code(&single), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_shard_summary_says_which_part_it_is() {
     let output = leaselab(&[

@@ -896,6 +896,12 @@ pub struct Tally {
     pub first_broken: Option<RunReport>,
     /// The first INCONCLUSIVE run.
     pub first_inconclusive: Option<RunReport>,
+    /// Runs in which a caller deleted or extended a lock another caller held (the servers'
+    /// own reports, [`RunReport::trespasses`]): a violation of "only the holder changes the
+    /// lock", whatever the ledger says.
+    pub trespassing: SeedList,
+    /// The first such run's first trespass, `seed N: ...`.
+    pub first_trespass: Option<String>,
 }
 
 impl Default for Tally {
@@ -915,12 +921,21 @@ impl Tally {
             counters: Vec::new(),
             first_broken: None,
             first_inconclusive: None,
+            trespassing: SeedList::default(),
+            first_trespass: None,
         }
     }
 
     /// Counts a run.
     pub fn add(&mut self, report: &RunReport) {
         self.runs += 1;
+        if let Some(trespass) = report.trespasses.first() {
+            self.trespassing.push(report.seed);
+            if self.first_trespass.is_none() {
+                self.first_trespass =
+                    Some(format!("seed {}: {}", report.seed, trespass.describe()));
+            }
+        }
         match report.verdict() {
             RunVerdict::Ok => self.ok += 1,
             RunVerdict::Broken => {
@@ -948,15 +963,10 @@ impl Tally {
         }
     }
 
-    /// The command's status: a BROKEN run outranks an INCONCLUSIVE one, which outranks OK.
+    /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
+    /// INCONCLUSIVE run, which outranks OK.
     pub fn status(&self) -> Status {
-        if self.broken.total() > 0 {
-            Status::Violation
-        } else if self.inconclusive.total() > 0 {
-            Status::Inconclusive
-        } else {
-            Status::Ok
-        }
+        status(&self.broken, &self.trespassing, &self.inconclusive)
     }
 
     /// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
@@ -999,8 +1009,35 @@ impl Tally {
                     unfinished_note(report, explicit_limit)
                 )
             }),
+            trespassing: self.trespassing.clone(),
+            trespass_note: self.first_trespass.clone(),
         }
     }
+}
+
+/// A batch's status from its BROKEN, trespassing and INCONCLUSIVE runs.
+fn status(broken: &SeedList, trespassing: &SeedList, inconclusive: &SeedList) -> Status {
+    if broken.total() > 0 || trespassing.total() > 0 {
+        Status::Violation
+    } else if inconclusive.total() > 0 {
+        Status::Inconclusive
+    } else {
+        Status::Ok
+    }
+}
+
+/// What a run's text says when a caller changed a lock it did not hold (none otherwise).
+pub fn trespass_lines(report: &RunReport) -> Vec<String> {
+    report
+        .trespasses
+        .iter()
+        .map(|trespass| {
+            format!(
+                "VIOLATED only the holder changes the lock: {}",
+                trespass.describe()
+            )
+        })
+        .collect()
 }
 
 /// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
@@ -1032,18 +1069,17 @@ pub struct Summary {
     pub counters: Vec<(String, Spread)>,
     /// Why the first INCONCLUSIVE run is so (`seed N: ...`).
     pub inconclusive_note: Option<String>,
+    /// Runs in which a caller deleted or extended a lock another caller held.
+    pub trespassing: SeedList,
+    /// The first of them, `seed N: ...`.
+    pub trespass_note: Option<String>,
 }
 
 impl Summary {
-    /// The command's status: a BROKEN run outranks an INCONCLUSIVE one, which outranks OK.
+    /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
+    /// INCONCLUSIVE run, which outranks OK.
     pub fn status(&self) -> Status {
-        if self.broken.total() > 0 {
-            Status::Violation
-        } else if self.inconclusive.total() > 0 {
-            Status::Inconclusive
-        } else {
-            Status::Ok
-        }
+        status(&self.broken, &self.trespassing, &self.inconclusive)
     }
 
     /// The JSON object before the runs' details: what ran.
@@ -1073,7 +1109,11 @@ impl Summary {
             "inconclusive_runs": self.inconclusive.total(),
             "inconclusive_seeds": self.inconclusive.seeds,
             "inconclusive_seeds_not_listed": self.inconclusive.more,
-            "inconclusive_note": self.inconclusive_note,
+        "inconclusive_note": self.inconclusive_note,
+            "trespassing_runs": self.trespassing.total(),
+            "trespassing_seeds": self.trespassing.seeds,
+            "trespassing_seeds_not_listed": self.trespassing.more,
+            "trespass_note": self.trespass_note,
             "counters": self.counters.iter().map(|(name, spread)| {
                 let mut counter = serde_json::json!({
                     "counter": name,
@@ -1131,6 +1171,17 @@ impl Summary {
             out!("inconclusive seeds: {}", self.inconclusive.text());
         }
         if let Some(note) = &self.inconclusive_note {
+            out!("{note}");
+        }
+        if self.trespassing.total() > 0 {
+            out!(
+                "VIOLATED only the holder changes the lock, in {} of {} runs: seeds {}",
+                self.trespassing.total(),
+                self.runs,
+                self.trespassing.text()
+            );
+        }
+        if let Some(note) = &self.trespass_note {
             out!("{note}");
         }
         if let Some(real) = &self.real {
@@ -1209,6 +1260,7 @@ pub fn execute(args: Args) -> CommandResult {
                     "seed": report.seed,
                     "line": report.line(),
                     "verdict": report.verdict().as_str(),
+                    "trespasses": report.trespasses.len(),
                     "unfinished": report.unfinished(),
                     "digest": report.digest,
                     "elapsed_ms": report.elapsed_ms,
@@ -1319,6 +1371,9 @@ fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, expl
     }
     out!("{} seed={}", report.scenario.name, report.seed);
     out!("{}", report.line());
+    for line in trespass_lines(report) {
+        out!("{line}");
+    }
     out!("{}", counters_line(report));
     for caller in &report.callers {
         if let Some(outcome) = &caller.outcome {
@@ -1368,17 +1423,20 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         inconclusive: SeedList::default(),
         counters: Vec::new(),
         inconclusive_note: None,
+        trespassing: SeedList::default(),
+        trespass_note: None,
     };
     let mut details: Vec<(u64, serde_json::Value)> = Vec::new();
-    let (mut broken, mut inconclusive) = (Vec::new(), Vec::new());
+    let (mut broken, mut inconclusive, mut trespassing) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_inconclusive: Option<(u64, String)> = None;
+    let mut first_trespass: Option<(u64, String)> = None;
     for file in files {
         let shard = file.shard;
         let runs = file.u64_field("runs")?;
         let owned = seeds.count_of_shard(shard);
         if runs != owned {
             return Err(file.error(format!(
-                "field 'runs' is {runs}, but shard {} of seeds {first_seed}..={last_seed} has                  {owned}: the shard did not finish, or was run with other seeds",
+                "field 'runs' is {runs}, but shard {} of seeds {first_seed}..={last_seed} has {owned}: the shard did not finish, or was run with other seeds",
                 shard.text()
             )));
         }
@@ -1416,6 +1474,16 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         };
         let shard_broken = list("broken")?;
         let shard_inconclusive = list("inconclusive")?;
+        let shard_trespassing = list("trespassing")?;
+        if let Some(&seed) = shard_trespassing.seeds.first() {
+            let note: Option<String> = file.typed_field("trespass_note")?;
+            if first_trespass
+                .as_ref()
+                .is_none_or(|(first, _)| seed < *first)
+            {
+                first_trespass = note.map(|note| (seed, note));
+            }
+        }
         let ok = file.u64_field("ok_runs")?;
         if ok + shard_broken.total() + shard_inconclusive.total() != runs {
             return Err(file.error(format!(
@@ -1435,6 +1503,7 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         summary.ok += ok;
         broken.push(shard_broken);
         inconclusive.push(shard_inconclusive);
+        trespassing.push(shard_trespassing);
         let counters = file.array_field("counters")?;
         if runs == 0 {
             continue;
@@ -1451,7 +1520,7 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
                 .map(serde_json::from_value::<SpreadParts>);
             let (Some(name), Some(Ok(parts))) = (name, parts) else {
                 return Err(file.error(format!(
-                    "field 'counters' entry {position} has no 'counter' name or no 'spread'                      (only a --shard run's output carries it)"
+                    "field 'counters' entry {position} has no 'counter' name or no 'spread' (only a --shard run's output carries it)"
                 )));
             };
             let spread = Spread::from_parts(&parts)
@@ -1460,7 +1529,7 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
                 let (known, merged) = &mut summary.counters[position];
                 if known != name {
                     return Err(file.error(format!(
-                        "field 'counters' entry {position} is '{name}', but the other shards                          have '{known}'"
+                        "field 'counters' entry {position} is '{name}', but the other shards have '{known}'"
                     )));
                 }
                 merged.merge(&spread);
@@ -1476,6 +1545,8 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
     summary.broken = SeedList::merged(&broken);
     summary.inconclusive = SeedList::merged(&inconclusive);
     summary.inconclusive_note = first_inconclusive.map(|(_, note)| note);
+    summary.trespassing = SeedList::merged(&trespassing);
+    summary.trespass_note = first_trespass.map(|(_, note)| note);
     details.sort_by_key(|(seed, _)| *seed);
     if json {
         print_json_head(&summary.head_json());
