@@ -285,7 +285,7 @@ fn the_lost_replies_table_of_the_safety_page() {
 }
 
 /// The same lease, crashed once with Redis reloading an append-only file: `everysec` (the
-/// file last fsynced at the start) loses the balance kept in Redis, `always` loses nothing;
+/// file fsynced at the start, then at moments the search picks) loses the balance kept in Redis, `always` loses nothing;
 /// the JSON says which file the crash reloaded.
 #[test]
 fn a_crash_reloading_an_aof_fsynced_before_every_reply_keeps_the_lease() {

@@ -755,7 +755,8 @@ fn losing_one_redlock_node_of_three_is_safe() {
     );
 }
 
-/// A machine crash with Redis reloading its AOF (last fsynced at the start) is decided by the
+/// A machine crash with Redis reloading its AOF (fsynced at the start, then at moments the
+/// search picks) is decided by the
 /// checker too: the fence counter comes back lower, so tokens are issued again; `fence < $2`
 /// refuses the stale one and keeps the ledger, an unchecked fence does not.
 #[test]

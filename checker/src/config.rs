@@ -121,11 +121,13 @@ pub struct CheckConfig {
     /// every key: the lock, the fence counter, a balance kept there).
     pub restarts: u32,
     /// The restarts are machine crashes after which Redis reloads its append-only file
-    /// (`appendfsync everysec`, last fsync at the start: the keys come back as they were then)
+    /// (`appendfsync everysec`, fsynced at the start and then at moments the search picks: the
+    /// keys come back as they were at the last fsync)
     /// instead of restarts without persistence.
     pub restarts_from_aof: bool,
     /// With [`CheckConfig::restarts_from_aof`]: when the append-only file is fsynced.
-    /// `everysec` (the default) and `no` last fsynced at the start; `always` fsyncs before
+    /// `everysec` (the default) and `no` fsync at the start and then once a second (or every
+    /// 30 s) at moments the search picks; `always` fsyncs before
     /// every reply, so a crash loses no key.
     pub aof_appendfsync: Appendfsync,
     /// How many evictions of the fence counter (an `allkeys-*` policy under memory pressure)
@@ -664,14 +666,24 @@ impl CheckConfig {
             )
         } else if self.restarts_from_aof {
             let mode = self.aof_appendfsync.name();
+            let period_ms = if self.aof_appendfsync == Appendfsync::No {
+                30_000
+            } else {
+                1_000
+            };
+            let fsyncs = 1 + self.horizon() / period_ms;
+            let more = if fsyncs == 1 {
+                "once"
+            } else {
+                "up to {fsyncs} times"
+            };
+            let more = more.replace("{fsyncs}", &fsyncs.to_string());
+            let why =
+                format!("appendfsync {mode}: fsynced at the start, then {more} at any moment");
             plural(
                 self.restarts,
-                &format!(
-                    "Redis crash reloading the AOF (appendfsync {mode}, last fsync at the start)"
-                ),
-                &format!(
-                    "Redis crashes reloading the AOF (appendfsync {mode}, last fsync at the start)"
-                ),
+                &format!("Redis crash reloading the AOF ({why})"),
+                &format!("Redis crashes reloading the AOF ({why})"),
             )
         } else {
             plural(

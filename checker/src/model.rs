@@ -207,6 +207,7 @@ impl Model for LeaseModel {
             Action::NodeClockSlew(node) => format!("node {node}'s clock starts slewing"),
             Action::RedisClockJump => "redis's clock jumps".into(),
             Action::RedisClockSlew => "redis's clock starts slewing".into(),
+            Action::AofFsync => "redis fsyncs its AOF".into(),
         }
     }
 

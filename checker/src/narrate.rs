@@ -265,6 +265,18 @@ fn describe_event(before: &World, event: &Event, after: &World) -> String {
             .into(),
         Event::Fault { caller, fault } => format!("caller {} {}", caller + 1, fault.describe()),
         Event::RedisClock { fault } => format!("Redis {}", fault.describe()),
+        Event::AofFsynced { .. } => {
+            "Redis fsyncs its append-only file: a crash from now on reloads the keys as they are \
+             now"
+            .into()
+        }
+        Event::RedisRestarted {
+            reloaded: Reload::FromFsync { at_ms },
+        } => format!(
+            "the machine running Redis crashes; Redis reloads its append-only file, last fsynced \
+             at t={at_ms}: the lock, the fence counter and the balance kept there are as they \
+             were then"
+        ),
     }
 }
 

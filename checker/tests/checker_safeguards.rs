@@ -378,8 +378,9 @@ fn a_redis_restart_reissues_fences_past_the_fence_check_but_not_past_check_and_s
 }
 
 /// A machine crash after which Redis reloads its append-only file (`--restarts 1
-/// --restart-from-aof`). Under `everysec` (and `no`) the file was last fsynced at the start,
-/// so the lock, the fence counter and a balance kept in Redis go back to what they were then:
+/// --restart-from-aof`). Under `everysec` (and `no`) the file was fsynced at the start and then
+/// at moments the search picks; when the last fsync was at the start, the lock, the fence
+/// counter and a balance kept in Redis go back to what they were then:
 /// a lease's balance and `fence < $2` break, as with no persistence at all. Under `always`
 /// every acknowledged write was fsynced: nothing is lost, and every safeguard keeps the
 /// ledger it keeps without the crash.

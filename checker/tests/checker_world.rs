@@ -128,3 +128,64 @@ fn applying_a_disabled_action_is_a_bug_not_a_state() {
     let mut world = lease_world(Some(0), 0);
     world.apply(Action::Tick);
 }
+
+/// Under `appendfsync everysec` the search may fsync the append-only file at any moment (once
+/// per second of the horizon): a crash after that fsync reloads the caller's lock, a crash
+/// without it reloads the keyspace of the start. Under `always` there is no fsync to choose.
+#[test]
+fn a_crash_reloads_the_keys_of_the_last_fsync() {
+    use leaselab_model::redis::aof::Appendfsync;
+    use leaselab_model::world::Reload;
+    let mut config = CheckConfig::new(Safeguard::Lease {
+        release: ReleaseVia::Script,
+    });
+    config.callers = 1;
+    config.max_pause_ticks = Some(0);
+    config.restarts = 1;
+    config.restarts_from_aof = true;
+    let start = config.world().expect("valid");
+    assert_eq!(start.fsyncs_left, 1, "a horizon under 1 s: one fsync");
+    let mut acquired = start.clone();
+    acquired.apply(Action::Tick);
+    acquired.apply(Action::Step(0));
+    assert_eq!(acquired.lock_holder_at(acquired.now_ms), Some(0));
+    assert!(actions(&acquired).contains(&Action::AofFsync));
+
+    let mut fsynced = acquired.clone();
+    fsynced.apply(Action::AofFsync);
+    assert!(
+        !actions(&fsynced).contains(&Action::AofFsync),
+        "the one fsync is spent"
+    );
+    let events = fsynced.apply_events(Action::RedisRestart);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        leaselab_model::world::Event::RedisRestarted {
+            reloaded: Reload::FromFsync { at_ms: 1 }
+        }
+    )));
+    assert_eq!(
+        fsynced.lock_holder_at(fsynced.now_ms),
+        Some(0),
+        "the lock came back"
+    );
+
+    let mut unsynced = acquired.clone();
+    unsynced.apply(Action::RedisRestart);
+    assert_eq!(
+        unsynced.lock_holder_at(unsynced.now_ms),
+        None,
+        "the lock is gone"
+    );
+
+    config.aof_appendfsync = Appendfsync::Always;
+    let always = config.world().expect("valid");
+    assert_eq!(always.fsyncs_left, 0);
+    config.aof_appendfsync = Appendfsync::Everysec;
+    config.horizon_ticks = Some(2_500);
+    assert_eq!(
+        config.world().expect("valid").fsyncs_left,
+        3,
+        "1 + 2500 / 1000"
+    );
+}

@@ -79,6 +79,9 @@ pub enum Action {
     RedisClockJump,
     /// The single Redis's clock starts slewing forward ([`World::with_redis_clock_faults`]).
     RedisClockSlew,
+    /// The single Redis fsyncs its append-only file: a crash from now on reloads the keys as
+    /// they are now ([`World::with_restarts_from_aof`], `everysec` and `no`).
+    AofFsync,
 }
 
 /// Faults between the callers and Redis, as budgets for a whole run: how often each may
@@ -256,6 +259,11 @@ pub enum Reload {
     Nothing,
     /// An append-only file last fsynced at the start (`appendfsync everysec` or `no`).
     FromStart,
+    /// An append-only file last fsynced at `at_ms` (`appendfsync everysec` or `no`).
+    FromFsync {
+        /// When.
+        at_ms: u64,
+    },
     /// An append-only file fsynced before every reply (`appendfsync always`): every key.
     EveryWrite,
 }
@@ -287,8 +295,8 @@ struct Setup {
     /// budgets left are in [`World::redis_clock_faults_left`].
     redis_clock_faults: ClockFaults,
     /// What a restart of the single Redis reloads: nothing (no persistence), the keyspace as
-    /// at the start (an AOF under `appendfsync everysec` or `no` whose last fsync was at the
-    /// start: the checker's runs last milliseconds), or every key as it was (`always`).
+    /// at the start or at the last fsync since ([`World::aof_fsynced`]: an AOF under
+    /// `appendfsync everysec` or `no`), or every key as it was (`always`).
     aof_snapshot: Option<Arc<Redis>>,
     /// The AOF is fsynced before every reply (`appendfsync always`): a restart loses no key.
     aof_every_write: bool,
@@ -337,6 +345,13 @@ pub struct World {
     pub node_faults_left: NodeFaults,
     /// What jumps and slews did to the single Redis's clock so far.
     pub redis_clock: ClockState,
+    /// The keyspace as of the append-only file's last fsync after the start, and when
+    /// (`None`: the start's, or no AOF).
+    pub aof_fsynced: Option<(u64, Arc<Redis>)>,
+    /// Fsyncs of the append-only file still to come within the run (`everysec`: one per
+    /// second of the horizon, at moments the search picks; `no`: one per 30 s, as Linux
+    /// writes dirty pages back).
+    pub fsyncs_left: u32,
     /// Jumps and slews of the single Redis's clock still allowed.
     pub redis_clock_faults_left: ClockFaults,
     /// Bounds.
@@ -387,9 +402,10 @@ impl Hash for World {
         self.faults_left.hash(state);
         self.nodes.hash(state);
         self.node_faults_left.hash(state);
-        // Hashed only when clock faults are in play, so every other state keeps its
-        // fingerprint.
+        // Hashed only when clock faults or an AOF are in play, so every other state keeps
+        // its fingerprint.
         self.hash_redis_clock(state);
+        self.hash_aof(state);
         // Hashed only once it happened, so every other state keeps its fingerprint.
         if let Some(trespass) = &self.trespass {
             trespass.hash(state);
@@ -495,6 +511,11 @@ pub enum Event {
     },
     /// The fence counter was evicted.
     FenceEvicted,
+    /// The single Redis fsynced its append-only file.
+    AofFsynced {
+        /// When.
+        at_ms: u64,
+    },
     /// The single Redis's clock was stepped forward, or started slewing.
     RedisClock {
         /// What happened to it.
@@ -730,6 +751,8 @@ impl World {
             node_faults_left: NodeFaults::default(),
             redis_clock: ClockState::default(),
             redis_clock_faults_left: ClockFaults::default(),
+            aof_fsynced: None,
+            fsyncs_left: 0,
             config,
             trespass: None,
             setup: Arc::new(Setup {
@@ -768,17 +791,42 @@ impl World {
 
     /// Makes the restarts of [`World::with_redis_restarts`] machine crashes after which Redis
     /// reloads its append-only file, fsynced as `appendfsync` says: under `everysec` or `no`
-    /// the last fsync was at the start (a check lasts milliseconds), so the keys come back as
-    /// they were then; under `always` every acknowledged write was fsynced, so every key comes
-    /// back as it was. The script cache is empty either way, and connections are new.
+    /// the file was fsynced at the start and then at moments the search picks
+    /// ([`Action::AofFsync`]: at most once per second of the horizon under `everysec`, once
+    /// per 30 s under `no`), so the keys come back as they were at the last fsync; under
+    /// `always` every acknowledged write was fsynced, so every key comes back as it was. The
+    /// script cache is empty either way, and connections are new.
     pub fn with_restarts_from_aof(mut self, appendfsync: Appendfsync) -> World {
         let snapshot = Arc::clone(&self.redis);
-        let setup = Arc::make_mut(&mut self.setup);
-        match appendfsync {
-            Appendfsync::Always => setup.aof_every_write = true,
-            Appendfsync::Everysec | Appendfsync::No => setup.aof_snapshot = Some(snapshot),
-        }
+        let period_ms = match appendfsync {
+            Appendfsync::Always => {
+                Arc::make_mut(&mut self.setup).aof_every_write = true;
+                return self;
+            }
+            Appendfsync::Everysec => 1_000,
+            Appendfsync::No => 30_000,
+        };
+        Arc::make_mut(&mut self.setup).aof_snapshot = Some(snapshot);
+        let fsyncs = 1 + self.config.horizon_ms / period_ms;
+        self.fsyncs_left = u32::try_from(fsyncs).unwrap_or(u32::MAX);
         self
+    }
+
+    /// True when the append-only file may be fsynced now.
+    fn fsync_enabled(&self) -> bool {
+        self.fsyncs_left > 0 && self.restarts_left > 0 && !self.all_done()
+    }
+
+    /// Hashes the append-only file's fsync state, only when a crash reloads one.
+    fn hash_aof<H: Hasher>(&self, state: &mut H) {
+        if self.setup.aof_snapshot.is_some() {
+            self.fsyncs_left.hash(state);
+            if let Some((at_ms, fsynced)) = &self.aof_fsynced {
+                state.write_u8(0xF5);
+                at_ms.hash(state);
+                fsynced.hash(state);
+            }
+        }
     }
 
     /// Allows `evictions` evictions of the fence counter, each at any moment while a caller
@@ -943,6 +991,9 @@ impl World {
         if self.redis_clock_may_slew() {
             actions.push(Action::RedisClockSlew);
         }
+        if self.fsync_enabled() {
+            actions.push(Action::AofFsync);
+        }
         self.node_actions(actions);
         if self.faults_left.any() {
             for index in 0..self.slots.len() {
@@ -1047,6 +1098,7 @@ impl World {
             }
             Action::RedisClockJump => self.redis_clock_may_jump(),
             Action::RedisClockSlew => self.redis_clock_may_slew(),
+            Action::AofFsync => self.fsync_enabled(),
             Action::NodeRestart(_)
             | Action::NodeCrash(_)
             | Action::NodeClockJump(_)
@@ -1090,6 +1142,9 @@ impl World {
                 let reloaded = if self.setup.aof_every_write {
                     Arc::make_mut(&mut self.redis).restart_keeping_keys();
                     Reload::EveryWrite
+                } else if let Some((at_ms, fsynced)) = self.aof_fsynced.clone() {
+                    Arc::make_mut(&mut self.redis).restart_from(&fsynced);
+                    Reload::FromFsync { at_ms }
                 } else if let Some(snapshot) = self.setup.aof_snapshot.clone() {
                     Arc::make_mut(&mut self.redis).restart_from(&snapshot);
                     Reload::FromStart
@@ -1133,6 +1188,12 @@ impl World {
                 slot.client
                     .handle_connection_broke("connection reset by peer".to_string());
                 self.drive(index, sink);
+            }
+            Action::AofFsync => {
+                self.fsyncs_left -= 1;
+                let at_ms = self.now_ms;
+                self.aof_fsynced = Some((at_ms, Arc::clone(&self.redis)));
+                emit(sink, || Event::AofFsynced { at_ms });
             }
             Action::RedisClockJump => {
                 self.redis_clock_faults_left.jumps -= 1;
@@ -1804,6 +1865,10 @@ fn log_line(now_ms: u64, event: &Event) -> String {
         Event::RedisRestarted {
             reloaded: Reload::EveryWrite,
         } => "redis crashes and reloads its AOF: every key is as it was".into(),
+        Event::RedisRestarted {
+            reloaded: Reload::FromFsync { at_ms },
+        } => format!("redis crashes and reloads its AOF: the keys are as at its fsync at {at_ms}"),
+        Event::AofFsynced { at_ms } => format!("t={at_ms} redis fsyncs its AOF"),
         Event::FenceEvicted => "an allkeys-* policy evicts the fence counter".into(),
         Event::RedisClock { fault } => format!("t={now_ms} redis {}", fault.describe()),
         Event::Fault { caller, fault } => {

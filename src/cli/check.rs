@@ -130,12 +130,14 @@ pub struct WalletArgs {
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub restarts: u32,
     /// Make those restarts machine crashes after which Redis reloads its append-only file
-    /// (by default appendfsync everysec, last fsync at the start: the keys come back as they
-    /// were then; see --appendfsync).
+    /// (by default appendfsync everysec, fsynced at the start and at most once a second after,
+    /// at moments the search picks: the keys come back as they were at the last fsync; see
+    /// --appendfsync).
     #[arg(long)]
     pub restart_from_aof: bool,
     /// With --restart-from-aof: when that file was fsynced. everysec (the default) and no
-    /// last fsynced at the start; always fsyncs before every reply, so a crash loses no key.
+    /// fsync at the start and then every second (no: every 30 s, Linux's writeback); always
+    /// fsyncs before every reply, so a crash loses no key.
     #[arg(long, value_parser = crate::cli::run::parse_appendfsync, value_name = "always|everysec|no")]
     pub appendfsync: Option<Appendfsync>,
     /// How many evictions of the fence counter (an allkeys-* policy under memory pressure)
@@ -1064,7 +1066,8 @@ struct JsonCheck<'a> {
     failovers: u32,
     restarts: u32,
     /// What a restart reloads: `nothing` (no persistence), or the append-only file under its
-    /// `appendfsync` policy (`aof-everysec`, `aof-no`: last fsynced at the start;
+    /// `appendfsync` policy (`aof-everysec`, `aof-no`: fsynced at the start and then at
+    /// moments the search picks;
     /// `aof-always`: every key).
     restart_reloads: &'static str,
     evictions: u32,

@@ -781,8 +781,8 @@ impl Column {
             Column::Restart => "one Redis restart without persistence at any moment, no pauses",
             Column::EvictFence => "one eviction of the fence counter at any moment, no pauses",
             Column::AofCrash => {
-                "one machine crash at any moment, Redis reloading its AOF last fsynced at the \
-                 start, no pauses"
+                "one machine crash at any moment, Redis reloading its AOF fsynced at the start and \
+                 at most once more at any moment, no pauses"
             }
             Column::Partition => "not expressible",
             Column::ClockJump => {

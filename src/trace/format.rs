@@ -818,6 +818,7 @@ pub fn action_text(action: Action) -> String {
         Action::NodeClockSlew(node) => format!("node-clock-slew {node}"),
         Action::RedisClockJump => "redis-clock-jump".into(),
         Action::RedisClockSlew => "redis-clock-slew".into(),
+        Action::AofFsync => "aof-fsync".into(),
     }
 }
 
@@ -831,6 +832,7 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "evict-fence" => Some(Action::EvictFence),
         "redis-clock-jump" => Some(Action::RedisClockJump),
         "redis-clock-slew" => Some(Action::RedisClockSlew),
+        "aof-fsync" => Some(Action::AofFsync),
         _ if text.starts_with("node-") => {
             let (kind, node) = text.rsplit_once(' ')?;
             let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;

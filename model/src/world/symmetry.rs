@@ -239,6 +239,7 @@ impl World {
             };
             self.redis.hash(&mut renamer);
             self.replica.hash(&mut renamer);
+            self.hash_aof(&mut renamer);
         }
         hash_postgres(&self.postgres, self.setup.wallet_id, state, &session_name);
         self.failovers_left.hash(state);
