@@ -574,6 +574,14 @@ fn a_stepped_clock_breaks_the_lease_and_the_same_correction_slewed_keeps_it() {
         Some(Verdict::Safe),
         Verdict::Safe,
     );
+    // A partition cutting the holder off Redis: the checker cuts any caller off at any
+    // moment; the watchdog keeps the ledger both ways.
+    let cut = cell("lease-watchdog", Column::Partition);
+    assert_cell(&cut, Some(Verdict::Safe), Verdict::Safe);
+    assert!(
+        cut.expected.is_some(),
+        "lease-watchdog × partition is pinned"
+    );
     let scenario = Column::ClockSlew.scenario(&row("redlock-3-nodes"));
     assert!(
         scenario

@@ -102,3 +102,96 @@ fn a_model_path_that_no_longer_violates_is_reported() {
     });
     assert_ne!(outcome, ModelReplay::StillViolates);
 }
+
+/// A path with a jump of Redis's clock becomes a simulated jump at the path's moment, scaled
+/// by the schedule's milliseconds per tick, and reproduces the same lost update; its trace
+/// records the check's clock faults and replays.
+#[test]
+fn a_clock_jump_counterexample_reproduces_in_the_simulator() {
+    use leaselab_model::fault::Host;
+    use leaselab_model::world::ClockFaults;
+    let config = CheckConfig {
+        max_pause_ticks: Some(0),
+        redis_clock: ClockFaults {
+            jumps: 1,
+            jump_ms: 4,
+            ..ClockFaults::default()
+        },
+        ..CheckConfig::new(Safeguard::Lease {
+            release: leaselab_model::safeguard::lease::ReleaseVia::Script,
+        })
+    };
+    let model = LeaseModel::new(config).unwrap();
+    let report = run(&model, RunOptions::default(), &Counters::default());
+    let path = report
+        .property(LEDGER)
+        .and_then(|p| p.path.clone())
+        .unwrap();
+    let model_ledger = replay_path(model.initial_world(), &path).ledger();
+    let translation = translate(&config, &path).expect("the path translates");
+    assert_eq!(translation.report.ledger.line(), model_ledger.line());
+    assert!(translation.report.broken());
+    let jumps: Vec<i64> = translation
+        .scenario
+        .faults
+        .iter()
+        .filter_map(|f| match f {
+            Fault::ClockJump {
+                host: Host::Redis,
+                jump_ms,
+                ..
+            } => Some(*jump_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(jumps, [4 * translation.ms_per_tick as i64]);
+    let file = trace_file(&config, LEDGER, &path, &translation);
+    let dir = std::env::temp_dir().join(format!("leaselab-model-jump-{}", std::process::id()));
+    let saved = file.save_in(&dir).unwrap();
+    let loaded = trace::load(&saved).unwrap();
+    assert_eq!(loaded.model.as_ref().unwrap().config.redis_clock.jumps, 1);
+    let replayed = replay(&loaded).unwrap();
+    assert!(replayed.reproduced(), "{}", replayed.describe(&loaded));
+    assert_eq!(replayed.model, Some(ModelReplay::StillViolates));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A path in which a partition cuts a caller off Redis becomes a simulated partition of that
+/// caller from the path's moment on.
+#[test]
+fn a_partition_in_a_model_path_becomes_a_simulated_partition() {
+    use leaselab_model::fault::Host;
+    use leaselab_model::world::Action;
+    let config = CheckConfig {
+        max_pause_ticks: Some(0),
+        partitions: 1,
+        ..CheckConfig::new(Safeguard::NoLock)
+    };
+    // Caller 1 is cut off at once; caller 2 runs alone.
+    let model = LeaseModel::new(config).unwrap();
+    let mut world = model.initial_world().clone();
+    let mut path = vec![Action::Partition(0, 0)];
+    world.apply(Action::Partition(0, 0));
+    while !world.stuck() && path.len() < 200 {
+        let mut actions = Vec::new();
+        world.actions(&mut actions);
+        let next = actions
+            .iter()
+            .copied()
+            .find(|a| matches!(a, Action::Step(_)))
+            .unwrap_or(actions[0]);
+        world.apply(next);
+        path.push(next);
+    }
+    let translation = translate(&config, &path).expect("the path translates");
+    let partitions: Vec<(Host, Host, u64)> = translation
+        .scenario
+        .faults
+        .iter()
+        .filter_map(|f| match f {
+            Fault::Partition { a, b, from_ms, .. } => Some((*a, *b, *from_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(partitions, [(Host::Caller(1), Host::Redis, 0)]);
+}

@@ -148,6 +148,9 @@ pub struct CheckConfig {
     /// Jumps and slews of the single Redis's clock (none by default; only for a safeguard
     /// that keeps something in one Redis).
     pub redis_clock: ClockFaults,
+    /// How many partitions may strike, each cutting one caller off from one Redis server (the
+    /// single Redis, or a Redlock node) for the rest of the run (none by default).
+    pub partitions: u32,
 }
 
 /// Why the checker cannot explore `safeguard` at all, whatever the bounds (none: it can): a
@@ -193,6 +196,7 @@ impl CheckConfig {
             node_faults: NodeFaults::default(),
             redis_drift_percent: 0,
             redis_clock: ClockFaults::default(),
+            partitions: 0,
         }
     }
 
@@ -257,6 +261,7 @@ impl CheckConfig {
                 .with_fence_evictions(self.evictions)
                 .with_redis_drift(self.redis_drift_percent)
                 .with_redis_clock_faults(self.redis_clock)
+                .with_partitions(self.partitions)
         })
     }
 
@@ -477,6 +482,24 @@ impl CheckConfig {
         }
         self.validate_reply_faults()?;
         self.validate_redis_clock()?;
+        if self.partitions > 0 {
+            if !self.uses_redis() {
+                return Err(ParamError(format!(
+                    "--partitions {}: {} sends nothing to Redis, so no partition can cut it off; \
+                     drop --partitions",
+                    self.partitions,
+                    self.safeguard.name()
+                )));
+            }
+            if self.partitions > 2 {
+                return Err(ParamError(format!(
+                    "--partitions {}: an exhaustive check explores at most 2 (each one multiplies \
+                     the state space by the callers, the servers and the moments it can strike); \
+                     use --partitions 1",
+                    self.partitions
+                )));
+            }
+        }
         self.validate_node_faults()?;
         let horizon = self.horizon();
         if horizon > MAX_TICKS {
@@ -698,6 +721,14 @@ impl CheckConfig {
             "evictions of the fence counter",
         );
         let lost = plural(self.reply_faults.lost_replies, "lost reply", "lost replies");
+        let lost = lost
+            + &plural(
+                self.partitions,
+                "partition (a caller cut off from a Redis server for good; what it sends there \
+                 waits for its deadline)",
+                "partitions (a caller cut off from a Redis server for good; what it sends there \
+                 waits for its deadline)",
+            );
         let nodes = match self.safeguard.redis_nodes() {
             0 => String::new(),
             n => {
@@ -715,7 +746,7 @@ impl CheckConfig {
             "dropped connection",
             "dropped connections",
         );
-        let symmetry = if self.symmetry && self.safeguard.redis_nodes() == 0 {
+        let symmetry = if self.symmetry {
             ", callers up to symmetry"
         } else {
             ""

@@ -208,6 +208,10 @@ impl Model for LeaseModel {
             Action::RedisClockJump => "redis's clock jumps".into(),
             Action::RedisClockSlew => "redis's clock starts slewing".into(),
             Action::AofFsync => "redis fsyncs its AOF".into(),
+            Action::Partition(index, 0) => format!("caller {} is cut off from redis", index + 1),
+            Action::Partition(index, node) => {
+                format!("caller {} is cut off from node {node}", index + 1)
+            }
         }
     }
 

@@ -21,6 +21,23 @@ const FENCED_CAS: Safeguard = Safeguard::Fenced {
     guard: WriteGuard::FenceBelowAndEqual,
 };
 
+const REDLOCK: Safeguard = Safeguard::Redlock {
+    nodes: 3,
+    cas: false,
+};
+const REDLOCK_CAS: Safeguard = Safeguard::Redlock {
+    nodes: 3,
+    cas: true,
+};
+
+/// docs/safety.md's Redlock bounds: TTL 4, work 1, horizon 10, no pauses.
+fn redlock_bounds(c: &mut CheckConfig) {
+    c.ttl_ticks = 4;
+    c.work_ticks = 1;
+    c.horizon_ticks = Some(10);
+    c.max_pause_ticks = Some(0);
+}
+
 fn config(safeguard: Safeguard, change: impl FnOnce(&mut CheckConfig)) -> CheckConfig {
     let mut config = CheckConfig::new(safeguard);
     config.ttl_ticks = 1;
@@ -85,6 +102,25 @@ fn symmetry_reduction_changes_state_counts_not_verdicts() {
         config(Safeguard::SetnxDel, |c| {
             c.failovers = 1;
             c.horizon_ticks = Some(2);
+        }),
+        // Redlock's nodes keep the callers' tokens in their keyspaces: renamed too.
+        config(REDLOCK, |c| {
+            redlock_bounds(c);
+            c.node_faults.restarts = 1;
+        }),
+        config(REDLOCK, |c| {
+            redlock_bounds(c);
+            c.node_faults.delayed_restarts = 1;
+        }),
+        config(REDLOCK, |c| {
+            redlock_bounds(c);
+            c.max_pause_ticks = Some(1);
+            c.horizon_ticks = Some(8);
+        }),
+        config(REDLOCK_CAS, |c| {
+            redlock_bounds(c);
+            c.node_faults.clock_jumps = 1;
+            c.node_faults.clock_jump_ms = 5;
         }),
     ];
     for case in cases {

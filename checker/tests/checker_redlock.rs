@@ -169,3 +169,23 @@ fn check_and_set_keeps_the_ledger_when_two_callers_hold_the_lock() {
         expect(&report, LEDGER, Safe, None);
     }
 }
+
+/// A caller cut off from one node (any caller, any node, any moment) alone keeps Redlock safe:
+/// a majority is still two of the three. With a node restart as well, it is Kleppmann's
+/// scenario again.
+#[test]
+fn a_partition_from_one_node_alone_keeps_the_lock() {
+    let report = check(REDLOCK, |c| {
+        c.max_pause_ticks = Some(0);
+        c.partitions = 1;
+    });
+    expect(&report, MUTUAL_EXCLUSION, Safe, None);
+    expect(&report, LEDGER, Safe, None);
+    let report = check(REDLOCK, |c| {
+        c.max_pause_ticks = Some(0);
+        c.partitions = 1;
+        c.node_faults.restarts = 1;
+    });
+    expect(&report, MUTUAL_EXCLUSION, Violated, Some(9));
+    expect(&report, LEDGER, Violated, Some(22));
+}

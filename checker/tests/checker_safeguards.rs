@@ -561,3 +561,46 @@ fn redis_clock_faults_are_refused_where_they_mean_nothing() {
     fine.redis_clock = slew;
     assert!(fine.validate().is_ok());
 }
+
+/// A partition cuts a caller off Redis for good at any moment: what it sends there is lost and
+/// it waits for its timeout (past the horizon). A holder cut off before its release keeps the
+/// lock in its own eyes after its lease ran out (two callers believe they hold it), but every
+/// lock keeps the ledger: the cut-off caller's write had landed or never will. A write that
+/// landed before the cut counts although its caller never finishes.
+#[test]
+fn a_partition_strands_the_holder_without_losing_an_update() {
+    let partition = |c: &mut CheckConfig| {
+        c.max_pause_ticks = Some(0);
+        c.partitions = 1;
+    };
+    for safeguard in [LEASE, Safeguard::LeaseWatchdog, Safeguard::SetnxExpire] {
+        let report = check(safeguard, partition);
+        expect(&report, LEDGER, Safe, None);
+        let steps = if safeguard == Safeguard::SetnxExpire {
+            10
+        } else {
+            9
+        };
+        expect(&report, MUTUAL_EXCLUSION, Violated, Some(steps));
+        assert!(
+            trace(&report, MUTUAL_EXCLUSION).contains("is cut off from redis by a partition"),
+            "{}",
+            trace(&report, MUTUAL_EXCLUSION)
+        );
+    }
+    for safeguard in [FENCED, FENCED_CAS, Safeguard::SetnxDel] {
+        let report = check(safeguard, partition);
+        expect(&report, LEDGER, Safe, None);
+        expect(&report, MUTUAL_EXCLUSION, Safe, None);
+    }
+    let mut config = CheckConfig::new(Safeguard::PgDebit);
+    config.partitions = 1;
+    assert!(config
+        .validate()
+        .unwrap_err()
+        .0
+        .contains("sends nothing to Redis"));
+    config = CheckConfig::new(LEASE);
+    config.partitions = 3;
+    assert!(config.validate().unwrap_err().0.contains("at most 2"));
+}

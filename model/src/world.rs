@@ -82,6 +82,9 @@ pub enum Action {
     /// The single Redis fsyncs its append-only file: a crash from now on reloads the keys as
     /// they are now ([`World::with_restarts_from_aof`], `everysec` and `no`).
     AofFsync,
+    /// Caller `n` (0-based) is cut off from a Redis server (0: the single Redis, `m`: Redlock
+    /// node `m`) for the rest of the run ([`World::with_partitions`]).
+    Partition(u8, u8),
 }
 
 /// Faults between the callers and Redis, as budgets for a whole run: how often each may
@@ -199,8 +202,8 @@ pub struct Slot {
     pub slack_ms: u64,
     /// How it ended.
     pub outcome: Option<Outcome>,
-    /// A write of its balance landed on the server (tracked only with [`ReplyFaults`]: without
-    /// them every landed write is answered, and its outcome says so).
+    /// A write of its balance landed on the server (tracked only with [`ReplyFaults`] or
+    /// partitions: without them every landed write is answered, and its outcome says so).
     pub write_landed: bool,
     /// What symmetry reduction remembers about this slot; forgotten on every change.
     canon: symmetry::SlotCanon,
@@ -286,6 +289,9 @@ struct Setup {
     wallet_id: i64,
     /// Each caller's token as it appears in Redis.
     tokens: Vec<Vec<u8>>,
+    /// Each caller's check-and-set value (`redlock-cas`: its token as a number, written to
+    /// PostgreSQL); empty for the other safeguards.
+    cas_values: Vec<i64>,
     /// Hash worlds up to a renaming of callers.
     symmetric: bool,
     /// The single Redis's clock rate error in percent (+50: its clock runs 50 % fast, so keys
@@ -302,6 +308,8 @@ struct Setup {
     aof_every_write: bool,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
     faults: ReplyFaults,
+    /// Partitions the run started with (left: [`World::partitions_left`]).
+    partitions: u32,
     /// The lease duration (a delayed node restart waits longer than it).
     ttl_ms: u64,
     /// The Redlock nodes' clocks and fault budgets the run started with.
@@ -352,6 +360,10 @@ pub struct World {
     /// second of the horizon, at moments the search picks; `no`: one per 30 s, as Linux
     /// writes dirty pages back).
     pub fsyncs_left: u32,
+    /// Partitions still allowed ([`World::with_partitions`]).
+    pub partitions_left: u32,
+    /// Who is cut off from which Redis server: (caller, server), sorted.
+    pub cut_off: Vec<(u8, u8)>,
     /// Jumps and slews of the single Redis's clock still allowed.
     pub redis_clock_faults_left: ClockFaults,
     /// Bounds.
@@ -406,6 +418,7 @@ impl Hash for World {
         // its fingerprint.
         self.hash_redis_clock(state);
         self.hash_aof(state);
+        self.hash_partitions(state, &|caller| caller as u64);
         // Hashed only once it happened, so every other state keeps its fingerprint.
         if let Some(trespass) = &self.trespass {
             trespass.hash(state);
@@ -577,6 +590,17 @@ pub enum ClientFault {
         /// Which retry (1-based).
         attempt: u32,
     },
+    /// A partition cut the caller off from a Redis server (0: the single Redis, `m`: node
+    /// `m`): what it sends there is lost, its dial or request waits for its deadline.
+    CutOff {
+        /// The server.
+        server: u8,
+    },
+    /// A request or a dial of the caller's was lost in the partition.
+    RequestLost {
+        /// The server.
+        server: u8,
+    },
 }
 
 impl ClientFault {
@@ -591,7 +615,22 @@ impl ClientFault {
             ClientFault::Retry { attempt } => {
                 format!("sends the request again on a new connection (retry {attempt})")
             }
+            ClientFault::CutOff { server } => {
+                format!("is cut off from {} by a partition", server_name(*server))
+            }
+            ClientFault::RequestLost { server } => format!(
+                "sends to {} across the partition: nothing arrives, it waits for its deadline",
+                server_name(*server)
+            ),
         }
+    }
+}
+
+/// `redis` (0) or `node N`.
+fn server_name(server: u8) -> String {
+    match server {
+        crate::safeguard::SINGLE_REDIS => "redis".to_string(),
+        node => format!("node {node}"),
     }
 }
 
@@ -753,6 +792,8 @@ impl World {
             redis_clock_faults_left: ClockFaults::default(),
             aof_fsynced: None,
             fsyncs_left: 0,
+            partitions_left: 0,
+            cut_off: Vec::new(),
             config,
             trespass: None,
             setup: Arc::new(Setup {
@@ -763,12 +804,20 @@ impl World {
                 lock_key: keys.lock.clone(),
                 wallet_id: scenario.params.wallet_id,
                 tokens: tokens.iter().map(|t| token_text(*t)).collect(),
+                cas_values: match scenario.safeguard {
+                    crate::safeguard::Safeguard::Redlock { cas: true, .. } => tokens
+                        .iter()
+                        .map(|t| crate::safeguard::redlock::Redlock::cas_value(*t))
+                        .collect(),
+                    _ => Vec::new(),
+                },
                 symmetric: false,
                 redis_drift_percent: 0,
                 redis_clock_faults: ClockFaults::default(),
                 aof_snapshot: None,
                 aof_every_write: false,
                 faults,
+                partitions: 0,
                 ttl_ms: scenario.params.ttl_ms,
                 node_faults: NodeFaults::default(),
                 scenario: scenario.clone(),
@@ -810,6 +859,69 @@ impl World {
         let fsyncs = 1 + self.config.horizon_ms / period_ms;
         self.fsyncs_left = u32::try_from(fsyncs).unwrap_or(u32::MAX);
         self
+    }
+
+    /// Allows `partitions` partitions, each cutting one unfinished caller off from one Redis
+    /// server (the single Redis, or one of Redlock's nodes) at any moment, for the rest of the
+    /// run: its dials and requests to that server are lost, and it waits for their deadlines
+    /// (go-redis's dial and read timeouts, or a request's own, as Redlock's per node).
+    pub fn with_partitions(mut self, partitions: u32) -> World {
+        Arc::make_mut(&mut self.setup).partitions = partitions;
+        self.partitions_left = partitions;
+        self
+    }
+
+    /// The Redis servers a caller can be cut off from: 0 (the single Redis) or the nodes.
+    fn redis_servers(&self) -> std::ops::RangeInclusive<u8> {
+        match self.nodes.len() {
+            0 => 0..=0,
+            nodes => 1..=u8::try_from(nodes).unwrap_or(u8::MAX),
+        }
+    }
+
+    /// True when a caller may never finish after its write landed (a reply fault or a
+    /// partition can leave it waiting past the horizon), so landed writes are remembered
+    /// ([`Slot::write_landed`]) for the ledger.
+    fn tracks_landed_writes(&self) -> bool {
+        self.setup.faults.any() || self.setup.partitions > 0
+    }
+
+    /// True when caller `index` may be cut off from `server` now.
+    fn partition_enabled(&self, index: u8, server: u8) -> bool {
+        self.partitions_left > 0
+            && !self.all_done()
+            && self
+                .slots
+                .get(usize::from(index))
+                .is_some_and(|slot| slot.state != SlotState::Done)
+            && self.redis_servers().contains(&server)
+            && !self.cut_off.contains(&(index, server))
+    }
+
+    /// True when caller `index` is cut off from `server`.
+    fn is_cut_off(&self, index: usize, server: Server) -> bool {
+        let server = match server {
+            Server::Redis => crate::safeguard::SINGLE_REDIS,
+            Server::Node(node) => node,
+            Server::Postgres => return false,
+        };
+        !self.cut_off.is_empty()
+            && u8::try_from(index).is_ok_and(|index| self.cut_off.contains(&(index, server)))
+    }
+
+    /// Hashes the partitions, only when some are in play; callers are named by `name` (their
+    /// number, or their rank under symmetry).
+    pub(super) fn hash_partitions<H: Hasher>(&self, state: &mut H, name: &dyn Fn(usize) -> u64) {
+        if self.setup.partitions > 0 {
+            self.partitions_left.hash(state);
+            let mut cut: Vec<(u64, u8)> = self
+                .cut_off
+                .iter()
+                .map(|&(caller, server)| (name(usize::from(caller)), server))
+                .collect();
+            cut.sort_unstable();
+            cut.hash(state);
+        }
     }
 
     /// True when the append-only file may be fsynced now.
@@ -923,11 +1035,9 @@ impl World {
     /// Makes the hash ignore which caller is which (symmetry reduction for a model checker):
     /// the world is hashed with callers in a canonical order and every token and PostgreSQL
     /// session renamed after its owner's rank, in the machines and in both stand-ins.
-    /// Equality is unchanged.
-    ///
-    /// Worlds with Redlock nodes are never reduced: the nodes' keyspaces are not renamed.
+    /// Equality is unchanged. Redlock's nodes are renamed like the single Redis (a lock key
+    /// holds its owner's token).
     pub fn set_symmetry(&mut self, on: bool) {
-        let on = on && self.nodes.is_empty();
         Arc::make_mut(&mut self.setup).symmetric = on;
     }
 
@@ -993,6 +1103,15 @@ impl World {
         }
         if self.fsync_enabled() {
             actions.push(Action::AofFsync);
+        }
+        if self.partitions_left > 0 && !self.all_done() {
+            for index in 0..self.slots.len() {
+                for server in self.redis_servers() {
+                    if self.partition_enabled(index as u8, server) {
+                        actions.push(Action::Partition(index as u8, server));
+                    }
+                }
+            }
         }
         self.node_actions(actions);
         if self.faults_left.any() {
@@ -1099,6 +1218,7 @@ impl World {
             Action::RedisClockJump => self.redis_clock_may_jump(),
             Action::RedisClockSlew => self.redis_clock_may_slew(),
             Action::AofFsync => self.fsync_enabled(),
+            Action::Partition(index, server) => self.partition_enabled(index, server),
             Action::NodeRestart(_)
             | Action::NodeCrash(_)
             | Action::NodeClockJump(_)
@@ -1188,6 +1308,15 @@ impl World {
                 slot.client
                     .handle_connection_broke("connection reset by peer".to_string());
                 self.drive(index, sink);
+            }
+            Action::Partition(index, server) => {
+                self.partitions_left -= 1;
+                self.cut_off.push((index, server));
+                self.cut_off.sort_unstable();
+                emit(sink, || Event::Fault {
+                    caller: usize::from(index),
+                    fault: ClientFault::CutOff { server },
+                });
             }
             Action::AofFsync => {
                 self.fsyncs_left -= 1;
@@ -1302,6 +1431,26 @@ impl World {
             };
             match output {
                 Output::BeginRedis { .. } | Output::BeginSql { .. } | Output::Close { .. } => {}
+                Output::Connect { server, .. } | Output::SendRedis { server, .. }
+                    if self.is_cut_off(index, server) =>
+                {
+                    let slot = slot_mut(&mut self.slots[index]);
+                    let deadline_ms = slot
+                        .client
+                        .poll_timeout()
+                        .expect("a dial or a request has a deadline");
+                    slot.state = SlotState::Awaiting { deadline_ms };
+                    slot.slack_ms = 0;
+                    let server = match server {
+                        Server::Node(node) => node,
+                        _ => crate::safeguard::SINGLE_REDIS,
+                    };
+                    emit(sink, || Event::Fault {
+                        caller: index,
+                        fault: ClientFault::RequestLost { server },
+                    });
+                    return;
+                }
                 Output::Connect {
                     server: Server::Node(node),
                     conn,
@@ -1435,7 +1584,7 @@ impl World {
                 (crate::safeguard::SINGLE_REDIS, ran)
             }
         };
-        if self.setup.faults.any() && self.is_balance_write(&request, &reply) {
+        if self.tracks_landed_writes() && self.is_balance_write(&request, &reply) {
             slot_mut(&mut self.slots[index]).write_landed = true;
         }
         if sink.is_some() {
@@ -1507,10 +1656,10 @@ impl World {
             &request.params,
         ) {
             Exec::Done(result) => {
-                // With reply faults a caller's outcome may never come (a later Redis reply is
-                // lost past the horizon): its landed PostgreSQL write is remembered, as a
-                // Redis one is.
-                if self.setup.faults.any()
+                // With reply faults or partitions a caller's outcome may never come (a later
+                // Redis reply is lost past the horizon): its landed PostgreSQL write is
+                // remembered, as a Redis one is.
+                if self.tracks_landed_writes()
                     && matches!(
                         self.slots[index]
                             .client

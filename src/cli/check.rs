@@ -89,7 +89,7 @@ pub struct Args {
         "reply_faults_on", "redis_nodes", "node_restarts", "node_delayed_restarts",
         "node_clock_jumps", "node_clock_jump", "node_drift", "redis_clock_jumps",
         "redis_clock_jump", "redis_clock_slews", "redis_clock_slew", "slew_rate",
-        "node_clock_slews", "node_clock_slew",
+        "node_clock_slews", "node_clock_slew", "partitions",
     ])]
     pub suite: Option<String>,
     /// With --suite: run only shard K of N of its checks (`leaselab merge` combines the
@@ -172,6 +172,12 @@ pub struct WalletArgs {
     /// (NTP's limit, the default) or a percentage such as `25%`.
     #[arg(long, value_parser = parse_slew_rate, value_name = "RATE")]
     pub slew_rate: Option<u32>,
+    /// How many partitions may strike (at most 2), each cutting one caller off from one Redis
+    /// server (the single Redis, or a Redlock node) at any moment for the rest of the run:
+    /// what it sends there is lost, and it waits for the dial or read timeout (3 s, past any
+    /// horizon) or a request's own (Redlock's per node).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub partitions: u32,
 }
 
 /// `500ppm`, `25%`: a positive rate of at most 50 %, in millionths.
@@ -443,6 +449,7 @@ impl Args {
                 .faults(self.wallet.slew_rate_for(self.nodes.node_clock_slews)),
             redis_drift_percent: self.wallet.redis_drift,
             redis_clock: self.wallet.redis_clock(),
+            partitions: self.wallet.partitions,
         };
         self.wallet.check_slew_rate(self.nodes.node_clock_slews)?;
         config.validate()?;
@@ -887,6 +894,9 @@ fn command_line(config: &CheckConfig, file: Option<&std::path::Path>) -> String 
             clock.slews, clock.slew_ms
         ));
     }
+    if config.partitions > 0 {
+        line.push_str(&format!(" --partitions {}", config.partitions));
+    }
     let slew_rate_ppm = if clock.slews > 0 {
         Some(clock.slew_rate_ppm)
     } else {
@@ -1075,6 +1085,7 @@ struct JsonCheck<'a> {
     /// Jumps and slews of the single Redis's clock (omitted without any).
     #[serde(skip_serializing_if = "Option::is_none")]
     redis_clock: Option<JsonClock>,
+    partitions: u32,
     lost_replies: u32,
     dropped_connections: u32,
     horizon_ticks: u64,
@@ -1124,6 +1135,7 @@ impl<'a> JsonCheck<'a> {
             evictions: config.evictions,
             redis_drift_percent: config.redis_drift_percent,
             redis_clock: JsonClock::of(config.redis_clock),
+            partitions: config.partitions,
             lost_replies: config.reply_faults.lost_replies,
             dropped_connections: config.reply_faults.dropped_connections,
             horizon_ticks: config.horizon(),

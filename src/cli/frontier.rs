@@ -140,6 +140,7 @@ pub fn execute(args: Args) -> CommandResult {
             .unwrap_or(leaselab_model::redis::aof::Appendfsync::Everysec),
         redis_drift_percent: args.wallet.redis_drift,
         redis_clock: args.wallet.redis_clock(),
+        partitions: args.wallet.partitions,
         horizon_ticks: args.horizon,
         reply_faults: args.reply_faults.faults(),
         node_faults: args
@@ -227,6 +228,7 @@ pub fn execute(args: Args) -> CommandResult {
             evictions: base.evictions,
             redis_drift_percent: base.redis_drift_percent,
             redis_clock: super::check::JsonClock::of(base.redis_clock),
+            partitions: base.partitions,
             lost_replies: base.reply_faults.lost_replies,
             dropped_connections: base.reply_faults.dropped_connections,
             node_faults: (base.safeguard.redis_nodes() > 0
@@ -271,6 +273,12 @@ fn single_redis_faults_text(base: &CheckConfig) -> String {
     let clock = base.redis_clock.describe();
     if !clock.is_empty() {
         out.push_str(&format!(", Redis {clock}"));
+    }
+    if base.partitions > 0 {
+        out.push_str(&format!(
+            ", up to {} partition(s) cutting a caller off from Redis",
+            base.partitions
+        ));
     }
     out
 }
@@ -352,6 +360,8 @@ struct JsonFrontier<'a> {
     /// Jumps and slews of the single Redis's clock in every cell (omitted without any).
     #[serde(skip_serializing_if = "Option::is_none")]
     redis_clock: Option<super::check::JsonClock>,
+    /// How many partitions may strike in every cell.
+    partitions: u32,
     /// How many Redis replies may be lost in flight, in every cell.
     lost_replies: u32,
     /// How many Redis connections may break with a reply in flight, in every cell.

@@ -102,12 +102,12 @@ pub enum Origin {
     },
     /// A counterexample of the exhaustive model, turned into a simulated schedule.
     Model {
-        /// The check that found it.
-        check: CheckSpec,
+        /// The check that found it (boxed: it is the largest part of an origin).
+        check: Box<CheckSpec>,
         /// The violated property, e.g. `ledger holds`.
         property: String,
         /// The counterexample, one action per entry: `step N` (caller N, 1-based), `tick`,
-        /// `replicate`, `failover`.
+        /// `replicate`, `failover`, ... ([`action_text`]).
         path: Vec<String>,
         /// Simulated milliseconds per model tick in the translated schedule.
         ms_per_tick: u64,
@@ -369,6 +369,9 @@ pub struct CheckSpec {
     /// How fast a slew applies it, in millionths of elapsed time (absent: 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub slew_rate_ppm: u32,
+    /// Partitions allowed (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub partitions: u32,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -742,6 +745,7 @@ impl CheckSpec {
             redis_clock_slews: config.redis_clock.slews,
             redis_clock_slew_ticks: config.redis_clock.slew_ms,
             slew_rate_ppm: config.redis_clock.slew_rate_ppm,
+            partitions: config.partitions,
         }
     }
 
@@ -792,6 +796,7 @@ impl CheckSpec {
                 slew_ms: self.redis_clock_slew_ticks,
                 slew_rate_ppm: self.slew_rate_ppm,
             },
+            partitions: self.partitions,
         };
         config
             .validate()
@@ -819,6 +824,9 @@ pub fn action_text(action: Action) -> String {
         Action::RedisClockJump => "redis-clock-jump".into(),
         Action::RedisClockSlew => "redis-clock-slew".into(),
         Action::AofFsync => "aof-fsync".into(),
+        Action::Partition(index, server) => {
+            format!("partition {} {server}", u32::from(index) + 1)
+        }
     }
 }
 
@@ -833,6 +841,16 @@ pub fn parse_action(text: &str) -> Option<Action> {
         "redis-clock-jump" => Some(Action::RedisClockJump),
         "redis-clock-slew" => Some(Action::RedisClockSlew),
         "aof-fsync" => Some(Action::AofFsync),
+        _ if text.starts_with("partition ") => {
+            let mut parts = text["partition ".len()..].split(' ');
+            let caller: u32 = parts.next()?.parse().ok()?;
+            let server: u8 = parts.next()?.parse().ok()?;
+            if parts.next().is_some() {
+                return None;
+            }
+            let index = u8::try_from(caller.checked_sub(1)?).ok()?;
+            Some(Action::Partition(index, server))
+        }
         _ if text.starts_with("node-") => {
             let (kind, node) = text.rsplit_once(' ')?;
             let node: u8 = node.parse().ok().filter(|n| *n >= 1)?;

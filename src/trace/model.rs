@@ -36,7 +36,7 @@ use leaselab_checker::{CheckConfig, LeaseModel};
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::safeguard::Point;
 use leaselab_model::scenario::{Network, Scenario};
-use leaselab_model::world::{Action, ClockFault, Event as ModelEvent};
+use leaselab_model::world::{Action, ClientFault, ClockFault, Event as ModelEvent};
 use leaselab_sim::events::What;
 use leaselab_sim::run::RunReport;
 
@@ -48,6 +48,9 @@ pub const MIN_MS_PER_TICK: u64 = 100;
 
 /// How many fitting runs at most.
 const MAX_FITS: usize = 24;
+
+/// How long a translated partition lasts: longer than any caller waits for a reply.
+const PARTITION_MS: u64 = 60_000;
 
 /// The seed translated schedules run with (they hardly depend on it: no network jitter).
 pub const SEED: u64 = 1;
@@ -92,6 +95,8 @@ struct Plan {
     clock_jumps: Vec<u64>,
     /// Slews of Redis's clock: target times at which they start.
     clock_slews: Vec<u64>,
+    /// Partitions: the caller (0-based) cut off from Redis, and the target time.
+    partitions: Vec<(usize, u64)>,
     /// Effects: (made at, replicated at) ms; `None` when lost.
     effects: Vec<(u64, Option<u64>)>,
     ms_per_tick: u64,
@@ -113,6 +118,7 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
     let mut raw_evictions: Vec<(u64, u64)> = Vec::new();
     let mut raw_clock_jumps: Vec<(u64, u64)> = Vec::new();
     let mut raw_clock_slews: Vec<(u64, u64)> = Vec::new();
+    let mut raw_partitions: Vec<(usize, u64, u64)> = Vec::new();
     let mut points: Vec<Vec<Point>> = vec![Vec::new(); callers];
     // Per caller: the point index before each op.
     let mut op_points: Vec<Vec<Option<usize>>> = vec![Vec::new(); callers];
@@ -172,6 +178,14 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
                 }
                 ModelEvent::FenceEvicted => {
                     raw_evictions.push((tick, rank_in_tick));
+                    rank_in_tick += 1;
+                    (None, false)
+                }
+                ModelEvent::Fault {
+                    caller,
+                    fault: ClientFault::CutOff { .. },
+                } => {
+                    raw_partitions.push((*caller, tick, rank_in_tick));
                     rank_in_tick += 1;
                     (None, false)
                 }
@@ -241,6 +255,10 @@ fn plan(config: &CheckConfig, actions: &[Action]) -> Result<Plan, String> {
         evictions: raw_evictions.iter().map(|(t, r)| at(*t, *r)).collect(),
         clock_jumps: raw_clock_jumps.iter().map(|(t, r)| at(*t, *r)).collect(),
         clock_slews: raw_clock_slews.iter().map(|(t, r)| at(*t, *r)).collect(),
+        partitions: raw_partitions
+            .iter()
+            .map(|(caller, t, r)| (*caller, at(*t, *r)))
+            .collect(),
         effects,
         ms_per_tick,
     })
@@ -312,6 +330,17 @@ fn scenario(config: &CheckConfig, plan: &Plan, pauses: &[Vec<u64>]) -> Result<Sc
         scenario
             .faults
             .push(Fault::EvictFenceCounter { at_ms: *at_ms });
+    }
+    // A partition of the model lasts for the rest of the run; the simulated one past the
+    // run's end (a cut-off caller's 3 s read timeout included).
+    for (caller, at_ms) in &plan.partitions {
+        scenario.faults.push(Fault::Partition {
+            a: Host::Caller(*caller as u32 + 1),
+            b: Host::Redis,
+            from_ms: *at_ms,
+            until_ms: at_ms + PARTITION_MS,
+            one_way: false,
+        });
     }
     let clock = config.redis_clock;
     let ms = |ticks: u64| i64::try_from(ticks.saturating_mul(s)).unwrap_or(i64::MAX);
@@ -487,7 +516,7 @@ pub fn trace_file(
     super::format::TraceFile::from_report(
         &translation.report,
         super::format::Origin::Model {
-            check: super::format::CheckSpec::from_config(config),
+            check: Box::new(super::format::CheckSpec::from_config(config)),
             property: property.to_string(),
             path: actions
                 .iter()

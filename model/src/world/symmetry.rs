@@ -93,6 +93,9 @@ impl Hash for SlotCanon {
 struct Renamer<'a, H: Hasher> {
     inner: &'a mut H,
     tokens: &'a [Vec<u8>],
+    /// Each caller's check-and-set value (`redlock-cas`'s number derived from its token,
+    /// never small, so never a balance or a fence); empty for the other safeguards.
+    cas_values: &'a [i64],
     name: &'a mut dyn FnMut(usize) -> u64,
 }
 
@@ -135,6 +138,11 @@ impl<H: Hasher> Hasher for Renamer<'_, H> {
         self.inner.write_i32(n);
     }
     fn write_i64(&mut self, n: i64) {
+        if let Some(owner) = self.cas_values.iter().position(|&value| value == n) {
+            let name = (self.name)(owner);
+            self.inner.write_u64(0x6361_7300_0000_0000 ^ name);
+            return;
+        }
         self.inner.write_i64(n);
     }
     fn write_i128(&mut self, n: i128) {
@@ -173,6 +181,7 @@ impl World {
                 let mut renamer = Renamer {
                     inner: &mut local,
                     tokens: &self.setup.tokens,
+                    cas_values: &self.setup.cas_values,
                     name: &mut name,
                 };
                 slot.client.hash(&mut renamer);
@@ -235,18 +244,43 @@ impl World {
             let mut renamer = Renamer {
                 inner: state,
                 tokens: &self.setup.tokens,
+                cas_values: &self.setup.cas_values,
                 name: &mut name,
             };
             self.redis.hash(&mut renamer);
             self.replica.hash(&mut renamer);
             self.hash_aof(&mut renamer);
+            // Redlock's nodes: each keyspace holds the tokens of the callers whose keys it
+            // kept. (`redlock-cas` also writes a number derived from the writer's token into
+            // PostgreSQL and keeps it in the writer's machine; those are hashed as they are,
+            // which only keeps such worlds apart, never merges different ones.)
+            if !self.nodes.is_empty() {
+                self.nodes.hash(&mut renamer);
+                self.node_faults_left.hash(&mut renamer);
+            }
         }
-        hash_postgres(&self.postgres, self.setup.wallet_id, state, &session_name);
+        {
+            // Through the renamer too: `redlock-cas` writes its check-and-set value there.
+            let mut name = |owner: usize| names[owner];
+            let mut renamer = Renamer {
+                inner: state,
+                tokens: &self.setup.tokens,
+                cas_values: &self.setup.cas_values,
+                name: &mut name,
+            };
+            hash_postgres(
+                &self.postgres,
+                self.setup.wallet_id,
+                &mut renamer,
+                &session_name,
+            );
+        }
         self.failovers_left.hash(state);
         self.restarts_left.hash(state);
         self.evictions_left.hash(state);
         self.faults_left.hash(state);
         self.hash_redis_clock(state);
+        self.hash_partitions(state, &|caller| names[caller]);
         // Whether a trespass happened (who did it is a naming the symmetry forgets).
         if self.trespass.is_some() {
             state.write_u8(1);
