@@ -57,7 +57,12 @@ pub enum Command {
     /// Run a scenario on the simulated network and check the ledger.
     #[command(after_help = EXIT_CODES)]
     Run(Box<run::Args>),
-    /// Every tutorial step and fault scenario, a few dozen seeds each, as one table.
+    /// Every tutorial step with its variants, and the failover and partition scenarios, a few
+    /// dozen seeds each, as one table.
+    ///
+    /// The safety section's other scenarios (aof-crash, evict-fence, wait-*, redlock-*,
+    /// transfer-*, rmw-*) run one by one with `leaselab run NAME`; every safeguard under
+    /// every fault is `leaselab matrix`.
     #[command(after_help = EXIT_CODES)]
     Tour(tour::Args),
     /// Every safeguard under every fault, decided exhaustively and by simulation, as one table.
