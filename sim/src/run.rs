@@ -40,7 +40,7 @@ use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan, ReplyFaultPlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{node_clocks, server_clocks, Action, Schedule};
 use crate::observer::{Observer, Protocol};
-use crate::pg_server::PgServer;
+use crate::pg_server::{PgServer, PgService};
 use crate::redis_server::{RedisServer, Replicas};
 use crate::replication::{describe_effect, Replication};
 use leaselab_model::redis::aof::Aof;
@@ -72,6 +72,12 @@ pub struct SimConfig {
     /// message for them, no task woken, no timer due). Exact: a run is the same event for
     /// event either way (`sim/tests/skip_idle.rs`); off only to check that.
     pub skip_idle_hosts: bool,
+    /// PostgreSQL's answering time beyond the network, µs of run time: a session's first
+    /// statement, and a commit that wrote ([`crate::pg_server::PgService`]); 0 and 0 by
+    /// default (`leaselab compare --pg-first-statement-us --pg-commit-us` tries others).
+    pub pg_first_statement_us: u64,
+    /// See [`SimConfig::pg_first_statement_us`].
+    pub pg_commit_us: u64,
 }
 
 impl Default for SimConfig {
@@ -83,6 +89,8 @@ impl Default for SimConfig {
             client_cpu_us: DEFAULT_CLIENT_CPU_US,
             tick_us: DEFAULT_TICK_US,
             skip_idle_hosts: true,
+            pg_first_statement_us: 0,
+            pg_commit_us: 0,
         }
     }
 }
@@ -540,6 +548,10 @@ fn shared_world(
             failed_over: Cell::new(false),
             nodes,
             deadlock_timeout: timeline.raw(Duration::from_millis(scenario.deadlock_timeout_ms)),
+            pg_service: PgService {
+                first_statement: timeline.raw(Duration::from_micros(config.pg_first_statement_us)),
+                commit: timeline.raw(Duration::from_micros(config.pg_commit_us)),
+            },
         },
         watch: Watch {
             lock: scenario.safeguard.uses_lock().then(|| LockWatch {
@@ -630,7 +642,8 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
         });
     }
     let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone())
-        .with_deadlock_timeout(shared.servers.deadlock_timeout);
+        .with_deadlock_timeout(shared.servers.deadlock_timeout)
+        .with_service(shared.servers.pg_service);
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
         async move {
@@ -971,6 +984,8 @@ struct Servers {
     nodes: Vec<Node>,
     /// PostgreSQL's `deadlock_timeout`, in turmoil's time.
     deadlock_timeout: Duration,
+    /// PostgreSQL's answering time beyond the network, in turmoil's time.
+    pg_service: PgService,
 }
 
 /// One Redlock node: its keyspace and its wall clock (with its jumps and drift).

@@ -50,6 +50,14 @@ pub struct Args {
     /// message (default: each row's scenario's, 100-500). The real side is not affected.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
     pub latency_us: Option<(u64, u64)>,
+    /// The simulated PostgreSQL's extra time for a session's first statement, µs (a new
+    /// backend's cold caches; default 0, at most 1 s). The real side is not affected.
+    #[arg(long, default_value_t = 0, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pg_first_statement_us: u64,
+    /// The simulated PostgreSQL's extra time for a commit that wrote, µs (the WAL fsync of
+    /// synchronous_commit = on; default 0, at most 1 s). The real side is not affected.
+    #[arg(long, default_value_t = 0, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pg_commit_us: u64,
     /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
@@ -203,6 +211,8 @@ pub fn execute(args: Args) -> CommandResult {
         if let Some(tick_us) = args.tick_us {
             sim_config.tick_us = tick_us;
         }
+        sim_config.pg_first_statement_us = args.pg_first_statement_us;
+        sim_config.pg_commit_us = args.pg_commit_us;
         let mut sim_scenario = row.scenario.clone();
         if let Some((min_us, max_us)) = args.latency_us {
             sim_scenario.network.latency_min_us = min_us;
@@ -290,6 +300,8 @@ pub fn execute(args: Args) -> CommandResult {
             "client_cpu_us": cpu,
             "tick_us": tick_us,
             "latency_us": args.latency_us.map(|(min, max)| [min, max]),
+            "pg_first_statement_us": args.pg_first_statement_us,
+            "pg_commit_us": args.pg_commit_us,
             "redis": real_config.redis_url,
             "postgres": real_config.postgres_url,
             "rows": results,
@@ -356,11 +368,14 @@ pub fn execute(args: Args) -> CommandResult {
     out!("");
     out!(
         "{} runs per row on each side (seeds 1..={}); ranges are min–max (median) over the runs; \
-         simulated with {cpu} µs of client CPU per command, a {tick_us} µs tick and \
-         {latency} one-way latency; real against Redis {} and \
+         simulated with {cpu} µs of client CPU per command, a {tick_us} µs tick, \
+         {latency} one-way latency and PostgreSQL answering {} µs later for a session's first \
+         statement and {} µs later for a commit that wrote; real against Redis {} and \
          PostgreSQL {}, whose timing is this machine's (not reproducible).",
         args.runs,
         args.runs,
+        args.pg_first_statement_us,
+        args.pg_commit_us,
         real_config.redis_url.as_deref().unwrap_or("-"),
         real_config.postgres_url.as_deref().unwrap_or("-"),
     );

@@ -1,0 +1,129 @@
+//! PostgreSQL's service time (`leaselab_sim::pg_server::PgService`, `SimConfig::
+//! pg_first_statement_us` and `pg_commit_us`): a session's first statement and a commit that
+//! wrote are answered that much later; both 0 by default, which leaves every run as it was.
+
+use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_sim::events::What;
+use leaselab_sim::run::{run_with, RunReport, SimConfig};
+
+fn step5() -> Scenario {
+    Scenario::tutorial("step5-fencing", Variant::default()).unwrap()
+}
+
+fn config(scenario: &Scenario, first_us: u64, commit_us: u64) -> SimConfig {
+    SimConfig {
+        tick_us: 100,
+        pg_first_statement_us: first_us,
+        pg_commit_us: commit_us,
+        ..SimConfig::for_scenario(scenario)
+    }
+}
+
+/// Each caller's statements as (SQL text, µs from request to reply), in order.
+fn round_trips(report: &RunReport, host: &str) -> Vec<(String, i64)> {
+    let mut sent: Option<(String, i64)> = None;
+    let mut trips = Vec::new();
+    for event in report.events.iter().filter(|e| e.host == host) {
+        match &event.what {
+            What::SqlRequest { statement, .. } => sent = Some((statement.sql(), event.t_us)),
+            What::SqlReply { .. } => {
+                if let Some((sql, at)) = sent.take() {
+                    trips.push((sql, event.t_us - at));
+                }
+            }
+            _ => {}
+        }
+    }
+    trips
+}
+
+#[test]
+fn the_first_statement_and_a_committed_write_are_answered_later() {
+    let scenario = step5();
+    for seed in 1..=3 {
+        let plain = run_with(&scenario, seed, &config(&scenario, 0, 0)).unwrap();
+        let served = run_with(&scenario, seed, &config(&scenario, 1_500, 2_000)).unwrap();
+        assert_eq!(plain.ledger.line(), served.ledger.line(), "seed {seed}");
+        // app-2 reads (its session's first statement), then writes with autocommit.
+        let plain_trips = round_trips(&plain, "app-2");
+        let served_trips = round_trips(&served, "app-2");
+        assert_eq!(plain_trips.len(), 2, "seed {seed}: {plain_trips:?}");
+        assert!(plain_trips[0].0.starts_with("SELECT"), "{plain_trips:?}");
+        assert!(plain_trips[1].0.starts_with("UPDATE"), "{plain_trips:?}");
+        let extra = |index: usize| served_trips[index].1 - plain_trips[index].1;
+        // Whole 100 µs ticks: the service time, give or take a tick of latency.
+        assert!(
+            (1_400..=1_700).contains(&extra(0)),
+            "seed {seed}: first statement {} µs later",
+            extra(0)
+        );
+        assert!(
+            (1_900..=2_200).contains(&extra(1)),
+            "seed {seed}: committed write {} µs later",
+            extra(1)
+        );
+        assert!(served.elapsed_ms > plain.elapsed_ms, "seed {seed}");
+    }
+}
+
+#[test]
+fn no_service_time_is_the_default_and_changes_nothing() {
+    let scenario = step5();
+    let default = SimConfig::for_scenario(&scenario);
+    assert_eq!(
+        (default.pg_first_statement_us, default.pg_commit_us),
+        (0, 0)
+    );
+    let a = run_with(&scenario, 7, &default).unwrap();
+    let b = run_with(
+        &scenario,
+        7,
+        &SimConfig {
+            pg_first_statement_us: 0,
+            pg_commit_us: 0,
+            ..default
+        },
+    )
+    .unwrap();
+    assert_eq!(a.digest, b.digest);
+}
+
+/// A statement inside a transaction block pays nothing for its write; the block's `COMMIT`
+/// does, a `ROLLBACK` does not.
+#[test]
+fn a_block_pays_for_its_write_at_commit() {
+    let scenario = Scenario::safety("rmw-repeatable-read").unwrap();
+    let plain = run_with(&scenario, 1, &config(&scenario, 0, 0)).unwrap();
+    let served = run_with(&scenario, 1, &config(&scenario, 0, 3_000)).unwrap();
+    let commits = |report: &RunReport| -> Vec<i64> {
+        round_trips(report, "app-1")
+            .into_iter()
+            .filter(|(sql, _)| sql.starts_with("COMMIT"))
+            .map(|(_, us)| us)
+            .collect()
+    };
+    let writes = |report: &RunReport| -> Vec<i64> {
+        round_trips(report, "app-1")
+            .into_iter()
+            .filter(|(sql, _)| sql.starts_with("UPDATE"))
+            .map(|(_, us)| us)
+            .collect()
+    };
+    let (plain_commits, served_commits) = (commits(&plain), commits(&served));
+    assert!(
+        !served_commits.is_empty(),
+        "{:?}",
+        round_trips(&served, "app-1")
+    );
+    assert!(
+        served_commits.iter().max() >= Some(&(plain_commits.iter().max().unwrap() + 2_900)),
+        "{plain_commits:?} {served_commits:?}"
+    );
+    // An UPDATE inside the block that waited for no one is answered as fast as without the
+    // model (one that waited for the other caller's row lock waits for its longer COMMIT).
+    let (plain_writes, served_writes) = (writes(&plain), writes(&served));
+    assert!(
+        served_writes.iter().min() <= Some(&(plain_writes.iter().min().unwrap() + 200)),
+        "{plain_writes:?} {served_writes:?}"
+    );
+}
