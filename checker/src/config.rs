@@ -563,7 +563,9 @@ impl CheckConfig {
                 return Err(ParamError(format!(
                     "{} locks on one Redis, not on independent nodes: the node faults \
                      (--node-restarts, --node-delayed-restarts, --node-clock-jumps, \
-                     --node-drift) apply to redlock and redlock-cas; drop them",
+                     --node-clock-slews, --node-drift) apply to redlock and redlock-cas; drop \
+                     them (the single Redis's clock: --redis-clock-jumps, --redis-clock-slews, \
+                     --redis-drift)",
                     self.safeguard.name()
                 )));
             }
@@ -760,9 +762,9 @@ impl CheckConfig {
             0 => String::new(),
             pct => format!(", Redis's clock {pct:+}%"),
         };
-        let drift = match self.redis_clock.describe() {
+        let drift = match self.redis_clock.describe("Redis's") {
             clock if clock.is_empty() => drift,
-            clock => format!("{drift}, Redis {clock}"),
+            clock => format!("{drift}, {clock}"),
         };
         format!(
             "{} callers, horizon {} ticks, {pause}{failovers}{restarts}{evictions}{lost}{dropped}{on}{nodes}{drift}{symmetry}",

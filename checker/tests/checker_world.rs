@@ -144,7 +144,7 @@ fn a_crash_reloads_the_keys_of_the_last_fsync() {
     config.restarts = 1;
     config.restarts_from_aof = true;
     let start = config.world().expect("valid");
-    assert_eq!(start.fsyncs_left, 1, "a horizon under 1 s: one fsync");
+    assert_eq!(start.extra.fsyncs_left, 1, "a horizon under 1 s: one fsync");
     let mut acquired = start.clone();
     acquired.apply(Action::Tick);
     acquired.apply(Action::Step(0));
@@ -180,11 +180,11 @@ fn a_crash_reloads_the_keys_of_the_last_fsync() {
 
     config.aof_appendfsync = Appendfsync::Always;
     let always = config.world().expect("valid");
-    assert_eq!(always.fsyncs_left, 0);
+    assert_eq!(always.extra.fsyncs_left, 0);
     config.aof_appendfsync = Appendfsync::Everysec;
     config.horizon_ticks = Some(2_500);
     assert_eq!(
-        config.world().expect("valid").fsyncs_left,
+        config.world().expect("valid").extra.fsyncs_left,
         3,
         "1 + 2500 / 1000"
     );

@@ -318,6 +318,27 @@ struct Setup {
     scenario: Scenario,
 }
 
+/// The state of the rarer faults of a [`World`] ([`World::extra`]); all default when none is
+/// in play.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtraFaults {
+    /// What jumps and slews did to the single Redis's clock so far.
+    pub redis_clock: ClockState,
+    /// Jumps and slews of the single Redis's clock still allowed.
+    pub redis_clock_faults_left: ClockFaults,
+    /// The keyspace as of the append-only file's last fsync after the start, and when
+    /// (`None`: the start's, or no AOF).
+    pub aof_fsynced: Option<(u64, Arc<Redis>)>,
+    /// Fsyncs of the append-only file still to come within the run (`everysec`: one per
+    /// second of the horizon, at moments the search picks; `no`: one per 30 s, as Linux
+    /// writes dirty pages back).
+    pub fsyncs_left: u32,
+    /// Partitions still allowed ([`World::with_partitions`]).
+    pub partitions_left: u32,
+    /// Who is cut off from which Redis server: (caller, server), sorted.
+    pub cut_off: Vec<(u8, u8)>,
+}
+
 /// Callers, stand-ins and a clock.
 ///
 /// Equal worlds hash equal; the hash leaves out what never changes during a run (the
@@ -351,21 +372,9 @@ pub struct World {
     pub nodes: Vec<Arc<RedisNode>>,
     /// Node faults still allowed.
     pub node_faults_left: NodeFaults,
-    /// What jumps and slews did to the single Redis's clock so far.
-    pub redis_clock: ClockState,
-    /// The keyspace as of the append-only file's last fsync after the start, and when
-    /// (`None`: the start's, or no AOF).
-    pub aof_fsynced: Option<(u64, Arc<Redis>)>,
-    /// Fsyncs of the append-only file still to come within the run (`everysec`: one per
-    /// second of the horizon, at moments the search picks; `no`: one per 30 s, as Linux
-    /// writes dirty pages back).
-    pub fsyncs_left: u32,
-    /// Partitions still allowed ([`World::with_partitions`]).
-    pub partitions_left: u32,
-    /// Who is cut off from which Redis server: (caller, server), sorted.
-    pub cut_off: Vec<(u8, u8)>,
-    /// Jumps and slews of the single Redis's clock still allowed.
-    pub redis_clock_faults_left: ClockFaults,
+    /// What the rarer faults (clock jumps and slews, AOF fsyncs, partitions) did so far and
+    /// may still do, behind one shared pointer: a check without them keeps its worlds small.
+    pub extra: Arc<ExtraFaults>,
     /// Bounds.
     pub config: WorldConfig,
     /// The first time a caller deleted or extended a lock another caller held (see
@@ -788,12 +797,7 @@ impl World {
                 .map(|_| Arc::new(RedisNode::new()))
                 .collect(),
             node_faults_left: NodeFaults::default(),
-            redis_clock: ClockState::default(),
-            redis_clock_faults_left: ClockFaults::default(),
-            aof_fsynced: None,
-            fsyncs_left: 0,
-            partitions_left: 0,
-            cut_off: Vec::new(),
+            extra: Arc::default(),
             config,
             trespass: None,
             setup: Arc::new(Setup {
@@ -857,7 +861,7 @@ impl World {
         };
         Arc::make_mut(&mut self.setup).aof_snapshot = Some(snapshot);
         let fsyncs = 1 + self.config.horizon_ms / period_ms;
-        self.fsyncs_left = u32::try_from(fsyncs).unwrap_or(u32::MAX);
+        Arc::make_mut(&mut self.extra).fsyncs_left = u32::try_from(fsyncs).unwrap_or(u32::MAX);
         self
     }
 
@@ -867,7 +871,7 @@ impl World {
     /// (go-redis's dial and read timeouts, or a request's own, as Redlock's per node).
     pub fn with_partitions(mut self, partitions: u32) -> World {
         Arc::make_mut(&mut self.setup).partitions = partitions;
-        self.partitions_left = partitions;
+        Arc::make_mut(&mut self.extra).partitions_left = partitions;
         self
     }
 
@@ -888,14 +892,14 @@ impl World {
 
     /// True when caller `index` may be cut off from `server` now.
     fn partition_enabled(&self, index: u8, server: u8) -> bool {
-        self.partitions_left > 0
+        self.extra.partitions_left > 0
             && !self.all_done()
             && self
                 .slots
                 .get(usize::from(index))
                 .is_some_and(|slot| slot.state != SlotState::Done)
             && self.redis_servers().contains(&server)
-            && !self.cut_off.contains(&(index, server))
+            && !self.extra.cut_off.contains(&(index, server))
     }
 
     /// True when caller `index` is cut off from `server`.
@@ -905,16 +909,17 @@ impl World {
             Server::Node(node) => node,
             Server::Postgres => return false,
         };
-        !self.cut_off.is_empty()
-            && u8::try_from(index).is_ok_and(|index| self.cut_off.contains(&(index, server)))
+        !self.extra.cut_off.is_empty()
+            && u8::try_from(index).is_ok_and(|index| self.extra.cut_off.contains(&(index, server)))
     }
 
     /// Hashes the partitions, only when some are in play; callers are named by `name` (their
     /// number, or their rank under symmetry).
     pub(super) fn hash_partitions<H: Hasher>(&self, state: &mut H, name: &dyn Fn(usize) -> u64) {
         if self.setup.partitions > 0 {
-            self.partitions_left.hash(state);
+            self.extra.partitions_left.hash(state);
             let mut cut: Vec<(u64, u8)> = self
+                .extra
                 .cut_off
                 .iter()
                 .map(|&(caller, server)| (name(usize::from(caller)), server))
@@ -926,14 +931,14 @@ impl World {
 
     /// True when the append-only file may be fsynced now.
     fn fsync_enabled(&self) -> bool {
-        self.fsyncs_left > 0 && self.restarts_left > 0 && !self.all_done()
+        self.extra.fsyncs_left > 0 && self.restarts_left > 0 && !self.all_done()
     }
 
     /// Hashes the append-only file's fsync state, only when a crash reloads one.
     fn hash_aof<H: Hasher>(&self, state: &mut H) {
         if self.setup.aof_snapshot.is_some() {
-            self.fsyncs_left.hash(state);
-            if let Some((at_ms, fsynced)) = &self.aof_fsynced {
+            self.extra.fsyncs_left.hash(state);
+            if let Some((at_ms, fsynced)) = &self.extra.aof_fsynced {
                 state.write_u8(0xF5);
                 at_ms.hash(state);
                 fsynced.hash(state);
@@ -969,7 +974,7 @@ impl World {
             "a clock slews towards one offset at a time"
         );
         Arc::make_mut(&mut self.setup).redis_clock_faults = faults;
-        self.redis_clock_faults_left = faults;
+        Arc::make_mut(&mut self.extra).redis_clock_faults_left = faults;
         self
     }
 
@@ -984,7 +989,8 @@ impl World {
             }
         };
         rated.saturating_add(
-            self.redis_clock
+            self.extra
+                .redis_clock
                 .offset_ms(&self.setup.redis_clock_faults, world_ms),
         )
     }
@@ -992,19 +998,22 @@ impl World {
     /// Hashes the single Redis's clock faults, only when some are in play.
     pub(super) fn hash_redis_clock<H: Hasher>(&self, state: &mut H) {
         if self.setup.redis_clock_faults.any() {
-            self.redis_clock.hash(state);
-            self.redis_clock_faults_left.hash(state);
+            self.extra.redis_clock.hash(state);
+            self.extra.redis_clock_faults_left.hash(state);
         }
     }
 
     /// True when the single Redis's clock may jump now.
     fn redis_clock_may_jump(&self) -> bool {
-        self.redis_clock_faults_left.jumps > 0 && !self.all_done()
+        self.extra.redis_clock_faults_left.jumps > 0 && !self.all_done()
     }
 
     /// True when the single Redis's clock may start slewing now.
     fn redis_clock_may_slew(&self) -> bool {
-        self.redis_clock.may_slew(&self.redis_clock_faults_left) && !self.all_done()
+        self.extra
+            .redis_clock
+            .may_slew(&self.extra.redis_clock_faults_left)
+            && !self.all_done()
     }
 
     /// True when the fence counter is in the primary's keyspace now.
@@ -1104,7 +1113,7 @@ impl World {
         if self.fsync_enabled() {
             actions.push(Action::AofFsync);
         }
-        if self.partitions_left > 0 && !self.all_done() {
+        if self.extra.partitions_left > 0 && !self.all_done() {
             for index in 0..self.slots.len() {
                 for server in self.redis_servers() {
                     if self.partition_enabled(index as u8, server) {
@@ -1262,7 +1271,7 @@ impl World {
                 let reloaded = if self.setup.aof_every_write {
                     Arc::make_mut(&mut self.redis).restart_keeping_keys();
                     Reload::EveryWrite
-                } else if let Some((at_ms, fsynced)) = self.aof_fsynced.clone() {
+                } else if let Some((at_ms, fsynced)) = self.extra.aof_fsynced.clone() {
                     Arc::make_mut(&mut self.redis).restart_from(&fsynced);
                     Reload::FromFsync { at_ms }
                 } else if let Some(snapshot) = self.setup.aof_snapshot.clone() {
@@ -1310,31 +1319,37 @@ impl World {
                 self.drive(index, sink);
             }
             Action::Partition(index, server) => {
-                self.partitions_left -= 1;
-                self.cut_off.push((index, server));
-                self.cut_off.sort_unstable();
+                let extra = Arc::make_mut(&mut self.extra);
+                extra.partitions_left -= 1;
+                extra.cut_off.push((index, server));
+                extra.cut_off.sort_unstable();
                 emit(sink, || Event::Fault {
                     caller: usize::from(index),
                     fault: ClientFault::CutOff { server },
                 });
             }
             Action::AofFsync => {
-                self.fsyncs_left -= 1;
                 let at_ms = self.now_ms;
-                self.aof_fsynced = Some((at_ms, Arc::clone(&self.redis)));
+                let fsynced = Arc::clone(&self.redis);
+                let extra = Arc::make_mut(&mut self.extra);
+                extra.fsyncs_left -= 1;
+                extra.aof_fsynced = Some((at_ms, fsynced));
                 emit(sink, || Event::AofFsynced { at_ms });
             }
             Action::RedisClockJump => {
-                self.redis_clock_faults_left.jumps -= 1;
                 let by_ms = self.setup.redis_clock_faults.jump_ms;
-                self.redis_clock.jumped_ms = self.redis_clock.jumped_ms.saturating_add(by_ms);
+                let extra = Arc::make_mut(&mut self.extra);
+                extra.redis_clock_faults_left.jumps -= 1;
+                extra.redis_clock.jumped_ms = extra.redis_clock.jumped_ms.saturating_add(by_ms);
                 emit(sink, || Event::RedisClock {
                     fault: ClockFault::Jumped { by_ms },
                 });
             }
             Action::RedisClockSlew => {
-                self.redis_clock_faults_left.slews -= 1;
-                self.redis_clock.slewing_since_ms = Some(self.now_ms);
+                let now_ms = self.now_ms;
+                let extra = Arc::make_mut(&mut self.extra);
+                extra.redis_clock_faults_left.slews -= 1;
+                extra.redis_clock.slewing_since_ms = Some(now_ms);
                 let faults = self.setup.redis_clock_faults;
                 emit(sink, || Event::RedisClock {
                     fault: ClockFault::SlewStarted {

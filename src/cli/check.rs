@@ -182,9 +182,15 @@ pub struct WalletArgs {
 
 /// `500ppm`, `25%`: a positive rate of at most 50 %, in millionths.
 fn parse_slew_rate(text: &str) -> Result<u32, String> {
-    match crate::cli::run::parse_rate_ppm(text)? {
+    let rate = crate::cli::run::parse_rate_ppm(text).map_err(|error| {
+        match error.contains("is not a rate") {
+            true => format!("'{text}' is not a slew rate; write e.g. 500ppm or 25%"),
+            false => error,
+        }
+    })?;
+    match rate {
         ppm if ppm <= 0 => Err(format!(
-            "'{text}': a slew applies its offset at a positive rate, e.g. 500ppm"
+            "'{text}': a slew applies its offset at a positive rate; write e.g. 500ppm or 25%"
         )),
         ppm => u32::try_from(ppm).map_err(|_| format!("'{text}' is too large")),
     }
@@ -977,7 +983,7 @@ pub fn render(
         Strategy::Bfs => "breadth-first",
         Strategy::Dfs => "depth-first (stateright)",
     };
-    let symmetry = if config.symmetry && config.safeguard.redis_nodes() == 0 {
+    let symmetry = if config.symmetry {
         "callers reduced up to symmetry (tokens and sessions renamed)"
     } else {
         "no symmetry reduction"

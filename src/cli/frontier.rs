@@ -270,9 +270,9 @@ fn single_redis_faults_text(base: &CheckConfig) -> String {
             base.redis_drift_percent
         ));
     }
-    let clock = base.redis_clock.describe();
+    let clock = base.redis_clock.describe("Redis's");
     if !clock.is_empty() {
-        out.push_str(&format!(", Redis {clock}"));
+        out.push_str(&format!(", {clock}"));
     }
     if base.partitions > 0 {
         out.push_str(&format!(

@@ -1152,6 +1152,19 @@ impl Summary {
                 self.ok
             )
         );
+        // The ledger's verdicts above; a caller that changed a lock it did not hold is a
+        // violation of its own, whatever the ledger says.
+        if self.trespassing.total() > 0 {
+            out!(
+                "VIOLATED only the holder changes the lock, in {} of {} runs: seeds {}",
+                self.trespassing.total(),
+                self.runs,
+                self.trespassing.text()
+            );
+        }
+        if let Some(note) = &self.trespass_note {
+            out!("{note}");
+        }
         out!("{:<24} {:>8} {:>8} {:>8}", "", "min", "median", "max");
         for (name, spread) in &self.counters {
             out!(
@@ -1171,17 +1184,6 @@ impl Summary {
             out!("inconclusive seeds: {}", self.inconclusive.text());
         }
         if let Some(note) = &self.inconclusive_note {
-            out!("{note}");
-        }
-        if self.trespassing.total() > 0 {
-            out!(
-                "VIOLATED only the holder changes the lock, in {} of {} runs: seeds {}",
-                self.trespassing.total(),
-                self.runs,
-                self.trespassing.text()
-            );
-        }
-        if let Some(note) = &self.trespass_note {
             out!("{note}");
         }
         if let Some(real) = &self.real {

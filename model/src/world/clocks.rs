@@ -35,14 +35,14 @@ impl ClockFaults {
         self.jumps > 0 || self.slews > 0
     }
 
-    /// The faults in words, e.g. `1 clock jump of +5ms, 1 clock slew of +5ms at 500 ppm`;
-    /// empty when there are none.
-    pub fn describe(&self) -> String {
+    /// The faults in words, `whose` naming the clock, e.g. for `Redis's`: `1 jump of Redis's
+    /// clock by +5ms, 1 slew of Redis's clock by +5ms at 500 ppm`; empty when there are none.
+    pub fn describe(&self, whose: &str) -> String {
         let plural = |n: u32| if n == 1 { "" } else { "s" };
         let mut parts = Vec::new();
         if self.jumps > 0 {
             parts.push(format!(
-                "{} clock jump{} of +{}ms",
+                "{} jump{} of {whose} clock by +{}ms",
                 self.jumps,
                 plural(self.jumps),
                 self.jump_ms
@@ -50,7 +50,7 @@ impl ClockFaults {
         }
         if self.slews > 0 {
             parts.push(format!(
-                "{} clock slew{} of +{}ms at {} ppm",
+                "{} slew{} of {whose} clock by +{}ms at {} ppm",
                 self.slews,
                 plural(self.slews),
                 self.slew_ms,

@@ -107,9 +107,9 @@ impl NodeFaults {
                 plural(self.delayed_restarts)
             ));
         }
-        let clock = self.clock().describe();
+        let clock = self.clock().describe("a node's");
         if !clock.is_empty() {
-            parts.push(format!("node {clock}"));
+            parts.push(clock);
         }
         if self.drift_percent != 0 {
             parts.push(format!("node clocks {:+}%", self.drift_percent));
