@@ -777,50 +777,42 @@ impl CheckConfig {
 /// Checks the jumps and slews of a server clock (`who`: `redis` or `node`, as in the flags'
 /// names: `--redis-clock-jumps`, `--node-clock-slew`, ...).
 fn validate_clock(clock: ClockFaults, who: &str) -> Result<(), ParamError> {
-    if clock.jumps > 2 {
-        return Err(ParamError(format!(
-            "--{who}-clock-jumps {}: an exhaustive check explores at most 2 (each one multiplies \
-             the state space by the moments it can strike); use --{who}-clock-jumps 1",
-            clock.jumps
-        )));
-    }
-    if clock.jumps > 0 && clock.jump_ms == 0 {
-        return Err(ParamError(format!(
-            "--{who}-clock-jumps without --{who}-clock-jump: a jump of 0 changes nothing; add \
-             e.g. --{who}-clock-jump 5"
-        )));
-    }
-    if clock.jumps == 0 && clock.jump_ms > 0 {
-        return Err(ParamError(format!(
-            "--{who}-clock-jump {} without --{who}-clock-jumps: say how many jumps may strike, \
-             e.g. --{who}-clock-jumps 1",
-            clock.jump_ms
-        )));
-    }
-    if clock.slews > 1 {
-        return Err(ParamError(format!(
-            "--{who}-clock-slews {}: a clock slews towards one offset at a time; use \
-             --{who}-clock-slews 1",
-            clock.slews
-        )));
-    }
-    if clock.slews > 0 && clock.slew_ms == 0 {
-        return Err(ParamError(format!(
-            "--{who}-clock-slews without --{who}-clock-slew: a slew of 0 changes nothing; add \
-             e.g. --{who}-clock-slew 5"
-        )));
-    }
-    if clock.slews == 0 && clock.slew_ms > 0 {
-        return Err(ParamError(format!(
-            "--{who}-clock-slew {} without --{who}-clock-slews: say how many slews may start, \
-             e.g. --{who}-clock-slews 1",
-            clock.slew_ms
-        )));
-    }
-    for (flag, ms) in [("jump", clock.jump_ms), ("slew", clock.slew_ms)] {
-        if ms > MAX_TICKS {
+    // Each kind: its flags' word, how many, how large, at most how many and why.
+    let kinds = [
+        (
+            "jump",
+            clock.jumps,
+            clock.jump_ms,
+            2,
+            "an exhaustive check explores at most 2 (each one multiplies the state space by \
+             the moments it can strike)",
+        ),
+        (
+            "slew",
+            clock.slews,
+            clock.slew_ms,
+            1,
+            "a clock slews towards one offset at a time",
+        ),
+    ];
+    for (kind, count, size_ms, most, why) in kinds {
+        let flag = format!("--{who}-clock-{kind}");
+        if count > most {
+            return Err(ParamError(format!("{flag}s {count}: {why}; use {flag}s 1")));
+        }
+        if count > 0 && size_ms == 0 {
             return Err(ParamError(format!(
-                "--{who}-clock-{flag} {ms}: at most {MAX_TICKS} ticks"
+                "{flag}s without {flag}: a {kind} of 0 changes nothing; add e.g. {flag} 5"
+            )));
+        }
+        if count == 0 && size_ms > 0 {
+            return Err(ParamError(format!(
+                "{flag} {size_ms} without {flag}s: say how many may strike, e.g. {flag}s 1"
+            )));
+        }
+        if size_ms > MAX_TICKS {
+            return Err(ParamError(format!(
+                "{flag} {size_ms}: at most {MAX_TICKS} ticks"
             )));
         }
     }

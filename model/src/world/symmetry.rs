@@ -251,23 +251,13 @@ impl World {
             self.replica.hash(&mut renamer);
             self.hash_aof(&mut renamer);
             // Redlock's nodes: each keyspace holds the tokens of the callers whose keys it
-            // kept. (`redlock-cas` also writes a number derived from the writer's token into
-            // PostgreSQL and keeps it in the writer's machine; those are hashed as they are,
-            // which only keeps such worlds apart, never merges different ones.)
+            // kept.
             if !self.nodes.is_empty() {
                 self.nodes.hash(&mut renamer);
                 self.node_faults_left.hash(&mut renamer);
             }
-        }
-        {
-            // Through the renamer too: `redlock-cas` writes its check-and-set value there.
-            let mut name = |owner: usize| names[owner];
-            let mut renamer = Renamer {
-                inner: state,
-                tokens: &self.setup.tokens,
-                cas_values: &self.setup.cas_values,
-                name: &mut name,
-            };
+            // PostgreSQL through the renamer too: `redlock-cas` writes its check-and-set
+            // value there.
             hash_postgres(
                 &self.postgres,
                 self.setup.wallet_id,
