@@ -102,6 +102,7 @@ fn frontier() {
                 threads: 1,
                 max_unique: Some(10_000_000),
                 stop_at_violation: true,
+                stop_once_found: &[],
             },
             &Counters::default(),
             |_, _| {},
@@ -176,6 +177,7 @@ fn main() {
                 threads,
                 max_unique: None,
                 stop_at_violation: false,
+                stop_once_found: &[],
             },
             &Counters::default(),
         );

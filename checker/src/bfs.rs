@@ -81,6 +81,9 @@ pub struct BfsOptions {
     /// Stop as soon as every "always" property is violated, whether or not the "sometimes"
     /// ones were decided (sweeps that only ask "is it broken?").
     pub stop_at_violation: bool,
+    /// Stop as soon as each of these properties has its discovery (a suite that judges
+    /// only them); empty: no such stop. The others are left undecided.
+    pub stop_once_found: &'static [&'static str],
 }
 
 impl Default for BfsOptions {
@@ -89,6 +92,7 @@ impl Default for BfsOptions {
             threads: 1,
             max_unique: None,
             stop_at_violation: false,
+            stop_once_found: &[],
         }
     }
 }
@@ -221,11 +225,29 @@ struct Produced<S> {
     generated: u64,
 }
 
+/// How a breadth-first search asks its model for successors and tells it what it keeps: a
+/// model whose states share parts (interning) need share them only for the states kept, not
+/// for the many successors found to be known already.
+pub trait Levels: Model {
+    /// The state `action` leads to from `state`, before any sharing (none: the action is
+    /// not taken). By default [`Model::next_state`].
+    fn successor(&self, state: &Self::State, action: Self::Action) -> Option<Self::State> {
+        self.next_state(state, action)
+    }
+
+    /// `state`, a successor of `parent`, is kept for the next level: share its parts.
+    fn keep(&self, _state: &mut Self::State, _parent: &Self::State) {}
+
+    /// A level was built and the one above it let go of: whatever the model keeps for the
+    /// states it made (shared parts) and no state holds any more can go too.
+    fn level_done(&self) {}
+}
+
 /// Explores `model` breadth-first until every property is decided, the state space is
 /// exhausted, or `options.max_unique` states were visited.
 pub fn check<M>(model: &M, options: BfsOptions, counters: &Counters) -> BfsOutcome<M::Action>
 where
-    M: Model + Sync,
+    M: Model + Levels + Sync,
     M::State: Hash + Send + Sync,
     M::Action: Clone,
 {
@@ -247,6 +269,7 @@ where
         let results = search.expand(&progress.frontier, &cursor);
         let cut_short = cursor.load(Ordering::Relaxed) < progress.frontier.len();
         search.next_level(&mut progress, results);
+        model.level_done();
         if cut_short {
             // The level was left half expanded: what was found stands (every state found is
             // recorded with its path), but the search is over.
@@ -304,7 +327,7 @@ struct Progress<S> {
 
 impl<'a, M> Search<'a, M>
 where
-    M: Model + Sync,
+    M: Model + Levels + Sync,
     M::State: Hash + Send + Sync,
     M::Action: Clone,
 {
@@ -392,8 +415,15 @@ where
             .peekable();
         let any_always = always.peek().is_some();
         let all_violated = any_always && always.all(|n| discoveries.contains_key(n));
+        let found_wanted = !self.options.stop_once_found.is_empty()
+            && self
+                .options
+                .stop_once_found
+                .iter()
+                .all(|name| discoveries.contains_key(name));
         if discoveries.len() == self.properties.len()
             || (self.options.stop_at_violation && all_violated)
+            || found_wanted
         {
             return Some(Stop::Decided);
         }
@@ -464,7 +494,7 @@ where
                 let rank = (start + rank) as u32;
                 self.model.actions(state, &mut actions);
                 for (action_index, action) in actions.drain(..).enumerate() {
-                    let Some(next) = self.model.next_state(state, action) else {
+                    let Some(mut next) = self.model.successor(state, action) else {
                         continue;
                     };
                     if !self.model.within_boundary(&next) {
@@ -483,6 +513,7 @@ where
                                     produced.found.push((p, fp));
                                 }
                             }
+                            self.model.keep(&mut next, state);
                             produced.states.push((next, fp, rank, action_index as u32));
                             self.counters.unique.fetch_add(1, Ordering::Relaxed);
                         }
@@ -490,6 +521,7 @@ where
                         // the canonical parent's own successor, the one to keep (its
                         // properties were judged on the first).
                         Offered::Better => {
+                            self.model.keep(&mut next, state);
                             produced.states.push((next, fp, rank, action_index as u32))
                         }
                         Offered::Known => {}
@@ -505,45 +537,47 @@ where
     }
 
     /// Makes the workers' results the next level: ordered canonically by (parent rank,
-    /// action index), with the discoveries it holds recorded at their ranks.
+    /// action index), with the discoveries it holds recorded at their ranks. The states are
+    /// filtered, ordered and stripped in place (one worker's chunks already come in order),
+    /// so a level's worlds are held once, not copied into a second vector.
     fn next_level(&self, progress: &mut Progress<M::State>, results: Vec<Produced<M::State>>) {
         let depth = progress.depth;
-        let mut states: Vec<Option<M::State>> = Vec::new();
-        let mut keys: Vec<(u32, u32, u32)> = Vec::new();
-        let mut fps: Vec<u64> = Vec::new();
         let mut found: Vec<(usize, u64)> = Vec::new();
-        for produced in results {
+        let mut states: Vec<(M::State, u64, u32, u32)> = Vec::new();
+        for mut produced in results {
             progress.generated += produced.generated;
-            found.extend(produced.found);
-            for (state, fp, parent, action) in produced.states {
-                // A state found from several parents on this level is kept from its canonical
-                // parent (the smallest origin): a symmetric variant, when the hash ignores
-                // caller identity, would not replay along the recorded path.
-                let origin = self.seen.origin(fp);
-                if (origin.parent, origin.action) != (parent, action) {
-                    continue;
-                }
-                keys.push((parent, action, states.len() as u32));
-                states.push(Some(state));
-                fps.push(fp);
+            found.append(&mut produced.found);
+            if states.is_empty() {
+                states = produced.states;
+            } else {
+                states.append(&mut produced.states);
             }
         }
+        // A state found from several parents on this level is kept from its canonical
+        // parent (the smallest origin): a symmetric variant, when the hash ignores caller
+        // identity, would not replay along the recorded path.
+        states.retain(|(_, fp, parent, action)| {
+            let origin = self.seen.origin(*fp);
+            (origin.parent, origin.action) == (*parent, *action)
+        });
         self.seen.close_level();
-        keys.sort_unstable();
+        if !states.is_sorted_by_key(|&(_, _, parent, action)| (parent, action)) {
+            states.sort_unstable_by_key(|&(_, _, parent, action)| (parent, action));
+        }
         let mut ranks: HashMap<u64, u32, BuildPassThrough> = HashMap::default();
         for (_, fp) in &found {
             ranks.insert(*fp, 0);
         }
-        let mut level = Vec::with_capacity(keys.len());
-        let mut next_frontier = Vec::with_capacity(keys.len());
-        for (rank, (parent, action, index)) in keys.into_iter().enumerate() {
-            let index = index as usize;
-            if let Some(slot) = ranks.get_mut(&fps[index]) {
+        let mut level = Vec::with_capacity(states.len());
+        for (rank, (_, fp, parent, action)) in states.iter().enumerate() {
+            if let Some(slot) = ranks.get_mut(fp) {
                 *slot = rank as u32;
             }
-            level.push((parent, action));
-            next_frontier.push(states[index].take().expect("each state is taken once"));
+            level.push((*parent, *action));
         }
+        let mut next_frontier: Vec<M::State> =
+            states.into_iter().map(|(state, ..)| state).collect();
+        next_frontier.shrink_to_fit();
         for (p, fp) in found {
             let rank = ranks[&fp];
             let name = self.properties[p].name;

@@ -55,6 +55,17 @@ impl<T: Hash + Eq> Pool<T> {
         }
     }
 
+    /// Lets go of the values no world holds any more (only the pool points at them).
+    fn prune(&self) {
+        for shard in &self.shards {
+            let mut shard = shard.lock().expect("no thread panics while interning");
+            shard.retain(|_, known| {
+                known.retain(|value| Arc::strong_count(value) > 1);
+                !known.is_empty()
+            });
+        }
+    }
+
     fn len(&self) -> usize {
         self.shards
             .iter()
@@ -132,6 +143,18 @@ impl Interner {
         if !Arc::ptr_eq(&world.postgres, &parent.postgres) {
             self.postgres.intern(&mut world.postgres);
         }
+    }
+
+    /// Lets go of every value that no world holds any more: between two levels of a
+    /// breadth-first search, the parts of the worlds dropped with the level done. Without
+    /// it the pools keep every caller and stand-in the search ever made, which outgrows the
+    /// two levels of worlds it holds (interning only shares; what a world drops is not
+    /// needed for any later world to be interned correctly).
+    pub fn prune(&self) {
+        self.slots.prune();
+        self.redis.prune();
+        self.replicas.prune();
+        self.postgres.prune();
     }
 
     /// How many distinct values the pools hold.
@@ -214,5 +237,46 @@ mod tests {
         );
         assert_eq!(separate_copies(&shared), 0);
         assert!(!interner.is_empty());
+    }
+
+    /// Pruning lets go of exactly the values no world holds: the worlds kept still share
+    /// one copy of each part, and interning after a prune shares again.
+    #[test]
+    fn prune_keeps_what_worlds_hold() {
+        let config = CheckConfig::new(Safeguard::Fenced {
+            guard: WriteGuard::FenceBelowAndEqual,
+        });
+        let init = config.world().expect("a valid world");
+        let interner = Interner::new();
+        let mut interned = init.clone();
+        interner.intern_all(&mut interned);
+        let all = worlds(&interned, 4, Some(&interner));
+        let before = interner.len();
+        let kept: Vec<World> = all.iter().step_by(7).cloned().collect();
+        drop(all);
+        interner.prune();
+        let after = interner.len();
+        assert!(after < before, "{after} values left of {before}");
+        let mut distinct: Vec<*const ()> = Vec::new();
+        for world in &kept {
+            for slot in &world.slots {
+                distinct.push(Arc::as_ptr(slot).cast());
+            }
+            distinct.push(Arc::as_ptr(&world.redis).cast());
+            if let Some(replica) = &world.replica {
+                distinct.push(Arc::as_ptr(replica).cast());
+            }
+            distinct.push(Arc::as_ptr(&world.postgres).cast());
+        }
+        distinct.push(Arc::as_ptr(&interned.redis).cast());
+        distinct.push(Arc::as_ptr(&interned.postgres).cast());
+        for slot in &interned.slots {
+            distinct.push(Arc::as_ptr(slot).cast());
+        }
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(after, distinct.len(), "the pools hold what the worlds hold");
+        let again = worlds(&kept[kept.len() - 1], 2, Some(&interner));
+        assert_eq!(separate_copies(&again), 0);
     }
 }

@@ -99,6 +99,12 @@ impl LeaseModel {
         })
     }
 
+    /// Lets go of the shared callers and stand-ins that no world the search still holds
+    /// points at (see [`Interner::prune`]); the search calls it when it has dropped worlds.
+    pub fn prune_shared(&self) {
+        self.interner.prune();
+    }
+
     /// The check's parameters.
     pub fn config(&self) -> &CheckConfig {
         &self.config
@@ -124,7 +130,7 @@ pub fn ledger_holds(world: &World) -> bool {
     if world.balance().is_some_and(|balance| balance < 0) {
         return false;
     }
-    let over = world.all_done() || (world.now_ms >= world.config.horizon_ms && world.stuck());
+    let over = world.all_done() || (world.now_ms >= world.config().horizon_ms && world.stuck());
     !over || world.ledger().verdict == Verdict::Ok
 }
 
@@ -165,6 +171,23 @@ pub fn write_rejected(world: &World) -> bool {
         .slots
         .iter()
         .any(|slot| matches!(slot.outcome, Some(Outcome::WriteRejected { .. })))
+}
+
+impl crate::bfs::Levels for LeaseModel {
+    /// The successor unshared: most successors are known already and dropped at once.
+    fn successor(&self, state: &World, action: Action) -> Option<World> {
+        let mut next = state.clone();
+        next.apply(action);
+        Some(next)
+    }
+
+    fn keep(&self, state: &mut World, parent: &World) {
+        self.interner.intern(state, parent);
+    }
+
+    fn level_done(&self) {
+        self.prune_shared();
+    }
 }
 
 impl Model for LeaseModel {
@@ -266,6 +289,6 @@ impl Model for LeaseModel {
     }
 
     fn within_boundary(&self, state: &World) -> bool {
-        state.now_ms <= state.config.horizon_ms
+        state.now_ms <= state.config().horizon_ms
     }
 }

@@ -27,7 +27,7 @@ pub fn narrate(init: &World, actions: &[Action]) -> Vec<String> {
 /// who believes it holds the lock.
 pub fn summary(world: &World) -> Vec<String> {
     let mut lines = Vec::new();
-    let cut_off = !world.all_done() && world.now_ms >= world.config.horizon_ms && world.stuck();
+    let cut_off = !world.all_done() && world.now_ms >= world.config().horizon_ms && world.stuck();
     if world.all_done() || cut_off {
         let ledger = world.ledger();
         if cut_off {

@@ -92,9 +92,17 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
             queues[pause as usize].push_back(init);
         }
     }
+    // Worlds expanded so far: every `PRUNE_EVERY` of them, the shared callers and stand-ins
+    // that only expanded (dropped) worlds held are let go of.
+    const PRUNE_EVERY: u64 = 1 << 16;
+    let mut expanded = 0u64;
     for pause in 0..buckets {
         counters.depth.store(pause as u64, Relaxed);
         while let Some(world) = queues[pause].pop_front() {
+            expanded += 1;
+            if expanded.is_multiple_of(PRUNE_EVERY) {
+                model.prune_shared();
+            }
             if counters.stop.load(Relaxed) {
                 return done(None, witness, unique, Some(Stop::Requested));
             }

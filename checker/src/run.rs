@@ -34,6 +34,9 @@ pub struct RunOptions {
     /// Stop once every "always" property is violated (sweeps); "sometimes" ones may then be
     /// left undecided.
     pub stop_at_violation: bool,
+    /// Stop once each of these properties has its (counter)example (a suite judging only
+    /// them; breadth-first only); the others may then be left undecided. Empty: no such stop.
+    pub stop_once_found: &'static [&'static str],
 }
 
 impl Default for RunOptions {
@@ -43,6 +46,7 @@ impl Default for RunOptions {
             threads: 1,
             max_unique: None,
             stop_at_violation: false,
+            stop_once_found: &[],
         }
     }
 }
@@ -198,6 +202,7 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
                     threads: options.threads,
                     max_unique: options.max_unique,
                     stop_at_violation: options.stop_at_violation,
+                    stop_once_found: options.stop_once_found,
                 },
                 counters,
             );

@@ -175,6 +175,7 @@ fn stateright_dfs_reaches_the_same_verdicts() {
                 threads: 2,
                 max_unique: None,
                 stop_at_violation: false,
+                stop_once_found: &[],
             },
         );
         for property in &bfs.properties {
@@ -264,4 +265,72 @@ fn the_benchmark_proof_explores_the_same_states_as_ever() {
             assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Safe));
         }
     }
+}
+
+/// A search told to stop once the properties it is judged on have their counterexamples (a
+/// suite's check) stops at the same shortest counterexamples, leaves the rest undecided
+/// (never SAFE), and cannot stop a search whose judged property holds before it is done.
+#[test]
+fn a_search_stops_once_the_judged_properties_are_found() {
+    let judged: &'static [&'static str] = &[LEDGER, MUTUAL_EXCLUSION];
+    let early = RunOptions {
+        stop_once_found: judged,
+        ..RunOptions::default()
+    };
+    let fenced = config(FENCED, |_| {});
+    let full = check(fenced, RunOptions::default());
+    let stopped = check(fenced, early);
+    for name in judged {
+        let (a, b) = (
+            full.property(name).unwrap(),
+            stopped.property(name).unwrap(),
+        );
+        assert_eq!(a.verdict, PropertyVerdict::Violated, "{name}");
+        assert_eq!((a.verdict, a.steps), (b.verdict, b.steps), "{name}");
+    }
+    assert!(!stopped.exhausted);
+    assert!(
+        stopped.unique_states < full.unique_states,
+        "{} of {} states",
+        stopped.unique_states,
+        full.unique_states
+    );
+    let mut undecided = 0;
+    for property in &stopped.properties {
+        if judged.contains(&property.name) {
+            continue;
+        }
+        let whole = full.property(property.name).unwrap();
+        if property.verdict == PropertyVerdict::Inconclusive {
+            undecided += 1;
+            assert!(property.basis.contains("not needed"), "{}", property.basis);
+        } else {
+            assert_eq!(property.verdict, whole.verdict, "{}", property.name);
+            assert!(
+                matches!(
+                    property.verdict,
+                    PropertyVerdict::Violated | PropertyVerdict::Found
+                ),
+                "{}: a stopped search decides nothing by exhaustion",
+                property.name
+            );
+        }
+    }
+    assert!(undecided > 0, "some property was left to a longer search");
+
+    let safe = config(FENCED_CAS, |_| {});
+    let whole = check(safe, RunOptions::default());
+    let judged_safe = check(
+        safe,
+        RunOptions {
+            stop_once_found: &[LEDGER],
+            ..RunOptions::default()
+        },
+    );
+    assert!(judged_safe.exhausted);
+    assert_eq!(judged_safe.unique_states, whole.unique_states);
+    assert_eq!(
+        judged_safe.property(LEDGER).unwrap().verdict,
+        PropertyVerdict::Safe
+    );
 }

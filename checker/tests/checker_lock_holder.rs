@@ -3,7 +3,7 @@
 //! release and a watchdog refresh that check no token, built here (not shipped as
 //! safeguards), each break it, and the checker finds the shortest path.
 
-use leaselab_checker::bfs::{check, BfsOptions, Counters};
+use leaselab_checker::bfs::{check, BfsOptions, Counters, Levels};
 use leaselab_checker::model::lock_changed_by_holder;
 use leaselab_checker::{run, CheckConfig, LeaseModel, RunOptions, LOCK_CHANGED_BY_HOLDER};
 use leaselab_model::safeguard::lease::ReleaseVia;
@@ -23,6 +23,9 @@ struct HolderModel {
     init: World,
     extended_only: bool,
 }
+
+/// Nothing shared between its states to let go of.
+impl Levels for HolderModel {}
 
 impl Model for HolderModel {
     type State = World;
@@ -57,7 +60,7 @@ impl Model for HolderModel {
     }
 
     fn within_boundary(&self, state: &World) -> bool {
-        state.now_ms <= state.config.horizon_ms
+        state.now_ms <= state.config().horizon_ms
     }
 }
 

@@ -3,7 +3,7 @@
 //! shortest way the others break it. Without faults the same worlds are safe, so each
 //! counterexample is the fault's doing.
 
-use leaselab_checker::bfs::{check, BfsOptions, Counters, Stop};
+use leaselab_checker::bfs::{check, BfsOptions, Counters, Levels, Stop};
 use leaselab_checker::model::{ledger_holds, mutual_exclusion};
 use leaselab_checker::CheckConfig;
 use leaselab_model::client::ClientPolicy;
@@ -22,6 +22,9 @@ const UNANSWERED: &str = "a landed write went unanswered";
 struct FaultModel {
     init: World,
 }
+
+/// Nothing shared between its states to let go of.
+impl Levels for FaultModel {}
 
 impl Model for FaultModel {
     type State = World;

@@ -281,6 +281,8 @@ pub use nodes::{NodeFault, NodeFaults, RedisNode};
 /// What a run is made of that never changes while it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Setup {
+    /// Bounds.
+    config: WorldConfig,
     initial_balance: i64,
     amount: i64,
     balance_in: BalanceIn,
@@ -337,6 +339,8 @@ pub struct ExtraFaults {
     pub partitions_left: u32,
     /// Who is cut off from which Redis server: (caller, server), sorted.
     pub cut_off: Vec<(u8, u8)>,
+    /// Redlock's node faults still allowed ([`World::node_faults_left`]).
+    pub node_faults_left: NodeFaults,
 }
 
 /// Callers, stand-ins and a clock.
@@ -370,13 +374,9 @@ pub struct World {
     pub faults_left: ReplyFaults,
     /// Redlock's independent nodes (empty for the single-server safeguards).
     pub nodes: Vec<Arc<RedisNode>>,
-    /// Node faults still allowed.
-    pub node_faults_left: NodeFaults,
     /// What the rarer faults (clock jumps and slews, AOF fsyncs, partitions) did so far and
     /// may still do, behind one shared pointer: a check without them keeps its worlds small.
     pub extra: Arc<ExtraFaults>,
-    /// Bounds.
-    pub config: WorldConfig,
     /// The first time a caller deleted or extended a lock another caller held (see
     /// [`Trespass`]); `None` while every change to the lock key came from its holder.
     pub trespass: Option<Trespass>,
@@ -422,7 +422,7 @@ impl Hash for World {
         self.evictions_left.hash(state);
         self.faults_left.hash(state);
         self.nodes.hash(state);
-        self.node_faults_left.hash(state);
+        self.extra.node_faults_left.hash(state);
         // Hashed only when clock faults or an AOF are in play, so every other state keeps
         // its fingerprint.
         self.hash_redis_clock(state);
@@ -796,11 +796,10 @@ impl World {
             nodes: (0..redis_nodes)
                 .map(|_| Arc::new(RedisNode::new()))
                 .collect(),
-            node_faults_left: NodeFaults::default(),
             extra: Arc::default(),
-            config,
             trespass: None,
             setup: Arc::new(Setup {
+                config,
                 initial_balance: scenario.initial_balance,
                 amount: scenario.params.amount,
                 balance_in: scenario.balance_in(),
@@ -860,7 +859,7 @@ impl World {
             Appendfsync::No => 30_000,
         };
         Arc::make_mut(&mut self.setup).aof_snapshot = Some(snapshot);
-        let fsyncs = 1 + self.config.horizon_ms / period_ms;
+        let fsyncs = 1 + self.setup.config.horizon_ms / period_ms;
         Arc::make_mut(&mut self.extra).fsyncs_left = u32::try_from(fsyncs).unwrap_or(u32::MAX);
         self
     }
@@ -978,6 +977,11 @@ impl World {
         self
     }
 
+    /// The bounds the world was made with (they never change while it runs).
+    pub fn config(&self) -> &WorldConfig {
+        &self.setup.config
+    }
+
     /// The single Redis's clock when everyone else's reads `world_ms`: at its drift rate,
     /// plus what jumps and a slew added ([`ClockState::offset_ms`]).
     pub fn redis_time(&self, world_ms: u64) -> u64 {
@@ -1037,7 +1041,7 @@ impl World {
             return self;
         }
         Arc::make_mut(&mut self.setup).node_faults = faults;
-        self.node_faults_left = faults;
+        Arc::make_mut(&mut self.extra).node_faults_left = faults;
         self
     }
 
@@ -1162,10 +1166,10 @@ impl World {
     /// True when the clock may advance: before the horizon, while someone is unfinished, and
     /// (with bounded pauses) when every caller that could step has slack or pause left.
     pub fn tick_enabled(&self) -> bool {
-        if self.all_done() || self.now_ms >= self.config.horizon_ms {
+        if self.all_done() || self.now_ms >= self.setup.config.horizon_ms {
             return false;
         }
-        match self.config.max_pause_ms {
+        match self.setup.config.max_pause_ms {
             None => true,
             Some(max_pause_ms) => (0..self.slots.len()).all(|index| {
                 let slot = &self.slots[index];
@@ -1366,7 +1370,7 @@ impl World {
     }
 
     fn tick(&mut self, sink: &mut Sink<'_>) {
-        if self.config.max_pause_ms.is_some() {
+        if self.setup.config.max_pause_ms.is_some() {
             for index in 0..self.slots.len() {
                 if self.enabled(index) {
                     let slot = slot_mut(&mut self.slots[index]);
@@ -1382,8 +1386,8 @@ impl World {
         let now_ms = self.now_ms;
         emit(sink, || Event::Tick { now_ms });
         self.nodes_come_back(sink);
-        let arrival_window_ms = if self.config.max_pause_ms.is_some() {
-            self.config.arrival_window_ms
+        let arrival_window_ms = if self.setup.config.max_pause_ms.is_some() {
+            self.setup.config.arrival_window_ms
         } else {
             0
         };
@@ -1510,7 +1514,7 @@ impl World {
                         caller: index,
                         fault: ClientFault::Retry { attempt },
                     });
-                    let bounded = self.config.max_pause_ms.is_some();
+                    let bounded = self.setup.config.max_pause_ms.is_some();
                     let slot = slot_mut(&mut self.slots[index]);
                     slot.state = SlotState::Ready(Input::Woke);
                     slot.slack_ms = if bounded { backoff_slack_ms } else { 0 };
@@ -1533,7 +1537,7 @@ impl World {
                         latest_ms,
                         backoff: deadline_ms.is_some(),
                     });
-                    let slack_ms = if self.config.max_pause_ms.is_some() {
+                    let slack_ms = if self.setup.config.max_pause_ms.is_some() {
                         latest_ms - wake_ms
                     } else {
                         0

@@ -405,6 +405,7 @@ impl Args {
             threads: self.search.threads,
             max_unique: Some(self.search.max_states),
             stop_at_violation: false,
+            stop_once_found: &[],
         })
     }
 
@@ -1206,6 +1207,17 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
             continue;
         }
         let model = LeaseModel::new(entry.config)?;
+        // A suite judges the ledger and mutual exclusion only: once the entry's judged
+        // properties have their counterexamples, the rest of the search would decide nothing
+        // it reports (a SAFE still needs the whole search).
+        let judged: &'static [&'static str] = match entry.mutual_exclusion {
+            Some(_) => &[LEDGER, leaselab_checker::MUTUAL_EXCLUSION],
+            None => &[LEDGER],
+        };
+        let options = RunOptions {
+            stop_once_found: judged,
+            ..options
+        };
         let (report, elapsed) = timed_run(&model, options, args.limits());
         let mismatches = entry.mismatches(&report);
         let status = entry_status(entry, &report);

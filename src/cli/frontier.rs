@@ -176,6 +176,7 @@ pub fn execute(args: Args) -> CommandResult {
         threads: args.search.threads,
         max_unique: Some(args.search.max_states),
         stop_at_violation: true,
+        stop_once_found: &[],
     };
     let limits = args
         .search

@@ -595,7 +595,12 @@ impl Postgres {
 
     /// The connected sessions, in order.
     pub fn sessions(&self) -> Vec<SessionId> {
-        self.sessions.keys().copied().collect()
+        self.session_ids().collect()
+    }
+
+    /// The open sessions, by number, without collecting them.
+    pub fn session_ids(&self) -> impl Iterator<Item = SessionId> + '_ {
+        self.sessions.keys().copied()
     }
 
     /// Executes one statement in `session` with `bigint` parameters.

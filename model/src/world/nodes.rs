@@ -165,7 +165,7 @@ impl World {
 
     /// The node faults enabled now, in a fixed order (by node, then kind).
     pub(super) fn node_actions(&self, actions: &mut Vec<Action>) {
-        if !self.node_faults_left.any() || self.all_done() {
+        if !self.extra.node_faults_left.any() || self.all_done() {
             return;
         }
         for index in 0..self.nodes.len() {
@@ -173,18 +173,18 @@ impl World {
             if self.node_down(node) {
                 continue;
             }
-            if self.node_faults_left.restarts > 0 {
+            if self.extra.node_faults_left.restarts > 0 {
                 actions.push(Action::NodeRestart(node));
             }
-            if self.node_faults_left.delayed_restarts > 0 {
+            if self.extra.node_faults_left.delayed_restarts > 0 {
                 actions.push(Action::NodeCrash(node));
             }
-            if self.node_faults_left.clock_jumps > 0 {
+            if self.extra.node_faults_left.clock_jumps > 0 {
                 actions.push(Action::NodeClockJump(node));
             }
             if self.nodes[index]
                 .clock
-                .may_slew(&self.node_faults_left.clock())
+                .may_slew(&self.extra.node_faults_left.clock())
             {
                 actions.push(Action::NodeClockSlew(node));
             }
@@ -194,9 +194,9 @@ impl World {
     /// True when the node fault `action` is enabled now.
     pub(super) fn node_action_enabled(&self, action: Action) -> bool {
         let (node, left) = match action {
-            Action::NodeRestart(node) => (node, self.node_faults_left.restarts),
-            Action::NodeCrash(node) => (node, self.node_faults_left.delayed_restarts),
-            Action::NodeClockJump(node) => (node, self.node_faults_left.clock_jumps),
+            Action::NodeRestart(node) => (node, self.extra.node_faults_left.restarts),
+            Action::NodeCrash(node) => (node, self.extra.node_faults_left.delayed_restarts),
+            Action::NodeClockJump(node) => (node, self.extra.node_faults_left.clock_jumps),
             Action::NodeClockSlew(node) => {
                 let slewing = self
                     .nodes
@@ -207,7 +207,7 @@ impl World {
                     if slewing {
                         0
                     } else {
-                        self.node_faults_left.clock_slews
+                        self.extra.node_faults_left.clock_slews
                     },
                 )
             }
@@ -223,13 +223,15 @@ impl World {
     pub(super) fn apply_node_fault(&mut self, action: Action, sink: &mut Sink<'_>) {
         let (node, fault) = match action {
             Action::NodeRestart(node) => {
-                self.node_faults_left.restarts -= 1;
+                Arc::make_mut(&mut self.extra).node_faults_left.restarts -= 1;
                 let state = Arc::make_mut(&mut self.nodes[usize::from(node) - 1]);
                 state.redis.restart_empty();
                 (node, NodeFault::Restarted)
             }
             Action::NodeCrash(node) => {
-                self.node_faults_left.delayed_restarts -= 1;
+                Arc::make_mut(&mut self.extra)
+                    .node_faults_left
+                    .delayed_restarts -= 1;
                 let back_ms = self.now_ms + self.setup.ttl_ms + 1;
                 let state = Arc::make_mut(&mut self.nodes[usize::from(node) - 1]);
                 state.redis.restart_empty();
@@ -237,14 +239,14 @@ impl World {
                 (node, NodeFault::Crashed { back_ms })
             }
             Action::NodeClockJump(node) => {
-                self.node_faults_left.clock_jumps -= 1;
+                Arc::make_mut(&mut self.extra).node_faults_left.clock_jumps -= 1;
                 let by_ms = self.setup.node_faults.clock_jump_ms;
                 let clock = &mut Arc::make_mut(&mut self.nodes[usize::from(node) - 1]).clock;
                 clock.jumped_ms = clock.jumped_ms.saturating_add(by_ms);
                 (node, NodeFault::Clock(ClockFault::Jumped { by_ms }))
             }
             Action::NodeClockSlew(node) => {
-                self.node_faults_left.clock_slews -= 1;
+                Arc::make_mut(&mut self.extra).node_faults_left.clock_slews -= 1;
                 let now_ms = self.now_ms;
                 let clock = &mut Arc::make_mut(&mut self.nodes[usize::from(node) - 1]).clock;
                 clock.slewing_since_ms = Some(now_ms);

@@ -27,6 +27,8 @@
 use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
+use smallvec::SmallVec;
+
 use crate::fingerprint::FingerprintHasher;
 use crate::postgres::{Postgres, SessionId};
 
@@ -40,6 +42,9 @@ const OTHER: u64 = u64::MAX - 1;
 const UNKNOWN: u64 = u64::MAX - 2;
 /// Tokens are 32 hex digits.
 const TOKEN_LEN: usize = 32;
+/// Callers and sessions sorted on the stack when there are at most this many (a hash of a
+/// checker state must not allocate for the usual two or three callers).
+const INLINE: usize = 8;
 
 /// A slot's local fingerprint and the callers it mentions besides itself, in order.
 #[derive(Debug)]
@@ -217,11 +222,11 @@ impl World {
     pub(super) fn hash_canonical<H: Hasher>(&self, state: &mut H) {
         let n = self.slots.len();
         // Rank callers by their local fingerprints (ties by number).
-        let mut order: Vec<(u64, usize)> = (0..n)
+        let mut order: SmallVec<[(u64, usize); INLINE]> = (0..n)
             .map(|index| (self.canon(index).local, index))
             .collect();
         order.sort_unstable();
-        let mut names = vec![0u64; n];
+        let mut names: SmallVec<[u64; INLINE]> = smallvec::smallvec![0u64; n];
         for (rank, (_, index)) in order.iter().enumerate() {
             names[*index] = rank as u64;
         }
@@ -254,7 +259,7 @@ impl World {
             // kept.
             if !self.nodes.is_empty() {
                 self.nodes.hash(&mut renamer);
-                self.node_faults_left.hash(&mut renamer);
+                self.extra.node_faults_left.hash(&mut renamer);
             }
             // PostgreSQL through the renamer too: `redlock-cas` writes its check-and-set
             // value there.
@@ -278,6 +283,10 @@ impl World {
     }
 }
 
+/// A session as the state hash sees it: its name, its transaction status byte, and the name
+/// of the session it waits for.
+type SessionView = (u64, Option<u8>, Option<u64>);
+
 /// Hashes the PostgreSQL state the world can observe, sessions named by `session_name`.
 fn hash_postgres<H: Hasher>(
     postgres: &Postgres,
@@ -294,9 +303,8 @@ fn hash_postgres<H: Hasher>(
         }
         None => state.write_u8(0),
     }
-    let mut sessions: Vec<(u64, Option<u8>, Option<u64>)> = postgres
-        .sessions()
-        .into_iter()
+    let mut sessions: SmallVec<[SessionView; INLINE]> = postgres
+        .session_ids()
         .map(|session| {
             (
                 session_name(session),
@@ -306,5 +314,6 @@ fn hash_postgres<H: Hasher>(
         })
         .collect();
     sessions.sort_unstable();
-    sessions.hash(state);
+    // As a slice, which hashes as the vector it used to be.
+    sessions.as_slice().hash(state);
 }
