@@ -273,7 +273,8 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
             format!("stopped on request after {unique} distinct states at depth {max_depth}")
         }
         Some(Stop::Decided) => {
-            "not needed: the search stopped once the other properties were decided".to_string()
+            "not needed: the search stopped once the properties it was run for were decided"
+                .to_string()
         }
         None => format!("not decided within the first {unique} states"),
     };
