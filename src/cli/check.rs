@@ -295,7 +295,7 @@ pub struct SearchArgs {
     pub threads: usize,
     /// Stop a check after this many distinct states and report INCONCLUSIVE (exit 3; in
     /// `frontier`, the cell is marked '?'); raise it for larger bounds (a state costs some
-    /// 0.5 to 1 KiB).
+    /// 100 to 250 bytes at the peak).
     #[arg(long, default_value_t = DEFAULT_MAX_STATES, value_name = "N")]
     pub max_states: u64,
     /// Stop when the process's resident memory passes this (e.g. 512MiB, 4GiB) and report
@@ -335,7 +335,8 @@ impl SearchArgs {
 }
 
 /// The default limit on distinct states (per check; for `frontier`, per check of each cell):
-/// some 5 GiB with two callers, room for the nightly suite and the README's sweeps.
+/// some 2 GiB with two callers (docs/speed.md: the nightly suite's largest check, run alone to
+/// it, peaked at 1.8 GB), room for the nightly suite and the README's sweeps.
 pub const DEFAULT_MAX_STATES: u64 = 10_000_000;
 
 /// A size in bytes: `512MiB`, `4GiB`, `2G`, `100000000`.

@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long, value_name = "FAULT")]
     pub fault: Vec<String>,
     /// The model checker's limit on distinct states per check; a check that reaches it is
-    /// INCONCLUSIVE (a state costs some 0.5 to 1 KiB; the largest default check, fenced-cas
+    /// INCONCLUSIVE (a state costs some 100 to 250 bytes at the peak; the largest default check, fenced-cas
     /// with pauses anywhere, visits about 1.2 million).
     #[arg(long, default_value_t = 3_000_000, value_name = "N")]
     pub max_states: u64,
