@@ -202,10 +202,12 @@ impl Model for LeaseModel {
         state.actions(actions);
     }
 
+    /// The successor with its parts shared (for stateright's searches and its Explorer; the
+    /// breadth-first and pause searches share only the successors they keep).
     fn next_state(&self, state: &World, action: Action) -> Option<World> {
-        let mut next = state.clone();
-        next.apply(action);
-        self.interner.intern(&mut next, state);
+        use crate::bfs::Levels;
+        let mut next = self.successor(state, action)?;
+        self.keep(&mut next, state);
         Some(next)
     }
 

@@ -23,7 +23,7 @@ use stateright::Model;
 use leaselab_model::fingerprint::{fingerprint, BuildPassThrough};
 use leaselab_model::world::World;
 
-use crate::bfs::{Counters, Stop};
+use crate::bfs::{Counters, Levels, Stop};
 use crate::model::{every_caller_settled, ledger_holds, LeaseModel};
 
 /// A world's pause: the most ticks any caller was paused on the way to it.
@@ -112,7 +112,7 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
             actions.clear();
             model.actions(&world, &mut actions);
             for action in actions.drain(..) {
-                let Some(next) = model.next_state(&world, action) else {
+                let Some(mut next) = model.successor(&world, action) else {
                     continue;
                 };
                 if !model.within_boundary(&next) {
@@ -122,6 +122,7 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
                 if !seen.insert(fingerprint(&next)) {
                     continue;
                 }
+                model.keep(&mut next, &world);
                 unique += 1;
                 let next_pause = pause_of(&next);
                 debug_assert!(next_pause >= pause as u64, "pauses never shrink");
