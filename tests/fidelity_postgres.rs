@@ -200,6 +200,28 @@ where
     (client, receiver)
 }
 
+/// Serves `server` on a loopback port and connects `sessions` clients to it; the accept loop's
+/// task is returned to be aborted at the end.
+async fn serve_stand_in(server: PgServer, sessions: usize) -> (Vec<Client>, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("its address");
+    let accept_loop = tokio::task::spawn_local(async move {
+        let _ = server.serve_tokio(listener).await;
+    });
+    let mut config = tokio_postgres::Config::new();
+    config.user("postgres").dbname("test");
+    let mut clients = Vec::new();
+    for _ in 0..sessions {
+        let stream = tokio::net::TcpStream::connect(address)
+            .await
+            .expect("connect to the stand-in");
+        clients.push(start_client(stream, &config).await.0);
+    }
+    (clients, accept_loop)
+}
+
 /// The real server's configuration from the URL.
 fn real_config(url: &str) -> tokio_postgres::Config {
     let config: tokio_postgres::Config = url
@@ -1568,22 +1590,7 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
         let postgres = Rc::new(RefCell::new(postgres));
         let server =
             PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let address = listener.local_addr().expect("its address");
-        let accept_loop = tokio::task::spawn_local(async move {
-            let _ = server.serve_tokio(listener).await;
-        });
-        let mut config = tokio_postgres::Config::new();
-        config.user("postgres").dbname("test");
-        let mut stand_in = Vec::new();
-        for _ in 0..2 {
-            let stream = tokio::net::TcpStream::connect(address)
-                .await
-                .expect("connect to the stand-in");
-            stand_in.push(start_client(stream, &config).await.0);
-        }
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
 
         for (gap, victim) in [(Duration::from_millis(50), 0), (TIMEOUT * 2, 1)] {
             let started = Instant::now();
@@ -1606,6 +1613,171 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
             let least = if victim == 0 { TIMEOUT } else { gap + TIMEOUT };
             assert!(real_took >= least, "PostgreSQL took {real_took:?}");
             assert!(ours_took >= least, "the stand-in took {ours_took:?}");
+        }
+        accept_loop.abort();
+        drop(schema);
+    });
+}
+
+/// Two sessions wait for a row that a third holds; when it commits, PostgreSQL gives the row
+/// to the one that began waiting first (its queue on the tuple lock), and the other waits
+/// behind it, whichever of them the server happens to wake first. The first waiter doubles the
+/// balance and the second adds one, so the order is in the numbers they return. Played with
+/// either session waiting first, with the waiters in transaction blocks (the second then waits
+/// for the first's commit) and on their own. Each step waits until the server shows the
+/// waiter waiting (PostgreSQL's `pg_locks`, the stand-in's queue), so a loaded machine cannot
+/// reorder them.
+#[test]
+fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
+    let Some(url) = database_url("waiters_take_a_released_row_in_order") else {
+        return;
+    };
+    /// Where to see how many of the sessions wait for a lock.
+    enum Server<'a> {
+        Real { admin: &'a Client, pids: Vec<i32> },
+        StandIn(&'a RefCell<Postgres>),
+    }
+    impl Server<'_> {
+        /// Returns once `count` of the sessions wait for a lock (panics after 20 s).
+        async fn waiting(&self, count: usize) {
+            let started = Instant::now();
+            loop {
+                let now = match self {
+                    Server::Real { admin, pids } => {
+                        let row = admin
+                            .query_one(
+                                "SELECT count(DISTINCT pid) FROM pg_locks \
+                                 WHERE NOT granted AND pid = ANY($1)",
+                                &[pids],
+                            )
+                            .await
+                            .expect("read pg_locks");
+                        usize::try_from(row.get::<_, i64>(0)).expect("a count")
+                    }
+                    Server::StandIn(postgres) => postgres.borrow().lock_queue(1).len(),
+                };
+                if now >= count {
+                    return;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "{count} sessions never waited (only {now})"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+    async fn returned(client: &Client, set: &str) -> i64 {
+        let sql = format!("UPDATE wallets SET balance = {set} WHERE id = 1 RETURNING balance");
+        client
+            .query_one(&sql, &[])
+            .await
+            .expect("the update")
+            .get(0)
+    }
+    /// What the first and the second waiter's UPDATEs returned, and the final balance.
+    async fn play(
+        server: &Server<'_>,
+        clients: [&Client; 3],
+        first: usize,
+        in_blocks: bool,
+    ) -> [i64; 3] {
+        let [holder, b, c] = clients;
+        let (first, second) = if first == 1 { (b, c) } else { (c, b) };
+        holder
+            .batch_execute("UPDATE wallets SET balance = 100 WHERE id = 1")
+            .await
+            .expect("reset the row");
+        holder
+            .batch_execute("BEGIN; UPDATE wallets SET balance = 10 WHERE id = 1")
+            .await
+            .expect("lock the row");
+        if in_blocks {
+            for waiter in [first, second] {
+                waiter.batch_execute("BEGIN").await.expect("open a block");
+            }
+        }
+        let first_waits = async {
+            let balance = returned(first, "balance * 2").await;
+            if in_blocks {
+                first.batch_execute("COMMIT").await.expect("commit");
+            }
+            balance
+        };
+        let second_waits = async {
+            server.waiting(1).await;
+            let balance = returned(second, "balance + 1").await;
+            if in_blocks {
+                second.batch_execute("COMMIT").await.expect("commit");
+            }
+            balance
+        };
+        let holder_commits = async {
+            server.waiting(2).await;
+            holder.batch_execute("COMMIT").await.expect("commit");
+        };
+        let (first_got, second_got, ()) = tokio::join!(first_waits, second_waits, holder_commits);
+        let balance: i64 = holder
+            .query_one("SELECT balance FROM wallets WHERE id = 1", &[])
+            .await
+            .expect("read the row")
+            .get(0);
+        [first_got, second_got, balance]
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, admin) = Schema::create(&url, "lock_queue").await;
+        admin
+            .batch_execute(&format!(
+                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100)",
+                schema.name
+            ))
+            .await
+            .expect("seed the row");
+        let mut real = Vec::new();
+        let mut pids = Vec::new();
+        for _ in 0..3 {
+            let (client, _) = connect_real(&url).await;
+            client
+                .batch_execute(&format!("SET search_path = {}", schema.name))
+                .await
+                .expect("set the session up");
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .expect("the backend's pid")
+                .get(0);
+            pids.push(pid);
+            real.push(client);
+        }
+        let real_server = Server::Real {
+            admin: &admin,
+            pids,
+        };
+        let mut postgres = Postgres::new();
+        postgres.seed_wallet(
+            1,
+            Wallet {
+                balance: 100,
+                fence: 0,
+            },
+        );
+        let postgres = Rc::new(RefCell::new(postgres));
+        let server = PgServer::new(postgres.clone(), Rc::new(NoopObserver));
+        let (stand_in, accept_loop) = serve_stand_in(server, 3).await;
+        let stand_in_server = Server::StandIn(&postgres);
+        for in_blocks in [true, false] {
+            for first in [1, 2] {
+                let clients = [&real[0], &real[1], &real[2]];
+                let real_got = play(&real_server, clients, first, in_blocks).await;
+                let clients = [&stand_in[0], &stand_in[1], &stand_in[2]];
+                let ours = play(&stand_in_server, clients, first, in_blocks).await;
+                assert_eq!(real_got, [20, 21, 21], "PostgreSQL, first waiter {first}");
+                assert_eq!(
+                    ours, real_got,
+                    "first waiter {first}, in blocks {in_blocks}: stand-in vs PostgreSQL"
+                );
+            }
         }
         accept_loop.abort();
         drop(schema);

@@ -1077,7 +1077,10 @@ impl World {
     pub fn enabled(&self, index: usize) -> bool {
         match &self.slots[index].state {
             SlotState::Ready(_) | SlotState::InFlight { .. } => true,
-            SlotState::Blocked { by, .. } => !self.postgres.in_transaction(*by),
+            SlotState::Blocked { by, .. } => {
+                let session = self.slots[index].session;
+                self.postgres.lock_wait_over(session, *by)
+            }
             SlotState::Awaiting { deadline_ms } => self.now_ms >= *deadline_ms,
             _ => false,
         }

@@ -361,3 +361,89 @@ fn an_autocommit_statement_waiting_holds_no_lock() {
         "UPDATE 1"
     );
 }
+
+/// PostgreSQL queues a row's waiters on its tuple lock: when the holder ends, the first waiter
+/// takes the row and a later one waits behind it, whichever of them runs again first. (Run
+/// against PostgreSQL 15 as `tests/fidelity_postgres.rs`'s
+/// `waiters_take_a_released_row_in_the_order_they_began_waiting`.)
+#[test]
+fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
+    let (mut db, a, b) = setup();
+    let c = db.connect();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[10]);
+    for waiter in [b, c] {
+        ok(&mut db, waiter, Statement::Begin, &[]);
+    }
+    assert_eq!(blocked(&mut db, b, DEBIT, &[1]), a);
+    // B, first in the queue, holds PostgreSQL's tuple lock: C waits for B.
+    assert_eq!(blocked(&mut db, c, DEBIT, &[1]), b);
+    assert_eq!(db.lock_queue(ID), &[b, c]);
+    assert!(!db.lock_wait_over(b, a) && !db.lock_wait_over(c, b));
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert!(db.lock_wait_over(b, a), "the first waiter goes on");
+    assert!(!db.lock_wait_over(c, b), "the second waits behind it");
+    // C runs again first: it still waits for B, which holds nothing yet but is ahead of it.
+    assert_eq!(blocked(&mut db, c, DEBIT, &[1]), b);
+    assert_eq!(db.lock_queue(ID), &[b, c], "C keeps its place");
+    assert_eq!(ok(&mut db, b, DEBIT, &[1]).tag, "UPDATE 1");
+    assert_eq!(db.lock_queue(ID), &[c]);
+    assert_eq!(db.lock_holder(ID), Some(b));
+    assert!(!db.lock_wait_over(c, b), "B holds the row until it ends");
+    ok(&mut db, b, Statement::Commit, &[]);
+    assert!(db.lock_wait_over(c, b));
+    assert_eq!(ok(&mut db, c, DEBIT, &[1]).tag, "UPDATE 1");
+    assert!(db.lock_queue(ID).is_empty());
+    ok(&mut db, c, Statement::Commit, &[]);
+    assert_eq!(db.wallet(ID), Some(wallet(8, 3)));
+}
+
+/// An autocommit waiter at the head of the queue holds the others back until its statement
+/// has run; then they no longer wait for it.
+#[test]
+fn an_autocommit_waiter_ahead_holds_the_queue_until_it_has_run() {
+    let (mut db, a, b) = setup();
+    let c = db.connect();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[10]);
+    assert_eq!(blocked(&mut db, b, DEBIT, &[1]), a);
+    assert_eq!(blocked(&mut db, c, DEBIT, &[2]), b);
+    ok(&mut db, a, Statement::Commit, &[]);
+    assert_eq!(blocked(&mut db, c, DEBIT, &[2]), b);
+    assert!(!db.lock_wait_over(c, b));
+    assert_eq!(ok(&mut db, b, DEBIT, &[1]).tag, "UPDATE 1");
+    assert_eq!(
+        db.waiting_on(c),
+        None,
+        "B's statement ran and took its lock with it"
+    );
+    assert!(db.lock_wait_over(c, b));
+    assert_eq!(ok(&mut db, c, DEBIT, &[2]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(7, 3)));
+}
+
+/// A session that never waited for the row may take it while it is free, before the first
+/// waiter runs again (as in PostgreSQL between the commit and the waiter waking up); the
+/// waiter then waits for it, keeping its place. A waiter that gives up (disconnects) leaves
+/// the queue.
+#[test]
+fn a_newcomer_may_take_a_free_row_and_a_waiter_that_leaves_gives_up_its_place() {
+    let (mut db, a, b) = setup();
+    let c = db.connect();
+    let d = db.connect();
+    ok(&mut db, a, Statement::Begin, &[]);
+    ok(&mut db, a, WRITE_BALANCE, &[10]);
+    assert_eq!(blocked(&mut db, b, DEBIT, &[1]), a);
+    assert_eq!(blocked(&mut db, c, DEBIT, &[1]), b);
+    ok(&mut db, a, Statement::Commit, &[]);
+    ok(&mut db, d, Statement::Begin, &[]);
+    assert_eq!(ok(&mut db, d, DEBIT, &[5]).tag, "UPDATE 1");
+    assert_eq!(blocked(&mut db, b, DEBIT, &[1]), d);
+    assert_eq!(db.lock_queue(ID), &[b, c]);
+    db.disconnect(b);
+    assert_eq!(db.lock_queue(ID), &[c]);
+    assert_eq!(blocked(&mut db, c, DEBIT, &[1]), d);
+    ok(&mut db, d, Statement::Commit, &[]);
+    assert_eq!(ok(&mut db, c, DEBIT, &[1]).tag, "UPDATE 1");
+    assert_eq!(db.wallet(ID), Some(wallet(4, 3)));
+}

@@ -35,6 +35,14 @@ use crate::pg_wire::{
     PROTOCOL_VIOLATION, SSL_REQUEST_CODE,
 };
 
+/// What a blocked statement last waited for: the session, and whether it was queued behind
+/// another for the row.
+#[derive(Clone, Copy, Debug, Default)]
+struct Wait {
+    blocker: Option<SessionId>,
+    behind: bool,
+}
+
 /// How many bytes to read from the socket at a time.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
 
@@ -910,7 +918,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 .sql_statement(self.conn_id, sql, params, &result);
             return result;
         }
-        let mut reported_blocker = None;
+        let mut wait = Wait::default();
         let mut check_at = None;
         let in_block = self.transaction_status() == TransactionStatus::InTransaction;
         loop {
@@ -937,12 +945,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     return result;
                 }
                 Exec::Blocked { by } => {
-                    if reported_blocker != Some(by) {
-                        reported_blocker = Some(by);
+                    let (new_blocker, new_sleep) = self.note_wait(&mut wait, by);
+                    if new_sleep {
+                        check_at = self.deadlock_check_at();
+                    }
+                    if new_blocker {
                         self.server
                             .observer
                             .sql_blocked(self.conn_id, sql, params, by);
-                        check_at = self.deadlock_check_at();
                     }
                     // No other task runs between the execution above and this wait, so no
                     // wake-up can be missed.
@@ -991,6 +1001,24 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             turmoil::wake_at(at);
             tokio::time::sleep_until(at).await;
         }
+    }
+
+    /// Notes that the statement waits (again) for `by`: whether `by` is a new blocker (to be
+    /// reported), and whether the wait is a new sleep in PostgreSQL's terms, which starts its
+    /// `deadlock_timeout` again. A new sleep is the statement's first wait, a wait for another
+    /// lock holder, or the moment the session becomes first in the row's queue (it then holds
+    /// the tuple lock and sleeps on the holder's transaction). A session queued behind another
+    /// sleeps on the tuple lock all along, whoever is first, so its timer runs on.
+    fn note_wait(&self, wait: &mut Wait, by: SessionId) -> (bool, bool) {
+        let behind = self.server.postgres.borrow().queued_behind(self.session.id);
+        let new_blocker = wait.blocker != Some(by);
+        let new_sleep =
+            wait.blocker.is_none() || (new_blocker && !behind) || (wait.behind && !behind);
+        *wait = Wait {
+            blocker: Some(by),
+            behind,
+        };
+        (new_blocker, new_sleep)
     }
 
     /// When a wait that starts now looks for a deadlock (none: the engine checks at once).
@@ -1220,7 +1248,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 .sql_statement(self.conn_id, sql, &[], &report(&result));
             return result;
         }
-        let mut reported_blocker = None;
+        let mut wait = Wait::default();
         let mut check_at = None;
         let in_block = self.transaction_status() == TransactionStatus::InTransaction;
         loop {
@@ -1247,10 +1275,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     return result;
                 }
                 SqlExec::Blocked { by } => {
-                    if reported_blocker != Some(by) {
-                        reported_blocker = Some(by);
-                        self.server.observer.sql_blocked(self.conn_id, sql, &[], by);
+                    let (new_blocker, new_sleep) = self.note_wait(&mut wait, by);
+                    if new_sleep {
                         check_at = self.deadlock_check_at();
+                    }
+                    if new_blocker {
+                        self.server.observer.sql_blocked(self.conn_id, sql, &[], by);
                     }
                     if let Some(error) = self.wait_for_lock(&mut check_at).await {
                         let result = Err(error);

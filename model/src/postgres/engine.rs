@@ -42,8 +42,11 @@
 //!   process ids are [`SessionId::pid`], and the transaction a session holds is shown as
 //!   `1000 + <session number>`. The HINT is PostgreSQL's; there is no CONTEXT line (PostgreSQL
 //!   names the tuple it was locking).
-//! - There is no lock queue: when a lock holder ends, whichever blocked session executes
-//!   again first gets the row.
+//! - Waiters for a row lock queue as on PostgreSQL's tuple lock ([`Row::waiters`]): when the
+//!   holder ends, the first waiter takes the row next and the later ones wait behind it. A
+//!   session that never waited for the row may still take it before that first waiter runs
+//!   again (PostgreSQL's waiter needs to wake up first); the DETAIL of a deadlock through a
+//!   queue names the waiter ahead, where PostgreSQL's detector would also see the tuple lock.
 //! - A session executing a statement while it is recorded as blocked gives up its wait (the
 //!   wait is not a separate cancellable request).
 
@@ -173,6 +176,12 @@ pub(super) struct Row {
     pub(super) lock: Option<RowLockHeld>,
     /// Sessions holding a `FOR SHARE` lock (sorted, no duplicates).
     pub(super) shared: Vec<SessionId>,
+    /// Sessions whose statement waits for this row's lock, in the order they began waiting:
+    /// PostgreSQL's queue on the tuple lock. When the lock is let go, the first of them takes
+    /// it next; the others wait behind it. A session that has never waited for the row is not
+    /// held back by the queue (it may take a free row before the first waiter runs again, as
+    /// it may in PostgreSQL between a commit and that waiter waking up).
+    pub(super) waiters: Vec<SessionId>,
 }
 
 /// A row's values, in column order.
@@ -232,22 +241,35 @@ impl Row {
             })
     }
 
-    /// The session holding the exclusive lock, or else a `FOR SHARE` lock, unless it is
-    /// `session` itself.
+    /// Whom `session` waits for to lock this row: the first waiter of the queue when `session`
+    /// is behind it, or when `session` has not waited yet and the row is held (the first waiter
+    /// holds PostgreSQL's tuple lock); else the session holding the exclusive lock, or else a
+    /// `FOR SHARE` lock. None when `session` may lock it now.
     pub(super) fn locked_by_other(&self, session: SessionId) -> Option<SessionId> {
-        self.lock
-            .as_ref()
-            .map(|lock| lock.holder)
-            .filter(|&holder| holder != session)
+        self.queued_ahead_of(session)
+            .or_else(|| self.exclusively_locked_by_other(session))
             .or_else(|| self.shared.iter().copied().find(|&s| s != session))
     }
 
-    /// The session holding the exclusive lock, unless it is `session` itself.
+    /// [`Row::locked_by_other`] for a `FOR SHARE` lock, which only the exclusive lock (and
+    /// the queue in front of it) holds back.
     pub(super) fn exclusively_locked_by_other(&self, session: SessionId) -> Option<SessionId> {
-        self.lock
+        let holder = self
+            .lock
             .as_ref()
             .map(|lock| lock.holder)
-            .filter(|&holder| holder != session)
+            .filter(|&holder| holder != session)?;
+        let queued = self.waiters.first().copied().filter(|&w| w != session);
+        Some(self.queued_ahead_of(session).or(queued).unwrap_or(holder))
+    }
+
+    /// The first waiter of this row's queue when `session` waits behind it (none when
+    /// `session` is first, or has not waited for this row).
+    pub(super) fn queued_ahead_of(&self, session: SessionId) -> Option<SessionId> {
+        match self.waiters.iter().position(|&w| w == session) {
+            Some(0) | None => None,
+            Some(_) => Some(self.waiters[0]),
+        }
     }
 }
 
@@ -410,6 +432,9 @@ impl Hash for Postgres {
                 row.committed.hash(state);
                 row.shared.hash(state);
             }
+            if !row.waiters.is_empty() {
+                row.waiters.hash(state);
+            }
         }
         self.sessions.hash(state);
         self.next_session.hash(state);
@@ -431,6 +456,9 @@ impl Hash for Postgres {
                         .map(|lock| (lock.holder, &lock.uncommitted))
                         .hash(state);
                     row.shared.hash(state);
+                    if !row.waiters.is_empty() {
+                        row.waiters.hash(state);
+                    }
                 }
             }
         }
@@ -483,6 +511,7 @@ impl Postgres {
         state.resuming = false;
         state.waited_row = None;
         let _ = self.fail(session, error.clone());
+        self.leave_lock_queues(session);
         self.debug_check_invariants();
         Some(error)
     }
@@ -535,6 +564,7 @@ impl Postgres {
                 committed: Some(tuple),
                 lock: None,
                 shared: Vec::new(),
+                waiters: Vec::new(),
             });
     }
 
@@ -588,6 +618,7 @@ impl Postgres {
     pub fn disconnect(&mut self, session: SessionId) {
         if self.sessions.contains_key(&session) {
             self.end_transaction(session, Ending::Rollback);
+            self.leave_lock_queues(session);
             self.sessions.remove(&session);
         }
         self.debug_check_invariants();
@@ -630,6 +661,9 @@ impl Postgres {
         } else {
             self.execute_typed_generally(session, statement, params)
         };
+        if let Exec::Done(_) = executed.exec {
+            self.leave_lock_queues(session);
+        }
         self.debug_check_invariants();
         executed
     }
@@ -821,7 +855,7 @@ impl Postgres {
         }
         if let Some(holder) = row.locked_by_other(session) {
             return match lock {
-                RowLock::ForUpdate => self.wait_for(session, holder),
+                RowLock::ForUpdate => self.wait_for_row(session, holder, WALLETS, &Value::Int(id)),
                 RowLock::ForUpdateNowait => self.fail(session, PgError::row_lock_not_available()),
                 RowLock::ForUpdateSkipLocked => Executed::done(Ok(select_result(None))),
             };
@@ -855,7 +889,7 @@ impl Postgres {
                 // clause (ExecUpdate: table_tuple_lock, then EvalPlanQual); a failed re-check
                 // skips the row but keeps the lock.
                 if let Some(holder) = blocker {
-                    return self.wait_for(session, holder);
+                    return self.wait_for_row(session, holder, WALLETS, &Value::Int(id));
                 }
                 if self.status(session) == Some(TxStatus::InBlock) {
                     self.lock_row(session, id, None);
@@ -871,7 +905,7 @@ impl Postgres {
             return self.fail(session, error);
         }
         if let Some(holder) = blocker {
-            return self.wait_for(session, holder);
+            return self.wait_for_row(session, holder, WALLETS, &Value::Int(id));
         }
         match self.status(session) {
             Some(TxStatus::InBlock) => self.lock_row(session, id, Some(new_row)),
@@ -896,6 +930,74 @@ impl Postgres {
             exec: Exec::Blocked { by: holder },
             notice: None,
         }
+    }
+
+    /// [`Postgres::wait_for`] the lock of row `key` of `table`: a session that waits joins
+    /// the row's queue (keeping its place when it was in it already).
+    pub(super) fn wait_for_row(
+        &mut self,
+        session: SessionId,
+        holder: SessionId,
+        table: &str,
+        key: &Value,
+    ) -> Executed {
+        let executed = self.wait_for(session, holder);
+        if matches!(executed.exec, Exec::Blocked { .. }) {
+            let row = self.tables.get_mut(table).and_then(|t| t.rows.get_mut(key));
+            if let Some(row) = row {
+                if !row.waiters.contains(&session) {
+                    row.waiters.push(session);
+                }
+            }
+        }
+        executed
+    }
+
+    /// Takes `session` out of every row's queue, once its statement has run (or failed, or the
+    /// session ended); a session that waited behind it waits no more unless it still holds a
+    /// transaction open.
+    pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
+        let mut left = false;
+        for table in self.tables.values_mut() {
+            for row in table.rows.values_mut() {
+                if let Some(at) = row.waiters.iter().position(|&w| w == session) {
+                    row.waiters.remove(at);
+                    left = true;
+                }
+            }
+        }
+        if left && !self.in_transaction(session) {
+            for other in self.sessions.values_mut() {
+                if other.waiting_on == Some(session) {
+                    other.waiting_on = None;
+                }
+            }
+        }
+    }
+
+    /// True when `session`, whose statement waits for `by`, may run it again: `by`'s
+    /// transaction has ended and no session is queued ahead of it for the row.
+    pub fn lock_wait_over(&self, session: SessionId, by: SessionId) -> bool {
+        !self.in_transaction(by) && !self.queued_behind(session)
+    }
+
+    /// True when `session` waits in some row's queue behind another session (it sleeps on
+    /// PostgreSQL's tuple lock, which the first waiter holds).
+    pub fn queued_behind(&self, session: SessionId) -> bool {
+        self.tables.values().any(|table| {
+            table
+                .rows
+                .values()
+                .any(|row| row.queued_ahead_of(session).is_some())
+        })
+    }
+
+    /// The sessions queued for the lock of row `id` of `wallets`, first first.
+    pub fn lock_queue(&self, id: i64) -> &[SessionId] {
+        self.tables
+            .get(WALLETS)
+            .and_then(|table| table.rows.get(&Value::Int(id)))
+            .map_or(&[], |row| row.waiters.as_slice())
     }
 
     /// The cycle `session -> holder -> ... -> session` that waiting for `holder` would close,
@@ -1091,6 +1193,16 @@ impl Postgres {
                         "{name} {key:?}: lock held outside a transaction block"
                     );
                 }
+                for (at, waiter) in row.waiters.iter().enumerate() {
+                    assert!(
+                        self.sessions.contains_key(waiter),
+                        "{name} {key:?}: {waiter:?} queued but not connected"
+                    );
+                    assert!(
+                        !row.waiters[..at].contains(waiter),
+                        "{name} {key:?}: {waiter:?} queued twice"
+                    );
+                }
             }
         }
         for (&waiter, state) in &self.sessions {
@@ -1108,8 +1220,9 @@ impl Postgres {
                         .lock
                         .as_ref()
                         .is_some_and(|l| l.holder == holder)
-                        || row.shared.contains(&holder))),
-                "{waiter:?} waits for {holder:?}, which holds no lock"
+                        || row.shared.contains(&holder)
+                        || row.queued_ahead_of(waiter) == Some(holder))),
+                "{waiter:?} waits for {holder:?}, which holds no lock and is not queued ahead"
             );
             assert!(
                 self.deadlock_check == DeadlockCheck::OnTimeout

@@ -786,6 +786,9 @@ impl Postgres {
         params: &[Value],
     ) -> SqlExecuted {
         let executed = self.dispatch_sql(session, statement, params);
+        if let SqlExec::Done(_) = executed.exec {
+            self.leave_lock_queues(session);
+        }
         self.debug_check_invariants();
         executed
     }
@@ -874,7 +877,10 @@ impl Postgres {
                 notice: Some(notice),
             },
             Ok(Outcome::Wait(holder, row)) => {
-                let executed = self.wait_for(session, holder);
+                let executed = match &row {
+                    Some((table, key)) => self.wait_for_row(session, holder, table, key),
+                    None => self.wait_for(session, holder),
+                };
                 if matches!(executed.exec, Exec::Blocked { .. }) {
                     self.session_mut(session).waited_row = row;
                 }
@@ -1273,6 +1279,7 @@ impl Postgres {
                 committed: None,
                 lock: None,
                 shared: Vec::new(),
+                waiters: Vec::new(),
             });
             if in_block {
                 lock_row_in(row, session, Some(Written::Row(tuple.clone())));
@@ -1399,6 +1406,7 @@ impl Postgres {
                     committed: None,
                     lock: None,
                     shared: Vec::new(),
+                    waiters: Vec::new(),
                 });
                 if in_block {
                     lock_row_in(row, session, Some(Written::Row(new.clone())));

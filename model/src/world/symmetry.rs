@@ -316,4 +316,10 @@ fn hash_postgres<H: Hasher>(
     sessions.sort_unstable();
     // As a slice, which hashes as the vector it used to be.
     sessions.as_slice().hash(state);
+    let queue = postgres.lock_queue(wallet_id);
+    if !queue.is_empty() {
+        for &waiter in queue {
+            state.write_u64(session_name(waiter));
+        }
+    }
 }
