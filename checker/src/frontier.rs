@@ -10,6 +10,9 @@
 //! own horizon (`2 × work + 2 × TTL + 4` by default); a pause as long as the horizon never binds,
 //! so a cell safe at the horizon is safe with unbounded pauses (`∞`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
 use serde::Serialize;
 
 use leaselab_model::safeguard::ParamError;
@@ -276,32 +279,104 @@ fn search(
 /// The table for every TTL in `ttls` and work in `works` (each cell at `base`'s horizon, or
 /// its own default when `base` has none).
 ///
-/// `options.max_unique` limits each check of each cell; `counters` is updated as
-/// every check runs; `on_start` is told each cell before it runs, `on_cell` after.
+/// `options.max_unique` limits each check of each cell; `counters` is updated as every check
+/// runs (a stop request stops every cell); `on_start` is told each cell before it runs,
+/// `on_cell` after. With `options.threads` above 1 and more than one cell, that many cells
+/// run side by side, each searched by one thread (a cell's pause search is one thread
+/// anyway) with counters of its own (a search reads its own counts against its limit): the
+/// table is the same, only sooner. `counters` then shows the progress of the cell that last
+/// reported, and a stop requested on it is passed to every cell.
 pub fn sweep(
     base: CheckConfig,
     ttls: &[u64],
     works: &[u64],
     options: RunOptions,
     counters: &Counters,
-    mut on_start: impl FnMut(u64, u64),
-    mut on_cell: impl FnMut(&Cell),
+    on_start: impl Fn(u64, u64) + Sync,
+    on_cell: impl Fn(&Cell) + Sync,
 ) -> Result<Frontier, ParamError> {
-    let mut cells = Vec::new();
-    for &ttl_ticks in ttls {
-        for &work_ticks in works {
-            let config = CheckConfig {
+    let configs: Vec<CheckConfig> = ttls
+        .iter()
+        .flat_map(|&ttl_ticks| {
+            works.iter().map(move |&work_ticks| CheckConfig {
                 ttl_ticks,
                 work_ticks,
                 max_pause_ticks: None,
                 ..base
-            };
-            on_start(ttl_ticks, work_ticks);
-            let cell = boundary_watched(config, options, counters)?;
-            on_cell(&cell);
-            cells.push(cell);
+            })
+        })
+        .collect();
+    let side_by_side = options.threads.clamp(1, configs.len().max(1));
+    let cell_options = if side_by_side > 1 {
+        RunOptions {
+            threads: 1,
+            ..options
+        }
+    } else {
+        options
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Cell, ParamError>>>> =
+        Mutex::new((0..configs.len()).map(|_| None).collect());
+    let worker = |counters: &Counters| loop {
+        let at = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&config) = configs.get(at) else {
+            return;
+        };
+        on_start(config.ttl_ticks, config.work_ticks);
+        let cell = boundary_watched(config, cell_options, counters);
+        if let Ok(cell) = &cell {
+            on_cell(cell);
+        }
+        let failed = cell.is_err();
+        results.lock().unwrap_or_else(PoisonError::into_inner)[at] = Some(cell);
+        if failed {
+            // Cells are validated before a sweep; a cell that still fails ends the sweep.
+            next.store(configs.len(), Ordering::Relaxed);
+            return;
+        }
+    };
+    if side_by_side == 1 {
+        worker(counters);
+    } else {
+        let own: Vec<Counters> = (0..side_by_side).map(|_| Counters::default()).collect();
+        let working = AtomicUsize::new(side_by_side);
+        std::thread::scope(|scope| {
+            for cell_counters in &own {
+                let working = &working;
+                scope.spawn(move || {
+                    worker(cell_counters);
+                    working.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+            // Relay: a stop asked of the sweep goes to every cell; the busiest cell's counts
+            // are the sweep's progress.
+            while working.load(Ordering::Relaxed) > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                if counters.stop.load(Ordering::Relaxed) {
+                    own.iter().for_each(Counters::request_stop);
+                }
+                if let Some(busiest) = own.iter().max_by_key(|c| c.unique.load(Ordering::Relaxed)) {
+                    for (to, from) in [
+                        (&counters.unique, &busiest.unique),
+                        (&counters.generated, &busiest.generated),
+                        (&counters.depth, &busiest.depth),
+                        (&counters.level, &busiest.level),
+                    ] {
+                        to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+    }
+    let mut cells = Vec::with_capacity(configs.len());
+    for result in results.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        match result {
+            Some(cell) => cells.push(cell?),
+            None => continue,
         }
     }
+    assert_eq!(cells.len(), configs.len(), "every cell of a sweep ran");
     Ok(Frontier {
         safeguard: base.safeguard.name(),
         callers: base.callers,

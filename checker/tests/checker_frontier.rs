@@ -197,3 +197,49 @@ fn redlock_survives_shorter_pauses_as_its_nodes_clocks_run_faster() {
     assert_eq!(at_drift(100), Boundary::UpTo(1));
     assert_eq!(at_drift(150), Boundary::UpTo(0));
 }
+
+/// Cells side by side (`threads` 2) give the same table as one after another, also when the
+/// state limit stops some of them: each cell counts its own states against the limit (they
+/// once shared one count, and a small cell was stopped by its neighbour's states).
+#[test]
+fn cells_side_by_side_give_the_table_of_cells_one_after_another() {
+    let base = CheckConfig {
+        horizon_ticks: Some(10),
+        ..CheckConfig::new(Safeguard::LeaseWatchdog)
+    };
+    let sweep_with = |threads: usize| -> Frontier {
+        let options = RunOptions {
+            threads,
+            max_unique: Some(250_000),
+            ..RunOptions::default()
+        };
+        let started = std::sync::Mutex::new(Vec::new());
+        let frontier = leaselab_checker::frontier::sweep(
+            base,
+            &[3, 4],
+            &[1, 2],
+            options,
+            &Counters::default(),
+            |ttl, work| started.lock().unwrap().push((ttl, work)),
+            |_| {},
+        )
+        .expect("valid cells");
+        let mut started = started.into_inner().unwrap();
+        started.sort_unstable();
+        assert_eq!(started, vec![(3, 1), (3, 2), (4, 1), (4, 2)]);
+        frontier
+    };
+    let one = sweep_with(1);
+    let two = sweep_with(2);
+    assert_eq!(two, one);
+    assert!(
+        one.cells
+            .iter()
+            .any(|c| c.boundary == Boundary::Inconclusive)
+            && one
+                .cells
+                .iter()
+                .any(|c| c.boundary != Boundary::Inconclusive),
+        "the limit stops some cells and not others: {one:?}"
+    );
+}

@@ -290,7 +290,8 @@ impl ReplyFaultArgs {
 /// The flags `check` and `frontier` share about how hard to search.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct SearchArgs {
-    /// Worker threads (per check).
+    /// Worker threads (per check; `frontier` runs this many cells side by side instead, one
+    /// thread each).
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub threads: usize,
     /// Stop a check after this many distinct states and report INCONCLUSIVE (exit 3; in

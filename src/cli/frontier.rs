@@ -183,7 +183,12 @@ pub fn execute(args: Args) -> CommandResult {
         .limits(!args.json && std::io::stderr().is_terminal());
     let counters = Arc::new(Counters::default());
     let label = Arc::new(Mutex::new(String::new()));
-    let pace = std::cell::RefCell::new(Pace::new(cells));
+    let pace = Mutex::new(Pace::new(cells));
+    let show = |text: String| {
+        if let Ok(mut label) = label.lock() {
+            *label = text;
+        }
+    };
     let (frontier, watched) = watched(&counters, limits, &label, || {
         sweep(
             base,
@@ -192,12 +197,15 @@ pub fn execute(args: Args) -> CommandResult {
             options,
             &counters,
             |ttl, work| {
-                let text = pace.borrow_mut().start(ttl, work);
-                if let Ok(mut label) = label.lock() {
-                    *label = text;
+                if let Ok(mut pace) = pace.lock() {
+                    show(pace.start(ttl, work));
                 }
             },
-            |cell| pace.borrow_mut().finish(cell),
+            |cell| {
+                if let Ok(mut pace) = pace.lock() {
+                    show(pace.finish(cell));
+                }
+            },
         )
     });
     let mut frontier = frontier?;
@@ -284,55 +292,82 @@ fn single_redis_faults_text(base: &CheckConfig) -> String {
     out
 }
 
-/// How a sweep is going, for the progress line: the cells done, what the last one found and
-/// cost, and the time left at the pace so far.
+/// How a sweep is going, for the progress line: the cells under way, what the last one found
+/// and cost, and the time left at the pace so far.
 struct Pace {
     cells: usize,
     started: usize,
+    finished: usize,
     began: std::time::Instant,
-    cell_began: std::time::Instant,
+    /// The cells under way: TTL, work, and when each began.
+    running: Vec<(u64, u64, std::time::Instant)>,
     last: Option<String>,
 }
 
 impl Pace {
     fn new(cells: usize) -> Pace {
-        let now = std::time::Instant::now();
         Pace {
             cells,
             started: 0,
-            began: now,
-            cell_began: now,
+            finished: 0,
+            began: std::time::Instant::now(),
+            running: Vec::new(),
             last: None,
         }
     }
 
-    /// The progress label for the cell starting now.
+    /// Notes a cell starting now; the progress label.
     fn start(&mut self, ttl: u64, work: u64) -> String {
         self.started += 1;
-        self.cell_began = std::time::Instant::now();
-        let mut text = format!(
-            "cell {}/{}: TTL {ttl} work {work}",
-            self.started, self.cells
-        );
-        if let Some(last) = &self.last {
-            let done = (self.started - 1) as f64;
-            let spent = self.began.elapsed().as_secs_f64();
-            let left = spent / done * (self.cells - self.started + 1) as f64;
-            // Larger TTLs and works take longer: the estimate is a floor, hence the `≥`.
-            text.push_str(&format!(" (last: {last}; ≥{left:.0}s left)"));
-        }
-        text
+        self.running.push((ttl, work, std::time::Instant::now()));
+        self.label()
     }
 
-    /// Notes a cell done.
-    fn finish(&mut self, cell: &leaselab_checker::frontier::Cell) {
+    /// Notes a cell done; the progress label.
+    fn finish(&mut self, cell: &leaselab_checker::frontier::Cell) -> String {
+        let at = self
+            .running
+            .iter()
+            .position(|&(ttl, work, _)| (ttl, work) == (cell.ttl_ticks, cell.work_ticks))
+            .or((!self.running.is_empty()).then_some(0));
+        let began = at.map_or(self.began, |at| self.running.remove(at).2);
+        self.finished += 1;
         self.last = Some(format!(
             "TTL {} work {} -> {} in {:.1}s",
             cell.ttl_ticks,
             cell.work_ticks,
             cell.boundary.cell(),
-            self.cell_began.elapsed().as_secs_f64()
+            began.elapsed().as_secs_f64()
         ));
+        self.label()
+    }
+
+    /// `cell 2/3: TTL 4 work 1 (last: ...; ≥Ns left)`, or with cells side by side `cells
+    /// 2-3/4: TTL 4 work 4, TTL 5 work 4 (...)`.
+    fn label(&self) -> String {
+        let under_way: Vec<String> = self
+            .running
+            .iter()
+            .map(|(ttl, work, _)| format!("TTL {ttl} work {work}"))
+            .collect();
+        let mut text = match under_way.len() {
+            0 => format!("{}/{} cells done", self.finished, self.cells),
+            1 => format!("cell {}/{}: {}", self.started, self.cells, under_way[0]),
+            n => format!(
+                "cells {}-{}/{}: {}",
+                self.started + 1 - n,
+                self.started,
+                self.cells,
+                under_way.join(", ")
+            ),
+        };
+        if let Some(last) = &self.last {
+            let spent = self.began.elapsed().as_secs_f64();
+            let left = spent / self.finished as f64 * (self.cells - self.finished) as f64;
+            // Larger TTLs and works take longer: the estimate is a floor, hence the `≥`.
+            text.push_str(&format!(" (last: {last}; ≥{left:.0}s left)"));
+        }
+        text
     }
 }
 
@@ -523,6 +558,25 @@ mod tests {
         assert!(text.ends_with("s left)"), "{text}");
         pace.finish(&frontier(&[Boundary::Inconclusive]).cells[0]);
         assert!(pace.start(5, 1).contains("-> ? in"));
+    }
+
+    #[test]
+    fn with_cells_side_by_side_the_progress_line_names_each_under_way() {
+        let mut pace = Pace::new(4);
+        pace.start(3, 4);
+        assert_eq!(pace.start(4, 4), "cells 1-2/4: TTL 3 work 4, TTL 4 work 4");
+        let mut cell = frontier(&[Boundary::UpTo(2)]).cells[0].clone();
+        (cell.ttl_ticks, cell.work_ticks) = (3, 4);
+        let text = pace.finish(&cell);
+        assert!(
+            text.starts_with("cell 2/4: TTL 4 work 4 (last: TTL 3 work 4 -> 2 in "),
+            "{text}"
+        );
+        let text = pace.start(5, 4);
+        assert!(
+            text.starts_with("cells 2-3/4: TTL 4 work 4, TTL 5 work 4 (last: "),
+            "{text}"
+        );
     }
 
     #[test]
