@@ -11,7 +11,7 @@
 //! [`WorldConfig::arrival_window_ms`], and a random sleep (a retry backoff of 5–14 ms) may end
 //! at any time in its range. Both show as [`Slot::slack_ms`].
 //!
-//! A caller that reaches a named point ([`Step::Reached`]) goes on in the same step: pausing
+//! A caller that reaches a named point (`Step::Reached`) goes on in the same step: pausing
 //! there is the same as pausing just before the step that reached it, because reaching a
 //! point never depends on the clock. This keeps the state space small without losing any
 //! behaviour.
@@ -339,7 +339,8 @@ pub struct ExtraFaults {
     pub partitions_left: u32,
     /// Who is cut off from which Redis server: (caller, server), sorted.
     pub cut_off: Vec<(u8, u8)>,
-    /// Redlock's node faults still allowed ([`World::node_faults_left`]).
+    /// Redlock's node faults still allowed (the budget `World::with_node_faults` set, less
+    /// those spent).
     pub node_faults_left: NodeFaults,
 }
 

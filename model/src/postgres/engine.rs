@@ -42,7 +42,7 @@
 //!   process ids are [`SessionId::pid`], and the transaction a session holds is shown as
 //!   `1000 + <session number>`. The HINT is PostgreSQL's; there is no CONTEXT line (PostgreSQL
 //!   names the tuple it was locking).
-//! - Waiters for a row lock queue as on PostgreSQL's tuple lock ([`Row::waiters`]): when the
+//! - Waiters for a row lock queue as on PostgreSQL's tuple lock (`Row::waiters`): when the
 //!   holder ends, the first waiter takes the row next and the later ones wait behind it. A
 //!   session that never waited for the row may still take it before that first waiter runs
 //!   again (PostgreSQL's waiter needs to wake up first); the DETAIL of a deadlock through a

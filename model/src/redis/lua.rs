@@ -2,7 +2,7 @@
 //!
 //! The stand-in's state holds only script sources (it must stay `Clone` and hashable for the
 //! model checker); the Lua VM lives in a per-thread slot, created on first use, and runs one
-//! script at a time against the server through a [`ScriptHost`] callback. Compiled chunks are
+//! script at a time against the server through a `ScriptHost` callback. Compiled chunks are
 //! cached per thread by SHA1.
 //!
 //! What a script sees is what Redis 7.0 gives it: the base library without `print`,
