@@ -3,7 +3,7 @@
 //!
 //! - **GC pause** ([`Fault::Pause`]): the caller freezes the first time its machine reaches
 //!   the point; nothing of it runs meanwhile (the machine, watchdog included, is its only
-//!   activity), and its lease keeps ageing on the server. See [`crate::driver::PausePlan`].
+//!   activity), and its lease keeps ageing on the server. See `PausePlan` in `driver.rs`.
 //! - **Partition**: turmoil drops every segment on the cut link (both ways, or one way). TCP
 //!   has no retransmission there, so a connection that lost a segment hangs for good; the
 //!   client's timeouts end the wait and the next request reconnects (see

@@ -31,11 +31,11 @@ pub struct Args {
     /// Runs per row on each side (seeds 1..=N).
     #[arg(long, default_value_t = 10)]
     pub runs: u64,
-    /// The real Redis [default: $LEASELAB_REDIS_URL, else redis://127.0.0.1:6379].
+    /// The real Redis (default: $LEASELAB_REDIS_URL, else redis://127.0.0.1:6379).
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
-    /// The real PostgreSQL [default: $LEASELAB_DATABASE_URL, else
-    /// postgres://postgres@127.0.0.1/test].
+    /// The real PostgreSQL (default: $LEASELAB_DATABASE_URL, else
+    /// postgres://postgres@127.0.0.1/test).
     #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
     /// The simulation's client CPU time per command, µs (0: no client CPU model; default:

@@ -1,6 +1,6 @@
 //! Trace files: failing runs kept as evidence anyone can replay and read.
 //!
-//! - [`files`]: finding trace files under directories, reading one safely, writing outputs
+//! - [`mod@files`]: finding trace files under directories, reading one safely, writing outputs
 //!   atomically and never over an input;
 //! - [`format`](mod@format): the versioned JSON document and the serde mirrors of the model's types;
 //! - [`load`](mod@load): reading and validating a trace, with errors that name the file and field;
