@@ -230,6 +230,15 @@ pub fn boundary_by_checks(
     })
 }
 
+/// Decrements its counter when dropped.
+struct CountDown<'a>(&'a AtomicUsize);
+
+impl Drop for CountDown<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Why a cell's search could not go on.
 enum Undecided {
     Param(ParamError),
@@ -284,8 +293,8 @@ fn search(
 /// `on_cell` after. With `options.threads` above 1 and more than one cell, that many cells
 /// run side by side, each searched by one thread (a cell's pause search is one thread
 /// anyway) with counters of its own (a search reads its own counts against its limit): the
-/// table is the same, only sooner. `counters` then shows the progress of the cell that last
-/// reported, and a stop requested on it is passed to every cell.
+/// table is the same, only sooner. `counters` then shows the progress of the cell with the
+/// most states so far, and a stop requested on it is passed to every cell.
 pub fn sweep(
     base: CheckConfig,
     ttls: &[u64],
@@ -345,8 +354,10 @@ pub fn sweep(
             for cell_counters in &own {
                 let working = &working;
                 scope.spawn(move || {
+                    // Counted down however the worker ends (a panic included), so the relay
+                    // below always ends and the scope passes the panic on.
+                    let _done = CountDown(working);
                     worker(cell_counters);
-                    working.fetch_sub(1, Ordering::Relaxed);
                 });
             }
             // Relay: a stop asked of the sweep goes to every cell; the busiest cell's counts
