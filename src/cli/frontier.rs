@@ -342,8 +342,8 @@ impl Pace {
         self.label()
     }
 
-    /// `cell 2/3: TTL 4 work 1 (last: ...; ≥Ns left)`, or with cells side by side `cells
-    /// 2-3/4: TTL 4 work 4, TTL 5 work 4 (...)`.
+    /// `cell 2/3: TTL 4 work 1 (last: ...; ≥Ns left)`, or with cells side by side `2 cells
+    /// under way, 3/4 started: TTL 4 work 4, TTL 5 work 4 (...)`.
     fn label(&self) -> String {
         let under_way: Vec<String> = self
             .running
@@ -354,8 +354,7 @@ impl Pace {
             0 => format!("{}/{} cells done", self.finished, self.cells),
             1 => format!("cell {}/{}: {}", self.started, self.cells, under_way[0]),
             n => format!(
-                "cells {}-{}/{}: {}",
-                self.started + 1 - n,
+                "{n} cells under way, {}/{} started: {}",
                 self.started,
                 self.cells,
                 under_way.join(", ")
@@ -564,7 +563,10 @@ mod tests {
     fn with_cells_side_by_side_the_progress_line_names_each_under_way() {
         let mut pace = Pace::new(4);
         pace.start(3, 4);
-        assert_eq!(pace.start(4, 4), "cells 1-2/4: TTL 3 work 4, TTL 4 work 4");
+        assert_eq!(
+            pace.start(4, 4),
+            "2 cells under way, 2/4 started: TTL 3 work 4, TTL 4 work 4"
+        );
         let mut cell = frontier(&[Boundary::UpTo(2)]).cells[0].clone();
         (cell.ttl_ticks, cell.work_ticks) = (3, 4);
         let text = pace.finish(&cell);
@@ -574,7 +576,7 @@ mod tests {
         );
         let text = pace.start(5, 4);
         assert!(
-            text.starts_with("cells 2-3/4: TTL 4 work 4, TTL 5 work 4 (last: "),
+            text.starts_with("2 cells under way, 3/4 started: TTL 4 work 4, TTL 5 work 4 (last: "),
             "{text}"
         );
     }
