@@ -200,9 +200,13 @@ where
     (client, receiver)
 }
 
-/// Serves `server` on a loopback port and connects `sessions` clients to it; the accept loop's
-/// task is returned to be aborted at the end.
-async fn serve_stand_in(server: PgServer, sessions: usize) -> (Vec<Client>, JoinHandle<()>) {
+/// A client and the notices its server sends.
+type Connected = (Client, mpsc::UnboundedReceiver<ServerMessage>);
+
+/// Serves `server` on a loopback port and connects `sessions` clients to it, one after
+/// another (the stand-in numbers its sessions in that order); the accept loop's task is
+/// returned to be aborted at the end.
+async fn serve_stand_in(server: PgServer, sessions: usize) -> (Vec<Connected>, JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
@@ -217,7 +221,8 @@ async fn serve_stand_in(server: PgServer, sessions: usize) -> (Vec<Client>, Join
         let stream = tokio::net::TcpStream::connect(address)
             .await
             .expect("connect to the stand-in");
-        clients.push(start_client(stream, &config).await.0);
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        clients.push(start_client(stream, &config).await);
     }
     (clients, accept_loop)
 }
@@ -393,31 +398,18 @@ impl StandInSide {
         }
         let postgres = Rc::new(RefCell::new(postgres));
         let server = PgServer::new(postgres.clone(), Rc::new(NoopObserver));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let address = listener.local_addr().expect("its address");
-        let accept_loop = tokio::task::spawn_local(async move {
-            let _ = server.serve_tokio(listener).await;
-        });
-        let mut config = tokio_postgres::Config::new();
-        config.user("postgres").dbname("test");
-        let mut sessions = Vec::new();
-        for _ in 0..2 {
-            let stream = tokio::net::TcpStream::connect(address)
-                .await
-                .expect("connect to the stand-in");
-            stream.set_nodelay(true).expect("TCP_NODELAY");
-            let (client, notices) = start_client(stream, &config).await;
-            // The stand-in numbers sessions in connection order; this one is the newest.
-            let session = *postgres.borrow().sessions().last().expect("a session");
-            sessions.push(Session {
+        let (clients, accept_loop) = serve_stand_in(server, 2).await;
+        let ids = postgres.borrow().sessions();
+        let sessions: Vec<Session> = clients
+            .into_iter()
+            .zip(ids)
+            .map(|((client, notices), session)| Session {
                 client: Rc::new(client),
                 notices,
                 pid: 0,
                 stand_in_session: Some(session),
-            });
-        }
+            })
+            .collect();
         let [a, b]: [Session; 2] = sessions.try_into().ok().expect("two sessions");
         StandInSide {
             postgres,
@@ -1591,6 +1583,7 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
         let server =
             PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
         let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
 
         for (gap, victim) in [(Duration::from_millis(50), 0), (TIMEOUT * 2, 1)] {
             let started = Instant::now();
@@ -1765,6 +1758,7 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
         let postgres = Rc::new(RefCell::new(postgres));
         let server = PgServer::new(postgres.clone(), Rc::new(NoopObserver));
         let (stand_in, accept_loop) = serve_stand_in(server, 3).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
         let stand_in_server = Server::StandIn(&postgres);
         for in_blocks in [true, false] {
             for first in [1, 2] {

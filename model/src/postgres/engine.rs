@@ -259,8 +259,8 @@ impl Row {
             .as_ref()
             .map(|lock| lock.holder)
             .filter(|&holder| holder != session)?;
-        let queued = self.waiters.first().copied().filter(|&w| w != session);
-        Some(self.queued_ahead_of(session).or(queued).unwrap_or(holder))
+        let first_waiter = self.waiters.first().copied().filter(|&w| w != session);
+        Some(first_waiter.unwrap_or(holder))
     }
 
     /// The first waiter of this row's queue when `session` waits behind it (none when
