@@ -4,8 +4,8 @@
 //! what the server answered.
 
 use leaselab_model::postgres::{
-    Exec, PgError, Postgres, QueryResult, RowLock, SessionId, Statement, TxStatus, Wallet,
-    WriteGuard,
+    DeadlockCheck, Exec, PgError, Postgres, QueryResult, RowLock, SessionId, Statement, TxStatus,
+    Wallet, WriteGuard,
 };
 
 const ID: i64 = 42;
@@ -446,4 +446,90 @@ fn a_newcomer_may_take_a_free_row_and_a_waiter_that_leaves_gives_up_its_place() 
     ok(&mut db, d, Statement::Commit, &[]);
     assert_eq!(ok(&mut db, c, DEBIT, &[1]).tag, "UPDATE 1");
     assert_eq!(db.wallet(ID), Some(wallet(4, 3)));
+}
+
+/// A deadlock check reads the waits as they stand, as PostgreSQL's reads its lock table: when
+/// the first waiter of a row's queue is aborted, the waiters behind it wait for the next in
+/// line at once, without running again. A check that read the wait a session stored when it
+/// last ran would miss the cycle below, and since a wait looks for a deadlock only once, the
+/// sessions in it would wait forever (PostgreSQL always finds such a cycle).
+#[test]
+fn a_cycle_through_a_queue_whose_first_waiter_changed_is_found() {
+    let (mut db, h42, h43) = setup_on_timeout();
+    let first = db.connect();
+    let second = db.connect();
+    let row = |id| Statement::Select {
+        id,
+        lock: Some(RowLock::ForUpdate),
+    };
+    for session in [h42, h43, first, second] {
+        ok(&mut db, session, Statement::Begin, &[]);
+    }
+    ok(&mut db, h42, row(ID), &[]);
+    ok(&mut db, h43, row(OTHER_ID), &[]);
+    assert_eq!(blocked(&mut db, first, row(OTHER_ID), &[]), h43);
+    assert_eq!(blocked(&mut db, second, row(OTHER_ID), &[]), first);
+    assert_eq!(blocked(&mut db, h43, row(ID), &[]), h42);
+    assert_eq!(blocked(&mut db, h42, row(OTHER_ID), &[]), first);
+    assert_eq!(db.lock_queue(OTHER_ID), &[first, second, h42]);
+    // first -> h43 -> h42 -> first.
+    let error = db
+        .check_deadlock(first)
+        .expect("a cycle through the first waiter");
+    assert_eq!(error.code, "40P01");
+    assert_eq!(db.lock_queue(OTHER_ID), &[second, h42]);
+    // `second` comes first and runs again: it waits for h43. h42, behind it, has not run
+    // since, yet it now waits for `second`: h43 -> h42 -> second -> h43.
+    assert_eq!(blocked(&mut db, second, row(OTHER_ID), &[]), h43);
+    let error = db
+        .check_deadlock(h43)
+        .expect("a cycle through the new first waiter");
+    assert_eq!(error.code, "40P01");
+    assert_eq!(db.lock_holder(ID), Some(h42));
+    assert_eq!(
+        db.lock_holder(OTHER_ID),
+        None,
+        "h43's abort released its row"
+    );
+}
+
+/// [`setup`] with deadlocks looked for only when a driver asks (after `deadlock_timeout`).
+fn setup_on_timeout() -> (Postgres, SessionId, SessionId) {
+    let (mut db, a, b) = setup();
+    db.set_deadlock_check(DeadlockCheck::OnTimeout);
+    (db, a, b)
+}
+
+/// PostgreSQL's "soft" deadlock: a waiter's check finds a cycle through itself only because a
+/// session later in the same queue waits for it by being behind it. PostgreSQL aborts no one
+/// then: it moves the later session ahead of the checking one. Here `h43`, holding row 7 and
+/// queued last for row 42, closes a cycle `w1 -> h42 -> h43 -> w1`; `w2`, between them in row
+/// 42's queue, is in it only through that soft edge `h43 -> w2`, and its check lets `h43` go
+/// ahead of it. `w1`'s own check finds the real cycle.
+#[test]
+fn a_soft_deadlock_reorders_the_queue_and_aborts_no_one() {
+    let (mut db, h42, h43) = setup_on_timeout();
+    let w1 = db.connect();
+    let w2 = db.connect();
+    let row = |id| Statement::Select {
+        id,
+        lock: Some(RowLock::ForUpdate),
+    };
+    for session in [h42, h43, w1, w2] {
+        ok(&mut db, session, Statement::Begin, &[]);
+    }
+    ok(&mut db, h42, row(ID), &[]);
+    ok(&mut db, h43, row(OTHER_ID), &[]);
+    assert_eq!(blocked(&mut db, w1, row(ID), &[]), h42);
+    assert_eq!(blocked(&mut db, w2, row(ID), &[]), w1);
+    assert_eq!(db.check_deadlock(w2), None, "no cycle yet");
+    assert_eq!(blocked(&mut db, h43, row(ID), &[]), w1);
+    assert_eq!(blocked(&mut db, h42, row(OTHER_ID), &[]), h43);
+    assert_eq!(db.lock_queue(ID), &[w1, w2, h43]);
+    assert_eq!(db.check_deadlock(w2), None, "a soft deadlock aborts no one");
+    assert_eq!(db.lock_queue(ID), &[w1, h43, w2]);
+    assert_eq!(db.status(w2), Some(TxStatus::InBlock));
+    let error = db.check_deadlock(w1).expect("w1 -> h42 -> h43 -> w1");
+    assert_eq!(error.code, "40P01");
+    assert_eq!(db.lock_queue(ID), &[h43, w2], "h43 is next for row 42");
 }

@@ -938,7 +938,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     if let Some(notice) = executed.notice {
                         self.io.send(&BackendMessage::NoticeResponse(notice));
                     }
-                    self.wake_waiters_if_locks_released();
+                    self.wake_waiters_if_locks_released(wait.blocker.is_some());
                     self.server
                         .observer
                         .sql_statement(self.conn_id, sql, params, &result);
@@ -1057,11 +1057,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         None
     }
 
-    /// Wakes waiting statements when this session holds no transaction open any more: it
-    /// committed, rolled back, ran a statement on its own, or its transaction failed (which
-    /// releases its locks at once).
-    fn wake_waiters_if_locks_released(&self) {
-        if self.transaction_status() != TransactionStatus::InTransaction {
+    /// Wakes waiting statements when this session holds no transaction open any more (it
+    /// committed, rolled back, ran a statement on its own, or its transaction failed, which
+    /// releases its locks at once), or when its statement had waited: it has left the row's
+    /// queue, and the next in line now sleeps on the row's holder instead of on the tuple
+    /// lock, a new sleep in PostgreSQL's terms that starts its `deadlock_timeout` again.
+    fn wake_waiters_if_locks_released(&self, left_a_queue: bool) {
+        if left_a_queue || self.transaction_status() != TransactionStatus::InTransaction {
             self.server.transaction_ended.notify_waiters();
         }
     }
@@ -1268,7 +1270,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     if let Some(notice) = executed.notice {
                         self.io.send(&BackendMessage::NoticeResponse(notice));
                     }
-                    self.wake_waiters_if_locks_released();
+                    self.wake_waiters_if_locks_released(wait.blocker.is_some());
                     self.server
                         .observer
                         .sql_statement(self.conn_id, sql, &[], &report(&result));

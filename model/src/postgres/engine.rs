@@ -503,8 +503,11 @@ impl Postgres {
     /// returned; otherwise nothing changes. PostgreSQL checks once per wait: the driver calls
     /// this once per [`Exec::Blocked`] wait (again only when the session waits anew).
     pub fn check_deadlock(&mut self, session: SessionId) -> Option<PgError> {
-        let holder = self.sessions.get(&session)?.waiting_on?;
-        let cycle = self.wait_cycle(session, holder)?;
+        let holder = self.blocker_now(session)?;
+        let Some(cycle) = self.wait_cycle(session, holder) else {
+            self.let_cycle_members_ahead(session);
+            return None;
+        };
         let error = PgError::deadlock_detected(deadlock_detail(&cycle));
         let state = self.session_mut(session);
         state.waiting_on = None;
@@ -1001,7 +1004,8 @@ impl Postgres {
     }
 
     /// The cycle `session -> holder -> ... -> session` that waiting for `holder` would close,
-    /// starting with `session`.
+    /// starting with `session`. Every later edge is the wait as it stands now
+    /// ([`Postgres::blocker_now`]), as PostgreSQL's deadlock check reads its lock table.
     fn wait_cycle(&self, session: SessionId, holder: SessionId) -> Option<Vec<SessionId>> {
         let mut cycle = vec![session];
         let mut current = holder;
@@ -1010,9 +1014,97 @@ impl Postgres {
                 return Some(cycle);
             }
             cycle.push(current);
-            current = self.sessions.get(&current)?.waiting_on?;
+            current = self.blocker_now(current)?;
         }
         None
+    }
+
+    /// PostgreSQL's answer to a "soft" deadlock, found by `session`'s deadlock check when
+    /// no cycle of real waits runs through it: `session` waits in a row's queue behind the
+    /// first in line, and a session queued behind `session` closes a cycle through it (the
+    /// one behind waits for it only by being later in the same queue: a soft edge). The check
+    /// (PostgreSQL's `DeadLockCheck`) then moves the ones behind ahead of `session`, in their
+    /// order, and aborts no one. Only the first in line is ever woken by the row's holder, so
+    /// this decides who takes the row next: in a two-row deadlock, the holder of the other
+    /// row, which then deadlocks with that row's next taker in a cycle of two.
+    fn let_cycle_members_ahead(&mut self, session: SessionId) {
+        let queue = self.tables.iter().find_map(|(name, table)| {
+            table
+                .rows
+                .iter()
+                .find(|(_, row)| row.waiters.contains(&session))
+                .map(|(key, row)| (name.clone(), key.clone(), row.waiters.clone()))
+        });
+        let Some((table, key, waiters)) = queue else {
+            return;
+        };
+        let at = waiters.iter().position(|&w| w == session).expect("queued");
+        if at == 0 {
+            // The first in line holds the tuple lock: every wait on it is a real one.
+            return;
+        }
+        let first = waiters[0];
+        let behind: Vec<SessionId> = waiters[at + 1..]
+            .iter()
+            .copied()
+            .filter(|&later| self.reaches(first, later))
+            .collect();
+        if behind.is_empty() {
+            return;
+        }
+        let row = self
+            .tables
+            .get_mut(&table)
+            .and_then(|t| t.rows.get_mut(&key))
+            .expect("the row found above");
+        row.waiters.retain(|w| !behind.contains(w));
+        row.waiters.splice(at..at, behind);
+        self.debug_check_invariants();
+    }
+
+    /// True when following the waits from `from` leads to `to`.
+    fn reaches(&self, from: SessionId, to: SessionId) -> bool {
+        let mut current = from;
+        for _ in 0..=self.sessions.len() {
+            if current == to {
+                return true;
+            }
+            match self.blocker_now(current) {
+                Some(next) => current = next,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Whom `session`'s blocked statement waits for now, in PostgreSQL's lock graph. A session
+    /// queued behind another for a row sleeps on the row's tuple lock, which the first in line
+    /// holds: its edge goes to whoever is first now, even if that changed since it last ran.
+    /// The first in line sleeps on the session it was blocked by (the row's holder) while
+    /// that one still holds the row; one that has just come first has not slept on the
+    /// holder yet (in PostgreSQL it runs to take the tuple lock, then sleeps anew). A wait for
+    /// no row lasts while its blocker's transaction does. Reading the edge a session stored
+    /// when it last ran instead would miss a cycle through a queue whose first waiter has
+    /// changed, and a missed cycle is never looked for again: its sessions wait forever.
+    fn blocker_now(&self, session: SessionId) -> Option<SessionId> {
+        let blocked_by = self.sessions.get(&session)?.waiting_on;
+        let queued_at = self.tables.values().find_map(|table| {
+            table
+                .rows
+                .values()
+                .find(|row| row.waiters.contains(&session))
+        });
+        let Some(row) = queued_at else {
+            return blocked_by.filter(|&by| self.in_transaction(by));
+        };
+        if let Some(first) = row.queued_ahead_of(session) {
+            return Some(first);
+        }
+        blocked_by.filter(|&by| {
+            by != session
+                && (row.lock.as_ref().is_some_and(|lock| lock.holder == by)
+                    || row.shared.contains(&by))
+        })
     }
 
     /// Reports `error`; inside a transaction block it aborts the block (or, under a
