@@ -1777,3 +1777,214 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
         drop(schema);
     });
 }
+
+/// PostgreSQL's "soft" deadlock. Row 1 is held by H, and W1, W2 and then W3 queue for it; W3
+/// holds row 2, for which H then waits. The cycle `H -> W3 -> W1 -> H` runs through the queue's
+/// first waiter W1 (it holds the tuple lock), and through W2 only by the soft edge `W3 -> W2`
+/// (W3 is behind W2 in the same queue). The timeouts fire in turn: W1's before the cycle
+/// closes (nothing found, and a wait checks once), then W2's, then H's. PostgreSQL would undo
+/// W2's cycle by moving W3 ahead, but W3 is in a cycle of real waits, so W2 fails with 40P01;
+/// then H does, W1 takes row 1 and commits, and W3 takes it. Each UPDATE subtracts 10 and
+/// returns the balance, so the order is in the numbers; played again with `SELECT ... FOR
+/// UPDATE`, where the same sessions fail.
+#[test]
+fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
+    let Some(url) = database_url("a_soft_deadlock_aborts_the_waiter") else {
+        return;
+    };
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    /// When, after W1 began waiting, each later step starts: W2 queues, H asks for row 2,
+    /// W3 queues. W1 checks at TIMEOUT (500), W2 at 800, H at 1100, W3 at 1200.
+    const W2_AT: Duration = Duration::from_millis(300);
+    const H_AT: Duration = Duration::from_millis(600);
+    const W3_AT: Duration = Duration::from_millis(700);
+    /// Where to see how many of the sessions wait for a lock.
+    enum Server<'a> {
+        Real { admin: &'a Client, pids: Vec<i32> },
+        StandIn(&'a RefCell<Postgres>),
+    }
+    impl Server<'_> {
+        /// Returns once `count` of the sessions wait for a lock (panics after 20 s).
+        async fn waiting(&self, count: usize) {
+            let started = Instant::now();
+            loop {
+                let now = match self {
+                    Server::Real { admin, pids } => {
+                        let row = admin
+                            .query_one(
+                                "SELECT count(DISTINCT pid) FROM pg_locks \
+                                 WHERE NOT granted AND pid = ANY($1)",
+                                &[pids],
+                            )
+                            .await
+                            .expect("read pg_locks");
+                        usize::try_from(row.get::<_, i64>(0)).expect("a count")
+                    }
+                    Server::StandIn(postgres) => {
+                        let postgres = postgres.borrow();
+                        postgres.lock_queue(1).len() + postgres.lock_queue(2).len()
+                    }
+                };
+                if now >= count {
+                    return;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(20),
+                    "{count} sessions never waited (only {now})"
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+    /// An UPDATE's returned balance, or the error's SQLSTATE and message.
+    type End = Result<i64, (String, String)>;
+    async fn take(client: &Client, id: i64, lock: Lock) -> End {
+        let sql = match lock {
+            Lock::Update => {
+                format!(
+                    "UPDATE wallets SET balance = balance - 10 WHERE id = {id} RETURNING balance"
+                )
+            }
+            Lock::ForUpdate => format!("SELECT balance FROM wallets WHERE id = {id} FOR UPDATE"),
+        };
+        match client.query_one(&sql, &[]).await {
+            Ok(row) => Ok(row.get(0)),
+            Err(error) => {
+                let db = error.as_db_error().expect("a server error");
+                Err((db.code().code().to_string(), db.message().to_string()))
+            }
+        }
+    }
+    /// How each session asks for its row: an UPDATE that subtracts 10 and returns the balance,
+    /// or a `SELECT ... FOR UPDATE` of it.
+    #[derive(Clone, Copy, Debug)]
+    enum Lock {
+        Update,
+        ForUpdate,
+    }
+    /// How a block ends after its UPDATE did.
+    fn ending(end: &End) -> &'static str {
+        if end.is_ok() {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        }
+    }
+    /// What H's wait for row 2 and W1's, W2's and W3's for row 1 ended with.
+    async fn play(server: &Server<'_>, clients: [&Client; 4], lock: Lock) -> [End; 4] {
+        let [h, w1, w2, w3] = clients;
+        h.batch_execute(
+            "UPDATE wallets SET balance = 100 WHERE id = 1; \
+             UPDATE wallets SET balance = 100 WHERE id = 2",
+        )
+        .await
+        .expect("reset the rows");
+        h.batch_execute("BEGIN; UPDATE wallets SET balance = balance WHERE id = 1")
+            .await
+            .expect("H locks row 1");
+        w3.batch_execute("BEGIN; UPDATE wallets SET balance = balance WHERE id = 2")
+            .await
+            .expect("W3 locks row 2");
+        for waiter in [w1, w2] {
+            waiter.batch_execute("BEGIN").await.expect("open a block");
+        }
+        /// Waits until `waiting` sessions wait and `at` has passed since `started`, then
+        /// runs `client`'s UPDATE of row `id` and ends its block.
+        async fn in_turn(
+            server: &Server<'_>,
+            started: Instant,
+            at: Duration,
+            waiting: usize,
+            client: &Client,
+            id: i64,
+            lock: Lock,
+        ) -> End {
+            server.waiting(waiting).await;
+            tokio::time::sleep_until((started + at).into()).await;
+            let end = take(client, id, lock).await;
+            client
+                .batch_execute(ending(&end))
+                .await
+                .expect("end the block");
+            end
+        }
+        let started = Instant::now();
+        let (w1_end, w2_end, h_end, w3_end) = tokio::join!(
+            in_turn(server, started, Duration::ZERO, 0, w1, 1, lock),
+            in_turn(server, started, W2_AT, 1, w2, 1, lock),
+            in_turn(server, started, H_AT, 2, h, 2, lock),
+            in_turn(server, started, W3_AT, 3, w3, 1, lock),
+        );
+        [h_end, w1_end, w2_end, w3_end]
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, admin) = Schema::create(&url, "soft_deadlock").await;
+        admin
+            .batch_execute(&format!(
+                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100), (2, 100)",
+                schema.name
+            ))
+            .await
+            .expect("seed the rows");
+        let mut real = Vec::new();
+        let mut pids = Vec::new();
+        for _ in 0..4 {
+            let (client, _) = connect_real(&url).await;
+            client
+                .batch_execute(&format!(
+                    "SET search_path = {}; SET deadlock_timeout = '{}ms'",
+                    schema.name,
+                    TIMEOUT.as_millis()
+                ))
+                .await
+                .expect("set the session up");
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .expect("the backend's pid")
+                .get(0);
+            pids.push(pid);
+            real.push(client);
+        }
+        let real_server = Server::Real {
+            admin: &admin,
+            pids,
+        };
+        let mut postgres = Postgres::new();
+        for id in [1, 2] {
+            postgres.seed_wallet(
+                id,
+                Wallet {
+                    balance: 100,
+                    fence: 0,
+                },
+            );
+        }
+        let postgres = Rc::new(RefCell::new(postgres));
+        let server =
+            PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
+        let (stand_in, accept_loop) = serve_stand_in(server, 4).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+        let stand_in_server = Server::StandIn(&postgres);
+
+        let deadlock = || Err(("40P01".to_string(), "deadlock detected".to_string()));
+        for (lock, taken) in [(Lock::Update, [90, 80]), (Lock::ForUpdate, [100, 100])] {
+            let real_got = play(&real_server, [&real[0], &real[1], &real[2], &real[3]], lock).await;
+            assert_eq!(
+                real_got,
+                [deadlock(), Ok(taken[0]), deadlock(), Ok(taken[1])],
+                "PostgreSQL, {lock:?}: W2 and H fail, W1 takes the row, then W3"
+            );
+            let ours = play(
+                &stand_in_server,
+                [&stand_in[0], &stand_in[1], &stand_in[2], &stand_in[3]],
+                lock,
+            )
+            .await;
+            assert_eq!(ours, real_got, "{lock:?}: stand-in vs PostgreSQL");
+        }
+        accept_loop.abort();
+        drop(schema);
+    });
+}

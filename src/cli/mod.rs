@@ -95,7 +95,7 @@ pub enum Command {
     /// Serve the Redis or PostgreSQL stand-in on a real TCP port (for redis-cli, psql, ...).
     #[command(after_help = EXIT_CODES)]
     Serve(serve::Args),
-    /// Simulated runs per second of step5 and of step6 with 50 callers and a 1 ms TTL.
+    /// Simulated runs per CPU second of step2 (50 callers), step5 and step6 (50 callers, 1 ms TTL), and the ratio to real servers when given.
     #[command(after_help = EXIT_CODES)]
     Bench(bench::Args),
     /// Run many seeds of every tour row in two processes and compare every event-log digest.

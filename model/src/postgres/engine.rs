@@ -503,11 +503,7 @@ impl Postgres {
     /// returned; otherwise nothing changes. PostgreSQL checks once per wait: the driver calls
     /// this once per [`Exec::Blocked`] wait (again only when the session waits anew).
     pub fn check_deadlock(&mut self, session: SessionId) -> Option<PgError> {
-        let holder = self.blocker_now(session)?;
-        let Some(cycle) = self.wait_cycle(session, holder) else {
-            self.let_cycle_members_ahead(session);
-            return None;
-        };
+        let cycle = self.cycle_through(session)?;
         let error = PgError::deadlock_detected(deadlock_detail(&cycle));
         let state = self.session_mut(session);
         state.waiting_on = None;
@@ -957,8 +953,8 @@ impl Postgres {
     }
 
     /// Takes `session` out of every row's queue, once its statement has run (or failed, or the
-    /// session ended); a session that waited behind it waits no more unless it still holds a
-    /// transaction open.
+    /// session ended); a session that waited behind it waits no more unless `session` now
+    /// holds a lock (it took the row).
     pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
         let mut left = false;
         for table in self.tables.values_mut() {
@@ -969,12 +965,8 @@ impl Postgres {
                 }
             }
         }
-        if left && !self.in_transaction(session) {
-            for other in self.sessions.values_mut() {
-                if other.waiting_on == Some(session) {
-                    other.waiting_on = None;
-                }
-            }
+        if left {
+            self.forget_waits_on_released(session);
         }
     }
 
@@ -1019,59 +1011,51 @@ impl Postgres {
         None
     }
 
-    /// PostgreSQL's answer to a "soft" deadlock, found by `session`'s deadlock check when
-    /// no cycle of real waits runs through it: `session` waits in a row's queue behind the
-    /// first in line, and a session queued behind `session` closes a cycle through it (the
-    /// one behind waits for it only by being later in the same queue: a soft edge). The check
-    /// (PostgreSQL's `DeadLockCheck`) then moves the ones behind ahead of `session`, in their
-    /// order, and aborts no one. Only the first in line is ever woken by the row's holder, so
-    /// this decides who takes the row next: in a two-row deadlock, the holder of the other
-    /// row, which then deadlocks with that row's next taker in a cycle of two.
-    fn let_cycle_members_ahead(&mut self, session: SessionId) {
-        let queue = self.tables.iter().find_map(|(name, table)| {
-            table
-                .rows
-                .iter()
-                .find(|(_, row)| row.waiters.contains(&session))
-                .map(|(key, row)| (name.clone(), key.clone(), row.waiters.clone()))
-        });
-        let Some((table, key, waiters)) = queue else {
-            return;
-        };
-        let at = waiters.iter().position(|&w| w == session).expect("queued");
-        if at == 0 {
-            // The first in line holds the tuple lock: every wait on it is a real one.
-            return;
-        }
-        let first = waiters[0];
-        let behind: Vec<SessionId> = waiters[at + 1..]
-            .iter()
-            .copied()
-            .filter(|&later| self.reaches(first, later))
-            .collect();
-        if behind.is_empty() {
-            return;
-        }
-        let row = self
-            .tables
-            .get_mut(&table)
-            .and_then(|t| t.rows.get_mut(&key))
-            .expect("the row found above");
-        row.waiters.retain(|w| !behind.contains(w));
-        row.waiters.splice(at..at, behind);
-        self.debug_check_invariants();
+    /// A cycle of waits through `session`, as PostgreSQL's deadlock check finds one, starting
+    /// with `session`. Besides the waits of [`Postgres::blocker_now`] it follows PostgreSQL's
+    /// "soft" edges: a session queued for a row waits also for every session queued ahead of
+    /// it but the first (they wait for the same tuple lock and would take it before it).
+    /// PostgreSQL tries to undo a cycle that needs a soft edge by moving the later session
+    /// ahead, but keeps the new order only if no cycle of real waits runs through either of
+    /// the two; in a row's queue one always does (the later session waits for the first in
+    /// line, which waits, through the cycle, for it), so the session whose check found such
+    /// a cycle is aborted. `tests/fidelity_postgres.rs`,
+    /// `a_soft_deadlock_aborts_the_waiter_that_finds_it`, plays it on both servers.
+    fn cycle_through(&self, session: SessionId) -> Option<Vec<SessionId>> {
+        let mut path = vec![session];
+        let mut visited = std::collections::BTreeSet::from([session]);
+        self.wait_path_back(session, session, &mut path, &mut visited)
+            .then_some(path)
     }
 
-    /// True when following the waits from `from` leads to `to`.
-    fn reaches(&self, from: SessionId, to: SessionId) -> bool {
-        let mut current = from;
-        for _ in 0..=self.sessions.len() {
-            if current == to {
+    /// Depth-first: whether some wait of `from`'s leads back to `target`, extending `path`.
+    fn wait_path_back(
+        &self,
+        from: SessionId,
+        target: SessionId,
+        path: &mut Vec<SessionId>,
+        visited: &mut std::collections::BTreeSet<SessionId>,
+    ) -> bool {
+        let soft = self.tables.values().find_map(|table| {
+            table.rows.values().find_map(|row| {
+                let at = row.waiters.iter().position(|&w| w == from)?;
+                Some(row.waiters[1.min(at)..at].to_vec())
+            })
+        });
+        let waits = self
+            .blocker_now(from)
+            .into_iter()
+            .chain(soft.into_iter().flatten());
+        for next in waits {
+            if next == target {
                 return true;
             }
-            match self.blocker_now(current) {
-                Some(next) => current = next,
-                None => return false,
+            if visited.insert(next) {
+                path.push(next);
+                if self.wait_path_back(next, target, path, visited) {
+                    return true;
+                }
+                path.pop();
             }
         }
         false
