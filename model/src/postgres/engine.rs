@@ -1022,43 +1022,42 @@ impl Postgres {
     /// a cycle is aborted. `tests/fidelity_postgres.rs`,
     /// `a_soft_deadlock_aborts_the_waiter_that_finds_it`, plays it on both servers.
     fn cycle_through(&self, session: SessionId) -> Option<Vec<SessionId>> {
-        let mut path = vec![session];
+        // Depth first, with the path on an explicit stack (a chain of waits may be as long as
+        // there are sessions): each entry is a session and its waits not yet followed.
         let mut visited = std::collections::BTreeSet::from([session]);
-        self.wait_path_back(session, session, &mut path, &mut visited)
-            .then_some(path)
-    }
-
-    /// Depth-first: whether some wait of `from`'s leads back to `target`, extending `path`.
-    fn wait_path_back(
-        &self,
-        from: SessionId,
-        target: SessionId,
-        path: &mut Vec<SessionId>,
-        visited: &mut std::collections::BTreeSet<SessionId>,
-    ) -> bool {
-        let soft = self.tables.values().find_map(|table| {
-            table.rows.values().find_map(|row| {
-                let at = row.waiters.iter().position(|&w| w == from)?;
-                Some(row.waiters[1.min(at)..at].to_vec())
-            })
-        });
-        let waits = self
-            .blocker_now(from)
-            .into_iter()
-            .chain(soft.into_iter().flatten());
-        for next in waits {
-            if next == target {
-                return true;
-            }
-            if visited.insert(next) {
-                path.push(next);
-                if self.wait_path_back(next, target, path, visited) {
-                    return true;
+        let mut path = vec![(session, self.waits_of(session).into_iter())];
+        while let Some((_, waits)) = path.last_mut() {
+            match waits.next() {
+                Some(next) if next == session => {
+                    return Some(path.iter().map(|(on_path, _)| *on_path).collect());
                 }
-                path.pop();
+                Some(next) => {
+                    if visited.insert(next) {
+                        path.push((next, self.waits_of(next).into_iter()));
+                    }
+                }
+                None => {
+                    path.pop();
+                }
             }
         }
-        false
+        None
+    }
+
+    /// Every session `session` waits for in PostgreSQL's deadlock check: the real wait
+    /// ([`Postgres::blocker_now`]) first, then the soft ones (the sessions queued ahead of it
+    /// for the same row, but the first).
+    fn waits_of(&self, session: SessionId) -> Vec<SessionId> {
+        let soft = self.tables.values().find_map(|table| {
+            table.rows.values().find_map(|row| {
+                let at = row.waiters.iter().position(|&w| w == session)?;
+                Some(&row.waiters[1.min(at)..at])
+            })
+        });
+        self.blocker_now(session)
+            .into_iter()
+            .chain(soft.into_iter().flatten().copied())
+            .collect()
     }
 
     /// Whom `session`'s blocked statement waits for now, in PostgreSQL's lock graph. A session
