@@ -1612,6 +1612,47 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
     });
 }
 
+/// Where a lock-queue differential sees how many of its sessions wait for a lock: PostgreSQL's
+/// `pg_locks` for the sessions' backends, or the stand-in's queues of rows 1 and 2.
+enum LockWaits<'a> {
+    Real { admin: &'a Client, pids: Vec<i32> },
+    StandIn(&'a RefCell<Postgres>),
+}
+
+impl LockWaits<'_> {
+    /// Returns once `count` of the sessions wait for a lock (panics after 20 s).
+    async fn waiting(&self, count: usize) {
+        let started = Instant::now();
+        loop {
+            let now = match self {
+                LockWaits::Real { admin, pids } => {
+                    let row = admin
+                        .query_one(
+                            "SELECT count(DISTINCT pid) FROM pg_locks \
+                             WHERE NOT granted AND pid = ANY($1)",
+                            &[pids],
+                        )
+                        .await
+                        .expect("read pg_locks");
+                    usize::try_from(row.get::<_, i64>(0)).expect("a count")
+                }
+                LockWaits::StandIn(postgres) => {
+                    let postgres = postgres.borrow();
+                    postgres.lock_queue(1).len() + postgres.lock_queue(2).len()
+                }
+            };
+            if now >= count {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{count} sessions never waited (only {now})"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
 /// Two sessions wait for a row that a third holds; when it commits, PostgreSQL gives the row
 /// to the one that began waiting first (its queue on the tuple lock), and the other waits
 /// behind it, whichever of them the server happens to wake first. The first waiter doubles the
@@ -1625,41 +1666,6 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
     let Some(url) = database_url("waiters_take_a_released_row_in_order") else {
         return;
     };
-    /// Where to see how many of the sessions wait for a lock.
-    enum Server<'a> {
-        Real { admin: &'a Client, pids: Vec<i32> },
-        StandIn(&'a RefCell<Postgres>),
-    }
-    impl Server<'_> {
-        /// Returns once `count` of the sessions wait for a lock (panics after 20 s).
-        async fn waiting(&self, count: usize) {
-            let started = Instant::now();
-            loop {
-                let now = match self {
-                    Server::Real { admin, pids } => {
-                        let row = admin
-                            .query_one(
-                                "SELECT count(DISTINCT pid) FROM pg_locks \
-                                 WHERE NOT granted AND pid = ANY($1)",
-                                &[pids],
-                            )
-                            .await
-                            .expect("read pg_locks");
-                        usize::try_from(row.get::<_, i64>(0)).expect("a count")
-                    }
-                    Server::StandIn(postgres) => postgres.borrow().lock_queue(1).len(),
-                };
-                if now >= count {
-                    return;
-                }
-                assert!(
-                    started.elapsed() < Duration::from_secs(20),
-                    "{count} sessions never waited (only {now})"
-                );
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
-    }
     async fn returned(client: &Client, set: &str) -> i64 {
         let sql = format!("UPDATE wallets SET balance = {set} WHERE id = 1 RETURNING balance");
         client
@@ -1670,7 +1676,7 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
     }
     /// What the first and the second waiter's UPDATEs returned, and the final balance.
     async fn play(
-        server: &Server<'_>,
+        server: &LockWaits<'_>,
         clients: [&Client; 3],
         first: usize,
         in_blocks: bool,
@@ -1743,7 +1749,7 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
             pids.push(pid);
             real.push(client);
         }
-        let real_server = Server::Real {
+        let real_server = LockWaits::Real {
             admin: &admin,
             pids,
         };
@@ -1759,7 +1765,7 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
         let server = PgServer::new(postgres.clone(), Rc::new(NoopObserver));
         let (stand_in, accept_loop) = serve_stand_in(server, 3).await;
         let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
-        let stand_in_server = Server::StandIn(&postgres);
+        let stand_in_server = LockWaits::StandIn(&postgres);
         for in_blocks in [true, false] {
             for first in [1, 2] {
                 let clients = [&real[0], &real[1], &real[2]];
@@ -1798,44 +1804,6 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
     const W2_AT: Duration = Duration::from_millis(300);
     const H_AT: Duration = Duration::from_millis(600);
     const W3_AT: Duration = Duration::from_millis(700);
-    /// Where to see how many of the sessions wait for a lock.
-    enum Server<'a> {
-        Real { admin: &'a Client, pids: Vec<i32> },
-        StandIn(&'a RefCell<Postgres>),
-    }
-    impl Server<'_> {
-        /// Returns once `count` of the sessions wait for a lock (panics after 20 s).
-        async fn waiting(&self, count: usize) {
-            let started = Instant::now();
-            loop {
-                let now = match self {
-                    Server::Real { admin, pids } => {
-                        let row = admin
-                            .query_one(
-                                "SELECT count(DISTINCT pid) FROM pg_locks \
-                                 WHERE NOT granted AND pid = ANY($1)",
-                                &[pids],
-                            )
-                            .await
-                            .expect("read pg_locks");
-                        usize::try_from(row.get::<_, i64>(0)).expect("a count")
-                    }
-                    Server::StandIn(postgres) => {
-                        let postgres = postgres.borrow();
-                        postgres.lock_queue(1).len() + postgres.lock_queue(2).len()
-                    }
-                };
-                if now >= count {
-                    return;
-                }
-                assert!(
-                    started.elapsed() < Duration::from_secs(20),
-                    "{count} sessions never waited (only {now})"
-                );
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
-    }
     /// An UPDATE's returned balance, or the error's SQLSTATE and message.
     type End = Result<i64, (String, String)>;
     async fn take(client: &Client, id: i64, lock: Lock) -> End {
@@ -1871,7 +1839,7 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
         }
     }
     /// What H's wait for row 2 and W1's, W2's and W3's for row 1 ended with.
-    async fn play(server: &Server<'_>, clients: [&Client; 4], lock: Lock) -> [End; 4] {
+    async fn play(server: &LockWaits<'_>, clients: [&Client; 4], lock: Lock) -> [End; 4] {
         let [h, w1, w2, w3] = clients;
         h.batch_execute(
             "UPDATE wallets SET balance = 100 WHERE id = 1; \
@@ -1891,7 +1859,7 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
         /// Waits until `waiting` sessions wait and `at` has passed since `started`, then
         /// runs `client`'s UPDATE of row `id` and ends its block.
         async fn in_turn(
-            server: &Server<'_>,
+            server: &LockWaits<'_>,
             started: Instant,
             at: Duration,
             waiting: usize,
@@ -1947,7 +1915,7 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
             pids.push(pid);
             real.push(client);
         }
-        let real_server = Server::Real {
+        let real_server = LockWaits::Real {
             admin: &admin,
             pids,
         };
@@ -1966,7 +1934,7 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
             PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
         let (stand_in, accept_loop) = serve_stand_in(server, 4).await;
         let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
-        let stand_in_server = Server::StandIn(&postgres);
+        let stand_in_server = LockWaits::StandIn(&postgres);
 
         let deadlock = || Err(("40P01".to_string(), "deadlock detected".to_string()));
         for (lock, taken) in [(Lock::Update, [90, 80]), (Lock::ForUpdate, [100, 100])] {

@@ -455,22 +455,11 @@ fn a_newcomer_may_take_a_free_row_and_a_waiter_that_leaves_gives_up_its_place() 
 /// sessions in it would wait forever (PostgreSQL always finds such a cycle).
 #[test]
 fn a_cycle_through_a_queue_whose_first_waiter_changed_is_found() {
-    let (mut db, h42, h43) = setup_on_timeout();
-    let first = db.connect();
-    let second = db.connect();
-    let row = |id| Statement::Select {
-        id,
-        lock: Some(RowLock::ForUpdate),
-    };
-    for session in [h42, h43, first, second] {
-        ok(&mut db, session, Statement::Begin, &[]);
-    }
-    ok(&mut db, h42, row(ID), &[]);
-    ok(&mut db, h43, row(OTHER_ID), &[]);
-    assert_eq!(blocked(&mut db, first, row(OTHER_ID), &[]), h43);
-    assert_eq!(blocked(&mut db, second, row(OTHER_ID), &[]), first);
-    assert_eq!(blocked(&mut db, h43, row(ID), &[]), h42);
-    assert_eq!(blocked(&mut db, h42, row(OTHER_ID), &[]), first);
+    let (mut db, [h42, h43, first, second]) = two_holders_and_two_more();
+    assert_eq!(blocked(&mut db, first, for_update(OTHER_ID), &[]), h43);
+    assert_eq!(blocked(&mut db, second, for_update(OTHER_ID), &[]), first);
+    assert_eq!(blocked(&mut db, h43, for_update(ID), &[]), h42);
+    assert_eq!(blocked(&mut db, h42, for_update(OTHER_ID), &[]), first);
     assert_eq!(db.lock_queue(OTHER_ID), &[first, second, h42]);
     // first -> h43 -> h42 -> first.
     let error = db
@@ -480,7 +469,7 @@ fn a_cycle_through_a_queue_whose_first_waiter_changed_is_found() {
     assert_eq!(db.lock_queue(OTHER_ID), &[second, h42]);
     // `second` comes first and runs again: it waits for h43. h42, behind it, has not run
     // since, yet it now waits for `second`: h43 -> h42 -> second -> h43.
-    assert_eq!(blocked(&mut db, second, row(OTHER_ID), &[]), h43);
+    assert_eq!(blocked(&mut db, second, for_update(OTHER_ID), &[]), h43);
     let error = db
         .check_deadlock(h43)
         .expect("a cycle through the new first waiter");
@@ -491,6 +480,28 @@ fn a_cycle_through_a_queue_whose_first_waiter_changed_is_found() {
         None,
         "h43's abort released its row"
     );
+}
+
+/// Four sessions in blocks, deadlocks looked for only when a driver asks (after
+/// `deadlock_timeout`): the first holds row 42 (`FOR UPDATE`), the second row 7, the other two
+/// hold nothing yet.
+fn two_holders_and_two_more() -> (Postgres, [SessionId; 4]) {
+    let (mut db, h42, h43) = setup_on_timeout();
+    let sessions = [h42, h43, db.connect(), db.connect()];
+    for session in sessions {
+        ok(&mut db, session, Statement::Begin, &[]);
+    }
+    ok(&mut db, h42, for_update(ID), &[]);
+    ok(&mut db, h43, for_update(OTHER_ID), &[]);
+    (db, sessions)
+}
+
+/// `SELECT balance, fence ... FOR UPDATE` of row `id`.
+fn for_update(id: i64) -> Statement {
+    Statement::Select {
+        id,
+        lock: Some(RowLock::ForUpdate),
+    }
 }
 
 /// [`setup`] with deadlocks looked for only when a driver asks (after `deadlock_timeout`).
@@ -509,23 +520,12 @@ fn setup_on_timeout() -> (Postgres, SessionId, SessionId) {
 /// `a_soft_deadlock_aborts_the_waiter_that_finds_it`).
 #[test]
 fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
-    let (mut db, h42, h43) = setup_on_timeout();
-    let w1 = db.connect();
-    let w2 = db.connect();
-    let row = |id| Statement::Select {
-        id,
-        lock: Some(RowLock::ForUpdate),
-    };
-    for session in [h42, h43, w1, w2] {
-        ok(&mut db, session, Statement::Begin, &[]);
-    }
-    ok(&mut db, h42, row(ID), &[]);
-    ok(&mut db, h43, row(OTHER_ID), &[]);
-    assert_eq!(blocked(&mut db, w1, row(ID), &[]), h42);
-    assert_eq!(blocked(&mut db, w2, row(ID), &[]), w1);
+    let (mut db, [h42, h43, w1, w2]) = two_holders_and_two_more();
+    assert_eq!(blocked(&mut db, w1, for_update(ID), &[]), h42);
+    assert_eq!(blocked(&mut db, w2, for_update(ID), &[]), w1);
     assert_eq!(db.check_deadlock(w2), None, "no cycle yet");
-    assert_eq!(blocked(&mut db, h43, row(ID), &[]), w1);
-    assert_eq!(blocked(&mut db, h42, row(OTHER_ID), &[]), h43);
+    assert_eq!(blocked(&mut db, h43, for_update(ID), &[]), w1);
+    assert_eq!(blocked(&mut db, h42, for_update(OTHER_ID), &[]), h43);
     assert_eq!(db.lock_queue(ID), &[w1, w2, h43]);
     let error = db.check_deadlock(w2).expect("w2 -> w1 -> h42 -> h43 -> w2");
     assert_eq!(error.code, "40P01");
