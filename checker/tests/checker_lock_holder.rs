@@ -105,8 +105,8 @@ fn tokenless(config: &CheckConfig, token: u128, watchdog: bool) -> Caller {
     let ttl_ms = scenario.params.ttl_ms;
     Caller::Locked(LockedSpend::new(LockedSpendConfig {
         lock: Lock::Setnx(Setnx {
-            key: keys.lock.clone(),
-            value: token_text(token),
+            key: keys.lock.as_slice().into(),
+            value: token_text(token).into(),
             expire_ttl_ms: Some(ttl_ms),
         }),
         store: Store::Redis {

@@ -33,8 +33,9 @@
 //!   gets no answer within [`ClientPolicy::sql_timeout_ms`], or whose connection broke, gives
 //!   the machine [`Input::ConnectionError`] and the next statement opens a new session.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 use crate::postgres::{PgError, QueryResult};
 use crate::redis::Reply;
@@ -152,14 +153,14 @@ pub enum Output {
         /// Which Redis server.
         server: Server,
         /// The request.
-        request: RedisRequest,
+        request: Arc<RedisRequest>,
         /// Its timeout.
         timeout_ms: u64,
     },
     /// A statement begins. Nothing to answer.
     BeginSql {
         /// The statement.
-        request: SqlRequest,
+        request: Arc<SqlRequest>,
     },
     /// Open connection `conn` to `server`, giving up after `dial_timeout_ms`. Answer with
     /// [`Client::handle_connected`] or [`Client::handle_connect_failed`].
@@ -179,7 +180,7 @@ pub enum Output {
         /// The connection.
         conn: ConnId,
         /// The request.
-        request: RedisRequest,
+        request: Arc<RedisRequest>,
         /// 0 for the first send, n for the n-th retry.
         attempt: u32,
     },
@@ -191,7 +192,7 @@ pub enum Output {
         /// The connection.
         conn: ConnId,
         /// The statement.
-        request: SqlRequest,
+        request: Arc<SqlRequest>,
     },
     /// Close `conn`: it broke or is in an unknown state. Nothing to answer.
     Close {
@@ -283,11 +284,11 @@ enum Op {
     Idle,
     /// Opening a set-up connection.
     SetUp(Server, ConnId),
-    /// A Redis request (boxed: a client spends most of its life idle, and the world keeps
-    /// millions of them).
+    /// A Redis request (shared with the outputs that carry it, and behind a pointer: a
+    /// client spends most of its life idle, and the world keeps millions of them).
     Redis {
         server: Server,
-        request: Box<RedisRequest>,
+        request: Arc<RedisRequest>,
         timeout_ms: u64,
         deadline_ms: u64,
         attempt: u32,
@@ -295,7 +296,7 @@ enum Op {
     },
     /// A statement.
     Sql {
-        request: SqlRequest,
+        request: Arc<SqlRequest>,
         deadline_ms: Option<u64>,
         stage: SqlStage,
     },
@@ -325,7 +326,9 @@ pub struct Client<M> {
     /// (Boxed: it is there only between an answer and the next poll.)
     input: Option<Box<Input>>,
     /// Outputs not yet polled.
-    queue: VecDeque<Output>,
+    /// (Inline: one step queues at most a few, and a copied client would otherwise allocate
+    /// its queue anew on its first step.)
+    queue: SmallVec<[Output; 2]>,
     /// Set-up connections still to open.
     set_up: SetUp,
 }
@@ -343,7 +346,7 @@ impl<M: Machine> Client<M> {
             opened: 0,
             op: Op::Idle,
             input: None,
-            queue: VecDeque::new(),
+            queue: SmallVec::new(),
             set_up,
         };
         client.next_set_up();
@@ -432,7 +435,7 @@ impl<M: Machine> Client<M> {
     /// The next thing to do, or `None` while the client waits for an answer (or for
     /// [`Client::start`]). Runs the machine when it has an input, at caller time `now_ms`.
     pub fn poll(&mut self, now_ms: u64) -> Option<Output> {
-        if let Some(output) = self.queue.pop_front() {
+        if let Some(output) = self.next_queued() {
             return Some(output);
         }
         if self.op != Op::Idle {
@@ -441,7 +444,12 @@ impl<M: Machine> Client<M> {
         let input = self.input.take()?;
         let step = self.machine.next(now_ms, *input);
         self.begin(now_ms, step);
-        self.queue.pop_front()
+        self.next_queued()
+    }
+
+    /// The first output not yet polled.
+    fn next_queued(&mut self) -> Option<Output> {
+        (!self.queue.is_empty()).then(|| self.queue.remove(0))
     }
 
     /// When the outstanding request is given up on (caller clock), if one is outstanding.
@@ -484,7 +492,7 @@ impl<M: Machine> Client<M> {
                     _ => unreachable!("a deadline only while connecting or sent"),
                 };
                 self.set_redis_conn(server, None);
-                self.queue.push_back(Output::Close {
+                self.queue.push(Output::Close {
                     server,
                     conn,
                     reason: CloseReason::RedisTimeout {
@@ -502,7 +510,7 @@ impl<M: Machine> Client<M> {
                 };
                 self.postgres = None;
                 self.input = Some(Box::new(Input::ConnectionError(reason.error())));
-                self.queue.push_back(Output::Close {
+                self.queue.push(Output::Close {
                     server: Server::Postgres,
                     conn,
                     reason,
@@ -644,7 +652,7 @@ impl<M: Machine> Client<M> {
         }
         let (attempt, server) = (*attempt, *server);
         self.op_redis_stage(RedisStage::BackingOff);
-        self.queue.push_back(Output::Retry {
+        self.queue.push(Output::Retry {
             server,
             attempt,
             backoff_ms,
@@ -683,7 +691,7 @@ impl<M: Machine> Client<M> {
         };
         let conn = self.open();
         self.op = Op::SetUp(server, conn);
-        self.queue.push_back(Output::Connect {
+        self.queue.push(Output::Connect {
             server,
             conn,
             dial_timeout_ms: self.policy.dial_timeout_ms,
@@ -705,14 +713,15 @@ impl<M: Machine> Client<M> {
             } => {
                 let server = Server::redis_node(node);
                 let timeout_ms = timeout_ms.unwrap_or(self.policy.read_timeout_ms);
-                self.queue.push_back(Output::BeginRedis {
+                let request = Arc::new(request);
+                self.queue.push(Output::BeginRedis {
                     server,
-                    request: request.clone(),
+                    request: Arc::clone(&request),
                     timeout_ms,
                 });
                 self.op = Op::Redis {
                     server,
-                    request: Box::new(request),
+                    request,
                     timeout_ms,
                     deadline_ms: now_ms + timeout_ms,
                     attempt: 0,
@@ -721,8 +730,9 @@ impl<M: Machine> Client<M> {
                 self.send_redis();
             }
             Step::Sql(request) => {
-                self.queue.push_back(Output::BeginSql {
-                    request: request.clone(),
+                let request = Arc::new(request);
+                self.queue.push(Output::BeginSql {
+                    request: Arc::clone(&request),
                 });
                 self.op = Op::Sql {
                     request,
@@ -737,7 +747,7 @@ impl<M: Machine> Client<M> {
                 deadline_ms,
             } => {
                 self.op = Op::Sleeping;
-                self.queue.push_back(Output::Sleep {
+                self.queue.push(Output::Sleep {
                     min_ms,
                     max_ms,
                     deadline_ms,
@@ -745,11 +755,11 @@ impl<M: Machine> Client<M> {
             }
             Step::Reached(point) => {
                 self.op = Op::AtPoint;
-                self.queue.push_back(Output::Reached(point));
+                self.queue.push(Output::Reached(point));
             }
             Step::Done(outcome) => {
                 self.op = Op::Done;
-                self.queue.push_back(Output::Done(outcome));
+                self.queue.push(Output::Done(outcome));
             }
         }
     }
@@ -771,11 +781,11 @@ impl<M: Machine> Client<M> {
         else {
             unreachable!("sending a Redis request while {:?}", self.op)
         };
-        let (server, request, attempt) = (*server, RedisRequest::clone(request), *attempt);
+        let (server, request, attempt) = (*server, Arc::clone(request), *attempt);
         match self.connection(server) {
             Some(conn) => {
                 self.op_redis_stage(RedisStage::Sent(conn));
-                self.queue.push_back(Output::SendRedis {
+                self.queue.push(Output::SendRedis {
                     server,
                     conn,
                     request,
@@ -785,7 +795,7 @@ impl<M: Machine> Client<M> {
             None => {
                 let conn = self.open();
                 self.op_redis_stage(RedisStage::Connecting(conn));
-                self.queue.push_back(Output::Connect {
+                self.queue.push(Output::Connect {
                     server,
                     conn,
                     dial_timeout_ms: self.policy.dial_timeout_ms,
@@ -802,14 +812,14 @@ impl<M: Machine> Client<M> {
         match self.postgres {
             Some(conn) => {
                 *stage = SqlStage::Sent(conn);
-                let request = request.clone();
-                self.queue.push_back(Output::SendSql { conn, request });
+                let request = Arc::clone(request);
+                self.queue.push(Output::SendSql { conn, request });
             }
             None => {
                 self.opened += 1;
                 let conn = ConnId(self.opened);
                 *stage = SqlStage::Connecting(conn);
-                self.queue.push_back(Output::Connect {
+                self.queue.push(Output::Connect {
                     server: Server::Postgres,
                     conn,
                     dial_timeout_ms: self.policy.dial_timeout_ms,
@@ -824,7 +834,7 @@ impl<M: Machine> Client<M> {
             unreachable!("a Redis connection broke while {:?}", self.op)
         };
         self.set_redis_conn(server, None);
-        self.queue.push_back(Output::Close {
+        self.queue.push(Output::Close {
             server,
             conn,
             reason: CloseReason::Broken(error.clone()),
@@ -840,7 +850,7 @@ impl<M: Machine> Client<M> {
         *attempt += 1;
         let attempt = *attempt;
         self.op_redis_stage(RedisStage::Drawing { error });
-        self.queue.push_back(Output::DrawBackoff {
+        self.queue.push(Output::DrawBackoff {
             attempt,
             below_ms: self.policy.backoff_below_ms(attempt),
         });
@@ -850,7 +860,7 @@ impl<M: Machine> Client<M> {
     /// retried.
     fn sql_broke(&mut self, conn: ConnId, error: String) {
         self.postgres = None;
-        self.queue.push_back(Output::Close {
+        self.queue.push(Output::Close {
             server: Server::Postgres,
             conn,
             reason: CloseReason::Broken(error.clone()),

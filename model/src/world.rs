@@ -163,7 +163,7 @@ pub enum SlotState {
     /// Waiting for a row lock held by `by`; the statement is re-executed when it is free.
     Blocked {
         /// The waiting statement.
-        request: SqlRequest,
+        request: Arc<SqlRequest>,
         /// The session holding the lock.
         by: SessionId,
     },
@@ -344,6 +344,9 @@ pub struct ExtraFaults {
     pub node_faults_left: NodeFaults,
 }
 
+/// A world's callers.
+pub type Slots = smallvec::SmallVec<[Arc<Slot>; 3]>;
+
 /// Callers, stand-ins and a clock.
 ///
 /// Equal worlds hash equal; the hash leaves out what never changes during a run (the
@@ -363,8 +366,9 @@ pub struct World {
     pub replica: Option<Arc<Replica>>,
     /// PostgreSQL.
     pub postgres: Arc<Postgres>,
-    /// The callers.
-    pub slots: Vec<Arc<Slot>>,
+    /// The callers (inline up to three: a world is copied for every step the checker
+    /// takes, and a list of its own would be one more allocation each time).
+    pub slots: Slots,
     /// Failovers still allowed.
     pub failovers_left: u32,
     /// Restarts of the single Redis (without persistence) still allowed.
@@ -725,7 +729,7 @@ impl World {
                 || balance_in == BalanceIn::Redis,
             postgres: balance_in == BalanceIn::Postgres,
         };
-        let mut slots = Vec::with_capacity(tokens.len());
+        let mut slots = Slots::with_capacity(tokens.len());
         for (index, machine) in callers.into_iter().enumerate() {
             let mut client = Client::new(machine, policy, set_up);
             // Set-up connections open at once.
@@ -784,6 +788,8 @@ impl World {
                 backlog: Vec::new(),
             })
         });
+        // Without a replica nobody reads the primary's effects.
+        redis.record_effects(replica.is_some());
         Ok(World {
             now_ms: 0,
             redis: Arc::new(redis),
@@ -1296,7 +1302,7 @@ impl World {
                 self.evictions_left -= 1;
                 let key = self.setup.scenario.params.keys.fence.clone();
                 let del = RedisRequest::Command(Command::Del(vec![key]));
-                let _ = self.run_redis(del);
+                let _ = self.run_redis(&del);
                 emit(sink, || Event::FenceEvicted);
             }
             Action::LoseReply(index) => {
@@ -1588,23 +1594,23 @@ impl World {
         &mut self,
         index: usize,
         server: Server,
-        request: RedisRequest,
+        request: Arc<RedisRequest>,
         sink: &mut Sink<'_>,
     ) {
-        let (node, (request, reply)) = match server {
+        let (node, reply) = match server {
             Server::Node(node) => {
                 let now_ms = self.node_now_ms(node, self.now_ms);
                 let state = Arc::make_mut(&mut self.nodes[usize::from(node) - 1]);
-                let ran = run_request(&mut state.redis, request, now_ms);
+                let reply = run_request(&mut state.redis, &request, now_ms);
                 state.redis.drain_effects();
-                (node, ran)
+                (node, reply)
             }
             _ => {
                 let holder = self.lock_holder_at(self.now_ms);
                 let lock_before = self.stored_lock();
-                let ran = self.run_redis_for(index, request);
+                let reply = self.run_redis_for(index, &request);
                 self.note_trespass(index, holder, lock_before);
-                (crate::safeguard::SINGLE_REDIS, ran)
+                (crate::safeguard::SINGLE_REDIS, reply)
             }
         };
         if self.tracks_landed_writes() && self.is_balance_write(&request, &reply) {
@@ -1618,7 +1624,7 @@ impl World {
             let reply = reply.clone();
             emit(sink, || Event::Redis {
                 caller: index,
-                request,
+                request: RedisRequest::clone(&request),
                 reply,
                 reading,
                 node,
@@ -1671,7 +1677,7 @@ impl World {
         slot.slack_ms = 0;
     }
 
-    fn run_sql(&mut self, index: usize, request: SqlRequest, sink: &mut Sink<'_>) {
+    fn run_sql(&mut self, index: usize, request: Arc<SqlRequest>, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
         match Arc::make_mut(&mut self.postgres).execute(
             session,
@@ -1699,7 +1705,7 @@ impl World {
                     let result = result.clone();
                     emit(sink, || Event::Sql {
                         caller: index,
-                        request,
+                        request: Arc::unwrap_or_clone(request),
                         result,
                         reading,
                     });
@@ -1711,7 +1717,7 @@ impl World {
             }
             Exec::Blocked { by } => {
                 if sink.is_some() {
-                    let request = request.clone();
+                    let request = SqlRequest::clone(&request);
                     emit(sink, || Event::SqlBlocked {
                         caller: index,
                         request,
@@ -1732,18 +1738,18 @@ impl World {
     /// the primary made (the search orders replication before the answer: the replica caught
     /// up within the timeout), else 0 (it did not: the timeout passed); 0 after a failover,
     /// which leaves no replica. A lone primary has no replica either.
-    fn run_redis(&mut self, request: RedisRequest) -> (RedisRequest, Reply) {
-        if let RedisRequest::Command(Command::Wait(..)) = &request {
+    fn run_redis(&mut self, request: &RedisRequest) -> Reply {
+        if let RedisRequest::Command(Command::Wait(..)) = request {
             let acked = self
                 .replica
                 .as_ref()
                 .is_some_and(|replica| replica.backlog.is_empty());
-            return (request, Reply::Integer(i64::from(acked)));
+            return Reply::Integer(i64::from(acked));
         }
         let now_ms = self.redis_time(self.now_ms);
-        let ran = run_request(Arc::make_mut(&mut self.redis), request, now_ms);
+        let reply = run_request(Arc::make_mut(&mut self.redis), request, now_ms);
         self.ship_effects();
-        ran
+        reply
     }
 
     /// Queues the primary's new effects for the replica.
@@ -1758,7 +1764,7 @@ impl World {
 
     /// [`World::run_redis`] on caller `index`'s connection: a pipeline runs there whole,
     /// with the connection's transaction state.
-    fn run_redis_for(&mut self, index: usize, request: RedisRequest) -> (RedisRequest, Reply) {
+    fn run_redis_for(&mut self, index: usize, request: &RedisRequest) -> Reply {
         let RedisRequest::Pipeline(commands) = request else {
             return self.run_redis(request);
         };
@@ -1767,12 +1773,12 @@ impl World {
         let reply = run_pipeline(
             Arc::make_mut(&mut self.redis),
             &mut session,
-            &commands,
+            commands,
             now_ms,
         );
         self.ship_effects();
         slot_mut(&mut self.slots[index]).redis_session = session;
-        (RedisRequest::Pipeline(commands), reply)
+        reply
     }
 
     /// Every caller's connection to the single Redis is new: the server they knew is gone.
@@ -1929,43 +1935,16 @@ fn run_pipeline(
     )
 }
 
-fn run_request(redis: &mut Redis, request: RedisRequest, now_ms: u64) -> (RedisRequest, Reply) {
+fn run_request(redis: &mut Redis, request: &RedisRequest, now_ms: u64) -> Reply {
     match request {
         // On a connection of its own (Redlock's nodes: a caller's transaction state there is
         // not kept between requests).
         RedisRequest::Pipeline(commands) => {
-            let reply = run_pipeline(redis, &mut RedisSession::new(), &commands, now_ms);
-            (RedisRequest::Pipeline(commands), reply)
+            run_pipeline(redis, &mut RedisSession::new(), commands, now_ms)
         }
-        RedisRequest::Command(command) => {
-            let reply = redis.apply(&command, now_ms);
-            (RedisRequest::Command(command), reply)
-        }
+        RedisRequest::Command(command) => redis.apply(command, now_ms),
         RedisRequest::Script { script, keys, args } => {
-            let evalsha = Command::EvalSha {
-                sha1: script.sha1_hex(),
-                keys,
-                args,
-            };
-            let reply = redis.apply(&evalsha, now_ms);
-            let Command::EvalSha { keys, args, .. } = evalsha else {
-                unreachable!("built above")
-            };
-            match reply {
-                Reply::Error(text) if text.starts_with("NOSCRIPT") => {
-                    let eval = Command::Eval {
-                        script: script.source().as_bytes().to_vec(),
-                        keys,
-                        args,
-                    };
-                    let reply = redis.apply(&eval, now_ms);
-                    let Command::Eval { keys, args, .. } = eval else {
-                        unreachable!("built above")
-                    };
-                    (RedisRequest::Script { script, keys, args }, reply)
-                }
-                other => (RedisRequest::Script { script, keys, args }, other),
-            }
+            redis.call_script(*script, keys, args, now_ms)
         }
     }
 }

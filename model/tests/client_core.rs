@@ -237,11 +237,13 @@ fn a_reply_goes_to_the_machine_and_the_connection_stays_open() {
 
 #[test]
 fn the_core_adds_little_to_a_caller_the_checker_keeps_millions_of() {
-    // Connections, the policy (shared), an idle operation, an empty queue: a slot in the
-    // world grows by this much per caller.
+    // Connections, the policy (shared), an idle operation, an empty queue with room for two
+    // outputs (inline, so that a copied client allocates nothing on its next step): a slot
+    // grows by this much per caller. The checker shares equal slots among its worlds, so
+    // this is paid per distinct caller, not per stored state.
     let added = std::mem::size_of::<Client<Caller>>() - std::mem::size_of::<Caller>();
     assert!(
-        added <= 160,
+        added <= 224,
         "the client core adds {added} bytes to a caller"
     );
 }

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use leaselab_model::client::SetUp;
@@ -286,7 +287,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
             } => {
                 host.deadline = Some(Instant::now() + env.raw(Duration::from_millis(timeout_ms)));
                 host.log(What::RedisRequest {
-                    request: request.clone(),
+                    request: RedisRequest::clone(&request),
                     timeout_ms,
                     node: match server {
                         Server::Node(node) => Some(node),
@@ -299,9 +300,10 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     .policy()
                     .sql_timeout_ms
                     .map(|timeout| Instant::now() + env.raw(Duration::from_millis(timeout)));
+                let request = Arc::unwrap_or_clone(request);
                 host.log(What::SqlRequest {
                     statement: request.statement,
-                    params: request.params.clone(),
+                    params: request.params,
                 });
             }
             Output::Connect {

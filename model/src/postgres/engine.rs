@@ -362,10 +362,21 @@ impl Hash for Session {
     }
 }
 
+/// Row `id` of `wallets` as the checker's state hash reads it ([`Postgres::wallet_view`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalletView<'a> {
+    /// The committed version.
+    pub committed: Option<Wallet>,
+    /// The session holding the row's lock, and the row as that session sees it.
+    pub holder: Option<(SessionId, Option<Wallet>)>,
+    /// The sessions waiting for the row's lock, in order.
+    pub queue: &'a [SessionId],
+}
+
 /// An in-memory PostgreSQL: tables of rows, sessions, transaction blocks and row locks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Postgres {
-    pub(super) tables: BTreeMap<String, Table>,
+    pub(super) tables: BTreeMap<Arc<str>, Table>,
     pub(super) sessions: BTreeMap<SessionId, Session>,
     pub(super) next_session: u32,
     /// When a waiting session looks for a deadlock (a setting: not part of the state's hash).
@@ -438,10 +449,10 @@ impl Hash for Postgres {
         }
         self.sessions.hash(state);
         self.next_session.hash(state);
-        let others: Vec<(&String, &Table)> = self
+        let others: Vec<(&Arc<str>, &Table)> = self
             .tables
             .iter()
-            .filter(|(name, _)| !canonical || name.as_str() != WALLETS)
+            .filter(|(name, _)| !canonical || &***name != WALLETS)
             .collect();
         if !others.is_empty() || (wallets.is_none()) {
             state.write_usize(others.len() + 1);
@@ -519,7 +530,7 @@ impl Postgres {
     pub(super) fn create_table(&mut self, def: TableDef) {
         let canonical = def.is_canonical_wallets();
         self.tables.insert(
-            def.name.clone(),
+            def.name.as_str().into(),
             Table {
                 def: Arc::new(def),
                 rows: BTreeMap::new(),
@@ -721,6 +732,37 @@ impl Postgres {
     /// transaction lasts and `session` has not executed anything since.
     pub fn waiting_on(&self, session: SessionId) -> Option<SessionId> {
         self.sessions.get(&session).and_then(|s| s.waiting_on)
+    }
+
+    /// Row `id` of `wallets` as [`Postgres::wallet`], [`Postgres::lock_holder`] with
+    /// [`Postgres::visible_wallet`] of the holder, and [`Postgres::lock_queue`] give it,
+    /// looked up once (the checker's state hash reads all of them for every state).
+    pub fn wallet_view(&self, id: i64) -> WalletView<'_> {
+        let Some(row) = self
+            .tables
+            .get(WALLETS)
+            .and_then(|table| table.rows.get(&Value::Int(id)))
+        else {
+            return WalletView::default();
+        };
+        WalletView {
+            committed: row.committed.as_ref().map(wallet_of),
+            holder: row.lock.as_ref().map(|lock| {
+                let seen = row.visible_tuple(lock.holder).map(wallet_of);
+                (lock.holder, seen)
+            }),
+            queue: &row.waiters,
+        }
+    }
+
+    /// Every session with its [`Postgres::status`] and [`Postgres::waiting_on`], in session
+    /// order.
+    pub fn session_states(
+        &self,
+    ) -> impl Iterator<Item = (SessionId, TxStatus, Option<SessionId>)> + '_ {
+        self.sessions
+            .iter()
+            .map(|(&id, session)| (id, session.status, session.waiting_on))
     }
 
     /// The session whose transaction holds the lock on row `id` of `wallets`, if any.
@@ -1203,7 +1245,7 @@ impl Postgres {
         for (name, table) in self.tables.iter_mut() {
             let mut vanished = Vec::new();
             for (key, row) in table.rows.iter_mut() {
-                let id = (name.clone(), key.clone());
+                let id = (name.to_string(), key.clone());
                 if !saved.shared.contains(&id) {
                     row.shared.retain(|&s| s != session);
                 }
@@ -1248,7 +1290,7 @@ impl Postgres {
     fn check_invariants(&self) {
         for (name, table) in &self.tables {
             for (key, row) in &table.rows {
-                if name == WALLETS && table.canonical {
+                if &**name == WALLETS && table.canonical {
                     if let Some(tuple) = &row.committed {
                         assert!(
                             wallet_of(tuple).balance >= 0,

@@ -293,7 +293,7 @@ fn missing_relation(name: &str) -> PgError {
 
 /// The analysis of one statement: the catalogue and the parameter types found so far.
 struct Analyzer<'a> {
-    tables: &'a BTreeMap<String, Table>,
+    tables: &'a BTreeMap<Arc<str>, Table>,
     params: Vec<SqlType>,
     statement: &'a GeneralStatement,
 }
@@ -302,7 +302,7 @@ impl Analyzer<'_> {
     fn table(&self, name: &ObjectName) -> Result<Arc<TableDef>, PgError> {
         let table = object_name(name)?;
         self.tables
-            .get(&table)
+            .get(table.as_str())
             .map(|t| t.def.clone())
             .ok_or_else(|| missing_relation(&table).at(self.statement.position_of(name)))
     }
@@ -908,7 +908,7 @@ impl Postgres {
                     .iter()
                     .filter_map(|(key, row)| row.committed.clone().map(|t| (key.clone(), t)))
                     .collect();
-                (name.clone(), rows)
+                (name.to_string(), rows)
             })
             .collect();
         self.session_mut(session).snapshot = Some(Arc::new(snapshot));
@@ -1078,7 +1078,7 @@ impl Postgres {
                 if limit.is_some_and(|l| accepted.len() >= l) {
                     break;
                 }
-                let row = self.tables[table].rows.get(&key);
+                let row = self.tables[table.as_str()].rows.get(&key);
                 let blocker = row.and_then(|r| match mode {
                     LockMode::Update => r.locked_by_other(session),
                     LockMode::Share => r.exclusively_locked_by_other(session),
@@ -1102,7 +1102,7 @@ impl Postgres {
             }
             let _ = waited;
             if self.status(session) == Some(TxStatus::InBlock) {
-                let rows = &mut self.tables.get_mut(table).expect("table").rows;
+                let rows = &mut self.tables.get_mut(table.as_str()).expect("table").rows;
                 for (key, _) in &accepted {
                     if let Some(row) = rows.get_mut(key) {
                         match mode {
@@ -1179,7 +1179,7 @@ impl Postgres {
         params: &[Value],
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
-        let mut table = self.tables[&plan.table].clone();
+        let mut table = self.tables[plan.table.as_str()].clone();
         let def = table.def.clone();
         let mut returned = Vec::new();
         let mut count = 0u64;
@@ -1289,7 +1289,10 @@ impl Postgres {
             returned.push(project(&plan.returning, &tuple, None, params)?);
             count += 1;
         }
-        self.tables.insert(plan.table.clone(), table);
+        *self
+            .tables
+            .get_mut(plan.table.as_str())
+            .expect("the plan's table exists") = table;
         Ok(Outcome::Done(written(
             &plan.returning,
             returned,
@@ -1307,7 +1310,7 @@ impl Postgres {
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
-        let def = self.tables[&plan.table].def.clone();
+        let def = self.tables[plan.table.as_str()].def.clone();
         let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
         let mut changes = Vec::new();
         for (key, old) in &candidates {
@@ -1325,7 +1328,7 @@ impl Postgres {
         }
         let mut blocker = None;
         for (key, _) in &changes {
-            let row = self.tables[&plan.table].rows.get(key);
+            let row = self.tables[plan.table.as_str()].rows.get(key);
             if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
                 blocker = Some((holder, key.clone()));
                 break;
@@ -1349,7 +1352,7 @@ impl Postgres {
             None
         };
         if let Some(key) = &resume_key {
-            let row = self.tables[&plan.table].rows.get(key);
+            let row = self.tables[plan.table.as_str()].rows.get(key);
             if row.is_some_and(|r| r.visible_tuple(session).is_some()) {
                 if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
                     return Ok(Outcome::Wait(
@@ -1362,7 +1365,7 @@ impl Postgres {
         for (key, _) in &changes {
             self.serialization_check(session, &plan.table, key)?;
         }
-        let mut table = self.tables[&plan.table].clone();
+        let mut table = self.tables[plan.table.as_str()].clone();
         if let Some(key) = resume_key.filter(|_| in_block) {
             if let Some(row) = table.rows.get_mut(&key) {
                 if row.visible_tuple(session).is_some() {
@@ -1423,7 +1426,10 @@ impl Postgres {
             }
             returned.push(project(&plan.returning, new, None, params)?);
         }
-        self.tables.insert(plan.table.clone(), table);
+        *self
+            .tables
+            .get_mut(plan.table.as_str())
+            .expect("the plan's table exists") = table;
         let count = changes.len() as u64;
         Ok(Outcome::Done(written(
             &plan.returning,
@@ -1443,7 +1449,7 @@ impl Postgres {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
         for (key, _) in &candidates {
-            let row = self.tables[&plan.table].rows.get(key);
+            let row = self.tables[plan.table.as_str()].rows.get(key);
             if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
                 return Ok(Outcome::Wait(
                     holder,
@@ -1455,7 +1461,7 @@ impl Postgres {
             self.serialization_check(session, &plan.table, key)?;
         }
         let _ = waited;
-        let mut table = self.tables[&plan.table].clone();
+        let mut table = self.tables[plan.table.as_str()].clone();
         let mut returned = Vec::new();
         for (key, old) in &candidates {
             if in_block {
@@ -1469,7 +1475,10 @@ impl Postgres {
             }
             returned.push(project(&plan.returning, old, None, params)?);
         }
-        self.tables.insert(plan.table.clone(), table);
+        *self
+            .tables
+            .get_mut(plan.table.as_str())
+            .expect("the plan's table exists") = table;
         let count = candidates.len() as u64;
         Ok(Outcome::Done(written(
             &plan.returning,
@@ -1480,7 +1489,7 @@ impl Postgres {
     }
 
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
-        if self.tables.contains_key(&def.name) {
+        if self.tables.contains_key(def.name.as_str()) {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
                 return SqlExecuted {
@@ -1505,7 +1514,7 @@ impl Postgres {
     ) -> Result<Outcome, PgError> {
         let mut notice = None;
         for name in &names {
-            match self.tables.get(name) {
+            match self.tables.get(name.as_str()) {
                 None if if_exists => {
                     notice = Some(PgError {
                         severity: "NOTICE",
@@ -1531,7 +1540,7 @@ impl Postgres {
             }
         }
         for name in &names {
-            self.tables.remove(name);
+            self.tables.remove(name.as_str());
         }
         self.forget_waits_on_released(session);
         let result = tag_only("DROP TABLE");
@@ -1543,7 +1552,7 @@ impl Postgres {
 
     fn truncate(&mut self, session: SessionId, names: Vec<String>) -> Result<Outcome, PgError> {
         for name in &names {
-            let Some(table) = self.tables.get(name) else {
+            let Some(table) = self.tables.get(name.as_str()) else {
                 return Err(missing_relation(name));
             };
             if let Some(holder) = table.rows.values().find_map(|r| r.locked_by_other(session)) {
@@ -1551,7 +1560,7 @@ impl Postgres {
             }
         }
         for name in &names {
-            if let Some(table) = self.tables.get_mut(name) {
+            if let Some(table) = self.tables.get_mut(name.as_str()) {
                 table.rows.clear();
             }
         }
@@ -1571,10 +1580,13 @@ impl Postgres {
         for (table_name, table) in &self.tables {
             for (key, row) in &table.rows {
                 if let Some(lock) = row.lock.as_ref().filter(|l| l.holder == session) {
-                    locks.insert((table_name.clone(), key.clone()), lock.uncommitted.clone());
+                    locks.insert(
+                        (table_name.to_string(), key.clone()),
+                        lock.uncommitted.clone(),
+                    );
                 }
                 if row.shared.contains(&session) {
-                    shared.push((table_name.clone(), key.clone()));
+                    shared.push((table_name.to_string(), key.clone()));
                 }
             }
         }

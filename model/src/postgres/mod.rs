@@ -32,6 +32,7 @@ pub mod value;
 pub use answer::{describe_result, Answer};
 pub use engine::{
     DeadlockCheck, Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet,
+    WalletView,
 };
 pub use error::{PgError, PgNotice};
 pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};

@@ -318,15 +318,14 @@ pub(crate) fn lookup(argv: &[Vec<u8>]) -> Result<Spec, Reply> {
     let Some(name) = argv.first() else {
         return Err(unknown_command_error(&[Vec::new()]));
     };
-    let lower_name = name.to_ascii_lowercase();
-    if let Some(container) = CONTAINERS
-        .iter()
-        .find(|c| c.fullname.as_bytes() == lower_name.as_slice())
-    {
+    // The table's names are lower-case ASCII: comparing without case is comparing the
+    // lower-cased name, without making it.
+    let named = |fullname: &str| name.eq_ignore_ascii_case(fullname.as_bytes());
+    if let Some(container) = CONTAINERS.iter().find(|c| named(c.fullname)) {
         if argv.len() == 1 {
             return Err(wrong_arity_error(container.fullname));
         }
-        let mut fullname = lower_name.clone();
+        let mut fullname = name.to_ascii_lowercase();
         fullname.push(b'|');
         fullname.extend(argv[1].to_ascii_lowercase());
         let Some(sub) = SUBCOMMANDS
@@ -338,10 +337,7 @@ pub(crate) fn lookup(argv: &[Vec<u8>]) -> Result<Spec, Reply> {
         check_arity(sub, argv.len())?;
         return Ok(*sub);
     }
-    let Some(found) = COMMANDS
-        .iter()
-        .find(|c| c.fullname.as_bytes() == lower_name.as_slice())
-    else {
+    let Some(found) = COMMANDS.iter().find(|c| named(c.fullname)) else {
         return Err(unknown_command_error(argv));
     };
     check_arity(found, argv.len())?;

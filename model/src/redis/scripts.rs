@@ -362,9 +362,9 @@ fn lua_number_to_reply_integer(number: f64) -> i64 {
 fn redis_call(
     host: &mut impl ScriptHost,
     line: u32,
-    args: &[LuaArg],
+    args: impl IntoIterator<Item = LuaArg>,
 ) -> Result<Reply, ScriptFailure> {
-    let Some(argv) = args.iter().cloned().collect::<Option<Vec<Vec<u8>>>>() else {
+    let Some(argv) = args.into_iter().collect::<Option<Vec<Vec<u8>>>>() else {
         return Err(ScriptFailure {
             message: "ERR Lua redis lib command arguments must be strings or integers".into(),
             line,
@@ -412,9 +412,9 @@ fn run_release(
     [get_line, del_line]: [u32; 2],
 ) -> Result<Reply, ScriptFailure> {
     let key = nth(keys, 1);
-    let current = redis_call(host, get_line, &[word("GET"), key.clone()])?;
+    let current = redis_call(host, get_line, [word("GET"), key.clone()])?;
     if lua_equals_string(&current, args.first().map(Vec::as_slice)) {
-        return redis_call(host, del_line, &[word("DEL"), key]);
+        return redis_call(host, del_line, [word("DEL"), key]);
     }
     Ok(Reply::Integer(0))
 }
@@ -426,9 +426,9 @@ fn run_refresh(
     args: &[Vec<u8>],
 ) -> Result<Reply, ScriptFailure> {
     let key = nth(keys, 1);
-    let current = redis_call(host, 2, &[word("GET"), key.clone()])?;
+    let current = redis_call(host, 2, [word("GET"), key.clone()])?;
     if lua_equals_string(&current, args.first().map(Vec::as_slice)) {
-        return redis_call(host, 3, &[word("PEXPIRE"), key, nth(args, 2)]);
+        return redis_call(host, 3, [word("PEXPIRE"), key, nth(args, 2)]);
     }
     Ok(Reply::Integer(0))
 }
@@ -442,7 +442,7 @@ fn run_fenced_acquire(
     let set = redis_call(
         host,
         2,
-        &[
+        [
             word("SET"),
             nth(keys, 1),
             nth(args, 1),
@@ -452,7 +452,7 @@ fn run_fenced_acquire(
         ],
     )?;
     if lua_truthy(&set) {
-        return redis_call(host, 3, &[word("INCR"), nth(keys, 2)]);
+        return redis_call(host, 3, [word("INCR"), nth(keys, 2)]);
     }
     Ok(Reply::Nil)
 }
@@ -475,15 +475,15 @@ fn run_redislock_obtain(
             set_args.push(value.clone());
         }
     }
-    let created = redis_call(host, 32, &with_name("msetnx", set_args.clone()))?;
+    let created = redis_call(host, 32, with_name("msetnx", set_args.clone()))?;
     if created != Reply::Integer(1) {
         if !redislock_can_override_keys(host, keys, args)? {
             return Ok(Reply::Nil);
         }
-        redis_call(host, 36, &with_name("mset", set_args))?;
+        redis_call(host, 36, with_name("mset", set_args))?;
     }
     for key in keys {
-        redis_call(host, 8, &[word("pexpire"), Some(key.clone()), nth(args, 3)])?;
+        redis_call(host, 8, [word("pexpire"), Some(key.clone()), nth(args, 3)])?;
     }
     Ok(Reply::Status("OK".into()))
 }
@@ -506,7 +506,7 @@ fn redislock_can_override_keys(
         let range = redis_call(
             host,
             LINE,
-            &[
+            [
                 word("getrange"),
                 Some(key.clone()),
                 word("0"),
@@ -529,7 +529,7 @@ fn redislock_all_hold_value(
     keys: &[Vec<u8>],
     args: &[Vec<u8>],
 ) -> Result<bool, ScriptFailure> {
-    let values = redis_call(host, 5, &with_name("mget", keys.iter().cloned().map(Some)))?;
+    let values = redis_call(host, 5, with_name("mget", keys.iter().cloned().map(Some)))?;
     let Reply::Array(values) = values else {
         unreachable!("MGET answers an array");
     };
@@ -551,11 +551,7 @@ fn run_redislock_refresh(
         return Ok(Reply::Nil);
     }
     for key in keys {
-        redis_call(
-            host,
-            14,
-            &[word("pexpire"), Some(key.clone()), nth(args, 2)],
-        )?;
+        redis_call(host, 14, [word("pexpire"), Some(key.clone()), nth(args, 2)])?;
     }
     Ok(Reply::Status("OK".into()))
 }
@@ -569,7 +565,7 @@ fn run_redislock_release(
     if !redislock_all_hold_value(host, keys, args)? {
         return Ok(Reply::Nil);
     }
-    redis_call(host, 13, &with_name("del", keys.iter().cloned().map(Some)))?;
+    redis_call(host, 13, with_name("del", keys.iter().cloned().map(Some)))?;
     Ok(Reply::Status("OK".into()))
 }
 
@@ -585,7 +581,7 @@ fn run_redislock_pttl(
     }
     let mut min_ttl_ms: i64 = 0;
     for key in keys {
-        let Reply::Integer(ttl_ms) = redis_call(host, 15, &[word("pttl"), Some(key.clone())])?
+        let Reply::Integer(ttl_ms) = redis_call(host, 15, [word("pttl"), Some(key.clone())])?
         else {
             unreachable!("PTTL answers an integer");
         };

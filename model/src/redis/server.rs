@@ -114,6 +114,23 @@ impl std::hash::Hash for CachedScript {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
+/// Whether a primary records its effects: a setting of the driver's, not part of the state
+/// (every value compares and hashes alike).
+#[derive(Clone, Copy, Debug)]
+struct Recording(bool);
+
+impl PartialEq for Recording {
+    fn eq(&self, _: &Recording) -> bool {
+        true
+    }
+}
+
+impl Eq for Recording {}
+
+impl std::hash::Hash for Recording {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 /// An in-memory Redis 7 instance.
 ///
 /// Equal instances compare and hash equal (all collections are ordered), so the stand-in can
@@ -122,14 +139,16 @@ impl std::hash::Hash for CachedScript {
 pub struct Redis {
     role: Role,
     cluster_mode: bool,
-    keyspace: BTreeMap<Vec<u8>, Entry>,
+    keyspace: BTreeMap<Arc<[u8]>, Entry>,
     /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL`, by lower-case SHA1.
-    script_cache: BTreeMap<Sha1Digest, CachedScript>,
+    script_cache: Arc<BTreeMap<Sha1Digest, CachedScript>>,
     /// The state of Redis's `rand48` generator behind `math.random` (kept across scripts, as
     /// Redis 7.0 keeps it; a restart resets it).
     rand_state: u64,
     /// Effects recorded since the last [`Redis::drain_effects`] (primary only).
     effects: Vec<Effect>,
+    /// Whether effects are recorded at all (a setting: see [`Redis::record_effects`]).
+    recording: Recording,
     /// How often each key some session ever `WATCH`ed was written since (other keys are not
     /// counted, so a server nobody watches carries an empty map).
     watch_touches: BTreeMap<Vec<u8>, u64>,
@@ -198,10 +217,20 @@ impl Redis {
             role: Role::Primary,
             cluster_mode: false,
             keyspace: BTreeMap::new(),
-            script_cache: BTreeMap::new(),
+            script_cache: Arc::default(),
             rand_state: lua::RAND48_INITIAL,
             effects: Vec::new(),
+            recording: Recording(true),
             watch_touches: BTreeMap::new(),
+        }
+    }
+
+    /// Whether a primary records its effects for [`Redis::drain_effects`] (on by default).
+    /// A driver with no replica to feed turns it off and saves copying every write.
+    pub fn record_effects(&mut self, on: bool) {
+        self.recording = Recording(on);
+        if !on {
+            self.effects.clear();
         }
     }
 
@@ -237,10 +266,40 @@ impl Redis {
 
     /// Executes a parsed command at server time `now_ms`.
     pub fn apply(&mut self, command: &Command, now_ms: u64) -> Reply {
-        if let Err(error) = self.admit(command.is_write(), &command.keys()) {
+        // The keys are listed only for a cluster's slot check (a list costs an allocation).
+        let keys = if self.cluster_mode {
+            command.keys()
+        } else {
+            Vec::new()
+        };
+        if let Err(error) = self.admit(command.is_write(), &keys) {
             return error;
         }
         self.run(command, now_ms)
+    }
+
+    /// Calls `script` as a client library does: `EVALSHA`, and `EVAL` with its source when
+    /// the answer is `NOSCRIPT`. The same replies as [`Redis::apply`] of those two commands,
+    /// without building them.
+    pub fn call_script(
+        &mut self,
+        script: ScriptId,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Reply {
+        // EVALSHA and EVAL are not writes (the script's own calls are checked).
+        if let Err(error) = self.admit(false, keys) {
+            return error;
+        }
+        let digest = script.digest();
+        match self.script_cache.get(&digest) {
+            Some(cached) => {
+                let source = Arc::clone(&cached.0);
+                self.run_script(&source, digest, keys, args, now_ms)
+            }
+            None => self.eval(script.source().as_bytes(), keys, args, now_ms),
+        }
     }
 
     /// The value of `key` at `now_ms` without touching anything (no lazy expiry); for
@@ -275,8 +334,8 @@ impl Redis {
     /// [`Redis::drain_effects`] start from the same data.
     pub fn seed(&mut self, key: &[u8], value: &[u8]) {
         let entry = Entry::string(value.to_vec(), None);
-        self.keyspace.insert(key.to_vec(), entry);
-        self.record(Effect::Set {
+        self.keyspace.insert(Arc::from(key), entry);
+        self.record(|| Effect::Set {
             key: key.to_vec(),
             value: value.to_vec(),
             expire_at_ms: None,
@@ -306,7 +365,7 @@ impl Redis {
                 expire_at_ms,
             } => {
                 let entry = Entry::string(value.clone(), *expire_at_ms);
-                self.keyspace.insert(key.clone(), entry);
+                self.keyspace.insert(Arc::from(key.as_slice()), entry);
             }
             Effect::Hash {
                 key,
@@ -318,13 +377,13 @@ impl Redis {
                     expire_at_ms: *expire_at_ms,
                     hash: Some(fields.clone()),
                 };
-                self.keyspace.insert(key.clone(), entry);
+                self.keyspace.insert(Arc::from(key.as_slice()), entry);
             }
             Effect::Del { key } => {
-                self.keyspace.remove(key);
+                self.keyspace.remove(key.as_slice());
             }
             Effect::Expire { key, expire_at_ms } => {
-                if let Some(entry) = self.keyspace.get_mut(key) {
+                if let Some(entry) = self.keyspace.get_mut(key.as_slice()) {
                     entry.expire_at_ms = Some(*expire_at_ms);
                 }
             }
@@ -335,7 +394,7 @@ impl Redis {
     /// Makes a replica an empty-script-cache primary that starts expiring keys itself.
     pub fn promote(&mut self) {
         self.role = Role::Primary;
-        self.script_cache.clear();
+        self.script_cache = Arc::default();
         self.effects.clear();
     }
 
@@ -380,7 +439,7 @@ impl Redis {
     /// model.
     pub fn restart_empty(&mut self) {
         self.keyspace.clear();
-        self.script_cache.clear();
+        self.script_cache = Arc::default();
         self.rand_state = lua::RAND48_INITIAL;
         self.effects.clear();
     }
@@ -453,7 +512,7 @@ impl Redis {
             Command::EvalSha { sha1, keys, args } => self.evalsha(sha1, keys, args, now_ms),
             Command::ScriptLoad(source) => self.script_load(source),
             Command::ScriptFlush => {
-                self.script_cache.clear();
+                self.script_cache = Arc::default();
                 Reply::ok()
             }
             Command::ScriptExists(shas) => self.script_exists(shas),
@@ -462,7 +521,7 @@ impl Redis {
                     *touches += 1;
                 }
                 self.keyspace.clear();
-                self.record(Effect::FlushAll);
+                self.record(|| Effect::FlushAll);
                 Reply::ok()
             }
             Command::Housekeeping(argv) => self.housekeeping(argv),
@@ -499,7 +558,7 @@ impl Redis {
             .is_some_and(|entry| entry.is_expired_at(now_ms));
         if expired {
             self.keyspace.remove(key);
-            self.record(Effect::Del { key: key.to_vec() });
+            self.record(|| Effect::Del { key: key.to_vec() });
         }
     }
 
@@ -664,10 +723,11 @@ impl Redis {
         self.execute(argv, now_ms)
     }
 
-    /// Records an effect for the replicas (a replica records nothing).
-    fn record(&mut self, effect: Effect) {
-        if self.role == Role::Primary {
-            self.effects.push(effect);
+    /// Records an effect for the replicas (a replica records nothing; nor does a primary
+    /// told not to, which then does not even build it).
+    fn record(&mut self, effect: impl FnOnce() -> Effect) {
+        if self.role == Role::Primary && self.recording.0 {
+            self.effects.push(effect());
         }
     }
 
@@ -675,13 +735,13 @@ impl Redis {
     fn write_key(&mut self, key: &[u8], value: Vec<u8>, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
         self.touch(key);
-        self.record(Effect::Set {
+        self.record(|| Effect::Set {
             key: key.to_vec(),
             value: value.clone(),
             expire_at_ms,
         });
         self.keyspace
-            .insert(key.to_vec(), Entry::string(value, expire_at_ms));
+            .insert(Arc::from(key), Entry::string(value, expire_at_ms));
     }
 
     /// Deletes `key` (which must be stored) and records the deletion.
@@ -690,7 +750,7 @@ impl Redis {
         self.touch(key);
         let removed = self.keyspace.remove(key);
         debug_assert!(removed.is_some(), "deleting a key that is not stored");
-        self.record(Effect::Del { key: key.to_vec() });
+        self.record(|| Effect::Del { key: key.to_vec() });
     }
 
     // ----- commands --------------------------------------------------------------------
@@ -841,7 +901,7 @@ impl Redis {
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
-        self.record(Effect::Expire {
+        self.record(|| Effect::Expire {
             key: key.to_vec(),
             expire_at_ms: at_ms,
         });
@@ -881,7 +941,7 @@ impl Redis {
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
-        self.record(Effect::Expire {
+        self.record(|| Effect::Expire {
             key: key.to_vec(),
             expire_at_ms: at_ms,
         });
@@ -1008,7 +1068,7 @@ impl Redis {
     fn write_hash(&mut self, key: &[u8], fields: HashFields, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
         self.touch(key);
-        self.record(Effect::Hash {
+        self.record(|| Effect::Hash {
             key: key.to_vec(),
             fields: fields.clone(),
             expire_at_ms,
@@ -1018,7 +1078,7 @@ impl Redis {
             expire_at_ms,
             hash: Some(fields),
         };
-        self.keyspace.insert(key.to_vec(), entry);
+        self.keyspace.insert(Arc::from(key), entry);
     }
 
     /// The hash at `key` (empty when missing; its expiry), or `WRONGTYPE`.
@@ -1143,8 +1203,7 @@ impl Redis {
         if ScriptId::from_digest(digest).is_none() {
             lua::compile(source, &hex::encode(digest))?;
         }
-        self.script_cache
-            .insert(digest, CachedScript(Arc::from(source)));
+        Arc::make_mut(&mut self.script_cache).insert(digest, CachedScript(Arc::from(source)));
         Ok(())
     }
 
@@ -1233,18 +1292,31 @@ impl Redis {
     /// replica check, then the command. Slots need no check here: the known scripts touch only
     /// their declared keys, which `EVAL` already checked.
     fn script_call(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
-        let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        // Lower-cased on the stack when short and ASCII (every known name is): the same name
+        // `from_utf8_lossy` and `to_ascii_lowercase` would make, without an allocation.
+        let mut short = [0u8; 24];
+        let lowered;
+        let raw = argv[0].as_slice();
+        let name: &str = if raw.len() <= short.len() && raw.is_ascii() {
+            let short = &mut short[..raw.len()];
+            short.copy_from_slice(raw);
+            short.make_ascii_lowercase();
+            std::str::from_utf8(short).expect("ASCII is UTF-8")
+        } else {
+            lowered = String::from_utf8_lossy(raw).to_ascii_lowercase();
+            &lowered
+        };
         let known = SCRIPT_ONLY_COMMANDS
             .iter()
             .find(|(script_name, _, _)| *script_name == name)
             .map(|&(_, arity, write)| (arity, write))
-            .or_else(|| plain_spec(&name).map(|spec| (spec.arity, spec.write)));
+            .or_else(|| plain_spec(name).map(|spec| (spec.arity, spec.write)));
         // Redis's order: the command table, the arity, then the no-script flag.
         let wrong_arity = known.is_some_and(|(arity, _)| !arity_ok(arity, argv.len()));
         if wrong_arity {
             return Reply::error("ERR Wrong number of args calling Redis command from script");
         }
-        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name.as_str()) {
+        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name) {
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         let Some((_, write)) = known else {
@@ -1253,7 +1325,7 @@ impl Redis {
         if write && self.role == Role::Replica {
             return Reply::error(READONLY_ERROR);
         }
-        match name.as_str() {
+        match name {
             "mget" => self.mget(&argv[1..], now_ms),
             "mset" => self.mset(argv, false, now_ms),
             "msetnx" => self.mset(argv, true, now_ms),

@@ -22,11 +22,11 @@ use super::step::RedisRequest;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FencedLock {
     /// The lock key.
-    pub key: Vec<u8>,
+    pub key: super::FixedBytes,
     /// The fence counter key.
-    pub fence_key: Vec<u8>,
+    pub fence_key: super::FixedBytes,
     /// This caller's random token.
-    pub token: Vec<u8>,
+    pub token: super::FixedBytes,
     /// The lease duration.
     pub ttl_ms: u64,
 }
@@ -36,8 +36,8 @@ impl FencedLock {
     pub fn acquire_request(&self) -> RedisRequest {
         RedisRequest::Script {
             script: ScriptId::FencedAcquire,
-            keys: vec![self.key.clone(), self.fence_key.clone()],
-            args: vec![self.token.clone(), self.ttl_ms.to_string().into_bytes()],
+            keys: vec![self.key.to_vec(), self.fence_key.to_vec()],
+            args: vec![self.token.to_vec(), self.ttl_ms.to_string().into_bytes()],
         }
     }
 
@@ -56,8 +56,8 @@ impl FencedLock {
     pub fn release_request(&self) -> RedisRequest {
         RedisRequest::Script {
             script: ScriptId::Release,
-            keys: vec![self.key.clone()],
-            args: vec![self.token.clone()],
+            keys: vec![self.key.to_vec()],
+            args: vec![self.token.to_vec()],
         }
     }
 }

@@ -34,9 +34,9 @@ pub enum ReleaseVia {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Lease {
     /// The lock key.
-    pub key: Vec<u8>,
+    pub key: super::FixedBytes,
     /// This caller's random token.
-    pub token: Vec<u8>,
+    pub token: super::FixedBytes,
     /// The lease duration.
     pub ttl_ms: u64,
     /// How the lease is released.
@@ -50,8 +50,8 @@ impl Lease {
     /// `SET key token NX PX ttl`.
     pub fn acquire_request(&self) -> RedisRequest {
         RedisRequest::Command(Command::Set {
-            key: self.key.clone(),
-            value: self.token.clone(),
+            key: self.key.to_vec(),
+            value: self.token.to_vec(),
             condition: SetCondition::IfMissing,
             expiry: SetExpiry::Millis(self.ttl_ms as i64),
             get: false,
@@ -87,12 +87,12 @@ impl Lease {
         match self.release {
             ReleaseVia::Script => RedisRequest::Script {
                 script: ScriptId::Release,
-                keys: vec![self.key.clone()],
-                args: vec![self.token.clone()],
+                keys: vec![self.key.to_vec()],
+                args: vec![self.token.to_vec()],
             },
             ReleaseVia::Delex => RedisRequest::Command(Command::DelEx(
-                self.key.clone(),
-                DelexCondition::IfEqual(self.token.clone()),
+                self.key.to_vec(),
+                DelexCondition::IfEqual(self.token.to_vec()),
             )),
         }
     }
@@ -101,8 +101,8 @@ impl Lease {
     pub fn refresh_request(&self, ttl_ms: u64) -> RedisRequest {
         RedisRequest::Script {
             script: ScriptId::Refresh,
-            keys: vec![self.key.clone()],
-            args: vec![self.token.clone(), ttl_ms.to_string().into_bytes()],
+            keys: vec![self.key.to_vec()],
+            args: vec![self.token.to_vec(), ttl_ms.to_string().into_bytes()],
         }
     }
 }

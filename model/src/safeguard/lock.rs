@@ -214,7 +214,7 @@ impl Lock {
             Lock::Lease(lock) => Some(lock.refresh_request(ttl_ms)),
             Lock::User(lock) => lock.refresh_request(ttl_ms),
             Lock::Setnx(lock) if lock.expire_ttl_ms.is_some() => Some(RedisRequest::Command(
-                Command::PExpire(lock.key.clone(), ttl_ms as i64),
+                Command::PExpire(lock.key.to_vec(), ttl_ms as i64),
             )),
             _ => None,
         }

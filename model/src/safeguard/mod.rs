@@ -35,6 +35,10 @@ pub mod user;
 pub mod watchdog;
 
 pub use reading::Reading;
+
+/// A caller's fixed bytes (a key name, its token): set when it is built and never changed, so
+/// shared by every copy of the caller instead of copied with it.
+pub type FixedBytes = std::sync::Arc<[u8]>;
 pub use step::{
     CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest, Step, SINGLE_REDIS,
 };
@@ -597,8 +601,8 @@ impl Safeguard {
             key: keys.balance.clone(),
         };
         let lease = || Lease {
-            key: keys.lock.clone(),
-            token: token.clone(),
+            key: keys.lock.as_slice().into(),
+            token: token.as_slice().into(),
             ttl_ms: params.ttl_ms,
             release: ReleaseVia::Script,
             wait_ms: None,
@@ -618,8 +622,8 @@ impl Safeguard {
         };
         let setnx = |expire_ttl_ms| {
             Lock::Setnx(naive::Setnx {
-                key: keys.lock.clone(),
-                value: token.clone(),
+                key: keys.lock.as_slice().into(),
+                value: token.as_slice().into(),
                 expire_ttl_ms,
             })
         };
@@ -678,8 +682,8 @@ impl Safeguard {
                 acquire_timeout_ms: params.acquire_timeout_ms.unwrap_or(params.ttl_ms),
                 ..config(
                     Lock::Redislock(redislock::Redislock {
-                        key: keys.lock.clone(),
-                        token: token.clone(),
+                        key: keys.lock.as_slice().into(),
+                        token: token.as_slice().into(),
                         ttl_ms: params.ttl_ms,
                     }),
                     redis_store,
@@ -691,7 +695,7 @@ impl Safeguard {
                     Some(_) => Lock::User(user::UserLock {
                         spec: id,
                         keys: keys.clone(),
-                        token: token.clone(),
+                        token: token.as_slice().into(),
                         ttl_ms: params.ttl_ms,
                         wallet_id: params.wallet_id,
                         amount: params.amount,
@@ -730,9 +734,9 @@ impl Safeguard {
             ),
             Safeguard::Fenced { guard } => config(
                 Lock::Fenced(fenced::FencedLock {
-                    key: keys.lock.clone(),
-                    fence_key: keys.fence.clone(),
-                    token: token.clone(),
+                    key: keys.lock.as_slice().into(),
+                    fence_key: keys.fence.as_slice().into(),
+                    token: token.as_slice().into(),
                     ttl_ms: params.ttl_ms,
                 }),
                 Store::Postgres {

@@ -19,9 +19,9 @@ use super::step::RedisRequest;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Setnx {
     /// The lock key.
-    pub key: Vec<u8>,
+    pub key: super::FixedBytes,
     /// The value written (the caller's token; `DEL` ignores it).
-    pub value: Vec<u8>,
+    pub value: super::FixedBytes,
     /// `Some(ttl)`: follow the `SETNX` with `PEXPIRE key ttl` as a second command.
     pub expire_ttl_ms: Option<u64>,
 }
@@ -29,7 +29,7 @@ pub struct Setnx {
 impl Setnx {
     /// `SETNX key value`.
     pub fn acquire_request(&self) -> RedisRequest {
-        RedisRequest::Command(Command::SetNx(self.key.clone(), self.value.clone()))
+        RedisRequest::Command(Command::SetNx(self.key.to_vec(), self.value.to_vec()))
     }
 
     /// `1`: ours; `0`: busy.
@@ -44,11 +44,11 @@ impl Setnx {
     /// `PEXPIRE key ttl`, when this variant sets the expiry separately.
     pub fn expire_request(&self) -> Option<RedisRequest> {
         self.expire_ttl_ms
-            .map(|ttl_ms| RedisRequest::Command(Command::PExpire(self.key.clone(), ttl_ms as i64)))
+            .map(|ttl_ms| RedisRequest::Command(Command::PExpire(self.key.to_vec(), ttl_ms as i64)))
     }
 
     /// `DEL key`: deletes the lock whoever holds it.
     pub fn release_request(&self) -> RedisRequest {
-        RedisRequest::Command(Command::Del(vec![self.key.clone()]))
+        RedisRequest::Command(Command::Del(vec![self.key.to_vec()]))
     }
 }

@@ -18,9 +18,9 @@ use super::step::RedisRequest;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Redislock {
     /// The lock key.
-    pub key: Vec<u8>,
+    pub key: super::FixedBytes,
     /// This caller's token (no metadata).
-    pub token: Vec<u8>,
+    pub token: super::FixedBytes,
     /// The lease duration.
     pub ttl_ms: u64,
 }
@@ -30,9 +30,9 @@ impl Redislock {
     pub fn acquire_request(&self) -> RedisRequest {
         RedisRequest::Script {
             script: ScriptId::RedislockObtain,
-            keys: vec![self.key.clone()],
+            keys: vec![self.key.to_vec()],
             args: vec![
-                self.token.clone(),
+                self.token.to_vec(),
                 self.token.len().to_string().into_bytes(),
                 self.ttl_ms.to_string().into_bytes(),
             ],
@@ -61,8 +61,8 @@ impl Redislock {
     pub fn release_request(&self) -> RedisRequest {
         RedisRequest::Script {
             script: ScriptId::RedislockRelease,
-            keys: vec![self.key.clone()],
-            args: vec![self.token.clone()],
+            keys: vec![self.key.to_vec()],
+            args: vec![self.token.to_vec()],
         }
     }
 }

@@ -51,9 +51,9 @@ enum Round {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Redlock {
     /// The lock key (the same on every node).
-    pub key: Vec<u8>,
+    pub key: super::FixedBytes,
     /// This caller's random token (the same on every node).
-    pub token: Vec<u8>,
+    pub token: super::FixedBytes,
     /// The lease duration on every node.
     pub ttl_ms: u64,
     /// How many nodes.
@@ -80,8 +80,8 @@ impl Redlock {
         );
         assert!(ttl_ms >= 1, "a lease needs a TTL");
         Redlock {
-            key,
-            token,
+            key: key.into(),
+            token: token.into(),
             ttl_ms,
             nodes,
             cas,
@@ -272,8 +272,8 @@ impl Redlock {
         Step::Redis {
             node,
             request: RedisRequest::Command(Command::Set {
-                key: self.key.clone(),
-                value: self.token.clone(),
+                key: self.key.to_vec(),
+                value: self.token.to_vec(),
                 condition: SetCondition::IfMissing,
                 expiry: SetExpiry::Millis(self.ttl_ms as i64),
                 get: false,
@@ -287,8 +287,8 @@ impl Redlock {
             node,
             request: RedisRequest::Script {
                 script: ScriptId::Release,
-                keys: vec![self.key.clone()],
-                args: vec![self.token.clone()],
+                keys: vec![self.key.to_vec()],
+                args: vec![self.token.to_vec()],
             },
             timeout_ms: Some(self.node_timeout_ms()),
         }

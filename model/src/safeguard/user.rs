@@ -523,7 +523,7 @@ pub struct UserLock {
     /// The run's keys.
     pub keys: Keys,
     /// This caller's token.
-    pub token: Vec<u8>,
+    pub token: super::FixedBytes,
     /// The lease duration.
     pub ttl_ms: u64,
     /// The wallet.

@@ -35,10 +35,12 @@ pub struct RedisNode {
 }
 
 impl RedisNode {
-    /// A fresh, empty node.
+    /// A fresh, empty node (it has no replica: it records no effects).
     pub fn new() -> RedisNode {
+        let mut redis = Redis::new();
+        redis.record_effects(false);
         RedisNode {
-            redis: Redis::new(),
+            redis,
             clock: ClockState::default(),
             down_until_ms: None,
         }

@@ -294,32 +294,30 @@ fn hash_postgres<H: Hasher>(
     state: &mut H,
     session_name: &dyn Fn(SessionId) -> u64,
 ) {
-    postgres.wallet(wallet_id).hash(state);
-    match postgres.lock_holder(wallet_id) {
-        Some(holder) => {
+    let row = postgres.wallet_view(wallet_id);
+    row.committed.hash(state);
+    match row.holder {
+        Some((holder, seen)) => {
             state.write_u8(1);
             state.write_u64(session_name(holder));
-            postgres.visible_wallet(holder, wallet_id).hash(state);
+            seen.hash(state);
         }
         None => state.write_u8(0),
     }
     let mut sessions: SmallVec<[SessionView; INLINE]> = postgres
-        .session_ids()
-        .map(|session| {
+        .session_states()
+        .map(|(session, status, waiting_on)| {
             (
                 session_name(session),
-                postgres.status(session).map(|s| s.ready_for_query_byte()),
-                postgres.waiting_on(session).map(session_name),
+                Some(status.ready_for_query_byte()),
+                waiting_on.map(session_name),
             )
         })
         .collect();
     sessions.sort_unstable();
     // As a slice, which hashes as the vector it used to be.
     sessions.as_slice().hash(state);
-    let queue = postgres.lock_queue(wallet_id);
-    if !queue.is_empty() {
-        for &waiter in queue {
-            state.write_u64(session_name(waiter));
-        }
+    for &waiter in row.queue {
+        state.write_u64(session_name(waiter));
     }
 }
