@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use leaselab_model::fingerprint::{fingerprint, BuildPassThrough};
 use leaselab_model::postgres::Postgres;
 use leaselab_model::redis::Redis;
-use leaselab_model::world::{Replica, Slot, World};
+use leaselab_model::world::{Memo, Replica, Slot, World};
 
 const SHARDS: usize = 16;
 
@@ -80,9 +80,9 @@ impl<T: Hash + Eq> Pool<T> {
 /// The pools of one search.
 pub struct Interner {
     slots: Pool<Slot>,
-    redis: Pool<Redis>,
+    redis: Pool<Memo<Redis>>,
     replicas: Pool<Replica>,
-    postgres: Pool<Postgres>,
+    postgres: Pool<Memo<Postgres>>,
 }
 
 impl Default for Interner {

@@ -27,6 +27,7 @@
 //! ([`SlotState::InFlight`]); without faults it is one step, so state counts are unchanged.
 
 use std::hash::{Hash, Hasher};
+use std::ops::DerefMut;
 use std::sync::Arc;
 
 use crate::client::{Client, ClientPolicy, Output, Server, SetUp};
@@ -209,6 +210,18 @@ pub struct Slot {
     canon: symmetry::SlotCanon,
 }
 
+impl World {
+    /// The single Redis to change, copied if shared (what it remembered is forgotten).
+    fn redis_mut(&mut self) -> &mut Redis {
+        Arc::make_mut(&mut self.redis).deref_mut()
+    }
+
+    /// PostgreSQL to change, copied if shared (what it remembered is forgotten).
+    fn postgres_mut(&mut self) -> &mut Postgres {
+        Arc::make_mut(&mut self.postgres).deref_mut()
+    }
+}
+
 /// The slot to change, copied if shared, with what was derived from it forgotten. Every
 /// change to a slot goes through here.
 fn slot_mut(slot: &mut Arc<Slot>) -> &mut Slot {
@@ -277,6 +290,7 @@ mod symmetry;
 
 pub use clocks::{ClockFaults, ClockState, NTP_SLEW_RATE_PPM};
 pub use nodes::{NodeFault, NodeFaults, RedisNode};
+pub use symmetry::Memo;
 
 /// What a run is made of that never changes while it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -305,7 +319,7 @@ struct Setup {
     /// What a restart of the single Redis reloads: nothing (no persistence), the keyspace as
     /// at the start or at the last fsync since ([`World::aof_fsynced`]: an AOF under
     /// `appendfsync everysec` or `no`), or every key as it was (`always`).
-    aof_snapshot: Option<Arc<Redis>>,
+    aof_snapshot: Option<Arc<Memo<Redis>>>,
     /// The AOF is fsynced before every reply (`appendfsync always`): a restart loses no key.
     aof_every_write: bool,
     /// The faults the run started with (their budgets left are in [`World::faults_left`]).
@@ -330,7 +344,7 @@ pub struct ExtraFaults {
     pub redis_clock_faults_left: ClockFaults,
     /// The keyspace as of the append-only file's last fsync after the start, and when
     /// (`None`: the start's, or no AOF).
-    pub aof_fsynced: Option<(u64, Arc<Redis>)>,
+    pub aof_fsynced: Option<(u64, Arc<Memo<Redis>>)>,
     /// Fsyncs of the append-only file still to come within the run (`everysec`: one per
     /// second of the horizon, at moments the search picks; `no`: one per 30 s, as Linux
     /// writes dirty pages back).
@@ -361,11 +375,11 @@ pub struct World {
     /// The clock, shared by everyone.
     pub now_ms: u64,
     /// The Redis primary.
-    pub redis: Arc<Redis>,
+    pub redis: Arc<Memo<Redis>>,
     /// The replica, when failovers are allowed or the safeguard asks replicas (`WAIT`).
     pub replica: Option<Arc<Replica>>,
     /// PostgreSQL.
-    pub postgres: Arc<Postgres>,
+    pub postgres: Arc<Memo<Postgres>>,
     /// The callers (inline up to three: a world is copied for every step the checker
     /// takes, and a list of its own would be one more allocation each time).
     pub slots: Slots,
@@ -792,9 +806,9 @@ impl World {
         redis.record_effects(replica.is_some());
         Ok(World {
             now_ms: 0,
-            redis: Arc::new(redis),
+            redis: Arc::new(Memo::new(redis)),
             replica,
-            postgres: Arc::new(postgres),
+            postgres: Arc::new(Memo::new(postgres)),
             slots,
             failovers_left: config.failovers,
             restarts_left: 0,
@@ -1273,7 +1287,7 @@ impl World {
                 let lost = replica.backlog.len();
                 let mut redis = replica.redis.clone();
                 redis.promote();
-                self.redis = Arc::new(redis);
+                self.redis = Arc::new(Memo::new(redis));
                 // The old primary is gone; no new replica joins within a run.
                 self.replica = None;
                 self.failovers_left -= 1;
@@ -1283,16 +1297,16 @@ impl World {
             Action::RedisRestart => {
                 self.restarts_left -= 1;
                 let reloaded = if self.setup.aof_every_write {
-                    Arc::make_mut(&mut self.redis).restart_keeping_keys();
+                    self.redis_mut().restart_keeping_keys();
                     Reload::EveryWrite
                 } else if let Some((at_ms, fsynced)) = self.extra.aof_fsynced.clone() {
-                    Arc::make_mut(&mut self.redis).restart_from(&fsynced);
+                    self.redis_mut().restart_from(&fsynced);
                     Reload::FromFsync { at_ms }
                 } else if let Some(snapshot) = self.setup.aof_snapshot.clone() {
-                    Arc::make_mut(&mut self.redis).restart_from(&snapshot);
+                    self.redis_mut().restart_from(&snapshot);
                     Reload::FromStart
                 } else {
-                    Arc::make_mut(&mut self.redis).restart_empty();
+                    self.redis_mut().restart_empty();
                     Reload::Nothing
                 };
                 self.forget_redis_sessions();
@@ -1570,7 +1584,7 @@ impl World {
                 }
                 Output::Done(outcome) => {
                     let session = self.slots[index].session;
-                    Arc::make_mut(&mut self.postgres).disconnect(session);
+                    self.postgres_mut().disconnect(session);
                     let slot = slot_mut(&mut self.slots[index]);
                     slot.state = SlotState::Done;
                     slot.slack_ms = 0;
@@ -1679,11 +1693,10 @@ impl World {
 
     fn run_sql(&mut self, index: usize, request: Arc<SqlRequest>, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
-        match Arc::make_mut(&mut self.postgres).execute(
-            session,
-            &request.statement,
-            &request.params,
-        ) {
+        match self
+            .postgres_mut()
+            .execute(session, &request.statement, &request.params)
+        {
             Exec::Done(result) => {
                 // With reply faults or partitions a caller's outcome may never come (a later
                 // Redis reply is lost past the horizon): its landed PostgreSQL write is
@@ -1747,14 +1760,14 @@ impl World {
             return Reply::Integer(i64::from(acked));
         }
         let now_ms = self.redis_time(self.now_ms);
-        let reply = run_request(Arc::make_mut(&mut self.redis), request, now_ms);
+        let reply = run_request(self.redis_mut(), request, now_ms);
         self.ship_effects();
         reply
     }
 
     /// Queues the primary's new effects for the replica.
     fn ship_effects(&mut self) {
-        let effects = Arc::make_mut(&mut self.redis).drain_effects();
+        let effects = self.redis_mut().drain_effects();
         if let Some(replica) = &mut self.replica {
             if !effects.is_empty() {
                 Arc::make_mut(replica).backlog.extend(effects);
@@ -1770,12 +1783,7 @@ impl World {
         };
         let mut session = std::mem::take(&mut slot_mut(&mut self.slots[index]).redis_session);
         let now_ms = self.redis_time(self.now_ms);
-        let reply = run_pipeline(
-            Arc::make_mut(&mut self.redis),
-            &mut session,
-            commands,
-            now_ms,
-        );
+        let reply = run_pipeline(self.redis_mut(), &mut session, commands, now_ms);
         self.ship_effects();
         slot_mut(&mut self.slots[index]).redis_session = session;
         reply

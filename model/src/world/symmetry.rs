@@ -22,10 +22,13 @@
 //! A caller's local fingerprint, with the callers its slot mentions besides itself, is cached
 //! in the slot and forgotten whenever the slot changes; a caller's part of the final hash is
 //! that fingerprint plus the ranks of the callers it mentions, which determines the renamed
-//! slot exactly.
+//! slot exactly. The single Redis and PostgreSQL each enter the final hash as their own
+//! fingerprint under the renaming, which they remember per renaming ([`Memo`]): most steps
+//! leave a stand-in as it was, and the worlds of a search share few distinct ones.
 
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Mutex, OnceLock};
 
 use smallvec::SmallVec;
 
@@ -92,6 +95,121 @@ impl Ord for SlotCanon {
 
 impl Hash for SlotCanon {
     fn hash<H: Hasher>(&self, _: &mut H) {}
+}
+
+/// How many renamings a [`Memo`] remembers fingerprints for (the renamings of three callers
+/// are six; a stand-in seen under more is hashed anew each time).
+const MEMO_RENAMINGS: usize = 8;
+
+/// A stand-in as the worlds of one search share it (behind an `Arc`), remembering the
+/// fingerprints symmetry reduction gave it, one per renaming of callers.
+///
+/// Every mutable access forgets them (`DerefMut`), and so does a copy, so a remembered
+/// fingerprint is always of the value as it is. The renaming's other inputs (the callers'
+/// tokens and sessions, the wallet) are the same for every world of a search, which is all a
+/// stand-in is ever shared among. Comparisons and hashes see the value only.
+pub struct Memo<T> {
+    value: T,
+    /// (renaming, fingerprint) pairs; tried, never waited for.
+    renamed: Mutex<SmallVec<[(u64, u64); 2]>>,
+}
+
+impl<T> Memo<T> {
+    /// `value`, with nothing remembered.
+    pub fn new(value: T) -> Memo<T> {
+        Memo {
+            value,
+            renamed: Mutex::new(SmallVec::new()),
+        }
+    }
+
+    /// The fingerprint under `renaming` (`None`: a renaming too large to remember), from
+    /// memory or from `compute`. A lock held by another thread is not waited for: the
+    /// fingerprint is computed instead.
+    fn fingerprint(&self, renaming: Option<u64>, compute: impl FnOnce(&T) -> u64) -> u64 {
+        let Some(renaming) = renaming else {
+            return compute(&self.value);
+        };
+        let known = self.renamed.try_lock().ok().and_then(|renamed| {
+            renamed
+                .iter()
+                .find(|(key, _)| *key == renaming)
+                .map(|&(_, fp)| fp)
+        });
+        if let Some(fp) = known {
+            debug_assert_eq!(
+                fp,
+                compute(&self.value),
+                "a remembered fingerprint is current"
+            );
+            return fp;
+        }
+        let fp = compute(&self.value);
+        if let Ok(mut renamed) = self.renamed.try_lock() {
+            if renamed.len() < MEMO_RENAMINGS {
+                renamed.push((renaming, fp));
+            }
+        }
+        fp
+    }
+}
+
+impl<T> Deref for Memo<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> DerefMut for Memo<T> {
+    /// The value to change: what was remembered of it is forgotten.
+    fn deref_mut(&mut self) -> &mut T {
+        match self.renamed.get_mut() {
+            Ok(renamed) => renamed.clear(),
+            Err(poisoned) => poisoned.into_inner().clear(),
+        }
+        &mut self.value
+    }
+}
+
+impl<T: Clone> Clone for Memo<T> {
+    fn clone(&self) -> Memo<T> {
+        Memo::new(self.value.clone())
+    }
+}
+
+impl<T: PartialEq> PartialEq for Memo<T> {
+    fn eq(&self, other: &Memo<T>) -> bool {
+        self.value == other.value
+    }
+}
+
+impl<T: Eq> Eq for Memo<T> {}
+
+impl<T: Hash> Hash for Memo<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Memo<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+/// A renaming of callers as a [`Memo`] key: each caller's new name (its rank) in four bits,
+/// or `None` past 16 callers.
+fn renaming_key(names: &[u64]) -> Option<u64> {
+    if names.len() > 16 {
+        return None;
+    }
+    Some(
+        names
+            .iter()
+            .enumerate()
+            .fold(0, |key, (caller, &name)| key | (name << (4 * caller))),
+    )
 }
 
 /// Forwards everything to `inner`, writing a known token's bytes as `name(owner)`.
@@ -165,6 +283,21 @@ impl World {
     /// The caller owning `session`, if any.
     fn owner_of(&self, session: SessionId) -> Option<usize> {
         self.slots.iter().position(|slot| slot.session == session)
+    }
+
+    /// A hasher over `inner` that writes each caller's token and check-and-set value as
+    /// `name(owner)`.
+    fn renamer<'a, H: Hasher>(
+        &'a self,
+        inner: &'a mut H,
+        name: &'a mut dyn FnMut(usize) -> u64,
+    ) -> Renamer<'a, H> {
+        Renamer {
+            inner,
+            tokens: &self.setup.tokens,
+            cas_values: &self.setup.cas_values,
+            name,
+        }
     }
 
     /// Slot `index`'s local fingerprint: itself written as [`SELF`], every other caller it
@@ -244,15 +377,16 @@ impl World {
                 state.write_u64(names[*other]);
             }
         }
+        let renaming = renaming_key(&names);
+        let mut name = |owner: usize| names[owner];
+        let redis = self.redis.fingerprint(renaming, |redis| {
+            let mut hasher = FingerprintHasher::default();
+            redis.hash(&mut self.renamer(&mut hasher, &mut name));
+            hasher.finish()
+        });
+        state.write_u64(redis);
         {
-            let mut name = |owner: usize| names[owner];
-            let mut renamer = Renamer {
-                inner: state,
-                tokens: &self.setup.tokens,
-                cas_values: &self.setup.cas_values,
-                name: &mut name,
-            };
-            self.redis.hash(&mut renamer);
+            let mut renamer = self.renamer(state, &mut name);
             self.replica.hash(&mut renamer);
             self.hash_aof(&mut renamer);
             // Redlock's nodes: each keyspace holds the tokens of the callers whose keys it
@@ -261,15 +395,20 @@ impl World {
                 self.nodes.hash(&mut renamer);
                 self.extra.node_faults_left.hash(&mut renamer);
             }
-            // PostgreSQL through the renamer too: `redlock-cas` writes its check-and-set
-            // value there.
+        }
+        // PostgreSQL through the renamer too: `redlock-cas` writes its check-and-set value
+        // there.
+        let postgres = self.postgres.fingerprint(renaming, |postgres| {
+            let mut hasher = FingerprintHasher::default();
             hash_postgres(
-                &self.postgres,
+                postgres,
                 self.setup.wallet_id,
-                &mut renamer,
+                &mut self.renamer(&mut hasher, &mut name),
                 &session_name,
             );
-        }
+            hasher.finish()
+        });
+        state.write_u64(postgres);
         self.failovers_left.hash(state);
         self.restarts_left.hash(state);
         self.evictions_left.hash(state);
