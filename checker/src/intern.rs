@@ -6,7 +6,8 @@
 //! and would each keep their own copy: a level of a million worlds would hold a million
 //! PostgreSQL stand-ins, of which a few hundred differ. The [`Interner`] makes every world
 //! the search produces point at one shared copy of each distinct part (found by its
-//! fingerprint, confirmed by equality), so a stored world costs little more than its own
+//! fingerprint, confirmed by equality; a caller by the fingerprint symmetry reduction gave
+//! it), so a stored world costs little more than its own
 //! small struct. A caller's cached symmetry fingerprint lives in the shared copy, so it is
 //! computed once per distinct caller rather than once per world.
 
@@ -41,7 +42,12 @@ impl<T: Hash + Eq> Pool<T> {
 
     /// Replaces `value` by the pool's copy of an equal value, or makes it the pool's copy.
     fn intern(&self, value: &mut Arc<T>) {
-        let fp = fingerprint(&**value);
+        self.intern_as(value, fingerprint(&**value));
+    }
+
+    /// [`Pool::intern`] with the value's fingerprint given (any hash that equal values
+    /// share).
+    fn intern_as(&self, value: &mut Arc<T>, fp: u64) {
         let mut shard = self.shards[(fp >> 60) as usize % SHARDS]
             .lock()
             .expect("no thread panics while interning");
@@ -110,8 +116,9 @@ impl Interner {
 
     /// Makes every part of `world` the pools' copy (for an initial world).
     pub fn intern_all(&self, world: &mut World) {
-        for slot in &mut world.slots {
-            self.slots.intern(slot);
+        for index in 0..world.slots.len() {
+            let fp = world.slot_fingerprint(index);
+            self.slots.intern_as(&mut world.slots[index], fp);
         }
         self.redis.intern(&mut world.redis);
         if let Some(replica) = &mut world.replica {
@@ -123,9 +130,11 @@ impl Interner {
     /// Makes the parts of `world` that differ from `parent`'s (by pointer) the pools' copies.
     /// The parts it shares with `parent` are already shared.
     pub fn intern(&self, world: &mut World, parent: &World) {
-        for (slot, before) in world.slots.iter_mut().zip(&parent.slots) {
-            if !Arc::ptr_eq(slot, before) {
-                self.slots.intern(slot);
+        for index in 0..world.slots.len() {
+            if !Arc::ptr_eq(&world.slots[index], &parent.slots[index]) {
+                // The fingerprint the state's hash gave the slot (equal slots share it).
+                let fp = world.slot_fingerprint(index);
+                self.slots.intern_as(&mut world.slots[index], fp);
             }
         }
         if !Arc::ptr_eq(&world.redis, &parent.redis) {

@@ -1693,10 +1693,20 @@ impl World {
 
     fn run_sql(&mut self, index: usize, request: Arc<SqlRequest>, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
-        match self
-            .postgres_mut()
-            .execute(session, &request.statement, &request.params)
-        {
+        let (statement, params) = (&request.statement, &request.params[..]);
+        let exec = match self.postgres.execute_read_only(session, statement, params) {
+            Some(exec) => {
+                #[cfg(debug_assertions)]
+                {
+                    let mut copy = Postgres::clone(&self.postgres);
+                    let ran = copy.execute(session, statement, params);
+                    assert!(ran == exec && copy == **self.postgres, "a read changes nothing");
+                }
+                exec
+            }
+            None => self.postgres_mut().execute(session, statement, params),
+        };
+        match exec {
             Exec::Done(result) => {
                 // With reply faults or partitions a caller's outcome may never come (a later
                 // Redis reply is lost past the horizon): its landed PostgreSQL write is

@@ -678,6 +678,38 @@ impl Postgres {
         executed
     }
 
+    /// The answer to `statement` when running it would change nothing, found without
+    /// running it: a plain `SELECT` of a wallet (no row lock) on the fast path, by a
+    /// connected session that is not in a failed block, not resuming or waiting, and queued
+    /// for no row lock. `None` otherwise (run it with [`Postgres::execute`]). The model
+    /// checker asks this first, so that a read does not copy the server.
+    pub fn execute_read_only(
+        &self,
+        session: SessionId,
+        statement: &Statement,
+        params: &[i64],
+    ) -> Option<Exec> {
+        let Statement::Select { id, lock: None } = *statement else {
+            return None;
+        };
+        let state = self.sessions.get(&session)?;
+        let at_rest =
+            state.waiting_on.is_none() && !state.resuming && state.status != TxStatus::Failed;
+        let queued = self
+            .tables
+            .values()
+            .any(|table| table.rows.values().any(|row| row.waiters.contains(&session)));
+        if !at_rest
+            || queued
+            || params.len() != statement.param_count()
+            || !self.fast_path_applies(session, statement)
+        {
+            return None;
+        }
+        // As `dispatch` answers it.
+        Some(Exec::Done(Ok(select_result(self.visible_wallet(session, id)))))
+    }
+
     /// Whether [`Postgres::dispatch`] may run `statement` natively.
     fn fast_path_applies(&self, session: SessionId, statement: &Statement) -> bool {
         let Some(state) = self.sessions.get(&session) else {

@@ -351,6 +351,17 @@ impl World {
         })
     }
 
+    /// A fingerprint of slot `index` that equal slots of this search share: its local
+    /// fingerprint under symmetry (remembered in the slot, so usually already there), else
+    /// the slot's own.
+    pub fn slot_fingerprint(&self, index: usize) -> u64 {
+        if self.setup.symmetric {
+            self.canon(index).local
+        } else {
+            crate::fingerprint::fingerprint(&*self.slots[index])
+        }
+    }
+
     /// Hashes the world up to a renaming of callers (see the module documentation).
     pub(super) fn hash_canonical<H: Hasher>(&self, state: &mut H) {
         let n = self.slots.len();
