@@ -1700,7 +1700,10 @@ impl World {
                 {
                     let mut copy = Postgres::clone(&self.postgres);
                     let ran = copy.execute(session, statement, params);
-                    assert!(ran == exec && copy == **self.postgres, "a read changes nothing");
+                    assert!(
+                        ran == exec && copy == **self.postgres,
+                        "a read changes nothing"
+                    );
                 }
                 exec
             }

@@ -376,7 +376,9 @@ pub struct WalletView<'a> {
 /// An in-memory PostgreSQL: tables of rows, sessions, transaction blocks and row locks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Postgres {
-    pub(super) tables: BTreeMap<Arc<str>, Table>,
+    /// Shared between copies until one changes a row (the model checker copies the server
+    /// on every statement, and most change a session only).
+    pub(super) tables: Arc<BTreeMap<Arc<str>, Table>>,
     pub(super) sessions: BTreeMap<SessionId, Session>,
     pub(super) next_session: u32,
     /// When a waiting session looks for a deadlock (a setting: not part of the state's hash).
@@ -496,7 +498,7 @@ impl Postgres {
     /// A stand-in with no tables and no sessions.
     pub fn empty() -> Postgres {
         Postgres {
-            tables: BTreeMap::new(),
+            tables: Arc::default(),
             sessions: BTreeMap::new(),
             next_session: 0,
             deadlock_check: DeadlockCheck::AtOnce,
@@ -529,7 +531,7 @@ impl Postgres {
     /// Creates a table (replacing one of the same name).
     pub(super) fn create_table(&mut self, def: TableDef) {
         let canonical = def.is_canonical_wallets();
-        self.tables.insert(
+        self.tables_mut().insert(
             def.name.as_str().into(),
             Table {
                 def: Arc::new(def),
@@ -550,7 +552,10 @@ impl Postgres {
     }
 
     fn wallet_row_mut(&mut self, id: i64) -> Option<&mut Row> {
-        self.tables.get_mut(WALLETS)?.rows.get_mut(&Value::Int(id))
+        self.tables_mut()
+            .get_mut(WALLETS)?
+            .rows
+            .get_mut(&Value::Int(id))
     }
 
     /// Inserts or overwrites a committed row directly (scenario set-up). A row lock and an
@@ -565,7 +570,7 @@ impl Postgres {
             Value::Int(wallet.balance),
             Value::Int(wallet.fence),
         ];
-        let table = self.tables.get_mut(WALLETS).expect("created above");
+        let table = self.tables_mut().get_mut(WALLETS).expect("created above");
         table
             .rows
             .entry(Value::Int(id))
@@ -695,10 +700,12 @@ impl Postgres {
         let state = self.sessions.get(&session)?;
         let at_rest =
             state.waiting_on.is_none() && !state.resuming && state.status != TxStatus::Failed;
-        let queued = self
-            .tables
-            .values()
-            .any(|table| table.rows.values().any(|row| row.waiters.contains(&session)));
+        let queued = self.tables.values().any(|table| {
+            table
+                .rows
+                .values()
+                .any(|row| row.waiters.contains(&session))
+        });
         if !at_rest
             || queued
             || params.len() != statement.param_count()
@@ -707,7 +714,9 @@ impl Postgres {
             return None;
         }
         // As `dispatch` answers it.
-        Some(Exec::Done(Ok(select_result(self.visible_wallet(session, id)))))
+        Some(Exec::Done(Ok(select_result(
+            self.visible_wallet(session, id),
+        ))))
     }
 
     /// Whether [`Postgres::dispatch`] may run `statement` natively.
@@ -1016,7 +1025,10 @@ impl Postgres {
     ) -> Executed {
         let executed = self.wait_for(session, holder);
         if matches!(executed.exec, Exec::Blocked { .. }) {
-            let row = self.tables.get_mut(table).and_then(|t| t.rows.get_mut(key));
+            let row = self
+                .tables_mut()
+                .get_mut(table)
+                .and_then(|t| t.rows.get_mut(key));
             if let Some(row) = row {
                 if !row.waiters.contains(&session) {
                     row.waiters.push(session);
@@ -1026,12 +1038,26 @@ impl Postgres {
         executed
     }
 
+    /// The tables to change, copied if shared.
+    pub(super) fn tables_mut(&mut self) -> &mut BTreeMap<Arc<str>, Table> {
+        Arc::make_mut(&mut self.tables)
+    }
+
     /// Takes `session` out of every row's queue, once its statement has run (or failed, or the
     /// session ended); a session that waited behind it waits no more unless `session` now
     /// holds a lock (it took the row).
     pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
+        let queued = self.tables.values().any(|table| {
+            table
+                .rows
+                .values()
+                .any(|row| row.waiters.contains(&session))
+        });
+        if !queued {
+            return;
+        }
         let mut left = false;
-        for table in self.tables.values_mut() {
+        for table in self.tables_mut().values_mut() {
             for row in table.rows.values_mut() {
                 if let Some(at) = row.waiters.iter().position(|&w| w == session) {
                     row.waiters.remove(at);
@@ -1214,25 +1240,34 @@ impl Postgres {
     /// Ends `session`'s transaction: publishes (commit) or discards its versions, releases its
     /// locks, and forgets the waits on it.
     pub(super) fn end_transaction(&mut self, session: SessionId, ending: Ending) {
-        for table in self.tables.values_mut() {
-            let mut vanished = Vec::new();
-            for (key, row) in table.rows.iter_mut() {
-                row.shared.retain(|&s| s != session);
-                let Some(lock) = row.lock.take_if(|lock| lock.holder == session) else {
-                    continue;
-                };
-                if let (Ending::Commit, Some(written)) = (ending, lock.uncommitted) {
-                    row.committed = match written {
-                        Written::Row(tuple) => Some(tuple),
-                        Written::Deleted => None,
+        // Whether the loop below would change a row: the tables are copied only if so.
+        let touched = self.tables.values().any(|table| {
+            table.rows.values().any(|row| {
+                row.shared.contains(&session)
+                    || row.lock.as_ref().is_some_and(|lock| lock.holder == session)
+            })
+        });
+        if touched {
+            for table in self.tables_mut().values_mut() {
+                let mut vanished = Vec::new();
+                for (key, row) in table.rows.iter_mut() {
+                    row.shared.retain(|&s| s != session);
+                    let Some(lock) = row.lock.take_if(|lock| lock.holder == session) else {
+                        continue;
                     };
+                    if let (Ending::Commit, Some(written)) = (ending, lock.uncommitted) {
+                        row.committed = match written {
+                            Written::Row(tuple) => Some(tuple),
+                            Written::Deleted => None,
+                        };
+                    }
+                    if row.committed.is_none() && row.lock.is_none() && row.shared.is_empty() {
+                        vanished.push(key.clone());
+                    }
                 }
-                if row.committed.is_none() && row.lock.is_none() && row.shared.is_empty() {
-                    vanished.push(key.clone());
+                for key in vanished {
+                    table.rows.remove(&key);
                 }
-            }
-            for key in vanished {
-                table.rows.remove(&key);
             }
         }
         for other in self.sessions.values_mut() {
@@ -1274,7 +1309,7 @@ impl Postgres {
         let state = self.session_mut(session);
         state.savepoints.truncate(depth + 1);
         let saved = state.savepoints[depth].clone();
-        for (name, table) in self.tables.iter_mut() {
+        for (name, table) in self.tables_mut().iter_mut() {
             let mut vanished = Vec::new();
             for (key, row) in table.rows.iter_mut() {
                 let id = (name.to_string(), key.clone());
@@ -1320,7 +1355,7 @@ impl Postgres {
     /// lock holders, the waits-for graph has no cycle (checking at once), committed wallet
     /// balances are not negative.
     fn check_invariants(&self) {
-        for (name, table) in &self.tables {
+        for (name, table) in self.tables.iter() {
             for (key, row) in &table.rows {
                 if &**name == WALLETS && table.canonical {
                     if let Some(tuple) = &row.committed {

@@ -1102,7 +1102,11 @@ impl Postgres {
             }
             let _ = waited;
             if self.status(session) == Some(TxStatus::InBlock) {
-                let rows = &mut self.tables.get_mut(table.as_str()).expect("table").rows;
+                let rows = &mut self
+                    .tables_mut()
+                    .get_mut(table.as_str())
+                    .expect("table")
+                    .rows;
                 for (key, _) in &accepted {
                     if let Some(row) = rows.get_mut(key) {
                         match mode {
@@ -1290,7 +1294,7 @@ impl Postgres {
             count += 1;
         }
         *self
-            .tables
+            .tables_mut()
             .get_mut(plan.table.as_str())
             .expect("the plan's table exists") = table;
         Ok(Outcome::Done(written(
@@ -1427,7 +1431,7 @@ impl Postgres {
             returned.push(project(&plan.returning, new, None, params)?);
         }
         *self
-            .tables
+            .tables_mut()
             .get_mut(plan.table.as_str())
             .expect("the plan's table exists") = table;
         let count = changes.len() as u64;
@@ -1476,7 +1480,7 @@ impl Postgres {
             returned.push(project(&plan.returning, old, None, params)?);
         }
         *self
-            .tables
+            .tables_mut()
             .get_mut(plan.table.as_str())
             .expect("the plan's table exists") = table;
         let count = candidates.len() as u64;
@@ -1540,7 +1544,7 @@ impl Postgres {
             }
         }
         for name in &names {
-            self.tables.remove(name.as_str());
+            self.tables_mut().remove(name.as_str());
         }
         self.forget_waits_on_released(session);
         let result = tag_only("DROP TABLE");
@@ -1560,7 +1564,7 @@ impl Postgres {
             }
         }
         for name in &names {
-            if let Some(table) = self.tables.get_mut(name.as_str()) {
+            if let Some(table) = self.tables_mut().get_mut(name.as_str()) {
                 table.rows.clear();
             }
         }
@@ -1577,7 +1581,7 @@ impl Postgres {
         }
         let mut locks = BTreeMap::new();
         let mut shared = Vec::new();
-        for (table_name, table) in &self.tables {
+        for (table_name, table) in self.tables.iter() {
             for (key, row) in &table.rows {
                 if let Some(lock) = row.lock.as_ref().filter(|l| l.holder == session) {
                     locks.insert(
