@@ -431,11 +431,16 @@ impl Hash for World {
         if self.setup.symmetric {
             return self.hash_canonical(state);
         }
+        // The stand-ins' and callers' own fingerprints, remembered in them (most steps leave
+        // all but one as they were).
         self.now_ms.hash(state);
-        self.redis.hash(state);
+        state.write_u64(self.redis.plain_fingerprint());
         self.replica.hash(state);
-        self.postgres.hash(state);
-        self.slots.hash(state);
+        state.write_u64(self.postgres.plain_fingerprint());
+        state.write_usize(self.slots.len());
+        for index in 0..self.slots.len() {
+            state.write_u64(self.slot_fingerprint(index));
+        }
         self.failovers_left.hash(state);
         self.restarts_left.hash(state);
         self.evictions_left.hash(state);

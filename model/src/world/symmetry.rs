@@ -56,10 +56,11 @@ struct Canon {
     others: Vec<usize>,
 }
 
-/// The cache of a slot's [`Canon`]. It takes no part in comparisons or hashes, and a copy
-/// starts empty: a slot is copied exactly when it is about to change.
+/// The cache of a slot's [`Canon`] (with symmetry) or its own fingerprint (without). It
+/// takes no part in comparisons or hashes, and a copy starts empty: a slot is copied exactly
+/// when it is about to change.
 #[derive(Default)]
-pub(super) struct SlotCanon(OnceLock<Canon>);
+pub(super) struct SlotCanon(OnceLock<Canon>, OnceLock<u64>);
 
 impl Clone for SlotCanon {
     fn clone(&self) -> SlotCanon {
@@ -151,6 +152,17 @@ impl<T> Memo<T> {
             }
         }
         fp
+    }
+}
+
+/// The [`Memo`] key of no renaming at all (never a renaming's key: those give distinct
+/// callers distinct names, and this one would name 16 callers alike).
+const PLAIN: u64 = u64::MAX;
+
+impl<T: Hash> Memo<T> {
+    /// The value's own fingerprint (no renaming), remembered.
+    pub fn plain_fingerprint(&self) -> u64 {
+        self.fingerprint(Some(PLAIN), |value| crate::fingerprint::fingerprint(value))
     }
 }
 
@@ -351,14 +363,17 @@ impl World {
         })
     }
 
-    /// A fingerprint of slot `index` that equal slots of this search share: its local
-    /// fingerprint under symmetry (remembered in the slot, so usually already there), else
-    /// the slot's own.
+    /// A fingerprint of slot `index` that equal slots of this search share, remembered in the
+    /// slot: its local fingerprint under symmetry, else the slot's own.
     pub fn slot_fingerprint(&self, index: usize) -> u64 {
         if self.setup.symmetric {
             self.canon(index).local
         } else {
-            crate::fingerprint::fingerprint(&*self.slots[index])
+            let slot: &Slot = &self.slots[index];
+            *slot
+                .canon
+                .1
+                .get_or_init(|| crate::fingerprint::fingerprint(slot))
         }
     }
 
