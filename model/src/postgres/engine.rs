@@ -700,14 +700,8 @@ impl Postgres {
         let state = self.sessions.get(&session)?;
         let at_rest =
             state.waiting_on.is_none() && !state.resuming && state.status != TxStatus::Failed;
-        let queued = self.tables.values().any(|table| {
-            table
-                .rows
-                .values()
-                .any(|row| row.waiters.contains(&session))
-        });
         if !at_rest
-            || queued
+            || self.in_a_lock_queue(session)
             || params.len() != statement.param_count()
             || !self.fast_path_applies(session, statement)
         {
@@ -1043,17 +1037,21 @@ impl Postgres {
         Arc::make_mut(&mut self.tables)
     }
 
-    /// Takes `session` out of every row's queue, once its statement has run (or failed, or the
-    /// session ended); a session that waited behind it waits no more unless `session` now
-    /// holds a lock (it took the row).
-    pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
-        let queued = self.tables.values().any(|table| {
+    /// True when `session` is queued for some row's lock.
+    fn in_a_lock_queue(&self, session: SessionId) -> bool {
+        self.tables.values().any(|table| {
             table
                 .rows
                 .values()
                 .any(|row| row.waiters.contains(&session))
-        });
-        if !queued {
+        })
+    }
+
+    /// Takes `session` out of every row's queue, once its statement has run (or failed, or the
+    /// session ended); a session that waited behind it waits no more unless `session` now
+    /// holds a lock (it took the row).
+    pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
+        if !self.in_a_lock_queue(session) {
             return;
         }
         let mut left = false;
