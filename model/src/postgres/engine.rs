@@ -1238,14 +1238,9 @@ impl Postgres {
     /// Ends `session`'s transaction: publishes (commit) or discards its versions, releases its
     /// locks, and forgets the waits on it.
     pub(super) fn end_transaction(&mut self, session: SessionId, ending: Ending) {
-        // Whether the loop below would change a row: the tables are copied only if so.
-        let touched = self.tables.values().any(|table| {
-            table.rows.values().any(|row| {
-                row.shared.contains(&session)
-                    || row.lock.as_ref().is_some_and(|lock| lock.holder == session)
-            })
-        });
-        if touched {
+        // The loop below changes only the rows `session` holds a lock on: the tables are
+        // copied only if there are any.
+        if self.holds_a_lock(session) {
             for table in self.tables_mut().values_mut() {
                 let mut vanished = Vec::new();
                 for (key, row) in table.rows.iter_mut() {
@@ -1285,15 +1280,19 @@ impl Postgres {
         }
     }
 
-    /// Forgets the waits on `session` when it holds no lock any more.
-    pub(super) fn forget_waits_on_released(&mut self, session: SessionId) {
-        let holds_any = self.tables.values().any(|table| {
+    /// True when `session` holds a row lock, exclusive or shared, on some row.
+    fn holds_a_lock(&self, session: SessionId) -> bool {
+        self.tables.values().any(|table| {
             table.rows.values().any(|row| {
                 row.lock.as_ref().is_some_and(|l| l.holder == session)
                     || row.shared.contains(&session)
             })
-        });
-        if !holds_any {
+        })
+    }
+
+    /// Forgets the waits on `session` when it holds no lock any more.
+    pub(super) fn forget_waits_on_released(&mut self, session: SessionId) {
+        if !self.holds_a_lock(session) {
             for other in self.sessions.values_mut() {
                 if other.waiting_on == Some(session) {
                     other.waiting_on = None;

@@ -328,12 +328,7 @@ impl World {
             };
             let mut local = FingerprintHasher::default();
             {
-                let mut renamer = Renamer {
-                    inner: &mut local,
-                    tokens: &self.setup.tokens,
-                    cas_values: &self.setup.cas_values,
-                    name: &mut name,
-                };
+                let mut renamer = self.renamer(&mut local, &mut name);
                 slot.client.hash(&mut renamer);
                 match &slot.state {
                     SlotState::Blocked { request, by } => {
