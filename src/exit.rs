@@ -7,7 +7,7 @@
 //! | 0 | a verdict was reached and every verdict is OK / SAFE |
 //! | 1 | a violation was found (a BROKEN run, a violated property, a trace that no longer fails; for `tour` and `matrix`, whose verdicts are the tutorial's claims, a row or pinned cell that disagrees with it) |
 //! | 2 | bad usage or input; the message says what, where and how to fix it |
-//! | 3 | INCONCLUSIVE: a bound or limit stopped the work before a verdict (a horizon too short for any caller to finish, the checker's state limit, a run that hit its time limit) |
+//! | 3 | INCONCLUSIVE: a bound or limit stopped the work before a verdict (a horizon too short for any caller to finish or for a second spend to overlap the first, the checker's state limit, a run that hit its time limit) |
 //!
 //! A violation outranks an inconclusive result, which outranks OK: a command that found a
 //! violation in one run and could not decide another exits 1.

@@ -39,6 +39,12 @@ pub struct Timing {
     /// accepted or refused, or turned down for want of funds); none when that run does not
     /// settle everyone. A horizon this long lets every caller finish; shorter ones may too.
     pub all_settled_tick: Option<u64>,
+    /// When a second caller can have settled its spend while the first one stalls inside
+    /// its critical section (see [`overlap_run`]): below this horizon no two spends can
+    /// overlap, so no lost update, no stale write and no broken lease can show, and "safe"
+    /// would say nothing. None when that run cannot happen (the second caller cannot get
+    /// through while the first stalls, e.g. a lock without a TTL, or fewer than 2 callers).
+    pub overlap_tick: Option<u64>,
 }
 
 /// Runs the callers one after another: the first unfinished caller steps whenever it can,
@@ -75,6 +81,62 @@ fn serial_run(world: &mut World) -> Option<u64> {
             .iter()
             .all(|slot| settled(slot.outcome.as_ref()));
     settled.then_some(world.now_ms)
+}
+
+/// The schedule that lets a second spend overlap the first: caller 0 runs alone until it
+/// must wait for time (it has acquired whatever it acquires and read the balance, and is
+/// working) and stalls there; the clock ticks `delay_ticks` times; caller 1 then runs,
+/// stepping whenever it can and otherwise letting the clock tick (it retries until a lease
+/// expires, or needs none), until its spend settles; then caller 0 runs on until it is done.
+/// Returns the tick at which caller 0 is done, or None when the schedule cannot happen
+/// (caller 0 never waits, or caller 1 does not settle while caller 0 stalls).
+fn overlap_run(world: &mut World, delay_ticks: u64) -> Option<u64> {
+    if world.slots.len() < 2 {
+        return None;
+    }
+    let mut actions = Vec::new();
+    let mut enabled = |world: &World, action: Action| {
+        actions.clear();
+        world.actions(&mut actions);
+        actions.contains(&action)
+    };
+    // Caller 0 alone, without the clock.
+    for _ in 0..1_000_000u32 {
+        if world.slots[0].outcome.is_some() {
+            return None;
+        }
+        if !enabled(world, Action::Step(0)) {
+            break;
+        }
+        world.apply(Action::Step(0));
+    }
+    for _ in 0..delay_ticks {
+        if !enabled(world, Action::Tick) {
+            return None;
+        }
+        world.apply(Action::Tick);
+    }
+    // Caller 1 while caller 0 stalls, then caller 0 again.
+    for caller in [1u8, 0] {
+        let slot = usize::from(caller);
+        for _ in 0..10_000_000u32 {
+            if world.slots[slot].outcome.is_some() {
+                break;
+            }
+            let action = if enabled(world, Action::Step(caller)) {
+                Action::Step(caller)
+            } else if enabled(world, Action::Tick) {
+                Action::Tick
+            } else {
+                return None;
+            };
+            world.apply(action);
+        }
+        if caller == 1 && !settled(world.slots[1].outcome.as_ref()) {
+            return None;
+        }
+    }
+    world.slots[0].outcome.is_some().then_some(world.now_ms)
 }
 
 /// True when a caller's spend reached a decision: accepted, refused by the storage, or turned
@@ -661,9 +723,26 @@ impl CheckConfig {
         let first_write_tick = serial_run(&mut world)?;
         let mut all = World::new(&self.scenario(), &self.tokens(), world_config).ok()?;
         let all_settled_tick = serial_run(&mut all);
+        // The earliest end over every delay before caller 1 starts: it may arrive just as the
+        // lease expires rather than retry into it. A delay past the best end cannot beat it.
+        let mut overlap_tick: Option<u64> = None;
+        let most_delay_ticks = self
+            .default_horizon_ticks()
+            .saturating_add(self.ttl_ticks)
+            .min(MAX_TICKS);
+        for delay_ticks in 0..=most_delay_ticks {
+            if overlap_tick.is_some_and(|best| delay_ticks >= best) {
+                break;
+            }
+            let mut world = World::new(&self.scenario(), &self.tokens(), world_config).ok()?;
+            if let Some(end) = overlap_run(&mut world, delay_ticks) {
+                overlap_tick = Some(overlap_tick.map_or(end, |best| best.min(end)));
+            }
+        }
         Some(Timing {
             first_write_tick,
             all_settled_tick,
+            overlap_tick,
         })
     }
 

@@ -259,6 +259,8 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
     let witnessed = found.iter().any(|(name, _)| *name == SETTLED)
         || !model.property_names().contains(&SETTLED);
     let vacuous = vacuity_text(model);
+    // A bound in which no second spend can overlap the first proves nothing either.
+    let too_short = overlap_text(model);
     let undecided = match stopped {
         Some(Stop::StateLimit) => {
             let limit = options.max_unique.unwrap_or(unique);
@@ -296,9 +298,13 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
                     PropertyVerdict::Found,
                     shortest_text(options.strategy, "example", path.len()),
                 ),
-                (None, true) if exhausted && witnessed => (
+                (None, true) if exhausted && witnessed && too_short.is_none() => (
                     PropertyVerdict::Safe,
                     format!("exhaustive to bound: {bound}"),
+                ),
+                (None, true) if exhausted && witnessed => (
+                    PropertyVerdict::Inconclusive,
+                    too_short.clone().unwrap_or_default(),
                 ),
                 (None, true) if exhausted => (PropertyVerdict::Inconclusive, vacuous.clone()),
                 (None, false) if exhausted => (
@@ -364,6 +370,26 @@ fn vacuity_text(model: &LeaseModel) -> String {
          show{hint}",
         config.bound_text()
     )
+}
+
+/// Why a search that found no counterexample proves nothing when the horizon ends before a
+/// second caller can settle a spend inside the first one's critical section (see
+/// [`crate::config::Timing::overlap_tick`]); None when the horizon is long enough, or when no
+/// such overlap can happen at all.
+fn overlap_text(model: &LeaseModel) -> Option<String> {
+    let config = model.config();
+    let overlap_tick = config.timing()?.overlap_tick?;
+    let horizon = config.horizon();
+    (horizon < overlap_tick).then(|| {
+        format!(
+            "too short to overlap: within a horizon of {horizon} ticks no caller can settle a \
+             spend while another stalls inside its critical section (the earliest is at \
+             {overlap_tick} ticks: the first caller stalls after its read, the second gets \
+             through, e.g. once the {} tick lease expires), so no lost update could show; use \
+             --horizon {overlap_tick} or more",
+            config.ttl_ticks
+        )
+    })
 }
 
 fn shortest_text(strategy: Strategy, what: &str, steps: usize) -> String {

@@ -109,6 +109,82 @@ fn a_bound_that_lets_no_run_settle_every_caller_is_inconclusive_not_safe() {
     assert_eq!(report.verdict(LEDGER), Some(PropertyVerdict::Safe));
 }
 
+fn ledger_verdict(config: CheckConfig) -> (PropertyVerdict, String) {
+    let report = run(
+        &LeaseModel::new(config).unwrap(),
+        RunOptions::default(),
+        &Counters::default(),
+    );
+    let ledger = report.property(LEDGER).unwrap();
+    (ledger.verdict, ledger.basis.clone())
+}
+
+#[test]
+fn a_horizon_that_ends_before_a_second_spend_can_overlap_the_first_is_inconclusive_not_safe() {
+    // Everyone settles within 3 ticks, but no lease of 3 ticks can expire under its holder
+    // and let another caller spend before the horizon: the broken lease looked SAFE here.
+    let short = config(LEASE, |c| c.horizon_ticks = Some(3));
+    let timing = short.timing().unwrap();
+    assert_eq!(
+        timing.overlap_tick,
+        Some(5),
+        "stall after the read, TTL 3, work 1"
+    );
+    let (verdict, basis) = ledger_verdict(short);
+    assert_eq!(verdict, PropertyVerdict::Inconclusive, "{basis}");
+    assert!(basis.contains("too short to overlap"), "{basis}");
+    assert!(basis.contains("--horizon 5"), "{basis}");
+
+    // The same holds for a safeguard that is safe: a SAFE must come from a bound that
+    // could have shown the lost update.
+    let (verdict, basis) = ledger_verdict(config(FENCED_CAS, |c| {
+        c.callers = 3;
+        c.horizon_ticks = Some(2);
+    }));
+    assert_eq!(verdict, PropertyVerdict::Inconclusive, "{basis}");
+    let (verdict, basis) = ledger_verdict(config(FENCED_CAS, |c| c.horizon_ticks = Some(5)));
+    assert_eq!(verdict, PropertyVerdict::Safe, "{basis}");
+
+    // A lock without a TTL never lets the second caller through while the first stalls:
+    // there is no such bound to wait for, and a short horizon that settles everyone proves.
+    let row_lock = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(2));
+    assert_eq!(row_lock.timing().unwrap().overlap_tick, None);
+    assert_eq!(ledger_verdict(row_lock).0, PropertyVerdict::Safe);
+}
+
+#[test]
+fn the_overlap_bound_is_tight_broken_safeguards_lose_an_update_exactly_there() {
+    // Below the bound no search finds a lost update (so calling those bounds inconclusive
+    // hides nothing); at the bound, every safeguard that loses updates already does.
+    let broken = [
+        Safeguard::NoLock,
+        LEASE,
+        Safeguard::Fenced {
+            guard: WriteGuard::Unfenced,
+        },
+    ];
+    for safeguard in broken {
+        for (ttl, work) in [(1, 1), (3, 1), (2, 2), (4, 3)] {
+            let at = |horizon: u64| {
+                config(safeguard, |c| {
+                    c.ttl_ticks = ttl;
+                    c.work_ticks = work;
+                    c.horizon_ticks = Some(horizon);
+                })
+            };
+            let overlap = at(1).timing().unwrap().overlap_tick.unwrap();
+            let what = format!("{} TTL {ttl} work {work}", safeguard.name());
+            let (verdict, basis) = ledger_verdict(at(overlap));
+            assert_eq!(verdict, PropertyVerdict::Violated, "{what}: {basis}");
+            if at(overlap - 1).validate().is_ok() {
+                let (verdict, basis) = ledger_verdict(at(overlap - 1));
+                assert_ne!(verdict, PropertyVerdict::Violated, "{what}: {basis}");
+                assert_ne!(verdict, PropertyVerdict::Safe, "{what}: {basis}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_lock_that_keeps_the_second_caller_out_until_the_horizon_is_inconclusive() {
     // Work 10 under a lease, horizon 12, no pauses: the second caller cannot finish.
