@@ -30,7 +30,7 @@
 //! ([`library_scripts_match_redis`]).
 //!
 //! Not compared (deliberate differences, see `docs/fidelity.md`): `DELEX` (Redis 8.4; not in
-//! Redis 7), `CLIENT SETINFO` (7.2), `PEXPIRE`'s `NX|XX|GT|LT`, `HELLO 3`, databases other
+//! Redis 7), `CLIENT SETINFO` (7.2), `HELLO 3`, databases other
 //! than 0, `math.random` (the real server's generator has run for other clients), runaway
 //! scripts. Never sent to the shared real server: `error()` with a table that has no `err`
 //! field (it crashes Redis 7.0.15).
@@ -1146,10 +1146,29 @@ fn expire_op() -> impl Strategy<Value = Op> {
         1 => (-1_000_000i64..=-2_000).prop_map(Arg::FromNowMs),
         2 => bad_ttl(),
     ];
+    let ms = prop_oneof![
+        3 => (100_000i64..1_000_000_000).prop_map(|ms| Arg::Text(ms.to_string())),
+        1 => (-100i64..=0).prop_map(|ms| Arg::Text(ms.to_string())),
+        1 => bad_ttl(),
+    ];
+    // Redis 7's NX|XX|GT|LT, valid, repeated, incompatible and unknown, in any case: mostly
+    // none, so that keys keep TTLs for the options to compare against.
+    let options = prop_oneof![
+        3 => Just(Vec::new()),
+        2 => prop::collection::vec(
+            prop::sample::select(vec!["nx", "XX", "gt", "Lt", "xx", "GT", "nope"]).prop_map(text),
+            1..=2,
+        ),
+    ];
+    let with = |c: Arg, k: Arg, t: Arg, o: Vec<Arg>| Op::new([vec![c, k, t], o].concat());
     prop_oneof![
-        (name("expire"), key(), seconds).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
-        (name("expireat"), key(), at_secs).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
-        (name("pexpireat"), key(), at_ms).prop_map(|(c, k, t)| Op::new(vec![c, k, t])),
+        (name("expire"), key(), seconds, options.clone())
+            .prop_map(move |(c, k, t, o)| with(c, k, t, o)),
+        (name("expireat"), key(), at_secs, options.clone())
+            .prop_map(move |(c, k, t, o)| with(c, k, t, o)),
+        (name("pexpireat"), key(), at_ms, options.clone())
+            .prop_map(move |(c, k, t, o)| with(c, k, t, o)),
+        (name("pexpire"), key(), ms, options).prop_map(move |(c, k, t, o)| with(c, k, t, o)),
     ]
 }
 

@@ -82,6 +82,59 @@ fn expire_family() {
 }
 
 #[test]
+fn expire_options_compare_with_the_ttl_in_place() {
+    let mut redis = Redis::new();
+    let ttl = |redis: &mut Redis| run(redis, &["PTTL", "k"], NOW);
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "10", "NX"], NOW),
+        Reply::Integer(0),
+        "a missing key"
+    );
+    run(&mut redis, &["SET", "k", "v"], NOW);
+    // No TTL: XX and GT refuse (no TTL counts as never expiring), NX and LT set one.
+    for options in [["XX"], ["GT"]] {
+        let command = [&["PEXPIRE", "k", "5000"][..], &options[..]].concat();
+        assert_eq!(run(&mut redis, &command, NOW), Reply::Integer(0));
+    }
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "50", "lt"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(ttl(&mut redis), Reply::Integer(50_000));
+    assert_eq!(
+        run(&mut redis, &["EXPIRE", "k", "100", "nx"], NOW),
+        Reply::Integer(0)
+    );
+    // With a TTL: GT only lengthens, LT only shortens, XX goes with either.
+    assert_eq!(
+        run(&mut redis, &["PEXPIRE", "k", "40000", "XX", "GT"], NOW),
+        Reply::Integer(0)
+    );
+    assert_eq!(
+        run(&mut redis, &["PEXPIRE", "k", "50000", "GT"], NOW),
+        Reply::Integer(0),
+        "equal is not greater"
+    );
+    assert_eq!(
+        run(&mut redis, &["PEXPIRE", "k", "60000", "xx", "gt"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(ttl(&mut redis), Reply::Integer(60_000));
+    let at_secs = (NOW / 1000 + 30).to_string();
+    assert_eq!(
+        run(&mut redis, &["EXPIREAT", "k", &at_secs, "LT"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(ttl(&mut redis), Reply::Integer(30_000));
+    // A deadline in the past that the options allow deletes the key.
+    assert_eq!(
+        run(&mut redis, &["PEXPIREAT", "k", "1", "LT"], NOW),
+        Reply::Integer(1)
+    );
+    assert_eq!(run(&mut redis, &["EXISTS", "k"], NOW), Reply::Integer(0));
+}
+
+#[test]
 fn persist_removes_a_ttl_and_replicas_follow() {
     let mut redis = Redis::new();
     run(&mut redis, &["SET", "k", "v"], NOW);

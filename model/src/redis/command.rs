@@ -53,9 +53,12 @@ pub enum SetExpiry {
     Keep,
 }
 
-/// Which of the expire commands (besides `PEXPIRE`).
+/// Which of the expire commands ([`Command::PExpire`] is a plain `PEXPIRE`; one with
+/// options is [`Command::Expire`] with [`ExpireKind::Millis`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ExpireKind {
+    /// `PEXPIRE key milliseconds`.
+    Millis,
     /// `EXPIRE key seconds`.
     Seconds,
     /// `EXPIREAT key unix-seconds`.
@@ -68,10 +71,50 @@ impl ExpireKind {
     /// The command's name, lower case.
     pub fn name(self) -> &'static str {
         match self {
+            ExpireKind::Millis => "pexpire",
             ExpireKind::Seconds => "expire",
             ExpireKind::AtSeconds => "expireat",
             ExpireKind::AtMillis => "pexpireat",
         }
+    }
+}
+
+/// The `NX|XX|GT|LT` options of the expire commands (Redis 7.0). `NX` excludes the others,
+/// `GT` excludes `LT`; `XX` goes with `GT` or `LT`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExpireFlags {
+    /// `NX`: only when the key has no TTL.
+    pub nx: bool,
+    /// `XX`: only when the key has a TTL.
+    pub xx: bool,
+    /// `GT`: only when the new deadline is later than the current one (a key without a TTL
+    /// counts as never expiring, so `GT` never applies to it).
+    pub gt: bool,
+    /// `LT`: only when the new deadline is earlier than the current one (or there is none).
+    pub lt: bool,
+}
+
+impl ExpireFlags {
+    /// The options as Redis takes them, in a fixed order.
+    fn words(self) -> impl Iterator<Item = Vec<u8>> {
+        [
+            (self.nx, "NX"),
+            (self.xx, "XX"),
+            (self.gt, "GT"),
+            (self.lt, "LT"),
+        ]
+        .into_iter()
+        .filter(|(set, _)| *set)
+        .map(|(_, name)| name.as_bytes().to_vec())
+    }
+
+    /// Whether a key whose deadline is `current_ms` (none: no TTL) takes `new_ms`, as
+    /// Redis's `expireGenericCommand` decides.
+    pub fn allow(self, current_ms: Option<i64>, new_ms: i64) -> bool {
+        !(self.nx && current_ms.is_some()
+            || self.xx && current_ms.is_none()
+            || self.gt && current_ms.is_none_or(|current| new_ms <= current)
+            || self.lt && current_ms.is_some_and(|current| new_ms >= current))
     }
 }
 
@@ -120,8 +163,9 @@ pub enum Command {
     PTtl(Vec<u8>),
     /// `TTL key`.
     Ttl(Vec<u8>),
-    /// `EXPIRE key seconds`, `EXPIREAT key unix-seconds`, `PEXPIREAT key unix-ms`.
-    Expire(Vec<u8>, ExpireKind, i64),
+    /// `EXPIRE key seconds`, `EXPIREAT key unix-seconds`, `PEXPIREAT key unix-ms`, each with
+    /// its `NX|XX|GT|LT` options, and `PEXPIRE key ms` with options.
+    Expire(Vec<u8>, ExpireKind, i64, ExpireFlags),
     /// `PERSIST key`.
     Persist(Vec<u8>),
     /// `GETDEL key`.
@@ -623,11 +667,15 @@ impl Command {
             Command::PExpire(key, ttl_ms) => vec![word("PEXPIRE"), key.clone(), number(*ttl_ms)],
             Command::PTtl(key) => vec![word("PTTL"), key.clone()],
             Command::Ttl(key) => vec![word("TTL"), key.clone()],
-            Command::Expire(key, kind, amount) => vec![
-                kind.name().to_ascii_uppercase().into_bytes(),
-                key.clone(),
-                number(*amount),
-            ],
+            Command::Expire(key, kind, amount, flags) => {
+                let mut argv = vec![
+                    kind.name().to_ascii_uppercase().into_bytes(),
+                    key.clone(),
+                    number(*amount),
+                ];
+                argv.extend(flags.words());
+                argv
+            }
             Command::Persist(key) => vec![word("PERSIST"), key.clone()],
             Command::GetDel(key) => vec![word("GETDEL"), key.clone()],
             Command::IncrBy(key, n) => vec![word("INCRBY"), key.clone(), number(*n)],
@@ -842,33 +890,50 @@ fn set_expiry(kind: ExpiryOption, number: i64) -> Result<SetExpiry, Reply> {
     })
 }
 
-/// `PEXPIRE key ms [NX|XX|GT|LT ...]`: options are checked first (as Redis does), then the
-/// number. Valid options are refused: the stand-in does not implement them.
-/// `EXPIRE`, `EXPIREAT`, `PEXPIREAT`: options first (refused like `PEXPIRE`'s), then the
-/// number.
+/// `EXPIRE`, `EXPIREAT`, `PEXPIREAT` (and `PEXPIRE` with options): options first (as
+/// Redis checks them), then the number.
 fn parse_expire(argv: &[Vec<u8>], kind: ExpireKind) -> Result<Command, Reply> {
-    let mut pexpire_like = argv.to_vec();
-    pexpire_like[0] = b"pexpire".to_vec();
-    match parse_pexpire(&pexpire_like) {
-        Ok(_) => Ok(Command::Expire(
-            argv[1].clone(),
-            kind,
-            integer_arg(&argv[2])?,
-        )),
-        Err(Reply::Error(text)) if text.contains("does not support PEXPIRE options") => {
-            let name = kind.name().to_ascii_uppercase();
-            Err(Reply::Error(format!(
-                "ERR the leaselab stand-in does not support {name} options (NX|XX|GT|LT); \
-                 send {name} key {}",
-                if kind == ExpireKind::Seconds {
-                    "seconds"
-                } else {
-                    "timestamp"
-                }
-            )))
-        }
-        Err(error) => Err(error),
+    let flags = parse_expire_flags(&argv[3..])?;
+    Ok(Command::Expire(
+        argv[1].clone(),
+        kind,
+        integer_arg(&argv[2])?,
+        flags,
+    ))
+}
+
+/// The `NX|XX|GT|LT` options of an expire command, with Redis's texts for an unknown or
+/// incompatible one.
+fn parse_expire_flags(options: &[Vec<u8>]) -> Result<ExpireFlags, Reply> {
+    let mut flags = ExpireFlags::default();
+    for option in options {
+        let flag = if is_option(option, "nx") {
+            &mut flags.nx
+        } else if is_option(option, "xx") {
+            &mut flags.xx
+        } else if is_option(option, "gt") {
+            &mut flags.gt
+        } else if is_option(option, "lt") {
+            &mut flags.lt
+        } else {
+            let shown = String::from_utf8_lossy(c_string_prefix(option, usize::MAX)).into_owned();
+            return Err(Reply::Error(error_text(
+                format!("ERR Unsupported option {shown}").as_bytes(),
+            )));
+        };
+        *flag = true;
     }
+    if flags.nx && (flags.xx || flags.gt || flags.lt) {
+        return Err(Reply::error(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if flags.gt && flags.lt {
+        return Err(Reply::error(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    Ok(flags)
 }
 
 /// `WAIT numreplicas timeout`, with Redis's checks.
@@ -885,38 +950,13 @@ fn parse_wait(argv: &[Vec<u8>]) -> Result<Command, Reply> {
     Ok(Command::Wait(replicas, timeout))
 }
 
+/// `PEXPIRE key ms [NX|XX|GT|LT ...]`: a plain one is [`Command::PExpire`] (what the
+/// safeguards send), one with options [`Command::Expire`].
 fn parse_pexpire(argv: &[Vec<u8>]) -> Result<Command, Reply> {
-    let mut seen = [false; 4];
-    for option in &argv[3..] {
-        let Some(index) = ["nx", "xx", "gt", "lt"]
-            .iter()
-            .position(|name| is_option(option, name))
-        else {
-            let shown = String::from_utf8_lossy(c_string_prefix(option, usize::MAX)).into_owned();
-            return Err(Reply::Error(error_text(
-                format!("ERR Unsupported option {shown}").as_bytes(),
-            )));
-        };
-        seen[index] = true;
-    }
-    let [nx, xx, gt, lt] = seen;
-    if nx && (xx || gt || lt) {
-        return Err(Reply::error(
-            "ERR NX and XX, GT or LT options at the same time are not compatible",
-        ));
-    }
-    if gt && lt {
-        return Err(Reply::error(
-            "ERR GT and LT options at the same time are not compatible",
-        ));
+    if argv.len() > 3 {
+        return parse_expire(argv, ExpireKind::Millis);
     }
     let ttl_ms = integer_arg(&argv[2])?;
-    if argv.len() > 3 {
-        return Err(Reply::error(
-            "ERR the leaselab stand-in does not support PEXPIRE options (NX|XX|GT|LT); \
-             send PEXPIRE key milliseconds",
-        ));
-    }
     Ok(Command::PExpire(argv[1].clone(), ttl_ms))
 }
 
@@ -1329,7 +1369,19 @@ mod tests {
             parse_error(&["pexpire", "k", "10", "gt", "lt"]),
             "ERR GT and LT options at the same time are not compatible"
         );
-        assert!(parse_error(&["pexpire", "k", "10", "nx"]).contains("does not support"));
+        assert_eq!(
+            Command::parse(&argv(&["pexpire", "k", "10", "XX", "gt"])),
+            Ok(Command::Expire(
+                b"k".to_vec(),
+                ExpireKind::Millis,
+                10,
+                ExpireFlags {
+                    xx: true,
+                    gt: true,
+                    ..ExpireFlags::default()
+                }
+            ))
+        );
     }
 
     #[test]

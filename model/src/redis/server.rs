@@ -16,8 +16,8 @@ use std::sync::Arc;
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
 use super::command::{
     arity_ok, integer_arg, invalid_expire_error, is_hello, parse_i64, plain_spec, precheck,
-    select_index, wrong_arity_error, Command, DelexCondition, ExpireKind, SetCondition, SetExpiry,
-    NOSCRIPT_ERROR, NOT_AN_INTEGER_ERROR, READONLY_ERROR,
+    select_index, wrong_arity_error, Command, DelexCondition, ExpireFlags, ExpireKind,
+    SetCondition, SetExpiry, NOSCRIPT_ERROR, NOT_AN_INTEGER_ERROR, READONLY_ERROR,
 };
 use super::lua;
 use super::replication::Effect;
@@ -478,7 +478,9 @@ impl Redis {
                 Reply::Integer(ms) if ms >= 0 => Reply::Integer((ms + 500) / 1000),
                 other => other,
             },
-            Command::Expire(key, kind, amount) => self.expire(key, *kind, *amount, now_ms),
+            Command::Expire(key, kind, amount, flags) => {
+                self.expire(key, *kind, *amount, *flags, now_ms)
+            }
             Command::Persist(key) => self.persist(key, now_ms),
             Command::GetDel(key) => {
                 let reply = self.get(key, now_ms);
@@ -908,12 +910,21 @@ impl Redis {
         Reply::Integer(1)
     }
 
-    /// `EXPIRE`/`EXPIREAT`/`PEXPIREAT` (Redis's `expireGenericCommand`): the deadline must fit
-    /// in 64 bits after the unit conversion and adding the base time; a missing key answers
-    /// 0; a deadline at or before now deletes the key and answers 1.
-    fn expire(&mut self, key: &[u8], kind: ExpireKind, amount: i64, now_ms: u64) -> Reply {
+    /// `EXPIRE`/`EXPIREAT`/`PEXPIREAT`, and `PEXPIRE` with options (Redis's
+    /// `expireGenericCommand`): the deadline must fit in 64 bits after the unit conversion and
+    /// adding the base time; a missing key answers 0; so does a key the options rule out; a
+    /// deadline at or before now deletes the key and answers 1.
+    fn expire(
+        &mut self,
+        key: &[u8],
+        kind: ExpireKind,
+        amount: i64,
+        flags: ExpireFlags,
+        now_ms: u64,
+    ) -> Reply {
         let invalid = || invalid_expire_error(kind.name());
         let (in_seconds, base) = match kind {
+            ExpireKind::Millis => (false, now_i64(now_ms)),
             ExpireKind::Seconds => (true, now_i64(now_ms)),
             ExpireKind::AtSeconds => (true, 0),
             ExpireKind::AtMillis => (false, 0),
@@ -929,7 +940,11 @@ impl Redis {
         let Some(at_ms) = millis.checked_add(base) else {
             return invalid();
         };
-        if self.lookup(key, now_ms).is_none() {
+        let Some(entry) = self.lookup(key, now_ms) else {
+            return Reply::Integer(0);
+        };
+        let current_ms = entry.expire_at_ms.map(now_i64);
+        if !flags.allow(current_ms, at_ms) {
             return Reply::Integer(0);
         }
         if at_ms <= now_i64(now_ms) {
