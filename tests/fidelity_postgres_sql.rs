@@ -212,8 +212,11 @@ enum Msg {
     Closed,
 }
 
-/// Error and notice fields compared: severity, SQLSTATE, message, detail, hint, position.
-const COMPARED_FIELDS: &[u8] = b"SCMDHP";
+/// Error and notice fields compared: severity, SQLSTATE, message, detail, hint, position,
+/// and the table, column and constraint a violation names. Not the schema (the real side
+/// runs in a schema of its own, the stand-in has only `public`), nor PostgreSQL's source
+/// file, line and routine.
+const COMPARED_FIELDS: &[u8] = b"SCMDHPtcn";
 
 struct Conn {
     stream: TcpStream,

@@ -20,7 +20,7 @@ use std::time::Duration;
 use leaselab_model::client::SetUp;
 use leaselab_model::client::{self, Client, ClientPolicy, CloseReason, Output, Server};
 use leaselab_model::fault::Fault;
-use leaselab_model::postgres::{Answer, PgError, QueryResult, Statement};
+use leaselab_model::postgres::{Answer, ErrorObject, PgError, QueryResult, Statement};
 use leaselab_model::redis::{Command, Reply, ScriptId};
 use leaselab_model::safeguard::{
     Caller, CallerStats, Input, Machine, Outcome, Point, RedisRequest, SqlRequest,
@@ -706,6 +706,14 @@ fn pg_failure(error: tokio_postgres::Error) -> Result<PgError, String> {
                 Some(tokio_postgres::error::ErrorPosition::Original(at)) => Some(*at),
                 _ => None,
             },
+            object: db.table().map(|table| {
+                Box::new(ErrorObject {
+                    schema: db.schema().unwrap_or_default().to_string(),
+                    table: table.to_string(),
+                    column: db.column().map(str::to_string),
+                    constraint: db.constraint().map(str::to_string),
+                })
+            }),
         }),
         None => Err(error.to_string()),
     }

@@ -52,6 +52,7 @@ pub fn error(code: &'static str, message: impl Into<String>) -> PgError {
         detail: None,
         hint: None,
         position: None,
+        object: None,
     }
 }
 
@@ -64,6 +65,7 @@ pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
         detail: None,
         hint: None,
         position: None,
+        object: None,
     }
 }
 
@@ -756,6 +758,16 @@ fn encode_error_fields(error: &PgError, out: &mut Vec<u8>) {
     }
     if let Some(position) = error.position {
         field(b'P', &position.to_string());
+    }
+    if let Some(object) = &error.object {
+        field(b's', &object.schema);
+        field(b't', &object.table);
+        if let Some(column) = &object.column {
+            field(b'c', column);
+        }
+        if let Some(constraint) = &object.constraint {
+            field(b'n', constraint);
+        }
     }
     out.push(0);
 }

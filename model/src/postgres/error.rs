@@ -18,6 +18,23 @@ pub struct PgError {
     pub hint: Option<String>,
     /// The error's position in the query text (1-based, in characters), if any.
     pub position: Option<u32>,
+    /// The table (and column or constraint) a constraint violation is about, sent as
+    /// PostgreSQL's schema, table, column and constraint fields (`s`, `t`, `c`, `n`), which
+    /// clients expose (e.g. tokio-postgres's `DbError::constraint`).
+    pub object: Option<Box<ErrorObject>>,
+}
+
+/// What a constraint violation names besides its message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ErrorObject {
+    /// The schema: always `public` in the stand-in.
+    pub schema: String,
+    /// The table.
+    pub table: String,
+    /// The column (a NOT NULL violation).
+    pub column: Option<String>,
+    /// The constraint (`<table>_pkey`, a CHECK's name).
+    pub constraint: Option<String>,
 }
 
 impl std::hash::Hash for PgError {
@@ -31,6 +48,9 @@ impl std::hash::Hash for PgError {
         if self.hint.is_some() || self.position.is_some() {
             self.hint.hash(state);
             self.position.hash(state);
+        }
+        if let Some(object) = &self.object {
+            object.hash(state);
         }
     }
 }
@@ -104,6 +124,7 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+            object: None,
         }
     }
 
@@ -127,6 +148,19 @@ impl PgError {
     pub fn with_hint(self, hint: impl Into<String>) -> PgError {
         PgError {
             hint: Some(hint.into()),
+            ..self
+        }
+    }
+
+    /// The same error about a table's constraint or column (schema `public`).
+    pub fn on(self, table: &str, column: Option<&str>, constraint: Option<&str>) -> PgError {
+        PgError {
+            object: Some(Box::new(ErrorObject {
+                schema: "public".into(),
+                table: table.into(),
+                column: column.map(Into::into),
+                constraint: constraint.map(Into::into),
+            })),
             ..self
         }
     }
@@ -222,6 +256,7 @@ impl PgError {
             "new row for relation \"wallets\" violates check constraint \"wallets_balance_check\"",
         )
         .with_detail(format!("Failing row contains ({id}, {balance}, {fence})."))
+        .on("wallets", None, Some("wallets_balance_check"))
     }
 
     /// 25P02: a statement other than `COMMIT`/`ROLLBACK` in a failed transaction block.

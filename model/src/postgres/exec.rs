@@ -1153,7 +1153,8 @@ impl Postgres {
                         column.name, def.name
                     ),
                 )
-                .with_detail(failing_row(tuple)));
+                .with_detail(failing_row(tuple))
+                .on(&def.name, Some(&column.name), None));
             }
         }
         for check in &def.checks {
@@ -1170,7 +1171,8 @@ impl Postgres {
                         def.name, check.name
                     ),
                 )
-                .with_detail(failing_row(tuple)));
+                .with_detail(failing_row(tuple))
+                .on(&def.name, None, Some(&check.name)));
             }
         }
         Ok(())
@@ -1229,7 +1231,12 @@ impl Postgres {
                             "Key ({})=({}) already exists.",
                             pk.name,
                             key.detail_text()
-                        )));
+                        ))
+                        .on(
+                            &def.name,
+                            None,
+                            Some(&format!("{}_pkey", def.name)),
+                        ));
                     }
                     Conflict::Nothing => continue,
                     Conflict::Update(assignments, filter) => {
@@ -1400,7 +1407,8 @@ impl Postgres {
                         "Key ({})=({}) already exists.",
                         pk.name,
                         new_key.detail_text()
-                    )));
+                    ))
+                    .on(&def.name, None, Some(&format!("{}_pkey", def.name))));
                 }
                 // The row moves to its new key: the old one is deleted.
                 let old_row = table.rows.get_mut(key).expect("candidate exists");

@@ -34,7 +34,7 @@ pub use engine::{
     DeadlockCheck, Exec, Executed, Isolation, Postgres, QueryResult, SessionId, TxStatus, Wallet,
     WalletView,
 };
-pub use error::{PgError, PgNotice};
+pub use error::{ErrorObject, PgError, PgNotice};
 pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};
 pub use sql::{parse_general, parse_query, GeneralStatement, Parsed};
 pub use statement::{RowLock, Statement, WriteGuard};
