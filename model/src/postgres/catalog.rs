@@ -135,6 +135,83 @@ pub enum Expr {
     Cast(Box<Expr>, SqlType),
     /// `count(*)`: the number of rows (only in a select list).
     CountStar,
+    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)` over the selected rows (only in a select list;
+    /// see [`Expr::fold_aggregates`]), with the result type.
+    Aggregate(AggregateKind, Box<Expr>, SqlType),
+    /// `coalesce(a, b, ...)`: the first argument that is not NULL, all of one type.
+    Coalesce(Vec<Expr>, SqlType),
+}
+
+/// An aggregate function the stand-in computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggregateKind {
+    /// `count(e)`: rows where `e` is not NULL.
+    Count,
+    /// `sum(e)`: NULL over no rows; `integer` sums to `bigint`, `bigint` to `numeric`.
+    Sum,
+    /// `min(e)`.
+    Min,
+    /// `max(e)`.
+    Max,
+}
+
+impl AggregateKind {
+    /// The function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggregateKind::Count => "count",
+            AggregateKind::Sum => "sum",
+            AggregateKind::Min => "min",
+            AggregateKind::Max => "max",
+        }
+    }
+
+    /// The function by name.
+    pub fn parse(name: &str) -> Option<AggregateKind> {
+        [
+            AggregateKind::Count,
+            AggregateKind::Sum,
+            AggregateKind::Min,
+            AggregateKind::Max,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == name)
+    }
+
+    /// The result type for an argument type, or None when PostgreSQL has no such function.
+    pub fn result_type(self, argument: SqlType) -> Option<SqlType> {
+        use SqlType::*;
+        match (self, argument) {
+            (AggregateKind::Count, _) => Some(Int8),
+            (AggregateKind::Sum, Int4) => Some(Int8),
+            (AggregateKind::Sum, Int8 | Numeric) => Some(Numeric),
+            (AggregateKind::Sum, Float8) => Some(Float8),
+            (AggregateKind::Sum, _) => None,
+            (AggregateKind::Min | AggregateKind::Max, Bool) => None,
+            (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
+        }
+    }
+
+    /// Folds the argument's values over the rows.
+    fn over(self, values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
+        let present = values.into_iter().filter(|v| !v.is_null());
+        Ok(match self {
+            AggregateKind::Count => Value::Int(present.count() as i64),
+            AggregateKind::Min => present.min().unwrap_or(Value::Null),
+            AggregateKind::Max => present.max().unwrap_or(Value::Null),
+            AggregateKind::Sum => {
+                let mut total: Option<Value> = None;
+                for value in present {
+                    let value = cast(value, result)?;
+                    total = Some(match total {
+                        None => value,
+                        Some(sum) => binary(BinOp::Add, sum, value, result)?,
+                    });
+                }
+                total.unwrap_or(Value::Null)
+            }
+        })
+    }
 }
 
 /// What an expression reads besides its own constants.
@@ -160,6 +237,7 @@ impl Expr {
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
             Expr::CountStar => SqlType::Int8,
+            Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) => *ty,
         }
     }
 
@@ -218,15 +296,60 @@ impl Expr {
                 let (l, r) = (left.eval(cx)?, right.eval(cx)?);
                 binary(*op, l, r, self.ty())?
             }
-            Expr::CountStar => Value::Null,
+            Expr::CountStar | Expr::Aggregate(..) => Value::Null,
+            Expr::Coalesce(arguments, _) => {
+                for argument in arguments {
+                    let value = argument.eval(cx)?;
+                    if !value.is_null() {
+                        return Ok(value);
+                    }
+                }
+                Value::Null
+            }
+        })
+    }
+
+    /// The expression with every aggregate replaced by its value over `rows` (so that it can
+    /// then be evaluated on no row).
+    pub fn fold_aggregates(&self, rows: &[Vec<Value>], params: &[Value]) -> Result<Expr, PgError> {
+        let fold = |e: &Expr| e.fold_aggregates(rows, params).map(Box::new);
+        Ok(match self {
+            Expr::CountStar => Expr::Const(Value::Int(rows.len() as i64), SqlType::Int8),
+            Expr::Aggregate(kind, argument, ty) => {
+                let values = rows
+                    .iter()
+                    .map(|row| {
+                        argument.eval(&EvalContext {
+                            row,
+                            excluded: None,
+                            params,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Expr::Const(kind.over(values, *ty)?, *ty)
+            }
+            Expr::Binary(op, l, r) => Expr::Binary(*op, fold(l)?, fold(r)?),
+            Expr::Not(e) => Expr::Not(fold(e)?),
+            Expr::Neg(e) => Expr::Neg(fold(e)?),
+            Expr::IsNull(e, negated) => Expr::IsNull(fold(e)?, *negated),
+            Expr::Cast(e, ty) => Expr::Cast(fold(e)?, *ty),
+            Expr::Coalesce(arguments, ty) => Expr::Coalesce(
+                arguments
+                    .iter()
+                    .map(|a| a.fold_aggregates(rows, params))
+                    .collect::<Result<_, _>>()?,
+                *ty,
+            ),
+            other => other.clone(),
         })
     }
 
     /// True when the expression mentions `count(*)`.
     pub fn is_aggregate(&self) -> bool {
         match self {
-            Expr::CountStar => true,
+            Expr::CountStar | Expr::Aggregate(..) => true,
             Expr::Binary(_, l, r) => l.is_aggregate() || r.is_aggregate(),
+            Expr::Coalesce(arguments, _) => arguments.iter().any(Expr::is_aggregate),
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => e.is_aggregate(),
             _ => false,
         }

@@ -12,7 +12,9 @@ use sqlparser::ast::{
     TransactionIsolationLevel, TransactionMode, UnaryOperator,
 };
 
-use super::catalog::{cast, BinOp, CheckDef, ColumnDef, EvalContext, Expr, TableDef};
+use super::catalog::{
+    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, TableDef,
+};
 use super::engine::{
     lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
     Written,
@@ -102,6 +104,7 @@ struct SelectPlan {
     items: Vec<(String, Expr)>,
     order: Vec<(Expr, bool, bool)>,
     limit: Option<Expr>,
+    offset: Option<Expr>,
     lock: Option<(LockMode, Wait)>,
     aggregate: bool,
 }
@@ -296,6 +299,8 @@ struct Analyzer<'a> {
     tables: &'a BTreeMap<Arc<str>, Table>,
     params: Vec<SqlType>,
     statement: &'a GeneralStatement,
+    /// Where the first aggregate call of the statement is (for 42803 in a WHERE).
+    aggregate_at: Option<Option<u32>>,
 }
 
 impl Analyzer<'_> {
@@ -465,13 +470,119 @@ impl Analyzer<'_> {
                     if list.args.len() == 1 && matches!(&list.args[0],
                         ast::FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
                 if name == "count" && star {
+                    self.aggregate_at.get_or_insert(position());
                     Expr::CountStar
                 } else {
-                    return Err(unsupported(&node.to_string()));
+                    self.function(scope, node, function, &name, hint)?
                 }
             }
             other => return Err(unsupported(&other.to_string())),
         })
+    }
+
+    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)` and `coalesce(...)`; any other function is
+    /// refused as unsupported (0A000 naming it).
+    fn function(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        function: &ast::Function,
+        name: &str,
+        hint: SqlType,
+    ) -> Result<Expr, PgError> {
+        let position = self.statement.position_of(node);
+        let plain = function.filter.is_none()
+            && function.over.is_none()
+            && function.within_group.is_empty()
+            && matches!(function.parameters, FunctionArguments::None);
+        let arguments: Option<Vec<&ast::Expr>> = match &function.args {
+            FunctionArguments::List(list)
+                if plain && list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
+            {
+                list.args
+                    .iter()
+                    .map(|arg| match arg {
+                        ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => None,
+        };
+        let Some(arguments) = arguments else {
+            return Err(unsupported(&node.to_string()));
+        };
+        if let (Some(kind), [argument]) = (AggregateKind::parse(name), arguments.as_slice()) {
+            let outer = self.aggregate_at.take();
+            let inner = self.expr(scope, argument, SqlType::Unknown)?;
+            if self.aggregate_at.is_some() {
+                return Err(
+                    PgError::error("42803", "aggregate function calls cannot be nested")
+                        .at(self.aggregate_at.flatten()),
+                );
+            }
+            self.aggregate_at = Some(outer.unwrap_or(position));
+            let inner = if inner.ty() == SqlType::Unknown {
+                self.convert(inner, SqlType::Text, None)?
+            } else {
+                inner
+            };
+            let Some(ty) = kind.result_type(inner.ty()) else {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", inner.ty().name()),
+                )
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                .at(position));
+            };
+            return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
+        }
+        if name == "coalesce" && !arguments.is_empty() {
+            // The common type: the first known one, widened among numbers.
+            let rank = |t: SqlType| match t {
+                SqlType::Int4 => 0,
+                SqlType::Int8 => 1,
+                SqlType::Numeric => 2,
+                _ => 3,
+            };
+            let mut ty = SqlType::Unknown;
+            for argument in &arguments {
+                let e = self.expr(scope, argument, SqlType::Unknown)?;
+                let t = e.ty();
+                if ty == SqlType::Unknown || (ty.is_number() && t.is_number() && rank(t) > rank(ty))
+                {
+                    ty = t;
+                }
+            }
+            if ty == SqlType::Unknown {
+                ty = if hint == SqlType::Unknown {
+                    SqlType::Text
+                } else {
+                    hint
+                };
+            }
+            let mut converted = Vec::with_capacity(arguments.len());
+            for argument in &arguments {
+                let e = self.expr(scope, argument, ty)?;
+                if e.ty() != ty
+                    && e.ty() != SqlType::Unknown
+                    && !(e.ty().is_number() && ty.is_number())
+                {
+                    return Err(PgError::error(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "COALESCE types {} and {} cannot be matched",
+                            ty.name(),
+                            e.ty().name()
+                        ),
+                    )
+                    .at(self.statement.position_of(*argument)));
+                }
+                converted.push(self.convert(e, ty, None)?);
+            }
+            return Ok(Expr::Coalesce(converted, ty));
+        }
+        Err(unsupported(&node.to_string()))
     }
 
     fn literal(
@@ -770,6 +881,7 @@ impl Postgres {
         declared: &[SqlType],
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
         let mut analyzer = Analyzer {
+            aggregate_at: None,
             tables: &self.tables,
             params: declared.to_vec(),
             statement,
@@ -1037,17 +1149,16 @@ impl Postgres {
             }
         };
         if plan.aggregate {
-            let count = rows.len() as i64;
+            let tuples: Vec<Vec<Value>> = rows.into_iter().map(|(_, tuple)| tuple).collect();
             let row: Vec<Value> = plan
                 .items
                 .iter()
-                .map(|(_, e)| match e {
-                    Expr::CountStar => Ok(Value::Int(count)),
-                    other => other.eval(&EvalContext {
+                .map(|(_, e)| {
+                    e.fold_aggregates(&tuples, params)?.eval(&EvalContext {
                         row: &[],
                         excluded: None,
                         params,
-                    }),
+                    })
                 })
                 .collect::<Result<_, _>>()?;
             return Ok(Outcome::Done(SqlResult {
@@ -1072,6 +1183,22 @@ impl Postgres {
             },
             None => None,
         };
+        let offset = match &plan.offset {
+            Some(expr) => match expr.eval(&EvalContext {
+                row: &[],
+                excluded: None,
+                params,
+            })? {
+                Value::Int(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
+                Value::Null => 0,
+                _ => {
+                    return Err(PgError::error("2201X", "OFFSET must not be negative"));
+                }
+            },
+            None => 0,
+        };
+        // PostgreSQL locks the rows OFFSET skips too (its LockRows runs below its Limit).
+        let limit = limit.map(|l| l.saturating_add(offset));
         let mut accepted = Vec::new();
         if let (Some((mode, wait)), Some(table)) = (plan.lock, &plan.table) {
             for (key, tuple) in rows {
@@ -1131,6 +1258,7 @@ impl Postgres {
         }
         let out: Vec<Vec<Value>> = accepted
             .iter()
+            .skip(offset)
             .map(|(_, tuple)| project(&plan.items, tuple, None, params))
             .collect::<Result<_, _>>()?;
         let count = out.len() as u64;
@@ -1989,7 +2117,14 @@ impl Analyzer<'_> {
         let Some(node) = selection else {
             return Ok(None);
         };
+        let before = self.aggregate_at.take();
         let expr = self.expr(scope, node, SqlType::Bool)?;
+        if let Some(at) = self.aggregate_at {
+            return Err(
+                PgError::error("42803", "aggregate functions are not allowed in WHERE").at(at),
+            );
+        }
+        self.aggregate_at = before;
         let position = self.statement.position_of(node);
         Ok(Some(self.boolean(expr, "WHERE", position)?))
     }
@@ -2112,21 +2247,29 @@ impl Analyzer<'_> {
                 order.push((expr, desc, nulls_first));
             }
         }
-        let limit = match &query.limit_clause {
-            None => None,
+        let (limit, offset) = match &query.limit_clause {
+            None => (None, None),
             Some(LimitClause::LimitOffset {
-                limit: Some(node),
-                offset: None,
+                limit,
+                offset,
                 limit_by,
             }) if limit_by.is_empty() => {
-                let expr = self.expr(&scope, node, SqlType::Int8)?;
-                Some(self.convert(expr, SqlType::Int8, None)?)
+                let limit = match limit {
+                    Some(node) => {
+                        let expr = self.expr(&scope, node, SqlType::Int8)?;
+                        Some(self.convert(expr, SqlType::Int8, None)?)
+                    }
+                    None => None,
+                };
+                let offset = match offset {
+                    Some(offset) => {
+                        let expr = self.expr(&scope, &offset.value, SqlType::Int8)?;
+                        Some(self.convert(expr, SqlType::Int8, None)?)
+                    }
+                    None => None,
+                };
+                (limit, offset)
             }
-            Some(LimitClause::LimitOffset {
-                limit: None,
-                offset: None,
-                limit_by,
-            }) if limit_by.is_empty() => None,
             Some(_) => return Err(unsupported(&statement.text)),
         };
         let lock = match query.locks.as_slice() {
@@ -2160,6 +2303,7 @@ impl Analyzer<'_> {
             items,
             order,
             limit,
+            offset,
             lock,
             aggregate,
         })
