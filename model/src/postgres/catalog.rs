@@ -344,6 +344,24 @@ impl Expr {
         })
     }
 
+    /// True when the expression reads a column of the row other than inside an aggregate
+    /// (which a SELECT with aggregates and no GROUP BY cannot answer).
+    pub fn reads_row_outside_aggregates(&self) -> bool {
+        match self {
+            Expr::Column(..) | Expr::Excluded(..) => true,
+            Expr::CountStar | Expr::Aggregate(..) | Expr::Const(..) | Expr::Param(..) => false,
+            Expr::Binary(_, l, r) => {
+                l.reads_row_outside_aggregates() || r.reads_row_outside_aggregates()
+            }
+            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
+                e.reads_row_outside_aggregates()
+            }
+            Expr::Coalesce(arguments, _) => {
+                arguments.iter().any(Expr::reads_row_outside_aggregates)
+            }
+        }
+    }
+
     /// True when the expression mentions `count(*)`.
     pub fn is_aggregate(&self) -> bool {
         match self {

@@ -887,6 +887,26 @@ impl Postgres {
             statement,
         };
         let plan = analyzer.statement()?;
+        // Aggregates are computed only over a SELECT's rows; anywhere else PostgreSQL refuses
+        // them (and evaluating one on a single row would answer NULL).
+        if let Some(at) = analyzer.aggregate_at {
+            let in_returning =
+                |returning: &[(String, Expr)]| returning.iter().any(|(_, e)| e.is_aggregate());
+            let place = match &plan {
+                Plan::Select(_) => None,
+                Plan::Insert(insert) if !in_returning(&insert.returning) => Some("VALUES"),
+                Plan::Update(update) if !in_returning(&update.returning) => Some("UPDATE"),
+                Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => Some("RETURNING"),
+                _ => Some("this statement"),
+            };
+            if let Some(place) = place {
+                return Err(PgError::error(
+                    "42803",
+                    format!("aggregate functions are not allowed in {place}"),
+                )
+                .at(at));
+            }
+        }
         Ok((plan, analyzer.params))
     }
 
@@ -2290,10 +2310,7 @@ impl Analyzer<'_> {
         };
         let aggregate = items.iter().any(|(_, e)| e.is_aggregate());
         if aggregate
-            && (items
-                .iter()
-                .any(|(_, e)| !e.is_aggregate() && matches!(e, Expr::Column(..)))
-                || lock.is_some())
+            && (items.iter().any(|(_, e)| e.reads_row_outside_aggregates()) || lock.is_some())
         {
             return Err(unsupported(&statement.text));
         }
