@@ -723,14 +723,19 @@ impl CheckConfig {
         let first_write_tick = serial_run(&mut world)?;
         let mut all = World::new(&self.scenario(), &self.tokens(), world_config).ok()?;
         let all_settled_tick = serial_run(&mut all);
-        // The earliest end over every delay before caller 1 starts: it may arrive just as the
-        // lease expires rather than retry into it. A delay past the best end cannot beat it.
+        // The earliest end over the delays before caller 1 starts: it may arrive just as the
+        // lease expires rather than retry into it. Caller 0 stalls at once, so the lease
+        // expires about TTL ticks in: the delays tried are the first few and those around the
+        // TTL (trying every delay would cost TTL runs of TTL ticks each). A delay past the best
+        // end cannot beat it.
+        const AROUND_TICKS: u64 = 16;
+        let mut delays: Vec<u64> = (0..=AROUND_TICKS)
+            .chain(self.ttl_ticks.saturating_sub(AROUND_TICKS)..=self.ttl_ticks + AROUND_TICKS)
+            .collect();
+        delays.sort_unstable();
+        delays.dedup();
         let mut overlap_tick: Option<u64> = None;
-        let most_delay_ticks = self
-            .default_horizon_ticks()
-            .saturating_add(self.ttl_ticks)
-            .min(MAX_TICKS);
-        for delay_ticks in 0..=most_delay_ticks {
+        for delay_ticks in delays {
             if overlap_tick.is_some_and(|best| delay_ticks >= best) {
                 break;
             }

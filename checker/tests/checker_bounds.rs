@@ -145,6 +145,20 @@ fn a_horizon_that_ends_before_a_second_spend_can_overlap_the_first_is_inconclusi
     let (verdict, basis) = ledger_verdict(config(FENCED_CAS, |c| c.horizon_ticks = Some(5)));
     assert_eq!(verdict, PropertyVerdict::Safe, "{basis}");
 
+    // With a long lease the bound is still where the lease first lets the second caller in
+    // (stall at once, expiry after the TTL, then its work and write), not a retry later.
+    for (ttl, work) in [(40, 2), (2000, 2000)] {
+        let long = config(LEASE, |c| {
+            c.ttl_ticks = ttl;
+            c.work_ticks = work;
+        });
+        assert_eq!(
+            long.timing().unwrap().overlap_tick,
+            Some(ttl + work + 1),
+            "TTL {ttl}, work {work}"
+        );
+    }
+
     // A lock without a TTL never lets the second caller through while the first stalls:
     // there is no such bound to wait for, and a short horizon that settles everyone proves.
     let row_lock = config(Safeguard::PgForUpdate, |c| c.horizon_ticks = Some(2));
