@@ -222,7 +222,13 @@ struct Op {
 impl Op {
     fn new(argv: Vec<Arg>) -> Op {
         let compare = match argv.first() {
-            Some(Arg::Text(name)) if name.eq_ignore_ascii_case("pttl") => Compare::Ttl,
+            Some(Arg::Text(name))
+                if ["pttl", "expiretime", "pexpiretime"]
+                    .iter()
+                    .any(|ttl| name.eq_ignore_ascii_case(ttl)) =>
+            {
+                Compare::Ttl
+            }
             _ => Compare::Exact,
         };
         Op {
@@ -1224,6 +1230,61 @@ fn more_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// The string, key and hash commands a user reaches for beyond the safeguards' own: MGET,
+/// MSET, MSETNX, GETSET, SETEX, PSETEX, STRLEN, APPEND, GETRANGE, UNLINK, EXPIRETIME,
+/// PEXPIRETIME, HMGET, HMSET, HSETNX, HKEYS, HVALS, HSTRLEN, mixed with SET, HSET and EXPIRE
+/// so that keys have types and TTLs to meet.
+fn string_op() -> impl Strategy<Value = Op> {
+    let keys = || prop::collection::vec(key(), 1..=3);
+    let pairs = || prop::collection::vec((key(), value()), 1..=3);
+    let flat = |pairs: Vec<(Arg, Arg)>| pairs.into_iter().flat_map(|(k, v)| [k, v]).collect();
+    let ttl = prop_oneof![
+        3 => (1i64..1_000_000).prop_map(|n| Arg::Text(n.to_string())),
+        1 => prop::sample::select(vec![
+            "0", "-5", "x", "1.5", "9223372036854775", "9223372036854775807",
+            "-9223372036854775808",
+        ])
+        .prop_map(text),
+    ];
+    let index = prop::sample::select(vec!["0", "1", "-1", "-3", "2", "100", "x"]).prop_map(text);
+    prop_oneof![
+        4 => hash_op(),
+        4 => set(),
+        3 => expire_op(),
+        2 => (name("mget"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
+        2 => (name("mset"), pairs()).prop_map(move |(c, p)| Op::new([vec![c], flat(p)].concat())),
+        2 => (name("msetnx"), pairs()).prop_map(move |(c, p)| Op::new([vec![c], flat(p)].concat())),
+        1 => (name("mset"), pairs(), key())
+            .prop_map(move |(c, p, k)| Op::new([vec![c], flat(p), vec![k]].concat())),
+        2 => (name("getset"), key(), value()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        2 => (name("setex"), key(), ttl.clone(), value())
+            .prop_map(|(c, k, t, v)| Op::new(vec![c, k, t, v])),
+        2 => (name("psetex"), key(), ttl, value())
+            .prop_map(|(c, k, t, v)| Op::new(vec![c, k, t, v])),
+        2 => (name("strlen"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("append"), key(), value()).prop_map(|(c, k, v)| Op::new(vec![c, k, v])),
+        2 => (name("getrange"), key(), index.clone(), index)
+            .prop_map(|(c, k, a, b)| Op::new(vec![c, k, a, b])),
+        2 => (name("unlink"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
+        2 => (name("expiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("pexpiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        2 => (name("hmget"), key(), prop::collection::vec(field(), 1..=3))
+            .prop_map(|(c, k, f)| Op::new([vec![c, k], f].concat())),
+        2 => (name("hmset"), key(), prop::collection::vec((field(), value()), 1..=2))
+            .prop_map(move |(c, k, p)| Op::new([vec![c, k], flat(p)].concat())),
+        1 => (name("hmset"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        2 => (name("hsetnx"), key(), field(), value())
+            .prop_map(|(c, k, f, v)| Op::new(vec![c, k, f, v])),
+        1 => (name("hkeys"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("hvals"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
+        1 => (name("hstrlen"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+    ]
+}
+
+fn string_sequence() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(string_op(), 1..=12)
+}
+
 fn more_sequence() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(more_op(), 1..=12)
 }
@@ -1742,6 +1803,18 @@ fn more_commands_match_redis() {
         "more_commands_match_redis",
         cases(MORE_SEQUENCES),
         more_sequence(),
+    );
+}
+
+/// MGET, MSET, MSETNX, GETSET, SETEX, PSETEX, STRLEN, APPEND, GETRANGE, UNLINK,
+/// EXPIRETIME, PEXPIRETIME and the hash commands HMGET, HMSET, HSETNX, HKEYS, HVALS, HSTRLEN,
+/// generated.
+#[test]
+fn string_and_key_commands_match_redis() {
+    check_generated(
+        "string_and_key_commands_match_redis",
+        cases(MORE_SEQUENCES),
+        string_sequence(),
     );
 }
 

@@ -43,8 +43,8 @@ fn unknown_command_and_arity() {
         err("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
     );
     assert_eq!(
-        run(&mut redis, &["MGET", "a"], 0),
-        err("ERR unknown command 'MGET', with args beginning with: 'a' ")
+        run(&mut redis, &["LPUSH", "a", "x"], 0),
+        err("ERR unknown command 'LPUSH', with args beginning with: 'a' 'x' ")
     );
     assert_eq!(
         run(&mut redis, &["set", "k"], 0),

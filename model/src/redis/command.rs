@@ -185,9 +185,15 @@ pub enum Command {
     /// `TIME`: the server's clock as seconds and microseconds (the stand-in's clock has whole
     /// milliseconds, so the microseconds are a multiple of 1000).
     Time,
-    /// A hash command (`HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`), as
-    /// its validated argument vector.
+    /// A hash command (`HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`, `HMGET`,
+    /// `HMSET`, `HSETNX`, `HKEYS`, `HVALS`, `HSTRLEN`), as its validated argument vector.
     Hash(Vec<Vec<u8>>),
+    /// A string or key command no safeguard of ours sends (`MGET`, `MSET`, `MSETNX`,
+    /// `GETSET`, `SETEX`, `PSETEX`, `STRLEN`, `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`,
+    /// `PEXPIRETIME`), as its argument vector, checked against the command table (arity); its
+    /// arguments are read when it runs, as Redis reads them (so inside `MULTI` a bad number
+    /// fails at `EXEC`, not when queued).
+    Strings(Vec<Vec<u8>>),
     /// `DELEX key [IFEQ v | IFNE v]` (Redis 8.4 semantics).
     DelEx(Vec<u8>, DelexCondition),
     /// `EVAL script numkeys key... arg...`.
@@ -263,6 +269,8 @@ pub(crate) enum KeyRule {
     AllFromFirst,
     /// `EVAL`/`EVALSHA`: `argv[2]` says how many keys follow it.
     Eval,
+    /// `MSET`/`MSETNX`: `argv[1]`, `argv[3]`, ... (each key before its value).
+    Pairs,
 }
 
 /// One entry of the command table.
@@ -288,7 +296,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 42] = [
+const COMMANDS: [Spec; 60] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -331,6 +339,24 @@ const COMMANDS: [Spec; 42] = [
     spec("discard", 1, false, KeyRule::None),
     spec("watch", -2, false, KeyRule::AllFromFirst),
     spec("unwatch", 1, false, KeyRule::None),
+    spec("mget", -2, false, KeyRule::AllFromFirst),
+    spec("mset", -3, true, KeyRule::Pairs),
+    spec("msetnx", -3, true, KeyRule::Pairs),
+    spec("getset", 3, true, KeyRule::First),
+    spec("setex", 4, true, KeyRule::First),
+    spec("psetex", 4, true, KeyRule::First),
+    spec("strlen", 2, false, KeyRule::First),
+    spec("append", 3, true, KeyRule::First),
+    spec("getrange", 4, false, KeyRule::First),
+    spec("unlink", -2, true, KeyRule::AllFromFirst),
+    spec("expiretime", 2, false, KeyRule::First),
+    spec("pexpiretime", 2, false, KeyRule::First),
+    spec("hmget", -3, false, KeyRule::First),
+    spec("hmset", -4, true, KeyRule::First),
+    spec("hsetnx", 4, true, KeyRule::First),
+    spec("hkeys", 2, false, KeyRule::First),
+    spec("hvals", 2, false, KeyRule::First),
+    spec("hstrlen", 3, false, KeyRule::First),
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -421,6 +447,7 @@ pub(crate) fn precheck(argv: &[Vec<u8>]) -> Result<Precheck, Reply> {
         KeyRule::First => vec![argv[1].clone()],
         KeyRule::AllFromFirst => argv[1..].to_vec(),
         KeyRule::Eval => eval_keys_for_slot_check(argv),
+        KeyRule::Pairs => argv[1..].iter().step_by(2).cloned().collect(),
     };
     Ok(Precheck {
         write: spec.write,
@@ -597,8 +624,14 @@ impl Command {
             "wait" => parse_wait(argv),
             "time" => Ok(Command::Time),
             "hset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hset")),
-            "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" => {
+            "hmset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hmset")),
+            "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" | "hmget"
+            | "hmset" | "hsetnx" | "hkeys" | "hvals" | "hstrlen" => {
                 Ok(Command::Hash(argv.to_vec()))
+            }
+            "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
+            | "getrange" | "unlink" | "expiretime" | "pexpiretime" => {
+                Ok(Command::Strings(argv.to_vec()))
             }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),
@@ -689,7 +722,7 @@ impl Command {
                 vec![word("WAIT"), number(*replicas), number(*timeout)]
             }
             Command::Time => vec![word("TIME")],
-            Command::Hash(argv) => argv.clone(),
+            Command::Hash(argv) | Command::Strings(argv) => argv.clone(),
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
                 DelexCondition::IfEqual(v) => {
@@ -740,6 +773,11 @@ impl Command {
             | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
             Command::Hash(argv) => vec![argv[1].as_slice()],
+            Command::Strings(argv) => match lookup(argv).map(|spec| spec.keys) {
+                Ok(KeyRule::Pairs) => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
+                Ok(KeyRule::AllFromFirst) => argv[1..].iter().map(Vec::as_slice).collect(),
+                _ => vec![argv[1].as_slice()],
+            },
             Command::Del(keys)
             | Command::Exists(keys)
             | Command::Transaction(Transaction::Watch(keys))
@@ -761,7 +799,7 @@ impl Command {
 
     /// True for a command a read-only replica refuses with `READONLY`.
     pub fn is_write(&self) -> bool {
-        if let Command::Hash(argv) = self {
+        if let Command::Hash(argv) | Command::Strings(argv) = self {
             return lookup(argv).is_ok_and(|spec| spec.write);
         }
         matches!(

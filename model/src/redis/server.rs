@@ -26,6 +26,8 @@ use sha1::{Digest, Sha1};
 
 use super::scripts::{self, ScriptHost, ScriptId};
 
+mod strings;
+
 /// The version this stand-in answers as (the real server it is checked against).
 pub const REDIS_VERSION: &str = "7.0.15";
 
@@ -194,15 +196,6 @@ enum Deadline {
 fn now_i64(now_ms: u64) -> i64 {
     i64::try_from(now_ms).unwrap_or(i64::MAX)
 }
-
-/// The commands scripts may call: name, arity, write flag. The plain ones come from the
-/// command table; these four exist only for the redislock scripts.
-const SCRIPT_ONLY_COMMANDS: [(&str, i32, bool); 4] = [
-    ("mget", -2, false),
-    ("mset", -3, true),
-    ("msetnx", -3, true),
-    ("getrange", 4, false),
-];
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
 const SCRIPT_FORBIDDEN_COMMANDS: [&str; 11] = [
@@ -504,6 +497,7 @@ impl Redis {
                 .into(),
             ),
             Command::Hash(argv) => self.hash_command(argv, now_ms),
+            Command::Strings(argv) => self.strings_command(argv, now_ms),
             Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
             Command::Time => Reply::Array(vec![
                 Reply::Bulk((now_ms / 1_000).to_string().into_bytes()),
@@ -768,7 +762,7 @@ impl Redis {
     }
 
     /// Resolves a `SET` expiry against the clock (`getExpireMillisecondsOrReply`).
-    fn deadline(expiry: SetExpiry, now_ms: u64) -> Result<Deadline, Reply> {
+    fn deadline(expiry: SetExpiry, now_ms: u64, command: &str) -> Result<Deadline, Reply> {
         let (amount, in_seconds, relative) = match expiry {
             SetExpiry::Clear => return Ok(Deadline::Clear),
             SetExpiry::Keep => return Ok(Deadline::Keep),
@@ -777,7 +771,7 @@ impl Redis {
             SetExpiry::AtSeconds(s) => (s, true, false),
             SetExpiry::AtMillis(ms) => (ms, false, false),
         };
-        let invalid = || invalid_expire_error("set");
+        let invalid = || invalid_expire_error(command);
         if amount <= 0 {
             return Err(invalid());
         }
@@ -804,7 +798,7 @@ impl Redis {
         get: bool,
         now_ms: u64,
     ) -> Reply {
-        let deadline = match Self::deadline(expiry, now_ms) {
+        let deadline = match Self::deadline(expiry, now_ms, "set") {
             Ok(deadline) => deadline,
             Err(error) => return error,
         };
@@ -1022,7 +1016,7 @@ impl Redis {
         Reply::Integer(1)
     }
 
-    /// `MGET` (scripts only).
+    /// `MGET`: a missing key or a hash is nil.
     fn mget(&mut self, keys: &[Vec<u8>], now_ms: u64) -> Reply {
         let values = keys
             .iter()
@@ -1036,8 +1030,8 @@ impl Redis {
         Reply::Array(values)
     }
 
-    /// `MSET` / `MSETNX` (scripts only): pairs after the name; MSETNX writes nothing when any
-    /// key exists. Written keys lose their TTL.
+    /// `MSET` / `MSETNX`: pairs after the name (an odd count is an arity error when it runs,
+    /// as in Redis); MSETNX writes nothing when any key exists. Written keys lose their TTL.
     fn mset(&mut self, argv: &[Vec<u8>], only_if_none_exist: bool, now_ms: u64) -> Reply {
         let name = if only_if_none_exist { "msetnx" } else { "mset" };
         let chunks = argv[1..].chunks_exact(2);
@@ -1062,7 +1056,7 @@ impl Redis {
         }
     }
 
-    /// `GETRANGE key start end` (scripts only), with Redis's index rules.
+    /// `GETRANGE key start end`, with Redis's index rules.
     fn getrange(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let (start, end) = match (integer_arg(&argv[2]), integer_arg(&argv[3])) {
             (Ok(start), Ok(end)) => (start, end),
@@ -1109,8 +1103,9 @@ impl Redis {
         }
     }
 
-    /// `HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN` (argv validated by the
-    /// command table: arity, and pairs for `HSET`).
+    /// `HSET`, `HGET`, `HINCRBY`, `HEXISTS`, `HDEL`, `HGETALL`, `HLEN`, `HMGET`, `HMSET`,
+    /// `HSETNX`, `HKEYS`, `HVALS`, `HSTRLEN` (argv validated by the command table: arity, and
+    /// pairs for `HSET` and `HMSET`).
     fn hash_command(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let name = argv[0].to_ascii_lowercase();
         let key = &argv[1];
@@ -1142,7 +1137,29 @@ impl Redis {
                     .flat_map(|(f, v)| [Reply::Bulk(f), Reply::Bulk(v)])
                     .collect(),
             ),
-            b"hset" => {
+            b"hmget" => Reply::Array(
+                argv[2..]
+                    .iter()
+                    .map(|field| match position(&fields, field) {
+                        Some(at) => Reply::Bulk(fields[at].1.clone()),
+                        None => Reply::Nil,
+                    })
+                    .collect(),
+            ),
+            b"hkeys" => Reply::Array(fields.into_iter().map(|(f, _)| Reply::Bulk(f)).collect()),
+            b"hvals" => Reply::Array(fields.into_iter().map(|(_, v)| Reply::Bulk(v)).collect()),
+            b"hstrlen" => Reply::Integer(position(&fields, &argv[2]).map_or(0, |at| {
+                i64::try_from(fields[at].1.len()).unwrap_or(i64::MAX)
+            })),
+            b"hsetnx" => {
+                if position(&fields, &argv[2]).is_some() {
+                    return Reply::Integer(0);
+                }
+                fields.push((argv[2].clone(), argv[3].clone()));
+                self.write_hash(key, fields, expire_at_ms);
+                Reply::Integer(1)
+            }
+            b"hset" | b"hmset" => {
                 let mut added = 0;
                 for pair in argv[2..].chunks_exact(2) {
                     match position(&fields, &pair[0]) {
@@ -1154,7 +1171,11 @@ impl Redis {
                     }
                 }
                 self.write_hash(key, fields, expire_at_ms);
-                Reply::Integer(added)
+                if name == b"hmset" {
+                    Reply::ok()
+                } else {
+                    Reply::Integer(added)
+                }
             }
             b"hincrby" => {
                 let increment = increment.expect("parsed above");
@@ -1321,11 +1342,7 @@ impl Redis {
             lowered = String::from_utf8_lossy(raw).to_ascii_lowercase();
             &lowered
         };
-        let known = SCRIPT_ONLY_COMMANDS
-            .iter()
-            .find(|(script_name, _, _)| *script_name == name)
-            .map(|&(_, arity, write)| (arity, write))
-            .or_else(|| plain_spec(name).map(|spec| (spec.arity, spec.write)));
+        let known = plain_spec(name).map(|spec| (spec.arity, spec.write));
         // Redis's order: the command table, the arity, then the no-script flag.
         let wrong_arity = known.is_some_and(|(arity, _)| !arity_ok(arity, argv.len()));
         if wrong_arity {

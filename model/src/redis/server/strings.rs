@@ -1,0 +1,202 @@
+//! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
+//! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
+//! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME` (Redis 7.0's `t_string.c` and
+//! `expire.c`). Each arrives as its argument vector, already checked against the command
+//! table's arity; its numbers are read here, when it runs, as Redis reads them.
+
+use super::Redis;
+use crate::redis::command::{integer_arg, wrong_arity_error, SetCondition, SetExpiry};
+use crate::redis::reply::Reply;
+
+/// Redis's `proto-max-bulk-len` default: the longest string `APPEND` may make.
+const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
+
+impl Redis {
+    /// Runs one of this module's commands (see the module documentation).
+    pub(super) fn strings_command(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let name = argv[0].to_ascii_lowercase();
+        match name.as_slice() {
+            b"mget" => self.mget(&argv[1..], now_ms),
+            b"mset" => self.mset(argv, false, now_ms),
+            b"msetnx" => self.mset(argv, true, now_ms),
+            b"getrange" => self.getrange(argv, now_ms),
+            b"unlink" => self.del(&argv[1..], now_ms),
+            // `GETSET key value` is `SET key value GET`: the old string or nil, the TTL gone.
+            b"getset" => self.set(
+                &argv[1],
+                &argv[2],
+                SetCondition::Always,
+                SetExpiry::Clear,
+                true,
+                now_ms,
+            ),
+            b"setex" | b"psetex" => {
+                let amount = match integer_arg(&argv[2]) {
+                    Ok(amount) => amount,
+                    Err(error) => return error,
+                };
+                let (command, expiry) = if name == b"setex" {
+                    ("setex", SetExpiry::Seconds(amount))
+                } else {
+                    ("psetex", SetExpiry::Millis(amount))
+                };
+                let deadline = match Self::deadline(expiry, now_ms, command) {
+                    Ok(super::Deadline::At(at_ms)) => at_ms,
+                    Ok(_) => unreachable!("a relative expiry has a deadline"),
+                    Err(error) => return error,
+                };
+                self.write_key(&argv[1], argv[3].clone(), Some(deadline));
+                Reply::ok()
+            }
+            b"strlen" => match self.lookup(&argv[1], now_ms) {
+                None => Reply::Integer(0),
+                Some(entry) => match entry.string_value() {
+                    Ok(value) => Reply::Integer(length(value)),
+                    Err(error) => error,
+                },
+            },
+            b"append" => self.append(&argv[1], &argv[2], now_ms),
+            b"expiretime" | b"pexpiretime" => {
+                let Some(entry) = self.lookup(&argv[1], now_ms) else {
+                    return Reply::Integer(-2);
+                };
+                match entry.expire_at_ms {
+                    None => Reply::Integer(-1),
+                    Some(at_ms) => {
+                        let at_ms = i64::try_from(at_ms).unwrap_or(i64::MAX);
+                        if name == b"pexpiretime" {
+                            Reply::Integer(at_ms)
+                        } else {
+                            // Rounded to the nearest second, as `TTL` is.
+                            Reply::Integer(at_ms.saturating_add(500) / 1000)
+                        }
+                    }
+                }
+            }
+            other => {
+                debug_assert!(false, "{:?} is not a string command", other);
+                wrong_arity_error(&String::from_utf8_lossy(other))
+            }
+        }
+    }
+
+    /// `APPEND key value`: the new length; a missing key starts empty; the TTL stays.
+    fn append(&mut self, key: &[u8], value: &[u8], now_ms: u64) -> Reply {
+        let (mut current, expire_at_ms) = match self.lookup(key, now_ms) {
+            None => (Vec::new(), None),
+            Some(entry) => match entry.string_value() {
+                Ok(_) => (entry.value, entry.expire_at_ms),
+                Err(error) => return error,
+            },
+        };
+        if current.len().saturating_add(value.len()) > MAX_STRING_BYTES {
+            return Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        }
+        current.extend_from_slice(value);
+        let total = length(&current);
+        self.write_key(key, current, expire_at_ms);
+        Reply::Integer(total)
+    }
+}
+
+/// A length as Redis's integer reply.
+fn length(bytes: &[u8]) -> i64 {
+    i64::try_from(bytes.len()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redis::command::Command;
+
+    fn run(redis: &mut Redis, words: &[&str], now_ms: u64) -> Reply {
+        let argv: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        match Command::parse(&argv) {
+            Ok(command) => redis.apply(&command, now_ms),
+            Err(error) => error,
+        }
+    }
+
+    #[test]
+    fn setex_sets_a_deadline_and_refuses_what_redis_refuses() {
+        let mut redis = Redis::new();
+        assert_eq!(
+            run(&mut redis, &["SETEX", "k", "10", "v"], 1_000),
+            Reply::ok()
+        );
+        assert_eq!(
+            run(&mut redis, &["PTTL", "k"], 1_000),
+            Reply::Integer(10_000)
+        );
+        assert_eq!(
+            run(&mut redis, &["PEXPIRETIME", "k"], 5_000),
+            Reply::Integer(11_000)
+        );
+        assert_eq!(
+            run(&mut redis, &["EXPIRETIME", "k"], 5_000),
+            Reply::Integer(11)
+        );
+        assert_eq!(
+            run(&mut redis, &["SETEX", "k", "0", "v"], 1_000),
+            Reply::error("ERR invalid expire time in 'setex' command")
+        );
+        assert_eq!(
+            run(&mut redis, &["PSETEX", "k", "x", "v"], 1_000),
+            Reply::error("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            run(&mut redis, &["SETEX", "k", "9223372036854775", "v"], 1_000),
+            Reply::error("ERR invalid expire time in 'setex' command")
+        );
+    }
+
+    #[test]
+    fn append_keeps_the_ttl_and_getset_drops_it() {
+        let mut redis = Redis::new();
+        assert_eq!(
+            run(&mut redis, &["APPEND", "k", "ab"], 0),
+            Reply::Integer(2)
+        );
+        assert_eq!(
+            run(&mut redis, &["PEXPIRE", "k", "100"], 0),
+            Reply::Integer(1)
+        );
+        assert_eq!(
+            run(&mut redis, &["APPEND", "k", "cde"], 0),
+            Reply::Integer(5)
+        );
+        assert_eq!(run(&mut redis, &["PTTL", "k"], 10), Reply::Integer(90));
+        assert_eq!(
+            run(&mut redis, &["GETSET", "k", "z"], 10),
+            Reply::Bulk(b"abcde".to_vec())
+        );
+        assert_eq!(run(&mut redis, &["PTTL", "k"], 10), Reply::Integer(-1));
+        assert_eq!(run(&mut redis, &["STRLEN", "k"], 10), Reply::Integer(1));
+        assert_eq!(
+            run(&mut redis, &["UNLINK", "k", "k", "n"], 10),
+            Reply::Integer(1)
+        );
+        assert_eq!(
+            run(&mut redis, &["EXPIRETIME", "k"], 10),
+            Reply::Integer(-2)
+        );
+    }
+
+    #[test]
+    fn hash_keys_are_wrong_type_for_string_commands() {
+        let mut redis = Redis::new();
+        run(&mut redis, &["HSET", "h", "f", "v"], 0);
+        let wrong = Reply::error(super::super::WRONGTYPE_ERROR);
+        assert_eq!(run(&mut redis, &["STRLEN", "h"], 0), wrong);
+        assert_eq!(run(&mut redis, &["APPEND", "h", "x"], 0), wrong);
+        assert_eq!(run(&mut redis, &["GETSET", "h", "x"], 0), wrong);
+        assert_eq!(
+            run(&mut redis, &["MGET", "h", "nope"], 0),
+            Reply::Array(vec![Reply::Nil, Reply::Nil])
+        );
+        assert_eq!(
+            run(&mut redis, &["MSET", "a", "1", "b"], 0),
+            Reply::error("ERR wrong number of arguments for 'mset' command")
+        );
+    }
+}
