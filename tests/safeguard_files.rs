@@ -528,7 +528,28 @@ fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, lease_with("got = \"OK\"", "got = \"O K\"")).unwrap();
     let redsync = repo("safeguards/redsync.toml");
+    // redsync's release script made to never end: Redis would block on it forever.
+    let endless = dir.join("endless.toml");
+    let source = std::fs::read_to_string(&redsync).unwrap();
+    let looped = source.replace(
+        r#"return redis.call(\"DEL\", KEYS[1])"#,
+        "while true do end",
+    );
+    assert_ne!(looped, source, "the release script was not found");
+    std::fs::write(&endless, looped).unwrap();
+    let stopped = ["ran past 10000000 Lua instructions", "BUSY", "no verdict"];
     check_all(vec![
+        Case::new("a script that never ends, simulated", &[], 2, &stopped).with_args(vec![
+            "run".into(),
+            "step2-lock".into(),
+            "--safeguard-file".into(),
+            endless.display().to_string(),
+        ]),
+        Case::new("a script that never ends, checked", &[], 2, &stopped).with_args(vec![
+            "check".into(),
+            "--safeguard-file".into(),
+            endless.display().to_string(),
+        ]),
         Case::new("bad file", &[], 2, &["bad.toml:8:7:", "[acquire] got"]).with_args(vec![
             "run".into(),
             "step2-lock".into(),

@@ -129,13 +129,34 @@ pub fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match run(cli) {
+    // `serve` answers whatever its clients send; everywhere else a stopped script is the
+    // safeguard's.
+    let judges_scripts = !matches!(cli.command, Command::Serve(_));
+    let outcome = run(cli);
+    if judges_scripts {
+        if let Some(stopped) = leaselab_model::redis::lua::first_stopped_script() {
+            eprintln!("error: {}", stopped_script_text(stopped));
+            return ExitCode::from(crate::exit::EXIT_USAGE);
+        }
+    }
+    match outcome {
         Ok(status) => status.code(),
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::from(crate::exit::EXIT_USAGE)
         }
     }
+}
+
+/// Why no verdict stands when a safeguard's script had to be stopped.
+fn stopped_script_text(stopped: &str) -> String {
+    format!(
+        "a safeguard's Lua {stopped}, so it was stopped; a real Redis would keep running it and \
+         answer BUSY to every other client, so no verdict above can stand. Make the script \
+         finish within {} instructions and {} MiB (check its loops), then run again",
+        leaselab_model::redis::lua::INSTRUCTION_BUDGET,
+        leaselab_model::redis::lua::MEMORY_LIMIT >> 20
+    )
 }
 
 fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {

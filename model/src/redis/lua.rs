@@ -18,10 +18,12 @@
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, or allocates more than [`MEMORY_LIMIT`] bytes, is
 //! stopped with an error (Redis would keep running it and answer `BUSY` to every other client
-//! until `SCRIPT KILL`); replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
+//! until `SCRIPT KILL`), and counted ([`stopped_scripts`]) so that no verdict rests on it; replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use mlua::{
     Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic, VmState,
@@ -30,10 +32,36 @@ use mlua::{
 use super::reply::Reply;
 use super::scripts::{sha1_hex_of, ScriptHost};
 
-/// Lua instructions a script may run before the stand-in stops it.
-pub const INSTRUCTION_BUDGET: u64 = 200_000_000;
+/// Lua instructions a script may run before the stand-in stops it. A lock script runs a few
+/// dozen; ten million take about 50 ms here, so a script that never ends costs little before
+/// it is stopped (and [`stopped_scripts`] tells the drivers).
+pub const INSTRUCTION_BUDGET: u64 = 10_000_000;
 /// Bytes the Lua VM may hold.
-pub const MEMORY_LIMIT: usize = 256 * 1024 * 1024;
+pub const MEMORY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// How many scripts this process stopped for their budget or memory limit, and the first.
+static STOPPED_SCRIPTS: AtomicU64 = AtomicU64::new(0);
+static FIRST_STOPPED: OnceLock<String> = OnceLock::new();
+
+/// How many scripts this process has stopped so far (instruction budget or memory limit).
+///
+/// Such a script would hold a real Redis forever (`BUSY` to every other client), so no verdict
+/// about a safeguard that sent one can stand: the command line reads this after its work and
+/// refuses the result (a bad safeguard file, exit 2), and a check stops its search as soon as
+/// the count moves.
+pub fn stopped_scripts() -> u64 {
+    STOPPED_SCRIPTS.load(Ordering::Relaxed)
+}
+
+/// The first script this process stopped: its SHA1 and why.
+pub fn first_stopped_script() -> Option<&'static str> {
+    FIRST_STOPPED.get().map(String::as_str)
+}
+
+fn note_stopped(sha1: &str, why: &str) {
+    let _ = FIRST_STOPPED.set(format!("script {sha1} {why}"));
+    STOPPED_SCRIPTS.fetch_add(1, Ordering::Relaxed);
+}
 /// The deepest nesting of tables a reply may have.
 pub const MAX_REPLY_DEPTH: usize = 1000;
 /// Instructions between two budget checks.
@@ -721,11 +749,19 @@ pub(crate) fn run_script(
             // Errors that skip the handler (out of memory).
             other => {
                 let text = other.to_string().unwrap_or_default();
+                note_stopped(
+                    sha1,
+                    &format!("ran out of Lua memory ({} MiB)", MEMORY_LIMIT >> 20),
+                );
                 return Err(lua_failure(&mlua::Error::runtime(text), sha1));
             }
         };
         let line: i64 = error.raw_get("line").unwrap_or(0);
         if out_of_budget {
+            note_stopped(
+                sha1,
+                &format!("ran past {INSTRUCTION_BUDGET} Lua instructions"),
+            );
             return Err(Reply::Error(format!(
                 "ERR the leaselab stand-in stopped this script after {INSTRUCTION_BUDGET} Lua \
                  instructions (Redis would keep running it and answer BUSY to every other \
@@ -748,7 +784,13 @@ pub(crate) fn run_script(
 /// An error of the Lua machinery itself (memory limit, ...), as an error reply.
 fn lua_failure(error: &mlua::Error, sha1: &str) -> Reply {
     let text = match error {
-        mlua::Error::MemoryError(_) => "not enough memory".to_string(),
+        mlua::Error::MemoryError(_) => {
+            note_stopped(
+                sha1,
+                &format!("ran out of Lua memory ({} MiB)", MEMORY_LIMIT >> 20),
+            );
+            "not enough memory".to_string()
+        }
         other => other.to_string(),
     };
     Reply::Error(format!(
