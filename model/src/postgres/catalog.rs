@@ -140,6 +140,80 @@ pub enum Expr {
     Aggregate(AggregateKind, Box<Expr>, SqlType),
     /// `coalesce(a, b, ...)`: the first argument that is not NULL, all of one type.
     Coalesce(Vec<Expr>, SqlType),
+    /// A scalar function of its arguments (already converted to the types it takes), with
+    /// its result type.
+    Call(ScalarFn, Vec<Expr>, SqlType),
+    /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
+    /// the value of the first condition that is true, else `otherwise` (NULL when absent).
+    Case {
+        /// Each condition (boolean) with its value.
+        whens: Vec<(Expr, Expr)>,
+        /// The `ELSE` value.
+        otherwise: Box<Expr>,
+        /// The common type of the values.
+        ty: SqlType,
+    },
+}
+
+/// A scalar function the stand-in computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarFn {
+    /// `abs(number)`: the same type; the most negative integer overflows.
+    Abs,
+    /// `upper(text)`.
+    Upper,
+    /// `lower(text)`.
+    Lower,
+    /// `length(text)` / `char_length(text)`: characters, as `integer`.
+    Length,
+    /// `greatest(a, b, ...)`: the largest argument that is not NULL.
+    Greatest,
+    /// `least(a, b, ...)`: the smallest argument that is not NULL.
+    Least,
+}
+
+impl ScalarFn {
+    /// The function a name calls (`char_length` and `character_length` are `length`).
+    pub fn parse(name: &str) -> Option<ScalarFn> {
+        Some(match name {
+            "abs" => ScalarFn::Abs,
+            "upper" => ScalarFn::Upper,
+            "lower" => ScalarFn::Lower,
+            "length" | "char_length" | "character_length" => ScalarFn::Length,
+            "greatest" => ScalarFn::Greatest,
+            "least" => ScalarFn::Least,
+            _ => return None,
+        })
+    }
+
+    fn apply(self, arguments: Vec<Value>, ty: SqlType) -> Result<Value, PgError> {
+        let mut arguments = arguments.into_iter();
+        if matches!(self, ScalarFn::Greatest | ScalarFn::Least) {
+            let present = arguments.filter(|v| !v.is_null());
+            let chosen = if self == ScalarFn::Greatest {
+                present.max()
+            } else {
+                present.min()
+            };
+            return Ok(chosen.unwrap_or(Value::Null));
+        }
+        let argument = arguments.next().unwrap_or(Value::Null);
+        Ok(match (self, argument) {
+            (_, Value::Null) => Value::Null,
+            (ScalarFn::Abs, Value::Int(v)) => {
+                check_range(v.checked_abs().ok_or_else(|| overflow(ty))?, ty)?
+            }
+            (ScalarFn::Abs, Value::Numeric(d)) => Value::Numeric(Decimal {
+                mantissa: d.mantissa.abs(),
+                ..d
+            }),
+            (ScalarFn::Abs, Value::Float(f)) => Value::Float(Float(f.0.abs())),
+            (ScalarFn::Upper, Value::Text(t)) => Value::Text(t.to_uppercase()),
+            (ScalarFn::Lower, Value::Text(t)) => Value::Text(t.to_lowercase()),
+            (ScalarFn::Length, Value::Text(t)) => Value::Int(t.chars().count() as i64),
+            (_, other) => other,
+        })
+    }
 }
 
 /// An aggregate function the stand-in computes.
@@ -237,7 +311,8 @@ impl Expr {
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
             Expr::CountStar => SqlType::Int8,
-            Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) => *ty,
+            Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) | Expr::Call(_, _, ty) => *ty,
+            Expr::Case { ty, .. } => *ty,
         }
     }
 
@@ -306,7 +381,48 @@ impl Expr {
                 }
                 Value::Null
             }
+            Expr::Call(function, arguments, ty) => {
+                let values = arguments
+                    .iter()
+                    .map(|a| a.eval(cx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                function.apply(values, *ty)?
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => {
+                for (condition, value) in whens {
+                    if condition.eval(cx)? == Value::Bool(true) {
+                        return value.eval(cx);
+                    }
+                }
+                otherwise.eval(cx)?
+            }
         })
+    }
+
+    /// The expressions this one is made of.
+    pub fn parts(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Const(..)
+            | Expr::Param(..)
+            | Expr::Column(..)
+            | Expr::Excluded(..)
+            | Expr::CountStar => Vec::new(),
+            Expr::Binary(_, l, r) => vec![l, r],
+            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
+            Expr::Aggregate(_, e, _) => vec![e],
+            Expr::Coalesce(arguments, _) | Expr::Call(_, arguments, _) => {
+                arguments.iter().collect()
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => whens
+                .iter()
+                .flat_map(|(c, v)| [c, v])
+                .chain([otherwise.as_ref()])
+                .collect(),
+        }
     }
 
     /// The expression with every aggregate replaced by its value over `rows` (so that it can
@@ -340,6 +456,31 @@ impl Expr {
                     .collect::<Result<_, _>>()?,
                 *ty,
             ),
+            Expr::Call(function, arguments, ty) => Expr::Call(
+                *function,
+                arguments
+                    .iter()
+                    .map(|a| a.fold_aggregates(rows, params))
+                    .collect::<Result<_, _>>()?,
+                *ty,
+            ),
+            Expr::Case {
+                whens,
+                otherwise,
+                ty,
+            } => Expr::Case {
+                whens: whens
+                    .iter()
+                    .map(|(c, v)| {
+                        Ok((
+                            c.fold_aggregates(rows, params)?,
+                            v.fold_aggregates(rows, params)?,
+                        ))
+                    })
+                    .collect::<Result<_, PgError>>()?,
+                otherwise: fold(otherwise)?,
+                ty: *ty,
+            },
             other => other.clone(),
         })
     }
@@ -356,9 +497,10 @@ impl Expr {
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
                 e.reads_row_outside_aggregates()
             }
-            Expr::Coalesce(arguments, _) => {
-                arguments.iter().any(Expr::reads_row_outside_aggregates)
-            }
+            Expr::Coalesce(..) | Expr::Call(..) | Expr::Case { .. } => self
+                .parts()
+                .into_iter()
+                .any(Expr::reads_row_outside_aggregates),
         }
     }
 
@@ -367,7 +509,9 @@ impl Expr {
         match self {
             Expr::CountStar | Expr::Aggregate(..) => true,
             Expr::Binary(_, l, r) => l.is_aggregate() || r.is_aggregate(),
-            Expr::Coalesce(arguments, _) => arguments.iter().any(Expr::is_aggregate),
+            Expr::Coalesce(..) | Expr::Call(..) | Expr::Case { .. } => {
+                self.parts().into_iter().any(Expr::is_aggregate)
+            }
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => e.is_aggregate(),
             _ => false,
         }

@@ -13,7 +13,7 @@ use sqlparser::ast::{
 };
 
 use super::catalog::{
-    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, TableDef,
+    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, ScalarFn, TableDef,
 };
 use super::engine::{
     lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
@@ -476,12 +476,159 @@ impl Analyzer<'_> {
                     self.function(scope, node, function, &name, hint)?
                 }
             }
+            ast::Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(
+                scope,
+                operand.as_deref(),
+                conditions,
+                else_result.as_deref(),
+                hint,
+            )?,
             other => return Err(unsupported(&other.to_string())),
         })
     }
 
-    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)` and `coalesce(...)`; any other function is
-    /// refused as unsupported (0A000 naming it).
+    /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`: each condition boolean (or, with an
+    /// operand, compared with it by `=`), the values of one common type.
+    fn case(
+        &mut self,
+        scope: &Scope<'_>,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        otherwise: Option<&ast::Expr>,
+        hint: SqlType,
+    ) -> Result<Expr, PgError> {
+        let mut tests = Vec::with_capacity(conditions.len());
+        for when in conditions {
+            let position = self.statement.position_of(&when.condition);
+            let test = match operand {
+                Some(operand) => {
+                    let left = self.expr(scope, operand, SqlType::Unknown)?;
+                    let right = self.expr(scope, &when.condition, left.ty())?;
+                    self.binary(BinOp::Eq, left, right, position)?
+                }
+                None => {
+                    let test = self.expr(scope, &when.condition, SqlType::Bool)?;
+                    self.boolean(test, "CASE/WHEN", position)?
+                }
+            };
+            tests.push(test);
+        }
+        let mut results: Vec<&ast::Expr> = conditions.iter().map(|when| &when.result).collect();
+        results.extend(otherwise);
+        let (mut values, ty) = self.common_type(scope, &results, hint, "CASE")?;
+        let otherwise = match otherwise {
+            Some(_) => values.pop().expect("the ELSE value"),
+            None => Expr::Const(Value::Null, ty),
+        };
+        Ok(Expr::Case {
+            whens: tests.into_iter().zip(values).collect(),
+            otherwise: Box::new(otherwise),
+            ty,
+        })
+    }
+
+    /// The arguments analysed and converted to their common type (PostgreSQL's
+    /// `select_common_type` for these types: the first known type, widened among numbers;
+    /// all unknown: `hint`, else `text`), or 42804 naming `what` (`COALESCE`, `CASE`, ...).
+    fn common_type(
+        &mut self,
+        scope: &Scope<'_>,
+        arguments: &[&ast::Expr],
+        hint: SqlType,
+        what: &str,
+    ) -> Result<(Vec<Expr>, SqlType), PgError> {
+        let rank = |t: SqlType| match t {
+            SqlType::Int4 => 0,
+            SqlType::Int8 => 1,
+            SqlType::Numeric => 2,
+            SqlType::Float8 => 3,
+            _ => 4,
+        };
+        let mut ty = SqlType::Unknown;
+        for argument in arguments {
+            let e = self.expr(scope, argument, SqlType::Unknown)?;
+            let t = e.ty();
+            if ty == SqlType::Unknown || (ty.is_number() && t.is_number() && rank(t) > rank(ty)) {
+                ty = t;
+            }
+        }
+        if ty == SqlType::Unknown {
+            ty = if hint == SqlType::Unknown {
+                SqlType::Text
+            } else {
+                hint
+            };
+        }
+        let mut converted = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            let e = self.expr(scope, argument, ty)?;
+            if e.ty() != ty && e.ty() != SqlType::Unknown && !(e.ty().is_number() && ty.is_number())
+            {
+                return Err(PgError::error(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "{what} types {} and {} cannot be matched",
+                        ty.name(),
+                        e.ty().name()
+                    ),
+                )
+                .at(self.statement.position_of(*argument)));
+            }
+            converted.push(self.convert(e, ty, None)?);
+        }
+        Ok((converted, ty))
+    }
+
+    /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
+    fn scalar_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: ScalarFn,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let mut analysed = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            analysed.push(self.expr(scope, argument, SqlType::Unknown)?);
+        }
+        let no_such = |types: &[SqlType]| {
+            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+            PgError::error(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", names.join(", ")),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+            .at(position)
+        };
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        let [argument] = <[Expr; 1]>::try_from(analysed).map_err(|_| no_such(&types))?;
+        let (argument, ty) = match (function, argument.ty()) {
+            // An unknown literal resolves to the numeric category's preferred type.
+            (ScalarFn::Abs, SqlType::Unknown) => (
+                self.convert(argument, SqlType::Float8, None)?,
+                SqlType::Float8,
+            ),
+            (ScalarFn::Abs, t) if t.is_number() => (argument, t),
+            (ScalarFn::Upper | ScalarFn::Lower, SqlType::Text | SqlType::Unknown) => {
+                (self.convert(argument, SqlType::Text, None)?, SqlType::Text)
+            }
+            (ScalarFn::Length, SqlType::Text | SqlType::Unknown) => {
+                (self.convert(argument, SqlType::Text, None)?, SqlType::Int4)
+            }
+            _ => return Err(no_such(&types)),
+        };
+        Ok(Expr::Call(function, vec![argument], ty))
+    }
+
+    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)`, `coalesce(...)`, `greatest(...)`,
+    /// `least(...)`, `abs`, `upper`, `lower`, `length`; any other function is refused as
+    /// unsupported (0A000 naming it).
     fn function(
         &mut self,
         scope: &Scope<'_>,
@@ -538,49 +685,24 @@ impl Analyzer<'_> {
             return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
         }
         if name == "coalesce" && !arguments.is_empty() {
-            // The common type: the first known one, widened among numbers.
-            let rank = |t: SqlType| match t {
-                SqlType::Int4 => 0,
-                SqlType::Int8 => 1,
-                SqlType::Numeric => 2,
-                _ => 3,
-            };
-            let mut ty = SqlType::Unknown;
-            for argument in &arguments {
-                let e = self.expr(scope, argument, SqlType::Unknown)?;
-                let t = e.ty();
-                if ty == SqlType::Unknown || (ty.is_number() && t.is_number() && rank(t) > rank(ty))
-                {
-                    ty = t;
-                }
-            }
-            if ty == SqlType::Unknown {
-                ty = if hint == SqlType::Unknown {
-                    SqlType::Text
-                } else {
-                    hint
-                };
-            }
-            let mut converted = Vec::with_capacity(arguments.len());
-            for argument in &arguments {
-                let e = self.expr(scope, argument, ty)?;
-                if e.ty() != ty
-                    && e.ty() != SqlType::Unknown
-                    && !(e.ty().is_number() && ty.is_number())
-                {
-                    return Err(PgError::error(
-                        sqlstate::DATATYPE_MISMATCH,
-                        format!(
-                            "COALESCE types {} and {} cannot be matched",
-                            ty.name(),
-                            e.ty().name()
-                        ),
-                    )
-                    .at(self.statement.position_of(*argument)));
-                }
-                converted.push(self.convert(e, ty, None)?);
-            }
+            let (converted, ty) = self.common_type(scope, &arguments, hint, "COALESCE")?;
             return Ok(Expr::Coalesce(converted, ty));
+        }
+        match ScalarFn::parse(name) {
+            Some(function @ (ScalarFn::Greatest | ScalarFn::Least)) if !arguments.is_empty() => {
+                let what = name.to_ascii_uppercase();
+                let (converted, ty) = self.common_type(scope, &arguments, hint, &what)?;
+                if !(ty.is_number() || matches!(ty, SqlType::Text | SqlType::Bool)) {
+                    return Err(unsupported(&node.to_string()));
+                }
+                return Ok(Expr::Call(function, converted, ty));
+            }
+            Some(
+                function @ (ScalarFn::Abs | ScalarFn::Upper | ScalarFn::Lower | ScalarFn::Length),
+            ) => {
+                return self.scalar_call(scope, function, name, &arguments, position);
+            }
+            _ => {}
         }
         Err(unsupported(&node.to_string()))
     }
@@ -798,28 +920,38 @@ impl Analyzer<'_> {
     }
 }
 
-/// The name PostgreSQL gives an unnamed result column.
+/// The name PostgreSQL gives an unnamed result column (its `FigureColname`).
 fn column_name(node: &ast::Expr) -> String {
+    if let Some(name) = strong_name(node) {
+        return name;
+    }
     match node {
-        ast::Expr::Identifier(ident) => ident_name(ident),
-        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
         ast::Expr::Nested(inner) => column_name(inner),
-        ast::Expr::Function(f) => object_name(&f.name).unwrap_or_else(|_| "?column?".to_string()),
-        ast::Expr::Cast {
-            expr, data_type, ..
-        } => match column_name(expr).as_str() {
-            "?column?" => match data_type {
-                DataType::BigInt(_) | DataType::Int8(_) => "int8".to_string(),
-                DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4".to_string(),
-                DataType::Boolean | DataType::Bool => "bool".to_string(),
-                DataType::Text => "text".to_string(),
-                DataType::Numeric(_) | DataType::Decimal(_) => "numeric".to_string(),
-                _ => "?column?".to_string(),
-            },
-            name => name.to_string(),
+        ast::Expr::Cast { data_type, .. } => match data_type {
+            DataType::BigInt(_) | DataType::Int8(_) => "int8".to_string(),
+            DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4".to_string(),
+            DataType::Boolean | DataType::Bool => "bool".to_string(),
+            DataType::Text => "text".to_string(),
+            DataType::Numeric(_) | DataType::Decimal(_) => "numeric".to_string(),
+            _ => "?column?".to_string(),
         },
         ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".to_string(),
+        ast::Expr::Case { .. } => "case".to_string(),
         _ => "?column?".to_string(),
+    }
+}
+
+/// A column name taken from the expression itself (a column, a function, or through a cast,
+/// or a `CASE`'s `ELSE`), which outranks a type name or `case`.
+fn strong_name(node: &ast::Expr) -> Option<String> {
+    match node {
+        ast::Expr::Identifier(ident) => Some(ident_name(ident)),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name),
+        ast::Expr::Nested(inner) => strong_name(inner),
+        ast::Expr::Function(f) => object_name(&f.name).ok(),
+        ast::Expr::Cast { expr, .. } => strong_name(expr),
+        ast::Expr::Case { else_result, .. } => else_result.as_deref().and_then(strong_name),
+        _ => None,
     }
 }
 
@@ -2577,15 +2709,12 @@ impl Analyzer<'_> {
 }
 
 fn collect_columns(expr: &Expr, out: &mut Vec<usize>) {
-    match expr {
-        Expr::Column(i, _) if !out.contains(i) => out.push(*i),
-        Expr::Binary(_, l, r) => {
-            collect_columns(l, out);
-            collect_columns(r, out);
+    if let Expr::Column(i, _) = expr {
+        if !out.contains(i) {
+            out.push(*i);
         }
-        Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
-            collect_columns(e, out)
-        }
-        _ => {}
+    }
+    for part in expr.parts() {
+        collect_columns(part, out);
     }
 }
