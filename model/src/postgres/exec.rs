@@ -106,7 +106,13 @@ struct SelectPlan {
     limit: Option<Expr>,
     offset: Option<Expr>,
     lock: Option<(LockMode, Wait)>,
+    /// Aggregates, `GROUP BY` or `HAVING`: rows are made per group (one group of every row
+    /// without `GROUP BY`), `items` and `order` evaluated on each group.
     aggregate: bool,
+    /// The `GROUP BY` expressions.
+    group_by: Vec<Expr>,
+    /// The `HAVING` condition.
+    having: Option<Expr>,
 }
 
 enum Conflict {
@@ -1301,54 +1307,10 @@ impl Postgres {
             }
         };
         if plan.aggregate {
-            let tuples: Vec<Vec<Value>> = rows.into_iter().map(|(_, tuple)| tuple).collect();
-            let row: Vec<Value> = plan
-                .items
-                .iter()
-                .map(|(_, e)| {
-                    e.fold_aggregates(&tuples, params)?.eval(&EvalContext {
-                        row: &[],
-                        excluded: None,
-                        params,
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            return Ok(Outcome::Done(SqlResult {
-                columns: columns_of(&plan.items),
-                rows: vec![row],
-                tag: "SELECT 1".to_string(),
-                rows_affected: 1,
-            }));
+            return self.select_groups(plan, rows, params);
         }
         sort_rows(&mut rows, &plan.order, params)?;
-        let limit = match &plan.limit {
-            Some(expr) => match expr.eval(&EvalContext {
-                row: &[],
-                excluded: None,
-                params,
-            })? {
-                Value::Int(n) if n >= 0 => Some(n as usize),
-                Value::Null => None,
-                _ => {
-                    return Err(PgError::error("2201W", "LIMIT must not be negative"));
-                }
-            },
-            None => None,
-        };
-        let offset = match &plan.offset {
-            Some(expr) => match expr.eval(&EvalContext {
-                row: &[],
-                excluded: None,
-                params,
-            })? {
-                Value::Int(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
-                Value::Null => 0,
-                _ => {
-                    return Err(PgError::error("2201X", "OFFSET must not be negative"));
-                }
-            },
-            None => 0,
-        };
+        let (limit, offset) = limit_and_offset(plan, params)?;
         // PostgreSQL locks the rows OFFSET skips too (its LockRows runs below its Limit).
         let limit = limit.map(|l| l.saturating_add(offset));
         let mut accepted = Vec::new();
@@ -1423,6 +1385,82 @@ impl Postgres {
     }
 
     /// Checks NOT NULL and CHECK constraints of a new tuple.
+    /// A `SELECT` with aggregates, `GROUP BY` or `HAVING`: its rows grouped by the keys (in
+    /// key order; one group of every row, even of none, without `GROUP BY`), groups failing
+    /// `HAVING` dropped, each group's select list and `ORDER BY` keys computed over its rows,
+    /// then sorted, `OFFSET` and `LIMIT`.
+    fn select_groups(
+        &self,
+        plan: &SelectPlan,
+        rows: Vec<(Value, Vec<Value>)>,
+        params: &[Value],
+    ) -> Result<Outcome, PgError> {
+        let eval_on = |expr: &Expr, group: &[Vec<Value>]| {
+            let row: &[Value] = group.first().map_or(&[], Vec::as_slice);
+            expr.fold_aggregates(group, params)?.eval(&EvalContext {
+                row,
+                excluded: None,
+                params,
+            })
+        };
+        let groups: Vec<Vec<Vec<Value>>> = if plan.group_by.is_empty() {
+            vec![rows.into_iter().map(|(_, tuple)| tuple).collect()]
+        } else {
+            let mut grouped: BTreeMap<Vec<Value>, Vec<Vec<Value>>> = BTreeMap::new();
+            for (_, tuple) in rows {
+                let key = plan
+                    .group_by
+                    .iter()
+                    .map(|e| {
+                        e.eval(&EvalContext {
+                            row: &tuple,
+                            excluded: None,
+                            params,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                grouped.entry(key).or_default().push(tuple);
+            }
+            grouped.into_values().collect()
+        };
+        let mut out: Vec<(Value, Vec<Value>)> = Vec::with_capacity(groups.len());
+        let mut keys: Vec<Vec<Value>> = Vec::with_capacity(groups.len());
+        for group in &groups {
+            if let Some(having) = &plan.having {
+                if eval_on(having, group)? != Value::Bool(true) {
+                    continue;
+                }
+            }
+            let row = plan
+                .items
+                .iter()
+                .map(|(_, e)| eval_on(e, group))
+                .collect::<Result<Vec<_>, _>>()?;
+            let order = plan
+                .order
+                .iter()
+                .map(|(e, _, _)| eval_on(e, group))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.push((Value::Null, row));
+            keys.push(order);
+        }
+        let order: Vec<usize> = sorted_order(&keys, &plan.order);
+        let (limit, offset) = limit_and_offset(plan, params)?;
+        let rows: Vec<Vec<Value>> = order
+            .into_iter()
+            .skip(offset)
+            .take(limit.unwrap_or(usize::MAX))
+            .map(|i| std::mem::take(&mut out[i].1))
+            .collect();
+        let count = rows.len() as u64;
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.items),
+            rows,
+            tag: format!("SELECT {count}"),
+            rows_affected: count,
+        }))
+    }
+
     fn check_row(def: &TableDef, tuple: &[Value], params: &[Value]) -> Result<(), PgError> {
         for (column, value) in def.columns.iter().zip(tuple) {
             if column.not_null && value.is_null() {
@@ -2058,6 +2096,63 @@ fn project(
         .collect()
 }
 
+/// A `SELECT`'s `LIMIT` (none: all) and `OFFSET` (0 when absent or NULL), or 2201W/2201X.
+fn limit_and_offset(
+    plan: &SelectPlan,
+    params: &[Value],
+) -> Result<(Option<usize>, usize), PgError> {
+    let constant = |expr: &Expr| {
+        expr.eval(&EvalContext {
+            row: &[],
+            excluded: None,
+            params,
+        })
+    };
+    let limit = match &plan.limit {
+        Some(expr) => match constant(expr)? {
+            Value::Int(n) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Value::Null => None,
+            _ => return Err(PgError::error("2201W", "LIMIT must not be negative")),
+        },
+        None => None,
+    };
+    let offset = match &plan.offset {
+        Some(expr) => match constant(expr)? {
+            Value::Int(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
+            Value::Null => 0,
+            _ => return Err(PgError::error("2201X", "OFFSET must not be negative")),
+        },
+        None => 0,
+    };
+    Ok((limit, offset))
+}
+
+/// The indexes of `keys` in `ORDER BY` order (stable: ties keep their order).
+fn sorted_order(keys: &[Vec<Value>], order: &[(Expr, bool, bool)]) -> Vec<usize> {
+    let mut indexes: Vec<usize> = (0..keys.len()).collect();
+    indexes.sort_by(|&i, &j| compare_keys(&keys[i], &keys[j], order).then(i.cmp(&j)));
+    indexes
+}
+
+/// Two rows' `ORDER BY` keys compared: each key ascending or descending, NULLs first or last.
+fn compare_keys(a: &[Value], b: &[Value], order: &[(Expr, bool, bool)]) -> std::cmp::Ordering {
+    for ((x, y), (_, desc, nulls_first)) in a.iter().zip(b).zip(order) {
+        let ordering = match (x.is_null(), y.is_null()) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) if *nulls_first => std::cmp::Ordering::Less,
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) if *nulls_first => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            _ if *desc => y.cmp(x),
+            _ => x.cmp(y),
+        };
+        if ordering != std::cmp::Ordering::Equal {
+            return ordering;
+        }
+    }
+    std::cmp::Ordering::Equal
+}
+
 fn sort_rows(
     rows: &mut [(Value, Vec<Value>)],
     order: &[(Expr, bool, bool)],
@@ -2066,53 +2161,25 @@ fn sort_rows(
     if order.is_empty() {
         return Ok(());
     }
-    let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
-    for (index, (_, tuple)) in rows.iter().enumerate() {
-        let keys = order
-            .iter()
-            .map(|(expr, _, _)| {
-                expr.eval(&EvalContext {
-                    row: tuple,
-                    excluded: None,
-                    params,
+    let mut keys: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    for (_, tuple) in rows.iter() {
+        keys.push(
+            order
+                .iter()
+                .map(|(expr, _, _)| {
+                    expr.eval(&EvalContext {
+                        row: tuple,
+                        excluded: None,
+                        params,
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        keyed.push((keys, index));
+                .collect::<Result<Vec<_>, _>>()?,
+        );
     }
-    keyed.sort_by(|(a, ia), (b, ib)| {
-        for ((x, y), (_, desc, nulls_first)) in a.iter().zip(b).zip(order) {
-            let ordering = match (x.is_null(), y.is_null()) {
-                (true, true) => std::cmp::Ordering::Equal,
-                (true, false) => {
-                    if *nulls_first {
-                        std::cmp::Ordering::Less
-                    } else {
-                        std::cmp::Ordering::Greater
-                    }
-                }
-                (false, true) => {
-                    if *nulls_first {
-                        std::cmp::Ordering::Greater
-                    } else {
-                        std::cmp::Ordering::Less
-                    }
-                }
-                _ => {
-                    if *desc {
-                        y.cmp(x)
-                    } else {
-                        x.cmp(y)
-                    }
-                }
-            };
-            if ordering != std::cmp::Ordering::Equal {
-                return ordering;
-            }
-        }
-        ia.cmp(ib)
-    });
-    let sorted: Vec<(Value, Vec<Value>)> = keyed.iter().map(|(_, i)| rows[*i].clone()).collect();
+    let sorted: Vec<(Value, Vec<Value>)> = sorted_order(&keys, order)
+        .into_iter()
+        .map(|i| rows[i].clone())
+        .collect();
     for (slot, row) in rows.iter_mut().zip(sorted) {
         *slot = row;
     }
@@ -2261,6 +2328,59 @@ impl Analyzer<'_> {
         })
     }
 
+    /// `GROUP BY` expressions (a number names a select-list item); no aggregates inside.
+    fn group_by(
+        &mut self,
+        scope: &Scope<'_>,
+        group_by: &ast::GroupByExpr,
+        items: &[(String, Expr)],
+    ) -> Result<Vec<Expr>, PgError> {
+        let ast::GroupByExpr::Expressions(nodes, modifiers) = group_by else {
+            return Err(unsupported(&self.statement.text));
+        };
+        if !modifiers.is_empty() {
+            return Err(unsupported(&self.statement.text));
+        }
+        let mut keys = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            if let ast::Expr::Value(v) = node {
+                if let ast::Value::Number(n, _) = &v.value {
+                    let index: usize = n.parse().unwrap_or(0);
+                    match items.get(index.wrapping_sub(1)) {
+                        Some((_, e)) if !e.is_aggregate() => keys.push(e.clone()),
+                        Some(_) => {
+                            return Err(PgError::error(
+                                "42803",
+                                "aggregate functions are not allowed in GROUP BY",
+                            )
+                            .at(self.statement.position_of(node)))
+                        }
+                        None => {
+                            return Err(PgError::error(
+                                "42P10",
+                                format!("GROUP BY position {n} is not in select list"),
+                            )
+                            .at(self.statement.position_of(node)))
+                        }
+                    }
+                    continue;
+                }
+            }
+            let before = self.aggregate_at.take();
+            let key = self.expr(scope, node, SqlType::Unknown)?;
+            if let Some(at) = self.aggregate_at {
+                return Err(PgError::error(
+                    "42803",
+                    "aggregate functions are not allowed in GROUP BY",
+                )
+                .at(at));
+            }
+            self.aggregate_at = before;
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+
     fn filter(
         &mut self,
         scope: &Scope<'_>,
@@ -2324,7 +2444,26 @@ impl Analyzer<'_> {
         let SetExpr::Select(select) = query.body.as_ref() else {
             return Err(unsupported(&statement.text));
         };
-        if select.distinct.is_some() || select.having.is_some() {
+        let ignored_clauses = query.for_clause.is_some()
+            || query.settings.is_some()
+            || query.format_clause.is_some()
+            || !query.pipe_operators.is_empty()
+            || select.distinct.is_some()
+            || select.select_modifiers.is_some()
+            || !select.optimizer_hints.is_empty()
+            || select.top.is_some()
+            || select.exclude.is_some()
+            || select.into.is_some()
+            || !select.lateral_views.is_empty()
+            || select.prewhere.is_some()
+            || !select.connect_by.is_empty()
+            || !select.cluster_by.is_empty()
+            || !select.distribute_by.is_empty()
+            || !select.sort_by.is_empty()
+            || !select.named_window.is_empty()
+            || select.qualify.is_some()
+            || select.value_table_mode.is_some();
+        if ignored_clauses {
             return Err(unsupported(&statement.text));
         }
         let (def, alias) = match select.from.as_slice() {
@@ -2356,12 +2495,23 @@ impl Analyzer<'_> {
         };
         let items = self.select_items(&scope, &select.projection)?;
         let filter = self.filter(&scope, select.selection.as_ref())?;
+        let group_by = self.group_by(&scope, &select.group_by, &items)?;
+        let having = match &select.having {
+            Some(node) => {
+                let expr = self.expr(&scope, node, SqlType::Bool)?;
+                let position = self.statement.position_of(node);
+                Some(self.boolean(expr, "HAVING", position)?)
+            }
+            None => None,
+        };
         let mut order = Vec::new();
+        let mut order_nodes: Vec<&ast::Expr> = Vec::new();
         if let Some(order_by) = &query.order_by {
             let OrderByKind::Expressions(exprs) = &order_by.kind else {
                 return Err(unsupported(&statement.text));
             };
             for item in exprs {
+                order_nodes.push(&item.expr);
                 let desc = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
                 let nulls_first = item.options.nulls_first.unwrap_or(desc);
                 let expr = match &item.expr {
@@ -2440,11 +2590,63 @@ impl Analyzer<'_> {
             }
             _ => return Err(unsupported(&statement.text)),
         };
-        let aggregate = items.iter().any(|(_, e)| e.is_aggregate());
-        if aggregate
-            && (items.iter().any(|(_, e)| e.reads_row_outside_aggregates()) || lock.is_some())
-        {
-            return Err(unsupported(&statement.text));
+        let aggregate = !group_by.is_empty()
+            || having.is_some()
+            || items.iter().any(|(_, e)| e.is_aggregate())
+            || order.iter().any(|(e, _, _)| e.is_aggregate());
+        if aggregate {
+            if let Some((mode, _)) = lock {
+                let clause = if !group_by.is_empty() {
+                    "GROUP BY clause"
+                } else if having.is_some() {
+                    "HAVING clause"
+                } else {
+                    "aggregate functions"
+                };
+                let mode = match mode {
+                    LockMode::Update => "FOR UPDATE",
+                    LockMode::Share => "FOR SHARE",
+                };
+                return Err(PgError::error(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("{mode} is not allowed with {clause}"),
+                ));
+            }
+            // Every column read outside an aggregate must be grouped (PostgreSQL's
+            // `check_ungrouped_columns`), looked for in the select list, then HAVING, then
+            // ORDER BY, as PostgreSQL does.
+            let ungrouped = items
+                .iter()
+                .map(|(_, e)| e)
+                .chain(having.as_ref())
+                .chain(order.iter().map(|(e, _, _)| e))
+                .find_map(|e| ungrouped_column(e, &group_by));
+            if let Some(index) = ungrouped {
+                let table = def.as_deref().expect("a column has a table");
+                let column = &table.columns[index].name;
+                let shown = scope
+                    .alias
+                    .clone()
+                    .unwrap_or_else(|| table.name.to_string());
+                let node = select
+                    .projection
+                    .iter()
+                    .filter_map(|item| match item {
+                        SelectItem::UnnamedExpr(node)
+                        | SelectItem::ExprWithAlias { expr: node, .. } => Some(node),
+                        _ => None,
+                    })
+                    .chain(select.having.as_ref())
+                    .chain(order_nodes.iter().copied())
+                    .find_map(|node| column_node(node, column));
+                return Err(PgError::error(
+                    "42803",
+                    format!(
+                        "column \"{shown}.{column}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                    ),
+                )
+                .at(node.and_then(|n| self.statement.position_of(n))));
+            }
         }
         Ok(SelectPlan {
             table: def.map(|d| d.name.clone()),
@@ -2455,6 +2657,8 @@ impl Analyzer<'_> {
             offset,
             lock,
             aggregate,
+            group_by,
+            having,
         })
     }
 
@@ -2705,6 +2909,81 @@ impl Analyzer<'_> {
         }
         def.checks.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Plan::CreateTable(def, create.if_not_exists))
+    }
+}
+
+/// The first column `expr` reads outside aggregates and outside every `GROUP BY` key.
+fn ungrouped_column(expr: &Expr, keys: &[Expr]) -> Option<usize> {
+    if keys.contains(expr) {
+        return None;
+    }
+    match expr {
+        Expr::Column(index, _) => Some(*index),
+        Expr::CountStar | Expr::Aggregate(..) => None,
+        other => other
+            .parts()
+            .into_iter()
+            .find_map(|part| ungrouped_column(part, keys)),
+    }
+}
+
+/// Where `column` is named in `node` outside an aggregate call (for an error's position).
+fn column_node<'a>(node: &'a ast::Expr, column: &str) -> Option<&'a ast::Expr> {
+    use ast::Expr as E;
+    match node {
+        E::Identifier(ident) if ident_name(ident) == column => Some(node),
+        E::CompoundIdentifier(parts) if parts.last().map(ident_name).as_deref() == Some(column) => {
+            Some(node)
+        }
+        E::Nested(inner)
+        | E::UnaryOp { expr: inner, .. }
+        | E::IsNull(inner)
+        | E::IsNotNull(inner)
+        | E::IsTrue(inner)
+        | E::Cast { expr: inner, .. } => column_node(inner, column),
+        E::BinaryOp { left, right, .. } => {
+            column_node(left, column).or_else(|| column_node(right, column))
+        }
+        E::Between {
+            expr, low, high, ..
+        } => column_node(expr, column)
+            .or_else(|| column_node(low, column))
+            .or_else(|| column_node(high, column)),
+        E::In {
+            expr,
+            target: ast::InTarget::List(list),
+            ..
+        } => column_node(expr, column)
+            .or_else(|| list.iter().find_map(|item| column_node(item, column))),
+        E::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => operand
+            .as_deref()
+            .and_then(|o| column_node(o, column))
+            .or_else(|| {
+                conditions.iter().find_map(|when| {
+                    column_node(&when.condition, column)
+                        .or_else(|| column_node(&when.result, column))
+                })
+            })
+            .or_else(|| else_result.as_deref().and_then(|e| column_node(e, column))),
+        E::Function(function) => {
+            let name = object_name(&function.name).unwrap_or_default();
+            if AggregateKind::parse(&name).is_some() {
+                return None;
+            }
+            match &function.args {
+                FunctionArguments::List(list) => list.args.iter().find_map(|arg| match arg {
+                    ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => column_node(e, column),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
