@@ -440,3 +440,43 @@ fn errors_display_like_psql() {
         "ERROR:  new row for relation \"wallets\" violates check constraint \"wallets_balance_check\" (SQLSTATE 23514)\nDETAIL:  Failing row contains (42, -10, 3)."
     );
 }
+
+/// Expressions nest one level per operator in a chain like `1 + 1 + ...`, and the stand-in
+/// works on them recursively: up to the operator limit they run on a test thread's 2 MiB stack
+/// (the checker's threads have the same), past it they are refused as PostgreSQL refuses what
+/// overflows its stack. A long `IN` list is no chain.
+#[test]
+fn deep_expressions_run_or_are_refused_never_overflow_the_stack() {
+    use leaselab_model::postgres::sql::OPERATOR_LIMIT;
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let mut pg = Postgres::new();
+    let session = pg.connect();
+    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, PgError> {
+        let statement = parse_general(sql)?;
+        match pg.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(result) => result.map(|r| r.rows),
+            SqlExec::Blocked { .. } => panic!("nothing to wait for"),
+        }
+    };
+    let chain = |terms: usize| format!("SELECT {}", vec!["1"; terms].join(" + "));
+    let terms = OPERATOR_LIMIT + 1;
+    assert_eq!(
+        run(&chain(terms)).unwrap(),
+        vec![vec![Value::Int(terms as i64)]]
+    );
+    for too_many in [terms + 1, 200_000] {
+        let error = run(&chain(too_many)).unwrap_err();
+        assert_eq!(error.code, "54001", "{error:?}");
+        assert_eq!(error.message, "stack depth limit exceeded");
+    }
+    let list: Vec<String> = (0..20_000).map(|n| n.to_string()).collect();
+    let sql = format!(
+        "SELECT 19999 IN ({}), -1 IN ({})",
+        list.join(", "),
+        list.join(", ")
+    );
+    assert_eq!(
+        run(&sql).unwrap(),
+        vec![vec![Value::Bool(true), Value::Bool(false)]]
+    );
+}

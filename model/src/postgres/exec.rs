@@ -387,17 +387,16 @@ impl Analyzer<'_> {
                 negated,
                 ..
             } => {
-                let mut result: Option<Expr> = None;
+                let mut tests = Vec::with_capacity(list.len());
+                // Once: the span of a long list takes as long to find as the list is.
+                let at = position();
                 for item in list {
                     let left = self.expr(scope, expr, SqlType::Unknown)?;
                     let right = self.expr(scope, item, left.ty())?;
-                    let eq = self.binary(BinOp::Eq, left, right, position())?;
-                    result = Some(match result {
-                        None => eq,
-                        Some(acc) => Expr::Binary(BinOp::Or, Box::new(acc), Box::new(eq)),
-                    });
+                    tests.push(self.binary(BinOp::Eq, left, right, at)?);
                 }
-                let result = result.ok_or_else(|| unsupported(&node.to_string()))?;
+                // A balanced tree of ORs: a list of any length nests only log2(n) deep.
+                let result = balanced_or(tests).ok_or_else(|| unsupported(&node.to_string()))?;
                 if *negated {
                     Expr::Not(Box::new(result))
                 } else {
@@ -2909,6 +2908,19 @@ impl Analyzer<'_> {
         }
         def.checks.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Plan::CreateTable(def, create.if_not_exists))
+    }
+}
+
+/// `a OR b OR ...` as a balanced tree (None for no terms).
+fn balanced_or(mut terms: Vec<Expr>) -> Option<Expr> {
+    match terms.len() {
+        0 => None,
+        1 => terms.pop(),
+        n => {
+            let right = terms.split_off(n / 2);
+            let (left, right) = (balanced_or(terms)?, balanced_or(right)?);
+            Some(Expr::Binary(BinOp::Or, Box::new(left), Box::new(right)))
+        }
     }
 }
 

@@ -16,6 +16,12 @@ use super::statement::Statement;
 /// How deep expressions may nest before the parser refuses them.
 const RECURSION_LIMIT: usize = 64;
 
+/// Operators one statement may hold. A chain `1 + 1 + ...` nests one level per operator
+/// without any parenthesis, and the stand-in analyses, evaluates and drops expressions
+/// recursively; past this many it answers as PostgreSQL does when its stack runs out (which
+/// PostgreSQL 15 does at about 4,000) instead of overflowing its own.
+pub const OPERATOR_LIMIT: usize = 1000;
+
 /// A statement for the general path: its syntax tree and where its text is in the query.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GeneralStatement {
@@ -25,28 +31,50 @@ pub struct GeneralStatement {
     pub text: String,
     /// How many characters of the query come before the statement.
     pub offset: u32,
+    /// The character index at which each line of `text` starts, and the number of characters
+    /// (so that a position costs a look-up, not a scan of the text).
+    lines: (Vec<u32>, u32),
 }
 
 impl GeneralStatement {
-    /// The 1-based position in the query of a location in the statement's text.
+    /// A statement's tree with its text and offset.
+    pub fn new(ast: sqlparser::ast::Statement, text: String, offset: u32) -> GeneralStatement {
+        let mut starts = vec![0u32];
+        let mut count = 0u32;
+        for ch in text.chars() {
+            count += 1;
+            if ch == '\n' {
+                starts.push(count);
+            }
+        }
+        GeneralStatement {
+            ast,
+            text,
+            offset,
+            lines: (starts, count),
+        }
+    }
+
+    /// The 1-based position in the query of a location in the statement's text (past the
+    /// end when the location is not in it).
     pub fn position(&self, location: Location) -> Option<u32> {
         if location.line == 0 {
             return None;
         }
-        let mut line = 1;
-        let mut column = 1;
-        for (index, ch) in self.text.chars().enumerate() {
-            if line == location.line && column == location.column {
-                return Some(self.offset + index as u32 + 1);
-            }
-            if ch == '\n' {
-                line += 1;
-                column = 1;
-            } else {
-                column += 1;
-            }
+        let (starts, count) = (&self.lines.0, self.lines.1);
+        let end = Some(self.offset + count + 1);
+        let Ok(line) = usize::try_from(location.line - 1) else {
+            return end;
+        };
+        let Some(&start) = starts.get(line) else {
+            return end;
+        };
+        // The line's characters, its line feed included.
+        let length = starts.get(line + 1).map_or(count, |&next| next) - start;
+        match u32::try_from(location.column) {
+            Ok(column) if column >= 1 && column - 1 < length => Some(self.offset + start + column),
+            _ => end,
         }
-        Some(self.offset + self.text.chars().count() as u32 + 1)
     }
 
     /// The position of a syntax node.
@@ -117,6 +145,9 @@ fn parse_piece(text: String, offset: u32) -> Result<GeneralStatement, PgError> {
     if let Some(general) = transaction_words(&text, offset) {
         return Ok(general);
     }
+    if operators_in(&text) > OPERATOR_LIMIT {
+        return Err(stack_depth_exceeded());
+    }
     let dialect = PostgreSqlDialect {};
     let statements = Parser::new(&dialect)
         .with_recursion_limit(RECURSION_LIMIT)
@@ -127,7 +158,7 @@ fn parse_piece(text: String, offset: u32) -> Result<GeneralStatement, PgError> {
     let (Some(ast), None) = (statements.next(), statements.next()) else {
         return Err(syntax_error(&text, offset, "found: EOF"));
     };
-    Ok(GeneralStatement { ast, text, offset })
+    Ok(GeneralStatement::new(ast, text, offset))
 }
 
 /// `ABORT [WORK | TRANSACTION]`, which the dialect does not parse, as `ROLLBACK`.
@@ -144,13 +175,15 @@ fn transaction_words(text: &str, offset: u32) -> Option<GeneralStatement> {
             .as_slice(),
         ["abort"] | ["abort", "work"] | ["abort", "transaction"]
     );
-    is_abort.then(|| GeneralStatement {
-        ast: sqlparser::ast::Statement::Rollback {
-            chain: false,
-            savepoint: None,
-        },
-        text: text.to_string(),
-        offset,
+    is_abort.then(|| {
+        GeneralStatement::new(
+            sqlparser::ast::Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            },
+            text.to_string(),
+            offset,
+        )
     })
 }
 
@@ -161,15 +194,15 @@ fn split(sql: &str) -> Result<Vec<(String, u32)>, PgError> {
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
         .map_err(|error| {
-            let whole = GeneralStatement {
-                ast: sqlparser::ast::Statement::Commit {
+            let whole = GeneralStatement::new(
+                sqlparser::ast::Statement::Commit {
                     chain: false,
                     end: false,
                     modifier: None,
                 },
-                text: sql.to_string(),
-                offset: 0,
-            };
+                sql.to_string(),
+                0,
+            );
             let position = whole.position(error.location);
             let rest: String = sql
                 .chars()
@@ -191,6 +224,8 @@ fn split(sql: &str) -> Result<Vec<(String, u32)>, PgError> {
     let mut pieces = Vec::new();
     let mut start: Option<(usize, usize)> = None; // (char index of first token, byte index)
     let mut end_byte = 0;
+    // Where the piece's last token ends, located only when the piece ends.
+    let mut last_end: Option<Location> = None;
     let mut flush = |start: &mut Option<(usize, usize)>, end_byte: usize| {
         if let Some((start_char, start_byte)) = start.take() {
             pieces.push((sql[start_byte..end_byte].to_string(), start_char as u32));
@@ -200,6 +235,9 @@ fn split(sql: &str) -> Result<Vec<(String, u32)>, PgError> {
         match token.token {
             Token::Whitespace(_) => continue,
             Token::SemiColon => {
+                if let Some(end) = last_end.take() {
+                    end_byte = char_index.locate(end).1;
+                }
                 flush(&mut start, end_byte);
             }
             _ => {
@@ -207,9 +245,12 @@ fn split(sql: &str) -> Result<Vec<(String, u32)>, PgError> {
                     let (c, b) = char_index.locate(token.span.start);
                     start = Some((c, b));
                 }
-                end_byte = char_index.locate(token.span.end).1;
+                last_end = Some(token.span.end);
             }
         }
+    }
+    if let Some(end) = last_end.take() {
+        end_byte = char_index.locate(end).1;
     }
     flush(&mut start, end_byte);
     Ok(pieces)
@@ -220,6 +261,9 @@ struct CharIndex {
     /// For each line, the (char index, byte index) of its start.
     lines: Vec<(usize, usize)>,
     text: String,
+    /// The last location found (line, column, char index, byte index): locations asked for in
+    /// order along one long line go on from it instead of from the line's start.
+    last: std::cell::Cell<(u64, u64, usize, usize)>,
 }
 
 impl CharIndex {
@@ -233,22 +277,33 @@ impl CharIndex {
         CharIndex {
             lines,
             text: text.to_string(),
+            last: std::cell::Cell::new((0, 0, 0, 0)),
         }
     }
 
     fn locate(&self, location: Location) -> (usize, usize) {
         let line = (location.line.max(1) as usize - 1).min(self.lines.len() - 1);
-        let (mut char_at, mut byte_at) = self.lines[line];
+        let column = location.column.max(1);
+        let (last_line, last_column, last_char, last_byte) = self.last.get();
+        let (mut char_at, mut byte_at, mut reached) =
+            if last_line == line as u64 && last_column >= 1 && last_column <= column {
+                (last_char, last_byte, last_column)
+            } else {
+                let (c, b) = self.lines[line];
+                (c, b, 1)
+            };
         let mut rest = self.text[byte_at..].chars();
-        for _ in 1..location.column.max(1) {
+        while reached < column {
             match rest.next() {
                 Some(ch) => {
                     char_at += 1;
                     byte_at += ch.len_utf8();
+                    reached += 1;
                 }
                 None => break,
             }
         }
+        self.last.set((line as u64, reached, char_at, byte_at));
         (char_at, byte_at)
     }
 }
@@ -257,17 +312,17 @@ impl CharIndex {
 /// Column: C`), pointing at the token the parser stopped at.
 fn syntax_error(text: &str, offset: u32, message: &str) -> PgError {
     if message.contains("Recursion limit") || message.contains("recursion limit") {
-        return PgError::error("54001", "stack depth limit exceeded");
+        return stack_depth_exceeded();
     }
-    let statement = GeneralStatement {
-        ast: sqlparser::ast::Statement::Commit {
+    let statement = GeneralStatement::new(
+        sqlparser::ast::Statement::Commit {
             chain: false,
             end: false,
             modifier: None,
         },
-        text: text.to_string(),
+        text.to_string(),
         offset,
-    };
+    );
     let found = message
         .rsplit_once("found: ")
         .map(|(_, rest)| rest)
@@ -295,6 +350,47 @@ fn syntax_error(text: &str, offset: u32, message: &str) -> PgError {
         format!("syntax error at or near \"{token}\""),
     )
     .at(position.or(Some(end)))
+}
+
+/// PostgreSQL's error when an expression nests deeper than its stack allows.
+fn stack_depth_exceeded() -> PgError {
+    PgError::error("54001", "stack depth limit exceeded").with_hint(
+        "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after \
+         ensuring the platform's stack depth limit is adequate.",
+    )
+}
+
+/// How many operators (each a possible level of nesting) `text` holds.
+fn operators_in(text: &str) -> usize {
+    use super::lexer::Token as Lexed;
+    super::lexer::tokenize(text)
+        .iter()
+        .filter(|token| match token {
+            Lexed::Symbol(symbol) => matches!(
+                *symbol,
+                "+" | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "^"
+                    | "|"
+                    | "="
+                    | "<"
+                    | ">"
+                    | "<="
+                    | ">="
+                    | "<>"
+                    | "!="
+            ),
+            Lexed::Word { folded, .. } => {
+                matches!(
+                    folded.as_str(),
+                    "and" | "or" | "not" | "is" | "between" | "like"
+                )
+            }
+            _ => false,
+        })
+        .count()
 }
 
 #[cfg(test)]
