@@ -113,6 +113,9 @@ struct SelectPlan {
     group_by: Vec<Expr>,
     /// The `HAVING` condition.
     having: Option<Expr>,
+    /// `SELECT DISTINCT`: equal result rows once (as groups of the select list when there is
+    /// no aggregate).
+    distinct: bool,
 }
 
 enum Conflict {
@@ -1384,10 +1387,10 @@ impl Postgres {
     }
 
     /// Checks NOT NULL and CHECK constraints of a new tuple.
-    /// A `SELECT` with aggregates, `GROUP BY` or `HAVING`: its rows grouped by the keys (in
-    /// key order; one group of every row, even of none, without `GROUP BY`), groups failing
-    /// `HAVING` dropped, each group's select list and `ORDER BY` keys computed over its rows,
-    /// then sorted, `OFFSET` and `LIMIT`.
+    /// A `SELECT` with aggregates, `GROUP BY`, `HAVING` or `DISTINCT`: its rows grouped by the
+    /// keys (in key order; one group of every row, even of none, without `GROUP BY`), groups
+    /// failing `HAVING` dropped, each group's select list and `ORDER BY` keys computed over its
+    /// rows, repeated result rows dropped under `DISTINCT`, then sorted, `OFFSET` and `LIMIT`.
     fn select_groups(
         &self,
         plan: &SelectPlan,
@@ -1424,6 +1427,7 @@ impl Postgres {
         };
         let mut out: Vec<(Value, Vec<Value>)> = Vec::with_capacity(groups.len());
         let mut keys: Vec<Vec<Value>> = Vec::with_capacity(groups.len());
+        let mut seen: std::collections::BTreeSet<Vec<Value>> = std::collections::BTreeSet::new();
         for group in &groups {
             if let Some(having) = &plan.having {
                 if eval_on(having, group)? != Value::Bool(true) {
@@ -1440,6 +1444,9 @@ impl Postgres {
                 .iter()
                 .map(|(e, _, _)| eval_on(e, group))
                 .collect::<Result<Vec<_>, _>>()?;
+            if plan.distinct && !seen.insert(row.clone()) {
+                continue;
+            }
             out.push((Value::Null, row));
             keys.push(order);
         }
@@ -2447,7 +2454,7 @@ impl Analyzer<'_> {
             || query.settings.is_some()
             || query.format_clause.is_some()
             || !query.pipe_operators.is_empty()
-            || select.distinct.is_some()
+            || matches!(select.distinct, Some(ast::Distinct::On(_)))
             || select.select_modifiers.is_some()
             || !select.optimizer_hints.is_empty()
             || select.top.is_some()
@@ -2589,10 +2596,42 @@ impl Analyzer<'_> {
             }
             _ => return Err(unsupported(&statement.text)),
         };
+        let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
+        if distinct {
+            let outside = order
+                .iter()
+                .zip(&order_nodes)
+                .find(|((e, _, _), _)| !items.iter().any(|(_, item)| item == e));
+            if let Some((_, node)) = outside {
+                return Err(PgError::error(
+                    "42P10",
+                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                )
+                .at(self.statement.position_of(*node)));
+            }
+            if let Some((mode, _)) = lock {
+                let mode = match mode {
+                    LockMode::Update => "FOR UPDATE",
+                    LockMode::Share => "FOR SHARE",
+                };
+                return Err(PgError::error(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("{mode} is not allowed with DISTINCT clause"),
+                ));
+            }
+        }
+        let mut group_by = group_by;
         let aggregate = !group_by.is_empty()
             || having.is_some()
             || items.iter().any(|(_, e)| e.is_aggregate())
             || order.iter().any(|(e, _, _)| e.is_aggregate());
+        // Without aggregates, DISTINCT groups the rows by the whole select list.
+        let aggregate = if distinct && !aggregate {
+            group_by = items.iter().map(|(_, e)| e.clone()).collect();
+            true
+        } else {
+            aggregate
+        };
         if aggregate {
             if let Some((mode, _)) = lock {
                 let clause = if !group_by.is_empty() {
@@ -2658,6 +2697,7 @@ impl Analyzer<'_> {
             aggregate,
             group_by,
             having,
+            distinct,
         })
     }
 
