@@ -601,9 +601,6 @@ pub struct Watched {
     pub memory_hit: Option<u64>,
     /// The most resident memory seen.
     pub peak_memory: u64,
-    /// A script was stopped for its budget during the work (the search was asked to stop;
-    /// `cli::main` refuses the result).
-    pub script_stopped: bool,
 }
 
 /// The process's resident memory in bytes (Linux; none elsewhere).
@@ -668,9 +665,9 @@ fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<S
     let mut growth = None;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
-        // Any stopped script, from this search or from working out its bounds before it.
-        if !seen.script_stopped && leaselab_model::redis::lua::stopped_scripts() > 0 {
-            seen.script_stopped = true;
+        // A stopped script, from this search or from working out its bounds before it:
+        // `cli::main` refuses the result, so the search need not go on.
+        if leaselab_model::redis::lua::first_stopped_script().is_some() {
             counters.request_stop();
         }
         if let Some(rss) = resident_bytes() {

@@ -485,36 +485,10 @@ impl Expr {
         })
     }
 
-    /// True when the expression reads a column of the row other than inside an aggregate
-    /// (which a SELECT with aggregates and no GROUP BY cannot answer).
-    pub fn reads_row_outside_aggregates(&self) -> bool {
-        match self {
-            Expr::Column(..) | Expr::Excluded(..) => true,
-            Expr::CountStar | Expr::Aggregate(..) | Expr::Const(..) | Expr::Param(..) => false,
-            Expr::Binary(_, l, r) => {
-                l.reads_row_outside_aggregates() || r.reads_row_outside_aggregates()
-            }
-            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
-                e.reads_row_outside_aggregates()
-            }
-            Expr::Coalesce(..) | Expr::Call(..) | Expr::Case { .. } => self
-                .parts()
-                .into_iter()
-                .any(Expr::reads_row_outside_aggregates),
-        }
-    }
-
-    /// True when the expression mentions `count(*)`.
+    /// True when the expression holds an aggregate (`count(*)`, `sum(e)`, ...).
     pub fn is_aggregate(&self) -> bool {
-        match self {
-            Expr::CountStar | Expr::Aggregate(..) => true,
-            Expr::Binary(_, l, r) => l.is_aggregate() || r.is_aggregate(),
-            Expr::Coalesce(..) | Expr::Call(..) | Expr::Case { .. } => {
-                self.parts().into_iter().any(Expr::is_aggregate)
-            }
-            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => e.is_aggregate(),
-            _ => false,
-        }
+        matches!(self, Expr::CountStar | Expr::Aggregate(..))
+            || self.parts().into_iter().any(Expr::is_aggregate)
     }
 }
 

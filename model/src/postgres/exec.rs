@@ -73,6 +73,20 @@ enum LockMode {
     Share,
 }
 
+impl LockMode {
+    /// PostgreSQL's 0A000 for this locking clause beside `clause` (`GROUP BY clause`, ...).
+    fn not_allowed_with(self, clause: &str) -> PgError {
+        let mode = match self {
+            LockMode::Update => "FOR UPDATE",
+            LockMode::Share => "FOR SHARE",
+        };
+        PgError::error(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("{mode} is not allowed with {clause}"),
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wait {
     Block,
@@ -1386,7 +1400,6 @@ impl Postgres {
         }))
     }
 
-    /// Checks NOT NULL and CHECK constraints of a new tuple.
     /// A `SELECT` with aggregates, `GROUP BY`, `HAVING` or `DISTINCT`: its rows grouped by the
     /// keys (in key order; one group of every row, even of none, without `GROUP BY`), groups
     /// failing `HAVING` dropped, each group's select list and `ORDER BY` keys computed over its
@@ -1425,7 +1438,7 @@ impl Postgres {
             }
             grouped.into_values().collect()
         };
-        let mut out: Vec<(Value, Vec<Value>)> = Vec::with_capacity(groups.len());
+        let mut out: Vec<Vec<Value>> = Vec::with_capacity(groups.len());
         let mut keys: Vec<Vec<Value>> = Vec::with_capacity(groups.len());
         let mut seen: std::collections::BTreeSet<Vec<Value>> = std::collections::BTreeSet::new();
         for group in &groups {
@@ -1447,7 +1460,7 @@ impl Postgres {
             if plan.distinct && !seen.insert(row.clone()) {
                 continue;
             }
-            out.push((Value::Null, row));
+            out.push(row);
             keys.push(order);
         }
         let order: Vec<usize> = sorted_order(&keys, &plan.order);
@@ -1456,7 +1469,7 @@ impl Postgres {
             .into_iter()
             .skip(offset)
             .take(limit.unwrap_or(usize::MAX))
-            .map(|i| std::mem::take(&mut out[i].1))
+            .map(|i| std::mem::take(&mut out[i]))
             .collect();
         let count = rows.len() as u64;
         Ok(Outcome::Done(SqlResult {
@@ -1467,6 +1480,7 @@ impl Postgres {
         }))
     }
 
+    /// Checks NOT NULL and CHECK constraints of a new tuple.
     fn check_row(def: &TableDef, tuple: &[Value], params: &[Value]) -> Result<(), PgError> {
         for (column, value) in def.columns.iter().zip(tuple) {
             if column.not_null && value.is_null() {
@@ -2610,14 +2624,7 @@ impl Analyzer<'_> {
                 .at(self.statement.position_of(*node)));
             }
             if let Some((mode, _)) = lock {
-                let mode = match mode {
-                    LockMode::Update => "FOR UPDATE",
-                    LockMode::Share => "FOR SHARE",
-                };
-                return Err(PgError::error(
-                    sqlstate::FEATURE_NOT_SUPPORTED,
-                    format!("{mode} is not allowed with DISTINCT clause"),
-                ));
+                return Err(mode.not_allowed_with("DISTINCT clause"));
             }
         }
         let mut group_by = group_by;
@@ -2641,14 +2648,7 @@ impl Analyzer<'_> {
                 } else {
                     "aggregate functions"
                 };
-                let mode = match mode {
-                    LockMode::Update => "FOR UPDATE",
-                    LockMode::Share => "FOR SHARE",
-                };
-                return Err(PgError::error(
-                    sqlstate::FEATURE_NOT_SUPPORTED,
-                    format!("{mode} is not allowed with {clause}"),
-                ));
+                return Err(mode.not_allowed_with(clause));
             }
             // Every column read outside an aggregate must be grouped (PostgreSQL's
             // `check_ungrouped_columns`), looked for in the select list, then HAVING, then

@@ -442,27 +442,33 @@ fn check_arity(spec: &Spec, argc: usize) -> Result<(), Reply> {
 /// Redis knows before the cluster and read-only checks).
 pub(crate) fn precheck(argv: &[Vec<u8>]) -> Result<Precheck, Reply> {
     let spec = lookup(argv)?;
-    let keys = match spec.keys {
-        KeyRule::None => Vec::new(),
-        KeyRule::First => vec![argv[1].clone()],
-        KeyRule::AllFromFirst => argv[1..].to_vec(),
-        KeyRule::Eval => eval_keys_for_slot_check(argv),
-        KeyRule::Pairs => argv[1..].iter().step_by(2).cloned().collect(),
-    };
     Ok(Precheck {
         write: spec.write,
-        keys,
+        keys: spec.keys.of(argv).into_iter().map(<[u8]>::to_vec).collect(),
     })
+}
+
+impl KeyRule {
+    /// The keys of an argument vector whose arity was checked against the table.
+    fn of(self, argv: &[Vec<u8>]) -> Vec<&[u8]> {
+        match self {
+            KeyRule::None => Vec::new(),
+            KeyRule::First => vec![argv[1].as_slice()],
+            KeyRule::AllFromFirst => argv[1..].iter().map(Vec::as_slice).collect(),
+            KeyRule::Eval => eval_keys_for_slot_check(argv),
+            KeyRule::Pairs => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
+        }
+    }
 }
 
 /// The keys of an `EVAL`/`EVALSHA` as Redis finds them for the cluster check: when `numkeys`
 /// is not a strict integer Redis falls back to C `atoi` (so `2abc` counts as 2), and a count
 /// outside `1..=available` means no keys (the command itself reports the error later).
-fn eval_keys_for_slot_check(argv: &[Vec<u8>]) -> Vec<Vec<u8>> {
+fn eval_keys_for_slot_check(argv: &[Vec<u8>]) -> Vec<&[u8]> {
     let available = argv.len().saturating_sub(3);
     let count = parse_i64(&argv[2]).unwrap_or_else(|| c_atoi(&argv[2]));
     match usize::try_from(count) {
-        Ok(n) if n >= 1 && n <= available => argv[3..3 + n].to_vec(),
+        Ok(n) if n >= 1 && n <= available => argv[3..3 + n].iter().map(Vec::as_slice).collect(),
         _ => Vec::new(),
     }
 }
@@ -773,11 +779,9 @@ impl Command {
             | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
             Command::Hash(argv) => vec![argv[1].as_slice()],
-            Command::Strings(argv) => match lookup(argv).map(|spec| spec.keys) {
-                Ok(KeyRule::Pairs) => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
-                Ok(KeyRule::AllFromFirst) => argv[1..].iter().map(Vec::as_slice).collect(),
-                _ => vec![argv[1].as_slice()],
-            },
+            Command::Strings(argv) => {
+                lookup(argv).map_or_else(|_| Vec::new(), |spec| spec.keys.of(argv))
+            }
             Command::Del(keys)
             | Command::Exists(keys)
             | Command::Transaction(Transaction::Watch(keys))

@@ -18,11 +18,11 @@
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, or allocates more than [`MEMORY_LIMIT`] bytes, is
 //! stopped with an error (Redis would keep running it and answer `BUSY` to every other client
-//! until `SCRIPT KILL`), and counted ([`stopped_scripts`]) so that no verdict rests on it; replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
+//! until `SCRIPT KILL`), and recorded ([`first_stopped_script`]) so that no verdict rests on
+//! it; replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use mlua::{
@@ -34,33 +34,27 @@ use super::scripts::{sha1_hex_of, ScriptHost};
 
 /// Lua instructions a script may run before the stand-in stops it. A lock script runs a few
 /// dozen; ten million take about 50 ms here, so a script that never ends costs little before
-/// it is stopped (and [`stopped_scripts`] tells the drivers).
+/// it is stopped (and [`first_stopped_script`] tells the drivers).
 pub const INSTRUCTION_BUDGET: u64 = 10_000_000;
 /// Bytes the Lua VM may hold.
 pub const MEMORY_LIMIT: usize = 32 * 1024 * 1024;
 
-/// How many scripts this process stopped for their budget or memory limit, and the first.
-static STOPPED_SCRIPTS: AtomicU64 = AtomicU64::new(0);
+/// The first script this process stopped for its budget or memory limit.
 static FIRST_STOPPED: OnceLock<String> = OnceLock::new();
 
-/// How many scripts this process has stopped so far (instruction budget or memory limit).
+/// The first script this process stopped (instruction budget or memory limit): its SHA1 and
+/// why.
 ///
 /// Such a script would hold a real Redis forever (`BUSY` to every other client), so no verdict
 /// about a safeguard that sent one can stand: the command line reads this after its work and
 /// refuses the result (a bad safeguard file, exit 2), and a check stops its search as soon as
-/// the count moves.
-pub fn stopped_scripts() -> u64 {
-    STOPPED_SCRIPTS.load(Ordering::Relaxed)
-}
-
-/// The first script this process stopped: its SHA1 and why.
+/// there is one.
 pub fn first_stopped_script() -> Option<&'static str> {
     FIRST_STOPPED.get().map(String::as_str)
 }
 
 fn note_stopped(sha1: &str, why: &str) {
     let _ = FIRST_STOPPED.set(format!("script {sha1} {why}"));
-    STOPPED_SCRIPTS.fetch_add(1, Ordering::Relaxed);
 }
 /// The deepest nesting of tables a reply may have.
 pub const MAX_REPLY_DEPTH: usize = 1000;

@@ -1357,15 +1357,9 @@ impl Redis {
         if write && self.role == Role::Replica {
             return Reply::error(READONLY_ERROR);
         }
-        match name {
-            "mget" => self.mget(&argv[1..], now_ms),
-            "mset" => self.mset(argv, false, now_ms),
-            "msetnx" => self.mset(argv, true, now_ms),
-            "getrange" => self.getrange(argv, now_ms),
-            _ => match Command::parse(argv) {
-                Ok(command) => self.run(&command, now_ms),
-                Err(error) => error,
-            },
+        match Command::parse(argv) {
+            Ok(command) => self.run(&command, now_ms),
+            Err(error) => error,
         }
     }
 
