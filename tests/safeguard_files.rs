@@ -5,6 +5,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use leaselab_checker::bfs::Counters;
 use leaselab_checker::{run as check, CheckConfig, LeaseModel, RunOptions};
@@ -550,6 +551,26 @@ fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
             "--safeguard-file".into(),
             endless.display().to_string(),
         ]),
+        Case::new("a script that never ends, in the matrix", &[], 2, &stopped)
+            .with_args(vec![
+                "matrix".into(),
+                "--safeguard".into(),
+                "redsync".into(),
+                "--safeguard-file".into(),
+                endless.display().to_string(),
+            ])
+            .deadline(Duration::from_secs(60)),
+        Case::new("a script that never ends, on a frontier", &[], 2, &stopped)
+            .with_args(vec![
+                "frontier".into(),
+                "--ttl".into(),
+                "3..4".into(),
+                "--work".into(),
+                "2".into(),
+                "--safeguard-file".into(),
+                endless.display().to_string(),
+            ])
+            .deadline(Duration::from_secs(60)),
         Case::new("bad file", &[], 2, &["bad.toml:8:7:", "[acquire] got"]).with_args(vec![
             "run".into(),
             "step2-lock".into(),
@@ -574,6 +595,47 @@ fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
             redsync.display().to_string(),
         ]),
     ]);
+}
+
+#[test]
+fn a_stopped_script_leaves_no_verdict_on_stdout() {
+    use common::bad_input::{run, scratch, Case};
+    let dir = scratch("stopped-script-output");
+    let source = std::fs::read_to_string(repo("safeguards/redsync.toml")).unwrap();
+    let looped = source.replace(
+        r#"return redis.call(\"DEL\", KEYS[1])"#,
+        "while true do end",
+    );
+    assert_ne!(looped, source, "the release script was not found");
+    let endless = dir.join("endless.toml");
+    std::fs::write(&endless, looped).unwrap();
+    let file = endless.display().to_string();
+    for args in [
+        vec!["run", "step2-lock", "--json", "--safeguard-file", &file],
+        vec![
+            "run",
+            "step2-lock",
+            "--runs",
+            "5",
+            "--json",
+            "--safeguard-file",
+            &file,
+        ],
+        vec!["check", "--json", "--safeguard-file", &file],
+        vec!["check", "--safeguard-file", &file],
+    ] {
+        let case = Case::new("stopped", &[], 2, &[])
+            .with_args(args.iter().map(|a| a.to_string()).collect());
+        let outcome = run(&case);
+        assert_eq!(outcome.code, Some(2), "{args:?}: {}", outcome.stderr);
+        for word in ["verdict", "SAFE", "VIOLATED", "OK", "BROKEN"] {
+            assert!(
+                !outcome.stdout.contains(word),
+                "{args:?} printed {word:?} although its script was stopped:\n{}",
+                outcome.stdout
+            );
+        }
+    }
 }
 
 proptest! {

@@ -56,6 +56,14 @@ impl Counters {
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+
+    /// A stop was requested, or a safeguard's Lua script had to be stopped (its instruction
+    /// budget or memory limit): a search of a world in which a real Redis would be stuck on
+    /// that script shows nothing about the safeguard, so it ends as soon as it can.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+            || leaselab_model::redis::lua::first_stopped_script().is_some()
+    }
 }
 
 /// Why a search stopped before it had visited every reachable state.
@@ -273,7 +281,7 @@ where
         if cut_short {
             // The level was left half expanded: what was found stands (every state found is
             // recorded with its path), but the search is over.
-            stopped = Some(if counters.stop.load(Ordering::Relaxed) {
+            stopped = Some(if counters.stop_requested() {
                 Stop::Requested
             } else {
                 Stop::StateLimit
@@ -427,7 +435,7 @@ where
         {
             return Some(Stop::Decided);
         }
-        if self.counters.stop.load(Ordering::Relaxed) {
+        if self.counters.stop_requested() {
             return Some(Stop::Requested);
         }
         if self
@@ -443,7 +451,7 @@ where
     /// True when the workers should stop taking chunks: a stop requested or the state limit
     /// passed.
     fn over_limit(&self) -> bool {
-        self.counters.stop.load(Ordering::Relaxed)
+        self.counters.stop_requested()
             || self
                 .options
                 .max_unique

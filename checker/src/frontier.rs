@@ -364,7 +364,7 @@ pub fn sweep(
             // are the sweep's progress.
             while working.load(Ordering::Relaxed) > 0 {
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                if counters.stop.load(Ordering::Relaxed) {
+                if counters.stop_requested() {
                     own.iter().for_each(Counters::request_stop);
                 }
                 if let Some(busiest) = own.iter().max_by_key(|c| c.unique.load(Ordering::Relaxed)) {

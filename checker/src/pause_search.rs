@@ -103,7 +103,7 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
             if expanded.is_multiple_of(PRUNE_EVERY) {
                 model.prune_shared();
             }
-            if counters.stop.load(Relaxed) {
+            if counters.stop_requested() {
                 return done(None, witness, unique, Some(Stop::Requested));
             }
             if max_unique.is_some_and(|max| unique >= max) {

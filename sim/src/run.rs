@@ -487,6 +487,13 @@ pub fn run_with(
     host_servers(&mut sim, &shared);
     host_callers(&mut sim, specs, &shared, seed);
     let finished = step_to_the_end(&mut sim, &shared, scenario, &timeline, horizon);
+    if let Some(stopped) = leaselab_model::redis::lua::first_stopped_script() {
+        // A real Redis would still be running that script and answer BUSY to everyone else:
+        // whatever this run shows is not what the safeguard does.
+        return Err(ParamError(format!(
+            "a safeguard's Lua {stopped}, so it was stopped and the run has no verdict"
+        )));
+    }
     // Every timer of the hosts is declared (`driver::sleep`, `timeout_at`), so a skipped host
     // never has one fire late; one that did would make this run differ from a stepped one.
     assert_eq!(
@@ -725,6 +732,10 @@ fn step_to_the_end(
             if done {
                 return true;
             }
+        }
+        if leaselab_model::redis::lua::first_stopped_script().is_some() {
+            // A script that had to be stopped voids the run (see `run_with`): no need to go on.
+            return false;
         }
         now = sim.elapsed();
         if now >= horizon {

@@ -484,7 +484,7 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let options = args.options()?;
     let model = LeaseModel::new(config)?;
-    let (report, elapsed) = timed_run(&model, options, args.limits());
+    let (report, elapsed) = timed_run(&model, options, args.limits())?;
     if args.json {
         let json =
             serde_json::to_string_pretty(&JsonCheck::new(&config, &report, elapsed, args.gate))
@@ -622,13 +622,14 @@ pub fn bytes_text(bytes: u64) -> String {
 }
 
 /// Runs `work` while a watcher thread enforces the memory limit and, on a terminal, draws a
-/// progress bar on stderr (`label` names what is being checked).
+/// progress bar on stderr (`label` names what is being checked). A safeguard script stopped
+/// during `work` makes its result void: an error, so that no verdict is printed.
 pub fn watched<T>(
     counters: &Arc<Counters>,
     limits: Limits,
     label: &Arc<Mutex<String>>,
     work: impl FnOnce() -> T,
-) -> (T, Watched) {
+) -> Result<(T, Watched), UsageError> {
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
         let counters = Arc::clone(counters);
@@ -639,7 +640,8 @@ pub fn watched<T>(
     let result = work();
     done.store(true, Ordering::Relaxed);
     let watched = watcher.join().unwrap_or_default();
-    (result, watched)
+    crate::cli::refuse_stopped_script()?;
+    Ok((result, watched))
 }
 
 fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<String>) -> Watched {
@@ -665,11 +667,6 @@ fn watch(counters: &Counters, done: &AtomicBool, limits: Limits, label: &Mutex<S
     let mut growth = None;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
-        // A stopped script, from this search or from working out its bounds before it:
-        // `cli::main` refuses the result, so the search need not go on.
-        if leaselab_model::redis::lua::first_stopped_script().is_some() {
-            counters.request_stop();
-        }
         if let Some(rss) = resident_bytes() {
             seen.peak_memory = seen.peak_memory.max(rss);
             if rss > limits.max_memory && seen.memory_hit.is_none() {
@@ -743,12 +740,16 @@ fn human_secs(secs: f64) -> String {
 
 /// Runs the check under `limits`; a stop for memory is reported as such in every undecided
 /// property.
-fn timed_run(model: &LeaseModel, options: RunOptions, limits: Limits) -> (CheckReport, Duration) {
+fn timed_run(
+    model: &LeaseModel,
+    options: RunOptions,
+    limits: Limits,
+) -> Result<(CheckReport, Duration), UsageError> {
     let counters = Arc::new(Counters::default());
     let start = Instant::now();
     let label = Arc::new(Mutex::new("checking".to_string()));
     let (mut report, watched) =
-        watched(&counters, limits, &label, || run(model, options, &counters));
+        watched(&counters, limits, &label, || run(model, options, &counters))?;
     let elapsed = start.elapsed();
     if report.stopped == Some(Stop::Requested) {
         if let Some(rss) = watched.memory_hit {
@@ -767,7 +768,7 @@ fn timed_run(model: &LeaseModel, options: RunOptions, limits: Limits) -> (CheckR
             }
         }
     }
-    (report, elapsed)
+    Ok((report, elapsed))
 }
 
 /// 1234567 as `1,234,567`.
@@ -1225,7 +1226,7 @@ fn run_suite(name: &str, args: &Args) -> CommandResult {
             stop_once_found: judged,
             ..options
         };
-        let (report, elapsed) = timed_run(&model, options, args.limits());
+        let (report, elapsed) = timed_run(&model, options, args.limits())?;
         let mismatches = entry.mismatches(&report);
         let status = entry_status(entry, &report);
         let line = suite_line(entry, &report, elapsed, status, &mismatches);

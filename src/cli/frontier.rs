@@ -207,7 +207,7 @@ pub fn execute(args: Args) -> CommandResult {
                 }
             },
         )
-    });
+    })?;
     let mut frontier = frontier?;
     if let Some(rss) = watched.memory_hit {
         for cell in &mut frontier.cells {

@@ -148,11 +148,21 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Refuses to go on once a safeguard's script was stopped (budget or memory limit): nothing
+/// computed after it can stand, so the command stops before it prints a verdict. `main`
+/// then prints why ([`stopped_script_text`]).
+pub fn refuse_stopped_script() -> Result<(), UsageError> {
+    match leaselab_model::redis::lua::first_stopped_script() {
+        Some(stopped) => Err(UsageError::new(stopped_script_text(stopped))),
+        None => Ok(()),
+    }
+}
+
 /// Why no verdict stands when a safeguard's script had to be stopped.
 fn stopped_script_text(stopped: &str) -> String {
     format!(
         "a safeguard's Lua {stopped}, so it was stopped; a real Redis would keep running it and \
-         answer BUSY to every other client, so no verdict above can stand. Make the script \
+         answer BUSY to every other client, so no verdict can stand. Make the script \
          finish within {} instructions and {} MiB (check its loops), then run again",
         leaselab_model::redis::lua::INSTRUCTION_BUDGET,
         leaselab_model::redis::lua::MEMORY_LIMIT >> 20

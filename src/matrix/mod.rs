@@ -1595,6 +1595,13 @@ pub fn run(
         for &column in columns {
             if shard.unwrap_or(Shard::WHOLE).owns(position) {
                 cells.push(run_cell(row, column, options, &mut cache, saver)?);
+                if let Some(stopped) = leaselab_model::redis::lua::first_stopped_script() {
+                    return Err(format!(
+                        "{} × {}: a safeguard's Lua {stopped}; the matrix has no verdict",
+                        row.name,
+                        column.name()
+                    ));
+                }
                 progress(row, column);
             }
             position += 1;

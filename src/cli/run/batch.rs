@@ -110,6 +110,7 @@ pub fn for_each_run(
                 leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?
             }
         };
+        crate::cli::refuse_stopped_script()?;
         each(report)?;
         bar.inc(1);
     }
