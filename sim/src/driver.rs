@@ -714,6 +714,7 @@ fn pg_failure(error: tokio_postgres::Error) -> Result<PgError, String> {
                     constraint: db.constraint().map(str::to_string),
                 })
             }),
+            rows_before: None,
         }),
         None => Err(error.to_string()),
     }

@@ -1136,19 +1136,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     })
                 }
                 Parsed::General(general) => {
-                    // PostgreSQL describes a query's rows before running it, so an error
-                    // while it runs comes after the RowDescription.
-                    // (Only row-locking queries: their lock errors come while they run.)
-                    let locking = matches!(&general.ast,
-                        leaselab_model::postgres::sql::Ast::Query(query) if !query.locks.is_empty());
-                    let described = (locking
+                    // PostgreSQL plans a query (analysis, constants folded), describes its
+                    // rows and only then runs it: an error while it runs (a lock refused, an
+                    // overflow in a row, a negative OFFSET) comes after the RowDescription.
+                    let query =
+                        matches!(&general.ast, leaselab_model::postgres::sql::Ast::Query(_));
+                    let described = (query
                         && self.transaction_status() != TransactionStatus::Failed)
                         .then(|| {
-                            self.server
-                                .postgres
-                                .borrow()
-                                .describe_sql(general, &[])
-                                .ok()
+                            let postgres = self.server.postgres.borrow();
+                            postgres.plan_sql(general, &[]).ok()?;
+                            postgres.describe_sql(general, &[]).ok()
                         })
                         .flatten()
                         .filter(|d| !d.columns.is_empty());
@@ -1163,6 +1161,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     }
                     self.run_general(&general.text, general, &[])
                         .await
+                        .inspect_err(|error| {
+                            if let Some(description) = &described {
+                                let types: Vec<SqlType> =
+                                    description.columns.iter().map(|(_, ty)| *ty).collect();
+                                let formats = vec![Format::Text; types.len()];
+                                for row in error.rows_before.iter().flat_map(|rows| rows.iter()) {
+                                    self.io.send(&general_data_row(row, &types, &formats));
+                                }
+                            }
+                        })
                         .map(|mut result| {
                             if described.is_some() {
                                 let types: Vec<SqlType> =
@@ -1429,6 +1437,28 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 Vec::new(),
             )
         };
+        let failed = self.transaction_status() == TransactionStatus::Failed;
+        // In a failed block PostgreSQL's Bind refuses all but COMMIT and ROLLBACK [TO].
+        let ends_block = match (&prepared.statement, &prepared.general) {
+            (Some(statement), _) => matches!(statement, Statement::Commit | Statement::Rollback),
+            (None, Some(general)) => matches!(
+                general.statement.ast,
+                leaselab_model::postgres::sql::Ast::Commit { .. }
+                    | leaselab_model::postgres::sql::Ast::Rollback { .. }
+            ),
+            (None, None) => false,
+        };
+        if failed && !ends_block {
+            return Err(PgError::in_failed_transaction());
+        }
+        if let Some(general) = prepared.general.as_ref().filter(|_| !failed) {
+            // PostgreSQL plans the statement when it is bound (in a failed block it refuses
+            // the statement when it runs): a constant's error is the Bind's.
+            self.server
+                .postgres
+                .borrow()
+                .plan_sql(&general.statement, &general.params)?;
+        }
         let column_count = prepared.columns().len();
         let result_formats = resolve_result_formats(result_format_codes, column_count)?;
         self.portals.insert(
@@ -1485,10 +1515,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             if matches!(portal.progress, PortalProgress::Finished) {
                 return Err(error("55000", format!("portal \"{name}\" cannot be run")));
             }
+            let types: Vec<SqlType> = general.columns.iter().map(|(_, ty)| *ty).collect();
             let result = self
                 .run_general(&portal.prepared.sql, &general.statement, &portal.values)
-                .await?;
-            let types: Vec<SqlType> = general.columns.iter().map(|(_, ty)| *ty).collect();
+                .await
+                .inspect_err(|error| {
+                    for row in error.rows_before.iter().flat_map(|rows| rows.iter()) {
+                        self.io
+                            .send(&general_data_row(row, &types, &portal.result_formats));
+                    }
+                })?;
             for row in &result.rows {
                 self.io
                     .send(&general_data_row(row, &types, &portal.result_formats));

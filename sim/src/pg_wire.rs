@@ -45,27 +45,14 @@ pub struct FatalWireError {
 
 /// An error response with severity `ERROR`.
 pub fn error(code: &'static str, message: impl Into<String>) -> PgError {
-    PgError {
-        severity: "ERROR",
-        code,
-        message: message.into(),
-        detail: None,
-        hint: None,
-        position: None,
-        object: None,
-    }
+    PgError::error(code, message)
 }
 
 /// An error response with severity `FATAL` (the server closes the connection after it).
 pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
     PgError {
         severity: "FATAL",
-        code,
-        message: message.into(),
-        detail: None,
-        hint: None,
-        position: None,
-        object: None,
+        ..PgError::error(code, message)
     }
 }
 

@@ -401,6 +401,88 @@ impl Expr {
         })
     }
 
+    /// Folds constants as PostgreSQL's planner does before it reads a row: every
+    /// subexpression made of constants only is evaluated (the operators and functions here
+    /// are immutable), so its error (a division by zero, an overflow) is the statement's
+    /// whatever rows there are, and it comes before a query's row description. The arms a
+    /// constant decides are dropped unevaluated, as the planner drops them: a `CASE` arm whose
+    /// condition is false or NULL and everything after one that is true, `coalesce`'s
+    /// arguments after a constant that is not NULL, an `AND`'s after a false, an `OR`'s after
+    /// a true. Returns the expression's value when it is a constant, else None.
+    pub fn fold(&self) -> Result<Option<Value>, PgError> {
+        let constant = |expr: &Expr| {
+            let cx = EvalContext {
+                row: &[],
+                excluded: None,
+                params: &[],
+            };
+            expr.eval(&cx).map(Some)
+        };
+        match self {
+            Expr::Const(value, _) => Ok(Some(value.clone())),
+            Expr::Param(..) | Expr::Column(..) | Expr::Excluded(..) | Expr::CountStar => Ok(None),
+            Expr::Aggregate(_, argument, _) => argument.fold().map(|_| None),
+            Expr::Binary(op @ (BinOp::And | BinOp::Or), left, right) => {
+                // A false decides an AND, a true an OR.
+                let decides = Value::Bool(*op == BinOp::Or);
+                let left = left.fold()?;
+                if left.as_ref() == Some(&decides) {
+                    return Ok(left);
+                }
+                let right = right.fold()?;
+                if right.as_ref() == Some(&decides) {
+                    return Ok(right);
+                }
+                match (left, right) {
+                    (Some(_), Some(_)) => constant(self),
+                    _ => Ok(None),
+                }
+            }
+            Expr::Coalesce(arguments, _) => {
+                let mut all_constant = true;
+                for argument in arguments {
+                    match argument.fold()? {
+                        Some(Value::Null) => {}
+                        Some(value) => return Ok(all_constant.then_some(value)),
+                        None => all_constant = false,
+                    }
+                }
+                Ok(all_constant.then_some(Value::Null))
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => {
+                let mut all_constant = true;
+                for (condition, value) in whens {
+                    match condition.fold()? {
+                        Some(Value::Bool(true)) => {
+                            let value = value.fold()?;
+                            return Ok(value.filter(|_| all_constant));
+                        }
+                        Some(_) => {}
+                        None => {
+                            value.fold()?;
+                            all_constant = false;
+                        }
+                    }
+                }
+                let value = otherwise.fold()?;
+                Ok(value.filter(|_| all_constant))
+            }
+            _ => {
+                let mut all_constant = true;
+                for part in self.parts() {
+                    all_constant &= part.fold()?.is_some();
+                }
+                if all_constant {
+                    constant(self)
+                } else {
+                    Ok(None)
+                }
+            }
+        }
+    }
+
     /// The expressions this one is made of.
     pub fn parts(&self) -> Vec<&Expr> {
         match self {

@@ -22,6 +22,10 @@ pub struct PgError {
     /// PostgreSQL's schema, table, column and constraint fields (`s`, `t`, `c`, `n`), which
     /// clients expose (e.g. tokio-postgres's `DbError::constraint`).
     pub object: Option<Box<ErrorObject>>,
+    /// The rows a query had sent before it failed: PostgreSQL streams a query's rows, so an
+    /// error raised by one of them comes after the rows read before it. Empty for any other
+    /// error (`None`; boxed, so that the error stays small).
+    pub rows_before: Option<Box<Vec<Vec<super::value::Value>>>>,
 }
 
 /// What a constraint violation names besides its message.
@@ -51,6 +55,9 @@ impl std::hash::Hash for PgError {
         }
         if let Some(object) = &self.object {
             object.hash(state);
+        }
+        if let Some(rows) = &self.rows_before {
+            rows.hash(state);
         }
     }
 }
@@ -125,6 +132,7 @@ impl PgError {
             hint: None,
             position: None,
             object: None,
+            rows_before: None,
         }
     }
 

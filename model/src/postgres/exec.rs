@@ -166,6 +166,57 @@ struct Scope<'a> {
     statement: &'a GeneralStatement,
 }
 
+/// Folds the plan's constants as PostgreSQL's planner does ([`Expr::fold`]), in the order it
+/// works through a query: the target list (a `SELECT`'s items, `ORDER BY` and `GROUP BY`; an
+/// `UPDATE`'s assignments; an `INSERT`'s single row), `RETURNING`, `WHERE`, `HAVING`,
+/// `OFFSET`, `LIMIT`, `ON CONFLICT`, then a multi-row `VALUES` list. The first error is the
+/// statement's, before any row is read.
+fn fold_constants(plan: &Plan) -> Result<(), PgError> {
+    fn named(list: &[(String, Expr)]) -> impl Iterator<Item = &Expr> {
+        list.iter().map(|(_, e)| e)
+    }
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match plan {
+        Plan::Select(select) => {
+            exprs.extend(named(&select.items));
+            exprs.extend(select.order.iter().map(|(e, _, _)| e));
+            exprs.extend(&select.group_by);
+            exprs.extend(&select.filter);
+            exprs.extend(&select.having);
+            exprs.extend(&select.offset);
+            exprs.extend(&select.limit);
+        }
+        Plan::Insert(insert) => {
+            let single = insert.rows.len() == 1;
+            if single {
+                exprs.extend(insert.rows.iter().flatten());
+            }
+            exprs.extend(named(&insert.returning));
+            if let Conflict::Update(assignments, filter) = &insert.conflict {
+                exprs.extend(assignments.iter().map(|(_, e)| e));
+                exprs.extend(filter);
+            }
+            if !single {
+                exprs.extend(insert.rows.iter().flatten());
+            }
+        }
+        Plan::Update(update) => {
+            exprs.extend(update.assignments.iter().map(|(_, e)| e));
+            exprs.extend(named(&update.returning));
+            exprs.extend(&update.filter);
+        }
+        Plan::Delete(delete) => {
+            exprs.extend(named(&delete.returning));
+            exprs.extend(&delete.filter);
+        }
+        _ => {}
+    }
+    for expr in exprs {
+        expr.fold()?;
+    }
+    Ok(())
+}
+
 fn unsupported(what: &str) -> PgError {
     PgError::unsupported_statement(what)
 }
@@ -1007,7 +1058,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.plan(statement, declared)?;
+        let (plan, params) = self.analyze(statement, declared)?;
         let columns = match &plan {
             Plan::Select(select) => columns_of(&select.items),
             Plan::Insert(InsertPlan { returning, .. })
@@ -1029,7 +1080,30 @@ impl Postgres {
         Ok(Description { params, columns })
     }
 
+    /// Checks a statement as PostgreSQL's planner does before it runs: analysed, then its
+    /// constants folded ([`Expr::fold`]), so that a constant's error (`SELECT 1/0`) is known
+    /// before anything is described or run. A Bind plans its statement this way.
+    pub fn plan_sql(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+    ) -> Result<(), PgError> {
+        self.plan(statement, declared).map(|_| ())
+    }
+
+    /// Analyses the statement and folds its constants.
     fn plan(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+    ) -> Result<(Plan, Vec<SqlType>), PgError> {
+        let (plan, params) = self.analyze(statement, declared)?;
+        fold_constants(&plan)?;
+        Ok((plan, params))
+    }
+
+    /// Resolves names and types (what a Parse does); constants are not folded yet.
+    fn analyze(
         &self,
         statement: &GeneralStatement,
         declared: &[SqlType],
@@ -1312,6 +1386,11 @@ impl Postgres {
         params: &[Value],
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
+        if plan.lock.is_none() && !plan.aggregate {
+            if let Some(descending) = self.read_in_key_order(plan) {
+                return self.select_streaming(session, plan, params, descending);
+            }
+        }
         let mut rows = match &plan.table {
             Some(table) => self.matching(session, table, plan.filter.as_ref(), params)?,
             None => {
@@ -1324,6 +1403,13 @@ impl Postgres {
         };
         if plan.aggregate {
             return self.select_groups(plan, rows, params);
+        }
+        if !plan.order.is_empty() {
+            // PostgreSQL computes the select list of every row below its Sort, so a row's
+            // error comes before any row is returned, also from a row past the LIMIT.
+            for (_, tuple) in &rows {
+                project(&plan.items, tuple, None, params)?;
+            }
         }
         sort_rows(&mut rows, &plan.order, params)?;
         let (limit, offset) = limit_and_offset(plan, params)?;
@@ -1391,6 +1477,79 @@ impl Postgres {
             .skip(offset)
             .map(|(_, tuple)| project(&plan.items, tuple, None, params))
             .collect::<Result<_, _>>()?;
+        let count = out.len() as u64;
+        Ok(Outcome::Done(SqlResult {
+            columns: columns_of(&plan.items),
+            rows: out,
+            tag: format!("SELECT {count}"),
+            rows_affected: count,
+        }))
+    }
+
+    /// Whether PostgreSQL would read this unlocked, ungrouped `SELECT` as a stream in the
+    /// primary key's order (its rows come in that order anyway): without `ORDER BY`
+    /// (`Some(false)`), or ordered by the primary key alone with a `LIMIT` and without
+    /// `WHERE`, which its planner reads by an index scan, forwards or backwards
+    /// (`Some(descending)`; without the `LIMIT` its choice depends on the table's width, and
+    /// this takes the sort). `None`: it sorts.
+    fn read_in_key_order(&self, plan: &SelectPlan) -> Option<bool> {
+        match plan.order.as_slice() {
+            [] => Some(false),
+            [(Expr::Column(column, _), descending, _)]
+                if plan.filter.is_none() && plan.limit.is_some() =>
+            {
+                let table = self.tables.get(plan.table.as_deref()?)?;
+                (table.def.primary_key == Some(*column)).then_some(*descending)
+            }
+            _ => None,
+        }
+    }
+
+    /// A `SELECT` that neither sorts, groups nor locks, read as PostgreSQL streams it: each
+    /// row filtered and projected as it is read (the rows `OFFSET` skips too, none after the
+    /// `LIMIT`th), so an error in a row comes after the rows before it
+    /// ([`PgError::rows_before`]).
+    fn select_streaming(
+        &self,
+        session: SessionId,
+        plan: &SelectPlan,
+        params: &[Value],
+        descending: bool,
+    ) -> Result<Outcome, PgError> {
+        let (limit, offset) = limit_and_offset(plan, params)?;
+        let mut rows = match &plan.table {
+            Some(table) => self.matching(session, table, None, params)?,
+            None => vec![(Value::Null, Vec::new())],
+        };
+        if descending {
+            rows.reverse();
+        }
+        let mut out: Vec<Vec<Value>> = Vec::new();
+        let mut read = 0usize;
+        for (_, tuple) in &rows {
+            if limit.is_some_and(|limit| out.len() >= limit) {
+                break;
+            }
+            let row = match passes(plan.filter.as_ref(), tuple, None, params) {
+                Ok(false) => continue,
+                Ok(true) => project(&plan.items, tuple, None, params),
+                Err(error) => Err(error),
+            };
+            match row {
+                Ok(row) => {
+                    read += 1;
+                    if read > offset {
+                        out.push(row);
+                    }
+                }
+                Err(error) => {
+                    return Err(PgError {
+                        rows_before: (!out.is_empty()).then(|| Box::new(out)),
+                        ..error
+                    })
+                }
+            }
+        }
         let count = out.len() as u64;
         Ok(Outcome::Done(SqlResult {
             columns: columns_of(&plan.items),
