@@ -304,6 +304,17 @@ const CASES: &[(&str, &str)] = &[
     ("row_error_key_order_after_rows", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, 100 / (id - 2) FROM fx ORDER BY id"),
     ("row_error_in_sort_key", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id FROM fx ORDER BY 100 / (id - 2) LIMIT 1"),
     ("row_error_key_order_backwards_limit", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, 100 / (id - 2) FROM fx ORDER BY id DESC LIMIT 2"),
+    ("nullif_types", "a: SELECT nullif(1, 1), nullif(1, 2), nullif(2::bigint, 2), nullif(1, 2::bigint), nullif(1, 2.5), nullif('a', 'a'), nullif('a', 'b'), nullif(NULL, 1), nullif(2, 2.0)"),
+    ("nullif_of_columns", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, nullif(n, -5), nullif(t, 'Hello'), nullif(d, 0), nullif(ok, true) FROM fx ORDER BY id"),
+    ("nullif_in_division", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, 10 / nullif(d, 0) FROM fx ORDER BY id"),
+    ("nullif_bad_literal_22p02", "a: SELECT nullif(1, 'x')"),
+    ("nullif_mismatch_42883", "a: SELECT nullif(1, true)"),
+    ("mod_types", "a: SELECT mod(7, 3), mod(-7, 3), mod(7::bigint, 3), mod(7, 3::bigint), mod(7.5, 2), mod(7, 2.5), mod('7', 3)"),
+    ("mod_of_columns", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, mod(n, 3), mod(b, 10), mod(d, 2) FROM fx ORDER BY id"),
+    ("mod_by_zero_22012", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT mod(n, 0) FROM fx"),
+    ("mod_not_unique_42725", "a: SELECT mod('7', '3')"),
+    ("mod_of_text_42883", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT mod(t, 2) FROM fx"),
+    ("numeric_remainder_operator", "a: SELECT 7.5 % 2, -7.5 % 2, 7 % 2.5, 1.23 % 0.5, 10 % 3.000, -9 % -4.5"),
     ("unsupported_join", "a: @wallets\na: @ledger\na: SELECT w.id FROM wallets w JOIN ledger l ON l.id = 1"),
 ];
 

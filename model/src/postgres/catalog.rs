@@ -705,20 +705,22 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
                     BinOp::Div if b.mantissa == 0 => return Err(division_by_zero()),
                     BinOp::Div => a.checked_div(b).ok_or_else(out_of_range)?,
                     _ => {
+                        // The remainder of the quotient truncated towards zero, exactly: both
+                        // mantissas at the larger scale, then Rust's `%` (the dividend's sign).
                         if b.mantissa == 0 {
                             return Err(division_by_zero());
                         }
-                        let quotient = a.checked_div(b).ok_or_else(out_of_range)?.round_to(0);
-                        let truncated = Decimal {
-                            mantissa: if quotient.mantissa.signum() * a.mantissa.signum() < 0 {
-                                0
-                            } else {
-                                quotient.mantissa
-                            },
-                            scale: 0,
+                        let scale = a.scale.max(b.scale);
+                        let at_scale = |d: Decimal| {
+                            10i128
+                                .checked_pow(scale - d.scale)
+                                .and_then(|factor| d.mantissa.checked_mul(factor))
+                                .ok_or_else(out_of_range)
                         };
-                        a.checked_sub(truncated.checked_mul(b).ok_or_else(out_of_range)?)
-                            .ok_or_else(out_of_range)?
+                        Decimal {
+                            mantissa: at_scale(a)?.checked_rem(at_scale(b)?).unwrap_or(0),
+                            scale,
+                        }
                     }
                 })
             }

@@ -657,6 +657,45 @@ impl Analyzer<'_> {
         Ok((converted, ty))
     }
 
+    /// `nullif(a, b)`: NULL when `a = b`, else `a`, typed as PostgreSQL types it: `a` as the
+    /// `=` operator takes it (promoted to `numeric` or `double precision` to meet `b`; the
+    /// integer types compare across sizes unpromoted).
+    fn nullif(
+        &mut self,
+        scope: &Scope<'_>,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        // As for `a = b`: a literal takes the other side's type, where it stands.
+        let mut l = self.expr(scope, a, SqlType::Unknown)?;
+        let r = self.expr(scope, b, l.ty())?;
+        if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
+            l = self.expr(scope, a, r.ty())?;
+        }
+        let test = self.binary(BinOp::Eq, l, r, position)?;
+        let Expr::Binary(_, l, r) = &test else {
+            unreachable!("binary() makes a binary expression");
+        };
+        let (lt, rt) = (l.ty(), r.ty());
+        let integer = |t: SqlType| matches!(t, SqlType::Int4 | SqlType::Int8);
+        let ty = if lt.is_number() && rt.is_number() && !(integer(lt) && integer(rt)) {
+            if lt == SqlType::Float8 || rt == SqlType::Float8 {
+                SqlType::Float8
+            } else {
+                SqlType::Numeric
+            }
+        } else {
+            lt
+        };
+        let value = self.convert((**l).clone(), ty, position)?;
+        Ok(Expr::Case {
+            whens: vec![(test, Expr::Const(Value::Null, ty))],
+            otherwise: Box::new(value),
+            ty,
+        })
+    }
+
     /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
     fn scalar_call(
         &mut self,
@@ -756,6 +795,35 @@ impl Analyzer<'_> {
                 .at(position));
             };
             return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
+        }
+        if let ("nullif", [a, b]) = (name, arguments.as_slice()) {
+            return self.nullif(scope, a, b, position);
+        }
+        if let ("mod", [a, b]) = (name, arguments.as_slice()) {
+            let l = self.expr(scope, a, SqlType::Unknown)?;
+            let r = self.expr(scope, b, SqlType::Unknown)?;
+            let types = [l.ty(), r.ty()];
+            if types == [SqlType::Unknown; 2] {
+                return Err(PgError::error(
+                    "42725",
+                    "function mod(unknown, unknown) is not unique",
+                )
+                .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+                .at(position));
+            }
+            if types
+                .iter()
+                .any(|t| !t.is_number() && *t != SqlType::Unknown)
+            {
+                let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function mod({}) does not exist", names.join(", ")),
+                )
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                .at(position));
+            }
+            return self.binary(BinOp::Mod, l, r, position);
         }
         if name == "coalesce" && !arguments.is_empty() {
             let (converted, ty) = self.common_type(scope, &arguments, hint, "COALESCE")?;
