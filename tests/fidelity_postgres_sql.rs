@@ -315,6 +315,15 @@ const CASES: &[(&str, &str)] = &[
     ("mod_not_unique_42725", "a: SELECT mod('7', '3')"),
     ("mod_of_text_42883", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT mod(t, 2) FROM fx"),
     ("numeric_remainder_operator", "a: SELECT 7.5 % 2, -7.5 % 2, 7 % 2.5, 1.23 % 0.5, 10 % 3.000, -9 % -4.5"),
+    ("substr_forms", "a: SELECT substr('hello', 2), substr('hello', 2, 3), substr('hello', 0, 3), substr('hello', -5, 7), substr('héllo', 2, 2), substr('hello', 10), substring('hello', 2, 3), substring('hello' FROM 2 FOR 3), substring('hello' FROM 3), substr('hello', '2')"),
+    ("substr_of_columns", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, substr(t, 2), substr(t, n + 6, 2), substring(t FROM 1 FOR 1) FROM fx ORDER BY id"),
+    ("substr_negative_length_22011", "a: SELECT substr('hello', 2, -1)"),
+    ("substr_negative_length_in_a_row", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT id, substr(t, 1, n) FROM fx"),
+    ("substr_of_integer_42883", "a: SELECT substr(12345, 2)"),
+    ("substr_numeric_start_42883", "a: SELECT substr('hello', 2.5)"),
+    ("substr_nulls", "a: SELECT substr(NULL, 1), substr('x', NULL), substr('x', 1, NULL)"),
+    ("concat_values", "a: CREATE TABLE fx (id bigint PRIMARY KEY, n integer, b bigint, t text, d numeric, ok boolean)\na: INSERT INTO fx VALUES (1, -5, 9223372036854775807, 'Hello', -2.50, true), (2, NULL, -7, NULL, 3, false), (3, -2147483648, -9223372036854775808, 'ÄbC', 0, NULL)\na: SELECT concat('a', 1, NULL, true, 2.50, 'b'), concat(NULL), concat(id, '-', t, '-', d, '-', ok) FROM fx ORDER BY id"),
+    ("concat_no_arguments_42883", "a: SELECT concat()"),
     ("unsupported_join", "a: @wallets\na: @ledger\na: SELECT w.id FROM wallets w JOIN ledger l ON l.id = 1"),
 ];
 

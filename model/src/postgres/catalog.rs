@@ -170,6 +170,11 @@ pub enum ScalarFn {
     Greatest,
     /// `least(a, b, ...)`: the smallest argument that is not NULL.
     Least,
+    /// `substr(text, start [, count])` / `substring(...)`: characters from `start` (1-based;
+    /// positions before 1 count towards `count`); a negative `count` is 22011.
+    Substr,
+    /// `concat(a, ...)`: the arguments' text forms, NULLs skipped (never NULL itself).
+    Concat,
 }
 
 impl ScalarFn {
@@ -182,6 +187,8 @@ impl ScalarFn {
             "length" | "char_length" | "character_length" => ScalarFn::Length,
             "greatest" => ScalarFn::Greatest,
             "least" => ScalarFn::Least,
+            "substr" | "substring" => ScalarFn::Substr,
+            "concat" => ScalarFn::Concat,
             _ => return None,
         })
     }
@@ -196,6 +203,14 @@ impl ScalarFn {
                 present.min()
             };
             return Ok(chosen.unwrap_or(Value::Null));
+        }
+        if self == ScalarFn::Concat {
+            let texts: Vec<String> = arguments.filter_map(|v| v.to_text()).collect();
+            return Ok(Value::Text(texts.concat()));
+        }
+        if self == ScalarFn::Substr {
+            let arguments: Vec<Value> = arguments.collect();
+            return substr(&arguments);
         }
         let argument = arguments.next().unwrap_or(Value::Null);
         Ok(match (self, argument) {
@@ -214,6 +229,31 @@ impl ScalarFn {
             (_, other) => other,
         })
     }
+}
+
+/// `substr(text, start [, count])` as PostgreSQL computes it, in characters: from position
+/// `start` to before `start + count` (to the end without `count`), positions before the
+/// first character counting but giving nothing.
+fn substr(arguments: &[Value]) -> Result<Value, PgError> {
+    let (text, start, count) = match arguments {
+        [Value::Text(text), Value::Int(start)] => (text, *start, None),
+        [Value::Text(text), Value::Int(start), Value::Int(count)] => (text, *start, Some(*count)),
+        _ => return Ok(Value::Null),
+    };
+    if count.is_some_and(|count| count < 0) {
+        return Err(PgError::error(
+            "22011",
+            "negative substring length not allowed",
+        ));
+    }
+    // Arguments are `integer`s: no sum of two overflows an i64.
+    let end = count.map(|count| start + count);
+    let from = usize::try_from(start.max(1) - 1).unwrap_or(usize::MAX);
+    let taken = match end {
+        Some(end) => usize::try_from((end - start.max(1)).max(0)).unwrap_or(0),
+        None => usize::MAX,
+    };
+    Ok(Value::Text(text.chars().skip(from).take(taken).collect()))
 }
 
 /// An aggregate function the stand-in computes.

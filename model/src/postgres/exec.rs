@@ -537,6 +537,27 @@ impl Analyzer<'_> {
                     .map(|p| p + 1);
                 self.binary(op, l, r, op_position)?
             }
+            ast::Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                shorthand,
+                ..
+            } => {
+                let name = if *shorthand { "substr" } else { "substring" };
+                let mut arguments: Vec<&ast::Expr> = vec![expr];
+                arguments.extend(substring_from.as_deref());
+                arguments.extend(substring_for.as_deref());
+                if substring_from.is_none() {
+                    return Err(unsupported(&node.to_string()));
+                }
+                // The node starts at its first argument; PostgreSQL points at the name.
+                let position = self
+                    .statement
+                    .position_of(node)
+                    .map(|at| self.statement.word_before(at, name).unwrap_or(at));
+                self.substr_call(scope, name, &arguments, position)?
+            }
             ast::Expr::Function(function) => {
                 let name = object_name(&function.name)?;
                 let star = matches!(&function.args, FunctionArguments::List(list)
@@ -696,6 +717,57 @@ impl Analyzer<'_> {
         })
     }
 
+    /// `substr(text, start [, count])` (also written `substring(...)`, with `FROM`/`FOR`):
+    /// a text and one or two `integer`s, else PostgreSQL's 42883 naming the types.
+    fn substr_call(
+        &mut self,
+        scope: &Scope<'_>,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let mut analysed = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            analysed.push(self.expr(scope, argument, SqlType::Unknown)?);
+        }
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        // `substring` also takes a pattern (`substring(t FROM 'a.c')`): not run here.
+        if name == "substring" && matches!(types.get(1), Some(SqlType::Text | SqlType::Unknown)) {
+            return Err(unsupported(&format!(
+                "substring with a pattern: {}",
+                arguments
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let fits = matches!(types.len(), 2 | 3)
+            && matches!(types[0], SqlType::Text | SqlType::Unknown)
+            && types[1..]
+                .iter()
+                .all(|t| matches!(t, SqlType::Int4 | SqlType::Unknown));
+        if !fits {
+            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", names.join(", ")),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+            .at(position));
+        }
+        let mut converted = Vec::with_capacity(analysed.len());
+        for (index, argument) in analysed.into_iter().enumerate() {
+            let ty = if index == 0 {
+                SqlType::Text
+            } else {
+                SqlType::Int4
+            };
+            converted.push(self.convert(argument, ty, None)?);
+        }
+        Ok(Expr::Call(ScalarFn::Substr, converted, SqlType::Text))
+    }
+
     /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
     fn scalar_call(
         &mut self,
@@ -795,6 +867,26 @@ impl Analyzer<'_> {
                 .at(position));
             };
             return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
+        }
+        if name == "concat" {
+            let mut converted = Vec::with_capacity(arguments.len());
+            for argument in &arguments {
+                let e = self.expr(scope, argument, SqlType::Unknown)?;
+                converted.push(if e.ty() == SqlType::Unknown {
+                    self.convert(e, SqlType::Text, None)?
+                } else {
+                    e
+                });
+            }
+            if converted.is_empty() {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    "function concat() does not exist",
+                )
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+                .at(position));
+            }
+            return Ok(Expr::Call(ScalarFn::Concat, converted, SqlType::Text));
         }
         if let ("nullif", [a, b]) = (name, arguments.as_slice()) {
             return self.nullif(scope, a, b, position);
@@ -1090,6 +1182,9 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name),
         ast::Expr::Nested(inner) => strong_name(inner),
         ast::Expr::Function(f) => object_name(&f.name).ok(),
+        ast::Expr::Substring { shorthand, .. } => {
+            Some(if *shorthand { "substr" } else { "substring" }.to_string())
+        }
         ast::Expr::Cast { expr, .. } => strong_name(expr),
         ast::Expr::Case { else_result, .. } => else_result.as_deref().and_then(strong_name),
         _ => None,

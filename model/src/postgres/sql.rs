@@ -81,6 +81,28 @@ impl GeneralStatement {
     pub fn position_of(&self, node: &impl Spanned) -> Option<u32> {
         self.position(node.span().start)
     }
+
+    /// The position of `word` (any case) where it ends just before `position` with only
+    /// white space and one opening parenthesis between: a function's name before its first
+    /// argument (`substr(` before `12345`). `None` when the text is not so.
+    pub fn word_before(&self, position: u32, word: &str) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let chars: Vec<char> = self.text.chars().take(index).collect();
+        let skip_space = |mut end: usize| {
+            while end > 0 && chars[end - 1].is_whitespace() {
+                end -= 1;
+            }
+            end
+        };
+        let end = skip_space(chars.len());
+        let end = skip_space(end.checked_sub(1).filter(|&at| chars[at] == '(')?);
+        let start = end.checked_sub(word.chars().count())?;
+        let found: String = chars[start..end].iter().collect();
+        let start = u32::try_from(start).ok()?;
+        found
+            .eq_ignore_ascii_case(word)
+            .then(|| self.offset + start + 1)
+    }
 }
 
 /// One statement of a query.
