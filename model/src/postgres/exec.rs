@@ -217,6 +217,20 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     Ok(())
 }
 
+/// PostgreSQL's 42883 for a function no overload of which takes these argument types.
+fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> PgError {
+    let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
+    PgError::error(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("function {name}({}) does not exist", names.join(", ")),
+    )
+    .with_hint(
+        "No function matches the given name and argument types. You might need to add \
+         explicit type casts.",
+    )
+    .at(position)
+}
+
 fn unsupported(what: &str) -> PgError {
     PgError::unsupported_statement(what)
 }
@@ -748,13 +762,7 @@ impl Analyzer<'_> {
                 .iter()
                 .all(|t| matches!(t, SqlType::Int4 | SqlType::Unknown));
         if !fits {
-            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
-            return Err(PgError::error(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function {name}({}) does not exist", names.join(", ")),
-            )
-            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-            .at(position));
+            return Err(undefined_function(name, &types, position));
         }
         let mut converted = Vec::with_capacity(analysed.len());
         for (index, argument) in analysed.into_iter().enumerate() {
@@ -781,15 +789,7 @@ impl Analyzer<'_> {
         for argument in arguments {
             analysed.push(self.expr(scope, argument, SqlType::Unknown)?);
         }
-        let no_such = |types: &[SqlType]| {
-            let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
-            PgError::error(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function {name}({}) does not exist", names.join(", ")),
-            )
-            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-            .at(position)
-        };
+        let no_such = |types: &[SqlType]| undefined_function(name, types, position);
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         let [argument] = <[Expr; 1]>::try_from(analysed).map_err(|_| no_such(&types))?;
         let (argument, ty) = match (function, argument.ty()) {
@@ -859,12 +859,7 @@ impl Analyzer<'_> {
                 inner
             };
             let Some(ty) = kind.result_type(inner.ty()) else {
-                return Err(PgError::error(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("function {name}({}) does not exist", inner.ty().name()),
-                )
-                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-                .at(position));
+                return Err(undefined_function(name, &[inner.ty()], position));
             };
             return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
         }
@@ -879,12 +874,7 @@ impl Analyzer<'_> {
                 });
             }
             if converted.is_empty() {
-                return Err(PgError::error(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    "function concat() does not exist",
-                )
-                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-                .at(position));
+                return Err(undefined_function(name, &[], position));
             }
             return Ok(Expr::Call(ScalarFn::Concat, converted, SqlType::Text));
         }
@@ -907,13 +897,7 @@ impl Analyzer<'_> {
                 .iter()
                 .any(|t| !t.is_number() && *t != SqlType::Unknown)
             {
-                let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
-                return Err(PgError::error(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("function mod({}) does not exist", names.join(", ")),
-                )
-                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
-                .at(position));
+                return Err(undefined_function(name, &types, position));
             }
             return self.binary(BinOp::Mod, l, r, position);
         }
