@@ -522,6 +522,20 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
     assert!(error.to_string().contains("$3"), "{error}");
 }
 
+/// redsync's file with its release script made to never end (Redis would block on it
+/// forever), written into `dir`.
+fn endless_redsync(dir: &Path) -> PathBuf {
+    let source = std::fs::read_to_string(repo("safeguards/redsync.toml")).unwrap();
+    let looped = source.replace(
+        r#"return redis.call(\"DEL\", KEYS[1])"#,
+        "while true do end",
+    );
+    assert_ne!(looped, source, "the release script was not found");
+    let endless = dir.join("endless.toml");
+    std::fs::write(&endless, looped).unwrap();
+    endless
+}
+
 #[test]
 fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
     use common::bad_input::{check_all, scratch, Case};
@@ -529,15 +543,7 @@ fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, lease_with("got = \"OK\"", "got = \"O K\"")).unwrap();
     let redsync = repo("safeguards/redsync.toml");
-    // redsync's release script made to never end: Redis would block on it forever.
-    let endless = dir.join("endless.toml");
-    let source = std::fs::read_to_string(&redsync).unwrap();
-    let looped = source.replace(
-        r#"return redis.call(\"DEL\", KEYS[1])"#,
-        "while true do end",
-    );
-    assert_ne!(looped, source, "the release script was not found");
-    std::fs::write(&endless, looped).unwrap();
+    let endless = endless_redsync(&dir);
     let stopped = ["ran past 10000000 Lua instructions", "BUSY", "no verdict"];
     check_all(vec![
         Case::new("a script that never ends, simulated", &[], 2, &stopped).with_args(vec![
@@ -601,15 +607,7 @@ fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
 fn a_stopped_script_leaves_no_verdict_on_stdout() {
     use common::bad_input::{run, scratch, Case};
     let dir = scratch("stopped-script-output");
-    let source = std::fs::read_to_string(repo("safeguards/redsync.toml")).unwrap();
-    let looped = source.replace(
-        r#"return redis.call(\"DEL\", KEYS[1])"#,
-        "while true do end",
-    );
-    assert_ne!(looped, source, "the release script was not found");
-    let endless = dir.join("endless.toml");
-    std::fs::write(&endless, looped).unwrap();
-    let file = endless.display().to_string();
+    let file = endless_redsync(&dir).display().to_string();
     for args in [
         vec!["run", "step2-lock", "--json", "--safeguard-file", &file],
         vec![

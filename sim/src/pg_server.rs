@@ -20,8 +20,8 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::postgres::{
-    parse_query, DeadlockCheck, Exec, GeneralStatement, Parsed, PgError, Postgres, QueryResult,
-    SessionId, SqlExec, SqlResult, SqlType, Statement, TxStatus, Value,
+    parse_query, DeadlockCheck, Description, Exec, GeneralStatement, Parsed, PgError, Postgres,
+    QueryResult, SessionId, SqlExec, SqlResult, SqlType, Statement, TxStatus, Value,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -621,6 +621,11 @@ fn encode_numeric_binary(decimal: leaselab_model::postgres::value::Decimal) -> V
     out
 }
 
+/// The rows a query sent before its error ([`PgError::rows_before`]; none for most errors).
+fn rows_before(error: &PgError) -> &[Vec<Value>] {
+    error.rows_before.as_deref().map_or(&[], Vec::as_slice)
+}
+
 fn general_data_row(row: &[Value], types: &[SqlType], formats: &[Format]) -> BackendMessage {
     BackendMessage::DataRow(
         row.iter()
@@ -1143,49 +1148,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         matches!(&general.ast, leaselab_model::postgres::sql::Ast::Query(_));
                     let described = (query
                         && self.transaction_status() != TransactionStatus::Failed)
-                        .then(|| {
-                            let postgres = self.server.postgres.borrow();
-                            postgres.plan_sql(general, &[]).ok()?;
-                            postgres.describe_sql(general, &[]).ok()
-                        })
+                        .then(|| self.server.postgres.borrow().plan_sql(general, &[]).ok())
                         .flatten()
                         .filter(|d| !d.columns.is_empty());
-                    if let Some(description) = &described {
-                        let columns: Vec<(String, u32)> = description
-                            .columns
-                            .iter()
-                            .map(|(name, ty)| (name.clone(), ty.oid()))
-                            .collect();
-                        let formats = vec![Format::Text; columns.len()];
-                        self.io.send(&typed_row_description(&columns, &formats));
+                    match described {
+                        None => self
+                            .run_general(&general.text, general, &[])
+                            .await
+                            .map(|result| self.send_general_result(&result)),
+                        Some(description) => self.run_described(general, &description).await,
                     }
-                    self.run_general(&general.text, general, &[])
-                        .await
-                        .inspect_err(|error| {
-                            if let Some(description) = &described {
-                                let types: Vec<SqlType> =
-                                    description.columns.iter().map(|(_, ty)| *ty).collect();
-                                let formats = vec![Format::Text; types.len()];
-                                for row in error.rows_before.iter().flat_map(|rows| rows.iter()) {
-                                    self.io.send(&general_data_row(row, &types, &formats));
-                                }
-                            }
-                        })
-                        .map(|mut result| {
-                            if described.is_some() {
-                                let types: Vec<SqlType> =
-                                    result.columns.iter().map(|(_, ty)| *ty).collect();
-                                let formats = vec![Format::Text; types.len()];
-                                for row in &result.rows {
-                                    self.io.send(&general_data_row(row, &types, &formats));
-                                }
-                                result.columns.clear();
-                                self.io
-                                    .send(&BackendMessage::CommandComplete(result.tag.clone()));
-                            } else {
-                                self.send_general_result(&result);
-                            }
-                        })
                 }
             };
             if let Err(error) = outcome {
@@ -1195,6 +1167,42 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             }
         }
         Ok(())
+    }
+
+    /// Runs a query whose rows were described by planning it: the row description first,
+    /// then its rows, or the rows it read before an error and the error (as PostgreSQL
+    /// sends them).
+    async fn run_described(
+        &mut self,
+        general: &GeneralStatement,
+        description: &Description,
+    ) -> Result<(), PgError> {
+        let columns: Vec<(String, u32)> = description
+            .columns
+            .iter()
+            .map(|(name, ty)| (name.clone(), ty.oid()))
+            .collect();
+        let types: Vec<SqlType> = description.columns.iter().map(|(_, ty)| *ty).collect();
+        let formats = vec![Format::Text; columns.len()];
+        self.io.send(&typed_row_description(&columns, &formats));
+        match self.run_general(&general.text, general, &[]).await {
+            Ok(result) => {
+                self.send_data_rows(&result.rows, &types, &formats);
+                self.io.send(&BackendMessage::CommandComplete(result.tag));
+                Ok(())
+            }
+            Err(error) => {
+                self.send_data_rows(rows_before(&error), &types, &formats);
+                Err(error)
+            }
+        }
+    }
+
+    /// Sends `rows` as DataRows.
+    fn send_data_rows(&mut self, rows: &[Vec<Value>], types: &[SqlType], formats: &[Format]) {
+        for row in rows {
+            self.io.send(&general_data_row(row, types, formats));
+        }
     }
 
     fn send_general_result(&mut self, result: &SqlResult) {
@@ -1207,9 +1215,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 .collect();
             let types: Vec<SqlType> = result.columns.iter().map(|(_, ty)| *ty).collect();
             self.io.send(&typed_row_description(&columns, &formats));
-            for row in &result.rows {
-                self.io.send(&general_data_row(row, &types, &formats));
-            }
+            self.send_data_rows(&result.rows, &types, &formats);
         }
         self.io
             .send(&BackendMessage::CommandComplete(result.tag.clone()));
@@ -1520,15 +1526,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 .run_general(&portal.prepared.sql, &general.statement, &portal.values)
                 .await
                 .inspect_err(|error| {
-                    for row in error.rows_before.iter().flat_map(|rows| rows.iter()) {
-                        self.io
-                            .send(&general_data_row(row, &types, &portal.result_formats));
-                    }
+                    self.send_data_rows(rows_before(error), &types, &portal.result_formats);
                 })?;
-            for row in &result.rows {
-                self.io
-                    .send(&general_data_row(row, &types, &portal.result_formats));
-            }
+            self.send_data_rows(&result.rows, &types, &portal.result_formats);
             self.io.send(&BackendMessage::CommandComplete(result.tag));
             if let Some(stored) = self.portals.get_mut(name) {
                 stored.progress = PortalProgress::Finished;

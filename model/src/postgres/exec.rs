@@ -217,6 +217,30 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     Ok(())
 }
 
+/// What a Describe reports of a planned statement: its parameter types (an untyped one as
+/// `text`) and result columns.
+fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
+    let columns = match plan {
+        Plan::Select(select) => columns_of(&select.items),
+        Plan::Insert(InsertPlan { returning, .. })
+        | Plan::Update(UpdatePlan { returning, .. })
+        | Plan::Delete(DeletePlan { returning, .. }) => columns_of(returning),
+        Plan::Show(name, _) => vec![(name.clone(), SqlType::Text)],
+        _ => Vec::new(),
+    };
+    let params = params
+        .into_iter()
+        .map(|ty| {
+            if ty == SqlType::Unknown {
+                SqlType::Text
+            } else {
+                ty
+            }
+        })
+        .collect();
+    Description { params, columns }
+}
+
 /// PostgreSQL's 42883 for a function no overload of which takes these argument types.
 fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> PgError {
     let names: Vec<&str> = types.iter().map(|t| t.name()).collect();
@@ -731,6 +755,18 @@ impl Analyzer<'_> {
         })
     }
 
+    /// A function's arguments, each analysed with no type expected.
+    fn arguments(
+        &mut self,
+        scope: &Scope<'_>,
+        arguments: &[&ast::Expr],
+    ) -> Result<Vec<Expr>, PgError> {
+        arguments
+            .iter()
+            .map(|argument| self.expr(scope, argument, SqlType::Unknown))
+            .collect()
+    }
+
     /// `substr(text, start [, count])` (also written `substring(...)`, with `FROM`/`FOR`):
     /// a text and one or two `integer`s, else PostgreSQL's 42883 naming the types.
     fn substr_call(
@@ -740,10 +776,7 @@ impl Analyzer<'_> {
         arguments: &[&ast::Expr],
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
-        let mut analysed = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            analysed.push(self.expr(scope, argument, SqlType::Unknown)?);
-        }
+        let analysed = self.arguments(scope, arguments)?;
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         // `substring` also takes a pattern (`substring(t FROM 'a.c')`): not run here.
         if name == "substring" && matches!(types.get(1), Some(SqlType::Text | SqlType::Unknown)) {
@@ -785,10 +818,7 @@ impl Analyzer<'_> {
         arguments: &[&ast::Expr],
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
-        let mut analysed = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            analysed.push(self.expr(scope, argument, SqlType::Unknown)?);
-        }
+        let analysed = self.arguments(scope, arguments)?;
         let no_such = |types: &[SqlType]| undefined_function(name, types, position);
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         let [argument] = <[Expr; 1]>::try_from(analysed).map_err(|_| no_such(&types))?;
@@ -865,8 +895,7 @@ impl Analyzer<'_> {
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());
-            for argument in &arguments {
-                let e = self.expr(scope, argument, SqlType::Unknown)?;
+            for e in self.arguments(scope, &arguments)? {
                 converted.push(if e.ty() == SqlType::Unknown {
                     self.convert(e, SqlType::Text, None)?
                 } else {
@@ -1206,36 +1235,20 @@ impl Postgres {
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
         let (plan, params) = self.analyze(statement, declared)?;
-        let columns = match &plan {
-            Plan::Select(select) => columns_of(&select.items),
-            Plan::Insert(InsertPlan { returning, .. })
-            | Plan::Update(UpdatePlan { returning, .. })
-            | Plan::Delete(DeletePlan { returning, .. }) => columns_of(returning),
-            Plan::Show(name, _) => vec![(name.clone(), SqlType::Text)],
-            _ => Vec::new(),
-        };
-        let params = params
-            .into_iter()
-            .map(|ty| {
-                if ty == SqlType::Unknown {
-                    SqlType::Text
-                } else {
-                    ty
-                }
-            })
-            .collect();
-        Ok(Description { params, columns })
+        Ok(description(&plan, params))
     }
 
-    /// Checks a statement as PostgreSQL's planner does before it runs: analysed, then its
-    /// constants folded ([`Expr::fold`]), so that a constant's error (`SELECT 1/0`) is known
-    /// before anything is described or run. A Bind plans its statement this way.
+    /// Checks a statement as PostgreSQL's planner does before it runs, and describes it:
+    /// analysed, then its constants folded ([`Expr::fold`]), so that a constant's error
+    /// (`SELECT 1/0`) is known before anything is described or run. A Bind plans its
+    /// statement this way, and so does a simple query before it describes its rows.
     pub fn plan_sql(
         &self,
         statement: &GeneralStatement,
         declared: &[SqlType],
-    ) -> Result<(), PgError> {
-        self.plan(statement, declared).map(|_| ())
+    ) -> Result<Description, PgError> {
+        let (plan, params) = self.plan(statement, declared)?;
+        Ok(description(&plan, params))
     }
 
     /// Analyses the statement and folds its constants.
