@@ -1944,3 +1944,366 @@ fn the_comparison_can_fail() {
         &Answer::Client("closed".into())
     ));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lists, sets and sorted sets, byte for byte.
+
+/// Generated list, set and sorted-set sequences.
+const COLLECTION_SEQUENCES: u32 = 500;
+
+/// A list element or set member.
+fn element() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["a", "b", "c", "1", "2", "10", "-3", ""]).prop_map(text)
+}
+
+/// A sorted-set score, valid or not, as strtod reads it.
+fn score_text() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["1", "2", "3", "0", "-1", "1.5", "0.1", "2.5"]).prop_map(text),
+        1 => prop::sample::select(vec![
+            "inf", "-inf", "+inf", "1e400", "1e-400", "x", "0x10", "nan", " 1", "1e20", "-0",
+            "1.1", "", "5e-324",
+        ])
+        .prop_map(text),
+    ]
+}
+
+/// One end of a score range.
+fn score_bound() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec![
+        "-inf", "+inf", "(1", "1", "(2", "2", "5", "0", "x", "(x", "", "(", "1e400", " 1", "(nan",
+        "1.5",
+    ])
+    .prop_map(text)
+}
+
+/// One end of a lexicographic range.
+fn lex_bound() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["-", "+", "[a", "(a", "[b", "(c", "[", "a", "x"]).prop_map(text)
+}
+
+/// A list or rank index.
+fn index_text() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["0", "1", "2", "-1", "-2", "-10", "10", "x"]).prop_map(text)
+}
+
+/// A pop count, valid or not.
+fn count_text() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec!["0", "1", "2", "5", "-1", "x"]).prop_map(text)
+}
+
+fn zrange_options() -> impl Strategy<Value = Vec<Arg>> {
+    let option = prop::sample::select(vec![
+        "WITHSCORES",
+        "withscores",
+        "BYSCORE",
+        "BYLEX",
+        "REV",
+        "LIMIT 0 2",
+        "LIMIT 1 -1",
+        "LIMIT -1 2",
+        "LIMIT 1 0",
+        "LIMIT x 1",
+        "LIMIT",
+        "FOO",
+    ]);
+    prop::collection::vec(option, 0..=3).prop_map(|options| {
+        options
+            .into_iter()
+            .flat_map(|option| option.split(' ').map(text).collect::<Vec<_>>())
+            .collect()
+    })
+}
+
+fn list_op() -> impl Strategy<Value = Vec<Arg>> {
+    let elements = || prop::collection::vec(element(), 1..=3);
+    prop_oneof![
+        3 => (prop::sample::select(vec!["LPUSH", "RPUSH", "lpush", "RPUSH"]), key(), elements())
+            .prop_map(|(c, k, e)| [vec![text(c), k], e].concat()),
+        1 => (prop::sample::select(vec!["LPUSHX", "RPUSHX"]), key(), elements())
+            .prop_map(|(c, k, e)| [vec![text(c), k], e].concat()),
+        3 => (prop::sample::select(vec!["LPOP", "RPOP"]), key(),
+              prop::collection::vec(count_text(), 0..=2))
+            .prop_map(|(c, k, n)| [vec![text(c), k], n].concat()),
+        1 => key().prop_map(|k| vec![text("LLEN"), k]),
+        2 => (key(), index_text()).prop_map(|(k, i)| vec![text("LINDEX"), k, i]),
+        2 => (key(), index_text(), index_text())
+            .prop_map(|(k, a, b)| vec![text("LRANGE"), k, a, b]),
+        2 => (key(), index_text(), element())
+            .prop_map(|(k, n, e)| vec![text("LREM"), k, n, e]),
+        2 => (key(), index_text(), element())
+            .prop_map(|(k, i, e)| vec![text("LSET"), k, i, e]),
+        1 => (key(), index_text(), index_text())
+            .prop_map(|(k, a, b)| vec![text("LTRIM"), k, a, b]),
+        1 => (key(), prop::sample::select(vec!["BEFORE", "after", "MIDDLE"]), element(), element())
+            .prop_map(|(k, w, p, e)| vec![text("LINSERT"), k, text(w), p, e]),
+    ]
+}
+
+fn set_op() -> impl Strategy<Value = Vec<Arg>> {
+    let members = || prop::collection::vec(element(), 1..=3);
+    prop_oneof![
+        3 => (key(), members()).prop_map(|(k, m)| [vec![text("SADD"), k], m].concat()),
+        2 => (key(), members()).prop_map(|(k, m)| [vec![text("SREM"), k], m].concat()),
+        2 => (key(), element()).prop_map(|(k, m)| vec![text("SISMEMBER"), k, m]),
+        1 => (key(), members()).prop_map(|(k, m)| [vec![text("SMISMEMBER"), k], m].concat()),
+        2 => key().prop_map(|k| vec![text("SMEMBERS"), k]),
+        1 => key().prop_map(|k| vec![text("SCARD"), k]),
+    ]
+}
+
+fn zset_op() -> impl Strategy<Value = Vec<Arg>> {
+    let zadd_option =
+        prop::sample::select(vec!["NX", "XX", "GT", "LT", "CH", "INCR", "ch"]).prop_map(text);
+    let pairs = || prop::collection::vec((score_text(), element()), 1..=3);
+    let flat = |pairs: Vec<(Arg, Arg)>| -> Vec<Arg> {
+        pairs.into_iter().flat_map(|(s, m)| [s, m]).collect()
+    };
+    prop_oneof![
+        4 => (key(), pairs()).prop_map(move |(k, p)| [vec![text("ZADD"), k], flat(p)].concat()),
+        3 => (key(), prop::collection::vec(zadd_option, 1..=2), pairs())
+            .prop_map(move |(k, o, p)| [vec![text("ZADD"), k], o, flat(p)].concat()),
+        1 => (key(), score_text()).prop_map(|(k, s)| vec![text("ZADD"), k, s]),
+        2 => (key(), score_text(), element())
+            .prop_map(|(k, s, m)| vec![text("ZINCRBY"), k, s, m]),
+        2 => (key(), prop::collection::vec(element(), 1..=2))
+            .prop_map(|(k, m)| [vec![text("ZREM"), k], m].concat()),
+        2 => (key(), element()).prop_map(|(k, m)| vec![text("ZSCORE"), k, m]),
+        1 => (key(), prop::collection::vec(element(), 1..=2))
+            .prop_map(|(k, m)| [vec![text("ZMSCORE"), k], m].concat()),
+        1 => key().prop_map(|k| vec![text("ZCARD"), k]),
+        2 => (key(), score_bound(), score_bound())
+            .prop_map(|(k, a, b)| vec![text("ZCOUNT"), k, a, b]),
+        2 => (prop::sample::select(vec!["ZRANK", "ZREVRANK"]), key(), element())
+            .prop_map(|(c, k, m)| vec![text(c), k, m]),
+        3 => (key(), index_text(), index_text(), zrange_options())
+            .prop_map(|(k, a, b, o)| [vec![text("ZRANGE"), k, a, b], o].concat()),
+        2 => (key(), score_bound(), score_bound(), zrange_options())
+            .prop_map(|(k, a, b, o)| [vec![text("ZRANGE"), k, a, b, text("BYSCORE")], o].concat()),
+        1 => (key(), lex_bound(), lex_bound(), zrange_options())
+            .prop_map(|(k, a, b, o)| [vec![text("ZRANGE"), k, a, b, text("BYLEX")], o].concat()),
+        1 => (key(), index_text(), index_text(), zrange_options())
+            .prop_map(|(k, a, b, o)| [vec![text("ZREVRANGE"), k, a, b], o].concat()),
+        2 => (prop::sample::select(vec!["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"]), key(),
+              score_bound(), score_bound(), zrange_options())
+            .prop_map(|(c, k, a, b, o)| [vec![text(c), k, a, b], o].concat()),
+        1 => (key(), score_bound(), score_bound())
+            .prop_map(|(k, a, b)| vec![text("ZREMRANGEBYSCORE"), k, a, b]),
+        1 => (key(), index_text(), index_text())
+            .prop_map(|(k, a, b)| vec![text("ZREMRANGEBYRANK"), k, a, b]),
+        2 => (prop::sample::select(vec!["ZPOPMIN", "ZPOPMAX"]), key(),
+              prop::collection::vec(count_text(), 0..=2))
+            .prop_map(|(c, k, n)| [vec![text(c), k], n].concat()),
+    ]
+}
+
+/// Commands of every type on the same keys, so that types meet (`WRONGTYPE`), keys expire and
+/// empty collections disappear.
+fn collection_op() -> impl Strategy<Value = Vec<Arg>> {
+    prop_oneof![
+        5 => list_op(),
+        4 => set_op(),
+        7 => zset_op(),
+        1 => (key(), value()).prop_map(|(k, v)| vec![text("SET"), k, v]),
+        1 => (key(), field(), value()).prop_map(|(k, f, v)| vec![text("HSET"), k, f, v]),
+        1 => key().prop_map(|k| vec![text("GET"), k]),
+        2 => key().prop_map(|k| vec![text("TYPE"), k]),
+        1 => key().prop_map(|k| vec![text("EXISTS"), k]),
+        1 => key().prop_map(|k| vec![text("DEL"), k]),
+        1 => key().prop_map(|k| vec![text("EXPIRE"), k, text("1000")]),
+        1 => key().prop_map(|k| vec![text("PERSIST"), k]),
+    ]
+}
+
+/// The elements of a RESP array reply, each as its raw bytes (for replies whose order Redis
+/// does not define).
+fn resp_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut reader = std::io::BufReader::new(reply);
+    let mut header = Vec::new();
+    std::io::BufRead::read_until(&mut reader, b'\n', &mut header).ok()?;
+    if header.first() != Some(&b'*') {
+        return None;
+    }
+    let count: usize = String::from_utf8_lossy(&header[1..header.len() - 2])
+        .parse()
+        .ok()?;
+    (0..count).map(|_| read_resp(&mut reader).ok()).collect()
+}
+
+/// A reply as compared: `SMEMBERS`'s members in any order (Redis answers in its hash table's
+/// order, which depends on a seed chosen at start-up), everything else byte for byte.
+fn comparable(argv: &[Vec<u8>], reply: &[u8]) -> Vec<u8> {
+    if argv[0].eq_ignore_ascii_case(b"smembers") {
+        if let Some(mut members) = resp_elements(reply) {
+            members.sort();
+            return members.concat();
+        }
+    }
+    reply.to_vec()
+}
+
+/// Runs generated command sequences on a real Redis and the stand-in (one connection each,
+/// the stand-in through [`Redis::execute_in`] as its RESP server runs it) and compares every
+/// reply's bytes.
+fn check_raw_sequences(test: &str, count: u32, strategy: impl Strategy<Value = Vec<Vec<Arg>>>) {
+    use leaselab_model::redis::Session;
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let real = RefCell::new(RawConnection::open(&url));
+    let mut runner = TestRunner::new(Config {
+        cases: count,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let case = RefCell::new(0u64);
+    let commands = RefCell::new(0usize);
+    let errors = RefCell::new(std::collections::BTreeSet::new());
+    let result = runner.run(&strategy, |steps| {
+        *case.borrow_mut() += 1;
+        *commands.borrow_mut() += steps.len();
+        let prefix = format!("{}{}:", keys.prefix, case.borrow());
+        let mut real = real.borrow_mut();
+        let mut stand_in = Redis::new();
+        let mut session = Session::new();
+        let mut transcript = String::new();
+        let mut outcome = Ok(());
+        for argv in &steps {
+            let argv = render(argv, &prefix, wall_clock_ms());
+            let from_redis = real.send(&argv);
+            let reply = stand_in.execute_in(&mut session, &argv, wall_clock_ms());
+            let from_stand_in = resp_bytes(&reply);
+            let shown = show_argv(&argv).replace(&prefix, "");
+            if from_redis.first() == Some(&b'-') {
+                errors
+                    .borrow_mut()
+                    .insert(String::from_utf8_lossy(&from_redis).replace(&prefix, ""));
+            }
+            if comparable(&argv, &from_redis) == comparable(&argv, &from_stand_in) {
+                transcript.push_str(&format!(
+                    "  same      {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis)
+                ));
+            } else {
+                transcript.push_str(&format!(
+                    "  Redis     {shown} -> {:?}\n  stand-in  {shown} -> {:?}\n",
+                    String::from_utf8_lossy(&from_redis),
+                    String::from_utf8_lossy(&from_stand_in)
+                ));
+                outcome = Err(TestCaseError::fail(format!(
+                    "the stand-in answered differently from Redis (keys shown without their \
+                     prefix):\n{transcript}"
+                )));
+                break;
+            }
+        }
+        let del: Vec<Vec<u8>> = std::iter::once(b"DEL".to_vec())
+            .chain((0..KEYS).map(|n| format!("{prefix}k{n}").into_bytes()))
+            .collect();
+        real.send(&del);
+        outcome
+    });
+    match result {
+        Ok(()) => report(&format!(
+            "{test}: {} generated sequences ({} commands) answered byte for byte as Redis \
+             does, {} distinct errors",
+            case.borrow(),
+            commands.borrow(),
+            errors.borrow().len()
+        )),
+        Err(TestError::Fail(reason, steps)) => {
+            panic!("{reason}\nminimal sequence: {steps:#?}")
+        }
+        Err(error) => panic!("{error}"),
+    }
+}
+
+/// LPUSH/RPUSH/LPUSHX/RPUSHX/LPOP/RPOP/LLEN/LINDEX/LRANGE/LREM/LSET/LTRIM/LINSERT, SADD/SREM/
+/// SISMEMBER/SMISMEMBER/SMEMBERS/SCARD and the sorted-set commands, mixed with strings and
+/// hashes on the same keys, generated.
+#[test]
+fn lists_sets_and_sorted_sets_match_redis() {
+    check_raw_sequences(
+        "lists_sets_and_sorted_sets_match_redis",
+        cases(COLLECTION_SEQUENCES),
+        prop::collection::vec(collection_op(), 1..=14),
+    );
+}
+
+/// Redisson's fair lock, whose queue is a list and whose waiters' timeouts are a sorted set:
+/// a holder, two waiters queued in order, a re-entry, unlocks that hand the lock to the head
+/// of the queue, a waiter that may not jump the queue, stale waiters removed, and the script
+/// meeting a key of the wrong type. The waits it answers are lease times read with `PTTL`
+/// (compared with a tolerance); the queue and the timeout set are compared exactly.
+#[test]
+fn redisson_fair_lock_session() {
+    use lock_scripts::{REDISSON_FAIR_LOCK, REDISSON_FAIR_UNLOCK};
+    let lock = |owner: &'static str, now_ms: &'static str| -> Vec<&'static str> {
+        vec![
+            "EVAL",
+            REDISSON_FAIR_LOCK.source,
+            "3",
+            "$k0",
+            "$k1",
+            "$k2",
+            "30000",
+            owner,
+            "300000",
+            now_ms,
+        ]
+    };
+    let unlock = |owner: &'static str, latch: &'static str| -> Vec<&'static str> {
+        vec![
+            "EVAL",
+            REDISSON_FAIR_UNLOCK.source,
+            "5",
+            "$k0",
+            "$k1",
+            "$k2",
+            "channel",
+            latch,
+            "0",
+            "30000",
+            owner,
+            "1000",
+            "publish",
+            "5000",
+        ]
+    };
+    let steps: Vec<(Vec<&str>, Compare)> = vec![
+        (lock("A:1", "1000"), Compare::Exact),
+        (lock("B:1", "1000"), Compare::Ttl),
+        (lock("C:1", "1000"), Compare::Ttl),
+        (lock("B:1", "1000"), Compare::Ttl),
+        (vec!["LRANGE", "$k1", "0", "-1"], Compare::Exact),
+        (vec!["ZCARD", "$k2"], Compare::Exact),
+        (vec!["ZRANK", "$k2", "C:1"], Compare::Exact),
+        (lock("A:1", "1000"), Compare::Exact),
+        (vec!["HGETALL", "$k0"], Compare::Exact),
+        (unlock("A:1", "$k3"), Compare::Exact),
+        (unlock("A:1", "$k3"), Compare::Exact),
+        (unlock("A:1", "$k4"), Compare::Exact),
+        (vec!["EXISTS", "$k0"], Compare::Exact),
+        (lock("C:1", "1000"), Compare::Exact),
+        (lock("B:1", "1000"), Compare::Exact),
+        (vec!["LRANGE", "$k1", "0", "-1"], Compare::Exact),
+        (vec!["ZRANGE", "$k2", "0", "-1"], Compare::Exact),
+        (lock("D:1", "1000000000"), Compare::Ttl),
+        (vec!["LRANGE", "$k1", "0", "-1"], Compare::Exact),
+        (vec!["ZCARD", "$k2"], Compare::Exact),
+        (vec!["TYPE", "$k1"], Compare::Exact),
+        (vec!["TYPE", "$k2"], Compare::Exact),
+        (vec!["SET", "$k0", "a-string"], Compare::Exact),
+        (lock("E:1", "1000"), Compare::Exact),
+        (vec!["SET", "$k2", "a-string"], Compare::Exact),
+        (lock("D:1", "1000"), Compare::Exact),
+    ];
+    let commands: Vec<&[&str]> = steps.iter().map(|(argv, _)| argv.as_slice()).collect();
+    let mut ops = fixed(&commands);
+    for (op, (_, compare)) in ops.iter_mut().zip(&steps) {
+        op.compare = *compare;
+    }
+    check_sequences("redisson_fair_lock_session", &[ops]);
+}

@@ -43,8 +43,8 @@ fn unknown_command_and_arity() {
         err("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
     );
     assert_eq!(
-        run(&mut redis, &["LPUSH", "a", "x"], 0),
-        err("ERR unknown command 'LPUSH', with args beginning with: 'a' 'x' ")
+        run(&mut redis, &["BLPOP", "a", "0"], 0),
+        err("ERR unknown command 'BLPOP', with args beginning with: 'a' '0' ")
     );
     assert_eq!(
         run(&mut redis, &["set", "k"], 0),

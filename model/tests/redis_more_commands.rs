@@ -255,8 +255,8 @@ fn echo_publish_wait() {
 fn unsupported_commands_get_redis_unknown_command_error() {
     let mut redis = Redis::new();
     assert_eq!(
-        run(&mut redis, &["LPUSH", "l", "a", "b"], NOW),
-        err("ERR unknown command 'LPUSH', with args beginning with: 'l' 'a' 'b' ")
+        run(&mut redis, &["SPOP", "l", "a", "b"], NOW),
+        err("ERR unknown command 'SPOP', with args beginning with: 'l' 'a' 'b' ")
     );
 }
 
@@ -358,4 +358,99 @@ fn a_hash_replicates_whole_and_keeps_its_ttl() {
         replica.apply_effect(&effect);
     }
     assert_eq!(run(&mut replica, &["PTTL", "h"], NOW), Reply::Integer(-1));
+}
+
+/// A replica fed the primary's effects holds the same lists, sets and sorted sets (their
+/// order, scores and TTLs included), and an emptied collection is deleted on both.
+#[test]
+fn collections_replicate_whole_and_disappear_when_empty() {
+    let mut primary = Redis::new();
+    let mut replica = Redis::replica();
+    let commands: &[&[&str]] = &[
+        &["RPUSH", "queue", "a", "b", "c"],
+        &["LPOP", "queue"],
+        &["PEXPIRE", "queue", "5000"],
+        &["SADD", "members", "10", "2", "x"],
+        &["ZADD", "timeouts", "2.5", "w1", "1", "w2"],
+        &["ZINCRBY", "timeouts", "0.1", "w2"],
+        &["SADD", "gone", "only"],
+        &["SREM", "gone", "only"],
+    ];
+    for command in commands {
+        run(&mut primary, command, NOW);
+    }
+    for effect in primary.drain_effects() {
+        replica.apply_effect(&effect);
+    }
+    for probe in [
+        &["LRANGE", "queue", "0", "-1"][..],
+        &["PTTL", "queue"],
+        &["SMEMBERS", "members"],
+        &["ZRANGE", "timeouts", "0", "-1", "WITHSCORES"],
+        &["EXISTS", "gone"],
+        &["TYPE", "timeouts"],
+    ] {
+        assert_eq!(
+            run(&mut replica, probe, NOW),
+            run(&mut primary, probe, NOW),
+            "{probe:?}"
+        );
+    }
+    assert_eq!(
+        run(
+            &mut replica,
+            &["ZRANGE", "timeouts", "0", "-1", "WITHSCORES"],
+            NOW
+        ),
+        Reply::Array(
+            ["w2", "1.1000000000000001", "w1", "2.5"]
+                .iter()
+                .map(|s| Reply::Bulk(s.as_bytes().to_vec()))
+                .collect()
+        )
+    );
+    assert_eq!(
+        run(&mut replica, &["EXISTS", "gone"], NOW),
+        Reply::Integer(0)
+    );
+    // The TTL set on the list expires it on the replica's reads too.
+    assert_eq!(
+        run(&mut replica, &["LLEN", "queue"], NOW + 5_001),
+        Reply::Integer(0)
+    );
+}
+
+/// `WATCH` sees a collection as modified exactly when Redis signals it: `SADD` of a member
+/// already there and `LREM` that removes nothing leave it alone; `LTRIM` of an existing list
+/// always counts, even when it keeps everything.
+#[test]
+fn collection_writes_touch_watched_keys_as_redis_does() {
+    use leaselab_model::redis::Session;
+    let argv =
+        |words: &[&str]| -> Vec<Vec<u8>> { words.iter().map(|w| w.as_bytes().to_vec()).collect() };
+    let cases: &[(&[&str], &[&str], bool)] = &[
+        (&["SADD", "k", "a"], &["SADD", "k", "a"], false),
+        (&["SADD", "k", "a"], &["SADD", "k", "b"], true),
+        (&["RPUSH", "k", "a"], &["LREM", "k", "0", "z"], false),
+        (&["RPUSH", "k", "a"], &["LTRIM", "k", "0", "-1"], true),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "1", "a"], false),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "2", "a"], true),
+        (&["ZADD", "k", "1", "a"], &["ZREM", "k", "b"], false),
+    ];
+    for (setup, write, touches) in cases {
+        let mut redis = Redis::new();
+        let mut watcher = Session::new();
+        let mut other = Session::new();
+        redis.execute_in(&mut other, &argv(setup), NOW);
+        redis.execute_in(&mut watcher, &argv(&["WATCH", "k"]), NOW);
+        redis.execute_in(&mut other, &argv(write), NOW);
+        redis.execute_in(&mut watcher, &argv(&["MULTI"]), NOW);
+        redis.execute_in(&mut watcher, &argv(&["PING"]), NOW);
+        let exec = redis.execute_in(&mut watcher, &argv(&["EXEC"]), NOW);
+        let aborted = exec == Reply::NilArray;
+        assert_eq!(
+            aborted, *touches,
+            "{setup:?} then {write:?}: EXEC gave {exec:?}"
+        );
+    }
 }

@@ -194,6 +194,9 @@ pub enum Command {
     /// arguments are read when it runs, as Redis reads them (so inside `MULTI` a bad number
     /// fails at `EXEC`, not when queued).
     Strings(Vec<Vec<u8>>),
+    /// A list, set or sorted-set command (see [`COLLECTION_COMMANDS`]), as its argument
+    /// vector checked against the command table (arity); read when it runs, as `Strings`.
+    Collection(Vec<Vec<u8>>),
     /// `DELEX key [IFEQ v | IFNE v]` (Redis 8.4 semantics).
     DelEx(Vec<u8>, DelexCondition),
     /// `EVAL script numkeys key... arg...`.
@@ -296,7 +299,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 60] = [
+const COMMANDS: [Spec; 96] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -357,6 +360,83 @@ const COMMANDS: [Spec; 60] = [
     spec("hkeys", 2, false, KeyRule::First),
     spec("hvals", 2, false, KeyRule::First),
     spec("hstrlen", 3, false, KeyRule::First),
+    // Lists, sets and sorted sets (`Command::Collection`), arities as in Redis 7.0.
+    spec("lpush", -3, true, KeyRule::First),
+    spec("rpush", -3, true, KeyRule::First),
+    spec("lpushx", -3, true, KeyRule::First),
+    spec("rpushx", -3, true, KeyRule::First),
+    spec("lpop", -2, true, KeyRule::First),
+    spec("rpop", -2, true, KeyRule::First),
+    spec("llen", 2, false, KeyRule::First),
+    spec("lindex", 3, false, KeyRule::First),
+    spec("lrange", 4, false, KeyRule::First),
+    spec("lrem", 4, true, KeyRule::First),
+    spec("lset", 4, true, KeyRule::First),
+    spec("ltrim", 4, true, KeyRule::First),
+    spec("linsert", 5, true, KeyRule::First),
+    spec("sadd", -3, true, KeyRule::First),
+    spec("srem", -3, true, KeyRule::First),
+    spec("sismember", 3, false, KeyRule::First),
+    spec("smismember", -3, false, KeyRule::First),
+    spec("smembers", 2, false, KeyRule::First),
+    spec("scard", 2, false, KeyRule::First),
+    spec("zadd", -4, true, KeyRule::First),
+    spec("zincrby", 4, true, KeyRule::First),
+    spec("zrem", -3, true, KeyRule::First),
+    spec("zscore", 3, false, KeyRule::First),
+    spec("zmscore", -3, false, KeyRule::First),
+    spec("zcard", 2, false, KeyRule::First),
+    spec("zcount", 4, false, KeyRule::First),
+    spec("zrank", 3, false, KeyRule::First),
+    spec("zrevrank", 3, false, KeyRule::First),
+    spec("zrange", -4, false, KeyRule::First),
+    spec("zrevrange", -4, false, KeyRule::First),
+    spec("zrangebyscore", -4, false, KeyRule::First),
+    spec("zrevrangebyscore", -4, false, KeyRule::First),
+    spec("zremrangebyscore", 4, true, KeyRule::First),
+    spec("zremrangebyrank", 4, true, KeyRule::First),
+    spec("zpopmin", -2, true, KeyRule::First),
+    spec("zpopmax", -2, true, KeyRule::First),
+];
+
+/// The list, set and sorted-set commands, run by `server/collections.rs`.
+pub const COLLECTION_COMMANDS: [&str; 36] = [
+    "lpush",
+    "rpush",
+    "lpushx",
+    "rpushx",
+    "lpop",
+    "rpop",
+    "llen",
+    "lindex",
+    "lrange",
+    "lrem",
+    "lset",
+    "ltrim",
+    "linsert",
+    "sadd",
+    "srem",
+    "sismember",
+    "smismember",
+    "smembers",
+    "scard",
+    "zadd",
+    "zincrby",
+    "zrem",
+    "zscore",
+    "zmscore",
+    "zcard",
+    "zcount",
+    "zrank",
+    "zrevrank",
+    "zrange",
+    "zrevrange",
+    "zrangebyscore",
+    "zrevrangebyscore",
+    "zremrangebyscore",
+    "zremrangebyrank",
+    "zpopmin",
+    "zpopmax",
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -640,6 +720,7 @@ impl Command {
                 Ok(Command::Strings(argv.to_vec()))
             }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
+            name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),
             "exec" => Ok(Command::Transaction(Transaction::Exec)),
             "discard" => Ok(Command::Transaction(Transaction::Discard)),
@@ -728,7 +809,9 @@ impl Command {
                 vec![word("WAIT"), number(*replicas), number(*timeout)]
             }
             Command::Time => vec![word("TIME")],
-            Command::Hash(argv) | Command::Strings(argv) => argv.clone(),
+            Command::Hash(argv) | Command::Strings(argv) | Command::Collection(argv) => {
+                argv.clone()
+            }
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
                 DelexCondition::IfEqual(v) => {
@@ -779,7 +862,7 @@ impl Command {
             | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
             Command::Hash(argv) => vec![argv[1].as_slice()],
-            Command::Strings(argv) => {
+            Command::Strings(argv) | Command::Collection(argv) => {
                 lookup(argv).map_or_else(|_| Vec::new(), |spec| spec.keys.of(argv))
             }
             Command::Del(keys)
@@ -803,7 +886,7 @@ impl Command {
 
     /// True for a command a read-only replica refuses with `READONLY`.
     pub fn is_write(&self) -> bool {
-        if let Command::Hash(argv) | Command::Strings(argv) = self {
+        if let Command::Hash(argv) | Command::Strings(argv) | Command::Collection(argv) = self {
             return lookup(argv).is_ok_and(|spec| spec.write);
         }
         matches!(

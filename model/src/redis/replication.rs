@@ -4,6 +4,8 @@
 //! A failover promotes a replica and loses whatever had not reached it — lock keys and
 //! fence-counter INCRs included.
 
+use super::collection::Collection;
+
 /// One change a primary made, as it is propagated (scripts by their effects; `PX` as an
 /// absolute `PXAT`; an expired key as a synthesised `DEL`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -29,13 +31,13 @@ pub enum Effect {
         /// Absolute expiry in ms.
         expire_at_ms: u64,
     },
-    /// The key now holds a hash with these fields, in order (the whole hash after a hash
-    /// write), expiring at `expire_at_ms` if set.
-    Hash {
+    /// The key now holds this hash, list, set or sorted set (the whole collection after a
+    /// write to it), expiring at `expire_at_ms` if set.
+    Collection {
         /// The key.
         key: Vec<u8>,
-        /// Field and value pairs, in insertion order.
-        fields: Vec<(Vec<u8>, Vec<u8>)>,
+        /// The collection, never empty.
+        value: Collection,
         /// Absolute expiry in ms on the primary's clock, or none.
         expire_at_ms: Option<u64>,
     },
@@ -63,19 +65,15 @@ impl Effect {
             Effect::Expire { key, expire_at_ms } => {
                 format!("PEXPIREAT {} {expire_at_ms}", text(key))
             }
-            Effect::Hash {
+            Effect::Collection {
                 key,
-                fields,
+                value,
                 expire_at_ms,
             } => {
-                let pairs: Vec<String> = fields
-                    .iter()
-                    .map(|(f, v)| format!("\"{}\" \"{}\"", text(f), text(v)))
-                    .collect();
-                let hash = format!("HASH {} {}", text(key), pairs.join(" "));
+                let whole = value.describe(&text(key));
                 match expire_at_ms {
-                    Some(at) => format!("{hash} PXAT {at}"),
-                    None => hash,
+                    Some(at) => format!("{whole} PXAT {at}"),
+                    None => whole,
                 }
             }
             Effect::FlushAll => "FLUSHALL".to_string(),

@@ -1,6 +1,6 @@
 //! The keyspace and command execution.
 //!
-//! Keys hold strings or hashes with an optional absolute expiry (`expire_at_ms`, on the server's clock).
+//! Keys hold strings, hashes, lists, sets or sorted sets with an optional absolute expiry (`expire_at_ms`, on the server's clock).
 //! A key is logically gone when `now_ms > expire_at_ms`: at `now_ms == expire_at_ms` it still
 //! exists and `PTTL` answers 0 (Redis's lazy expiry rule). A primary deletes an expired key
 //! when a command touches it and records an [`Effect::Del`] for its replicas; a replica never
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
+use super::collection::Collection;
 use super::command::{
     arity_ok, integer_arg, invalid_expire_error, is_hello, parse_i64, plain_spec, precheck,
     select_index, wrong_arity_error, Command, DelexCondition, ExpireFlags, ExpireKind,
@@ -26,6 +27,7 @@ use sha1::{Digest, Sha1};
 
 use super::scripts::{self, ScriptHost, ScriptId};
 
+mod collections;
 mod strings;
 
 /// The version this stand-in answers as (the real server it is checked against).
@@ -44,20 +46,20 @@ pub enum Role {
 /// One stored key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Entry {
-    /// A string's bytes (empty for a hash).
+    /// A string's bytes (empty for a collection).
     value: Vec<u8>,
     /// Absolute expiry on the server clock, if any.
     expire_at_ms: Option<u64>,
-    /// A hash's fields and values in insertion order (as Redis keeps a small hash); `None`
-    /// for a string.
-    hash: Option<HashFields>,
+    /// A hash, list, set or sorted set; `None` for a string.
+    collection: Option<Collection>,
 }
 
 /// A hash's fields and values, in insertion order.
 type HashFields = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Redis's error for a command used on a key of another type.
-const WRONGTYPE_ERROR: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub(crate) const WRONGTYPE_ERROR: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 impl Entry {
     /// A string entry.
@@ -65,13 +67,23 @@ impl Entry {
         Entry {
             value,
             expire_at_ms,
-            hash: None,
+            collection: None,
         }
     }
 
-    /// The string's bytes, or `WRONGTYPE` for a hash.
+    /// A collection entry.
+    fn collection(collection: Collection, expire_at_ms: Option<u64>) -> Entry {
+        debug_assert!(!collection.is_empty(), "Redis keeps no empty collection");
+        Entry {
+            value: Vec::new(),
+            expire_at_ms,
+            collection: Some(collection),
+        }
+    }
+
+    /// The string's bytes, or `WRONGTYPE` for a collection.
     fn string_value(&self) -> Result<&[u8], Reply> {
-        match self.hash {
+        match self.collection {
             None => Ok(&self.value),
             Some(_) => Err(Reply::error(WRONGTYPE_ERROR)),
         }
@@ -307,7 +319,7 @@ impl Redis {
     pub fn stored(&self, key: &[u8]) -> Option<(&[u8], Option<u64>)> {
         self.keyspace
             .get(key)
-            .filter(|entry| entry.hash.is_none())
+            .filter(|entry| entry.collection.is_none())
             .map(|entry| (entry.value.as_slice(), entry.expire_at_ms))
     }
 
@@ -360,16 +372,12 @@ impl Redis {
                 let entry = Entry::string(value.clone(), *expire_at_ms);
                 self.keyspace.insert(Arc::from(key.as_slice()), entry);
             }
-            Effect::Hash {
+            Effect::Collection {
                 key,
-                fields,
+                value,
                 expire_at_ms,
             } => {
-                let entry = Entry {
-                    value: Vec::new(),
-                    expire_at_ms: *expire_at_ms,
-                    hash: Some(fields.clone()),
-                };
+                let entry = Entry::collection(value.clone(), *expire_at_ms);
                 self.keyspace.insert(Arc::from(key.as_slice()), entry);
             }
             Effect::Del { key } => {
@@ -490,13 +498,17 @@ impl Redis {
             Command::Echo(message) => Reply::Bulk(message.clone()),
             Command::Type(key) => Reply::Status(
                 match self.lookup(key, now_ms) {
-                    Some(Entry { hash: None, .. }) => "string",
-                    Some(_) => "hash",
+                    Some(Entry {
+                        collection: Some(collection),
+                        ..
+                    }) => collection.type_name(),
+                    Some(_) => "string",
                     None => "none",
                 }
                 .into(),
             ),
             Command::Hash(argv) => self.hash_command(argv, now_ms),
+            Command::Collection(argv) => self.collection_command(argv, now_ms),
             Command::Strings(argv) => self.strings_command(argv, now_ms),
             Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
             Command::Time => Reply::Array(vec![
@@ -963,17 +975,17 @@ impl Redis {
             Some(Entry {
                 value,
                 expire_at_ms: Some(_),
-                hash: None,
+                collection: None,
             }) => {
                 self.write_key(key, value, None);
                 Reply::Integer(1)
             }
             Some(Entry {
                 expire_at_ms: Some(_),
-                hash: Some(fields),
+                collection: Some(collection),
                 ..
             }) => {
-                self.write_hash(key, fields, None);
+                self.write_collection(key, collection, None);
                 Reply::Integer(1)
             }
             _ => Reply::Integer(0),
@@ -1004,9 +1016,11 @@ impl Redis {
         };
         let matches = match condition {
             DelexCondition::Always => true,
-            DelexCondition::IfEqual(expected) => entry.value == *expected && entry.hash.is_none(),
+            DelexCondition::IfEqual(expected) => {
+                entry.value == *expected && entry.collection.is_none()
+            }
             DelexCondition::IfNotEqual(unexpected) => {
-                entry.value != *unexpected || entry.hash.is_some()
+                entry.value != *unexpected || entry.collection.is_some()
             }
         };
         if !matches {
@@ -1022,7 +1036,9 @@ impl Redis {
             .iter()
             .map(|key| match self.lookup(key, now_ms) {
                 Some(Entry {
-                    value, hash: None, ..
+                    value,
+                    collection: None,
+                    ..
                 }) => Reply::Bulk(value),
                 _ => Reply::Nil,
             })
@@ -1075,19 +1091,27 @@ impl Redis {
 
     /// Stores the hash `key` (which must have at least one field) and records it whole.
     fn write_hash(&mut self, key: &[u8], fields: HashFields, expire_at_ms: Option<u64>) {
+        self.write_collection(key, Collection::Hash(fields), expire_at_ms);
+    }
+
+    /// Stores the collection `key` holds now (deleting the key when it is empty, as Redis
+    /// does) and records it whole.
+    fn write_collection(&mut self, key: &[u8], value: Collection, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        if value.is_empty() {
+            if self.keyspace.contains_key(key) {
+                self.delete_key(key);
+            }
+            return;
+        }
         self.touch(key);
-        self.record(|| Effect::Hash {
+        self.record(|| Effect::Collection {
             key: key.to_vec(),
-            fields: fields.clone(),
+            value: value.clone(),
             expire_at_ms,
         });
-        let entry = Entry {
-            value: Vec::new(),
-            expire_at_ms,
-            hash: Some(fields),
-        };
-        self.keyspace.insert(Arc::from(key), entry);
+        self.keyspace
+            .insert(Arc::from(key), Entry::collection(value, expire_at_ms));
     }
 
     /// The hash at `key` (empty when missing; its expiry), or `WRONGTYPE`.
@@ -1095,7 +1119,7 @@ impl Redis {
         match self.lookup(key, now_ms) {
             None => Ok((Vec::new(), None)),
             Some(Entry {
-                hash: Some(fields),
+                collection: Some(Collection::Hash(fields)),
                 expire_at_ms,
                 ..
             }) => Ok((fields, expire_at_ms)),

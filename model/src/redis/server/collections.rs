@@ -1,0 +1,916 @@
+//! Lists, sets and sorted sets: the commands lock libraries and queues built on Redis use
+//! beyond strings and hashes (Redisson's fair lock keeps its queue in a list and its
+//! timeouts in a sorted set; semaphores and rate limiters use sorted sets). Each follows Redis
+//! 7.0's `t_list.c`, `t_set.c` and `t_zset.c`: the order in which arguments are read, the key
+//! looked up and its type checked decides which error a bad call gets, and a key is only
+//! counted as modified (for `WATCH`) when Redis would signal it.
+//!
+//! Not here: blocking pops, commands of several keys (`LMOVE`, `SMOVE`, `SINTER`, `ZUNION`,
+//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), lexicographic ranges other than
+//! `ZRANGE ... BYLEX`, `LPOS` and the `SCAN` family: they get Redis's unknown command error.
+
+use std::collections::BTreeSet;
+
+use super::Redis;
+use super::{Entry, WRONGTYPE_ERROR};
+use crate::redis::collection::{parse_score, set_members_order, Collection, Score, ScoreBound};
+use crate::redis::command::{integer_arg, wrong_arity_error, SYNTAX_ERROR};
+use crate::redis::reply::Reply;
+
+/// A sorted set's members, ordered by score and then member bytes.
+type Members = Vec<(Score, Vec<u8>)>;
+
+/// What a command's key holds, when it holds the type the command works on.
+type Found<T> = Option<(T, Option<u64>)>;
+
+/// `getPositiveLongFromObjectOrReply` with no message of its own.
+const NOT_POSITIVE_ERROR: &str = "ERR value is out of range, must be positive";
+const NOT_A_FLOAT_ERROR: &str = "ERR value is not a valid float";
+const RANGE_NOT_A_FLOAT_ERROR: &str = "ERR min or max is not a float";
+const LEX_RANGE_ERROR: &str = "ERR min or max not valid string range item";
+const NAN_ERROR: &str = "ERR resulting score is not a number (NaN)";
+
+impl Redis {
+    /// Runs a list, set or sorted-set command (argv checked against the command table).
+    pub(super) fn collection_command(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let name = argv[0].to_ascii_lowercase();
+        let outcome = match name.as_slice() {
+            b"lpush" | b"rpush" | b"lpushx" | b"rpushx" => self.push(&name, argv, now_ms),
+            b"lpop" | b"rpop" => self.pop(&name, argv, now_ms),
+            b"llen" => self
+                .list_at(&argv[1], now_ms)
+                .map(|found| Reply::Integer(found.map_or(0, |(list, _)| length(list.len())))),
+            b"lindex" => self.lindex(argv, now_ms),
+            b"lrange" => self.lrange(argv, now_ms),
+            b"lrem" => self.lrem(argv, now_ms),
+            b"lset" => self.lset(argv, now_ms),
+            b"ltrim" => self.ltrim(argv, now_ms),
+            b"linsert" => self.linsert(argv, now_ms),
+            b"sadd" => self.sadd(argv, now_ms),
+            b"srem" => self.srem(argv, now_ms),
+            b"sismember" => self.set_at(&argv[1], now_ms).map(|found| {
+                Reply::Integer(i64::from(
+                    found.is_some_and(|(set, _)| set.contains(&argv[2])),
+                ))
+            }),
+            b"smismember" => self.set_at(&argv[1], now_ms).map(|found| {
+                let set = found.map(|(set, _)| set).unwrap_or_default();
+                Reply::Array(
+                    argv[2..]
+                        .iter()
+                        .map(|member| Reply::Integer(i64::from(set.contains(member))))
+                        .collect(),
+                )
+            }),
+            b"smembers" => self.set_at(&argv[1], now_ms).map(|found| {
+                let set = found.map(|(set, _)| set).unwrap_or_default();
+                Reply::Array(
+                    set_members_order(&set)
+                        .into_iter()
+                        .map(Reply::Bulk)
+                        .collect(),
+                )
+            }),
+            b"scard" => self
+                .set_at(&argv[1], now_ms)
+                .map(|found| Reply::Integer(found.map_or(0, |(set, _)| length(set.len())))),
+            b"zadd" => self.zadd(argv, false, now_ms),
+            b"zincrby" => self.zadd(argv, true, now_ms),
+            b"zrem" => self.zrem(argv, now_ms),
+            b"zscore" => self.zset_at(&argv[1], now_ms).map(|found| {
+                found.map_or(Reply::Nil, |(members, _)| score_reply(&members, &argv[2]))
+            }),
+            b"zmscore" => self.zset_at(&argv[1], now_ms).map(|found| {
+                let members = found.map(|(members, _)| members).unwrap_or_default();
+                Reply::Array(
+                    argv[2..]
+                        .iter()
+                        .map(|member| score_reply(&members, member))
+                        .collect(),
+                )
+            }),
+            b"zcard" => self
+                .zset_at(&argv[1], now_ms)
+                .map(|found| Reply::Integer(found.map_or(0, |(members, _)| length(members.len())))),
+            b"zcount" => self.zcount(argv, now_ms),
+            b"zrank" | b"zrevrank" => self.zset_at(&argv[1], now_ms).map(|found| {
+                let Some((members, _)) = found else {
+                    return Reply::Nil;
+                };
+                match members.iter().position(|(_, m)| *m == argv[2]) {
+                    Some(at) if name == b"zrank" => Reply::Integer(length(at)),
+                    Some(at) => Reply::Integer(length(members.len() - 1 - at)),
+                    None => Reply::Nil,
+                }
+            }),
+            b"zrange" => self.zrange(argv, RangeBy::Auto, Direction::Auto, now_ms),
+            b"zrevrange" => self.zrange(argv, RangeBy::Rank, Direction::Reverse, now_ms),
+            b"zrangebyscore" => self.zrange(argv, RangeBy::Score, Direction::Forward, now_ms),
+            b"zrevrangebyscore" => self.zrange(argv, RangeBy::Score, Direction::Reverse, now_ms),
+            b"zremrangebyscore" | b"zremrangebyrank" => self.zremrange(&name, argv, now_ms),
+            b"zpopmin" | b"zpopmax" => self.zpop(&name, argv, now_ms),
+            _ => unreachable!("not a collection command"),
+        };
+        outcome.unwrap_or_else(|error| error)
+    }
+
+    // ----- typed access ----------------------------------------------------------------
+
+    /// What `key` holds if `pick` takes it: `None` when the key is missing, `WRONGTYPE` when
+    /// it holds another type.
+    fn typed_at<T>(
+        &mut self,
+        key: &[u8],
+        now_ms: u64,
+        pick: impl FnOnce(Collection) -> Option<T>,
+    ) -> Result<Found<T>, Reply> {
+        let Some(Entry {
+            collection,
+            expire_at_ms,
+            ..
+        }) = self.lookup(key, now_ms)
+        else {
+            return Ok(None);
+        };
+        match collection.and_then(pick) {
+            Some(value) => Ok(Some((value, expire_at_ms))),
+            None => Err(Reply::error(WRONGTYPE_ERROR)),
+        }
+    }
+
+    fn list_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<Vec<Vec<u8>>>, Reply> {
+        self.typed_at(key, now_ms, |c| match c {
+            Collection::List(list) => Some(list),
+            _ => None,
+        })
+    }
+
+    fn set_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<BTreeSet<Vec<u8>>>, Reply> {
+        self.typed_at(key, now_ms, |c| match c {
+            Collection::Set(set) => Some(set),
+            _ => None,
+        })
+    }
+
+    fn zset_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<Members>, Reply> {
+        self.typed_at(key, now_ms, |c| match c {
+            Collection::SortedSet(members) => Some(members),
+            _ => None,
+        })
+    }
+
+    // ----- lists -------------------------------------------------------------------------
+
+    /// `LPUSH`/`RPUSH`/`LPUSHX`/`RPUSHX`: the new length (0 for `..X` on a missing key).
+    fn push(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let head = name.starts_with(b"l");
+        let only_existing = name.ends_with(b"x");
+        let (mut list, expire_at_ms) = match self.list_at(&argv[1], now_ms)? {
+            Some(found) => found,
+            None if only_existing => return Ok(Reply::Integer(0)),
+            None => (Vec::new(), None),
+        };
+        for element in &argv[2..] {
+            if head {
+                list.insert(0, element.clone());
+            } else {
+                list.push(element.clone());
+            }
+        }
+        let len = length(list.len());
+        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        Ok(Reply::Integer(len))
+    }
+
+    /// `LPOP`/`RPOP key [count]`: one element, or an array of up to `count`.
+    fn pop(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let fullname = if name == b"lpop" { "lpop" } else { "rpop" };
+        if argv.len() > 3 {
+            return Err(wrong_arity_error(fullname));
+        }
+        let count = argv.get(2).map(|arg| positive_arg(arg)).transpose()?;
+        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(if count.is_some() {
+                Reply::NilArray
+            } else {
+                Reply::Nil
+            });
+        };
+        if count == Some(0) {
+            return Ok(Reply::Array(Vec::new()));
+        }
+        let taken = usize::try_from(count.unwrap_or(1))
+            .unwrap_or(usize::MAX)
+            .min(list.len());
+        let popped: Vec<Vec<u8>> = if fullname == "lpop" {
+            list.drain(..taken).collect()
+        } else {
+            list.drain(list.len() - taken..).rev().collect()
+        };
+        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        Ok(match count {
+            None => Reply::Bulk(popped.into_iter().next().expect("a list is never empty")),
+            Some(_) => Reply::Array(popped.into_iter().map(Reply::Bulk).collect()),
+        })
+    }
+
+    /// `LINDEX key index`: the key is looked up before the index is read.
+    fn lindex(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let Some((list, _)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Nil);
+        };
+        let index = integer_arg(&argv[2])?;
+        Ok(match list_index(list.len(), index) {
+            Some(at) => Reply::Bulk(list[at].clone()),
+            None => Reply::Nil,
+        })
+    }
+
+    /// `LRANGE key start stop`.
+    fn lrange(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let start = integer_arg(&argv[2])?;
+        let stop = integer_arg(&argv[3])?;
+        let Some((list, _)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Array(Vec::new()));
+        };
+        let range = index_range(list.len(), start, stop).unwrap_or(0..0);
+        Ok(Reply::Array(
+            list[range].iter().cloned().map(Reply::Bulk).collect(),
+        ))
+    }
+
+    /// `LREM key count element`: from the head for a positive count, the tail for a negative
+    /// one, every match for 0.
+    fn lrem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let count = integer_arg(&argv[2])?;
+        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+        let mut removed = 0usize;
+        let matches = |element: &Vec<u8>, removed: &mut usize| {
+            let take = *element == argv[3] && (limit == 0 || *removed < limit);
+            if take {
+                *removed += 1;
+            }
+            !take
+        };
+        if count < 0 {
+            list.reverse();
+            list.retain(|element| matches(element, &mut removed));
+            list.reverse();
+        } else {
+            list.retain(|element| matches(element, &mut removed));
+        }
+        if removed > 0 {
+            self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        }
+        Ok(Reply::Integer(length(removed)))
+    }
+
+    /// `LSET key index element`.
+    fn lset(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+            return Err(Reply::error("ERR no such key"));
+        };
+        let index = integer_arg(&argv[2])?;
+        let Some(at) = list_index(list.len(), index) else {
+            return Err(Reply::error("ERR index out of range"));
+        };
+        list[at] = argv[3].clone();
+        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        Ok(Reply::ok())
+    }
+
+    /// `LTRIM key start stop`: keeps the range; an existing key counts as modified even when
+    /// nothing was removed (as in Redis).
+    fn ltrim(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let start = integer_arg(&argv[2])?;
+        let stop = integer_arg(&argv[3])?;
+        let Some((list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(Reply::ok());
+        };
+        let kept = match index_range(list.len(), start, stop) {
+            Some(range) => list[range].to_vec(),
+            None => Vec::new(),
+        };
+        self.write_collection(&argv[1], Collection::List(kept), expire_at_ms);
+        Ok(Reply::ok())
+    }
+
+    /// `LINSERT key BEFORE|AFTER pivot element`: the new length, -1 without the pivot.
+    fn linsert(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let after = if argv[2].eq_ignore_ascii_case(b"after") {
+            true
+        } else if argv[2].eq_ignore_ascii_case(b"before") {
+            false
+        } else {
+            return Err(Reply::error(SYNTAX_ERROR));
+        };
+        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let Some(at) = list.iter().position(|element| *element == argv[3]) else {
+            return Ok(Reply::Integer(-1));
+        };
+        list.insert(if after { at + 1 } else { at }, argv[4].clone());
+        let len = length(list.len());
+        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        Ok(Reply::Integer(len))
+    }
+
+    // ----- sets --------------------------------------------------------------------------
+
+    /// `SADD key member...`: how many were new.
+    fn sadd(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let (mut set, expire_at_ms) = self.set_at(&argv[1], now_ms)?.unwrap_or_default();
+        let added = argv[2..]
+            .iter()
+            .filter(|member| set.insert((*member).clone()))
+            .count();
+        if added > 0 {
+            self.write_collection(&argv[1], Collection::Set(set), expire_at_ms);
+        }
+        Ok(Reply::Integer(length(added)))
+    }
+
+    /// `SREM key member...`: how many were there.
+    fn srem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let Some((mut set, expire_at_ms)) = self.set_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let removed = argv[2..]
+            .iter()
+            .filter(|member| set.remove(*member))
+            .count();
+        if removed > 0 {
+            self.write_collection(&argv[1], Collection::Set(set), expire_at_ms);
+        }
+        Ok(Reply::Integer(length(removed)))
+    }
+
+    // ----- sorted sets -------------------------------------------------------------------
+
+    /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member...`, and `ZINCRBY key increment
+    /// member` (which Redis runs as `ZADD` with `INCR`, reading options the same way).
+    fn zadd(&mut self, argv: &[Vec<u8>], zincrby: bool, now_ms: u64) -> Result<Reply, Reply> {
+        let mut flags = AddFlags {
+            incr: zincrby,
+            ..AddFlags::default()
+        };
+        let mut changed_count = false;
+        let mut at = 2;
+        while at < argv.len() {
+            let option = argv[at].to_ascii_lowercase();
+            match option.as_slice() {
+                b"nx" => flags.nx = true,
+                b"xx" => flags.xx = true,
+                b"ch" => changed_count = true,
+                b"incr" => flags.incr = true,
+                b"gt" => flags.gt = true,
+                b"lt" => flags.lt = true,
+                _ => break,
+            }
+            at += 1;
+        }
+        let pairs = &argv[at..];
+        if pairs.is_empty() || pairs.len() % 2 == 1 {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        if flags.nx && flags.xx {
+            return Err(Reply::error(
+                "ERR XX and NX options at the same time are not compatible",
+            ));
+        }
+        if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
+            return Err(Reply::error(
+                "ERR GT, LT, and/or NX options at the same time are not compatible",
+            ));
+        }
+        if flags.incr && pairs.len() > 2 {
+            return Err(Reply::error(
+                "ERR INCR option supports a single increment-element pair",
+            ));
+        }
+        let scores: Vec<f64> = pairs
+            .iter()
+            .step_by(2)
+            .map(|score| parse_score(score).ok_or_else(|| Reply::error(NOT_A_FLOAT_ERROR)))
+            .collect::<Result<_, _>>()?;
+        let found = self.zset_at(&argv[1], now_ms)?;
+        let nothing = || {
+            if flags.incr {
+                Reply::Nil
+            } else {
+                Reply::Integer(0)
+            }
+        };
+        let (mut members, expire_at_ms) = match found {
+            Some(found) => found,
+            None if flags.xx => return Ok(nothing()),
+            None => (Vec::new(), None),
+        };
+        let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
+        let mut last_score = 0.0;
+        for (score, member) in scores.into_iter().zip(pairs.iter().skip(1).step_by(2)) {
+            match zset_add(&mut members, score, member, flags) {
+                AddOutcome::NotANumber => return Err(Reply::error(NAN_ERROR)),
+                AddOutcome::Nothing => {}
+                AddOutcome::Added(score) => {
+                    added += 1;
+                    processed += 1;
+                    last_score = score;
+                }
+                AddOutcome::Updated(score) => {
+                    updated += 1;
+                    processed += 1;
+                    last_score = score;
+                }
+                AddOutcome::Unchanged(score) => {
+                    processed += 1;
+                    last_score = score;
+                }
+            }
+        }
+        if added > 0 || updated > 0 {
+            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        }
+        Ok(if flags.incr {
+            if processed > 0 {
+                Reply::Bulk(crate::redis::collection::format_g17(last_score).into_bytes())
+            } else {
+                Reply::Nil
+            }
+        } else if changed_count {
+            Reply::Integer(added + updated)
+        } else {
+            Reply::Integer(added)
+        })
+    }
+
+    /// `ZREM key member...`: how many were there.
+    fn zrem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let mut removed = 0;
+        for member in &argv[2..] {
+            if let Some(at) = members.iter().position(|(_, m)| m == member) {
+                members.remove(at);
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        }
+        Ok(Reply::Integer(removed))
+    }
+
+    /// `ZCOUNT key min max`: the range is read before the key is looked up.
+    fn zcount(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let range = score_range(&argv[2], &argv[3])?;
+        let Some((members, _)) = self.zset_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let count = members
+            .iter()
+            .filter(|(score, _)| range.contains(score.value()))
+            .count();
+        Ok(Reply::Integer(length(count)))
+    }
+
+    /// `ZRANGE`, `ZREVRANGE`, `ZRANGEBYSCORE`, `ZREVRANGEBYSCORE`: Redis's
+    /// `zrangeGenericCommand`, which reads the options, then the range, then the key.
+    fn zrange(
+        &mut self,
+        argv: &[Vec<u8>],
+        mut by: RangeBy,
+        mut direction: Direction,
+        now_ms: u64,
+    ) -> Result<Reply, Reply> {
+        let mut with_scores = false;
+        let mut offset: i64 = 0;
+        let mut limit: i64 = -1;
+        let mut at = 4;
+        while at < argv.len() {
+            let left = argv.len() - at - 1;
+            let option = argv[at].to_ascii_lowercase();
+            match option.as_slice() {
+                b"withscores" => with_scores = true,
+                b"limit" if left >= 2 => {
+                    offset = integer_arg(&argv[at + 1])?;
+                    limit = integer_arg(&argv[at + 2])?;
+                    at += 2;
+                }
+                b"rev" if direction == Direction::Auto => direction = Direction::Reverse,
+                b"bylex" if by == RangeBy::Auto => by = RangeBy::Lex,
+                b"byscore" if by == RangeBy::Auto => by = RangeBy::Score,
+                _ => return Err(Reply::error(SYNTAX_ERROR)),
+            }
+            at += 1;
+        }
+        let reverse = direction == Direction::Reverse;
+        if by == RangeBy::Auto {
+            by = RangeBy::Rank;
+        }
+        if limit != -1 && by == RangeBy::Rank {
+            return Err(Reply::error(
+                "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+            ));
+        }
+        if with_scores && by == RangeBy::Lex {
+            return Err(Reply::error(
+                "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
+            ));
+        }
+        // By score or lex, a reversed range is given as max, min.
+        let (min, max) = if reverse && by != RangeBy::Rank {
+            (&argv[3], &argv[2])
+        } else {
+            (&argv[2], &argv[3])
+        };
+        let selection = match by {
+            RangeBy::Rank => Selection::Rank(integer_arg(min)?, integer_arg(max)?),
+            RangeBy::Score => Selection::Score(score_range(min, max)?),
+            RangeBy::Lex => Selection::Lex(LexRange::parse(min, max)?),
+            RangeBy::Auto => unreachable!("resolved above"),
+        };
+        let Some((members, _)) = self.zset_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Array(Vec::new()));
+        };
+        let picked: Vec<&(Score, Vec<u8>)> = match selection {
+            Selection::Rank(start, stop) => match index_range(members.len(), start, stop) {
+                None => Vec::new(),
+                Some(range) if reverse => {
+                    let len = members.len();
+                    (range.start..range.end)
+                        .map(|rank| &members[len - 1 - rank])
+                        .collect()
+                }
+                Some(range) => members[range].iter().collect(),
+            },
+            Selection::Score(range) => walk_range(
+                &members,
+                reverse,
+                offset,
+                limit,
+                |(score, _)| range.contains(score.value()),
+                |(score, _)| range.reaches_min(score.value()),
+                |(score, _)| range.reaches_max(score.value()),
+            ),
+            Selection::Lex(range) => walk_range(
+                &members,
+                reverse,
+                offset,
+                limit,
+                |(_, member)| range.contains(member),
+                |(_, member)| range.reaches_min(member),
+                |(_, member)| range.reaches_max(member),
+            ),
+        };
+        let mut reply = Vec::with_capacity(picked.len() * if with_scores { 2 } else { 1 });
+        for (score, member) in picked {
+            reply.push(Reply::Bulk(member.clone()));
+            if with_scores {
+                reply.push(Reply::Bulk(score.text()));
+            }
+        }
+        Ok(Reply::Array(reply))
+    }
+
+    /// `ZREMRANGEBYSCORE key min max` and `ZREMRANGEBYRANK key start stop`.
+    fn zremrange(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let selection = if name == b"zremrangebyrank" {
+            Selection::Rank(integer_arg(&argv[2])?, integer_arg(&argv[3])?)
+        } else {
+            Selection::Score(score_range(&argv[2], &argv[3])?)
+        };
+        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let before = members.len();
+        match selection {
+            Selection::Rank(start, stop) => {
+                let Some(range) = index_range(members.len(), start, stop) else {
+                    return Ok(Reply::Integer(0));
+                };
+                members.drain(range);
+            }
+            Selection::Score(range) => members.retain(|(score, _)| !range.contains(score.value())),
+            Selection::Lex(_) => unreachable!("no lex removal"),
+        }
+        let removed = before - members.len();
+        if removed > 0 {
+            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        }
+        Ok(Reply::Integer(length(removed)))
+    }
+
+    /// `ZPOPMIN`/`ZPOPMAX key [count]`: member and score pairs, flat (RESP2).
+    fn zpop(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        if argv.len() > 3 {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        let count = argv.get(2).map(|arg| positive_arg(arg)).transpose()?;
+        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+            return Ok(Reply::Array(Vec::new()));
+        };
+        if count == Some(0) {
+            return Ok(Reply::Array(Vec::new()));
+        }
+        let taken = usize::try_from(count.unwrap_or(1))
+            .unwrap_or(usize::MAX)
+            .min(members.len());
+        let popped: Vec<(Score, Vec<u8>)> = if name == b"zpopmin" {
+            members.drain(..taken).collect()
+        } else {
+            members.drain(members.len() - taken..).rev().collect()
+        };
+        self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        Ok(Reply::Array(
+            popped
+                .into_iter()
+                .flat_map(|(score, member)| [Reply::Bulk(member), Reply::Bulk(score.text())])
+                .collect(),
+        ))
+    }
+}
+
+/// The options of one `ZADD`.
+#[derive(Clone, Copy, Debug, Default)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    incr: bool,
+}
+
+/// What `zsetAdd` did with one score and member; the score is the member's score after it.
+enum AddOutcome {
+    /// The new score is NaN (`INCR` of `inf` by `-inf`): nothing changed.
+    NotANumber,
+    /// `NX` on an existing member, `XX` on a new one, or a `GT`/`LT` that did not hold.
+    Nothing,
+    Added(f64),
+    Updated(f64),
+    /// Processed, with the score it already had.
+    Unchanged(f64),
+}
+
+/// Redis's `zsetAdd` on a sorted set kept in order.
+fn zset_add(members: &mut Members, score: f64, member: &[u8], flags: AddFlags) -> AddOutcome {
+    if let Some(at) = members.iter().position(|(_, m)| m == member) {
+        if flags.nx {
+            return AddOutcome::Nothing;
+        }
+        let current = members[at].0.value();
+        let mut score = score;
+        if flags.incr {
+            score += current;
+        }
+        let Some(new) = Score::new(score) else {
+            return AddOutcome::NotANumber;
+        };
+        if (flags.lt && score >= current) || (flags.gt && score <= current) {
+            return AddOutcome::Nothing;
+        }
+        if score == current {
+            return AddOutcome::Unchanged(score);
+        }
+        members.remove(at);
+        insert_sorted(members, new, member);
+        AddOutcome::Updated(new.value())
+    } else if !flags.xx {
+        let Some(new) = Score::new(score) else {
+            return AddOutcome::NotANumber;
+        };
+        insert_sorted(members, new, member);
+        // The reply carries the score as given: `-0` is answered `-0` and stored as 0.
+        AddOutcome::Added(score)
+    } else {
+        AddOutcome::Nothing
+    }
+}
+
+/// Inserts a member that is not in the set at its place in score-then-bytes order.
+fn insert_sorted(members: &mut Members, score: Score, member: &[u8]) {
+    let at = members.partition_point(|(s, m)| (*s, m.as_slice()) < (score, member));
+    members.insert(at, (score, member.to_vec()));
+}
+
+/// `ZSCORE`'s reply for one member.
+fn score_reply(members: &Members, member: &[u8]) -> Reply {
+    members
+        .iter()
+        .find(|(_, m)| m == member)
+        .map_or(Reply::Nil, |(score, _)| Reply::Bulk(score.text()))
+}
+
+/// How `ZRANGE` selects: chosen by the command or its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RangeBy {
+    Auto,
+    Rank,
+    Score,
+    Lex,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Direction {
+    Auto,
+    Forward,
+    Reverse,
+}
+
+/// A parsed range.
+enum Selection {
+    Rank(i64, i64),
+    Score(ScoreRange),
+    Lex(LexRange),
+}
+
+/// A score interval, as `zslParseRange` reads it.
+#[derive(Clone, Copy, Debug)]
+struct ScoreRange {
+    min: ScoreBound,
+    max: ScoreBound,
+}
+
+impl ScoreRange {
+    fn contains(self, score: f64) -> bool {
+        self.min.below(score) && self.max.above(score)
+    }
+
+    fn reaches_min(self, score: f64) -> bool {
+        self.min.below(score)
+    }
+
+    fn reaches_max(self, score: f64) -> bool {
+        self.max.above(score)
+    }
+}
+
+fn score_range(min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
+    match (ScoreBound::parse(min), ScoreBound::parse(max)) {
+        (Some(min), Some(max)) => Ok(ScoreRange { min, max }),
+        _ => Err(Reply::error(RANGE_NOT_A_FLOAT_ERROR)),
+    }
+}
+
+/// One end of a lexicographic range: `-`, `+`, `[x` (inclusive) or `(x` (exclusive).
+#[derive(Clone, Debug)]
+enum LexBound {
+    Lowest,
+    Highest,
+    Inclusive(Vec<u8>),
+    Exclusive(Vec<u8>),
+}
+
+impl LexBound {
+    fn parse(bytes: &[u8]) -> Option<LexBound> {
+        match bytes.split_first() {
+            Some((b'+', [])) => Some(LexBound::Highest),
+            Some((b'-', [])) => Some(LexBound::Lowest),
+            Some((b'(', rest)) => Some(LexBound::Exclusive(rest.to_vec())),
+            Some((b'[', rest)) => Some(LexBound::Inclusive(rest.to_vec())),
+            _ => None,
+        }
+    }
+}
+
+/// A lexicographic interval, as `zslParseLexRange` reads it.
+#[derive(Clone, Debug)]
+struct LexRange {
+    min: LexBound,
+    max: LexBound,
+}
+
+impl LexRange {
+    fn parse(min: &[u8], max: &[u8]) -> Result<LexRange, Reply> {
+        match (LexBound::parse(min), LexBound::parse(max)) {
+            (Some(min), Some(max)) => Ok(LexRange { min, max }),
+            _ => Err(Reply::error(LEX_RANGE_ERROR)),
+        }
+    }
+
+    fn reaches_min(&self, member: &[u8]) -> bool {
+        match &self.min {
+            LexBound::Lowest => true,
+            LexBound::Highest => false,
+            LexBound::Inclusive(bound) => member >= bound.as_slice(),
+            LexBound::Exclusive(bound) => member > bound.as_slice(),
+        }
+    }
+
+    fn reaches_max(&self, member: &[u8]) -> bool {
+        match &self.max {
+            LexBound::Lowest => false,
+            LexBound::Highest => true,
+            LexBound::Inclusive(bound) => member <= bound.as_slice(),
+            LexBound::Exclusive(bound) => member < bound.as_slice(),
+        }
+    }
+
+    fn contains(&self, member: &[u8]) -> bool {
+        self.reaches_min(member) && self.reaches_max(member)
+    }
+}
+
+/// Redis's walk of a score or lex range with `LIMIT offset count`: find the first member in
+/// range from the low end (the last from the high end when reversed), skip `offset` members
+/// without looking at them, then take members while they are within the far end, at most
+/// `limit` (a negative limit takes all; a negative offset skips everything).
+fn walk_range(
+    members: &Members,
+    reverse: bool,
+    offset: i64,
+    limit: i64,
+    in_range: impl Fn(&(Score, Vec<u8>)) -> bool,
+    reaches_min: impl Fn(&(Score, Vec<u8>)) -> bool,
+    reaches_max: impl Fn(&(Score, Vec<u8>)) -> bool,
+) -> Vec<&(Score, Vec<u8>)> {
+    if offset > 0 && usize::try_from(offset).is_ok_and(|o| o >= members.len()) {
+        return Vec::new();
+    }
+    if offset < 0 {
+        return Vec::new();
+    }
+    let order: Box<dyn Iterator<Item = &(Score, Vec<u8>)>> = if reverse {
+        Box::new(members.iter().rev())
+    } else {
+        Box::new(members.iter())
+    };
+    // The first member at or past the near end; it must also be within the far end.
+    let near = |m: &(Score, Vec<u8>)| {
+        if reverse {
+            reaches_max(m)
+        } else {
+            reaches_min(m)
+        }
+    };
+    let far = |m: &(Score, Vec<u8>)| {
+        if reverse {
+            reaches_min(m)
+        } else {
+            reaches_max(m)
+        }
+    };
+    let mut walk = order.skip_while(|m| !near(m)).peekable();
+    if !walk.peek().is_some_and(|m| in_range(m)) {
+        return Vec::new();
+    }
+    let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(limit).unwrap_or(usize::MAX);
+    walk.skip(skip).take(take).take_while(|m| far(m)).collect()
+}
+
+/// A list index (negative from the tail) as a position, `None` when out of range.
+fn list_index(len: usize, index: i64) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let at = if index < 0 { len + index } else { index };
+    (0..len)
+        .contains(&at)
+        .then(|| usize::try_from(at).expect("in range"))
+}
+
+/// Redis's `start`/`stop` rules for `LRANGE`, `LTRIM`, `ZRANGE` by rank and
+/// `ZREMRANGEBYRANK`: negative from the end, clamped; `None` for an empty range.
+fn index_range(len: usize, start: i64, stop: i64) -> Option<std::ops::Range<usize>> {
+    let len_i = i64::try_from(len).ok()?;
+    let mut start = if start < 0 {
+        len_i.saturating_add(start)
+    } else {
+        start
+    };
+    let mut stop = if stop < 0 {
+        len_i.saturating_add(stop)
+    } else {
+        stop
+    };
+    if start < 0 {
+        start = 0;
+    }
+    if start > stop || start >= len_i {
+        return None;
+    }
+    if stop >= len_i {
+        stop = len_i - 1;
+    }
+    let start = usize::try_from(start).expect("non-negative");
+    let stop = usize::try_from(stop).expect("non-negative");
+    Some(start..stop + 1)
+}
+
+/// A positive count (`LPOP key count`, `ZPOPMIN key count`).
+fn positive_arg(bytes: &[u8]) -> Result<i64, Reply> {
+    match integer_arg(bytes) {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err(Reply::error(NOT_POSITIVE_ERROR)),
+    }
+}
+
+/// A length as a RESP integer.
+fn length(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
