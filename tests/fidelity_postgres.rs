@@ -1959,3 +1959,174 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
         drop(schema);
     });
 }
+
+/// Advisory locks that wait, on both servers: `pg_advisory_lock` waits for another session's
+/// session-level lock until it is unlocked (not until a transaction ends), and for a
+/// transaction-level lock until that transaction commits; a lock taken by a statement outside
+/// a block is gone when the statement ends; and two sessions each waiting for the other's lock
+/// deadlock, the first waiter failing with 40P01 when the cycle closes within its
+/// `deadlock_timeout` (300 ms on both). Each waiting step first waits until the server shows
+/// the waiter waiting (`pg_locks`; the stand-in's sessions).
+#[test]
+fn advisory_locks_wait_hand_over_and_deadlock() {
+    let Some(url) = database_url("advisory_locks_wait") else {
+        return;
+    };
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    type End = Result<String, (String, String)>;
+    async fn run(client: &Client, sql: &str) -> End {
+        match client.simple_query(sql).await {
+            Ok(messages) => Ok(messages
+                .iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(row) => {
+                        Some(row.get(0).unwrap_or("NULL").to_string())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(",")),
+            Err(error) => {
+                let db = error.as_db_error().expect("a server error");
+                Err((db.code().code().to_string(), db.message().to_string()))
+            }
+        }
+    }
+    async fn waiting(server: &Waiting<'_>, count: usize) {
+        let started = Instant::now();
+        loop {
+            let now = match server {
+                Waiting::Real { admin, pids } => {
+                    let row = admin
+                        .query_one(
+                            "SELECT count(DISTINCT pid) FROM pg_locks \
+                             WHERE NOT granted AND pid = ANY($1)",
+                            &[pids],
+                        )
+                        .await
+                        .expect("read pg_locks");
+                    usize::try_from(row.get::<_, i64>(0)).expect("a count")
+                }
+                Waiting::StandIn(postgres) => {
+                    let postgres = postgres.borrow();
+                    postgres
+                        .sessions()
+                        .into_iter()
+                        .filter(|&s| postgres.waiting_on(s).is_some())
+                        .count()
+                }
+            };
+            if now >= count {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{count} sessions never waited (only {now})"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    enum Waiting<'a> {
+        Real { admin: &'a Client, pids: Vec<i32> },
+        StandIn(&'a RefCell<Postgres>),
+    }
+    /// Every step's outcome, in the order the script defines.
+    async fn play(server: &Waiting<'_>, clients: [&Client; 2]) -> Vec<End> {
+        let [a, b] = clients;
+        let mut ends = Vec::new();
+        // A session-level lock is handed over by an unlock, inside A's open block.
+        ends.push(run(a, "BEGIN").await);
+        ends.push(run(a, "SELECT pg_advisory_lock(73101)").await);
+        let b_waits = run(b, "SELECT pg_advisory_lock(73101)");
+        let a_unlocks = async {
+            waiting(server, 1).await;
+            let unlocked = run(a, "SELECT pg_advisory_unlock(73101)").await;
+            let tried = run(a, "SELECT pg_try_advisory_lock(73101)").await;
+            (unlocked, tried)
+        };
+        let (b_end, (unlocked, tried_before)) = tokio::join!(b_waits, a_unlocks);
+        ends.extend([b_end, unlocked, tried_before]);
+        ends.push(run(a, "COMMIT").await);
+        ends.push(run(a, "SELECT pg_try_advisory_lock(73101)").await);
+        ends.push(run(b, "SELECT pg_advisory_unlock_all()").await);
+        // A transaction-level lock is handed over when A commits; B's own, taken outside a
+        // block, is gone when its statement ends.
+        ends.push(run(a, "BEGIN").await);
+        ends.push(run(a, "SELECT pg_advisory_xact_lock(73102)").await);
+        let b_waits = run(b, "SELECT pg_advisory_xact_lock(73102)");
+        let a_commits = async {
+            waiting(server, 1).await;
+            run(a, "COMMIT").await
+        };
+        let (b_end, committed) = tokio::join!(b_waits, a_commits);
+        ends.extend([b_end, committed]);
+        ends.push(run(a, "SELECT pg_try_advisory_lock(73102)").await);
+        ends.push(run(a, "SELECT pg_advisory_unlock_all()").await);
+        // A deadlock of two session-level locks: B closes the cycle 50 ms after A waited.
+        // The victim's failure does not release its session-level locks: B gets A's lock
+        // once A unlocks it.
+        ends.push(run(a, "SELECT pg_advisory_lock(73103)").await);
+        ends.push(run(b, "SELECT pg_advisory_lock(73104)").await);
+        let a_waits = async {
+            let waited = run(a, "SELECT pg_advisory_lock(73104)").await;
+            let unlocked = run(a, "SELECT pg_advisory_unlock(73103)").await;
+            (waited, unlocked)
+        };
+        let b_closes = async {
+            waiting(server, 1).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            run(b, "SELECT pg_advisory_lock(73103)").await
+        };
+        let ((a_end, unlocked), b_end) = tokio::join!(a_waits, b_closes);
+        ends.extend([a_end, unlocked, b_end]);
+        for client in [a, b] {
+            ends.push(run(client, "SELECT pg_advisory_unlock_all()").await);
+        }
+        ends
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, admin) = Schema::create(&url, "advisory_waits").await;
+        let mut real = Vec::new();
+        let mut pids = Vec::new();
+        for _ in 0..2 {
+            let (client, _) = connect_real(&url).await;
+            client
+                .batch_execute(&format!(
+                    "SET deadlock_timeout = '{}ms'",
+                    TIMEOUT.as_millis()
+                ))
+                .await
+                .expect("set the session up");
+            let pid: i32 = client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .expect("the backend's pid")
+                .get(0);
+            pids.push(pid);
+            real.push(client);
+        }
+        let real_server = Waiting::Real {
+            admin: &admin,
+            pids,
+        };
+        let postgres = Rc::new(RefCell::new(Postgres::new()));
+        let server =
+            PgServer::new(postgres.clone(), Rc::new(NoopObserver)).with_deadlock_timeout(TIMEOUT);
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+        let real_ends = play(&real_server, [&real[0], &real[1]]).await;
+        let ours = play(&Waiting::StandIn(&postgres), [&stand_in[0], &stand_in[1]]).await;
+        // What PostgreSQL does, so that a change on its side shows here first.
+        let deadlock = Err(("40P01".to_string(), "deadlock detected".to_string()));
+        assert_eq!(real_ends[2], Ok(String::new()), "B got the lock A unlocked");
+        assert_eq!(real_ends[4], Ok("f".to_string()), "B holds it now");
+        assert_eq!(real_ends[12], Ok("t".to_string()), "B's xact lock ended");
+        assert_eq!(real_ends[16], deadlock, "A waited first and fails");
+        assert_eq!(real_ends[17], Ok("t".to_string()), "A still held its lock");
+        assert_eq!(real_ends[18], Ok(String::new()), "B then gets A's lock");
+        assert_eq!(ours, real_ends, "stand-in vs PostgreSQL, step by step");
+        accept_loop.abort();
+        drop(schema);
+    });
+}

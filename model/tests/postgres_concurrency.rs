@@ -553,3 +553,60 @@ fn a_waiter_that_runs_something_else_leaves_the_queue_and_no_one_waits_for_it() 
     assert_eq!(db.waiting_on(c), None, "b holds nothing c could wait for");
     assert_eq!(blocked(&mut db, c, WRITE_BALANCE, &[2]), a);
 }
+
+/// Advisory locks in the engine, as the model checker and the simulation drive it: a
+/// `pg_advisory_lock` that conflicts is blocked by the holder and its wait is over only when
+/// the lock is free (a session-level lock outlives the holder's transactions); it then takes
+/// the lock; a disconnect gives every lock back; and with the checker's deadlock check at once
+/// the call that would close a cycle of advisory waits fails with 40P01.
+#[test]
+fn advisory_lock_waits_end_when_the_lock_is_free() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let mut db = Postgres::new();
+    let (a, b, c) = (db.connect(), db.connect(), db.connect());
+    let mut run = |db: &mut Postgres, session: SessionId, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows[0][0].clone()),
+            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
+            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
+        }
+    };
+    let void = Ok(Value::Text(String::new()));
+    assert_eq!(run(&mut db, a, "SELECT pg_advisory_lock(7)"), void);
+    let blocked = run(&mut db, b, "SELECT pg_advisory_lock(7)");
+    assert_eq!(blocked, Err(format!("blocked by {}", a.0)));
+    assert_eq!(db.waiting_on(b), Some(a));
+    assert!(
+        !db.lock_wait_over(b, a),
+        "a still holds the lock, in no transaction"
+    );
+    assert_eq!(
+        run(&mut db, a, "SELECT pg_advisory_unlock(7)"),
+        Ok(Value::Bool(true))
+    );
+    assert!(db.take_advisory_released());
+    assert!(db.lock_wait_over(b, a));
+    assert_eq!(run(&mut db, b, "SELECT pg_advisory_lock(7)"), void);
+    assert_eq!(
+        run(&mut db, c, "SELECT pg_try_advisory_lock(7)"),
+        Ok(Value::Bool(false))
+    );
+    db.disconnect(b);
+    assert_eq!(
+        run(&mut db, c, "SELECT pg_try_advisory_lock(7)"),
+        Ok(Value::Bool(true))
+    );
+    // A cycle: a holds 1 and waits for 2, c holds 2 (and 7) and asks for 1.
+    assert_eq!(run(&mut db, a, "SELECT pg_advisory_lock(1)"), void);
+    assert_eq!(run(&mut db, c, "SELECT pg_advisory_lock(2)"), void);
+    assert_eq!(
+        run(&mut db, a, "SELECT pg_advisory_lock(2)"),
+        Err(format!("blocked by {}", c.0))
+    );
+    assert_eq!(
+        run(&mut db, c, "SELECT pg_advisory_lock(1)"),
+        Err("40P01".to_string())
+    );
+    assert!(!db.lock_wait_over(a, c), "c keeps its session-level lock");
+}

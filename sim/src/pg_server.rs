@@ -664,6 +664,7 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                 SqlType::Text | SqlType::Unknown => {
                     Value::Text(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?)
                 }
+                SqlType::Void => Value::Text(String::new()),
                 SqlType::Numeric => {
                     return Err(error(
                         "0A000",
@@ -1066,9 +1067,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     /// committed, rolled back, ran a statement on its own, or its transaction failed, which
     /// releases its locks at once), or when its statement had waited: it has left the row's
     /// queue, and the next in line now sleeps on the row's holder instead of on the tuple
-    /// lock, a new sleep in PostgreSQL's terms that starts its `deadlock_timeout` again.
+    /// lock, a new sleep in PostgreSQL's terms that starts its `deadlock_timeout` again; or
+    /// when an advisory lock was let go.
     fn wake_waiters_if_locks_released(&self, left_a_queue: bool) {
-        if left_a_queue || self.transaction_status() != TransactionStatus::InTransaction {
+        // A session-level advisory lock is let go without its transaction ending.
+        let advisory_released = self.server.postgres.borrow_mut().take_advisory_released();
+        if left_a_queue
+            || advisory_released
+            || self.transaction_status() != TransactionStatus::InTransaction
+        {
             self.server.transaction_ended.notify_waiters();
         }
     }

@@ -1,5 +1,6 @@
 //! Table definitions and the expressions they and the statements use.
 
+use super::advisory::AdvisoryFn;
 use super::error::{sqlstate, PgError};
 use super::value::{check_range, Decimal, Float, SqlType, Value};
 
@@ -143,6 +144,9 @@ pub enum Expr {
     /// A scalar function of its arguments (already converted to the types it takes), with
     /// its result type.
     Call(ScalarFn, Vec<Expr>, SqlType),
+    /// An advisory lock function (`advisory.rs`) with its key arguments: run by the executor
+    /// (it changes the server), never folded or evaluated as a value.
+    Advisory(AdvisoryFn, Vec<Expr>),
     /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
     /// the value of the first condition that is true, else `otherwise` (NULL when absent).
     Case {
@@ -353,7 +357,19 @@ impl Expr {
             Expr::CountStar => SqlType::Int8,
             Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) | Expr::Call(_, _, ty) => *ty,
             Expr::Case { ty, .. } => *ty,
+            Expr::Advisory(function, _) => {
+                if function.answers_boolean() {
+                    SqlType::Bool
+                } else {
+                    SqlType::Void
+                }
+            }
         }
+    }
+
+    /// True when the expression calls an advisory lock function.
+    pub fn has_advisory(&self) -> bool {
+        matches!(self, Expr::Advisory(..)) || self.parts().into_iter().any(Expr::has_advisory)
     }
 
     /// Evaluates the expression.
@@ -438,6 +454,11 @@ impl Expr {
                 }
                 otherwise.eval(cx)?
             }
+            Expr::Advisory(..) => {
+                return Err(PgError::unsupported_statement(
+                    "an advisory lock function outside a SELECT list",
+                ))
+            }
         })
     }
 
@@ -461,6 +482,13 @@ impl Expr {
         match self {
             Expr::Const(value, _) => Ok(Some(value.clone())),
             Expr::Param(..) | Expr::Column(..) | Expr::Excluded(..) | Expr::CountStar => Ok(None),
+            // Volatile: its arguments are folded, the call is not.
+            Expr::Advisory(_, arguments) => {
+                for argument in arguments {
+                    argument.fold()?;
+                }
+                Ok(None)
+            }
             Expr::Aggregate(_, argument, _) => argument.fold().map(|_| None),
             Expr::Binary(op @ (BinOp::And | BinOp::Or), left, right) => {
                 // A false decides an AND, a true an OR.
@@ -534,9 +562,9 @@ impl Expr {
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
-            Expr::Coalesce(arguments, _) | Expr::Call(_, arguments, _) => {
-                arguments.iter().collect()
-            }
+            Expr::Coalesce(arguments, _)
+            | Expr::Call(_, arguments, _)
+            | Expr::Advisory(_, arguments) => arguments.iter().collect(),
             Expr::Case {
                 whens, otherwise, ..
             } => whens

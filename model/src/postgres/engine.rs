@@ -54,6 +54,7 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use super::advisory::{AdvisoryKey, AdvisoryLocks, AdvisoryMode, Released};
 use super::catalog::TableDef;
 use super::error::{PgError, PgNotice};
 use super::exec::{SqlExec, SqlResult};
@@ -329,6 +330,8 @@ pub(super) struct Session {
     pub(super) resuming: bool,
     /// The row a general statement waited for: `(table, key)`.
     pub(super) waited_row: Option<(String, Value)>,
+    /// The advisory lock a statement waits for (`advisory.rs`).
+    pub(super) waited_advisory: Option<(AdvisoryKey, AdvisoryMode)>,
     /// The isolation level of the open block.
     pub(super) isolation: Isolation,
     /// The snapshot of a `REPEATABLE READ`/`SERIALIZABLE` block, taken at its first query.
@@ -345,6 +348,9 @@ impl Hash for Session {
         self.status.hash(state);
         self.waiting_on.hash(state);
         self.resuming.hash(state);
+        if self.waited_advisory.is_some() {
+            self.waited_advisory.hash(state);
+        }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
             || self.snapshot.is_some()
@@ -383,6 +389,10 @@ pub struct Postgres {
     pub(super) next_session: u32,
     /// When a waiting session looks for a deadlock (a setting: not part of the state's hash).
     pub(super) deadlock_check: DeadlockCheck,
+    /// Advisory locks held (`advisory.rs`).
+    pub(super) advisory: AdvisoryLocks,
+    /// An advisory lock was let go since the driver last asked.
+    pub(super) advisory_released: Released,
 }
 
 /// When a session waiting for a row lock looks for a deadlock through itself.
@@ -451,6 +461,9 @@ impl Hash for Postgres {
         }
         self.sessions.hash(state);
         self.next_session.hash(state);
+        if !self.advisory.is_empty() {
+            self.advisory.hash(state);
+        }
         let others: Vec<(&Arc<str>, &Table)> = self
             .tables
             .iter()
@@ -502,6 +515,8 @@ impl Postgres {
             sessions: BTreeMap::new(),
             next_session: 0,
             deadlock_check: DeadlockCheck::AtOnce,
+            advisory: AdvisoryLocks::new(),
+            advisory_released: Released::default(),
         }
     }
 
@@ -522,6 +537,7 @@ impl Postgres {
         state.waiting_on = None;
         state.resuming = false;
         state.waited_row = None;
+        state.waited_advisory = None;
         let _ = self.fail(session, error.clone());
         self.leave_lock_queues(session);
         self.debug_check_invariants();
@@ -620,6 +636,7 @@ impl Postgres {
                 waiting_on: None,
                 resuming: false,
                 waited_row: None,
+                waited_advisory: None,
                 isolation: Isolation::ReadCommitted,
                 snapshot: None,
                 savepoints: Vec::new(),
@@ -634,6 +651,7 @@ impl Postgres {
         if self.sessions.contains_key(&session) {
             self.end_transaction(session, Ending::Rollback);
             self.leave_lock_queues(session);
+            self.release_all_holds(session);
             self.sessions.remove(&session);
         }
         self.debug_check_invariants();
@@ -827,6 +845,7 @@ impl Postgres {
             return Executed::done(Err(PgError::connection_does_not_exist()));
         };
         state.waiting_on = None;
+        state.waited_advisory = None;
         let resuming = std::mem::take(&mut state.resuming);
         if state.status == TxStatus::Failed && !statement.ends_transaction() {
             return Executed::done(Err(PgError::in_failed_transaction()));
@@ -1071,6 +1090,9 @@ impl Postgres {
     /// True when `session`, whose statement waits for `by`, may run it again: `by`'s
     /// transaction has ended and no session is queued ahead of it for the row.
     pub fn lock_wait_over(&self, session: SessionId, by: SessionId) -> bool {
+        if let Some((key, mode)) = self.sessions.get(&session).and_then(|s| s.waited_advisory) {
+            return self.advisory_conflict(session, key, mode).is_none();
+        }
         !self.in_transaction(by) && !self.queued_behind(session)
     }
 
@@ -1168,7 +1190,13 @@ impl Postgres {
     /// when it last ran instead would miss a cycle through a queue whose first waiter has
     /// changed, and a missed cycle is never looked for again: its sessions wait forever.
     fn blocker_now(&self, session: SessionId) -> Option<SessionId> {
-        let blocked_by = self.sessions.get(&session)?.waiting_on;
+        let state = self.sessions.get(&session)?;
+        if let Some((key, mode)) = state.waited_advisory {
+            return state
+                .waiting_on
+                .and_then(|_| self.advisory_conflict(session, key, mode));
+        }
+        let blocked_by = state.waiting_on;
         let queued_at = self.tables.values().find_map(|table| {
             table
                 .rows
@@ -1263,8 +1291,9 @@ impl Postgres {
                 }
             }
         }
+        self.release_xact_holds(session);
         for other in self.sessions.values_mut() {
-            if other.waiting_on == Some(session) {
+            if other.waiting_on == Some(session) && other.waited_advisory.is_none() {
                 other.waiting_on = None;
             }
         }
@@ -1294,7 +1323,7 @@ impl Postgres {
     pub(super) fn forget_waits_on_released(&mut self, session: SessionId) {
         if !self.holds_a_lock(session) {
             for other in self.sessions.values_mut() {
-                if other.waiting_on == Some(session) {
+                if other.waiting_on == Some(session) && other.waited_advisory.is_none() {
                     other.waiting_on = None;
                 }
             }

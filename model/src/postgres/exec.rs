@@ -12,6 +12,7 @@ use sqlparser::ast::{
     TransactionIsolationLevel, TransactionMode, UnaryOperator,
 };
 
+use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
     cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, ScalarFn, TableDef,
 };
@@ -211,10 +212,101 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
         }
         _ => {}
     }
+    check_advisory_placement(plan)?;
     for expr in exprs {
         expr.fold()?;
     }
     Ok(())
+}
+
+/// Advisory lock functions run as whole items of a `SELECT` list without `FROM`, `WHERE`,
+/// grouping, ordering, `LIMIT`, `DISTINCT` or a locking clause (how lock users call them);
+/// anywhere else they are 0A000.
+fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
+    let misplaced = |what: &str| {
+        unsupported(&format!(
+            "{what}: the stand-in runs advisory lock functions only as items of a SELECT \
+             list without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or FOR UPDATE"
+        ))
+    };
+    let nested = |expr: &Expr| expr.parts().into_iter().any(Expr::has_advisory);
+    match plan {
+        Plan::Select(select) => {
+            let plain = select.table.is_none()
+                && select.filter.is_none()
+                && select.order.is_empty()
+                && select.group_by.is_empty()
+                && select.having.is_none()
+                && select.limit.is_none()
+                && select.offset.is_none()
+                && select.lock.is_none()
+                && !select.distinct;
+            for (name, expr) in &select.items {
+                if nested(expr) || (!plain && expr.has_advisory()) {
+                    return Err(misplaced(name));
+                }
+            }
+            let elsewhere = select
+                .filter
+                .iter()
+                .chain(&select.having)
+                .chain(&select.limit);
+            if elsewhere
+                .chain(&select.offset)
+                .chain(&select.group_by)
+                .chain(select.order.iter().map(|(e, _, _)| e))
+                .any(Expr::has_advisory)
+            {
+                return Err(misplaced("a clause of SELECT"));
+            }
+            Ok(())
+        }
+        Plan::Insert(insert) => {
+            let mut all = insert
+                .rows
+                .iter()
+                .flatten()
+                .chain(insert.returning.iter().map(|(_, e)| e));
+            if all.any(Expr::has_advisory) {
+                return Err(misplaced("INSERT"));
+            }
+            if let Conflict::Update(assignments, filter) = &insert.conflict {
+                if assignments
+                    .iter()
+                    .map(|(_, e)| e)
+                    .chain(filter)
+                    .any(Expr::has_advisory)
+                {
+                    return Err(misplaced("INSERT"));
+                }
+            }
+            Ok(())
+        }
+        Plan::Update(update) => {
+            let mut all = update
+                .assignments
+                .iter()
+                .map(|(_, e)| e)
+                .chain(update.returning.iter().map(|(_, e)| e))
+                .chain(&update.filter);
+            if all.any(Expr::has_advisory) {
+                return Err(misplaced("UPDATE"));
+            }
+            Ok(())
+        }
+        Plan::Delete(delete) => {
+            let mut all = delete
+                .returning
+                .iter()
+                .map(|(_, e)| e)
+                .chain(&delete.filter);
+            if all.any(Expr::has_advisory) {
+                return Err(misplaced("DELETE"));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// What a Describe reports of a planned statement: its parameter types (an untyped one as
@@ -413,6 +505,9 @@ struct Analyzer<'a> {
     statement: &'a GeneralStatement,
     /// Where the first aggregate call of the statement is (for 42803 in a WHERE).
     aggregate_at: Option<Option<u32>>,
+    /// The parameter types are those of the values a statement runs with (every integer a
+    /// `bigint`), not those its client declared.
+    typed_by_values: bool,
 }
 
 impl Analyzer<'_> {
@@ -809,6 +904,53 @@ impl Analyzer<'_> {
         Ok(Expr::Call(ScalarFn::Substr, converted, SqlType::Text))
     }
 
+    /// An advisory lock function (`advisory.rs`): no argument for `pg_advisory_unlock_all`,
+    /// else one `bigint` or two `integer`s (an unknown literal or parameter takes the type),
+    /// else PostgreSQL's 42883 naming the types.
+    fn advisory_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: AdvisoryFn,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let wanted = match (function.action, arguments.len()) {
+            (AdvisoryAction::UnlockAll, 0) => None,
+            (AdvisoryAction::UnlockAll, _) => Some(SqlType::Unknown),
+            (_, 1) => Some(SqlType::Int8),
+            (_, 2) => Some(SqlType::Int4),
+            _ => Some(SqlType::Unknown),
+        };
+        let mut analysed = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            analysed.push(self.expr(scope, argument, wanted.unwrap_or(SqlType::Unknown))?);
+        }
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        // An `integer` parameter arrives here as `bigint` when the statement is planned again
+        // to run (the values carry no narrower type); its declared type was checked when the
+        // statement was parsed.
+        let fits = |expr: &Expr| match (wanted, expr.ty()) {
+            (Some(SqlType::Int8), ty) => {
+                matches!(ty, SqlType::Int4 | SqlType::Int8 | SqlType::Unknown)
+            }
+            (Some(SqlType::Int4), SqlType::Int4 | SqlType::Unknown) => true,
+            (Some(SqlType::Int4), SqlType::Int8) => {
+                self.typed_by_values && matches!(expr, Expr::Param(..))
+            }
+            _ => false,
+        };
+        if wanted == Some(SqlType::Unknown) || !analysed.iter().all(fits) {
+            return Err(undefined_function(name, &types, position));
+        }
+        let mut converted = Vec::with_capacity(analysed.len());
+        for (argument, node) in analysed.into_iter().zip(arguments) {
+            let at = self.statement.position_of(*node);
+            converted.push(self.convert(argument, wanted.unwrap_or(SqlType::Int8), at)?);
+        }
+        Ok(Expr::Advisory(function, converted))
+    }
+
     /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
     fn scalar_call(
         &mut self,
@@ -892,6 +1034,9 @@ impl Analyzer<'_> {
                 return Err(undefined_function(name, &[inner.ty()], position));
             };
             return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
+        }
+        if let Some(advisory) = AdvisoryFn::parse(name) {
+            return self.advisory_call(scope, advisory, name, &arguments, position);
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());
@@ -1257,7 +1402,18 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        let (plan, params) = self.analyze(statement, declared)?;
+        self.plan_typed(statement, declared, false)
+    }
+
+    /// [`Postgres::plan`], with parameter types taken from the values it is to run with
+    /// (`typed_by_values`) or declared by the client.
+    fn plan_typed(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        typed_by_values: bool,
+    ) -> Result<(Plan, Vec<SqlType>), PgError> {
+        let (plan, params) = self.analyze_typed(statement, declared, typed_by_values)?;
         fold_constants(&plan)?;
         Ok((plan, params))
     }
@@ -1268,8 +1424,18 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
+        self.analyze_typed(statement, declared, false)
+    }
+
+    fn analyze_typed(
+        &self,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        typed_by_values: bool,
+    ) -> Result<(Plan, Vec<SqlType>), PgError> {
         let mut analyzer = Analyzer {
             aggregate_at: None,
+            typed_by_values,
             tables: &self.tables,
             params: declared.to_vec(),
             statement,
@@ -1323,6 +1489,7 @@ impl Postgres {
             return done(Err(PgError::connection_does_not_exist()));
         };
         state.waiting_on = None;
+        state.waited_advisory = None;
         let resuming = std::mem::take(&mut state.resuming);
         let waited_row = state.waited_row.take().filter(|_| resuming);
         let failed = state.status == TxStatus::Failed;
@@ -1337,7 +1504,7 @@ impl Postgres {
                 Value::Float(_) => SqlType::Float8,
             })
             .collect();
-        let plan = match self.plan(statement, &declared) {
+        let plan = match self.plan_typed(statement, &declared, true) {
             Ok((plan, used)) => {
                 if failed && !matches!(plan, Plan::Commit | Plan::Rollback | Plan::RollbackTo(_)) {
                     return done(Err(PgError::in_failed_transaction()));
@@ -1396,6 +1563,13 @@ impl Postgres {
                 exec: SqlExec::Done(Ok(result)),
                 notice: Some(notice),
             },
+            Ok(Outcome::WaitAdvisory(holder, key, mode)) => {
+                let executed = self.wait_for(session, holder);
+                if matches!(executed.exec, Exec::Blocked { .. }) {
+                    self.session_mut(session).waited_advisory = Some((key, mode));
+                }
+                from_typed(executed)
+            }
             Ok(Outcome::Wait(holder, row)) => {
                 let executed = match &row {
                     Some((table, key)) => self.wait_for_row(session, holder, table, key),
@@ -1546,6 +1720,9 @@ impl Postgres {
         params: &[Value],
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
+        if plan.items.iter().any(|(_, e)| e.has_advisory()) {
+            return self.select_advisory(session, plan, params);
+        }
         if plan.lock.is_none() && !plan.aggregate {
             if let Some(descending) = self.read_in_key_order(plan) {
                 return self.select_streaming(session, plan, params, descending);
@@ -1652,6 +1829,69 @@ impl Postgres {
     /// `WHERE`, which its planner reads by an index scan, forwards or backwards
     /// (`Some(descending)`; without the `LIMIT` its choice depends on the table's width, and
     /// this takes the sort). `None`: it sorts.
+    /// A `SELECT` of advisory lock calls (and other items, computed on no row): the calls
+    /// run left to right. When one has to wait, the ones before it are undone (they run again
+    /// when the statement resumes).
+    fn select_advisory(
+        &mut self,
+        session: SessionId,
+        plan: &SelectPlan,
+        params: &[Value],
+    ) -> Result<Outcome, PgError> {
+        let before = self.advisory.clone();
+        let cx = EvalContext {
+            row: &[],
+            excluded: None,
+            params,
+        };
+        let mut row = Vec::with_capacity(plan.items.len());
+        let mut warning = None;
+        for (_, expr) in &plan.items {
+            let Expr::Advisory(function, arguments) = expr else {
+                row.push(expr.eval(&cx)?);
+                continue;
+            };
+            let values = arguments
+                .iter()
+                .map(|a| a.eval(&cx))
+                .collect::<Result<Vec<_>, _>>()?;
+            let key = match values.as_slice() {
+                [Value::Int(key)] => Some(AdvisoryKey::Big(*key)),
+                [Value::Int(a), Value::Int(b)] => match (i32::try_from(*a), i32::try_from(*b)) {
+                    (Ok(a), Ok(b)) => Some(AdvisoryKey::Pair(a, b)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if key.is_none() && function.action != AdvisoryAction::UnlockAll {
+                // A NULL argument: the functions are strict.
+                row.push(Value::Null);
+                continue;
+            }
+            match self.advisory_call(session, *function, key) {
+                CallOutcome::Done(value, notice) => {
+                    row.push(value);
+                    warning = warning.or(notice);
+                }
+                CallOutcome::Wait(holder) => {
+                    self.advisory = before;
+                    let key = key.expect("a lock call has a key");
+                    return Ok(Outcome::WaitAdvisory(holder, key, function.mode));
+                }
+            }
+        }
+        let result = SqlResult {
+            columns: columns_of(&plan.items),
+            rows: vec![row],
+            tag: "SELECT 1".to_string(),
+            rows_affected: 1,
+        };
+        Ok(match warning {
+            Some(notice) => Outcome::Notice(result, notice),
+            None => Outcome::Done(result),
+        })
+    }
+
     fn read_in_key_order(&self, plan: &SelectPlan) -> Option<bool> {
         match plan.order.as_slice() {
             [] => Some(false),
@@ -2311,6 +2551,8 @@ enum Outcome {
     Done(SqlResult),
     Notice(SqlResult, PgNotice),
     Wait(SessionId, Option<(String, Value)>),
+    /// Waiting for an advisory lock held by the session.
+    WaitAdvisory(SessionId, AdvisoryKey, AdvisoryMode),
 }
 
 fn done(result: Result<SqlResult, PgError>) -> SqlExecuted {

@@ -17,8 +17,10 @@
 //!   [`Postgres::execute`] (a fast path equal to the general one);
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages, hints and positions;
 //! - [`answer`]: an answer as the event log stores it, and its one rendering;
+//! - [`advisory`]: advisory locks (`pg_advisory_lock` and its family);
 //! - [`engine`]: the row store, sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
+pub mod advisory;
 pub mod answer;
 pub mod catalog;
 pub mod engine;

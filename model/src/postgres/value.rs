@@ -23,6 +23,9 @@ pub enum SqlType {
     Float8,
     /// A literal whose type the context decides (a quoted string, `NULL`).
     Unknown,
+    /// `void`: what `pg_advisory_lock` and other functions without a result answer (an
+    /// empty text).
+    Void,
 }
 
 impl SqlType {
@@ -35,6 +38,7 @@ impl SqlType {
             SqlType::Bool => 16,
             SqlType::Numeric => 1700,
             SqlType::Float8 => 701,
+            SqlType::Void => 2278,
         }
     }
 
@@ -61,6 +65,7 @@ impl SqlType {
             SqlType::Bool => "boolean",
             SqlType::Numeric => "numeric",
             SqlType::Float8 => "double precision",
+            SqlType::Void => "void",
             SqlType::Unknown => "unknown",
         }
     }
@@ -434,6 +439,8 @@ impl Value {
                 _ => Err(invalid()),
             },
             SqlType::Text | SqlType::Unknown => Ok(Value::Text(text.to_string())),
+            // void_in accepts anything and makes nothing of it.
+            SqlType::Void => Ok(Value::Text(String::new())),
         }
     }
 }

@@ -480,4 +480,14 @@ fn hash_postgres<H: Hasher>(
     for &waiter in row.queue {
         state.write_u64(session_name(waiter));
     }
+    // Advisory locks (none in the built-in safeguards: nothing is written then, so the
+    // fingerprints of their states stay what they were).
+    let mut advisory: Vec<_> = postgres
+        .advisory_holds()
+        .map(|(key, mode, holder, session, xact)| (key, mode, session_name(holder), session, xact))
+        .collect();
+    if !advisory.is_empty() {
+        advisory.sort_unstable();
+        advisory.hash(state);
+    }
 }
