@@ -564,7 +564,7 @@ fn advisory_lock_waits_end_when_the_lock_is_free() {
     use leaselab_model::postgres::{parse_general, SqlExec, Value};
     let mut db = Postgres::new();
     let (a, b, c) = (db.connect(), db.connect(), db.connect());
-    let mut run = |db: &mut Postgres, session: SessionId, sql: &str| {
+    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
         let statement = parse_general(sql).expect("parses");
         match db.execute_sql(session, &statement, &[]).exec {
             SqlExec::Done(Ok(result)) => Ok(result.rows[0][0].clone()),
