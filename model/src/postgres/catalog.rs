@@ -367,9 +367,17 @@ impl Expr {
         }
     }
 
-    /// True when the expression calls an advisory lock function.
+    /// True when the expression calls an advisory lock function. Iterative: a chain of a
+    /// thousand operators is a thousand levels deep.
     pub fn has_advisory(&self) -> bool {
-        matches!(self, Expr::Advisory(..)) || self.parts().into_iter().any(Expr::has_advisory)
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            if matches!(expr, Expr::Advisory(..)) {
+                return true;
+            }
+            pending.extend(expr.parts());
+        }
+        false
     }
 
     /// Evaluates the expression.

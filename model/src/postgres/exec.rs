@@ -530,7 +530,61 @@ impl Analyzer<'_> {
     }
 
     /// An expression, with unknown-typed literals and parameters resolved against `hint`.
+    /// The operators, the links of deep chains, are here; the rest is `expr_other`.
     fn expr(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        hint: SqlType,
+    ) -> Result<Expr, PgError> {
+        Ok(match node {
+            ast::Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Plus => BinOp::Add,
+                    BinaryOperator::Minus => BinOp::Sub,
+                    BinaryOperator::Multiply => BinOp::Mul,
+                    BinaryOperator::Divide => BinOp::Div,
+                    BinaryOperator::Modulo => BinOp::Mod,
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::NotEq => BinOp::Ne,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::Le,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::Ge,
+                    BinaryOperator::And => BinOp::And,
+                    BinaryOperator::Or => BinOp::Or,
+                    BinaryOperator::StringConcat => BinOp::Concat,
+                    other => return Err(unsupported(&format!("operator {other}"))),
+                };
+                if matches!(op, BinOp::And | BinOp::Or) {
+                    let l = self.expr(scope, left, SqlType::Bool)?;
+                    let r = self.expr(scope, right, SqlType::Bool)?;
+                    let name = if op == BinOp::And { "AND" } else { "OR" };
+                    let l = self.boolean(l, name, self.statement.position_of(left.as_ref()))?;
+                    let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
+                    return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
+                }
+                let mut l = self.expr(scope, left, SqlType::Unknown)?;
+                let r = self.expr(scope, right, l.ty())?;
+                if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
+                    l = self.expr(scope, left, r.ty())?;
+                }
+                // The operator's position: just after the left operand.
+                let op_position = self
+                    .statement
+                    .position(ast::Spanned::span(left.as_ref()).end)
+                    .map(|p| p + 1);
+                self.binary(op, l, r, op_position)?
+            }
+            _ => self.expr_other(scope, node, hint)?,
+        })
+    }
+
+    /// Every expression but an operator chain's links ([`Analyzer::expr`]). Never inlined:
+    /// its locals would grow the frame of `expr`, which a chain of a thousand operators
+    /// stacks a thousand times.
+    #[inline(never)]
+    fn expr_other(
         &mut self,
         scope: &Scope<'_>,
         node: &ast::Expr,
@@ -632,44 +686,6 @@ impl Analyzer<'_> {
                 let inner = self.expr(scope, expr, target)?;
                 self.convert(inner, target, position())?
             }
-            ast::Expr::BinaryOp { left, op, right } => {
-                let op = match op {
-                    BinaryOperator::Plus => BinOp::Add,
-                    BinaryOperator::Minus => BinOp::Sub,
-                    BinaryOperator::Multiply => BinOp::Mul,
-                    BinaryOperator::Divide => BinOp::Div,
-                    BinaryOperator::Modulo => BinOp::Mod,
-                    BinaryOperator::Eq => BinOp::Eq,
-                    BinaryOperator::NotEq => BinOp::Ne,
-                    BinaryOperator::Lt => BinOp::Lt,
-                    BinaryOperator::LtEq => BinOp::Le,
-                    BinaryOperator::Gt => BinOp::Gt,
-                    BinaryOperator::GtEq => BinOp::Ge,
-                    BinaryOperator::And => BinOp::And,
-                    BinaryOperator::Or => BinOp::Or,
-                    BinaryOperator::StringConcat => BinOp::Concat,
-                    other => return Err(unsupported(&format!("operator {other}"))),
-                };
-                if matches!(op, BinOp::And | BinOp::Or) {
-                    let l = self.expr(scope, left, SqlType::Bool)?;
-                    let r = self.expr(scope, right, SqlType::Bool)?;
-                    let name = if op == BinOp::And { "AND" } else { "OR" };
-                    let l = self.boolean(l, name, self.statement.position_of(left.as_ref()))?;
-                    let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
-                    return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
-                }
-                let mut l = self.expr(scope, left, SqlType::Unknown)?;
-                let r = self.expr(scope, right, l.ty())?;
-                if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
-                    l = self.expr(scope, left, r.ty())?;
-                }
-                // The operator's position: just after the left operand.
-                let op_position = self
-                    .statement
-                    .position(ast::Spanned::span(left.as_ref()).end)
-                    .map(|p| p + 1);
-                self.binary(op, l, r, op_position)?
-            }
             ast::Expr::Substring {
                 expr,
                 substring_from,
@@ -721,6 +737,7 @@ impl Analyzer<'_> {
 
     /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END`: each condition boolean (or, with an
     /// operand, compared with it by `=`), the values of one common type.
+    #[inline(never)]
     fn case(
         &mut self,
         scope: &Scope<'_>,
@@ -762,6 +779,7 @@ impl Analyzer<'_> {
     /// The arguments analysed and converted to their common type (PostgreSQL's
     /// `select_common_type` for these types: the first known type, widened among numbers;
     /// all unknown: `hint`, else `text`), or 42804 naming `what` (`COALESCE`, `CASE`, ...).
+    #[inline(never)]
     fn common_type(
         &mut self,
         scope: &Scope<'_>,
@@ -906,7 +924,9 @@ impl Analyzer<'_> {
 
     /// An advisory lock function (`advisory.rs`): no argument for `pg_advisory_unlock_all`,
     /// else one `bigint` or two `integer`s (an unknown literal or parameter takes the type),
-    /// else PostgreSQL's 42883 naming the types.
+    /// else PostgreSQL's 42883 naming the types. Never inlined: it would grow the frame of the
+    /// recursive `expr` that calls it.
+    #[inline(never)]
     fn advisory_call(
         &mut self,
         scope: &Scope<'_>,
@@ -984,7 +1004,9 @@ impl Analyzer<'_> {
 
     /// `count(e)`, `sum(e)`, `min(e)`, `max(e)`, `coalesce(...)`, `greatest(...)`,
     /// `least(...)`, `abs`, `upper`, `lower`, `length`; any other function is refused as
-    /// unsupported (0A000 naming it).
+    /// unsupported (0A000 naming it). Never inlined into the recursive `expr`, whose frame
+    /// every level of a deep expression pays.
+    #[inline(never)]
     fn function(
         &mut self,
         scope: &Scope<'_>,
@@ -1098,6 +1120,7 @@ impl Analyzer<'_> {
         Err(unsupported(&node.to_string()))
     }
 
+    #[inline(never)]
     fn literal(
         &mut self,
         value: &ast::Value,
@@ -1139,6 +1162,7 @@ impl Analyzer<'_> {
     }
 
     /// `expr` converted to `ty` (literals at once, so that their errors point at them).
+    #[inline(never)]
     fn convert(&mut self, expr: Expr, ty: SqlType, position: Option<u32>) -> Result<Expr, PgError> {
         if expr.ty() == ty {
             return Ok(expr);
@@ -1163,6 +1187,7 @@ impl Analyzer<'_> {
         }
     }
 
+    #[inline(never)]
     fn boolean(
         &mut self,
         expr: Expr,
@@ -1183,6 +1208,7 @@ impl Analyzer<'_> {
         }
     }
 
+    #[inline(never)]
     fn binary(
         &mut self,
         op: BinOp,
