@@ -1949,7 +1949,7 @@ fn the_comparison_can_fail() {
 // Lists, sets and sorted sets, byte for byte.
 
 /// Generated list, set and sorted-set sequences.
-const COLLECTION_SEQUENCES: u32 = 500;
+const COLLECTION_SEQUENCES: u32 = 2_000;
 
 /// A list element or set member.
 fn element() -> impl Strategy<Value = Arg> {

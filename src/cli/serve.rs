@@ -267,8 +267,11 @@ async fn serve_redis(args: &RedisArgs) -> CommandResult {
     let listener = listen(args.listen.bind, args.port, "--port").await?;
     let address = local_address(&listener)?;
     let clock: ClockMs = Rc::new(wall_clock_ms);
+    // A served stand-in has no replicas: recording its changes for them would only grow.
+    let mut redis = Redis::new();
+    redis.record_effects(false);
     let server = RedisServer::new(
-        Rc::new(RefCell::new(Redis::new())),
+        Rc::new(RefCell::new(redis)),
         clock,
         observer(args.listen.log),
     );

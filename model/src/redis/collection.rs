@@ -2,12 +2,12 @@
 //! number rules Redis 7.0 applies to sorted-set scores (`strtod` when reading one, `%.17g`
 //! when replying with one).
 //!
-//! A collection is stored, compared, hashed and replicated whole (see
+//! A collection is changed where it is stored, and compared, hashed and replicated whole (see
 //! [`crate::redis::replication::Effect::Collection`]); the commands that work on them are in
 //! `server/collections.rs` (lists, sets, sorted sets) and `server.rs` (hashes).
 
 use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A key's value when it is not a string. Redis never keeps an empty one: the command that
 /// removes the last element deletes the key.
@@ -16,12 +16,12 @@ pub enum Collection {
     /// Fields and values in insertion order (as Redis keeps a small hash).
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
     /// Elements from head (index 0) to tail.
-    List(Vec<Vec<u8>>),
+    List(VecDeque<Vec<u8>>),
     /// Members, byte-ordered. Redis answers `SMEMBERS` in its hash table's order, which
     /// depends on a seed chosen at start-up; the stand-in answers in [`set_members_order`].
     Set(BTreeSet<Vec<u8>>),
     /// Members with their scores, ordered by score and then by member bytes (Redis's order).
-    SortedSet(Vec<(Score, Vec<u8>)>),
+    SortedSet(SortedSet),
 }
 
 impl Collection {
@@ -69,6 +69,90 @@ impl Collection {
             Collection::SortedSet(_) => "ZSET",
         };
         format!("{kind} {key} {}", parts.join(" "))
+    }
+}
+
+/// A sorted set: each member's score, and the members in Redis's order (score, then member
+/// bytes), kept together so that finding a member's score and an insertion are logarithmic.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SortedSet {
+    ordered: BTreeSet<(Score, Vec<u8>)>,
+    scores: BTreeMap<Vec<u8>, Score>,
+}
+
+impl SortedSet {
+    /// How many members.
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    /// True without members.
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    /// A member's score.
+    pub fn score(&self, member: &[u8]) -> Option<Score> {
+        self.scores.get(member).copied()
+    }
+
+    /// Sets a member's score (adding the member when new).
+    pub fn insert(&mut self, member: &[u8], score: Score) {
+        if let Some(old) = self.scores.insert(member.to_vec(), score) {
+            self.ordered.remove(&(old, member.to_vec()));
+        }
+        self.ordered.insert((score, member.to_vec()));
+        debug_assert_eq!(self.ordered.len(), self.scores.len());
+    }
+
+    /// Removes a member; true when it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self.scores.remove(member) {
+            Some(score) => {
+                self.ordered.remove(&(score, member.to_vec()));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The members with their scores, lowest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &(Score, Vec<u8>)> + '_ {
+        self.ordered.iter()
+    }
+
+    /// A member's rank from the lowest (0-based).
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        let score = self.score(member)?;
+        Some(self.ordered.range(..(score, member.to_vec())).count())
+    }
+
+    /// Removes and returns the lowest (`first`) or highest member.
+    pub fn pop(&mut self, first: bool) -> Option<(Score, Vec<u8>)> {
+        let popped = if first {
+            self.ordered.pop_first()
+        } else {
+            self.ordered.pop_last()
+        }?;
+        self.scores.remove(&popped.1);
+        Some(popped)
+    }
+
+    /// Keeps the members for which `keep` holds (given their rank and entry); returns how
+    /// many went.
+    pub fn retain(&mut self, mut keep: impl FnMut(usize, &(Score, Vec<u8>)) -> bool) -> usize {
+        let gone: Vec<(Score, Vec<u8>)> = self
+            .ordered
+            .iter()
+            .enumerate()
+            .filter(|(rank, entry)| !keep(*rank, entry))
+            .map(|(_, entry)| entry.clone())
+            .collect();
+        for entry in &gone {
+            self.ordered.remove(entry);
+            self.scores.remove(&entry.1);
+        }
+        gone.len()
     }
 }
 

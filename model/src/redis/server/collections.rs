@@ -5,23 +5,27 @@
 //! looked up and its type checked decides which error a bad call gets, and a key is only
 //! counted as modified (for `WATCH`) when Redis would signal it.
 //!
+//! A collection is changed where it is stored (a push onto a long list costs one element, not
+//! a copy of the list); a primary that feeds replicas records the whole collection after each
+//! change.
+//!
 //! Not here: blocking pops, commands of several keys (`LMOVE`, `SMOVE`, `SINTER`, `ZUNION`,
 //! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), lexicographic ranges other than
 //! `ZRANGE ... BYLEX`, `LPOS` and the `SCAN` family: they get Redis's unknown command error.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
-use super::Redis;
-use super::{Entry, WRONGTYPE_ERROR};
-use crate::redis::collection::{parse_score, set_members_order, Collection, Score, ScoreBound};
+use super::{Entry, Redis, Role, WRONGTYPE_ERROR};
+use crate::redis::collection::{
+    format_g17, parse_score, set_members_order, Collection, Score, ScoreBound, SortedSet,
+};
 use crate::redis::command::{integer_arg, wrong_arity_error, SYNTAX_ERROR};
+use crate::redis::replication::Effect;
 use crate::redis::reply::Reply;
 
-/// A sorted set's members, ordered by score and then member bytes.
-type Members = Vec<(Score, Vec<u8>)>;
-
-/// What a command's key holds, when it holds the type the command works on.
-type Found<T> = Option<(T, Option<u64>)>;
+type List = VecDeque<Vec<u8>>;
+type Set = BTreeSet<Vec<u8>>;
 
 /// `getPositiveLongFromObjectOrReply` with no message of its own.
 const NOT_POSITIVE_ERROR: &str = "ERR value is out of range, must be positive";
@@ -29,6 +33,27 @@ const NOT_A_FLOAT_ERROR: &str = "ERR value is not a valid float";
 const RANGE_NOT_A_FLOAT_ERROR: &str = "ERR min or max is not a float";
 const LEX_RANGE_ERROR: &str = "ERR min or max not valid string range item";
 const NAN_ERROR: &str = "ERR resulting score is not a number (NaN)";
+
+fn as_list(c: &mut Collection) -> Option<&mut List> {
+    match c {
+        Collection::List(list) => Some(list),
+        _ => None,
+    }
+}
+
+fn as_set(c: &mut Collection) -> Option<&mut Set> {
+    match c {
+        Collection::Set(set) => Some(set),
+        _ => None,
+    }
+}
+
+fn as_zset(c: &mut Collection) -> Option<&mut SortedSet> {
+    match c {
+        Collection::SortedSet(members) => Some(members),
+        _ => None,
+    }
+}
 
 impl Redis {
     /// Runs a list, set or sorted-set command (argv checked against the command table).
@@ -38,8 +63,8 @@ impl Redis {
             b"lpush" | b"rpush" | b"lpushx" | b"rpushx" => self.push(&name, argv, now_ms),
             b"lpop" | b"rpop" => self.pop(&name, argv, now_ms),
             b"llen" => self
-                .list_at(&argv[1], now_ms)
-                .map(|found| Reply::Integer(found.map_or(0, |(list, _)| length(list.len())))),
+                .typed(&argv[1], now_ms, None, as_list)
+                .map(|found| Reply::Integer(found.map_or(0, |list| length(list.len())))),
             b"lindex" => self.lindex(argv, now_ms),
             b"lrange" => self.lrange(argv, now_ms),
             b"lrem" => self.lrem(argv, now_ms),
@@ -48,56 +73,55 @@ impl Redis {
             b"linsert" => self.linsert(argv, now_ms),
             b"sadd" => self.sadd(argv, now_ms),
             b"srem" => self.srem(argv, now_ms),
-            b"sismember" => self.set_at(&argv[1], now_ms).map(|found| {
-                Reply::Integer(i64::from(
-                    found.is_some_and(|(set, _)| set.contains(&argv[2])),
-                ))
+            b"sismember" => self.typed(&argv[1], now_ms, None, as_set).map(|found| {
+                Reply::Integer(i64::from(found.is_some_and(|set| set.contains(&argv[2]))))
             }),
-            b"smismember" => self.set_at(&argv[1], now_ms).map(|found| {
-                let set = found.map(|(set, _)| set).unwrap_or_default();
+            b"smismember" => self.typed(&argv[1], now_ms, None, as_set).map(|found| {
                 Reply::Array(
                     argv[2..]
                         .iter()
-                        .map(|member| Reply::Integer(i64::from(set.contains(member))))
+                        .map(|m| {
+                            Reply::Integer(i64::from(
+                                found.as_ref().is_some_and(|set| set.contains(m)),
+                            ))
+                        })
                         .collect(),
                 )
             }),
-            b"smembers" => self.set_at(&argv[1], now_ms).map(|found| {
-                let set = found.map(|(set, _)| set).unwrap_or_default();
-                Reply::Array(
-                    set_members_order(&set)
-                        .into_iter()
-                        .map(Reply::Bulk)
-                        .collect(),
-                )
+            b"smembers" => self.typed(&argv[1], now_ms, None, as_set).map(|found| {
+                let members = found.map(|set| set_members_order(set)).unwrap_or_default();
+                Reply::Array(members.into_iter().map(Reply::Bulk).collect())
             }),
             b"scard" => self
-                .set_at(&argv[1], now_ms)
-                .map(|found| Reply::Integer(found.map_or(0, |(set, _)| length(set.len())))),
+                .typed(&argv[1], now_ms, None, as_set)
+                .map(|found| Reply::Integer(found.map_or(0, |set| length(set.len())))),
             b"zadd" => self.zadd(argv, false, now_ms),
             b"zincrby" => self.zadd(argv, true, now_ms),
             b"zrem" => self.zrem(argv, now_ms),
-            b"zscore" => self.zset_at(&argv[1], now_ms).map(|found| {
-                found.map_or(Reply::Nil, |(members, _)| score_reply(&members, &argv[2]))
-            }),
-            b"zmscore" => self.zset_at(&argv[1], now_ms).map(|found| {
-                let members = found.map(|(members, _)| members).unwrap_or_default();
+            b"zscore" => self
+                .typed(&argv[1], now_ms, None, as_zset)
+                .map(|found| found.map_or(Reply::Nil, |members| score_reply(members, &argv[2]))),
+            b"zmscore" => self.typed(&argv[1], now_ms, None, as_zset).map(|found| {
                 Reply::Array(
                     argv[2..]
                         .iter()
-                        .map(|member| score_reply(&members, member))
+                        .map(|m| {
+                            found
+                                .as_ref()
+                                .map_or(Reply::Nil, |members| score_reply(members, m))
+                        })
                         .collect(),
                 )
             }),
             b"zcard" => self
-                .zset_at(&argv[1], now_ms)
-                .map(|found| Reply::Integer(found.map_or(0, |(members, _)| length(members.len())))),
+                .typed(&argv[1], now_ms, None, as_zset)
+                .map(|found| Reply::Integer(found.map_or(0, |members| length(members.len())))),
             b"zcount" => self.zcount(argv, now_ms),
-            b"zrank" | b"zrevrank" => self.zset_at(&argv[1], now_ms).map(|found| {
-                let Some((members, _)) = found else {
+            b"zrank" | b"zrevrank" => self.typed(&argv[1], now_ms, None, as_zset).map(|found| {
+                let Some(members) = found else {
                     return Reply::Nil;
                 };
-                match members.iter().position(|(_, m)| *m == argv[2]) {
+                match members.rank(&argv[2]) {
                     Some(at) if name == b"zrank" => Reply::Integer(length(at)),
                     Some(at) => Reply::Integer(length(members.len() - 1 - at)),
                     None => Reply::Nil,
@@ -116,47 +140,54 @@ impl Redis {
 
     // ----- typed access ----------------------------------------------------------------
 
-    /// What `key` holds if `pick` takes it: `None` when the key is missing, `WRONGTYPE` when
-    /// it holds another type.
-    fn typed_at<T>(
+    /// The collection `key` holds, in place, after lazy expiry: `None` when the key is missing
+    /// (an empty one is stored first when `create` says what to make), `WRONGTYPE` when it
+    /// holds another type. A caller that changes it calls [`Redis::collection_written`].
+    fn typed<T>(
         &mut self,
         key: &[u8],
         now_ms: u64,
-        pick: impl FnOnce(Collection) -> Option<T>,
-    ) -> Result<Found<T>, Reply> {
-        let Some(Entry {
-            collection,
-            expire_at_ms,
-            ..
-        }) = self.lookup(key, now_ms)
-        else {
-            return Ok(None);
-        };
-        match collection.and_then(pick) {
-            Some(value) => Ok(Some((value, expire_at_ms))),
+        create: Option<fn() -> Collection>,
+        pick: fn(&mut Collection) -> Option<&mut T>,
+    ) -> Result<Option<&mut T>, Reply> {
+        self.expire_if_needed(key, now_ms);
+        if self.visible(key, now_ms).is_none() {
+            let Some(create) = create else {
+                return Ok(None);
+            };
+            debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+            let entry = Entry {
+                value: Vec::new(),
+                expire_at_ms: None,
+                collection: Some(create()),
+            };
+            self.keyspace.insert(Arc::from(key), entry);
+        }
+        let entry = self
+            .keyspace
+            .get_mut(key)
+            .expect("present: looked up above");
+        match entry.collection.as_mut().and_then(pick) {
+            Some(found) => Ok(Some(found)),
             None => Err(Reply::error(WRONGTYPE_ERROR)),
         }
     }
 
-    fn list_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<Vec<Vec<u8>>>, Reply> {
-        self.typed_at(key, now_ms, |c| match c {
-            Collection::List(list) => Some(list),
-            _ => None,
-        })
-    }
-
-    fn set_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<BTreeSet<Vec<u8>>>, Reply> {
-        self.typed_at(key, now_ms, |c| match c {
-            Collection::Set(set) => Some(set),
-            _ => None,
-        })
-    }
-
-    fn zset_at(&mut self, key: &[u8], now_ms: u64) -> Result<Found<Members>, Reply> {
-        self.typed_at(key, now_ms, |c| match c {
-            Collection::SortedSet(members) => Some(members),
-            _ => None,
-        })
+    /// After a change made in place: the key counts as written (`WATCH`), replicas get the
+    /// whole collection, and an emptied one is deleted (Redis keeps no empty collection).
+    fn collection_written(&mut self, key: &[u8]) {
+        let entry = self.keyspace.get(key).expect("a collection just changed");
+        if entry.collection.as_ref().is_none_or(Collection::is_empty) {
+            self.delete_key(key);
+            return;
+        }
+        let effect = (self.role == Role::Primary && self.recording.0).then(|| Effect::Collection {
+            key: key.to_vec(),
+            value: entry.collection.clone().expect("a collection"),
+            expire_at_ms: entry.expire_at_ms,
+        });
+        self.touch(key);
+        self.effects.extend(effect);
     }
 
     // ----- lists -------------------------------------------------------------------------
@@ -165,20 +196,19 @@ impl Redis {
     fn push(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let head = name.starts_with(b"l");
         let only_existing = name.ends_with(b"x");
-        let (mut list, expire_at_ms) = match self.list_at(&argv[1], now_ms)? {
-            Some(found) => found,
-            None if only_existing => return Ok(Reply::Integer(0)),
-            None => (Vec::new(), None),
+        let create = (!only_existing).then_some(new_list as fn() -> Collection);
+        let Some(list) = self.typed(&argv[1], now_ms, create, as_list)? else {
+            return Ok(Reply::Integer(0));
         };
         for element in &argv[2..] {
             if head {
-                list.insert(0, element.clone());
+                list.push_front(element.clone());
             } else {
-                list.push(element.clone());
+                list.push_back(element.clone());
             }
         }
         let len = length(list.len());
-        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        self.collection_written(&argv[1]);
         Ok(Reply::Integer(len))
     }
 
@@ -189,7 +219,7 @@ impl Redis {
             return Err(wrong_arity_error(fullname));
         }
         let count = argv.get(2).map(|arg| positive_arg(arg)).transpose()?;
-        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(if count.is_some() {
                 Reply::NilArray
             } else {
@@ -207,7 +237,7 @@ impl Redis {
         } else {
             list.drain(list.len() - taken..).rev().collect()
         };
-        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        self.collection_written(&argv[1]);
         Ok(match count {
             None => Reply::Bulk(popped.into_iter().next().expect("a list is never empty")),
             Some(_) => Reply::Array(popped.into_iter().map(Reply::Bulk).collect()),
@@ -216,7 +246,7 @@ impl Redis {
 
     /// `LINDEX key index`: the key is looked up before the index is read.
     fn lindex(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
-        let Some((list, _)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(Reply::Nil);
         };
         let index = integer_arg(&argv[2])?;
@@ -230,12 +260,12 @@ impl Redis {
     fn lrange(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let start = integer_arg(&argv[2])?;
         let stop = integer_arg(&argv[3])?;
-        let Some((list, _)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(Reply::Array(Vec::new()));
         };
         let range = index_range(list.len(), start, stop).unwrap_or(0..0);
         Ok(Reply::Array(
-            list[range].iter().cloned().map(Reply::Bulk).collect(),
+            list.range(range).cloned().map(Reply::Bulk).collect(),
         ))
     }
 
@@ -243,34 +273,34 @@ impl Redis {
     /// one, every match for 0.
     fn lrem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let count = integer_arg(&argv[2])?;
-        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(Reply::Integer(0));
         };
         let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
         let mut removed = 0usize;
-        let matches = |element: &Vec<u8>, removed: &mut usize| {
-            let take = *element == argv[3] && (limit == 0 || *removed < limit);
+        let mut keep = |element: &Vec<u8>| {
+            let take = *element == argv[3] && (limit == 0 || removed < limit);
             if take {
-                *removed += 1;
+                removed += 1;
             }
             !take
         };
         if count < 0 {
-            list.reverse();
-            list.retain(|element| matches(element, &mut removed));
-            list.reverse();
+            let mut kept: List = list.iter().rev().filter(|e| keep(e)).cloned().collect();
+            kept.make_contiguous().reverse();
+            *list = kept;
         } else {
-            list.retain(|element| matches(element, &mut removed));
+            list.retain(|e| keep(e));
         }
         if removed > 0 {
-            self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+            self.collection_written(&argv[1]);
         }
         Ok(Reply::Integer(length(removed)))
     }
 
     /// `LSET key index element`.
     fn lset(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
-        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Err(Reply::error("ERR no such key"));
         };
         let index = integer_arg(&argv[2])?;
@@ -278,7 +308,7 @@ impl Redis {
             return Err(Reply::error("ERR index out of range"));
         };
         list[at] = argv[3].clone();
-        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        self.collection_written(&argv[1]);
         Ok(Reply::ok())
     }
 
@@ -287,14 +317,17 @@ impl Redis {
     fn ltrim(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let start = integer_arg(&argv[2])?;
         let stop = integer_arg(&argv[3])?;
-        let Some((list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(Reply::ok());
         };
-        let kept = match index_range(list.len(), start, stop) {
-            Some(range) => list[range].to_vec(),
-            None => Vec::new(),
-        };
-        self.write_collection(&argv[1], Collection::List(kept), expire_at_ms);
+        match index_range(list.len(), start, stop) {
+            Some(range) => {
+                list.truncate(range.end);
+                list.drain(..range.start);
+            }
+            None => list.clear(),
+        }
+        self.collection_written(&argv[1]);
         Ok(Reply::ok())
     }
 
@@ -307,7 +340,7 @@ impl Redis {
         } else {
             return Err(Reply::error(SYNTAX_ERROR));
         };
-        let Some((mut list, expire_at_ms)) = self.list_at(&argv[1], now_ms)? else {
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
             return Ok(Reply::Integer(0));
         };
         let Some(at) = list.iter().position(|element| *element == argv[3]) else {
@@ -315,7 +348,7 @@ impl Redis {
         };
         list.insert(if after { at + 1 } else { at }, argv[4].clone());
         let len = length(list.len());
-        self.write_collection(&argv[1], Collection::List(list), expire_at_ms);
+        self.collection_written(&argv[1]);
         Ok(Reply::Integer(len))
     }
 
@@ -323,20 +356,22 @@ impl Redis {
 
     /// `SADD key member...`: how many were new.
     fn sadd(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
-        let (mut set, expire_at_ms) = self.set_at(&argv[1], now_ms)?.unwrap_or_default();
+        let set = self
+            .typed(&argv[1], now_ms, Some(new_set), as_set)?
+            .expect("created when missing");
         let added = argv[2..]
             .iter()
             .filter(|member| set.insert((*member).clone()))
             .count();
         if added > 0 {
-            self.write_collection(&argv[1], Collection::Set(set), expire_at_ms);
+            self.collection_written(&argv[1]);
         }
         Ok(Reply::Integer(length(added)))
     }
 
     /// `SREM key member...`: how many were there.
     fn srem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
-        let Some((mut set, expire_at_ms)) = self.set_at(&argv[1], now_ms)? else {
+        let Some(set) = self.typed(&argv[1], now_ms, None, as_set)? else {
             return Ok(Reply::Integer(0));
         };
         let removed = argv[2..]
@@ -344,7 +379,7 @@ impl Redis {
             .filter(|member| set.remove(*member))
             .count();
         if removed > 0 {
-            self.write_collection(&argv[1], Collection::Set(set), expire_at_ms);
+            self.collection_written(&argv[1]);
         }
         Ok(Reply::Integer(length(removed)))
     }
@@ -397,24 +432,24 @@ impl Redis {
             .step_by(2)
             .map(|score| parse_score(score).ok_or_else(|| Reply::error(NOT_A_FLOAT_ERROR)))
             .collect::<Result<_, _>>()?;
-        let found = self.zset_at(&argv[1], now_ms)?;
-        let nothing = || {
-            if flags.incr {
+        // XX on a missing key does nothing and creates nothing.
+        let create = (!flags.xx).then_some(new_zset as fn() -> Collection);
+        let Some(members) = self.typed(&argv[1], now_ms, create, as_zset)? else {
+            return Ok(if flags.incr {
                 Reply::Nil
             } else {
                 Reply::Integer(0)
-            }
-        };
-        let (mut members, expire_at_ms) = match found {
-            Some(found) => found,
-            None if flags.xx => return Ok(nothing()),
-            None => (Vec::new(), None),
+            });
         };
         let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
         let mut last_score = 0.0;
+        let mut outcome = Ok(());
         for (score, member) in scores.into_iter().zip(pairs.iter().skip(1).step_by(2)) {
-            match zset_add(&mut members, score, member, flags) {
-                AddOutcome::NotANumber => return Err(Reply::error(NAN_ERROR)),
+            match zset_add(members, score, member, flags) {
+                AddOutcome::NotANumber => {
+                    outcome = Err(Reply::error(NAN_ERROR));
+                    break;
+                }
                 AddOutcome::Nothing => {}
                 AddOutcome::Added(score) => {
                     added += 1;
@@ -432,12 +467,13 @@ impl Redis {
                 }
             }
         }
-        if added > 0 || updated > 0 {
-            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        if added > 0 || updated > 0 || members.is_empty() {
+            self.collection_written(&argv[1]);
         }
+        outcome?;
         Ok(if flags.incr {
             if processed > 0 {
-                Reply::Bulk(crate::redis::collection::format_g17(last_score).into_bytes())
+                Reply::Bulk(format_g17(last_score).into_bytes())
             } else {
                 Reply::Nil
             }
@@ -450,26 +486,20 @@ impl Redis {
 
     /// `ZREM key member...`: how many were there.
     fn zrem(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
-        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
             return Ok(Reply::Integer(0));
         };
-        let mut removed = 0;
-        for member in &argv[2..] {
-            if let Some(at) = members.iter().position(|(_, m)| m == member) {
-                members.remove(at);
-                removed += 1;
-            }
-        }
+        let removed = argv[2..].iter().filter(|m| members.remove(m)).count();
         if removed > 0 {
-            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+            self.collection_written(&argv[1]);
         }
-        Ok(Reply::Integer(removed))
+        Ok(Reply::Integer(length(removed)))
     }
 
     /// `ZCOUNT key min max`: the range is read before the key is looked up.
     fn zcount(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let range = score_range(&argv[2], &argv[3])?;
-        let Some((members, _)) = self.zset_at(&argv[1], now_ms)? else {
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
             return Ok(Reply::Integer(0));
         };
         let count = members
@@ -535,22 +565,23 @@ impl Redis {
             RangeBy::Lex => Selection::Lex(LexRange::parse(min, max)?),
             RangeBy::Auto => unreachable!("resolved above"),
         };
-        let Some((members, _)) = self.zset_at(&argv[1], now_ms)? else {
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
             return Ok(Reply::Array(Vec::new()));
         };
+        let members: &SortedSet = members;
         let picked: Vec<&(Score, Vec<u8>)> = match selection {
             Selection::Rank(start, stop) => match index_range(members.len(), start, stop) {
                 None => Vec::new(),
-                Some(range) if reverse => {
-                    let len = members.len();
-                    (range.start..range.end)
-                        .map(|rank| &members[len - 1 - rank])
-                        .collect()
-                }
-                Some(range) => members[range].iter().collect(),
+                Some(range) if reverse => members
+                    .iter()
+                    .rev()
+                    .skip(range.start)
+                    .take(range.len())
+                    .collect(),
+                Some(range) => members.iter().skip(range.start).take(range.len()).collect(),
             },
             Selection::Score(range) => walk_range(
-                &members,
+                members,
                 reverse,
                 offset,
                 limit,
@@ -559,7 +590,7 @@ impl Redis {
                 |(score, _)| range.reaches_max(score.value()),
             ),
             Selection::Lex(range) => walk_range(
-                &members,
+                members,
                 reverse,
                 offset,
                 limit,
@@ -585,23 +616,21 @@ impl Redis {
         } else {
             Selection::Score(score_range(&argv[2], &argv[3])?)
         };
-        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
             return Ok(Reply::Integer(0));
         };
-        let before = members.len();
-        match selection {
-            Selection::Rank(start, stop) => {
-                let Some(range) = index_range(members.len(), start, stop) else {
-                    return Ok(Reply::Integer(0));
-                };
-                members.drain(range);
+        let removed = match selection {
+            Selection::Rank(start, stop) => match index_range(members.len(), start, stop) {
+                Some(range) => members.retain(|rank, _| !range.contains(&rank)),
+                None => 0,
+            },
+            Selection::Score(range) => {
+                members.retain(|_, (score, _)| !range.contains(score.value()))
             }
-            Selection::Score(range) => members.retain(|(score, _)| !range.contains(score.value())),
             Selection::Lex(_) => unreachable!("no lex removal"),
-        }
-        let removed = before - members.len();
+        };
         if removed > 0 {
-            self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+            self.collection_written(&argv[1]);
         }
         Ok(Reply::Integer(length(removed)))
     }
@@ -612,7 +641,7 @@ impl Redis {
             return Err(Reply::error(SYNTAX_ERROR));
         }
         let count = argv.get(2).map(|arg| positive_arg(arg)).transpose()?;
-        let Some((mut members, expire_at_ms)) = self.zset_at(&argv[1], now_ms)? else {
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
             return Ok(Reply::Array(Vec::new()));
         };
         if count == Some(0) {
@@ -621,12 +650,10 @@ impl Redis {
         let taken = usize::try_from(count.unwrap_or(1))
             .unwrap_or(usize::MAX)
             .min(members.len());
-        let popped: Vec<(Score, Vec<u8>)> = if name == b"zpopmin" {
-            members.drain(..taken).collect()
-        } else {
-            members.drain(members.len() - taken..).rev().collect()
-        };
-        self.write_collection(&argv[1], Collection::SortedSet(members), expire_at_ms);
+        let lowest = name == b"zpopmin";
+        let popped: Vec<(Score, Vec<u8>)> =
+            (0..taken).filter_map(|_| members.pop(lowest)).collect();
+        self.collection_written(&argv[1]);
         Ok(Reply::Array(
             popped
                 .into_iter()
@@ -634,6 +661,18 @@ impl Redis {
                 .collect(),
         ))
     }
+}
+
+fn new_list() -> Collection {
+    Collection::List(List::new())
+}
+
+fn new_set() -> Collection {
+    Collection::Set(Set::new())
+}
+
+fn new_zset() -> Collection {
+    Collection::SortedSet(SortedSet::default())
 }
 
 /// The options of one `ZADD`.
@@ -658,13 +697,13 @@ enum AddOutcome {
     Unchanged(f64),
 }
 
-/// Redis's `zsetAdd` on a sorted set kept in order.
-fn zset_add(members: &mut Members, score: f64, member: &[u8], flags: AddFlags) -> AddOutcome {
-    if let Some(at) = members.iter().position(|(_, m)| m == member) {
+/// Redis's `zsetAdd`.
+fn zset_add(members: &mut SortedSet, score: f64, member: &[u8], flags: AddFlags) -> AddOutcome {
+    if let Some(current) = members.score(member) {
         if flags.nx {
             return AddOutcome::Nothing;
         }
-        let current = members[at].0.value();
+        let current = current.value();
         let mut score = score;
         if flags.incr {
             score += current;
@@ -678,14 +717,13 @@ fn zset_add(members: &mut Members, score: f64, member: &[u8], flags: AddFlags) -
         if score == current {
             return AddOutcome::Unchanged(score);
         }
-        members.remove(at);
-        insert_sorted(members, new, member);
+        members.insert(member, new);
         AddOutcome::Updated(new.value())
     } else if !flags.xx {
         let Some(new) = Score::new(score) else {
             return AddOutcome::NotANumber;
         };
-        insert_sorted(members, new, member);
+        members.insert(member, new);
         // The reply carries the score as given: `-0` is answered `-0` and stored as 0.
         AddOutcome::Added(score)
     } else {
@@ -693,18 +731,11 @@ fn zset_add(members: &mut Members, score: f64, member: &[u8], flags: AddFlags) -
     }
 }
 
-/// Inserts a member that is not in the set at its place in score-then-bytes order.
-fn insert_sorted(members: &mut Members, score: Score, member: &[u8]) {
-    let at = members.partition_point(|(s, m)| (*s, m.as_slice()) < (score, member));
-    members.insert(at, (score, member.to_vec()));
-}
-
 /// `ZSCORE`'s reply for one member.
-fn score_reply(members: &Members, member: &[u8]) -> Reply {
+fn score_reply(members: &SortedSet, member: &[u8]) -> Reply {
     members
-        .iter()
-        .find(|(_, m)| m == member)
-        .map_or(Reply::Nil, |(score, _)| Reply::Bulk(score.text()))
+        .score(member)
+        .map_or(Reply::Nil, |score| Reply::Bulk(score.text()))
 }
 
 /// How `ZRANGE` selects: chosen by the command or its options.
@@ -822,7 +853,7 @@ impl LexRange {
 /// without looking at them, then take members while they are within the far end, at most
 /// `limit` (a negative limit takes all; a negative offset skips everything).
 fn walk_range(
-    members: &Members,
+    members: &SortedSet,
     reverse: bool,
     offset: i64,
     limit: i64,
@@ -834,6 +865,15 @@ fn walk_range(
         return Vec::new();
     }
     if offset < 0 {
+        return Vec::new();
+    }
+    // Redis's `zslIsInRange`/`zslIsInLexRange`: nothing when the last member is below the
+    // range or the first above it (for a lex range over members of different scores this
+    // decides alone: the set is in score order).
+    let (Some(first), Some(last)) = (members.iter().next(), members.iter().next_back()) else {
+        return Vec::new();
+    };
+    if !reaches_min(last) || !reaches_max(first) {
         return Vec::new();
     }
     let order: Box<dyn Iterator<Item = &(Score, Vec<u8>)>> = if reverse {
