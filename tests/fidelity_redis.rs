@@ -2089,6 +2089,13 @@ fn zset_op() -> impl Strategy<Value = Vec<Arg>> {
             .prop_map(|(c, k, a, b, o)| [vec![text(c), k, a, b], o].concat()),
         1 => (key(), score_bound(), score_bound())
             .prop_map(|(k, a, b)| vec![text("ZREMRANGEBYSCORE"), k, a, b]),
+        2 => (prop::sample::select(vec!["ZRANGEBYLEX", "ZREVRANGEBYLEX"]), key(),
+              lex_bound(), lex_bound(), zrange_options())
+            .prop_map(|(c, k, a, b, o)| [vec![text(c), k, a, b], o].concat()),
+        1 => (key(), lex_bound(), lex_bound())
+            .prop_map(|(k, a, b)| vec![text("ZLEXCOUNT"), k, a, b]),
+        1 => (key(), lex_bound(), lex_bound())
+            .prop_map(|(k, a, b)| vec![text("ZREMRANGEBYLEX"), k, a, b]),
         1 => (key(), index_text(), index_text())
             .prop_map(|(k, a, b)| vec![text("ZREMRANGEBYRANK"), k, a, b]),
         2 => (prop::sample::select(vec!["ZPOPMIN", "ZPOPMAX"]), key(),
@@ -2221,8 +2228,8 @@ fn check_raw_sequences(test: &str, count: u32, strategy: impl Strategy<Value = V
 }
 
 /// LPUSH/RPUSH/LPUSHX/RPUSHX/LPOP/RPOP/LLEN/LINDEX/LRANGE/LREM/LSET/LTRIM/LINSERT, SADD/SREM/
-/// SISMEMBER/SMISMEMBER/SMEMBERS/SCARD and the sorted-set commands, mixed with strings and
-/// hashes on the same keys, generated.
+/// SISMEMBER/SMISMEMBER/SMEMBERS/SCARD and the sorted-set commands (lex ranges included),
+/// mixed with strings and hashes on the same keys, generated.
 #[test]
 fn lists_sets_and_sorted_sets_match_redis() {
     check_raw_sequences(

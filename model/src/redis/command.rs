@@ -299,7 +299,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 96] = [
+const COMMANDS: [Spec; 100] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -397,10 +397,14 @@ const COMMANDS: [Spec; 96] = [
     spec("zremrangebyrank", 4, true, KeyRule::First),
     spec("zpopmin", -2, true, KeyRule::First),
     spec("zpopmax", -2, true, KeyRule::First),
+    spec("zrangebylex", -4, false, KeyRule::First),
+    spec("zrevrangebylex", -4, false, KeyRule::First),
+    spec("zlexcount", 4, false, KeyRule::First),
+    spec("zremrangebylex", 4, true, KeyRule::First),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 36] = [
+pub const COLLECTION_COMMANDS: [&str; 40] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -437,6 +441,10 @@ pub const COLLECTION_COMMANDS: [&str; 36] = [
     "zremrangebyrank",
     "zpopmin",
     "zpopmax",
+    "zrangebylex",
+    "zrevrangebylex",
+    "zlexcount",
+    "zremrangebylex",
 ];
 
 /// Commands that only exist as containers of subcommands.

@@ -10,8 +10,8 @@
 //! change.
 //!
 //! Not here: blocking pops, commands of several keys (`LMOVE`, `SMOVE`, `SINTER`, `ZUNION`,
-//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), lexicographic ranges other than
-//! `ZRANGE ... BYLEX`, `LPOS` and the `SCAN` family: they get Redis's unknown command error.
+//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
+//! they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -131,7 +131,12 @@ impl Redis {
             b"zrevrange" => self.zrange(argv, RangeBy::Rank, Direction::Reverse, now_ms),
             b"zrangebyscore" => self.zrange(argv, RangeBy::Score, Direction::Forward, now_ms),
             b"zrevrangebyscore" => self.zrange(argv, RangeBy::Score, Direction::Reverse, now_ms),
-            b"zremrangebyscore" | b"zremrangebyrank" => self.zremrange(&name, argv, now_ms),
+            b"zrangebylex" => self.zrange(argv, RangeBy::Lex, Direction::Forward, now_ms),
+            b"zrevrangebylex" => self.zrange(argv, RangeBy::Lex, Direction::Reverse, now_ms),
+            b"zlexcount" => self.zlexcount(argv, now_ms),
+            b"zremrangebyscore" | b"zremrangebyrank" | b"zremrangebylex" => {
+                self.zremrange(&name, argv, now_ms)
+            }
             b"zpopmin" | b"zpopmax" => self.zpop(&name, argv, now_ms),
             _ => unreachable!("not a collection command"),
         };
@@ -609,10 +614,23 @@ impl Redis {
         Ok(Reply::Array(reply))
     }
 
-    /// `ZREMRANGEBYSCORE key min max` and `ZREMRANGEBYRANK key start stop`.
+    /// `ZLEXCOUNT key min max`: the members a lex range walk takes (Redis's `zsetLexCount`).
+    fn zlexcount(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let range = LexRange::parse(&argv[2], &argv[3])?;
+        let Some(members) = self.typed(&argv[1], now_ms, None, as_zset)? else {
+            return Ok(Reply::Integer(0));
+        };
+        let members: &SortedSet = members;
+        Ok(Reply::Integer(length(lex_walk(members, &range).len())))
+    }
+
+    /// `ZREMRANGEBYSCORE key min max`, `ZREMRANGEBYRANK key start stop` and
+    /// `ZREMRANGEBYLEX key min max`.
     fn zremrange(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let selection = if name == b"zremrangebyrank" {
             Selection::Rank(integer_arg(&argv[2])?, integer_arg(&argv[3])?)
+        } else if name == b"zremrangebylex" {
+            Selection::Lex(LexRange::parse(&argv[2], &argv[3])?)
         } else {
             Selection::Score(score_range(&argv[2], &argv[3])?)
         };
@@ -627,7 +645,13 @@ impl Redis {
             Selection::Score(range) => {
                 members.retain(|_, (score, _)| !range.contains(score.value()))
             }
-            Selection::Lex(_) => unreachable!("no lex removal"),
+            Selection::Lex(range) => {
+                let gone: BTreeSet<Vec<u8>> = lex_walk(members, &range)
+                    .into_iter()
+                    .map(|(_, member)| member.clone())
+                    .collect();
+                members.retain(|_, (_, member)| !gone.contains(member))
+            }
         };
         if removed > 0 {
             self.collection_written(&argv[1]);
@@ -903,6 +927,19 @@ fn walk_range(
     let skip = usize::try_from(offset).unwrap_or(usize::MAX);
     let take = usize::try_from(limit).unwrap_or(usize::MAX);
     walk.skip(skip).take(take).take_while(|m| far(m)).collect()
+}
+
+/// The members a forward lex range walk takes, no `LIMIT`.
+fn lex_walk<'a>(members: &'a SortedSet, range: &LexRange) -> Vec<&'a (Score, Vec<u8>)> {
+    walk_range(
+        members,
+        false,
+        0,
+        -1,
+        |(_, member)| range.contains(member),
+        |(_, member)| range.reaches_min(member),
+        |(_, member)| range.reaches_max(member),
+    )
 }
 
 /// A list index (negative from the tail) as a position, `None` when out of range.
