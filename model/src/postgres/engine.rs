@@ -1423,6 +1423,11 @@ impl Postgres {
             let Some(holder) = state.waiting_on else {
                 continue;
             };
+            if state.waited_advisory.is_some() {
+                // An advisory wait names the holder it met; it is over once the lock is free
+                // (`lock_wait_over`), which the holder may have made it since.
+                continue;
+            }
             assert!(
                 self.tables
                     .values()
