@@ -2037,6 +2037,10 @@ fn list_op() -> impl Strategy<Value = Vec<Arg>> {
             .prop_map(|(k, a, b)| vec![text("LTRIM"), k, a, b]),
         1 => (key(), prop::sample::select(vec!["BEFORE", "after", "MIDDLE"]), element(), element())
             .prop_map(|(k, w, p, e)| vec![text("LINSERT"), k, text(w), p, e]),
+        2 => (key(), key()).prop_map(|(a, b)| vec![text("RPOPLPUSH"), a, b]),
+        2 => (key(), key(), prop::sample::select(vec!["LEFT", "right", "UP"]),
+              prop::sample::select(vec!["left", "RIGHT", "x"]))
+            .prop_map(|(a, b, f, t)| vec![text("LMOVE"), a, b, text(f), text(t)]),
     ]
 }
 
@@ -2049,6 +2053,7 @@ fn set_op() -> impl Strategy<Value = Vec<Arg>> {
         1 => (key(), members()).prop_map(|(k, m)| [vec![text("SMISMEMBER"), k], m].concat()),
         2 => key().prop_map(|k| vec![text("SMEMBERS"), k]),
         1 => key().prop_map(|k| vec![text("SCARD"), k]),
+        2 => (key(), key(), element()).prop_map(|(a, b, m)| vec![text("SMOVE"), a, b, m]),
     ]
 }
 

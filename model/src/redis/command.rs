@@ -274,6 +274,8 @@ pub(crate) enum KeyRule {
     Eval,
     /// `MSET`/`MSETNX`: `argv[1]`, `argv[3]`, ... (each key before its value).
     Pairs,
+    /// `LMOVE`/`SMOVE`: `argv[1]` and `argv[2]`.
+    FirstTwo,
 }
 
 /// One entry of the command table.
@@ -299,7 +301,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 100] = [
+const COMMANDS: [Spec; 103] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -401,10 +403,13 @@ const COMMANDS: [Spec; 100] = [
     spec("zrevrangebylex", -4, false, KeyRule::First),
     spec("zlexcount", 4, false, KeyRule::First),
     spec("zremrangebylex", 4, true, KeyRule::First),
+    spec("rpoplpush", 3, true, KeyRule::AllFromFirst),
+    spec("lmove", 5, true, KeyRule::FirstTwo),
+    spec("smove", 4, true, KeyRule::FirstTwo),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 40] = [
+pub const COLLECTION_COMMANDS: [&str; 43] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -445,6 +450,9 @@ pub const COLLECTION_COMMANDS: [&str; 40] = [
     "zrevrangebylex",
     "zlexcount",
     "zremrangebylex",
+    "rpoplpush",
+    "lmove",
+    "smove",
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -545,6 +553,7 @@ impl KeyRule {
             KeyRule::AllFromFirst => argv[1..].iter().map(Vec::as_slice).collect(),
             KeyRule::Eval => eval_keys_for_slot_check(argv),
             KeyRule::Pairs => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
+            KeyRule::FirstTwo => argv[1..3].iter().map(Vec::as_slice).collect(),
         }
     }
 }

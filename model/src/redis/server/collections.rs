@@ -9,8 +9,7 @@
 //! a copy of the list); a primary that feeds replicas records the whole collection after each
 //! change.
 //!
-//! Not here: blocking pops, commands of several keys (`LMOVE`, `SMOVE`, `SINTER`, `ZUNION`,
-//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
+//! Not here: blocking pops, commands over sets of keys (`SINTER`, `ZUNION`, ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
 //! they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -134,6 +133,14 @@ impl Redis {
             b"zrangebylex" => self.zrange(argv, RangeBy::Lex, Direction::Forward, now_ms),
             b"zrevrangebylex" => self.zrange(argv, RangeBy::Lex, Direction::Reverse, now_ms),
             b"zlexcount" => self.zlexcount(argv, now_ms),
+            b"rpoplpush" => self.lmove(&argv[1], &argv[2], false, true, now_ms),
+            b"lmove" => match (list_end(&argv[3]), list_end(&argv[4])) {
+                (Ok(from_head), Ok(to_head)) => {
+                    self.lmove(&argv[1], &argv[2], from_head, to_head, now_ms)
+                }
+                (Err(error), _) | (_, Err(error)) => Err(error),
+            },
+            b"smove" => self.smove(argv, now_ms),
             b"zremrangebyscore" | b"zremrangebyrank" | b"zremrangebylex" => {
                 self.zremrange(&name, argv, now_ms)
             }
@@ -357,6 +364,45 @@ impl Redis {
         Ok(Reply::Integer(len))
     }
 
+    /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT` and `RPOPLPUSH source destination`:
+    /// the element moved (nil when the source is missing). The destination's type is checked
+    /// before anything moves; the same key rotates its list.
+    fn lmove(
+        &mut self,
+        source: &[u8],
+        destination: &[u8],
+        from_head: bool,
+        to_head: bool,
+        now_ms: u64,
+    ) -> Result<Reply, Reply> {
+        if self.typed(source, now_ms, None, as_list)?.is_none() {
+            return Ok(Reply::Nil);
+        }
+        self.typed(destination, now_ms, None, as_list)?;
+        let list = self
+            .typed(source, now_ms, None, as_list)?
+            .expect("looked up above");
+        let value = if from_head {
+            list.pop_front()
+        } else {
+            list.pop_back()
+        }
+        .expect("a list is never empty");
+        let target = self
+            .typed(destination, now_ms, Some(new_list), as_list)?
+            .expect("created when missing");
+        if to_head {
+            target.push_front(value.clone());
+        } else {
+            target.push_back(value.clone());
+        }
+        self.collection_written(destination);
+        if source != destination {
+            self.collection_written(source);
+        }
+        Ok(Reply::Bulk(value))
+    }
+
     // ----- sets --------------------------------------------------------------------------
 
     /// `SADD key member...`: how many were new.
@@ -372,6 +418,36 @@ impl Redis {
             self.collection_written(&argv[1]);
         }
         Ok(Reply::Integer(length(added)))
+    }
+
+    /// `SMOVE source destination member`: 1 when moved (or, on one key, when it is there).
+    fn smove(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let (source, destination, member) = (&argv[1], &argv[2], &argv[3]);
+        // Redis looks both up first and answers 0 for a missing source before any type check.
+        self.expire_if_needed(source, now_ms);
+        self.expire_if_needed(destination, now_ms);
+        if self.visible(source, now_ms).is_none() {
+            return Ok(Reply::Integer(0));
+        }
+        self.typed(source, now_ms, None, as_set)?;
+        self.typed(destination, now_ms, None, as_set)?;
+        let set = self
+            .typed(source, now_ms, None, as_set)?
+            .expect("looked up above");
+        if source == destination {
+            return Ok(Reply::Integer(i64::from(set.contains(member))));
+        }
+        if !set.remove(member) {
+            return Ok(Reply::Integer(0));
+        }
+        self.collection_written(source);
+        let target = self
+            .typed(destination, now_ms, Some(new_set), as_set)?
+            .expect("created when missing");
+        if target.insert(member.clone()) {
+            self.collection_written(destination);
+        }
+        Ok(Reply::Integer(1))
     }
 
     /// `SREM key member...`: how many were there.
@@ -927,6 +1003,17 @@ fn walk_range(
     let skip = usize::try_from(offset).unwrap_or(usize::MAX);
     let take = usize::try_from(limit).unwrap_or(usize::MAX);
     walk.skip(skip).take(take).take_while(|m| far(m)).collect()
+}
+
+/// `LEFT` or `RIGHT` (any case) as "the head", else Redis's syntax error.
+fn list_end(word: &[u8]) -> Result<bool, Reply> {
+    if word.eq_ignore_ascii_case(b"left") {
+        Ok(true)
+    } else if word.eq_ignore_ascii_case(b"right") {
+        Ok(false)
+    } else {
+        Err(Reply::error(SYNTAX_ERROR))
+    }
 }
 
 /// The members a forward lex range walk takes, no `LIMIT`.
