@@ -1615,8 +1615,13 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
 /// Where a lock-queue differential sees how many of its sessions wait for a lock: PostgreSQL's
 /// `pg_locks` for the sessions' backends, or the stand-in's queues of rows 1 and 2.
 enum LockWaits<'a> {
-    Real { admin: &'a Client, pids: Vec<i32> },
+    Real {
+        admin: &'a Client,
+        pids: Vec<i32>,
+    },
     StandIn(&'a RefCell<Postgres>),
+    /// The stand-in's sessions that wait for anything (advisory locks have no row queue).
+    StandInSessions(&'a RefCell<Postgres>),
 }
 
 impl LockWaits<'_> {
@@ -1639,6 +1644,13 @@ impl LockWaits<'_> {
                 LockWaits::StandIn(postgres) => {
                     let postgres = postgres.borrow();
                     postgres.lock_queue(1).len() + postgres.lock_queue(2).len()
+                }
+                LockWaits::StandInSessions(postgres) => {
+                    let postgres = postgres.borrow();
+                    postgres
+                        .session_ids()
+                        .filter(|&s| postgres.waiting_on(s).is_some())
+                        .count()
                 }
             };
             if now >= count {
@@ -1992,46 +2004,8 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
             }
         }
     }
-    async fn waiting(server: &Waiting<'_>, count: usize) {
-        let started = Instant::now();
-        loop {
-            let now = match server {
-                Waiting::Real { admin, pids } => {
-                    let row = admin
-                        .query_one(
-                            "SELECT count(DISTINCT pid) FROM pg_locks \
-                             WHERE NOT granted AND pid = ANY($1)",
-                            &[pids],
-                        )
-                        .await
-                        .expect("read pg_locks");
-                    usize::try_from(row.get::<_, i64>(0)).expect("a count")
-                }
-                Waiting::StandIn(postgres) => {
-                    let postgres = postgres.borrow();
-                    postgres
-                        .sessions()
-                        .into_iter()
-                        .filter(|&s| postgres.waiting_on(s).is_some())
-                        .count()
-                }
-            };
-            if now >= count {
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{count} sessions never waited (only {now})"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    enum Waiting<'a> {
-        Real { admin: &'a Client, pids: Vec<i32> },
-        StandIn(&'a RefCell<Postgres>),
-    }
     /// Every step's outcome, in the order the script defines.
-    async fn play(server: &Waiting<'_>, clients: [&Client; 2]) -> Vec<End> {
+    async fn play(server: &LockWaits<'_>, clients: [&Client; 2]) -> Vec<End> {
         let [a, b] = clients;
         let mut ends = Vec::new();
         // A session-level lock is handed over by an unlock, inside A's open block.
@@ -2039,7 +2013,7 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
         ends.push(run(a, "SELECT pg_advisory_lock(73101)").await);
         let b_waits = run(b, "SELECT pg_advisory_lock(73101)");
         let a_unlocks = async {
-            waiting(server, 1).await;
+            server.waiting(1).await;
             let unlocked = run(a, "SELECT pg_advisory_unlock(73101)").await;
             let tried = run(a, "SELECT pg_try_advisory_lock(73101)").await;
             (unlocked, tried)
@@ -2055,7 +2029,7 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
         ends.push(run(a, "SELECT pg_advisory_xact_lock(73102)").await);
         let b_waits = run(b, "SELECT pg_advisory_xact_lock(73102)");
         let a_commits = async {
-            waiting(server, 1).await;
+            server.waiting(1).await;
             run(a, "COMMIT").await
         };
         let (b_end, committed) = tokio::join!(b_waits, a_commits);
@@ -2073,7 +2047,7 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
             (waited, unlocked)
         };
         let b_closes = async {
-            waiting(server, 1).await;
+            server.waiting(1).await;
             tokio::time::sleep(Duration::from_millis(50)).await;
             run(b, "SELECT pg_advisory_lock(73103)").await
         };
@@ -2106,7 +2080,7 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
             pids.push(pid);
             real.push(client);
         }
-        let real_server = Waiting::Real {
+        let real_server = LockWaits::Real {
             admin: &admin,
             pids,
         };
@@ -2116,7 +2090,11 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
         let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
         let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
         let real_ends = play(&real_server, [&real[0], &real[1]]).await;
-        let ours = play(&Waiting::StandIn(&postgres), [&stand_in[0], &stand_in[1]]).await;
+        let ours = play(
+            &LockWaits::StandInSessions(&postgres),
+            [&stand_in[0], &stand_in[1]],
+        )
+        .await;
         // What PostgreSQL does, so that a change on its side shows here first.
         let deadlock = Err(("40P01".to_string(), "deadlock detected".to_string()));
         assert_eq!(real_ends[2], Ok(String::new()), "B got the lock A unlocked");

@@ -1405,7 +1405,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.analyze(statement, declared)?;
+        let (plan, params) = self.analyze(statement, declared, false)?;
         Ok(description(&plan, params))
     }
 
@@ -1418,42 +1418,26 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.plan(statement, declared)?;
+        let (plan, params) = self.plan(statement, declared, false)?;
         Ok(description(&plan, params))
     }
 
-    /// Analyses the statement and folds its constants.
+    /// Analyses the statement and folds its constants. `typed_by_values`: the parameter types
+    /// are those of the values the statement is about to run with (every integer a `bigint`),
+    /// not those its client declared.
     fn plan(
-        &self,
-        statement: &GeneralStatement,
-        declared: &[SqlType],
-    ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        self.plan_typed(statement, declared, false)
-    }
-
-    /// [`Postgres::plan`], with parameter types taken from the values it is to run with
-    /// (`typed_by_values`) or declared by the client.
-    fn plan_typed(
         &self,
         statement: &GeneralStatement,
         declared: &[SqlType],
         typed_by_values: bool,
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        let (plan, params) = self.analyze_typed(statement, declared, typed_by_values)?;
+        let (plan, params) = self.analyze(statement, declared, typed_by_values)?;
         fold_constants(&plan)?;
         Ok((plan, params))
     }
 
     /// Resolves names and types (what a Parse does); constants are not folded yet.
     fn analyze(
-        &self,
-        statement: &GeneralStatement,
-        declared: &[SqlType],
-    ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        self.analyze_typed(statement, declared, false)
-    }
-
-    fn analyze_typed(
         &self,
         statement: &GeneralStatement,
         declared: &[SqlType],
@@ -1530,7 +1514,7 @@ impl Postgres {
                 Value::Float(_) => SqlType::Float8,
             })
             .collect();
-        let plan = match self.plan_typed(statement, &declared, true) {
+        let plan = match self.plan(statement, &declared, true) {
             Ok((plan, used)) => {
                 if failed && !matches!(plan, Plan::Commit | Plan::Rollback | Plan::RollbackTo(_)) {
                     return done(Err(PgError::in_failed_transaction()));
