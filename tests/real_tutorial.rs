@@ -228,7 +228,16 @@ fn transfers_deadlock_without_lock_order_and_retry_for_real() {
             assert!(!report.broken(), "{name}: {line}");
             assert!(report.finished, "{name}: {line}");
             assert_eq!(report.ledger.accepted, 2, "{name}: {line}");
-            assert_eq!(report.ledger.deadlock_retries, deadlocks, "{name}: {line}");
+            // Without lock order at least one deadlock (on a loaded machine the retry can
+            // meet the other transfer again and deadlock once more); with it none.
+            if deadlocks == 0 {
+                assert_eq!(report.ledger.deadlock_retries, 0, "{name}: {line}");
+            } else {
+                assert!(
+                    report.ledger.deadlock_retries >= deadlocks,
+                    "{name}: {line}"
+                );
+            }
             let balances: Vec<i64> = report
                 .ledger
                 .wallets

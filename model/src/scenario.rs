@@ -32,6 +32,123 @@ impl Default for Network {
     }
 }
 
+/// How the simulation keeps time and what things cost in it: the timing model. The exhaustive
+/// model ignores it (it has no clock but the scenario's milliseconds); the simulation reads it
+/// (`leaselab_sim::run`), and a trace records it, so a run replays with the timing it ran
+/// with. Every field is run time in microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timing {
+    /// Run time one simulation step stands for: a divisor of 1,000 (1 ms), at least 1.
+    pub tick_us: u64,
+    /// Client CPU per command, on the one client CPU all callers share (real mode runs every
+    /// caller on one thread); 0: none.
+    pub client_cpu_us: u64,
+    /// The callers' timer resolution: a sleep or deadline fires at the first whole multiple
+    /// of it at or after its due time, as tokio's 1 ms timer wheel fires real mode's; 0: when
+    /// due. No effect on a tick of this size or coarser.
+    pub timer_us: u64,
+    /// How long after its grid point a timer fires, at most: tokio's driver wakes some
+    /// fraction of a millisecond late. The timers due at one grid point fire together, after
+    /// a lag drawn for that point from the run's seed, uniform below this; 0: at the point.
+    pub timer_lag_us: u64,
+    /// PostgreSQL's extra answering time for a session's first statement (a new backend's
+    /// cold caches, the prepare of the client's first statement).
+    pub pg_first_statement_us: u64,
+    /// PostgreSQL's extra answering time for a statement that commits a write (the WAL's
+    /// fsync under `synchronous_commit = on`).
+    pub pg_commit_us: u64,
+}
+
+/// The longest a [`Timing`] cost may be: 1 s.
+pub const MAX_TIMING_COST_US: u64 = 1_000_000;
+
+impl Default for Timing {
+    /// The 1 ms tick: every round trip takes at least a tick, PostgreSQL answers at once,
+    /// 5 µs of client CPU per command (which never delays a command of the tutorial's rows on
+    /// this tick), timers on tokio's 1 ms grid (the tick's own).
+    fn default() -> Timing {
+        Timing {
+            tick_us: 1_000,
+            client_cpu_us: 5,
+            timer_us: 1_000,
+            timer_lag_us: 0,
+            pg_first_statement_us: 0,
+            pg_commit_us: 0,
+        }
+    }
+}
+
+impl Timing {
+    /// Localhost as measured on a 2-core machine with Redis 7.0 and PostgreSQL 15
+    /// (docs/real-mode.md, "The localhost timing"): a 100 µs tick, 20 µs of client CPU per
+    /// command, tokio's 1 ms timers, PostgreSQL 700 µs slower on a session's first statement
+    /// and 400 µs on a commit that wrote.
+    pub fn localhost() -> Timing {
+        Timing {
+            tick_us: 100,
+            client_cpu_us: 20,
+            timer_us: 1_000,
+            timer_lag_us: 1_000,
+            pg_first_statement_us: 700,
+            pg_commit_us: 400,
+        }
+    }
+
+    /// The named timings `--timing` accepts.
+    pub const NAMES: [&'static str; 2] = ["tick-1ms", "localhost"];
+
+    /// The timing named `name` ([`Timing::NAMES`]) with the one-way network latency that goes
+    /// with it, µs (min, max): the default [`Network`]'s 100–500 µs for `tick-1ms`; for
+    /// `localhost` 100–200 µs, half the 200–400 µs round trips a caller of real mode
+    /// measures on localhost when no burst queues its commands.
+    pub fn named(name: &str) -> Option<(Timing, (u64, u64))> {
+        let default = Network::default();
+        match name {
+            "tick-1ms" => Some((
+                Timing::default(),
+                (default.latency_min_us, default.latency_max_us),
+            )),
+            "localhost" => Some((Timing::localhost(), (100, 200))),
+            _ => None,
+        }
+    }
+
+    /// The name of this timing in [`Timing::NAMES`], or `custom`.
+    pub fn name(&self) -> &'static str {
+        Timing::NAMES
+            .into_iter()
+            .find(|name| Timing::named(name).is_some_and(|(timing, _)| timing == *self))
+            .unwrap_or("custom")
+    }
+
+    /// Checks the bounds: a tick that divides 1 ms, costs of at most [`MAX_TIMING_COST_US`].
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.tick_us == 0 || self.tick_us > 1_000 || 1_000 % self.tick_us != 0 {
+            return Err(ParamError(format!(
+                "a tick must be a divisor of 1000us, e.g. 1000, 500, 100, 10 (got {}us)",
+                self.tick_us
+            )));
+        }
+        for (name, cost) in [
+            ("client CPU per command", self.client_cpu_us),
+            ("timer resolution", self.timer_us),
+            ("timer lag", self.timer_lag_us),
+            (
+                "PostgreSQL's first-statement time",
+                self.pg_first_statement_us,
+            ),
+            ("PostgreSQL's commit time", self.pg_commit_us),
+        ] {
+            if cost > MAX_TIMING_COST_US {
+                return Err(ParamError(format!(
+                    "the {name} may be at most {MAX_TIMING_COST_US}us (got {cost}us)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Everything a run needs besides its seed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Scenario {
@@ -58,6 +175,8 @@ pub struct Scenario {
     /// default). The model checker's World checks at once instead (the limit of a short
     /// timeout).
     pub deadlock_timeout_ms: u64,
+    /// The simulation's timing model (ignored by the exhaustive model and by real mode).
+    pub timing: Timing,
 }
 
 /// PostgreSQL's default `deadlock_timeout`.
@@ -120,6 +239,7 @@ impl Scenario {
             faults: Vec::new(),
             network: Network::default(),
             deadlock_timeout_ms: DEFAULT_DEADLOCK_TIMEOUT_MS,
+            timing: Timing::default(),
         }
     }
 
@@ -397,6 +517,7 @@ impl Scenario {
                 self.deadlock_timeout_ms
             )));
         }
+        self.timing.validate()?;
         if self.network.latency_min_us > self.network.latency_max_us {
             return Err(ParamError(format!(
                 "the shortest latency ({}us) is longer than the longest ({}us)",

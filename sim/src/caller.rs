@@ -15,7 +15,7 @@
 //!
 //! # Network timing
 //!
-//! Time moves in ticks of `T` = [`crate::run::SimConfig::tick_us`] (1 ms by default; see
+//! Time moves in ticks of `T` = the scenario's `timing.tick_us` (1 ms by default; see
 //! `crate::clock::Timeline`). A request reaches its server at the next tick and the reply
 //! comes back within that tick (the servers are ticked before the callers), so a round trip
 //! takes at least one tick. The scenario's one-way latency `L` is drawn per message (in
@@ -23,7 +23,7 @@
 //! plus one more with probability `(L mod T) / T`: on average exactly `L`. A round trip
 //! therefore costs `T + L₁ + L₂` on average. Before its network delay, every command waits
 //! for the client CPU the callers share (`crate::clock::ClientCpu`,
-//! [`crate::run::SimConfig::client_cpu_us`] per command).
+//! the scenario's `timing.client_cpu_us` per command).
 //!
 //! So latencies shorter than a tick decide how often messages sent in the same tick arrive
 //! in different ticks: they spread callers that would otherwise move in lockstep.
@@ -57,6 +57,15 @@ impl Surroundings for Shared {
 
     fn raw(&self, duration: Duration) -> Duration {
         self.conditions.timeline.raw(duration)
+    }
+
+    fn timer_fires(&self, duration: Duration) -> tokio::time::Instant {
+        let now = self.sim_now();
+        let fires = self
+            .conditions
+            .timers
+            .fires(&self.conditions.timeline, now, duration);
+        tokio::time::Instant::now() + fires.saturating_sub(now)
     }
 
     fn caller_ms(&self) -> u64 {

@@ -18,6 +18,9 @@
 
 use std::time::Duration;
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
 /// The simulation's wall-clock start: 2024-01-01T00:00:00Z. Fixed, so that runs never depend
 /// on the real time.
 pub const EPOCH_UNIX_SECS: u64 = 1_704_067_200;
@@ -118,6 +121,62 @@ impl Timeline {
         Duration::from_millis(ticks)
     }
 }
+
+/// The callers' timers as real mode's tokio fires them.
+///
+/// tokio's timer wheel counts whole milliseconds from its runtime's start: a timer is due at
+/// the first of them at or after its deadline, and the driver, parked in `epoll_wait` with a
+/// timeout in whole milliseconds counted from a floored "now", wakes some fraction of a
+/// millisecond after that and fires every timer due. So real mode's `sleep(2ms)` ends 2–4 ms
+/// later, and timers due at the same millisecond fire together.
+///
+/// The simulation's callers share one grid, as real mode's callers share one runtime: whole
+/// multiples of `granularity_us` of run time since the simulation started. The timers due at
+/// one grid point fire together, `lag_us` times a fraction after it that is drawn for that
+/// grid point from a ChaCha stream of the run's seed (uniform in `[0, lag_us)`), then rounded
+/// up to a tick. `granularity_us` 0 and `lag_us` 0 fire a timer when due (rounded up to a
+/// tick); a grid no finer than the tick and no lag are the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerWheel {
+    granularity_us: u64,
+    lag_us: u64,
+    seed: u64,
+}
+
+impl TimerWheel {
+    /// Timers on a grid of `granularity_us` firing up to `lag_us` after it, the lags drawn
+    /// from the run's `seed`.
+    pub fn new(granularity_us: u64, lag_us: u64, seed: u64) -> TimerWheel {
+        TimerWheel {
+            granularity_us,
+            lag_us,
+            seed,
+        }
+    }
+
+    /// The raw time (since the simulation started) at which a timer set at raw time `now`
+    /// for `duration` of run time fires. Never before it is due.
+    pub fn fires(&self, timeline: &Timeline, now: Duration, duration: Duration) -> Duration {
+        let deadline = now + timeline.raw(duration);
+        if self.granularity_us <= timeline.tick_us() && self.lag_us == 0 {
+            return deadline;
+        }
+        let deadline_us = timeline.run_us(deadline);
+        let granularity_us = self.granularity_us.max(1);
+        let slot = deadline_us.div_ceil(granularity_us);
+        let mut fires_us = slot.saturating_mul(granularity_us);
+        if self.lag_us > 0 {
+            // One stream per grid point: every timer due there gets the same lag.
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ TIMER_STREAM);
+            rng.set_stream(slot);
+            fires_us = fires_us.saturating_add(rng.random_range(0..self.lag_us));
+        }
+        timeline.ticks(fires_us.div_ceil(timeline.tick_us()))
+    }
+}
+
+/// Mixed into the run's seed for the timers' lags, so that their streams are not the callers'.
+const TIMER_STREAM: u64 = 0x7469_6d65_7273; // "timers"
 
 /// The client CPU the callers share: a model of real mode's single client thread.
 ///
@@ -354,6 +413,64 @@ mod tests {
         );
         assert!(valid_tick_us(100) && valid_tick_us(1_000) && valid_tick_us(250));
         assert!(!valid_tick_us(0) && !valid_tick_us(300) && !valid_tick_us(2_000));
+    }
+
+    #[test]
+    fn timers_fire_on_the_grid_never_early() {
+        let fine = Timeline::with_tick(8, 100);
+        let ms = Duration::from_millis;
+        let tokio = TimerWheel::new(1_000, 0, 1);
+        // Raw 81 ms = run 8.1 ms; a 2 ms sleep is due at 10.1 ms and fires at 11 ms = raw 110.
+        assert_eq!(tokio.fires(&fine, ms(81), ms(2)), ms(110));
+        // Due on the grid: fires then.
+        assert_eq!(tokio.fires(&fine, ms(80), ms(2)), ms(100));
+        // Without a grid: when due (raw 101 = 10.1 ms).
+        assert_eq!(
+            TimerWheel::new(0, 0, 1).fires(&fine, ms(81), ms(2)),
+            ms(101)
+        );
+        // A grid finer than the tick changes nothing: the tick is the grid.
+        assert_eq!(
+            TimerWheel::new(50, 0, 1).fires(&fine, ms(81), ms(2)),
+            ms(101)
+        );
+        // A grid that is not a multiple of the tick rounds up to a tick, never early:
+        // due at 10.1 ms, grid 300 µs -> 10.2 ms = raw 102.
+        assert_eq!(
+            TimerWheel::new(300, 0, 1).fires(&fine, ms(81), ms(2)),
+            ms(102)
+        );
+        // On the 1 ms tick every instant is on tokio's grid already.
+        assert_eq!(tokio.fires(&Timeline::new(8), ms(9), ms(2)), ms(11));
+    }
+
+    #[test]
+    fn timers_due_together_fire_together_after_a_lag_drawn_from_the_seed() {
+        let fine = Timeline::with_tick(8, 100);
+        let ms = Duration::from_millis;
+        let lagging = TimerWheel::new(1_000, 1_000, 7);
+        // Two timers due within the same grid millisecond (10.1 and 10.9 ms): one instant.
+        let a = lagging.fires(&fine, ms(81), ms(2));
+        let b = lagging.fires(&fine, ms(89), ms(2));
+        assert_eq!(a, b);
+        assert!((ms(110)..ms(120)).contains(&a), "{a:?}");
+        // Over many grid points the lags spread over the millisecond, and the same seed
+        // gives the same lags.
+        let lags: Vec<Duration> = (0..200)
+            .map(|n| lagging.fires(&fine, ms(81 + 10 * n), ms(2)) - ms(110 + 10 * n))
+            .collect();
+        assert!(lags.iter().all(|&lag| lag <= ms(10)));
+        let distinct: std::collections::BTreeSet<_> = lags.iter().collect();
+        assert!(distinct.len() >= 8, "{distinct:?}");
+        let again: Vec<Duration> = (0..200)
+            .map(|n| lagging.fires(&fine, ms(81 + 10 * n), ms(2)) - ms(110 + 10 * n))
+            .collect();
+        assert_eq!(lags, again);
+        let other_seed = TimerWheel::new(1_000, 1_000, 8);
+        let others: Vec<Duration> = (0..200)
+            .map(|n| other_seed.fires(&fine, ms(81 + 10 * n), ms(2)) - ms(110 + 10 * n))
+            .collect();
+        assert_ne!(lags, others);
     }
 
     #[test]

@@ -49,6 +49,13 @@ pub(crate) trait Surroundings {
     fn raw(&self, duration: Duration) -> Duration {
         duration
     }
+    /// When a client timer set now for `duration` of the caller's clock fires, on tokio's
+    /// clock. Real mode: now + `duration` (tokio's own timer wheel then fires it at the next
+    /// whole millisecond of its runtime); the simulation models that wheel
+    /// ([`crate::clock::TimerWheel`]).
+    fn timer_fires(&self, duration: Duration) -> Instant {
+        Instant::now() + self.raw(duration)
+    }
     /// The caller's clock: whole milliseconds since the release (0 before it).
     fn caller_ms(&self) -> u64;
     /// Logs what `host` did now.
@@ -197,7 +204,11 @@ async fn within<F: Future>(deadline: Option<Instant>, future: F) -> Result<F::Ou
 
 /// `tokio::time::sleep`, its deadline declared.
 pub(crate) async fn sleep(duration: Duration) {
-    let deadline = Instant::now() + duration;
+    sleep_until(Instant::now() + duration).await;
+}
+
+/// `tokio::time::sleep_until`, its deadline declared.
+pub(crate) async fn sleep_until(deadline: Instant) {
     turmoil::wake_at(deadline);
     tokio::time::sleep_until(deadline).await;
 }
@@ -285,7 +296,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 request,
                 timeout_ms,
             } => {
-                host.deadline = Some(Instant::now() + env.raw(Duration::from_millis(timeout_ms)));
+                host.deadline = Some(env.timer_fires(Duration::from_millis(timeout_ms)));
                 host.log(What::RedisRequest {
                     request: RedisRequest::clone(&request),
                     timeout_ms,
@@ -299,7 +310,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 host.deadline = client
                     .policy()
                     .sql_timeout_ms
-                    .map(|timeout| Instant::now() + env.raw(Duration::from_millis(timeout)));
+                    .map(|timeout| env.timer_fires(Duration::from_millis(timeout)));
                 let request = Arc::unwrap_or_clone(request);
                 host.log(What::SqlRequest {
                     statement: request.statement,
@@ -408,7 +419,7 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                     backoff_ms,
                 });
                 if backoff_ms > 0 {
-                    sleep(env.raw(Duration::from_millis(backoff_ms))).await;
+                    sleep_until(env.timer_fires(Duration::from_millis(backoff_ms))).await;
                 }
                 client.handle_woke();
             }
@@ -426,14 +437,14 @@ pub(crate) async fn drive<E: Surroundings>(spec: CallerSpec, env: Rc<E>) {
                 let ms = client::wake_ms(now_ms, drawn, deadline_ms) - now_ms;
                 if ms > 0 {
                     host.log(What::Sleep { ms });
-                    sleep(env.raw(Duration::from_millis(ms))).await;
+                    sleep_until(env.timer_fires(Duration::from_millis(ms))).await;
                 }
                 client.handle_woke();
             }
             Output::Reached(point) => {
                 if let Some(ms) = pauses.take(point) {
                     host.log(What::PauseStart { point, ms });
-                    sleep(env.raw(Duration::from_millis(ms))).await;
+                    sleep_until(env.timer_fires(Duration::from_millis(ms))).await;
                     host.log(What::PauseEnd { point });
                 } else {
                     host.log(What::Reached { point });

@@ -35,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::clock::{epoch, valid_tick_us, ClientCpu, ServerClock, Timeline, TICK};
+use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TimerWheel, TICK};
 use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan, ReplyFaultPlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{node_clocks, server_clocks, Action, Schedule};
@@ -61,23 +61,10 @@ pub struct SimConfig {
     pub horizon_ms: u64,
     /// How the clients react to timeouts and broken connections.
     pub client: ClientPolicy,
-    /// Client CPU time per command, µs, on the one client CPU all callers share
-    /// ([`ClientCpu`]); 0 turns the model off.
-    pub client_cpu_us: u64,
-    /// Run time one simulation tick stands for, µs: 1..=1000 and a divisor of 1000
-    /// ([`crate::clock::Timeline`]). Every time the callers, servers and faults see is
-    /// converted through it; turmoil and tokio keep their 1 ms tick.
-    pub tick_us: u64,
     /// Skip, at each step, the hosts with nothing to do (turmoil's `skip_idle_hosts`: no
     /// message for them, no task woken, no timer due). Exact: a run is the same event for
     /// event either way (`sim/tests/skip_idle.rs`); off only to check that.
     pub skip_idle_hosts: bool,
-    /// PostgreSQL's answering time beyond the network, µs of run time: a session's first
-    /// statement, and a commit that wrote ([`crate::pg_server::PgService`]); 0 and 0 by
-    /// default (`leaselab compare --pg-first-statement-us --pg-commit-us` tries others).
-    pub pg_first_statement_us: u64,
-    /// See [`SimConfig::pg_first_statement_us`].
-    pub pg_commit_us: u64,
 }
 
 impl Default for SimConfig {
@@ -86,26 +73,10 @@ impl Default for SimConfig {
             setup_ms: 8,
             horizon_ms: DEFAULT_HORIZON_MS,
             client: ClientPolicy::default(),
-            client_cpu_us: DEFAULT_CLIENT_CPU_US,
-            tick_us: DEFAULT_TICK_US,
             skip_idle_hosts: true,
-            pg_first_statement_us: 0,
-            pg_commit_us: 0,
         }
     }
 }
-
-/// The client CPU time per command of [`SimConfig::default`]: 5 µs, measured. Real mode
-/// (release build, one tokio thread, Redis 7 on localhost) issues step 1's 50 `GET`s 3.1 µs
-/// apart and takes their replies 2.2 µs apart (the `SET`s: 2.7 and 1.1 µs); see
-/// docs/real-mode.md ("Timing model"). At this cost 200 commands fit in one 1 ms tick, so
-/// the tutorial's rows (at most 50 callers) send every command in the tick they issue it.
-/// A debug build of the clients costs far more per command; `leaselab compare
-/// --client-cpu-us N` runs the comparison with another cost.
-pub const DEFAULT_CLIENT_CPU_US: u64 = 5;
-
-/// The tick of [`SimConfig::default`], µs of run time per simulation step.
-pub const DEFAULT_TICK_US: u64 = 1_000;
 
 /// The horizon of [`SimConfig::default`], and the least time limit [`time_limit_ms`] gives.
 pub const DEFAULT_HORIZON_MS: u64 = 120_000;
@@ -473,14 +444,7 @@ pub fn run_with(
     config: &SimConfig,
 ) -> Result<RunReport, ParamError> {
     validate(scenario)?;
-    if !valid_tick_us(config.tick_us) {
-        return Err(ParamError(format!(
-            "a tick of {}us cannot be simulated: use a divisor of 1000 between 1 and 1000 \
-             (e.g. 100, 250, 1000)",
-            config.tick_us
-        )));
-    }
-    let timeline = Timeline::with_tick(config.setup_ms, config.tick_us);
+    let timeline = Timeline::with_tick(config.setup_ms, scenario.timing.tick_us);
     let (shared, specs) = shared_world(scenario, seed, config, timeline)?;
     let horizon = timeline.at_ms(config.horizon_ms.min(MAX_TIME_LIMIT_MS));
     let mut sim = new_sim(scenario, seed, horizon, config);
@@ -543,7 +507,8 @@ fn shared_world(
             timeline,
             policy: config.client,
             network: scenario.network,
-            client_cpu: ClientCpu::new(config.client_cpu_us, timeline.tick_us()),
+            client_cpu: ClientCpu::new(scenario.timing.client_cpu_us, timeline.tick_us()),
+            timers: TimerWheel::new(scenario.timing.timer_us, scenario.timing.timer_lag_us, seed),
         },
         servers: Servers {
             redis: Rc::new(RefCell::new(redis)),
@@ -556,8 +521,9 @@ fn shared_world(
             nodes,
             deadlock_timeout: timeline.raw(Duration::from_millis(scenario.deadlock_timeout_ms)),
             pg_service: PgService {
-                first_statement: timeline.raw(Duration::from_micros(config.pg_first_statement_us)),
-                commit: timeline.raw(Duration::from_micros(config.pg_commit_us)),
+                first_statement: timeline
+                    .raw(Duration::from_micros(scenario.timing.pg_first_statement_us)),
+                commit: timeline.raw(Duration::from_micros(scenario.timing.pg_commit_us)),
             },
         },
         watch: Watch {
@@ -976,6 +942,8 @@ pub(crate) struct Conditions {
     pub(crate) policy: ClientPolicy,
     pub(crate) network: Network,
     pub(crate) client_cpu: ClientCpu,
+    /// The callers' timers ([`Timing::timer_us`](leaselab_model::scenario::Timing::timer_us)).
+    pub(crate) timers: TimerWheel,
 }
 
 /// The stand-ins: the serving Redis and PostgreSQL, the replica's stream (until a failover

@@ -1,21 +1,20 @@
-//! The shared client CPU (`leaselab_sim::clock::ClientCpu`, `SimConfig::client_cpu_us`):
+//! The shared client CPU (`leaselab_sim::clock::ClientCpu`, the scenario's `timing.client_cpu_us`):
 //! commands of all callers queue on one CPU, so a costly client spreads a burst of callers
 //! over several ticks; at the measured default cost the tutorial's bursts fit in one tick.
 
 use leaselab_model::redis::Reply;
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::events::What;
-use leaselab_sim::run::{run_with, SimConfig};
+use leaselab_sim::run::run;
 
 fn step1() -> Scenario {
     Scenario::tutorial("step1-race", Variant::default()).unwrap()
 }
 
-fn with_cpu(scenario: &Scenario, cost_us: u64) -> SimConfig {
-    SimConfig {
-        client_cpu_us: cost_us,
-        ..SimConfig::for_scenario(scenario)
-    }
+fn with_cpu(scenario: &Scenario, cost_us: u64) -> Scenario {
+    let mut scenario = scenario.clone();
+    scenario.timing.client_cpu_us = cost_us;
+    scenario
 }
 
 /// Simulated times (µs from the release) at which the callers' `GET`s were answered (a
@@ -42,10 +41,10 @@ fn a_costly_client_cpu_spreads_the_first_reads_and_the_race_loses_fewer_updates(
     let scenario = step1();
     let mut balances = Vec::new();
     for seed in 1..=5 {
-        let free = run_with(&scenario, seed, &with_cpu(&scenario, 0)).unwrap();
+        let free = run(&with_cpu(&scenario, 0), seed).unwrap();
         assert_eq!(free.ledger.final_balance, 90, "seed {seed}");
         let free_times = read_times(&free);
-        let costly = run_with(&scenario, seed, &with_cpu(&scenario, 150)).unwrap();
+        let costly = run(&with_cpu(&scenario, 150), seed).unwrap();
         let times = read_times(&costly);
         // 50 GETs at 150 µs each need 7.5 ms of CPU: the last one is answered 7 ticks after
         // the first (less at most one tick of latency); without the model all are answered
@@ -69,8 +68,8 @@ fn a_costly_client_cpu_spreads_the_first_reads_and_the_race_loses_fewer_updates(
 fn at_the_measured_default_cost_a_burst_of_fifty_fits_in_one_tick() {
     let scenario = step1();
     for seed in 1..=3 {
-        let default = run_with(&scenario, seed, &SimConfig::for_scenario(&scenario)).unwrap();
-        let free = run_with(&scenario, seed, &with_cpu(&scenario, 0)).unwrap();
+        let default = run(&scenario, seed).unwrap();
+        let free = run(&with_cpu(&scenario, 0), seed).unwrap();
         assert_eq!(default.digest, free.digest, "seed {seed}");
     }
 }
@@ -78,10 +77,10 @@ fn at_the_measured_default_cost_a_burst_of_fifty_fits_in_one_tick() {
 #[test]
 fn the_client_cpu_queue_is_deterministic() {
     let scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
-    let config = with_cpu(&scenario, 400);
-    let a = run_with(&scenario, 7, &config).unwrap();
-    let b = run_with(&scenario, 7, &config).unwrap();
+    let costly = with_cpu(&scenario, 400);
+    let a = run(&costly, 7).unwrap();
+    let b = run(&costly, 7).unwrap();
     assert_eq!(a.digest, b.digest);
-    let free = run_with(&scenario, 7, &with_cpu(&scenario, 0)).unwrap();
+    let free = run(&with_cpu(&scenario, 0), 7).unwrap();
     assert_ne!(a.digest, free.digest);
 }

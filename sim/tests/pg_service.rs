@@ -1,22 +1,21 @@
-//! PostgreSQL's service time (`leaselab_sim::pg_server::PgService`, `SimConfig::
-//! pg_first_statement_us` and `pg_commit_us`): a session's first statement and a commit that
+//! PostgreSQL's service time (`leaselab_sim::pg_server::PgService`, the scenario's
+//! `timing.pg_first_statement_us` and `timing.pg_commit_us`): a session's first statement and a commit that
 //! wrote are answered that much later; both 0 by default, which leaves every run as it was.
 
 use leaselab_model::scenario::{Scenario, Variant};
 use leaselab_sim::events::What;
-use leaselab_sim::run::{run_with, RunReport, SimConfig};
+use leaselab_sim::run::{run, RunReport};
 
 fn step5() -> Scenario {
     Scenario::tutorial("step5-fencing", Variant::default()).unwrap()
 }
 
-fn config(scenario: &Scenario, first_us: u64, commit_us: u64) -> SimConfig {
-    SimConfig {
-        tick_us: 100,
-        pg_first_statement_us: first_us,
-        pg_commit_us: commit_us,
-        ..SimConfig::for_scenario(scenario)
-    }
+fn config(scenario: &Scenario, first_us: u64, commit_us: u64) -> Scenario {
+    let mut scenario = scenario.clone();
+    scenario.timing.tick_us = 100;
+    scenario.timing.pg_first_statement_us = first_us;
+    scenario.timing.pg_commit_us = commit_us;
+    scenario
 }
 
 /// Each caller's statements as (SQL text, µs from request to reply), in order.
@@ -41,8 +40,8 @@ fn round_trips(report: &RunReport, host: &str) -> Vec<(String, i64)> {
 fn the_first_statement_and_a_committed_write_are_answered_later() {
     let scenario = step5();
     for seed in 1..=3 {
-        let plain = run_with(&scenario, seed, &config(&scenario, 0, 0)).unwrap();
-        let served = run_with(&scenario, seed, &config(&scenario, 1_500, 2_000)).unwrap();
+        let plain = run(&config(&scenario, 0, 0), seed).unwrap();
+        let served = run(&config(&scenario, 1_500, 2_000), seed).unwrap();
         assert_eq!(plain.ledger.line(), served.ledger.line(), "seed {seed}");
         // app-2 reads (its session's first statement), then writes with autocommit.
         let plain_trips = round_trips(&plain, "app-2");
@@ -69,22 +68,18 @@ fn the_first_statement_and_a_committed_write_are_answered_later() {
 #[test]
 fn no_service_time_is_the_default_and_changes_nothing() {
     let scenario = step5();
-    let default = SimConfig::for_scenario(&scenario);
     assert_eq!(
-        (default.pg_first_statement_us, default.pg_commit_us),
+        (
+            scenario.timing.pg_first_statement_us,
+            scenario.timing.pg_commit_us
+        ),
         (0, 0)
     );
-    let a = run_with(&scenario, 7, &default).unwrap();
-    let b = run_with(
-        &scenario,
-        7,
-        &SimConfig {
-            pg_first_statement_us: 0,
-            pg_commit_us: 0,
-            ..default
-        },
-    )
-    .unwrap();
+    let a = run(&scenario, 7).unwrap();
+    let mut unserved = scenario.clone();
+    unserved.timing.pg_first_statement_us = 0;
+    unserved.timing.pg_commit_us = 0;
+    let b = run(&unserved, 7).unwrap();
     assert_eq!(a.digest, b.digest);
 }
 
@@ -93,8 +88,8 @@ fn no_service_time_is_the_default_and_changes_nothing() {
 #[test]
 fn a_block_pays_for_its_write_at_commit() {
     let scenario = Scenario::safety("rmw-repeatable-read").unwrap();
-    let plain = run_with(&scenario, 1, &config(&scenario, 0, 0)).unwrap();
-    let served = run_with(&scenario, 1, &config(&scenario, 0, 3_000)).unwrap();
+    let plain = run(&config(&scenario, 0, 0), 1).unwrap();
+    let served = run(&config(&scenario, 0, 3_000), 1).unwrap();
     let commits = |report: &RunReport| -> Vec<i64> {
         round_trips(report, "app-1")
             .into_iter()

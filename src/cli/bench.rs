@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use clap::Args as ClapArgs;
-use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_model::scenario::{Scenario, Timing, Variant};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{run_with, RunReport, SimConfig};
 use serde::Serialize;
@@ -49,8 +49,12 @@ pub struct Args {
     /// Fewer runs per size with --scaling: a runs budget divided among the sizes (at least 1).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scaling_divisor: u64,
-    /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the
-    /// simulation's default, 1000). `--tick-us 100` measures a finer tick's cost.
+    /// The simulation's timing model: `tick-1ms` (the default) or `localhost`
+    /// (docs/real-mode.md), with its network latency.
+    #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
+    pub timing: Option<super::duration::NamedTiming>,
+    /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the timing
+    /// model's, 1000 for `tick-1ms`). `--tick-us 100` measures a finer tick's cost.
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
     /// One JSON document instead of the lines.
@@ -58,15 +62,20 @@ pub struct Args {
     pub json: bool,
 }
 
-/// One simulated run of `scenario` with the default configuration on a tick of `tick_us`.
+/// One simulated run of `scenario` with the default configuration, `timing` and (when given)
+/// the one-way latency `latency_us`.
 fn run_one(
     scenario: &Scenario,
     seed: u64,
-    tick_us: u64,
+    (timing, latency_us): (Timing, Option<(u64, u64)>),
 ) -> Result<RunReport, leaselab_model::safeguard::ParamError> {
-    let mut config = SimConfig::for_scenario(scenario);
-    config.tick_us = tick_us;
-    run_with(scenario, seed, &config)
+    let mut scenario = scenario.clone();
+    scenario.timing = timing;
+    if let Some((min_us, max_us)) = latency_us {
+        scenario.network.latency_min_us = min_us;
+        scenario.network.latency_max_us = max_us;
+    }
+    run_with(&scenario, seed, &SimConfig::for_scenario(&scenario))
 }
 
 /// Every workload is measured: a count of 0 is refused (exit 2), like `run --runs 0`.
@@ -213,15 +222,18 @@ pub fn execute(args: Args) -> CommandResult {
     check_runs("--step6-runs", args.step6_runs)?;
     check_runs("--real-runs", args.real_runs)?;
     check_runs("--scaling-divisor", args.scaling_divisor)?;
-    let tick_us = args.tick_us.unwrap_or(SimConfig::default().tick_us);
-    if !leaselab_sim::clock::valid_tick_us(tick_us) {
-        return Err(UsageError::new(format!(
-            "--tick-us {tick_us}: a tick must be a divisor of 1000 µs between 1 and 1000 \
-             (e.g. 100, 250, 1000)"
-        )));
+    let (mut timing, latency_us) = match args.timing {
+        Some(named) => (named.timing, Some(named.latency_us)),
+        None => (Timing::default(), None),
+    };
+    if let Some(tick_us) = args.tick_us {
+        timing.tick_us = tick_us;
     }
+    timing
+        .validate()
+        .map_err(|error| UsageError::new(format!("--tick-us: {}", error.0)))?;
     if args.scaling {
-        return scaling(args.scaling_divisor, tick_us, args.json);
+        return scaling(args.scaling_divisor, (timing, latency_us), args.json);
     }
     let real_config = (args.redis.is_some() || args.postgres.is_some())
         .then(|| RealConfig::new(args.redis.clone(), args.postgres.clone()));
@@ -229,7 +241,9 @@ pub fn execute(args: Args) -> CommandResult {
     let mut results = Vec::new();
     let runs = [args.step2_runs, args.step5_runs, args.step6_runs];
     for ((name, scenario), sim_runs) in workloads()?.into_iter().zip(runs) {
-        let sim = measure(sim_runs, |seed| Ok(run_one(&scenario, seed, tick_us)?))?;
+        let sim = measure(sim_runs, |seed| {
+            Ok(run_one(&scenario, seed, (timing, latency_us))?)
+        })?;
         unfinished += sim.unfinished;
         let mut real = None;
         let mut real_skipped = None;
@@ -350,7 +364,11 @@ pub fn fitted_exponent(points: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
-fn scaling(divisor: u64, tick_us: u64, json: bool) -> CommandResult {
+fn scaling(
+    divisor: u64,
+    (timing, latency_us): (Timing, Option<(u64, u64)>),
+    json: bool,
+) -> CommandResult {
     let step2 = Scenario::tutorial("step2-lock", Variant::default())?;
     let mut step6 = Scenario::tutorial("step6-verify", Variant::default())?;
     step6.params.ttl_ms = 1;
@@ -374,7 +392,9 @@ fn scaling(divisor: u64, tick_us: u64, json: bool) -> CommandResult {
             let mut scenario = base.clone();
             scenario.callers = callers;
             let runs = (runs / divisor).max(1);
-            let cost = measure(runs, |seed| Ok(run_one(&scenario, seed, tick_us)?))?;
+            let cost = measure(runs, |seed| {
+                Ok(run_one(&scenario, seed, (timing, latency_us))?)
+            })?;
             unfinished += cost.unfinished;
             if !json {
                 let cpu = cost.cpu_ms_per_run.unwrap_or(cost.wall_ms_per_run);

@@ -8,11 +8,12 @@
 //! skipped, as in `tour --real`.
 
 use clap::Args as ClapArgs;
+use leaselab_model::scenario::Timing;
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::Serialize;
 
-use super::duration::parse_latency_us;
+use super::duration::{parse_latency_us, parse_timing, NamedTiming};
 use super::run::batch::{for_each_run, Runner, Seeds, Spread};
 use super::run::{out, real_error};
 use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
@@ -38,6 +39,11 @@ pub struct Args {
     /// postgres://postgres@127.0.0.1/test).
     #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
+    /// The simulation's timing model: `tick-1ms` (the default) or `localhost` (measured on
+    /// this project's machine; docs/real-mode.md), with its network latency (`tick-1ms`:
+    /// each row's scenario's). The flags below change one part of it.
+    #[arg(long, value_name = "NAME", value_parser = parse_timing)]
+    pub timing: Option<NamedTiming>,
     /// The simulation's client CPU time per command, µs (0: no client CPU model; default:
     /// the simulation's default, 5).
     #[arg(long, value_name = "US")]
@@ -52,18 +58,56 @@ pub struct Args {
     pub latency_us: Option<(u64, u64)>,
     /// The simulated PostgreSQL's extra time for a session's first statement, µs (a new
     /// backend's cold caches; default 0, at most 1 s). The real side is not affected.
-    #[arg(long, default_value_t = 0, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub pg_first_statement_us: u64,
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pg_first_statement_us: Option<u64>,
     /// The simulated PostgreSQL's extra time for a commit that wrote, µs (the WAL fsync of
     /// synchronous_commit = on; default 0, at most 1 s). The real side is not affected.
-    #[arg(long, default_value_t = 0, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub pg_commit_us: u64,
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pg_commit_us: Option<u64>,
+    /// The resolution of the simulated callers' timers, µs: a sleep fires at the first whole
+    /// multiple of it at or after its due time, as tokio's 1 ms timer wheel fires real mode's
+    /// (default 1000; 0: when due). No effect on a 1 ms tick.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub timer_us: Option<u64>,
+    /// How late after its grid point a simulated timer fires, at most, µs: the timers due at
+    /// one point fire together after a lag drawn from the seed (default: the timing model's;
+    /// 1000 for `localhost`, 0 for `tick-1ms`).
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub timer_lag_us: Option<u64>,
     /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
     /// One JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+impl Args {
+    /// The simulated side's timing: `--timing` (else the default), with each part a flag
+    /// names replaced.
+    fn sim_timing(&self) -> Result<Timing, UsageError> {
+        let mut timing = self.timing.map(|named| named.timing).unwrap_or_default();
+        let parts = [
+            (self.tick_us, &mut timing.tick_us),
+            (self.client_cpu_us, &mut timing.client_cpu_us),
+            (self.timer_us, &mut timing.timer_us),
+            (self.timer_lag_us, &mut timing.timer_lag_us),
+            (
+                self.pg_first_statement_us,
+                &mut timing.pg_first_statement_us,
+            ),
+            (self.pg_commit_us, &mut timing.pg_commit_us),
+        ];
+        for (flag, part) in parts {
+            if let Some(value) = flag {
+                *part = value;
+            }
+        }
+        timing
+            .validate()
+            .map_err(|error| UsageError::new(format!("the simulation's timing: {}", error.0)))?;
+        Ok(timing)
+    }
 }
 
 /// The counters compared, in the order printed.
@@ -177,14 +221,10 @@ fn url(flag: Option<String>, var: &str, default: &str) -> String {
 /// Runs `leaselab compare`.
 pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(1, args.runs)?;
-    if let Some(tick_us) = args.tick_us {
-        if !leaselab_sim::clock::valid_tick_us(tick_us) {
-            return Err(UsageError::new(format!(
-                "--tick-us {tick_us}: a tick must be a divisor of 1000 µs between 1 and 1000 \
-                 (e.g. 100, 250, 1000)"
-            )));
-        }
-    }
+    let timing = args.sim_timing()?;
+    let sim_latency_us = args
+        .latency_us
+        .or(args.timing.map(|named| named.latency_us));
     let real_config = RealConfig::new(
         Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
         Some(url(
@@ -204,17 +244,10 @@ pub fn execute(args: Args) -> CommandResult {
     }
     let mut results = Vec::new();
     for row in &rows {
-        let mut sim_config = SimConfig::for_scenario(&row.scenario);
-        if let Some(cost) = args.client_cpu_us {
-            sim_config.client_cpu_us = cost;
-        }
-        if let Some(tick_us) = args.tick_us {
-            sim_config.tick_us = tick_us;
-        }
-        sim_config.pg_first_statement_us = args.pg_first_statement_us;
-        sim_config.pg_commit_us = args.pg_commit_us;
+        let sim_config = SimConfig::for_scenario(&row.scenario);
         let mut sim_scenario = row.scenario.clone();
-        if let Some((min_us, max_us)) = args.latency_us {
+        sim_scenario.timing = timing;
+        if let Some((min_us, max_us)) = sim_latency_us {
             sim_scenario.network.latency_min_us = min_us;
             sim_scenario.network.latency_max_us = max_us;
         }
@@ -286,22 +319,20 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         Status::Ok
     };
-    let cpu = args
-        .client_cpu_us
-        .unwrap_or(SimConfig::default().client_cpu_us);
-    let tick_us = args.tick_us.unwrap_or(SimConfig::default().tick_us);
-    let latency = match args.latency_us {
+    let latency = match sim_latency_us {
         Some((min_us, max_us)) => format!("{min_us}-{max_us} µs"),
         None => "each scenario's".to_string(),
     };
     if args.json {
         let document = serde_json::json!({
             "runs": args.runs,
-            "client_cpu_us": cpu,
-            "tick_us": tick_us,
-            "latency_us": args.latency_us.map(|(min, max)| [min, max]),
-            "pg_first_statement_us": args.pg_first_statement_us,
-            "pg_commit_us": args.pg_commit_us,
+            "client_cpu_us": timing.client_cpu_us,
+            "tick_us": timing.tick_us,
+            "timer_us": timing.timer_us,
+            "timer_lag_us": timing.timer_lag_us,
+            "latency_us": sim_latency_us.map(|(min, max)| [min, max]),
+            "pg_first_statement_us": timing.pg_first_statement_us,
+            "pg_commit_us": timing.pg_commit_us,
             "redis": real_config.redis_url,
             "postgres": real_config.postgres_url,
             "rows": results,
@@ -368,14 +399,18 @@ pub fn execute(args: Args) -> CommandResult {
     out!("");
     out!(
         "{} runs per row on each side (seeds 1..={}); ranges are min–max (median) over the runs; \
-         simulated with {cpu} µs of client CPU per command, a {tick_us} µs tick, \
-         {latency} one-way latency and PostgreSQL answering {} µs later for a session's first \
+         simulated with {} µs of client CPU per command, a {} µs tick, \
+         timers firing on a {} µs grid up to {} µs late, {latency} one-way latency and PostgreSQL answering {} µs later for a session's first \
          statement and {} µs later for a commit that wrote; real against Redis {} and \
          PostgreSQL {}, whose timing is this machine's (not reproducible).",
         args.runs,
         args.runs,
-        args.pg_first_statement_us,
-        args.pg_commit_us,
+        timing.client_cpu_us,
+        timing.tick_us,
+        timing.timer_us,
+        timing.timer_lag_us,
+        timing.pg_first_statement_us,
+        timing.pg_commit_us,
         real_config.redis_url.as_deref().unwrap_or("-"),
         real_config.postgres_url.as_deref().unwrap_or("-"),
     );

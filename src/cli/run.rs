@@ -57,7 +57,7 @@ use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
 use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, TraceSaver};
-use super::duration::{format_ms, parse_latency_us, parse_ms};
+use super::duration::{format_ms, parse_latency_us, parse_ms, parse_timing, NamedTiming};
 use super::merge::{same_fields, ShardFile};
 use crate::exit::{CommandResult, Status, UsageError};
 use crate::shard::{Shard, ShardArgs};
@@ -117,6 +117,12 @@ pub struct Args {
     /// message (e.g. 0-100; default: the scenario's, 100-500). Real mode has its own network.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
     pub latency_us: Option<(u64, u64)>,
+    /// The simulation's timing model: `tick-1ms` (the default: a 1 ms tick, PostgreSQL
+    /// answering at once, 100-500 µs one way) or `localhost` (a 100 µs tick, 100-200 µs one
+    /// way, with the client CPU, timer and PostgreSQL costs measured on localhost servers;
+    /// docs/real-mode.md). `--latency-us` overrides its latency. A trace records it.
+    #[arg(long, value_parser = parse_timing, value_name = "NAME")]
+    pub timing: Option<NamedTiming>,
     /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
     #[arg(long)]
     pub no_faults: bool,
@@ -345,6 +351,14 @@ impl Args {
         if let Some(timeout) = self.deadlock_timeout {
             scenario.deadlock_timeout_ms = timeout;
             changed.push(format!("--deadlock-timeout {}", format_ms(timeout)));
+        }
+        if let Some(named) = self.timing {
+            scenario.timing = named.timing;
+            (
+                scenario.network.latency_min_us,
+                scenario.network.latency_max_us,
+            ) = named.latency_us;
+            changed.push(format!("--timing {}", named.timing.name()));
         }
         if let Some((min_us, max_us)) = self.latency_us {
             scenario.network.latency_min_us = min_us;

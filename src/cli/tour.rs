@@ -40,6 +40,10 @@ pub struct Args {
     /// The real PostgreSQL (with --real).
     #[arg(long, value_name = "URL", requires = "real", default_value = DEFAULT_POSTGRES)]
     pub postgres: String,
+    /// The simulation's timing model for every row: `tick-1ms` (the default) or `localhost`
+    /// (docs/real-mode.md), with its network latency. Not with --real.
+    #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing, conflicts_with = "real")]
+    pub timing: Option<super::duration::NamedTiming>,
     /// Where BROKEN runs are saved as traces (the first BROKEN run of each row).
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
@@ -618,7 +622,16 @@ pub fn execute(args: Args) -> CommandResult {
         None => args.traces.dir(),
     };
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
-    let rows = rows()?;
+    let mut rows = rows()?;
+    if let Some(named) = args.timing {
+        for row in &mut rows {
+            row.scenario.timing = named.timing;
+            (
+                row.scenario.network.latency_min_us,
+                row.scenario.network.latency_max_us,
+            ) = named.latency_us;
+        }
+    }
     let mut lines = Vec::new();
     for (position, row) in rows.iter().enumerate() {
         if !shard.unwrap_or(Shard::WHOLE).owns(position as u64) {

@@ -11,7 +11,7 @@ use leaselab_model::fault::{Fault, Host};
 use leaselab_model::ledger::Ledger;
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Keys, Params, Point, Safeguard};
-use leaselab_model::scenario::{Network, Scenario};
+use leaselab_model::scenario::{Network, Scenario, Timing};
 use leaselab_model::world::{Action, FaultsOn, ReplyFaults};
 use leaselab_sim::events::Event;
 use serde::{Deserialize, Serialize};
@@ -158,6 +158,62 @@ pub struct ScenarioSpec {
         skip_serializing_if = "is_default_deadlock_timeout"
     )]
     pub deadlock_timeout_ms: u64,
+    /// The simulation's timing model (left out when it is the default, the 1 ms tick; a
+    /// trace without it ran with that default).
+    #[serde(default, skip_serializing_if = "TimingSpec::is_default")]
+    pub timing: TimingSpec,
+}
+
+/// The simulation's timing model (mirror of [`Timing`]), µs of run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingSpec {
+    /// Run time one simulation step stands for (a divisor of 1000).
+    pub tick_us: u64,
+    /// Client CPU per command, on the one client CPU the callers share.
+    pub client_cpu_us: u64,
+    /// The callers' timer resolution (tokio's: 1000).
+    pub timer_us: u64,
+    /// How late after its grid point a timer fires, at most.
+    pub timer_lag_us: u64,
+    /// PostgreSQL's extra time for a session's first statement.
+    pub pg_first_statement_us: u64,
+    /// PostgreSQL's extra time for a statement that commits a write.
+    pub pg_commit_us: u64,
+}
+
+impl Default for TimingSpec {
+    fn default() -> TimingSpec {
+        TimingSpec::from_timing(&Timing::default())
+    }
+}
+
+impl TimingSpec {
+    fn is_default(&self) -> bool {
+        *self == TimingSpec::default()
+    }
+
+    fn from_timing(timing: &Timing) -> TimingSpec {
+        TimingSpec {
+            tick_us: timing.tick_us,
+            client_cpu_us: timing.client_cpu_us,
+            timer_us: timing.timer_us,
+            timer_lag_us: timing.timer_lag_us,
+            pg_first_statement_us: timing.pg_first_statement_us,
+            pg_commit_us: timing.pg_commit_us,
+        }
+    }
+
+    fn to_timing(self) -> Timing {
+        Timing {
+            tick_us: self.tick_us,
+            client_cpu_us: self.client_cpu_us,
+            timer_us: self.timer_us,
+            timer_lag_us: self.timer_lag_us,
+            pg_first_statement_us: self.pg_first_statement_us,
+            pg_commit_us: self.pg_commit_us,
+        }
+    }
 }
 
 fn default_deadlock_timeout_ms() -> u64 {
@@ -445,6 +501,7 @@ impl ScenarioSpec {
                 replication_lag_ms: scenario.network.replication_lag_ms,
             },
             deadlock_timeout_ms: scenario.deadlock_timeout_ms,
+            timing: TimingSpec::from_timing(&scenario.timing),
         }
     }
 
@@ -505,6 +562,7 @@ impl ScenarioSpec {
                 replication_lag_ms: self.network.replication_lag_ms,
             },
             deadlock_timeout_ms: self.deadlock_timeout_ms,
+            timing: self.timing.to_timing(),
         };
         scenario
             .validate()

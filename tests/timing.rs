@@ -1,0 +1,206 @@
+//! The simulation's timing model (`Scenario::timing`, `--timing`): a trace records it and
+//! replays with it, a trace without it ran on the default, and a run's timers fire on
+//! tokio's millisecond grid when the tick is finer than it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use leaselab_model::scenario::{Scenario, Timing, Variant};
+use leaselab_sim::events::What;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("timing-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn leaselab(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    output
+}
+
+fn only_trace(dir: &Path) -> PathBuf {
+    let traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    traces.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_trace_records_its_timing_and_replays_with_it() {
+    let dir = scratch("record");
+    let run = leaselab(
+        &dir,
+        &[
+            "run",
+            "step6-verify",
+            "--ttl",
+            "1ms",
+            "--callers",
+            "8",
+            "--timing",
+            "localhost",
+            "--save-traces",
+            ".",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let path = only_trace(&dir);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let timing = &document["scenario"]["timing"];
+    let localhost = Timing::localhost();
+    assert_eq!(timing["tick_us"], localhost.tick_us);
+    assert_eq!(timing["client_cpu_us"], localhost.client_cpu_us);
+    assert_eq!(timing["pg_commit_us"], localhost.pg_commit_us);
+    assert!(
+        document["scenario"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("--timing localhost"),
+        "{}",
+        document["scenario"]["name"]
+    );
+    let replay = leaselab(&dir, &["replay", path.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(0), "{replay:?}");
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(stdout.contains("1 reproduced"), "{stdout}");
+
+    // The same trace replayed on the default timing is another run: its digest differs.
+    let mut changed = document.clone();
+    changed["scenario"]
+        .as_object_mut()
+        .unwrap()
+        .remove("timing");
+    std::fs::write(dir.join("untimed.json"), changed.to_string()).unwrap();
+    let replay = leaselab(&dir, &["replay", "untimed.json"]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(!stdout.contains("1 reproduced"), "{stdout}");
+}
+
+#[test]
+fn the_default_timing_is_left_out_of_a_trace() {
+    let dir = scratch("default");
+    let run = leaselab(
+        &dir,
+        &["run", "step5-fencing", "--unfenced", "--save-traces", "."],
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let text = std::fs::read_to_string(only_trace(&dir)).unwrap();
+    let document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(document["scenario"].get("timing").is_none(), "{text:.400}");
+    assert!(document["scenario"].get("network").is_some());
+}
+
+#[test]
+fn an_invalid_timing_is_refused_with_the_field() {
+    let dir = scratch("invalid");
+    let run = leaselab(
+        &dir,
+        &[
+            "run",
+            "step5-fencing",
+            "--unfenced",
+            "--timing",
+            "localhost",
+            "--save-traces",
+            ".",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let path = only_trace(&dir);
+    let mut document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    document["scenario"]["timing"]["tick_us"] = 300.into();
+    std::fs::write(&path, document.to_string()).unwrap();
+    let replay = leaselab(&dir, &["replay", path.to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&replay.stderr);
+    assert!(
+        stderr.contains("divisor of 1000us") && stderr.contains("300us"),
+        "{stderr}"
+    );
+
+    let bad_name = leaselab(&dir, &["run", "step1-race", "--timing", "fast"]);
+    assert_eq!(bad_name.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad_name.stderr);
+    assert!(stderr.contains("tick-1ms, localhost"), "{stderr}");
+}
+
+/// On a 100 µs tick, a caller's sleeps end on whole milliseconds of run time (tokio's timer
+/// wheel), never before they are due and less than a millisecond after; with `timer_us` 0
+/// they end when due, mostly between whole milliseconds.
+#[test]
+fn sleeps_end_on_the_millisecond_grid_when_the_tick_is_finer() {
+    let mut scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    scenario.callers = 10;
+    scenario.timing = Timing::localhost();
+    let lagging = scenario.clone();
+    scenario.timing.timer_lag_us = 0;
+    let mut exact = scenario.clone();
+    exact.timing.timer_us = 0;
+    // (due, woke): µs after the release (which lies on a whole millisecond) at which each
+    // sleep was due and at which its caller's next event came.
+    let sleeps = |scenario: &Scenario| -> Vec<(i64, i64)> {
+        let report = leaselab_sim::run::run(scenario, 3).unwrap();
+        let mut asleep: BTreeMap<String, i64> = BTreeMap::new();
+        let mut sleeps = Vec::new();
+        for event in report.events.iter() {
+            if let What::Sleep { ms } = &event.what {
+                asleep.insert(event.host.clone(), event.t_us + *ms as i64 * 1_000);
+            } else if let Some(due) = asleep.remove(&event.host) {
+                sleeps.push((due, event.t_us));
+            }
+        }
+        sleeps
+    };
+    let grid = sleeps(&scenario);
+    assert!(grid.len() > 20, "{grid:?}");
+    for &(due, woke) in &grid {
+        assert!(
+            woke.rem_euclid(1_000) == 0 && woke >= due && woke - due < 1_000,
+            "woke at {woke} µs, due at {due} µs"
+        );
+    }
+    // With the driver's lag (`localhost`): up to a millisecond after the grid point, and
+    // the sleeps due at one grid point end together.
+    let lagged = sleeps(&lagging);
+    assert!(lagged.len() > 20, "{lagged:?}");
+    let mut woke_by_point: BTreeMap<i64, i64> = BTreeMap::new();
+    for &(due, woke) in &lagged {
+        assert!(
+            woke >= due && woke - due <= 2_000,
+            "woke at {woke} µs, due at {due} µs"
+        );
+        let point = due.div_euclid(1_000) + i64::from(due.rem_euclid(1_000) != 0);
+        let first = *woke_by_point.entry(point).or_insert(woke);
+        assert_eq!(
+            first, woke,
+            "sleeps due at grid point {point} ms woke apart"
+        );
+    }
+    assert!(
+        lagged.iter().any(|&(_, woke)| woke % 1_000 != 0),
+        "no lag at all: {lagged:?}"
+    );
+    let exact = sleeps(&exact);
+    let off_grid = exact.iter().filter(|&&(_, woke)| woke % 1_000 != 0).count();
+    assert!(exact.iter().all(|&(due, woke)| woke >= due), "{exact:?}");
+    assert!(
+        off_grid * 2 > exact.len(),
+        "with timer_us 0, only {off_grid} of {} sleeps ended between whole milliseconds",
+        exact.len()
+    );
+}
