@@ -204,3 +204,38 @@ fn sleeps_end_on_the_millisecond_grid_when_the_tick_is_finer() {
         exact.len()
     );
 }
+
+/// `tour --timing` says so, and `merge` refuses shards that ran with different timings.
+#[test]
+fn tour_shards_of_different_timings_do_not_merge() {
+    let dir = scratch("tour");
+    let shard = |k: &str, timing: Option<&str>, file: &str| {
+        let mut args = vec![
+            "tour",
+            "--runs",
+            "1",
+            "--no-save-traces",
+            "--json",
+            "--shard",
+            k,
+        ];
+        if let Some(timing) = timing {
+            args.extend(["--timing", timing]);
+        }
+        let output = leaselab(&dir, &args);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        std::fs::write(dir.join(file), &output.stdout).unwrap();
+    };
+    shard("1/2", Some("localhost"), "a.json");
+    shard("2/2", None, "b.json");
+    shard("2/2", Some("localhost"), "c.json");
+    let refused = leaselab(&dir, &["merge", "a.json", "b.json"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("field 'timing'"), "{stderr}");
+    let merged = leaselab(&dir, &["merge", "a.json", "c.json"]);
+    assert_eq!(merged.status.code(), Some(0), "{merged:?}");
+    let stdout = String::from_utf8_lossy(&merged.stdout);
+    assert!(stdout.contains("'localhost' timing model"), "{stdout}");
+    assert!(stdout.contains("14 of 14 rows as expected"), "{stdout}");
+}

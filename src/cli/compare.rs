@@ -2,7 +2,7 @@
 //! servers, and per row and counter the simulated range next to the real one.
 //!
 //! A counter *agrees* when the two ranges (min–max over the runs) overlap. The command is the
-//! check of the simulation's timing model (`SimConfig::client_cpu_us`, the network latency):
+//! check of the simulation's timing model (`Timing` in the scenario, the network latency):
 //! the model is right for a counter when real runs on this machine and simulated runs can
 //! give the same value. Rows whose faults need the simulator (failover, partition) are
 //! skipped, as in `tour --real`.

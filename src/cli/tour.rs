@@ -477,6 +477,9 @@ pub struct TourTable {
     pub runs: u64,
     /// What a real tour says about itself (none: simulated).
     pub real: Option<String>,
+    /// The timing model `--timing` named (none: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<String>,
     /// The rows.
     pub rows: Vec<RowLine>,
     /// Where traces were saved (none: saving off).
@@ -560,6 +563,12 @@ impl TourTable {
         );
         if let Some(real) = &self.real {
             out!("{real}");
+        }
+        if let Some(timing) = &self.timing {
+            out!(
+                "Simulated with the '{timing}' timing model for every row (docs/real-mode.md, \
+                 \"The localhost timing\")."
+            );
         }
         let named = |wanted: AsExpected| -> Vec<&str> {
             self.rows
@@ -714,6 +723,7 @@ pub fn execute(args: Args) -> CommandResult {
         shard: shard.map(|shard| shard.text()),
         runs,
         real: real.as_ref().map(real_note),
+        timing: args.timing.map(|named| named.timing.name().to_string()),
         rows: lines,
         traces_dir: saver.dir().map(PathBuf::from),
         traces_saved: saver.saved_count,
@@ -730,7 +740,7 @@ pub fn execute(args: Args) -> CommandResult {
 /// `leaselab merge` of `tour --shard K/N --json` outputs: every row once, in the tour's
 /// order, printed as `tour` prints the table.
 pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
-    same_fields(files, &["runs", "real", "save_all_traces"])?;
+    same_fields(files, &["runs", "real", "timing", "save_all_traces"])?;
     let count = rows()?.len();
     let mut table: Option<TourTable> = None;
     let mut by_position: Vec<Option<RowLine>> = vec![None; count];
