@@ -133,6 +133,24 @@ fn an_invalid_timing_is_refused_with_the_field() {
         "{stderr}"
     );
 
+    // Real servers keep the machine's timing: a simulated timing or latency is refused.
+    for flag in [["--timing", "localhost"], ["--latency-us", "50"]] {
+        let real = leaselab(
+            &dir,
+            &[
+                "run",
+                "step1-race",
+                flag[0],
+                flag[1],
+                "--redis",
+                "redis://127.0.0.1:1",
+            ],
+        );
+        assert_eq!(real.status.code(), Some(2), "{real:?}");
+        let stderr = String::from_utf8_lossy(&real.stderr);
+        assert!(stderr.contains("cannot be used with '--redis"), "{stderr}");
+    }
+
     let bad_name = leaselab(&dir, &["run", "step1-race", "--timing", "fast"]);
     assert_eq!(bad_name.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&bad_name.stderr);
