@@ -16,6 +16,7 @@ const OPTIONS: Options = Options {
     first_seed: 1,
     runs: 4,
     max_states: 5_000_000,
+    timing: None,
 };
 
 fn row(name: &str) -> Row {

@@ -257,3 +257,42 @@ fn tour_shards_of_different_timings_do_not_merge() {
     assert!(stdout.contains("'localhost' timing model"), "{stdout}");
     assert!(stdout.contains("14 of 14 rows as expected"), "{stdout}");
 }
+
+/// `WAIT numreplicas timeout` times out after `timeout` milliseconds of run time on any
+/// tick (it once counted ticks: on a 100 µs tick a 25 ms `WAIT` gave up after 2.5 ms).
+#[test]
+fn a_wait_times_out_in_run_time_on_a_fine_tick() {
+    for timing in [Timing::default(), Timing::localhost()] {
+        let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+        scenario.safeguard = leaselab_model::safeguard::Safeguard::LeaseWait;
+        scenario.faults.clear();
+        scenario.callers = 1;
+        scenario.params.ttl_ms = 100; // WAIT 1 25
+        scenario.network.replication_lag_ms = 60;
+        scenario.timing = timing;
+        let report = leaselab_sim::run::run(&scenario, 1).unwrap();
+        let mut asked = None;
+        let mut waited_us = None;
+        for event in report.events.iter().filter(|e| e.host == "app-1") {
+            match &event.what {
+                What::RedisRequest { .. }
+                    if serde_json::to_string(&event.what)
+                        .unwrap()
+                        .contains("\"WAIT\"") =>
+                {
+                    asked = Some(event.t_us);
+                }
+                What::RedisReply { .. } if asked.is_some() && waited_us.is_none() => {
+                    waited_us = Some(event.t_us - asked.unwrap());
+                }
+                _ => {}
+            }
+        }
+        let waited_us = waited_us.expect("a WAIT and its answer");
+        assert!(
+            (25_000..28_000).contains(&waited_us),
+            "tick {} µs: WAIT 1 25 answered after {waited_us} µs",
+            timing.tick_us
+        );
+    }
+}

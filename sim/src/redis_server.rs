@@ -51,6 +51,9 @@ pub struct RedisServer {
     observer: Rc<dyn Observer>,
     last_conn_id: Rc<Cell<u64>>,
     replicas: Option<Rc<dyn Replicas>>,
+    /// How long one millisecond of the server's time (a `WAIT` timeout's unit) lasts on
+    /// tokio's clock: 1 ms, or the simulation's ticks for it.
+    millisecond: std::time::Duration,
 }
 
 /// One connection's state beyond its transaction: its replication offset for `WAIT`.
@@ -86,7 +89,15 @@ impl RedisServer {
             observer,
             last_conn_id: Rc::new(Cell::new(0)),
             replicas: None,
+            millisecond: std::time::Duration::from_millis(1),
         }
+    }
+
+    /// The same server on a clock where one of its milliseconds lasts `millisecond` of
+    /// tokio's time (the simulation's ticks for a millisecond of run time).
+    pub fn with_millisecond(mut self, millisecond: std::time::Duration) -> RedisServer {
+        self.millisecond = millisecond;
+        self
     }
 
     /// The same server, answering `WAIT` from `replicas`.
@@ -253,9 +264,13 @@ impl RedisServer {
     /// `timeout_ms` passed (0: no timeout); the count then. Looks once per millisecond, each
     /// wake-up declared to the simulation.
     async fn wait(&self, conn: Conn, replicas: i64, timeout_ms: u64) -> Reply {
-        let step = std::time::Duration::from_millis(1);
-        let deadline = (timeout_ms > 0)
-            .then(|| tokio::time::Instant::now() + std::time::Duration::from_millis(timeout_ms));
+        let step = self.millisecond;
+        let deadline = (timeout_ms > 0).then(|| {
+            tokio::time::Instant::now()
+                + self
+                    .millisecond
+                    .saturating_mul(u32::try_from(timeout_ms).unwrap_or(u32::MAX))
+        });
         loop {
             let acked = self.acked(conn.write_offset);
             let now = tokio::time::Instant::now();

@@ -583,8 +583,10 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
         let now = turmoil::sim_elapsed().unwrap_or_else(|| clock_shared.step_now.get());
         clock_shared.server_ms(now)
     });
+    let millisecond = shared.conditions.timeline.raw(Duration::from_millis(1));
     let redis_server = RedisServer::new(shared.servers.redis.clone(), clock_ms, observer.clone())
-        .with_replicas(Rc::new(ReplicaView(shared.clone())));
+        .with_replicas(Rc::new(ReplicaView(shared.clone())))
+        .with_millisecond(millisecond);
     sim.host(REDIS_HOST, move || {
         let server = redis_server.clone();
         async move {
@@ -604,7 +606,8 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             shared: shared.clone(),
             node: number,
         });
-        let node_server = RedisServer::new(node.redis.clone(), clock_ms, node_observer);
+        let node_server = RedisServer::new(node.redis.clone(), clock_ms, node_observer)
+            .with_millisecond(millisecond);
         sim.host(node_host(number), move || {
             let server = node_server.clone();
             async move {

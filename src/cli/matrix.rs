@@ -47,6 +47,10 @@ pub struct Args {
     /// with pauses anywhere, visits about 1.2 million).
     #[arg(long, default_value_t = 3_000_000, value_name = "N")]
     pub max_states: u64,
+    /// The simulated cells' timing model: `tick-1ms` (the default) or `localhost`
+    /// (docs/real-mode.md), with its network latency. The model checker has no clock.
+    #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
+    pub timing: Option<super::duration::NamedTiming>,
     /// Print the matrix as JSON.
     #[arg(long)]
     pub json: bool,
@@ -162,6 +166,7 @@ pub fn execute(args: Args) -> CommandResult {
         first_seed: seeds.first,
         runs: seeds.count,
         max_states: args.max_states,
+        timing: args.timing.map(|named| (named.timing, named.latency_us)),
     };
     let shard = args.shard.shard;
     if shard.is_some() && args.html.is_some() {
@@ -222,7 +227,14 @@ pub fn execute(args: Args) -> CommandResult {
 pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
     same_fields(
         files,
-        &["rows", "columns", "runs", "first_seed", "max_states"],
+        &[
+            "rows",
+            "columns",
+            "runs",
+            "first_seed",
+            "max_states",
+            "timing",
+        ],
     )?;
     let mut parts = Vec::with_capacity(files.len());
     for file in files {
@@ -364,6 +376,12 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
         if matrix.runs == 1 { "" } else { "s" },
         matrix.first_seed
     );
+    if let Some(timing) = &matrix.timing {
+        let _ = writeln!(
+            text,
+            "The simulated runs used the '{timing}' timing model (docs/real-mode.md)."
+        );
+    }
     for cell in &matrix.cells {
         if let Some(note) = &cell.note {
             wrap(

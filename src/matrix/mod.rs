@@ -30,7 +30,7 @@ use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
-use leaselab_model::scenario::Scenario;
+use leaselab_model::scenario::{Scenario, Timing};
 use leaselab_model::world::{ClockFaults, FaultsOn, ReplyFaults};
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::{Deserialize, Serialize};
@@ -1166,6 +1166,9 @@ pub struct Options {
     pub runs: u64,
     /// The checker's limit on distinct states, per check.
     pub max_states: u64,
+    /// The simulated cells' timing model and its one-way latency, µs (none: each column's
+    /// scenario's own, the default timing).
+    pub timing: Option<(Timing, (u64, u64))>,
 }
 
 /// A finished exhaustive check, kept so that columns sharing a check run it once.
@@ -1375,7 +1378,12 @@ fn simulate(
     options: Options,
     saver: &mut dyn Saver,
 ) -> Result<Simulated, String> {
-    let scenario = column.scenario(row);
+    let mut scenario = column.scenario(row);
+    if let Some((timing, (min_us, max_us))) = options.timing {
+        scenario.timing = timing;
+        scenario.network.latency_min_us = min_us;
+        scenario.network.latency_max_us = max_us;
+    }
     let config = SimConfig::for_scenario(&scenario);
     let last = options
         .first_seed
@@ -1551,6 +1559,9 @@ pub struct Matrix {
     pub first_seed: u64,
     /// The checker's state limit per check.
     pub max_states: u64,
+    /// The simulated cells' timing model, when `--timing` named one (none: the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<String>,
     /// Every cell (of the shard), row by row.
     pub cells: Vec<Cell>,
 }
@@ -1615,6 +1626,7 @@ pub fn run(
         runs: options.runs,
         first_seed: options.first_seed,
         max_states: options.max_states,
+        timing: options.timing.map(|(timing, _)| timing.name().to_string()),
         cells,
     })
 }
