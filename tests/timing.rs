@@ -296,3 +296,36 @@ fn a_wait_times_out_in_run_time_on_a_fine_tick() {
         );
     }
 }
+
+/// A `WAIT` answers in the tick its replica catches up (Redis answers in that turn of its
+/// event loop), not at the next whole millisecond after the `WAIT` arrived.
+#[test]
+fn a_wait_answers_in_the_tick_its_replica_catches_up() {
+    for seed in 1..=5 {
+        let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+        scenario.safeguard = leaselab_model::safeguard::Safeguard::LeaseWait;
+        scenario.faults.clear();
+        scenario.callers = 1;
+        scenario.network.replication_lag_ms = 5;
+        scenario.timing = Timing::localhost();
+        let report = leaselab_sim::run::run(&scenario, seed).unwrap();
+        let executed = |name: &str| -> i64 {
+            report
+                .events
+                .iter()
+                .find(|e| {
+                    e.host == "redis"
+                        && serde_json::to_string(&e.what)
+                            .unwrap()
+                            .contains(&format!("\"argv\":[\"{name}\""))
+                })
+                .map(|e| e.t_us)
+                .unwrap_or_else(|| panic!("seed {seed}: no {name} executed"))
+        };
+        let after_us = executed("WAIT") - executed("SET");
+        assert!(
+            (5_000..=5_100).contains(&after_us),
+            "seed {seed}: WAIT answered {after_us} µs after the lock's SET (lag 5 ms)"
+        );
+    }
+}

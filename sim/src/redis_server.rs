@@ -261,10 +261,12 @@ impl RedisServer {
     }
 
     /// Blocks until `replicas` replicas have applied the connection's last write or
-    /// `timeout_ms` passed (0: no timeout); the count then. Looks once per millisecond, each
-    /// wake-up declared to the simulation.
+    /// `timeout_ms` passed (0: no timeout); the count then. Looks once per tick, each wake-up
+    /// declared to the simulation.
     async fn wait(&self, conn: Conn, replicas: i64, timeout_ms: u64) -> Reply {
-        let step = self.millisecond;
+        // Look again every tick (every millisecond outside the simulation), so that a WAIT
+        // answers in the tick its replicas caught up, as Redis answers in the event-loop turn.
+        let step = self.millisecond.min(std::time::Duration::from_millis(1));
         let deadline = (timeout_ms > 0).then(|| {
             tokio::time::Instant::now()
                 + self
