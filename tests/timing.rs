@@ -2,30 +2,21 @@
 //! replays with it, a trace without it ran on the default, and a run's timers fire on
 //! tokio's millisecond grid when the tick is finer than it.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use leaselab_model::scenario::{Scenario, Timing, Variant};
 use leaselab_sim::events::What;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("timing-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::bad_input::scratch(&format!("timing-{name}"))
 }
 
 fn leaselab(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    output
+    common::leaselab_in(dir, args)
 }
 
 fn only_trace(dir: &Path) -> PathBuf {

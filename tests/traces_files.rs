@@ -1,8 +1,10 @@
 //! What the trace commands write: never over an input, atomically, and a shrunk trace keeps
 //! the link to the original run; `replay` names each unreadable trace once.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use leaselab::trace::{self, format::Origin};
 
@@ -11,22 +13,11 @@ fn committed(path: &str) -> PathBuf {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("traces-files-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::bad_input::scratch(&format!("traces-files-{name}"))
 }
 
 fn leaselab(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    output
+    common::leaselab_in(dir, args)
 }
 
 fn names(dir: &Path) -> Vec<String> {

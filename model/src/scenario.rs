@@ -98,17 +98,16 @@ impl Timing {
     pub const NAMES: [&'static str; 2] = ["tick-1ms", "localhost"];
 
     /// The timing named `name` ([`Timing::NAMES`]) with the one-way network latency that goes
-    /// with it, µs (min, max): the default [`Network`]'s 100–500 µs for `tick-1ms`; for
-    /// `localhost` 100–200 µs, half the 200–400 µs round trips a caller of real mode
-    /// measures on localhost when no burst queues its commands.
-    pub fn named(name: &str) -> Option<(Timing, (u64, u64))> {
-        let default = Network::default();
+    /// with it: the default [`Network`]'s 100–500 µs for `tick-1ms`; for `localhost` 100–200 µs,
+    /// half the 200–400 µs round trips a caller of real mode measures on localhost when no
+    /// burst queues its commands.
+    pub fn named(name: &str) -> Option<TimingPreset> {
         match name {
-            "tick-1ms" => Some((
-                Timing::default(),
-                (default.latency_min_us, default.latency_max_us),
-            )),
-            "localhost" => Some((Timing::localhost(), (100, 200))),
+            "tick-1ms" => Some(TimingPreset::default()),
+            "localhost" => Some(TimingPreset {
+                timing: Timing::localhost(),
+                latency_us: (100, 200),
+            }),
             _ => None,
         }
     }
@@ -117,7 +116,7 @@ impl Timing {
     pub fn name(&self) -> &'static str {
         Timing::NAMES
             .into_iter()
-            .find(|name| Timing::named(name).is_some_and(|(timing, _)| timing == *self))
+            .find(|name| Timing::named(name).is_some_and(|preset| preset.timing == *self))
             .unwrap_or("custom")
     }
 
@@ -146,6 +145,37 @@ impl Timing {
             }
         }
         Ok(())
+    }
+}
+
+/// A named timing model with the one-way network latency that goes with it (`--timing`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimingPreset {
+    /// The simulation's timing.
+    pub timing: Timing,
+    /// The one-way network latency, µs (min, max).
+    pub latency_us: (u64, u64),
+}
+
+impl Default for TimingPreset {
+    /// `tick-1ms`: the default timing on the default [`Network`]'s latency.
+    fn default() -> TimingPreset {
+        let network = Network::default();
+        TimingPreset {
+            timing: Timing::default(),
+            latency_us: (network.latency_min_us, network.latency_max_us),
+        }
+    }
+}
+
+impl TimingPreset {
+    /// Gives `scenario` this timing and latency.
+    pub fn apply(&self, scenario: &mut Scenario) {
+        scenario.timing = self.timing;
+        (
+            scenario.network.latency_min_us,
+            scenario.network.latency_max_us,
+        ) = self.latency_us;
     }
 }
 

@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use clap::Args as ClapArgs;
-use leaselab_model::scenario::{Scenario, Timing, Variant};
+use leaselab_model::scenario::{Scenario, TimingPreset, Variant};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{run_with, RunReport, SimConfig};
 use serde::Serialize;
@@ -52,7 +52,7 @@ pub struct Args {
     /// The simulation's timing model: `tick-1ms` (the default) or `localhost`
     /// (docs/real-mode.md), with its network latency.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
-    pub timing: Option<super::duration::NamedTiming>,
+    pub timing: Option<TimingPreset>,
     /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the timing
     /// model's, 1000 for `tick-1ms`). `--tick-us 100` measures a finer tick's cost.
     #[arg(long, value_name = "US")]
@@ -62,19 +62,15 @@ pub struct Args {
     pub json: bool,
 }
 
-/// One simulated run of `scenario` with the default configuration, `timing` and (when given)
-/// the one-way latency `latency_us`.
+/// One simulated run of `scenario` (a tutorial step, on the default network) with the default
+/// configuration and the timing and latency of `preset`.
 fn run_one(
     scenario: &Scenario,
     seed: u64,
-    (timing, latency_us): (Timing, Option<(u64, u64)>),
+    preset: TimingPreset,
 ) -> Result<RunReport, leaselab_model::safeguard::ParamError> {
     let mut scenario = scenario.clone();
-    scenario.timing = timing;
-    if let Some((min_us, max_us)) = latency_us {
-        scenario.network.latency_min_us = min_us;
-        scenario.network.latency_max_us = max_us;
-    }
+    preset.apply(&mut scenario);
     run_with(&scenario, seed, &SimConfig::for_scenario(&scenario))
 }
 
@@ -222,18 +218,16 @@ pub fn execute(args: Args) -> CommandResult {
     check_runs("--step6-runs", args.step6_runs)?;
     check_runs("--real-runs", args.real_runs)?;
     check_runs("--scaling-divisor", args.scaling_divisor)?;
-    let (mut timing, latency_us) = match args.timing {
-        Some(named) => (named.timing, Some(named.latency_us)),
-        None => (Timing::default(), None),
-    };
+    let mut preset = args.timing.unwrap_or_default();
     if let Some(tick_us) = args.tick_us {
-        timing.tick_us = tick_us;
+        preset.timing.tick_us = tick_us;
     }
-    timing
+    preset
+        .timing
         .validate()
         .map_err(|error| UsageError::new(format!("--tick-us: {}", error.0)))?;
     if args.scaling {
-        return scaling(args.scaling_divisor, (timing, latency_us), args.json);
+        return scaling(args.scaling_divisor, preset, args.json);
     }
     let real_config = (args.redis.is_some() || args.postgres.is_some())
         .then(|| RealConfig::new(args.redis.clone(), args.postgres.clone()));
@@ -241,9 +235,7 @@ pub fn execute(args: Args) -> CommandResult {
     let mut results = Vec::new();
     let runs = [args.step2_runs, args.step5_runs, args.step6_runs];
     for ((name, scenario), sim_runs) in workloads()?.into_iter().zip(runs) {
-        let sim = measure(sim_runs, |seed| {
-            Ok(run_one(&scenario, seed, (timing, latency_us))?)
-        })?;
+        let sim = measure(sim_runs, |seed| Ok(run_one(&scenario, seed, preset)?))?;
         unfinished += sim.unfinished;
         let mut real = None;
         let mut real_skipped = None;
@@ -364,11 +356,7 @@ pub fn fitted_exponent(points: &[(f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
-fn scaling(
-    divisor: u64,
-    (timing, latency_us): (Timing, Option<(u64, u64)>),
-    json: bool,
-) -> CommandResult {
+fn scaling(divisor: u64, preset: TimingPreset, json: bool) -> CommandResult {
     let step2 = Scenario::tutorial("step2-lock", Variant::default())?;
     let mut step6 = Scenario::tutorial("step6-verify", Variant::default())?;
     step6.params.ttl_ms = 1;
@@ -392,9 +380,7 @@ fn scaling(
             let mut scenario = base.clone();
             scenario.callers = callers;
             let runs = (runs / divisor).max(1);
-            let cost = measure(runs, |seed| {
-                Ok(run_one(&scenario, seed, (timing, latency_us))?)
-            })?;
+            let cost = measure(runs, |seed| Ok(run_one(&scenario, seed, preset)?))?;
             unfinished += cost.unfinished;
             if !json {
                 let cpu = cost.cpu_ms_per_run.unwrap_or(cost.wall_ms_per_run);

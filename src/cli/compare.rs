@@ -8,12 +8,12 @@
 //! skipped, as in `tour --real`.
 
 use clap::Args as ClapArgs;
-use leaselab_model::scenario::Timing;
+use leaselab_model::scenario::{Timing, TimingPreset};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::Serialize;
 
-use super::duration::{parse_latency_us, parse_timing, NamedTiming};
+use super::duration::{parse_latency_us, parse_timing};
 use super::run::batch::{for_each_run, Runner, Seeds, Spread};
 use super::run::{out, real_error};
 use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
@@ -43,7 +43,7 @@ pub struct Args {
     /// this project's machine; docs/real-mode.md), with its network latency (`tick-1ms`:
     /// each row's scenario's). The flags below change one part of it.
     #[arg(long, value_name = "NAME", value_parser = parse_timing)]
-    pub timing: Option<NamedTiming>,
+    pub timing: Option<TimingPreset>,
     /// The simulation's client CPU time per command, µs (0: no client CPU model; default:
     /// the simulation's default, 5).
     #[arg(long, value_name = "US")]
@@ -86,7 +86,7 @@ impl Args {
     /// The simulated side's timing: `--timing` (else the default), with each part a flag
     /// names replaced.
     fn sim_timing(&self) -> Result<Timing, UsageError> {
-        let mut timing = self.timing.map(|named| named.timing).unwrap_or_default();
+        let mut timing = self.timing.map(|preset| preset.timing).unwrap_or_default();
         let parts = [
             (self.tick_us, &mut timing.tick_us),
             (self.client_cpu_us, &mut timing.client_cpu_us),
@@ -224,7 +224,7 @@ pub fn execute(args: Args) -> CommandResult {
     let timing = args.sim_timing()?;
     let sim_latency_us = args
         .latency_us
-        .or(args.timing.map(|named| named.latency_us));
+        .or(args.timing.map(|preset| preset.latency_us));
     let real_config = RealConfig::new(
         Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
         Some(url(

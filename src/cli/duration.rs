@@ -83,6 +83,19 @@ pub fn parse_latency_us(text: &str) -> Result<(u64, u64), String> {
     Ok((min, max))
 }
 
+/// Parses a named timing model (`--timing`): `tick-1ms` or `localhost`
+/// ([`Timing::NAMES`](leaselab_model::scenario::Timing::NAMES)), with the network latency that
+/// goes with it.
+pub fn parse_timing(text: &str) -> Result<leaselab_model::scenario::TimingPreset, String> {
+    use leaselab_model::scenario::Timing;
+    Timing::named(text.trim()).ok_or_else(|| {
+        format!(
+            "'{text}' is not a timing model; use one of: {}",
+            Timing::NAMES.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,27 +139,4 @@ mod tests {
         }
         assert_eq!(format_ms(1_520), "1.52s");
     }
-}
-
-/// Parses a named timing model (`--timing`): `tick-1ms` or `localhost`
-/// ([`leaselab_model::scenario::Timing::NAMES`]), with the network latency that goes with it.
-pub fn parse_timing(text: &str) -> Result<NamedTiming, String> {
-    let name = text.trim();
-    leaselab_model::scenario::Timing::named(name)
-        .map(|(timing, latency_us)| NamedTiming { timing, latency_us })
-        .ok_or_else(|| {
-            format!(
-                "'{text}' is not a timing model; use one of: {}",
-                leaselab_model::scenario::Timing::NAMES.join(", ")
-            )
-        })
-}
-
-/// A timing model named on the command line (`--timing`) and its network latency.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NamedTiming {
-    /// The simulation's timing.
-    pub timing: leaselab_model::scenario::Timing,
-    /// The one-way network latency that goes with it, µs (min, max).
-    pub latency_us: (u64, u64),
 }

@@ -50,7 +50,7 @@ pub struct Args {
     /// The simulated cells' timing model: `tick-1ms` (the default) or `localhost`
     /// (docs/real-mode.md), with its network latency. The model checker has no clock.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
-    pub timing: Option<super::duration::NamedTiming>,
+    pub timing: Option<leaselab_model::scenario::TimingPreset>,
     /// Print the matrix as JSON.
     #[arg(long)]
     pub json: bool,
@@ -166,7 +166,7 @@ pub fn execute(args: Args) -> CommandResult {
         first_seed: seeds.first,
         runs: seeds.count,
         max_states: args.max_states,
-        timing: args.timing.map(|named| (named.timing, named.latency_us)),
+        timing: args.timing,
     };
     let shard = args.shard.shard;
     if shard.is_some() && args.html.is_some() {

@@ -49,7 +49,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{Point, Safeguard};
-use leaselab_model::scenario::{Scenario, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
+use leaselab_model::scenario::{Scenario, TimingPreset, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
 use leaselab_model::world::FaultsOn;
 use leaselab_sim::events::render;
 use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
@@ -57,7 +57,7 @@ use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
 use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, TraceSaver};
-use super::duration::{format_ms, parse_latency_us, parse_ms, parse_timing, NamedTiming};
+use super::duration::{format_ms, parse_latency_us, parse_ms, parse_timing};
 use super::merge::{same_fields, ShardFile};
 use crate::exit::{CommandResult, Status, UsageError};
 use crate::shard::{Shard, ShardArgs};
@@ -123,7 +123,7 @@ pub struct Args {
     /// docs/real-mode.md). `--latency-us` overrides its latency. A trace records it. Not with
     /// real servers, whose timing is the machine's.
     #[arg(long, value_parser = parse_timing, value_name = "NAME", conflicts_with_all = ["redis", "postgres", "redis_node_urls"])]
-    pub timing: Option<NamedTiming>,
+    pub timing: Option<TimingPreset>,
     /// Drop the preset's faults (e.g. step5's pause) before adding the ones given here.
     #[arg(long)]
     pub no_faults: bool,
@@ -353,13 +353,9 @@ impl Args {
             scenario.deadlock_timeout_ms = timeout;
             changed.push(format!("--deadlock-timeout {}", format_ms(timeout)));
         }
-        if let Some(named) = self.timing {
-            scenario.timing = named.timing;
-            (
-                scenario.network.latency_min_us,
-                scenario.network.latency_max_us,
-            ) = named.latency_us;
-            changed.push(format!("--timing {}", named.timing.name()));
+        if let Some(preset) = self.timing {
+            preset.apply(&mut scenario);
+            changed.push(format!("--timing {}", preset.timing.name()));
         }
         if let Some((min_us, max_us)) = self.latency_us {
             scenario.network.latency_min_us = min_us;

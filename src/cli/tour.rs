@@ -43,7 +43,7 @@ pub struct Args {
     /// The simulation's timing model for every row: `tick-1ms` (the default) or `localhost`
     /// (docs/real-mode.md), with its network latency. Not with --real.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing, conflicts_with = "real")]
-    pub timing: Option<super::duration::NamedTiming>,
+    pub timing: Option<leaselab_model::scenario::TimingPreset>,
     /// Where BROKEN runs are saved as traces (the first BROKEN run of each row).
     #[command(flatten)]
     pub traces: crate::trace::SaveArgs,
@@ -632,13 +632,9 @@ pub fn execute(args: Args) -> CommandResult {
     };
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let mut rows = rows()?;
-    if let Some(named) = args.timing {
+    if let Some(preset) = args.timing {
         for row in &mut rows {
-            row.scenario.timing = named.timing;
-            (
-                row.scenario.network.latency_min_us,
-                row.scenario.network.latency_max_us,
-            ) = named.latency_us;
+            preset.apply(&mut row.scenario);
         }
     }
     let mut lines = Vec::new();
@@ -723,7 +719,7 @@ pub fn execute(args: Args) -> CommandResult {
         shard: shard.map(|shard| shard.text()),
         runs,
         real: real.as_ref().map(real_note),
-        timing: args.timing.map(|named| named.timing.name().to_string()),
+        timing: args.timing.map(|preset| preset.timing.name().to_string()),
         rows: lines,
         traces_dir: saver.dir().map(PathBuf::from),
         traces_saved: saver.saved_count,

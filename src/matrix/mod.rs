@@ -30,7 +30,7 @@ use leaselab_model::ledger::Ledger;
 use leaselab_model::postgres::{Isolation, WriteGuard};
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Point, Safeguard};
-use leaselab_model::scenario::{Scenario, Timing};
+use leaselab_model::scenario::{Scenario, TimingPreset};
 use leaselab_model::world::{ClockFaults, FaultsOn, ReplyFaults};
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::{Deserialize, Serialize};
@@ -1166,9 +1166,9 @@ pub struct Options {
     pub runs: u64,
     /// The checker's limit on distinct states, per check.
     pub max_states: u64,
-    /// The simulated cells' timing model and its one-way latency, µs (none: each column's
-    /// scenario's own, the default timing).
-    pub timing: Option<(Timing, (u64, u64))>,
+    /// The simulated cells' timing model and its latency (none: each column's scenario's
+    /// own, the default timing).
+    pub timing: Option<TimingPreset>,
 }
 
 /// A finished exhaustive check, kept so that columns sharing a check run it once.
@@ -1379,10 +1379,8 @@ fn simulate(
     saver: &mut dyn Saver,
 ) -> Result<Simulated, String> {
     let mut scenario = column.scenario(row);
-    if let Some((timing, (min_us, max_us))) = options.timing {
-        scenario.timing = timing;
-        scenario.network.latency_min_us = min_us;
-        scenario.network.latency_max_us = max_us;
+    if let Some(preset) = options.timing {
+        preset.apply(&mut scenario);
     }
     let config = SimConfig::for_scenario(&scenario);
     let last = options
@@ -1626,7 +1624,9 @@ pub fn run(
         runs: options.runs,
         first_seed: options.first_seed,
         max_states: options.max_states,
-        timing: options.timing.map(|(timing, _)| timing.name().to_string()),
+        timing: options
+            .timing
+            .map(|preset| preset.timing.name().to_string()),
         cells,
     })
 }

@@ -45,3 +45,15 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("a tokio runtime")
 }
+
+/// Runs the `leaselab` binary with `args` in `dir`, failing the test if it panicked.
+pub fn leaselab_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("leaselab runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    output
+}
