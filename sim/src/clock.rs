@@ -338,8 +338,13 @@ impl ServerClock {
 
     /// Unix milliseconds on this clock at raw simulated time `sim`.
     pub fn now_ms(&self, sim: Duration) -> u64 {
+        self.now_us(sim).div_euclid(1_000).max(0) as u64
+    }
+
+    /// Unix microseconds on this clock at raw simulated time `sim`.
+    pub fn now_us(&self, sim: Duration) -> i64 {
         let base_us = (EPOCH_UNIX_SECS * 1_000_000 + self.timeline.run_us(sim)) as i64;
-        (base_us + self.offset_us(sim)).div_euclid(1_000).max(0) as u64
+        base_us + self.offset_us(sim)
     }
 
     /// The fastest this clock ever runs beyond simulated time, in parts per million (0 when
@@ -356,14 +361,14 @@ impl ServerClock {
         drift + slews
     }
 
-    /// The simulated time it takes this clock to move `clock_ms` at the least (never more than
-    /// the truth, at least 1 ms for a positive span): what the run may skip while waiting for
-    /// a lease to expire.
-    pub fn least_sim_for(&self, clock_ms: u64) -> Duration {
+    /// The run time it takes this clock to move `clock_us` at the least (never more than the
+    /// truth, at least 1 µs for a positive span): what the run may skip while waiting for a
+    /// lease to expire.
+    pub fn least_run_time_for(&self, clock_us: u64) -> Duration {
         let fast = u128::from(self.max_fast_ppm());
-        let sim_ms = u128::from(clock_ms) * 1_000_000 / (1_000_000 + fast);
-        let sim_ms = if clock_ms > 0 { sim_ms.max(1) } else { 0 };
-        Duration::from_millis(sim_ms as u64)
+        let run_us = u128::from(clock_us) * 1_000_000 / (1_000_000 + fast);
+        let run_us = if clock_us > 0 { run_us.max(1) } else { 0 };
+        Duration::from_micros(run_us as u64)
     }
 }
 
@@ -534,8 +539,10 @@ mod tests {
             from: ms(0),
             rate_ppm: 20_000,
         });
-        assert_eq!(clock.least_sim_for(100), ms(98));
-        assert!(clock.now_ms(ms(98)) <= base + 100);
+        let least = clock.least_run_time_for(100_000);
+        assert_eq!(least, Duration::from_micros(98_039));
+        assert!(clock.now_us(least) <= (base as i64 + 100) * 1_000);
+        assert!(clock.now_us(least + Duration::from_micros(2)) > (base as i64 + 100) * 1_000);
     }
 
     #[test]

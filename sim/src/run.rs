@@ -1124,18 +1124,20 @@ impl Shared {
             // The serving clock reads `server_ms(now)` now and moves with simulated time
             // until the next clock jump (a scheduled action, which bounds the skip anyway):
             // the lease is gone once the clock is past `expires_at_ms` (Redis keeps a key
-            // while its clock equals the expiry), so once it has moved by
-            // `expires_at_ms - server_ms(now) + 1`. A lease already past (kept until a
-            // command removes it) was noticed at `now`. A drifting or slewing clock may run
-            // fast: the skip takes the least simulated time in which it can move that far.
-            let remaining_ms = expires_at_ms?
-                .checked_sub(self.server_ms(now))?
-                .saturating_add(1);
+            // while its clock equals the expiry), so once it reads the first microsecond of
+            // `expires_at_ms + 1`: counted from the clock's microsecond now, not its
+            // millisecond (on a tick finer than 1 ms, `now` falls between milliseconds). A
+            // lease already past (kept until a command removes it) was noticed at `now`. A
+            // drifting or slewing clock may run fast: the skip takes the least simulated time
+            // in which it can move that far; `raw` rounds it up to the step that notices it.
+            let clock = self.serving_clock();
+            let gone_us = i64::try_from(expires_at_ms?.checked_add(1)?.checked_mul(1_000)?).ok()?;
+            let remaining_us = u64::try_from(gone_us.checked_sub(clock.now_us(now))?).ok()?;
             Some(
                 now + self
                     .conditions
                     .timeline
-                    .raw(self.serving_clock().least_sim_for(remaining_ms)),
+                    .raw(clock.least_run_time_for(remaining_us)),
             )
         });
         // The next fsync: `Aof::advance` catches up on a late call (and a command or a crash
@@ -1218,8 +1220,11 @@ impl Shared {
                 let loading = replication.loading();
                 let (promoted, lost) = replication.promote(now);
                 // Sentinel points a replica at the new primary (the old one, back, or another
-                // replica): its full resync takes the replication lag.
-                let lag = Duration::from_millis(self.conditions.network.replication_lag_ms);
+                // replica): its full resync takes the replication lag (run time, as the
+                // first replica's: on a 100 µs tick 600 ms are 6,000 steps).
+                let lag = self.conditions.timeline.raw(Duration::from_millis(
+                    self.conditions.network.replication_lag_ms,
+                ));
                 *self.servers.replication.borrow_mut() =
                     Some(Replication::rejoin(&promoted, now, lag));
                 *self.servers.redis.borrow_mut() = promoted;

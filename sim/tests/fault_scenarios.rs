@@ -5,7 +5,7 @@ use leaselab_model::postgres::WriteGuard;
 use leaselab_model::redis::Reply;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::{Outcome, Reading, Safeguard};
-use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_model::scenario::{Scenario, Timing, Variant};
 use leaselab_sim::events::What;
 use leaselab_sim::faults::fault_scenario;
 use leaselab_sim::run::run;
@@ -256,24 +256,31 @@ fn wait_after_a_failover_is_answered_for_a_connection_that_wrote_nothing() {
 
 #[test]
 fn wait_with_a_lagging_replica_gives_up_where_the_plain_lease_spends_twice() {
-    let scenario = fault_scenario("wait-lag", false).unwrap();
-    for seed in 1..=10 {
-        let report = run(&scenario, seed).unwrap();
+    // On both timings: the rejoined replica's 600 ms lag is run time (on the 100 µs tick it
+    // once lasted 600 steps, 60 ms, and both WAITs were answered).
+    for name in Timing::NAMES {
+        let mut scenario = fault_scenario("wait-lag", false).unwrap();
+        Timing::named(name).unwrap().apply(&mut scenario);
+        for seed in 1..=10 {
+            let report = run(&scenario, seed).unwrap();
+            assert_eq!(
+                report.ledger.line(),
+                "accepted=0 balance=100 expected=100 OK",
+                "{name} seed {seed}"
+            );
+            assert_eq!(report.ledger.gave_up, 2, "{name} seed {seed}");
+        }
+        let mut lease = scenario.clone();
+        lease.safeguard = Safeguard::Lease {
+            release: ReleaseVia::Script,
+        };
+        let report = run(&lease, 1).unwrap();
         assert_eq!(
             report.ledger.line(),
-            "accepted=0 balance=100 expected=100 OK"
+            "accepted=2 balance=90 expected=80 BROKEN",
+            "{name}"
         );
-        assert_eq!(report.ledger.gave_up, 2, "seed {seed}");
     }
-    let mut lease = scenario.clone();
-    lease.safeguard = Safeguard::Lease {
-        release: ReleaseVia::Script,
-    };
-    let report = run(&lease, 1).unwrap();
-    assert_eq!(
-        report.ledger.line(),
-        "accepted=2 balance=90 expected=80 BROKEN"
-    );
 }
 
 #[test]

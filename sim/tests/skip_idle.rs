@@ -1,9 +1,10 @@
 //! Skipping idle hosts (turmoil's `skip_idle_hosts`, on by default in `SimConfig`) changes
 //! nothing a run does: every tour row, the fault scenarios and a run stopped at its horizon
-//! give the same event log, digest for digest, with and without it.
+//! give the same event log, digest for digest, with and without it, on both named timings
+//! (the 100 µs tick of `localhost` falls between the milliseconds a lease expires on).
 
 use leaselab_model::fault::{Fault, Host};
-use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_model::scenario::{Scenario, Timing, Variant};
 use leaselab_sim::faults::fault_scenario;
 use leaselab_sim::run::{run_with, RunReport, SimConfig};
 
@@ -23,6 +24,14 @@ fn both(scenario: &Scenario, seed: u64, config: SimConfig) -> (RunReport, RunRep
 }
 
 fn assert_same(label: &str, scenario: &Scenario, seeds: std::ops::RangeInclusive<u64>) {
+    for name in Timing::NAMES {
+        let mut scenario = scenario.clone();
+        Timing::named(name).unwrap().apply(&mut scenario);
+        assert_same_on(&format!("{label} ({name})"), &scenario, seeds.clone());
+    }
+}
+
+fn assert_same_on(label: &str, scenario: &Scenario, seeds: std::ops::RangeInclusive<u64>) {
     for seed in seeds {
         let (skipping, stepping) = both(scenario, seed, SimConfig::for_scenario(scenario));
         assert!(!skipping.events.is_empty(), "{label} seed {seed}");
