@@ -12,7 +12,7 @@ use proptest::prelude::*;
 /// A committed trace to mutate.
 fn sample_trace() -> String {
     let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/tutorial/step1-race-0450e6a3eed7.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/tutorial/step1-race-a10959063b71.json");
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 

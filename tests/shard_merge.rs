@@ -149,6 +149,9 @@ fn merged_runs_keep_the_runs_where_a_caller_changed_a_lock_it_did_not_hold() {
         "20ms",
         "--drop-connection",
         "1:release",
+        // The seeds below are the 1 ms tick's (on `localhost` others trespass).
+        "--timing",
+        "tick-1ms",
         "--runs",
         "5",
         "--no-save-traces",

@@ -1,6 +1,6 @@
 //! The simulation's timing model (`Scenario::timing`, `--timing`): a trace records it and
-//! replays with it, a trace without it ran on the default, and a run's timers fire on
-//! tokio's millisecond grid when the tick is finer than it.
+//! replays with it, a trace without it ran on the 1 ms tick (the default before `localhost`),
+//! and a run's timers fire on tokio's millisecond grid when the tick is finer than it.
 
 mod common;
 
@@ -42,7 +42,7 @@ fn a_trace_records_its_timing_and_replays_with_it() {
             "--callers",
             "8",
             "--timing",
-            "localhost",
+            "tick-1ms",
             "--save-traces",
             ".",
         ],
@@ -52,15 +52,15 @@ fn a_trace_records_its_timing_and_replays_with_it() {
     let text = std::fs::read_to_string(&path).unwrap();
     let document: serde_json::Value = serde_json::from_str(&text).unwrap();
     let timing = &document["scenario"]["timing"];
-    let localhost = Timing::localhost();
-    assert_eq!(timing["tick_us"], localhost.tick_us);
-    assert_eq!(timing["client_cpu_us"], localhost.client_cpu_us);
-    assert_eq!(timing["pg_commit_us"], localhost.pg_commit_us);
+    let tick_1ms = Timing::tick_1ms();
+    assert_eq!(timing["tick_us"], tick_1ms.tick_us);
+    assert_eq!(timing["client_cpu_us"], tick_1ms.client_cpu_us);
+    assert_eq!(timing["pg_commit_us"], tick_1ms.pg_commit_us);
     assert!(
         document["scenario"]["name"]
             .as_str()
             .unwrap()
-            .contains("--timing localhost"),
+            .contains("--timing tick-1ms"),
         "{}",
         document["scenario"]["name"]
     );
@@ -69,30 +69,51 @@ fn a_trace_records_its_timing_and_replays_with_it() {
     let stdout = String::from_utf8_lossy(&replay.stdout);
     assert!(stdout.contains("1 reproduced"), "{stdout}");
 
-    // The same trace replayed on the default timing is another run: its digest differs.
-    let mut changed = document.clone();
-    changed["scenario"]
-        .as_object_mut()
-        .unwrap()
-        .remove("timing");
-    std::fs::write(dir.join("untimed.json"), changed.to_string()).unwrap();
+    // Without its timing the trace is read as a trace from before `localhost`: on the 1 ms
+    // tick, so it replays the same run. (Edited as text: the events' digest is over their
+    // text as written.)
+    let block_start = text.find(",\n    \"timing\": {").expect("a timing block");
+    let block_end = block_start + text[block_start..].find("\n    }").unwrap() + "\n    }".len();
+    let untimed = format!("{}{}", &text[..block_start], &text[block_end..]);
+    assert!(!untimed.contains("\"timing\""), "{untimed:.1200}");
+    std::fs::write(dir.join("untimed.json"), untimed).unwrap();
     let replay = leaselab(&dir, &["replay", "untimed.json"]);
     let stdout = String::from_utf8_lossy(&replay.stdout);
-    assert!(!stdout.contains("1 reproduced"), "{stdout}");
+    assert!(stdout.contains("1 reproduced"), "{stdout}");
+
+    // On another timing it is another run: its digest differs.
+    let retimed = text.replacen("\"tick_us\": 1000", "\"tick_us\": 100", 1);
+    assert_ne!(retimed, text);
+    std::fs::write(dir.join("retimed.json"), retimed).unwrap();
+    let replay = leaselab(&dir, &["replay", "retimed.json"]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(stdout.contains("1 behaviour changed"), "{stdout}");
 }
 
+/// A run on the default timing (`localhost`) records it in its trace, and replays with it.
 #[test]
-fn the_default_timing_is_left_out_of_a_trace() {
+fn the_default_timing_is_localhost_and_recorded() {
     let dir = scratch("default");
     let run = leaselab(
         &dir,
         &["run", "step5-fencing", "--unfenced", "--save-traces", "."],
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
-    let text = std::fs::read_to_string(only_trace(&dir)).unwrap();
+    let path = only_trace(&dir);
+    let text = std::fs::read_to_string(&path).unwrap();
     let document: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert!(document["scenario"].get("timing").is_none(), "{text:.400}");
-    assert!(document["scenario"].get("network").is_some());
+    let timing = &document["scenario"]["timing"];
+    let localhost = Timing::localhost();
+    assert_eq!(timing["tick_us"], localhost.tick_us, "{text:.600}");
+    assert_eq!(timing["timer_lag_us"], localhost.timer_lag_us);
+    assert_eq!(
+        timing["pg_first_statement_us"],
+        localhost.pg_first_statement_us
+    );
+    assert_eq!(document["scenario"]["network"]["latency_max_us"], 200);
+    let replay = leaselab(&dir, &["replay", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&replay.stdout);
+    assert!(stdout.contains("1 reproduced"), "{stdout}");
 }
 
 #[test]
@@ -145,7 +166,7 @@ fn an_invalid_timing_is_refused_with_the_field() {
     let bad_name = leaselab(&dir, &["run", "step1-race", "--timing", "fast"]);
     assert_eq!(bad_name.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&bad_name.stderr);
-    assert!(stderr.contains("tick-1ms, localhost"), "{stderr}");
+    assert!(stderr.contains("localhost, tick-1ms"), "{stderr}");
 }
 
 /// On a 100 µs tick, a caller's sleeps end on whole milliseconds of run time (tokio's timer
@@ -235,9 +256,9 @@ fn tour_shards_of_different_timings_do_not_merge() {
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         std::fs::write(dir.join(file), &output.stdout).unwrap();
     };
-    shard("1/2", Some("localhost"), "a.json");
+    shard("1/2", Some("tick-1ms"), "a.json");
     shard("2/2", None, "b.json");
-    shard("2/2", Some("localhost"), "c.json");
+    shard("2/2", Some("tick-1ms"), "c.json");
     let refused = leaselab(&dir, &["merge", "a.json", "b.json"]);
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
     let stderr = String::from_utf8_lossy(&refused.stderr);
@@ -245,7 +266,7 @@ fn tour_shards_of_different_timings_do_not_merge() {
     let merged = leaselab(&dir, &["merge", "a.json", "c.json"]);
     assert_eq!(merged.status.code(), Some(0), "{merged:?}");
     let stdout = String::from_utf8_lossy(&merged.stdout);
-    assert!(stdout.contains("'localhost' timing model"), "{stdout}");
+    assert!(stdout.contains("'tick-1ms' timing model"), "{stdout}");
     assert!(stdout.contains("14 of 14 rows as expected"), "{stdout}");
 }
 
@@ -253,7 +274,7 @@ fn tour_shards_of_different_timings_do_not_merge() {
 /// tick (it once counted ticks: on a 100 µs tick a 25 ms `WAIT` gave up after 2.5 ms).
 #[test]
 fn a_wait_times_out_in_run_time_on_a_fine_tick() {
-    for timing in [Timing::default(), Timing::localhost()] {
+    for timing in [Timing::tick_1ms(), Timing::localhost()] {
         let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
         scenario.safeguard = leaselab_model::safeguard::Safeguard::LeaseWait;
         scenario.faults.clear();

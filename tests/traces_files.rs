@@ -33,7 +33,7 @@ fn names(dir: &Path) -> Vec<String> {
 fn show_writes_its_pictures_whole_and_leaves_no_temporary_file() {
     let dir = scratch("show");
     std::fs::copy(
-        committed("traces/tutorial/step5-fencing-unfenced-57fb4fd544f2.json"),
+        committed("traces/tutorial/step5-fencing-unfenced-5cead0d2686e.json"),
         dir.join("t.json"),
     )
     .unwrap();
@@ -65,7 +65,7 @@ fn shrinking_a_shrunk_trace_keeps_the_link_to_the_original_run_and_its_input() {
     // is not part of the event log's digest, so the trace stays valid.
     let original = "0123456789abcdef0123456789abcdef01234567";
     let text =
-        std::fs::read_to_string(committed("traces/tutorial/step1-race-0450e6a3eed7.json")).unwrap();
+        std::fs::read_to_string(committed("traces/tutorial/step1-race-a10959063b71.json")).unwrap();
     let marked = text.replacen(
         "\"kind\": \"simulation\"",
         &format!("\"kind\": \"simulation\",\n    \"shrunk_from\": \"{original}\""),
@@ -133,7 +133,7 @@ fn replay_names_each_unreadable_trace_once() {
 #[test]
 fn a_walk_lists_each_real_file_once() {
     let dir = scratch("walk");
-    let t = committed("traces/tutorial/step5-fencing-unfenced-57fb4fd544f2.json");
+    let t = committed("traces/tutorial/step5-fencing-unfenced-5cead0d2686e.json");
     std::fs::create_dir_all(dir.join("a")).unwrap();
     std::fs::copy(&t, dir.join("a/t.json")).unwrap();
     #[cfg(unix)]

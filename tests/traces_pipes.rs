@@ -25,7 +25,7 @@ fn traces() -> PathBuf {
 }
 
 fn step5() -> PathBuf {
-    traces().join("tutorial/step5-fencing-unfenced-57fb4fd544f2.json")
+    traces().join("tutorial/step5-fencing-unfenced-5cead0d2686e.json")
 }
 
 fn scratch() -> PathBuf {

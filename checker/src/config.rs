@@ -6,7 +6,7 @@ use leaselab_model::postgres::WriteGuard;
 use leaselab_model::redis::aof::Appendfsync;
 use leaselab_model::safeguard::{BalanceIn, Outcome};
 use leaselab_model::safeguard::{ParamError, Safeguard};
-use leaselab_model::scenario::Scenario;
+use leaselab_model::scenario::{Scenario, TimingPreset};
 use leaselab_model::world::{
     world_client_policy, Action, ClockFaults, NodeFaults, ReplyFaults, World, WorldConfig,
     NTP_SLEW_RATE_PPM,
@@ -282,6 +282,9 @@ impl CheckConfig {
     /// fence counter hands out 33 first.
     pub fn scenario(&self) -> Scenario {
         let mut scenario = Scenario::new("check", self.safeguard);
+        // A counterexample's schedule is replayed in milliseconds of run time
+        // (src/trace/model.rs): on the 1 ms tick, one step per model tick.
+        TimingPreset::tick_1ms().apply(&mut scenario);
         scenario.callers = self.callers;
         scenario.initial_balance = self.initial_balance;
         scenario.initial_fence_counter = INITIAL_FENCE_COUNTER;

@@ -62,11 +62,12 @@ pub struct Timing {
 /// The longest a [`Timing`] cost may be: 1 s.
 pub const MAX_TIMING_COST_US: u64 = 1_000_000;
 
-impl Default for Timing {
-    /// The 1 ms tick: every round trip takes at least a tick, PostgreSQL answers at once,
-    /// 5 µs of client CPU per command (which never delays a command of the tutorial's rows on
-    /// this tick), timers on tokio's 1 ms grid (the tick's own).
-    fn default() -> Timing {
+impl Timing {
+    /// The 1 ms tick (`tick-1ms`, the default until 4 Dec 2026, and the timing of every trace
+    /// that does not name one): every round trip takes at least a tick, PostgreSQL answers at
+    /// once, 5 µs of client CPU per command (which never delays a command of the tutorial's
+    /// rows on this tick), timers on tokio's 1 ms grid (the tick's own).
+    pub fn tick_1ms() -> Timing {
         Timing {
             tick_us: 1_000,
             client_cpu_us: 5,
@@ -76,10 +77,8 @@ impl Default for Timing {
             pg_commit_us: 0,
         }
     }
-}
 
-impl Timing {
-    /// Localhost as measured on a 2-core machine with Redis 7.0 and PostgreSQL 15
+    /// The default: localhost as measured on a 2-core machine with Redis 7.0 and PostgreSQL 15
     /// (docs/real-mode.md, "The localhost timing"): a 100 µs tick, 20 µs of client CPU per
     /// command, tokio's 1 ms timers, PostgreSQL 700 µs slower on a session's first statement
     /// and 400 µs on a commit that wrote.
@@ -95,19 +94,14 @@ impl Timing {
     }
 
     /// The named timings `--timing` accepts.
-    pub const NAMES: [&'static str; 2] = ["tick-1ms", "localhost"];
+    pub const NAMES: [&'static str; 2] = ["localhost", "tick-1ms"];
 
     /// The timing named `name` ([`Timing::NAMES`]) with the one-way network latency that goes
-    /// with it: the default [`Network`]'s 100–500 µs for `tick-1ms`; for `localhost` 100–200 µs,
-    /// half the 200–400 µs round trips a caller of real mode measures on localhost when no
-    /// burst queues its commands.
+    /// with it ([`TimingPreset::localhost`], [`TimingPreset::tick_1ms`]).
     pub fn named(name: &str) -> Option<TimingPreset> {
         match name {
-            "tick-1ms" => Some(TimingPreset::default()),
-            "localhost" => Some(TimingPreset {
-                timing: Timing::localhost(),
-                latency_us: (100, 200),
-            }),
+            "localhost" => Some(TimingPreset::localhost()),
+            "tick-1ms" => Some(TimingPreset::tick_1ms()),
             _ => None,
         }
     }
@@ -158,17 +152,31 @@ pub struct TimingPreset {
 }
 
 impl Default for TimingPreset {
-    /// `tick-1ms`: the default timing on the default [`Network`]'s latency.
+    /// `localhost`.
     fn default() -> TimingPreset {
-        let network = Network::default();
-        TimingPreset {
-            timing: Timing::default(),
-            latency_us: (network.latency_min_us, network.latency_max_us),
-        }
+        TimingPreset::localhost()
     }
 }
 
 impl TimingPreset {
+    /// `localhost` ([`Timing::localhost`]) with 100–200 µs one way: half the 200–400 µs round
+    /// trips a caller of real mode measures on localhost when no burst queues its commands.
+    pub fn localhost() -> TimingPreset {
+        TimingPreset {
+            timing: Timing::localhost(),
+            latency_us: (100, 200),
+        }
+    }
+
+    /// `tick-1ms` ([`Timing::tick_1ms`]) on the default [`Network`]'s 100–500 µs.
+    pub fn tick_1ms() -> TimingPreset {
+        let network = Network::default();
+        TimingPreset {
+            timing: Timing::tick_1ms(),
+            latency_us: (network.latency_min_us, network.latency_max_us),
+        }
+    }
+
     /// Gives `scenario` this timing and latency.
     pub fn apply(&self, scenario: &mut Scenario) {
         scenario.timing = self.timing;
@@ -249,9 +257,9 @@ pub struct Variant {
 
 impl Scenario {
     /// A scenario with the tutorial's defaults: 50 callers spending 10 from 100, 2 ms of work,
-    /// a 2 s TTL, a 5 s acquire deadline.
+    /// a 2 s TTL, a 5 s acquire deadline, on the default timing ([`TimingPreset::localhost`]).
     pub fn new(name: &str, safeguard: Safeguard) -> Scenario {
-        Scenario {
+        let mut scenario = Scenario {
             name: name.to_string(),
             safeguard,
             callers: 50,
@@ -269,8 +277,10 @@ impl Scenario {
             faults: Vec::new(),
             network: Network::default(),
             deadlock_timeout_ms: DEFAULT_DEADLOCK_TIMEOUT_MS,
-            timing: Timing::default(),
-        }
+            timing: Timing::localhost(),
+        };
+        TimingPreset::default().apply(&mut scenario);
+        scenario
     }
 
     /// A tutorial step (`step1-race` ... `step6-verify`) with its switches.

@@ -1,14 +1,17 @@
 //! The shared client CPU (`leaselab_sim::clock::ClientCpu`, the scenario's `timing.client_cpu_us`):
 //! commands of all callers queue on one CPU, so a costly client spreads a burst of callers
-//! over several ticks; at the measured default cost the tutorial's bursts fit in one tick.
+//! over several ticks; at `tick-1ms`'s cost the tutorial's bursts fit in one tick. The runs here
+//! are on the 1 ms tick (`TimingPreset::tick_1ms`), whose ticks these figures count.
 
 use leaselab_model::redis::Reply;
-use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_model::scenario::{Scenario, TimingPreset, Variant};
 use leaselab_sim::events::What;
 use leaselab_sim::run::run;
 
 fn step1() -> Scenario {
-    Scenario::tutorial("step1-race", Variant::default()).unwrap()
+    let mut scenario = Scenario::tutorial("step1-race", Variant::default()).unwrap();
+    TimingPreset::tick_1ms().apply(&mut scenario);
+    scenario
 }
 
 fn with_cpu(scenario: &Scenario, cost_us: u64) -> Scenario {
@@ -65,7 +68,7 @@ fn a_costly_client_cpu_spreads_the_first_reads_and_the_race_loses_fewer_updates(
 }
 
 #[test]
-fn at_the_measured_default_cost_a_burst_of_fifty_fits_in_one_tick() {
+fn at_the_1ms_ticks_cost_a_burst_of_fifty_fits_in_one_tick() {
     let scenario = step1();
     for seed in 1..=3 {
         let default = run(&scenario, seed).unwrap();
@@ -76,7 +79,8 @@ fn at_the_measured_default_cost_a_burst_of_fifty_fits_in_one_tick() {
 
 #[test]
 fn the_client_cpu_queue_is_deterministic() {
-    let scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    let mut scenario = Scenario::tutorial("step2-lock", Variant::default()).unwrap();
+    TimingPreset::tick_1ms().apply(&mut scenario);
     let costly = with_cpu(&scenario, 400);
     let a = run(&costly, 7).unwrap();
     let b = run(&costly, 7).unwrap();

@@ -1,13 +1,16 @@
 //! PostgreSQL's service time (`leaselab_sim::pg_server::PgService`, the scenario's
 //! `timing.pg_first_statement_us` and `timing.pg_commit_us`): a session's first statement and a commit that
-//! wrote are answered that much later; both 0 by default, which leaves every run as it was.
+//! wrote are answered that much later; both 0 on the 1 ms tick (`tick-1ms`), which leaves its
+//! runs as they were before the service time existed.
 
-use leaselab_model::scenario::{Scenario, Variant};
+use leaselab_model::scenario::{Scenario, TimingPreset, Variant};
 use leaselab_sim::events::What;
 use leaselab_sim::run::{run, RunReport};
 
 fn step5() -> Scenario {
-    Scenario::tutorial("step5-fencing", Variant::default()).unwrap()
+    let mut scenario = Scenario::tutorial("step5-fencing", Variant::default()).unwrap();
+    TimingPreset::tick_1ms().apply(&mut scenario);
+    scenario
 }
 
 fn config(scenario: &Scenario, first_us: u64, commit_us: u64) -> Scenario {
@@ -66,7 +69,7 @@ fn the_first_statement_and_a_committed_write_are_answered_later() {
 }
 
 #[test]
-fn no_service_time_is_the_default_and_changes_nothing() {
+fn the_1ms_tick_has_no_service_time_and_changes_nothing() {
     let scenario = step5();
     assert_eq!(
         (

@@ -49,12 +49,12 @@ pub struct Args {
     /// Fewer runs per size with --scaling: a runs budget divided among the sizes (at least 1).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub scaling_divisor: u64,
-    /// The simulation's timing model: `tick-1ms` (the default) or `localhost`
+    /// The simulation's timing model: `localhost` (the default) or `tick-1ms`
     /// (docs/real-mode.md), with its network latency.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
     pub timing: Option<TimingPreset>,
     /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the timing
-    /// model's, 1000 for `tick-1ms`). `--tick-us 100` measures a finer tick's cost.
+    /// model's: 100 for `localhost`, 1000 for `tick-1ms`).
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
     /// One JSON document instead of the lines.

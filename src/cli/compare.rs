@@ -39,29 +39,32 @@ pub struct Args {
     /// postgres://postgres@127.0.0.1/test).
     #[arg(long, value_name = "URL")]
     pub postgres: Option<String>,
-    /// The simulation's timing model: `tick-1ms` (the default) or `localhost` (measured on
-    /// this project's machine; docs/real-mode.md), with its network latency (`tick-1ms`:
-    /// each row's scenario's). The flags below change one part of it.
+    /// The simulation's timing model: `localhost` (the default, measured on this project's
+    /// machine; docs/real-mode.md) or `tick-1ms`, with its network latency. The flags below
+    /// change one part of it.
     #[arg(long, value_name = "NAME", value_parser = parse_timing)]
     pub timing: Option<TimingPreset>,
     /// The simulation's client CPU time per command, µs (0: no client CPU model; default:
-    /// the simulation's default, 5).
+    /// the timing model's, 20 for `localhost`, 5 for `tick-1ms`).
     #[arg(long, value_name = "US")]
     pub client_cpu_us: Option<u64>,
     /// Run time one simulation tick stands for, µs: a divisor of 1000 (default: the
-    /// simulation's default, 1000).
+    /// timing model's, 100 for `localhost`, 1000 for `tick-1ms`).
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
     /// The simulated network's one-way latency per message, µs: N, or MIN-MAX drawn per
-    /// message (default: each row's scenario's, 100-500). The real side is not affected.
+    /// message (default: the timing model's, 100-200 for `localhost`, 100-500 for `tick-1ms`). The real
+    /// side is not affected.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX")]
     pub latency_us: Option<(u64, u64)>,
     /// The simulated PostgreSQL's extra time for a session's first statement, µs (a new
-    /// backend's cold caches; default 0, at most 1 s). The real side is not affected.
+    /// backend's cold caches; default: the timing model's, 700 for `localhost`, 0 for
+    /// `tick-1ms`; at most 1 s). The real side is not affected.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub pg_first_statement_us: Option<u64>,
     /// The simulated PostgreSQL's extra time for a commit that wrote, µs (the WAL fsync of
-    /// synchronous_commit = on; default 0, at most 1 s). The real side is not affected.
+    /// synchronous_commit = on; default: the timing model's, 400 for `localhost`, 0 for
+    /// `tick-1ms`; at most 1 s). The real side is not affected.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub pg_commit_us: Option<u64>,
     /// The resolution of the simulated callers' timers, µs: a sleep fires at the first whole
@@ -86,7 +89,7 @@ impl Args {
     /// The simulated side's timing: `--timing` (else the default), with each part a flag
     /// names replaced.
     fn sim_timing(&self) -> Result<Timing, UsageError> {
-        let mut timing = self.timing.map(|preset| preset.timing).unwrap_or_default();
+        let mut timing = self.timing.unwrap_or_default().timing;
         let parts = [
             (self.tick_us, &mut timing.tick_us),
             (self.client_cpu_us, &mut timing.client_cpu_us),
@@ -222,9 +225,9 @@ fn url(flag: Option<String>, var: &str, default: &str) -> String {
 pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(1, args.runs)?;
     let timing = args.sim_timing()?;
-    let sim_latency_us = args
+    let (min_us, max_us) = args
         .latency_us
-        .or(args.timing.map(|preset| preset.latency_us));
+        .unwrap_or(args.timing.unwrap_or_default().latency_us);
     let real_config = RealConfig::new(
         Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
         Some(url(
@@ -247,10 +250,8 @@ pub fn execute(args: Args) -> CommandResult {
         let sim_config = SimConfig::for_scenario(&row.scenario);
         let mut sim_scenario = row.scenario.clone();
         sim_scenario.timing = timing;
-        if let Some((min_us, max_us)) = sim_latency_us {
-            sim_scenario.network.latency_min_us = min_us;
-            sim_scenario.network.latency_max_us = max_us;
-        }
+        sim_scenario.network.latency_min_us = min_us;
+        sim_scenario.network.latency_max_us = max_us;
         match leaselab_sim::real::validate(&row.scenario, &real_config) {
             Ok(()) => {}
             Err(leaselab_sim::real::RealError::Refused(reason)) => {
@@ -319,10 +320,7 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         Status::Ok
     };
-    let latency = match sim_latency_us {
-        Some((min_us, max_us)) => format!("{min_us}-{max_us} µs"),
-        None => "each scenario's".to_string(),
-    };
+    let latency = format!("{min_us}-{max_us} µs");
     if args.json {
         let document = serde_json::json!({
             "runs": args.runs,
@@ -330,7 +328,7 @@ pub fn execute(args: Args) -> CommandResult {
             "tick_us": timing.tick_us,
             "timer_us": timing.timer_us,
             "timer_lag_us": timing.timer_lag_us,
-            "latency_us": sim_latency_us.map(|(min, max)| [min, max]),
+            "latency_us": [min_us, max_us],
             "pg_first_statement_us": timing.pg_first_statement_us,
             "pg_commit_us": timing.pg_commit_us,
             "redis": real_config.redis_url,

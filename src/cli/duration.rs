@@ -83,7 +83,7 @@ pub fn parse_latency_us(text: &str) -> Result<(u64, u64), String> {
     Ok((min, max))
 }
 
-/// Parses a named timing model (`--timing`): `tick-1ms` or `localhost`
+/// Parses a named timing model (`--timing`): `localhost` or `tick-1ms`
 /// ([`Timing::NAMES`](leaselab_model::scenario::Timing::NAMES)), with the network latency that
 /// goes with it.
 pub fn parse_timing(text: &str) -> Result<leaselab_model::scenario::TimingPreset, String> {

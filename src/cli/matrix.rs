@@ -47,7 +47,7 @@ pub struct Args {
     /// with pauses anywhere, visits about 1.2 million).
     #[arg(long, default_value_t = 3_000_000, value_name = "N")]
     pub max_states: u64,
-    /// The simulated cells' timing model: `tick-1ms` (the default) or `localhost`
+    /// The simulated cells' timing model: `localhost` (the default) or `tick-1ms`
     /// (docs/real-mode.md), with its network latency. The model checker has no clock.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing)]
     pub timing: Option<leaselab_model::scenario::TimingPreset>,
@@ -166,7 +166,7 @@ pub fn execute(args: Args) -> CommandResult {
         first_seed: seeds.first,
         runs: seeds.count,
         max_states: args.max_states,
-        timing: args.timing,
+        timing: Some(args.timing.unwrap_or_default()),
     };
     let shard = args.shard.shard;
     if shard.is_some() && args.html.is_some() {

@@ -117,10 +117,10 @@ pub struct Args {
     /// message (e.g. 0-100; default: the scenario's, 100-500). Real mode has its own network.
     #[arg(long, value_parser = parse_latency_us, value_name = "US|MIN-MAX", conflicts_with_all = ["redis", "postgres", "redis_node_urls"])]
     pub latency_us: Option<(u64, u64)>,
-    /// The simulation's timing model: `tick-1ms` (the default: a 1 ms tick, PostgreSQL
-    /// answering at once, 100-500 µs one way) or `localhost` (a 100 µs tick, 100-200 µs one
+    /// The simulation's timing model: `localhost` (the default: a 100 µs tick, 100-200 µs one
     /// way, with the client CPU, timer and PostgreSQL costs measured on localhost servers;
-    /// docs/real-mode.md). `--latency-us` overrides its latency. A trace records it. Not with
+    /// docs/real-mode.md) or `tick-1ms` (a 1 ms tick, PostgreSQL answering at once, 100-500 µs
+    /// one way; the default before 4 Dec 2026). `--latency-us` overrides its latency. A trace records it. Not with
     /// real servers, whose timing is the machine's.
     #[arg(long, value_parser = parse_timing, value_name = "NAME", conflicts_with_all = ["redis", "postgres", "redis_node_urls"])]
     pub timing: Option<TimingPreset>,

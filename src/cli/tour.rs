@@ -40,7 +40,7 @@ pub struct Args {
     /// The real PostgreSQL (with --real).
     #[arg(long, value_name = "URL", requires = "real", default_value = DEFAULT_POSTGRES)]
     pub postgres: String,
-    /// The simulation's timing model for every row: `tick-1ms` (the default) or `localhost`
+    /// The simulation's timing model for every row: `localhost` (the default) or `tick-1ms`
     /// (docs/real-mode.md), with its network latency. Not with --real.
     #[arg(long, value_name = "NAME", value_parser = super::duration::parse_timing, conflicts_with = "real")]
     pub timing: Option<leaselab_model::scenario::TimingPreset>,
@@ -477,7 +477,7 @@ pub struct TourTable {
     pub runs: u64,
     /// What a real tour says about itself (none: simulated).
     pub real: Option<String>,
-    /// The timing model `--timing` named (none: the default).
+    /// The simulation's timing model (none: a real tour).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<String>,
     /// The rows.
@@ -632,10 +632,9 @@ pub fn execute(args: Args) -> CommandResult {
     };
     let mut saver = TraceSaver::new(save_dir, args.save_all_traces)?;
     let mut rows = rows()?;
-    if let Some(preset) = args.timing {
-        for row in &mut rows {
-            preset.apply(&mut row.scenario);
-        }
+    let preset = args.timing.unwrap_or_default();
+    for row in &mut rows {
+        preset.apply(&mut row.scenario);
     }
     let mut lines = Vec::new();
     for (position, row) in rows.iter().enumerate() {
@@ -719,7 +718,7 @@ pub fn execute(args: Args) -> CommandResult {
         shard: shard.map(|shard| shard.text()),
         runs,
         real: real.as_ref().map(real_note),
-        timing: args.timing.map(|preset| preset.timing.name().to_string()),
+        timing: (!args.real).then(|| preset.timing.name().to_string()),
         rows: lines,
         traces_dir: saver.dir().map(PathBuf::from),
         traces_saved: saver.saved_count,

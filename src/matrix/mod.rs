@@ -1557,7 +1557,7 @@ pub struct Matrix {
     pub first_seed: u64,
     /// The checker's state limit per check.
     pub max_states: u64,
-    /// The simulated cells' timing model, when `--timing` named one (none: the default).
+    /// The simulated cells' timing model (none: each column's scenario's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<String>,
     /// Every cell (of the shard), row by row.

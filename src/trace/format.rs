@@ -158,9 +158,9 @@ pub struct ScenarioSpec {
         skip_serializing_if = "is_default_deadlock_timeout"
     )]
     pub deadlock_timeout_ms: u64,
-    /// The simulation's timing model (left out when it is the default, the 1 ms tick; a
-    /// trace without it ran with that default).
-    #[serde(default, skip_serializing_if = "TimingSpec::is_default")]
+    /// The simulation's timing model. Traces written before 4 Dec 2026 leave it out when it
+    /// was the 1 ms tick, then the default; a trace without it ran on that tick.
+    #[serde(default = "TimingSpec::tick_1ms")]
     pub timing: TimingSpec,
 }
 
@@ -182,15 +182,10 @@ pub struct TimingSpec {
     pub pg_commit_us: u64,
 }
 
-impl Default for TimingSpec {
-    fn default() -> TimingSpec {
-        TimingSpec::from_timing(&Timing::default())
-    }
-}
-
 impl TimingSpec {
-    fn is_default(&self) -> bool {
-        *self == TimingSpec::default()
+    /// The timing of a trace that names none: the 1 ms tick.
+    fn tick_1ms() -> TimingSpec {
+        TimingSpec::from_timing(&Timing::tick_1ms())
     }
 
     fn from_timing(timing: &Timing) -> TimingSpec {
