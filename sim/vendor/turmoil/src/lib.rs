@@ -190,6 +190,8 @@ use dns::Dns;
 pub use dns::{ToIpAddr, ToIpAddrs, ToSocketAddrs};
 
 mod envelope;
+
+mod fast_hash;
 use envelope::Envelope;
 pub use envelope::{Datagram, Protocol, Segment};
 

@@ -3,7 +3,7 @@ use crate::host::Host;
 use crate::rt::Rt;
 use crate::{config, TRACING_TARGET};
 
-use indexmap::IndexMap;
+use crate::fast_hash::FastMap;
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution, Exp};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -17,7 +17,7 @@ pub(crate) struct Topology {
     config: config::Link,
 
     /// Specific configuration overrides between specific hosts.
-    links: IndexMap<Pair, Link>,
+    links: FastMap<Pair, Link>,
 
     /// We don't use a Rt for async. Right now, we just use it to tick time
     /// forward in the same way we do it elsewhere. We'd like to represent
@@ -162,7 +162,7 @@ struct Link {
     sent: VecDeque<Sent>,
 
     /// Messages that are ready to be delivered.
-    deliverable: IndexMap<IpAddr, VecDeque<Envelope>>,
+    deliverable: FastMap<IpAddr, VecDeque<Envelope>>,
 
     /// The current network time, moved forward with [`Link::tick`].
     now: Instant,
@@ -190,7 +190,7 @@ impl Topology {
         let now = rt.now();
         Topology {
             config,
-            links: IndexMap::new(),
+            links: FastMap::default(),
             rt,
             now,
             in_flight: BTreeSet::new(),
@@ -421,7 +421,7 @@ impl Link {
             state_b_a: State::Healthy,
             config: config::Link::default(),
             sent: VecDeque::new(),
-            deliverable: IndexMap::new(),
+            deliverable: FastMap::default(),
             now,
         }
     }
