@@ -140,6 +140,11 @@ impl Replication {
         load.into_iter().chain(change).min()
     }
 
+    /// How far behind the primary the replica runs (simulated time).
+    pub fn lag(&self) -> Duration {
+        self.lag
+    }
+
     /// True while a restarted replica is still loading its full resync.
     pub fn loading(&self) -> bool {
         self.loading.is_some()

@@ -1218,13 +1218,10 @@ impl Shared {
                     return;
                 };
                 let loading = replication.loading();
-                let (promoted, lost) = replication.promote(now);
                 // Sentinel points a replica at the new primary (the old one, back, or another
-                // replica): its full resync takes the replication lag (run time, as the
-                // first replica's: on a 100 µs tick 600 ms are 6,000 steps).
-                let lag = self.conditions.timeline.raw(Duration::from_millis(
-                    self.conditions.network.replication_lag_ms,
-                ));
+                // replica): it lags as the promoted one did, and its full resync takes that lag.
+                let lag = replication.lag();
+                let (promoted, lost) = replication.promote(now);
                 *self.servers.replication.borrow_mut() =
                     Some(Replication::rejoin(&promoted, now, lag));
                 *self.servers.redis.borrow_mut() = promoted;
