@@ -555,3 +555,144 @@ fn redlock_on_three_separate_servers_breaks_under_a_long_pause_and_redlock_cas_h
         "{message}"
     );
 }
+
+#[test]
+fn calibrate_refuses_bad_usage_and_unreachable_servers() {
+    let leaselab = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_leaselab"))
+            .args(args)
+            .output()
+            .expect("run leaselab")
+    };
+    for args in [
+        &["calibrate", "--samples", "0"][..],
+        &["calibrate", "--samples", "1001"],
+        &["calibrate", "--load-callers", "1001"],
+        // --samples and --load-callers belong to --calibrate.
+        &["compare", "--samples", "5"],
+        &["compare", "--load-callers", "5"],
+    ] {
+        let output = leaselab(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+    // Nothing listens on port 1: the error names the URL, exit 2, no panic.
+    let output = leaselab(&[
+        "calibrate",
+        "--redis",
+        "redis://127.0.0.1:1",
+        "--postgres",
+        "postgres://postgres@127.0.0.1:1/test",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("redis://127.0.0.1:1"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
+    let Some(config) = servers("calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up")
+    else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let redis = config.redis_url.clone().expect("a Redis URL");
+    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
+    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args([
+            "calibrate",
+            "--samples",
+            "7",
+            "--load-callers",
+            "3",
+            "--json",
+            "--redis",
+            &redis,
+            "--postgres",
+            &postgres,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run leaselab");
+    let pid = child.id();
+    let output = child.wait_with_output().expect("leaselab ends");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let calibration = &document["calibration"];
+    assert_eq!(calibration["samples"], 7);
+    assert_eq!(calibration["load_callers"], 3);
+    let median = |path: &[&str]| {
+        let mut value = calibration;
+        for part in path {
+            value = &value[part];
+        }
+        let [min, p10, median, p90, max] =
+            ["min_us", "p10_us", "median_us", "p90_us", "max_us"].map(|k| value[k].as_u64());
+        let summary = [min, p10, median, p90, max].map(|v| v.expect("a number"));
+        assert!(summary.windows(2).all(|w| w[0] <= w[1]), "{value}");
+        assert!(summary[0] > 0, "a real round trip takes time: {value}");
+        summary[2]
+    };
+    median(&["redis_round_trip"]);
+    let warm = median(&["postgres", "warm_statement"]);
+    let first = median(&["postgres", "first_statement"]);
+    let write = median(&["postgres", "write"]);
+    // The extras are what the simulation does not charge already: two round trips each,
+    // rounded to 10 µs.
+    assert_eq!(
+        document["pg_first_statement_us"].as_u64(),
+        Some(extra_of(first, warm))
+    );
+    assert_eq!(
+        document["pg_commit_us"].as_u64(),
+        Some(extra_of(write, warm))
+    );
+    let left = leftovers(&config, pid);
+    assert!(left.is_empty(), "calibrate left behind: {left:?}");
+
+    // compare --calibrate simulates with what it measured, unless a flag says otherwise.
+    let output = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args([
+            "compare",
+            "--only",
+            "step5-fencing",
+            "--runs",
+            "1",
+            "--calibrate",
+            "--samples",
+            "3",
+            "--pg-commit-us",
+            "123",
+            "--json",
+            "--redis",
+            &redis,
+            "--postgres",
+            &postgres,
+        ])
+        .output()
+        .expect("run leaselab");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let calibration = &document["calibration"];
+    assert_eq!(calibration["samples"], 3, "{stdout}");
+    let warm = calibration["postgres"]["warm_statement"]["median_us"]
+        .as_u64()
+        .expect("warm");
+    let first = calibration["postgres"]["first_statement"]["median_us"]
+        .as_u64()
+        .expect("first");
+    assert_eq!(
+        document["pg_first_statement_us"].as_u64(),
+        Some(extra_of(first, warm))
+    );
+    assert_eq!(document["pg_commit_us"].as_u64(), Some(123));
+}
+
+/// What the simulation does not charge already of a measured median: two round trips, the
+/// rest rounded to 10 µs.
+fn extra_of(total: u64, warm: u64) -> u64 {
+    (total.saturating_sub(2 * warm) + 5) / 10 * 10
+}

@@ -15,6 +15,7 @@ compile_error!(
 );
 
 mod accept;
+pub mod calibrate;
 pub mod caller;
 pub mod clients;
 pub mod clock;

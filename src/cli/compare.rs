@@ -9,10 +9,12 @@
 
 use clap::Args as ClapArgs;
 use leaselab_model::scenario::{Timing, TimingPreset};
+use leaselab_sim::calibrate::Calibration;
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{RunReport, RunVerdict, SimConfig};
 use serde::Serialize;
 
+use super::calibrate::{describe, measure, server_url};
 use super::duration::{parse_latency_us, parse_timing};
 use super::run::batch::{for_each_run, Runner, Seeds, Spread};
 use super::run::{out, real_error};
@@ -77,6 +79,19 @@ pub struct Args {
     /// 1000 for `localhost`, 0 for `tick-1ms`).
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub timer_lag_us: Option<u64>,
+    /// Measure the real PostgreSQL's first-statement and commit costs first (as `leaselab
+    /// calibrate` does) and simulate with them; `--pg-first-statement-us` and `--pg-commit-us`
+    /// still win.
+    #[arg(long)]
+    pub calibrate: bool,
+    /// Samples of each kind for `--calibrate`.
+    #[arg(long, default_value_t = 50, value_name = "N", requires = "calibrate",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(leaselab_sim::calibrate::MAX_SAMPLES)))]
+    pub samples: u32,
+    /// Callers retrying a Redis lock while `--calibrate` measures PostgreSQL.
+    #[arg(long, default_value_t = 50, value_name = "N", requires = "calibrate",
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(leaselab_sim::calibrate::MAX_LOAD_CALLERS)))]
+    pub load_callers: u32,
     /// Only rows whose step or variant contains this text (e.g. `step6`, `--ttl 1ms`).
     #[arg(long, value_name = "TEXT")]
     pub only: Option<String>,
@@ -86,10 +101,13 @@ pub struct Args {
 }
 
 impl Args {
-    /// The simulated side's timing: `--timing` (else the default), with each part a flag
-    /// names replaced.
-    fn sim_timing(&self) -> Result<Timing, UsageError> {
+    /// The simulated side's timing: `--timing` (else the default), with what a calibration
+    /// measured, then each part a flag names, replaced.
+    fn sim_timing(&self, calibration: Option<&Calibration>) -> Result<Timing, UsageError> {
         let mut timing = self.timing.unwrap_or_default().timing;
+        if let Some(calibration) = calibration {
+            timing = calibration.apply(timing);
+        }
         let parts = [
             (self.tick_us, &mut timing.tick_us),
             (self.client_cpu_us, &mut timing.client_cpu_us),
@@ -216,26 +234,36 @@ fn range(values: [i64; 3]) -> String {
     }
 }
 
-fn url(flag: Option<String>, var: &str, default: &str) -> String {
-    flag.or_else(|| std::env::var(var).ok().filter(|value| !value.is_empty()))
-        .unwrap_or_else(|| default.to_string())
-}
-
 /// Runs `leaselab compare`.
 pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(1, args.runs)?;
-    let timing = args.sim_timing()?;
-    let (min_us, max_us) = args
-        .latency_us
-        .unwrap_or(args.timing.unwrap_or_default().latency_us);
     let real_config = RealConfig::new(
-        Some(url(args.redis, "LEASELAB_REDIS_URL", DEFAULT_REDIS)),
-        Some(url(
-            args.postgres,
+        Some(server_url(
+            args.redis.clone(),
+            "LEASELAB_REDIS_URL",
+            DEFAULT_REDIS,
+        )),
+        Some(server_url(
+            args.postgres.clone(),
             "LEASELAB_DATABASE_URL",
             DEFAULT_POSTGRES,
         )),
     );
+    args.sim_timing(None)?;
+    let calibration = if args.calibrate {
+        Some(measure(
+            real_config.redis_url.clone(),
+            real_config.postgres_url.clone(),
+            args.samples,
+            args.load_callers,
+        )?)
+    } else {
+        None
+    };
+    let timing = args.sim_timing(calibration.as_ref())?;
+    let (min_us, max_us) = args
+        .latency_us
+        .unwrap_or(args.timing.unwrap_or_default().latency_us);
     let mut rows = rows()?;
     if let Some(only) = &args.only {
         rows.retain(|row| row.step.contains(only.as_str()) || row.variant.contains(only.as_str()));
@@ -333,6 +361,7 @@ pub fn execute(args: Args) -> CommandResult {
             "pg_commit_us": timing.pg_commit_us,
             "redis": real_config.redis_url,
             "postgres": real_config.postgres_url,
+            "calibration": calibration,
             "rows": results,
             "apart": apart,
         });
@@ -390,6 +419,16 @@ pub fn execute(args: Args) -> CommandResult {
             .collect();
         out!("{}", text.join("  ").trim_end());
     };
+    if let Some(calibration) = &calibration {
+        out!(
+            "calibrated on the real servers first ({} samples of each):",
+            calibration.samples
+        );
+        for line in describe(calibration) {
+            out!("  {line}");
+        }
+        out!("");
+    }
     print(&header.map(String::from));
     for line in &lines {
         print(line);

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod broken_pipe;
+pub mod calibrate;
 pub mod check;
 pub mod compare;
 pub mod determinism;
@@ -114,6 +115,13 @@ pub enum Command {
     /// simulated range next to the real one, and whether they overlap.
     #[command(after_help = compare::COMPARE_EXIT_CODES)]
     Compare(compare::Args),
+    /// Measure the real servers' costs the simulation's timing models: a PostgreSQL session's
+    /// first statement and a commit that wrote, over their round trips.
+    ///
+    /// Prints the `compare` flags that use them; `leaselab compare --calibrate` measures and
+    /// uses them in one go. Example: `leaselab calibrate --samples 100`.
+    #[command(after_help = calibrate::CALIBRATE_EXIT_CODES)]
+    Calibrate(calibrate::Args),
 }
 
 /// Parses the command line, runs the command, prints errors, and maps the result to the exit
@@ -184,5 +192,6 @@ fn run(cli: Cli) -> Result<crate::exit::Status, UsageError> {
         Command::Determinism(args) => determinism::execute(args),
         Command::Compare(args) => compare::execute(args),
         Command::Merge(args) => merge::execute(args),
+        Command::Calibrate(args) => calibrate::execute(args),
     }
 }
