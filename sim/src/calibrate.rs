@@ -287,8 +287,10 @@ async fn measure_postgres(
     // a real run's callers send them (`sim/src/real.rs`).
     let select = "SELECT balance, fence FROM wallets WHERE id = 42";
     let update = "UPDATE wallets SET balance = $1, fence = $2 WHERE id = 42 AND fence < $2";
-    let separator = if url.contains('?') { '&' } else { '?' };
-    let session_url = format!("{url}{separator}options=-csearch_path%3D{schema}");
+    let mut session: tokio_postgres::Config = url
+        .parse()
+        .map_err(|error| fail("session", format!("{error}")))?;
+    session.options(format!("-csearch_path={schema}"));
     let balance: i64 = 100;
     let mut fence: i64 = 0;
     let mut first_us = Vec::with_capacity(samples as usize);
@@ -301,7 +303,10 @@ async fn measure_postgres(
         left -= group;
         let mut clients = Vec::with_capacity(group as usize);
         for _ in 0..group {
-            clients.push(connect_postgres_checked(&session_url).await?);
+            let client = within(PROBE_TIMEOUT, crate::clients::postgres_real(&session, url))
+                .await
+                .map_err(|error| fail("connect", error))?;
+            clients.push(client);
         }
         for client in &clients {
             let start = Instant::now();
