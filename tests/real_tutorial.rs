@@ -104,6 +104,21 @@ fn assert_clean(config: &RealConfig) {
     assert!(left.is_empty(), "left behind on the servers: {left:?}");
 }
 
+/// Runs the CLI with `args` and the servers' URLs (`--redis`, `--postgres`), stdout captured:
+/// its process id (the namespace it works under) and its output.
+fn leaselab_against(config: &RealConfig, args: &[&str]) -> (u32, std::process::Output) {
+    let redis = config.redis_url.clone().expect("a Redis URL");
+    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
+    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
+        .args(args)
+        .args(["--redis", &redis, "--postgres", &postgres])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run leaselab");
+    let pid = child.id();
+    (pid, child.wait_with_output().expect("leaselab ends"))
+}
+
 #[test]
 fn step2_lock_keeps_the_balance_right_for_real() {
     let Some(config) = servers("step2_lock_keeps_the_balance_right_for_real") else {
@@ -297,23 +312,7 @@ fn the_cli_runs_for_real_and_exits_with_the_verdict() {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let redis = config.redis_url.clone().expect("a Redis URL");
-    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
-    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args([
-            "run",
-            "step5-fencing",
-            "--unfenced",
-            "--redis",
-            &redis,
-            "--postgres",
-            &postgres,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run leaselab");
-    let pid = child.id();
-    let output = child.wait_with_output().expect("leaselab ends");
+    let (pid, output) = leaselab_against(&config, &["run", "step5-fencing", "--unfenced"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
@@ -335,26 +334,10 @@ fn compare_puts_simulated_and_real_ranges_side_by_side() {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let redis = config.redis_url.clone().expect("a Redis URL");
-    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
-    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args([
-            "compare",
-            "--only",
-            "step5",
-            "--runs",
-            "2",
-            "--json",
-            "--redis",
-            &redis,
-            "--postgres",
-            &postgres,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run leaselab");
-    let pid = child.id();
-    let output = child.wait_with_output().expect("leaselab ends");
+    let (pid, output) = leaselab_against(
+        &config,
+        &["compare", "--only", "step5", "--runs", "2", "--json"],
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     let rows = document["rows"].as_array().expect("rows");
@@ -598,26 +581,17 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let redis = config.redis_url.clone().expect("a Redis URL");
-    let postgres = config.postgres_url.clone().expect("a PostgreSQL URL");
-    let child = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args([
+    let (pid, output) = leaselab_against(
+        &config,
+        &[
             "calibrate",
             "--samples",
             "7",
             "--load-callers",
             "3",
             "--json",
-            "--redis",
-            &redis,
-            "--postgres",
-            &postgres,
-        ])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("run leaselab");
-    let pid = child.id();
-    let output = child.wait_with_output().expect("leaselab ends");
+        ],
+    );
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
@@ -654,8 +628,9 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
     assert!(left.is_empty(), "calibrate left behind: {left:?}");
 
     // compare --calibrate simulates with what it measured, unless a flag says otherwise.
-    let output = Command::new(env!("CARGO_BIN_EXE_leaselab"))
-        .args([
+    let (_, output) = leaselab_against(
+        &config,
+        &[
             "compare",
             "--only",
             "step5-fencing",
@@ -667,13 +642,8 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
             "--pg-commit-us",
             "123",
             "--json",
-            "--redis",
-            &redis,
-            "--postgres",
-            &postgres,
-        ])
-        .output()
-        .expect("run leaselab");
+        ],
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     let calibration = &document["calibration"];
