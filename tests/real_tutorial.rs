@@ -48,6 +48,16 @@ fn servers(test: &str) -> Option<RealConfig> {
     }
 }
 
+/// The real servers and this file's lock (its tests run one at a time), or `None` after
+/// printing why the test is skipped.
+fn servers_one_at_a_time(test: &str) -> Option<(RealConfig, std::sync::MutexGuard<'static, ()>)> {
+    let config = servers(test)?;
+    let serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Some((config, serial))
+}
+
 fn tutorial(step: &str, variant: Variant) -> Scenario {
     Scenario::tutorial(step, variant).expect("a tutorial preset")
 }
@@ -121,12 +131,11 @@ fn leaselab_against(config: &RealConfig, args: &[&str]) -> (u32, std::process::O
 
 #[test]
 fn step2_lock_keeps_the_balance_right_for_real() {
-    let Some(config) = servers("step2_lock_keeps_the_balance_right_for_real") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("step2_lock_keeps_the_balance_right_for_real")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut scenario = tutorial("step2-lock", Variant::default());
     scenario.callers = 10;
     for report in run_seeds(&scenario, 1..4, &config) {
@@ -142,12 +151,11 @@ fn step2_lock_keeps_the_balance_right_for_real() {
 
 #[test]
 fn step5_fencing_rejects_the_stale_writer_for_real() {
-    let Some(config) = servers("step5_fencing_rejects_the_stale_writer_for_real") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("step5_fencing_rejects_the_stale_writer_for_real")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let scenario = tutorial("step5-fencing", Variant::default());
     for report in run_seeds(&scenario, 1..3, &config) {
         assert!(!report.broken(), "{}", report.ledger.line());
@@ -168,13 +176,11 @@ fn step5_fencing_rejects_the_stale_writer_for_real() {
 /// (`sim/tests/reply_faults.rs`).
 #[test]
 fn a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real() {
-    let Some(config) = servers("a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real")
+    let Some((config, _serial)) =
+        servers_one_at_a_time("a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real")
     else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let mut scenario = tutorial("step5-fencing", Variant::default());
     scenario.faults = vec![Fault::DroppedConnection {
         caller: 1,
@@ -194,12 +200,10 @@ fn a_dropped_connection_on_a_fenced_acquire_skips_a_token_for_real() {
 
 #[test]
 fn step5_unfenced_loses_an_update_for_real() {
-    let Some(config) = servers("step5_unfenced_loses_an_update_for_real") else {
+    let Some((config, _serial)) = servers_one_at_a_time("step5_unfenced_loses_an_update_for_real")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let scenario = tutorial(
         "step5-fencing",
         Variant {
@@ -222,12 +226,11 @@ fn step5_unfenced_loses_an_update_for_real() {
 /// second waits for the first. Either way money is conserved.
 #[test]
 fn transfers_deadlock_without_lock_order_and_retry_for_real() {
-    let Some(config) = servers("transfers_deadlock_without_lock_order_and_retry_for_real") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("transfers_deadlock_without_lock_order_and_retry_for_real")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     for (name, deadlocks) in [("transfer-unordered", 1), ("transfer-ordered", 0)] {
         let mut scenario = Scenario::safety(name).expect("a safety preset");
         scenario.callers = 2;
@@ -270,12 +273,11 @@ fn transfers_deadlock_without_lock_order_and_retry_for_real() {
 /// ledger holds.
 #[test]
 fn isolation_levels_keep_or_lose_updates_for_real() {
-    let Some(config) = servers("isolation_levels_keep_or_lose_updates_for_real") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("isolation_levels_keep_or_lose_updates_for_real")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     for name in ["rmw-repeatable-read", "rmw-serializable"] {
         let scenario = Scenario::safety(name).expect("a safety preset");
         for report in run_seeds(&scenario, 1..3, &config) {
@@ -306,12 +308,11 @@ fn isolation_levels_keep_or_lose_updates_for_real() {
 
 #[test]
 fn the_cli_runs_for_real_and_exits_with_the_verdict() {
-    let Some(config) = servers("the_cli_runs_for_real_and_exits_with_the_verdict") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("the_cli_runs_for_real_and_exits_with_the_verdict")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (pid, output) = leaselab_against(&config, &["run", "step5-fencing", "--unfenced"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
@@ -328,12 +329,11 @@ fn the_cli_runs_for_real_and_exits_with_the_verdict() {
 
 #[test]
 fn compare_puts_simulated_and_real_ranges_side_by_side() {
-    let Some(config) = servers("compare_puts_simulated_and_real_ranges_side_by_side") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("compare_puts_simulated_and_real_ranges_side_by_side")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (pid, output) = leaselab_against(
         &config,
         &["compare", "--only", "step5", "--runs", "2", "--json"],
@@ -458,12 +458,11 @@ fn redlock_pause_breaks_and_cas_holds(config: &RealConfig) -> (RunReport, Scenar
 
 #[test]
 fn redlock_on_three_logical_nodes_breaks_under_a_long_pause_and_redlock_cas_holds() {
-    let Some(config) = servers("redlock_on_three_logical_nodes_breaks_under_a_long_pause") else {
+    let Some((config, _serial)) =
+        servers_one_at_a_time("redlock_on_three_logical_nodes_breaks_under_a_long_pause")
+    else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     // Real mode's nodes are databases 1..=3 of the one server.
     let (_, mut scenario) = redlock_pause_breaks_and_cas_holds(&config);
     // Without the pause both spend in turn.
@@ -574,13 +573,11 @@ fn calibrate_refuses_bad_usage_and_unreachable_servers() {
 
 #[test]
 fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
-    let Some(config) = servers("calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up")
+    let Some((config, _serial)) =
+        servers_one_at_a_time("calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up")
     else {
         return;
     };
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let (pid, output) = leaselab_against(
         &config,
         &[
