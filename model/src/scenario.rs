@@ -259,6 +259,7 @@ impl Scenario {
     /// A scenario with the tutorial's defaults: 50 callers spending 10 from 100, 2 ms of work,
     /// a 2 s TTL, a 5 s acquire deadline, on the default timing ([`TimingPreset::localhost`]).
     pub fn new(name: &str, safeguard: Safeguard) -> Scenario {
+        let preset = TimingPreset::default();
         let mut scenario = Scenario {
             name: name.to_string(),
             safeguard,
@@ -277,9 +278,10 @@ impl Scenario {
             faults: Vec::new(),
             network: Network::default(),
             deadlock_timeout_ms: DEFAULT_DEADLOCK_TIMEOUT_MS,
-            timing: Timing::localhost(),
+            timing: preset.timing,
         };
-        TimingPreset::default().apply(&mut scenario);
+        // The network's latency goes with the timing.
+        preset.apply(&mut scenario);
         scenario
     }
 

@@ -61,12 +61,9 @@ pub const MAX_LOAD_CALLERS: u32 = 1_000;
 /// How long a load caller sleeps between its attempts, as the tutorial's callers do.
 const LOAD_RETRY: Duration = Duration::from_millis(2);
 
-/// Sorted samples of one kind, µs.
+/// Samples of one kind, µs, summarised.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Samples {
-    /// Every sample, ascending.
-    #[serde(skip)]
-    pub sorted_us: Vec<u64>,
     /// The least.
     pub min_us: u64,
     /// The 10th percentile (nearest rank).
@@ -96,7 +93,6 @@ impl Samples {
             median_us: rank(50),
             p90_us: rank(90),
             max_us: samples_us[samples_us.len() - 1],
-            sorted_us: samples_us,
         }
     }
 }
@@ -126,29 +122,25 @@ pub struct PostgresCosts {
 }
 
 impl PostgresCosts {
-    /// The extra time of a session's first statement over its two round trips (medians),
-    /// rounded to 10 µs, at most [`MAX_TIMING_COST_US`].
+    /// The extra time of a session's first statement: see [`PostgresCosts::extra_us`].
     pub fn first_statement_extra_us(&self) -> u64 {
-        let extra = self
-            .first_statement
+        self.extra_us(&self.first_statement)
+    }
+
+    /// The extra time of a session's first write: see [`PostgresCosts::extra_us`].
+    pub fn commit_extra_us(&self) -> u64 {
+        self.extra_us(&self.write)
+    }
+
+    /// What `measured` takes beyond the two round trips (a prepare, an execute) the
+    /// simulation already charges for it (medians), rounded to 10 µs, at most
+    /// [`MAX_TIMING_COST_US`].
+    fn extra_us(&self, measured: &Samples) -> u64 {
+        let extra = measured
             .median_us
             .saturating_sub(2 * self.warm_statement.median_us);
-        round_cost(extra)
+        (extra.saturating_add(5) / 10 * 10).min(MAX_TIMING_COST_US)
     }
-
-    /// The extra time of a session's first write over its two round trips (medians), rounded
-    /// to 10 µs, at most [`MAX_TIMING_COST_US`].
-    pub fn commit_extra_us(&self) -> u64 {
-        round_cost(
-            self.write
-                .median_us
-                .saturating_sub(2 * self.warm_statement.median_us),
-        )
-    }
-}
-
-fn round_cost(us: u64) -> u64 {
-    (us.saturating_add(5) / 10 * 10).min(MAX_TIMING_COST_US)
 }
 
 impl Calibration {

@@ -249,6 +249,7 @@ pub fn execute(args: Args) -> CommandResult {
             DEFAULT_POSTGRES,
         )),
     );
+    // The flags are checked before a calibration, which takes seconds, not after it.
     args.sim_timing(None)?;
     let calibration = if args.calibrate {
         Some(measure(
