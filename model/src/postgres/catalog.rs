@@ -110,6 +110,8 @@ pub enum BinOp {
     Or,
     /// `||`
     Concat,
+    /// `IS DISTINCT FROM`: `<>` with NULL a value like any other (never NULL itself).
+    DistinctFrom,
 }
 
 /// A typed expression over a row (columns by index), the `excluded` row of `ON CONFLICT`
@@ -179,6 +181,46 @@ pub enum ScalarFn {
     Substr,
     /// `concat(a, ...)`: the arguments' text forms, NULLs skipped (never NULL itself).
     Concat,
+    /// `text LIKE pattern` (`~~`), the pattern's escape being `\`.
+    Like,
+    /// `text ILIKE pattern` (`~~*`).
+    ILike,
+    /// `pattern ESCAPE e` rewritten with `\` as the escape (`like_escape`).
+    LikeEscape,
+    /// `round(numeric [, digits])` / `round(double precision)`.
+    Round,
+    /// `trunc(numeric [, digits])` / `trunc(double precision)`.
+    Trunc,
+    /// `floor(numeric | double precision)`.
+    Floor,
+    /// `ceil` / `ceiling(numeric | double precision)`.
+    Ceil,
+    /// `sign(numeric | double precision)`.
+    Sign,
+    /// `replace(text, from, to)`.
+    Replace,
+    /// `strpos(text, needle)` and `position(needle IN text)`, as `integer`.
+    Strpos,
+    /// `btrim(text [, characters])` and `trim([BOTH] ...)`.
+    Btrim,
+    /// `ltrim(text [, characters])` and `trim(LEADING ...)`.
+    Ltrim,
+    /// `rtrim(text [, characters])` and `trim(TRAILING ...)`.
+    Rtrim,
+    /// `lpad(text, length [, fill])`.
+    Lpad,
+    /// `rpad(text, length [, fill])`.
+    Rpad,
+    /// `left(text, n)`.
+    Left,
+    /// `right(text, n)`.
+    Right,
+    /// `repeat(text, n)`.
+    Repeat,
+    /// `reverse(text)`.
+    Reverse,
+    /// `octet_length(text)`: bytes, as `integer`.
+    OctetLength,
 }
 
 impl ScalarFn {
@@ -193,11 +235,31 @@ impl ScalarFn {
             "least" => ScalarFn::Least,
             "substr" | "substring" => ScalarFn::Substr,
             "concat" => ScalarFn::Concat,
+            "round" => ScalarFn::Round,
+            "trunc" => ScalarFn::Trunc,
+            "floor" => ScalarFn::Floor,
+            "ceil" | "ceiling" => ScalarFn::Ceil,
+            "sign" => ScalarFn::Sign,
+            "replace" => ScalarFn::Replace,
+            "strpos" => ScalarFn::Strpos,
+            "btrim" => ScalarFn::Btrim,
+            "ltrim" => ScalarFn::Ltrim,
+            "rtrim" => ScalarFn::Rtrim,
+            "lpad" => ScalarFn::Lpad,
+            "rpad" => ScalarFn::Rpad,
+            "left" => ScalarFn::Left,
+            "right" => ScalarFn::Right,
+            "repeat" => ScalarFn::Repeat,
+            "reverse" => ScalarFn::Reverse,
+            "octet_length" => ScalarFn::OctetLength,
             _ => return None,
         })
     }
 
     fn apply(self, arguments: Vec<Value>, ty: SqlType) -> Result<Value, PgError> {
+        if let Some(value) = self.apply_strict(&arguments) {
+            return value;
+        }
         let mut arguments = arguments.into_iter();
         if matches!(self, ScalarFn::Greatest | ScalarFn::Least) {
             let present = arguments.filter(|v| !v.is_null());
@@ -231,6 +293,114 @@ impl ScalarFn {
             (ScalarFn::Lower, Value::Text(t)) => Value::Text(t.to_lowercase()),
             (ScalarFn::Length, Value::Text(t)) => Value::Int(t.chars().count() as i64),
             (_, other) => other,
+        })
+    }
+}
+
+impl ScalarFn {
+    /// The functions of `functions.rs`, all strict (NULL for any NULL argument); None for
+    /// the others.
+    fn apply_strict(self, arguments: &[Value]) -> Option<Result<Value, PgError>> {
+        use super::functions::{self as f, Cut, Ends};
+        use ScalarFn::*;
+        if !matches!(
+            self,
+            Like | ILike
+                | LikeEscape
+                | Round
+                | Trunc
+                | Floor
+                | Ceil
+                | Sign
+                | Replace
+                | Strpos
+                | Btrim
+                | Ltrim
+                | Rtrim
+                | Lpad
+                | Rpad
+                | Left
+                | Right
+                | Repeat
+                | Reverse
+                | OctetLength
+        ) {
+            return None;
+        }
+        if arguments.iter().any(Value::is_null) {
+            return Some(Ok(Value::Null));
+        }
+        let text = |index: usize| match arguments.get(index) {
+            Some(Value::Text(t)) => t.as_str(),
+            _ => "",
+        };
+        let int = |index: usize| match arguments.get(index) {
+            Some(Value::Int(v)) => *v,
+            _ => 0,
+        };
+        let cut = |how: Cut| -> Result<Value, PgError> {
+            Ok(match arguments.first() {
+                Some(Value::Numeric(d)) => {
+                    let digits = if arguments.len() > 1 { int(1) } else { 0 };
+                    Value::Numeric(f::cut_numeric(*d, digits, how)?)
+                }
+                Some(Value::Float(x)) => Value::Float(Float(match how {
+                    Cut::Round => f::round_float(x.0),
+                    Cut::Trunc => x.0.trunc(),
+                    Cut::Floor => x.0.floor(),
+                    Cut::Ceil => x.0.ceil(),
+                })),
+                _ => Value::Null,
+            })
+        };
+        let trim_characters = || {
+            if arguments.len() > 1 {
+                text(1)
+            } else {
+                " "
+            }
+        };
+        let fill = || {
+            if arguments.len() > 2 {
+                text(2)
+            } else {
+                " "
+            }
+        };
+        Some(match self {
+            Like => f::like(text(0), text(1)).map(Value::Bool),
+            ILike => f::ilike(text(0), text(1)).map(Value::Bool),
+            LikeEscape => f::like_escape(text(0), text(1)).map(Value::Text),
+            Round => cut(Cut::Round),
+            Trunc => cut(Cut::Trunc),
+            Floor => cut(Cut::Floor),
+            Ceil => cut(Cut::Ceil),
+            Sign => Ok(match arguments.first() {
+                Some(Value::Numeric(d)) => Value::Numeric(f::sign_numeric(*d)),
+                Some(Value::Float(x)) => Value::Float(Float(f::sign_float(x.0))),
+                _ => Value::Null,
+            }),
+            Replace => Ok(Value::Text(f::replace(text(0), text(1), text(2)))),
+            Strpos => Ok(Value::Int(f::strpos(text(0), text(1)))),
+            Btrim => Ok(Value::Text(f::trim(text(0), trim_characters(), Ends::Both))),
+            Ltrim => Ok(Value::Text(f::trim(
+                text(0),
+                trim_characters(),
+                Ends::Leading,
+            ))),
+            Rtrim => Ok(Value::Text(f::trim(
+                text(0),
+                trim_characters(),
+                Ends::Trailing,
+            ))),
+            Lpad => f::pad(text(0), int(1), fill(), true).map(Value::Text),
+            Rpad => f::pad(text(0), int(1), fill(), false).map(Value::Text),
+            Left => Ok(Value::Text(f::left(text(0), int(1)))),
+            Right => Ok(Value::Text(f::right(text(0), int(1)))),
+            Repeat => f::repeat(text(0), int(1)).map(Value::Text),
+            Reverse => Ok(Value::Text(f::reverse(text(0)))),
+            OctetLength => Ok(Value::Int(text(0).len() as i64)),
+            _ => return None,
         })
     }
 }
@@ -429,6 +599,13 @@ impl Expr {
                     (_, Value::Bool(true)) => Value::Bool(true),
                     (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
                     _ => Value::Null,
+                }
+            }
+            Expr::Binary(BinOp::DistinctFrom, left, right) => {
+                match (left.eval(cx)?, right.eval(cx)?) {
+                    (Value::Null, Value::Null) => Value::Bool(false),
+                    (Value::Null, _) | (_, Value::Null) => Value::Bool(true),
+                    (l, r) => Value::Bool(l.cmp(&r) != std::cmp::Ordering::Equal),
                 }
             }
             Expr::Binary(op, left, right) => {
@@ -661,7 +838,8 @@ pub fn binary_type(op: BinOp, left: SqlType, right: SqlType) -> SqlType {
         | BinOp::Gt
         | BinOp::Ge
         | BinOp::And
-        | BinOp::Or => Bool,
+        | BinOp::Or
+        | BinOp::DistinctFrom => Bool,
         BinOp::Concat => Text,
         _ => match (left, right) {
             (Float8, _) | (_, Float8) => Float8,
@@ -735,7 +913,9 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
             l.to_text().unwrap_or_default(),
             r.to_text().unwrap_or_default()
         )),
-        BinOp::And | BinOp::Or => unreachable!("AND and OR are evaluated lazily"),
+        BinOp::And | BinOp::Or | BinOp::DistinctFrom => {
+            unreachable!("AND, OR and IS DISTINCT FROM are evaluated before")
+        }
         arithmetic => match result {
             SqlType::Int4 | SqlType::Int8 => {
                 let (Value::Int(a), Value::Int(b)) = (&l, &r) else {

@@ -118,6 +118,10 @@ pub mod sqlstate {
     pub const DEADLOCK_DETECTED: &str = "40P01";
     /// `lock_not_available`.
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    /// `invalid_escape_sequence` (a `LIKE` pattern or escape string).
+    pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
+    /// `program_limit_exceeded`.
+    pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
 }
 
 impl PgError {

@@ -347,6 +347,42 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
     .at(position)
 }
 
+/// The argument types each function of `functions.rs` takes, with the type it answers, in
+/// PostgreSQL's order of preference; empty for the functions analysed elsewhere.
+fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
+    use SqlType::{Float8, Int4, Numeric, Text};
+    match function {
+        ScalarFn::Round | ScalarFn::Trunc => &[
+            (&[Float8], Float8),
+            (&[Numeric], Numeric),
+            (&[Numeric, Int4], Numeric),
+        ],
+        ScalarFn::Floor | ScalarFn::Ceil | ScalarFn::Sign => {
+            &[(&[Float8], Float8), (&[Numeric], Numeric)]
+        }
+        ScalarFn::Replace => &[(&[Text, Text, Text], Text)],
+        ScalarFn::Strpos => &[(&[Text, Text], Int4)],
+        ScalarFn::Btrim | ScalarFn::Ltrim | ScalarFn::Rtrim => {
+            &[(&[Text], Text), (&[Text, Text], Text)]
+        }
+        ScalarFn::Lpad | ScalarFn::Rpad => &[(&[Text, Int4], Text), (&[Text, Int4, Text], Text)],
+        ScalarFn::Left | ScalarFn::Right | ScalarFn::Repeat => &[(&[Text, Int4], Text)],
+        ScalarFn::Reverse => &[(&[Text], Text)],
+        ScalarFn::OctetLength => &[(&[Text], Int4)],
+        ScalarFn::LikeEscape => &[(&[Text, Text], Text)],
+        _ => &[],
+    }
+}
+
+/// Whether PostgreSQL casts `from` to `to` implicitly (among the number types).
+fn implicitly_castable(from: SqlType, to: SqlType) -> bool {
+    use SqlType::{Float8, Int4, Int8, Numeric};
+    matches!(
+        (from, to),
+        (Int4, Int8 | Numeric | Float8) | (Int8, Numeric | Float8) | (Numeric, Float8)
+    )
+}
+
 fn unsupported(what: &str) -> PgError {
     PgError::unsupported_statement(what)
 }
@@ -627,6 +663,77 @@ impl Analyzer<'_> {
             }
             ast::Expr::IsNotNull(inner) => {
                 Expr::IsNull(Box::new(self.expr(scope, inner, SqlType::Unknown)?), true)
+            }
+            ast::Expr::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(
+                scope,
+                expr,
+                pattern,
+                escape_char.as_deref(),
+                *negated,
+                false,
+            )?,
+            ast::Expr::ILike {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(scope, expr, pattern, escape_char.as_deref(), *negated, true)?,
+            ast::Expr::IsDistinctFrom(left, right) => {
+                self.distinct_from(scope, left, right, false)?
+            }
+            ast::Expr::IsNotDistinctFrom(left, right) => {
+                self.distinct_from(scope, left, right, true)?
+            }
+            ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
+                let (function, name) = if matches!(node, ast::Expr::Ceil { .. }) {
+                    (ScalarFn::Ceil, "ceil")
+                } else {
+                    (ScalarFn::Floor, "floor")
+                };
+                let scale = match field {
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) => None,
+                    ast::CeilFloorKind::Scale(value) => Some(ast::Expr::Value(value.clone())),
+                    ast::CeilFloorKind::DateTimeField(_) => {
+                        return Err(unsupported(&node.to_string()))
+                    }
+                };
+                let mut arguments: Vec<&ast::Expr> = vec![expr];
+                arguments.extend(scale.as_ref());
+                // The node may start at its argument; PostgreSQL points at the name.
+                let position = self
+                    .statement
+                    .position_of(node)
+                    .map(|at| self.statement.word_before(at, name).unwrap_or(at));
+                self.signature_call(scope, function, name, &arguments, position)?
+            }
+            ast::Expr::Position { expr, r#in } => {
+                let position = self.statement.position_of(node);
+                let arguments: [&ast::Expr; 2] = [r#in, expr];
+                self.signature_call(scope, ScalarFn::Strpos, "strpos", &arguments, position)?
+            }
+            ast::Expr::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                let (function, name) = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => (ScalarFn::Btrim, "btrim"),
+                    Some(ast::TrimWhereField::Leading) => (ScalarFn::Ltrim, "ltrim"),
+                    Some(ast::TrimWhereField::Trailing) => (ScalarFn::Rtrim, "rtrim"),
+                };
+                let mut arguments: Vec<&ast::Expr> = vec![expr];
+                arguments.extend(trim_what.as_deref());
+                arguments.extend(trim_characters.iter().flatten());
+                let position = self.statement.position_of(node);
+                self.signature_call(scope, function, name, &arguments, position)?
             }
             ast::Expr::IsTrue(inner) => {
                 let e = self.expr(scope, inner, SqlType::Bool)?;
@@ -971,6 +1078,143 @@ impl Analyzer<'_> {
         Ok(Expr::Advisory(function, converted))
     }
 
+    /// A function of [`signatures`]: the first signature the argument types match exactly
+    /// (an unknown literal or parameter matches any type), else the first they reach by
+    /// implicit casts (`integer` → `bigint` → `numeric` → `double precision`), which puts
+    /// `double precision` first where PostgreSQL prefers it; else 42883 naming the types.
+    fn signature_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: ScalarFn,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let analysed = self.arguments(scope, arguments)?;
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        // PostgreSQL also has `trunc(macaddr)` and `trunc(macaddr8)`: an unknown literal
+        // alone fits types of two categories, which it refuses to choose between.
+        if function == ScalarFn::Trunc && types == [SqlType::Unknown] {
+            return Err(PgError::error(
+                "42725",
+                format!("function {name}(unknown) is not unique"),
+            )
+            .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+            .at(position));
+        }
+        let candidates = signatures(function);
+        let matching = |fits: &dyn Fn(SqlType, SqlType) -> bool| {
+            candidates.iter().find(|(takes, _)| {
+                takes.len() == types.len()
+                    && takes
+                        .iter()
+                        .zip(&types)
+                        .all(|(&want, &have)| have == SqlType::Unknown || fits(have, want))
+            })
+        };
+        let chosen = matching(&|have, want| have == want)
+            .or_else(|| matching(&|have, want| have == want || implicitly_castable(have, want)));
+        let Some((takes, answers)) = chosen else {
+            return Err(undefined_function(name, &types, position));
+        };
+        let mut converted = Vec::with_capacity(analysed.len());
+        for ((argument, node), &ty) in analysed.into_iter().zip(arguments).zip(takes.iter()) {
+            let at = self.statement.position_of(*node);
+            converted.push(self.convert(argument, ty, at)?);
+        }
+        Ok(Expr::Call(function, converted, *answers))
+    }
+
+    /// `value [NOT] LIKE pattern [ESCAPE e]` and `ILIKE`: text on both sides (an unknown
+    /// literal or parameter becomes text), else 42883 naming the operator (`~~`, `!~~`,
+    /// `~~*`, `!~~*`) as PostgreSQL does.
+    #[inline(never)]
+    fn like(
+        &mut self,
+        scope: &Scope<'_>,
+        value: &ast::Expr,
+        pattern: &ast::Expr,
+        escape: Option<&ast::Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> Result<Expr, PgError> {
+        let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Unknown);
+        let left = self.expr(scope, value, SqlType::Unknown)?;
+        let right = self.expr(scope, pattern, SqlType::Unknown)?;
+        if !(text(left.ty()) && text(right.ty())) {
+            let symbol = match (negated, case_insensitive) {
+                (false, false) => "~~",
+                (true, false) => "!~~",
+                (false, true) => "~~*",
+                (true, true) => "!~~*",
+            };
+            let op_position = self
+                .statement
+                .position(ast::Spanned::span(value).end)
+                .map(|p| p + 1);
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {symbol} {}",
+                    left.ty().name(),
+                    right.ty().name()
+                ),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+            .at(op_position));
+        }
+        let left = self.convert(left, SqlType::Text, self.statement.position_of(value))?;
+        let mut right = self.convert(right, SqlType::Text, self.statement.position_of(pattern))?;
+        if let Some(escape) = escape {
+            let position = self.statement.position_of(escape);
+            right = self.signature_call(
+                scope,
+                ScalarFn::LikeEscape,
+                "like_escape",
+                &[pattern, escape],
+                position,
+            )?;
+        }
+        let function = if case_insensitive {
+            ScalarFn::ILike
+        } else {
+            ScalarFn::Like
+        };
+        let test = Expr::Call(function, vec![left, right], SqlType::Bool);
+        Ok(if negated {
+            Expr::Not(Box::new(test))
+        } else {
+            test
+        })
+    }
+
+    /// `a IS [NOT] DISTINCT FROM b`: compared as `=` compares them, NULL a value like any
+    /// other.
+    #[inline(never)]
+    fn distinct_from(
+        &mut self,
+        scope: &Scope<'_>,
+        left: &ast::Expr,
+        right: &ast::Expr,
+        negated: bool,
+    ) -> Result<Expr, PgError> {
+        let mut l = self.expr(scope, left, SqlType::Unknown)?;
+        let r = self.expr(scope, right, l.ty())?;
+        if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
+            l = self.expr(scope, left, r.ty())?;
+        }
+        let op_position = self
+            .statement
+            .position(ast::Spanned::span(left).end)
+            .map(|p| p + 1);
+        let test = self.binary(BinOp::DistinctFrom, l, r, op_position)?;
+        Ok(if negated {
+            Expr::Not(Box::new(test))
+        } else {
+            test
+        })
+    }
+
     /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
     fn scalar_call(
         &mut self,
@@ -1115,6 +1359,9 @@ impl Analyzer<'_> {
             ) => {
                 return self.scalar_call(scope, function, name, &arguments, position);
             }
+            Some(function) if !signatures(function).is_empty() => {
+                return self.signature_call(scope, function, name, &arguments, position);
+            }
             _ => {}
         }
         Err(unsupported(&node.to_string()))
@@ -1245,7 +1492,7 @@ impl Analyzer<'_> {
                 BinOp::Mul => "*",
                 BinOp::Div => "/",
                 BinOp::Mod => "%",
-                BinOp::Eq => "=",
+                BinOp::Eq | BinOp::DistinctFrom => "=",
                 BinOp::Ne => "<>",
                 BinOp::Lt => "<",
                 BinOp::Le => "<=",
@@ -1369,6 +1616,17 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
         ast::Expr::Substring { shorthand, .. } => {
             Some(if *shorthand { "substr" } else { "substring" }.to_string())
         }
+        ast::Expr::Position { .. } => Some("position".to_string()),
+        ast::Expr::Ceil { .. } => Some("ceil".to_string()),
+        ast::Expr::Floor { .. } => Some("floor".to_string()),
+        ast::Expr::Trim { trim_where, .. } => Some(
+            match trim_where {
+                None | Some(ast::TrimWhereField::Both) => "btrim",
+                Some(ast::TrimWhereField::Leading) => "ltrim",
+                Some(ast::TrimWhereField::Trailing) => "rtrim",
+            }
+            .to_string(),
+        ),
         ast::Expr::Cast { expr, .. } => strong_name(expr),
         ast::Expr::Case { else_result, .. } => else_result.as_deref().and_then(strong_name),
         _ => None,
@@ -3021,6 +3279,12 @@ impl Analyzer<'_> {
                 )
                 .at(self.statement.position_of(target)));
             };
+            if out.iter().any(|(assigned, _)| *assigned == index) {
+                return Err(PgError::error(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("multiple assignments to same column \"{name}\""),
+                ));
+            }
             let expr = self.assigned(scope, &assignment.value, &def.columns[index])?;
             out.push((index, expr));
         }
@@ -3309,6 +3573,18 @@ impl Analyzer<'_> {
                 })
                 .collect::<Result<_, _>>()?
         };
+        for (at, index) in targets.iter().enumerate() {
+            if targets[..at].contains(index) {
+                return Err(PgError::error(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!(
+                        "column \"{}\" specified more than once",
+                        def.columns[*index].name
+                    ),
+                )
+                .at(statement.position_of(&insert.columns[at])));
+            }
+        }
         let Some(source) = &insert.source else {
             return Err(unsupported(&statement.text));
         };

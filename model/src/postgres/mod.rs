@@ -17,6 +17,8 @@
 //!   [`Postgres::execute`] (a fast path equal to the general one);
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages, hints and positions;
 //! - [`answer`]: an answer as the event log stores it, and its one rendering;
+//! - [`functions`]: `LIKE`/`ILIKE`, the rounding family and the text functions, as
+//!   PostgreSQL computes them;
 //! - [`advisory`]: advisory locks (`pg_advisory_lock` and its family);
 //! - [`engine`]: the row store, sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
@@ -26,6 +28,7 @@ pub mod catalog;
 pub mod engine;
 pub mod error;
 pub mod exec;
+pub mod functions;
 mod lexer;
 pub mod sql;
 pub mod statement;

@@ -375,7 +375,7 @@ fn syntax_error(text: &str, offset: u32, message: &str) -> PgError {
 }
 
 /// PostgreSQL's error when an expression nests deeper than its stack allows.
-fn stack_depth_exceeded() -> PgError {
+pub(super) fn stack_depth_exceeded() -> PgError {
     PgError::error("54001", "stack depth limit exceeded").with_hint(
         "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after \
          ensuring the platform's stack depth limit is adequate.",

@@ -1,0 +1,440 @@
+//! The values of PostgreSQL's built-in functions and pattern operators that the stand-in
+//! computes beyond plain arithmetic: `LIKE`/`ILIKE` (with `ESCAPE`), the rounding family
+//! (`round`, `trunc`, `floor`, `ceil`, `sign`) on `numeric` and `double precision`, and the
+//! text functions a ledger or lock user writes (`replace`, `strpos`, the trims, the pads,
+//! `left`, `right`, `repeat`, `reverse`, `octet_length`).
+//!
+//! Each follows the PostgreSQL 15 source it is named after, down to when it raises an error:
+//! `LIKE`'s matcher (`like_match.c`) only complains about a pattern ending in its escape
+//! character when it reaches that character, so `'abc' LIKE 'abc\'` is false while `'abcd'
+//! LIKE 'abc\'` fails. NULL arguments never reach these functions (the caller answers NULL).
+
+use super::error::{sqlstate, PgError};
+use super::value::Decimal;
+
+/// What PostgreSQL's `MatchText` answers: a match, no match here, or no match anywhere later
+/// either (the text ran out), which lets a `%` stop trying further positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Match {
+    True,
+    False,
+    Abort,
+}
+
+fn ends_in_escape() -> PgError {
+    PgError::error(
+        sqlstate::INVALID_ESCAPE_SEQUENCE,
+        "LIKE pattern must not end with escape character",
+    )
+}
+
+/// How deep [`match_text`] recurses (one level per `%` followed by more pattern) before it
+/// answers PostgreSQL's 54001, as PostgreSQL's own stack check would (later: it allows some
+/// tens of thousands). Keeps a hostile pattern from overflowing the stack of the thread that
+/// serves it.
+pub const LIKE_DEPTH_LIMIT: usize = 1_000;
+
+/// `text LIKE pattern`, the pattern's escape character being `\` (see [`like_escape`]).
+pub fn like(text: &str, pattern: &str) -> Result<bool, PgError> {
+    let text: Vec<char> = text.chars().collect();
+    let pattern: Vec<char> = pattern.chars().collect();
+    Ok(match_text(&text, &pattern, 0)? == Match::True)
+}
+
+/// `text ILIKE pattern`: both lower-cased first, as PostgreSQL does outside the C locale.
+pub fn ilike(text: &str, pattern: &str) -> Result<bool, PgError> {
+    like(&text.to_lowercase(), &pattern.to_lowercase())
+}
+
+/// `like_match.c`'s `MatchText`, on characters, `depth` calls deep.
+fn match_text(mut t: &[char], mut p: &[char], depth: usize) -> Result<Match, PgError> {
+    if p == ['%'] {
+        return Ok(Match::True);
+    }
+    if depth >= LIKE_DEPTH_LIMIT {
+        return Err(super::sql::stack_depth_exceeded());
+    }
+    while !t.is_empty() && !p.is_empty() {
+        match p[0] {
+            '\\' => {
+                p = &p[1..];
+                let Some(&literal) = p.first() else {
+                    return Err(ends_in_escape());
+                };
+                if literal != t[0] {
+                    return Ok(Match::False);
+                }
+            }
+            '%' => {
+                p = &p[1..];
+                // Any run of `%` and `_` after the first `%`: the `_`s each take a character.
+                while let Some(&next) = p.first() {
+                    match next {
+                        '%' => p = &p[1..],
+                        '_' => {
+                            if t.is_empty() {
+                                return Ok(Match::Abort);
+                            }
+                            t = &t[1..];
+                            p = &p[1..];
+                        }
+                        _ => break,
+                    }
+                }
+                if p.is_empty() {
+                    return Ok(Match::True);
+                }
+                let first = if p[0] == '\\' {
+                    *p.get(1).ok_or_else(ends_in_escape)?
+                } else {
+                    p[0]
+                };
+                while !t.is_empty() {
+                    if t[0] == first {
+                        let matched = match_text(t, p, depth + 1)?;
+                        if matched != Match::False {
+                            return Ok(matched);
+                        }
+                    }
+                    t = &t[1..];
+                }
+                return Ok(Match::Abort);
+            }
+            '_' => {
+                t = &t[1..];
+                p = &p[1..];
+                continue;
+            }
+            literal if literal != t[0] => return Ok(Match::False),
+            _ => {}
+        }
+        t = &t[1..];
+        p = &p[1..];
+    }
+    if !t.is_empty() {
+        return Ok(Match::False);
+    }
+    while p.first() == Some(&'%') {
+        p = &p[1..];
+    }
+    Ok(if p.is_empty() {
+        Match::True
+    } else {
+        Match::Abort
+    })
+}
+
+/// `pattern ESCAPE escape` rewritten to use `\` (PostgreSQL's `like_escape`): an empty escape
+/// makes every `\` literal; `\` keeps the pattern; any other single character becomes `\`
+/// and a `\` not following it is doubled. A longer escape is 22025.
+pub fn like_escape(pattern: &str, escape: &str) -> Result<String, PgError> {
+    let mut chars = escape.chars();
+    let escape = match (chars.next(), chars.next()) {
+        (None, _) => return Ok(pattern.replace('\\', "\\\\")),
+        (Some(only), None) => only,
+        _ => {
+            return Err(
+                PgError::error(sqlstate::INVALID_ESCAPE_SEQUENCE, "invalid escape string")
+                    .with_hint("Escape string must be empty or one character."),
+            )
+        }
+    };
+    if escape == '\\' {
+        return Ok(pattern.to_string());
+    }
+    let mut out = String::with_capacity(pattern.len() + 4);
+    let mut after_escape = false;
+    for c in pattern.chars() {
+        if c == escape && !after_escape {
+            out.push('\\');
+            after_escape = true;
+        } else if c == '\\' {
+            out.push('\\');
+            if !after_escape {
+                out.push('\\');
+            }
+            after_escape = false;
+        } else {
+            out.push(c);
+            after_escape = false;
+        }
+    }
+    Ok(out)
+}
+
+fn numeric_out_of_range() -> PgError {
+    PgError::error(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value overflows numeric format",
+    )
+}
+
+/// How a `numeric` is cut to fewer digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Half away from zero (`round`).
+    Round,
+    /// Towards zero (`trunc`).
+    Trunc,
+    /// Towards minus infinity (`floor`).
+    Floor,
+    /// Towards plus infinity (`ceil`).
+    Ceil,
+}
+
+/// `value` cut to `digits` after the point (negative: before it), as `round(numeric, int)`
+/// and its kin do: the result shows `max(digits, 0)` digits after the point.
+pub fn cut_numeric(value: Decimal, digits: i64, how: Cut) -> Result<Decimal, PgError> {
+    let scale = i64::from(value.scale);
+    if digits >= scale {
+        // More digits than it has: zeros appended.
+        let extra = u32::try_from(digits - scale).map_err(|_| numeric_out_of_range())?;
+        let mantissa = 10i128
+            .checked_pow(extra)
+            .and_then(|factor| value.mantissa.checked_mul(factor))
+            .filter(|_| digits <= 1000)
+            .ok_or_else(numeric_out_of_range)?;
+        return Ok(Decimal {
+            mantissa,
+            scale: digits as u32,
+        });
+    }
+    let dropped = scale - digits;
+    let result_scale = digits.max(0) as u32;
+    // Past 38 dropped digits every mantissa is a fraction of one unit of the last kept digit.
+    let (quotient, remainder, factor) = match u32::try_from(dropped)
+        .ok()
+        .and_then(|d| 10i128.checked_pow(d))
+    {
+        Some(factor) => (value.mantissa / factor, value.mantissa % factor, factor),
+        None => (0, value.mantissa, i128::MAX),
+    };
+    let away = match how {
+        Cut::Round => remainder.unsigned_abs() >= factor.unsigned_abs().div_ceil(2),
+        Cut::Trunc => false,
+        Cut::Floor => remainder < 0,
+        Cut::Ceil => remainder > 0,
+    };
+    let step = match how {
+        Cut::Round => value.mantissa.signum(),
+        Cut::Floor => -1,
+        _ => 1,
+    };
+    let kept = if away { quotient + step } else { quotient };
+    // Digits dropped before the point come back as zeros.
+    let mantissa = if digits < 0 {
+        let back = u32::try_from(-digits).map_err(|_| numeric_out_of_range())?;
+        match 10i128.checked_pow(back) {
+            Some(factor) => kept.checked_mul(factor).ok_or_else(numeric_out_of_range)?,
+            None if kept == 0 => 0,
+            None => return Err(numeric_out_of_range()),
+        }
+    } else {
+        kept
+    };
+    Ok(Decimal {
+        mantissa,
+        scale: result_scale,
+    })
+}
+
+/// `sign(numeric)`: -1, 0 or 1, with no digits after the point.
+pub fn sign_numeric(value: Decimal) -> Decimal {
+    Decimal::from_int(value.mantissa.signum() as i64)
+}
+
+/// `round(double precision)`: to the nearest integer, ties to even (C's `rint`).
+pub fn round_float(value: f64) -> f64 {
+    value.round_ties_even()
+}
+
+/// `sign(double precision)`.
+pub fn sign_float(value: f64) -> f64 {
+    if value > 0.0 {
+        1.0
+    } else if value < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// `replace(text, from, to)`: every occurrence, left to right; an empty `from` changes nothing.
+pub fn replace(text: &str, from: &str, to: &str) -> String {
+    if from.is_empty() {
+        text.to_string()
+    } else {
+        text.replace(from, to)
+    }
+}
+
+/// `strpos(text, needle)` / `position(needle IN text)`: the first occurrence's character
+/// position (1-based), 0 when there is none; an empty needle is at 1.
+pub fn strpos(text: &str, needle: &str) -> i64 {
+    match text.find(needle) {
+        Some(at) => text[..at].chars().count() as i64 + 1,
+        None => 0,
+    }
+}
+
+/// Which ends [`trim`] takes characters from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ends {
+    /// `btrim`, `trim(BOTH ...)`.
+    Both,
+    /// `ltrim`, `trim(LEADING ...)`.
+    Leading,
+    /// `rtrim`, `trim(TRAILING ...)`.
+    Trailing,
+}
+
+/// `btrim`/`ltrim`/`rtrim(text [, characters])`: every character of `characters` (a space
+/// by default) removed from the chosen ends.
+pub fn trim(text: &str, characters: &str, ends: Ends) -> String {
+    let remove = |c: char| characters.contains(c);
+    match ends {
+        Ends::Both => text.trim_matches(remove),
+        Ends::Leading => text.trim_start_matches(remove),
+        Ends::Trailing => text.trim_end_matches(remove),
+    }
+    .to_string()
+}
+
+/// `lpad`/`rpad(text, length [, fill])`: cut to `length` characters, or filled up to it with
+/// `fill` repeated (a space by default; an empty fill leaves the text as it is).
+pub fn pad(text: &str, length: i64, fill: &str, left: bool) -> Result<String, PgError> {
+    let length = usize::try_from(length).unwrap_or(0);
+    let have = text.chars().count();
+    if have >= length {
+        return Ok(text.chars().take(length).collect());
+    }
+    if fill.is_empty() {
+        return Ok(text.to_string());
+    }
+    // Characters take up to four bytes.
+    if length.saturating_mul(4) > BUILT_TEXT_LIMIT_BYTES {
+        return Err(too_long());
+    }
+    let padding: String = fill.chars().cycle().take(length - have).collect();
+    Ok(if left {
+        padding + text
+    } else {
+        text.to_string() + &padding
+    })
+}
+
+/// `left(text, n)`: the first `n` characters; a negative `n` drops the last `-n`.
+pub fn left(text: &str, n: i64) -> String {
+    let count = text.chars().count() as i64;
+    let take = if n >= 0 { n } else { (count + n).max(0) };
+    text.chars().take(take as usize).collect()
+}
+
+/// `right(text, n)`: the last `n` characters; a negative `n` drops the first `-n`.
+pub fn right(text: &str, n: i64) -> String {
+    let count = text.chars().count() as i64;
+    let skip = if n >= 0 { (count - n).max(0) } else { -n };
+    text.chars().skip(skip as usize).collect()
+}
+
+/// The longest text `repeat`, `lpad` and `rpad` build. PostgreSQL's limit is a value of
+/// 1 GB; past this smaller one the stand-in already answers PostgreSQL's error, so a hostile
+/// argument cannot make it allocate gigabytes.
+pub const BUILT_TEXT_LIMIT_BYTES: usize = 64 << 20;
+
+fn too_long() -> PgError {
+    PgError::error(
+        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+        "requested length too large",
+    )
+}
+
+/// `repeat(text, n)`: `n` copies (none for `n <= 0`).
+pub fn repeat(text: &str, n: i64) -> Result<String, PgError> {
+    let copies = usize::try_from(n).unwrap_or(0);
+    if text.len().saturating_mul(copies) > BUILT_TEXT_LIMIT_BYTES {
+        return Err(too_long());
+    }
+    Ok(text.repeat(copies))
+}
+
+/// `reverse(text)`, by characters.
+pub fn reverse(text: &str) -> String {
+    text.chars().rev().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(text: &str) -> Decimal {
+        Decimal::parse(text).expect("a number")
+    }
+
+    #[test]
+    fn like_follows_match_text_including_when_it_errs() {
+        assert!(like("abc", "a%").unwrap());
+        assert!(like("abc", "_b_").unwrap());
+        assert!(!like("abc", "_b").unwrap());
+        assert!(like("", "%").unwrap());
+        assert!(like("a_c", "a\\_c").unwrap());
+        assert!(!like("abc", "a\\_c").unwrap());
+        assert!(like("100%", "%\\%").unwrap());
+        // The escape at the end is only an error once the matcher reaches it.
+        assert!(!like("abc", "abc\\").unwrap());
+        assert!(like("abcd", "abc\\").is_err());
+        assert!(like("abc", "%\\").is_err());
+        assert!(ilike("ÄB", "äb").unwrap());
+        // A pattern of many `%a` pieces against a text that almost matches: an error, not a
+        // stack overflow.
+        let deep = "%a".repeat(5_000) + "b";
+        assert_eq!(like(&"a".repeat(5_000), &deep).unwrap_err().code, "54001");
+        assert!(like(&"a".repeat(50), &("%a".repeat(50) + "%")).unwrap());
+    }
+
+    #[test]
+    fn an_escape_clause_is_rewritten_to_backslashes() {
+        assert_eq!(like_escape("a!%", "!").unwrap(), "a\\%");
+        assert_eq!(like_escape("a\\b", "!").unwrap(), "a\\\\b");
+        assert_eq!(like_escape("a!\\", "!").unwrap(), "a\\\\");
+        assert_eq!(like_escape("a\\b", "").unwrap(), "a\\\\b");
+        assert_eq!(like_escape("a\\b", "\\").unwrap(), "a\\b");
+        assert!(like_escape("a", "ab").is_err());
+    }
+
+    #[test]
+    fn numerics_are_cut_as_postgres_cuts_them() {
+        let cut = |v: &str, digits: i64, how: Cut| cut_numeric(d(v), digits, how).unwrap();
+        assert_eq!(cut("2.5", 0, Cut::Round).to_string(), "3");
+        assert_eq!(cut("-2.5", 0, Cut::Round).to_string(), "-3");
+        assert_eq!(cut("1.23456", 3, Cut::Round).to_string(), "1.235");
+        assert_eq!(cut("1234.5", -2, Cut::Round).to_string(), "1200");
+        assert_eq!(cut("1250", -2, Cut::Round).to_string(), "1300");
+        assert_eq!(cut("1.5", 3, Cut::Round).to_string(), "1.500");
+        assert_eq!(cut("-2.7", 0, Cut::Floor).to_string(), "-3");
+        assert_eq!(cut("-2.1", 0, Cut::Ceil).to_string(), "-2");
+        assert_eq!(cut("-2.9", 0, Cut::Trunc).to_string(), "-2");
+        assert_eq!(cut("1.2345", 2, Cut::Trunc).to_string(), "1.23");
+        assert_eq!(cut("5", -100, Cut::Round).to_string(), "0");
+        assert_eq!(round_float(2.5), 2.0);
+        assert_eq!(round_float(3.5), 4.0);
+    }
+
+    #[test]
+    fn text_functions_count_characters() {
+        assert_eq!(strpos("héllo", "l"), 3);
+        assert_eq!(strpos("abc", ""), 1);
+        assert_eq!(strpos("abc", "z"), 0);
+        assert_eq!(pad("7", 3, "0", true).unwrap(), "007");
+        assert_eq!(pad("abcdef", 3, " ", true).unwrap(), "abc");
+        assert_eq!(pad("ab", 5, "xy", false).unwrap(), "abxyx");
+        assert_eq!(pad("ab", 5, "", false).unwrap(), "ab");
+        assert!(pad("ab", 2_147_483_647, "x", true).is_err());
+        assert_eq!(left("abc", -1), "ab");
+        assert_eq!(right("abc", -1), "bc");
+        assert_eq!(right("abc", 5), "abc");
+        assert_eq!(trim("xxaxx", "x", Ends::Leading), "axx");
+        assert_eq!(repeat("ab", -1).unwrap(), "");
+        assert!(repeat("ab", 1 << 40).is_err());
+    }
+}
