@@ -212,6 +212,9 @@ pub(super) struct Table {
     pub(super) rows: BTreeMap<Value, Row>,
     /// The next insertion number of a table without a primary key.
     pub(super) next_seq: i64,
+    /// The last value each `serial` or identity column's sequence gave, by column (none
+    /// before the first). Not transactional, as in PostgreSQL.
+    pub(super) sequences: BTreeMap<usize, i64>,
     /// The definition is the tutorial's `wallets` (computed once: the typed statements' fast
     /// path and the state hash ask on every call).
     pub(super) canonical: bool,
@@ -474,6 +477,9 @@ impl Hash for Postgres {
             for (name, table) in others {
                 name.hash(state);
                 table.def.hash(state);
+                if !table.sequences.is_empty() {
+                    table.sequences.hash(state);
+                }
                 for (key, row) in &table.rows {
                     key.hash(state);
                     row.committed.hash(state);
@@ -553,6 +559,7 @@ impl Postgres {
                 def: Arc::new(def),
                 rows: BTreeMap::new(),
                 next_seq: 1,
+                sequences: BTreeMap::new(),
                 canonical,
             },
         );

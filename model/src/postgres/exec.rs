@@ -7,14 +7,15 @@ use std::sync::Arc;
 
 use sqlparser::ast::{
     self, AssignmentTarget, BinaryOperator, ColumnOption, DataType, FromTable, FunctionArgExpr,
-    FunctionArguments, LimitClause, LockType, NonBlock, ObjectName, ObjectType, OnConflictAction,
-    OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor, TableObject,
-    TransactionIsolationLevel, TransactionMode, UnaryOperator,
+    FunctionArguments, InsertOverriding, LimitClause, LockType, NonBlock, ObjectName, ObjectType,
+    OnConflictAction, OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor,
+    TableObject, TransactionIsolationLevel, TransactionMode, UnaryOperator,
 };
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
-    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, ScalarFn, TableDef,
+    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, ScalarFn, SequenceKind,
+    TableDef,
 };
 use super::engine::{
     lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
@@ -104,7 +105,8 @@ enum Plan {
     RollbackTo(String),
     CreateTable(TableDef, bool),
     DropTable(Vec<String>, bool),
-    Truncate(Vec<String>),
+    /// The tables, and whether their sequences start again (`RESTART IDENTITY`).
+    Truncate(Vec<String>, bool),
     Show(String, String),
     Set,
     Select(SelectPlan),
@@ -372,6 +374,55 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::LikeEscape => &[(&[Text, Text], Text)],
         _ => &[],
     }
+}
+
+/// The next value of column `column`'s sequence (recorded in `sequences`), or PostgreSQL's
+/// 2200H once it would pass the column type's largest value.
+fn next_in_sequence(
+    sequences: &mut BTreeMap<usize, i64>,
+    column: usize,
+    def: &TableDef,
+) -> Result<i64, PgError> {
+    let ty = def.columns[column].ty;
+    let max = if ty == SqlType::Int4 {
+        i64::from(i32::MAX)
+    } else {
+        i64::MAX
+    };
+    let next = match sequences.get(&column) {
+        None => 1,
+        Some(&last) if last < max => last + 1,
+        Some(_) => {
+            return Err(PgError::error(
+                "2200H",
+                format!(
+                    "nextval: reached maximum value of sequence \"{}\" ({max})",
+                    sequence_name(def, column)
+                ),
+            ))
+        }
+    };
+    sequences.insert(column, next);
+    Ok(next)
+}
+
+/// The name PostgreSQL gives a `serial` or identity column's sequence.
+fn sequence_name(def: &TableDef, column: usize) -> String {
+    format!("{}_{}_seq", def.name, def.columns[column].name)
+}
+
+/// `DEFAULT` written as a value (in `VALUES` or `SET col = DEFAULT`): the parser reads it as
+/// a name, which PostgreSQL reserves.
+fn is_default_keyword(node: &ast::Expr) -> bool {
+    matches!(node, ast::Expr::Identifier(ident)
+        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
+}
+
+/// PostgreSQL's 428C9 for a value given to a `GENERATED ALWAYS` identity column.
+fn generated_always(column: &str, message: String) -> PgError {
+    PgError::error("428C9", message).with_detail(format!(
+        "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+    ))
 }
 
 /// Whether PostgreSQL casts `from` to `to` implicitly (among the number types).
@@ -1810,7 +1861,7 @@ impl Postgres {
             Plan::RollbackTo(name) => self.rollback_to(session, &name),
             Plan::CreateTable(def, if_not_exists) => return self.create(def, if_not_exists),
             Plan::DropTable(names, if_exists) => self.drop_tables(session, names, if_exists),
-            Plan::Truncate(names) => self.truncate(session, names),
+            Plan::Truncate(names, restart) => self.truncate(session, names, restart),
             Plan::Show(name, value) => Ok(Outcome::Done(SqlResult {
                 columns: vec![(name, SqlType::Text)],
                 rows: vec![vec![Value::Text(value)]],
@@ -2343,11 +2394,34 @@ impl Postgres {
         Ok(())
     }
 
+    /// An `INSERT`. The numbers its rows took from sequences stay taken when it fails, as
+    /// in PostgreSQL; not when it waits (it runs again from the start when the wait is over,
+    /// and takes them then).
     fn insert(
         &mut self,
         session: SessionId,
         plan: &InsertPlan,
         params: &[Value],
+    ) -> Result<Outcome, PgError> {
+        let mut sequences = self.tables[plan.table.as_str()].sequences.clone();
+        let outcome = self.insert_rows(session, plan, params, &mut sequences);
+        if outcome.is_err() {
+            let stored = &self.tables[plan.table.as_str()].sequences;
+            if *stored != sequences {
+                if let Some(table) = self.tables_mut().get_mut(plan.table.as_str()) {
+                    table.sequences = sequences;
+                }
+            }
+        }
+        outcome
+    }
+
+    fn insert_rows(
+        &mut self,
+        session: SessionId,
+        plan: &InsertPlan,
+        params: &[Value],
+        sequences: &mut BTreeMap<usize, i64>,
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let mut table = self.tables[plan.table.as_str()].clone();
@@ -2358,11 +2432,18 @@ impl Postgres {
         for exprs in &plan.rows {
             let mut tuple = Vec::with_capacity(exprs.len());
             for (expr, column) in exprs.iter().zip(&def.columns) {
-                let value = expr.eval(&EvalContext {
-                    row: &[],
-                    excluded: None,
-                    params,
-                })?;
+                let value = match expr {
+                    Expr::Sequence { column: index, .. } => {
+                        let value = next_in_sequence(sequences, *index, &def)?;
+                        table.sequences.insert(*index, value);
+                        Value::Int(value)
+                    }
+                    other => other.eval(&EvalContext {
+                        row: &[],
+                        excluded: None,
+                        params,
+                    })?,
+                };
                 tuple.push(cast(value, column.ty)?);
             }
             Self::check_row(&def, &tuple, params)?;
@@ -2727,7 +2808,12 @@ impl Postgres {
         })
     }
 
-    fn truncate(&mut self, session: SessionId, names: Vec<String>) -> Result<Outcome, PgError> {
+    fn truncate(
+        &mut self,
+        session: SessionId,
+        names: Vec<String>,
+        restart_sequences: bool,
+    ) -> Result<Outcome, PgError> {
         for name in &names {
             let Some(table) = self.tables.get(name.as_str()) else {
                 return Err(missing_relation(name));
@@ -2739,6 +2825,9 @@ impl Postgres {
         for name in &names {
             if let Some(table) = self.tables_mut().get_mut(name.as_str()) {
                 table.rows.clear();
+                if restart_sequences {
+                    table.sequences.clear();
+                }
             }
         }
         self.forget_waits_on_released(session);
@@ -3085,6 +3174,10 @@ impl Analyzer<'_> {
                     .iter()
                     .map(|t| object_name(&t.name))
                     .collect::<Result<_, _>>()?,
+                matches!(
+                    truncate.identity,
+                    Some(ast::TruncateIdentityOption::Restart)
+                ),
             ),
             S::ShowVariable { variable } => {
                 let name = variable
@@ -3285,7 +3378,32 @@ impl Analyzer<'_> {
                     format!("multiple assignments to same column \"{name}\""),
                 ));
             }
-            let expr = self.assigned(scope, &assignment.value, &def.columns[index])?;
+            let column = &def.columns[index];
+            let expr = if is_default_keyword(&assignment.value) {
+                match &column.default {
+                    Some(Expr::Sequence { .. }) => {
+                        return Err(unsupported(&format!(
+                            "{name} = DEFAULT on a serial or identity column"
+                        )))
+                    }
+                    Some(default) => default.clone(),
+                    None => Expr::Const(Value::Null, column.ty),
+                }
+            } else {
+                if matches!(
+                    column.default,
+                    Some(Expr::Sequence {
+                        kind: SequenceKind::Always,
+                        ..
+                    })
+                ) {
+                    return Err(generated_always(
+                        &column.name,
+                        format!("column \"{}\" can only be updated to DEFAULT", column.name),
+                    ));
+                }
+                self.assigned(scope, &assignment.value, column)?
+            };
             out.push((index, expr));
         }
         Ok(out)
@@ -3588,6 +3706,7 @@ impl Analyzer<'_> {
         let Some(source) = &insert.source else {
             return Err(unsupported(&statement.text));
         };
+        let overriding = insert.overriding;
         let SetExpr::Values(values) = source.body.as_ref() else {
             return Err(unsupported(&statement.text));
         };
@@ -3619,7 +3738,37 @@ impl Analyzer<'_> {
                 .map(|c| c.default.clone().unwrap_or(Expr::Const(Value::Null, c.ty)))
                 .collect();
             for (node, &index) in row.iter().zip(&targets) {
-                exprs[index] = self.assigned(&empty, node, &def.columns[index])?;
+                if is_default_keyword(node) {
+                    continue;
+                }
+                let column = &def.columns[index];
+                let identity = match column.default {
+                    Some(Expr::Sequence { kind, .. }) => Some(kind),
+                    _ => None,
+                };
+                match (identity, overriding) {
+                    (
+                        Some(SequenceKind::Always | SequenceKind::ByDefault),
+                        Some(InsertOverriding::User),
+                    ) => {
+                        // The value given is ignored, the sequence numbers the row.
+                        self.assigned(&empty, node, column)?;
+                        continue;
+                    }
+                    (Some(SequenceKind::Always), Some(InsertOverriding::System)) => {}
+                    (Some(SequenceKind::Always), None) => {
+                        return Err(generated_always(
+                            &column.name,
+                            format!(
+                                "cannot insert a non-DEFAULT value into column \"{}\"",
+                                column.name
+                            ),
+                        )
+                        .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+                    }
+                    _ => {}
+                }
+                exprs[index] = self.assigned(&empty, node, column)?;
             }
             rows.push(exprs);
         }
@@ -3685,18 +3834,47 @@ impl Analyzer<'_> {
                     format!("column \"{column_name}\" specified more than once"),
                 ));
             }
-            let ty = data_type(&column.data_type)?;
+            let index = def.columns.len();
+            let serial = match column.data_type.to_string().to_ascii_lowercase().as_str() {
+                "serial" | "serial4" => Some(SqlType::Int4),
+                "bigserial" | "serial8" => Some(SqlType::Int8),
+                _ => None,
+            };
+            let ty = match serial {
+                Some(ty) => ty,
+                None => data_type(&column.data_type)?,
+            };
             let mut col = ColumnDef {
                 name: column_name.clone(),
                 ty,
-                not_null: false,
-                default: None,
+                not_null: serial.is_some(),
+                default: serial.map(|ty| Expr::Sequence {
+                    column: index,
+                    ty,
+                    kind: SequenceKind::Serial,
+                }),
             };
+            // Where its `DEFAULT` is written, if it is.
+            let mut explicit_default: Option<Option<u32>> = None;
+            let mut identity = false;
             for option in &column.options {
                 match &option.option {
                     ColumnOption::NotNull => col.not_null = true,
                     ColumnOption::Null => {}
                     ColumnOption::Default(expr) => {
+                        let default_at = statement
+                            .position_of(expr)
+                            .and_then(|at| statement.keyword_before(at, "default"));
+                        if explicit_default.is_some() || serial.is_some() {
+                            return Err(PgError::error(
+                                sqlstate::SYNTAX_ERROR,
+                                format!(
+                                    "multiple default values specified for column \"{column_name}\" of table \"{name}\""
+                                ),
+                            )
+                            .at(explicit_default.and(default_at)));
+                        }
+                        explicit_default = Some(default_at);
                         let empty = Scope {
                             table: None,
                             alias: None,
@@ -3704,6 +3882,48 @@ impl Analyzer<'_> {
                             statement,
                         };
                         col.default = Some(self.assigned(&empty, expr, &col)?);
+                    }
+                    ColumnOption::Generated {
+                        generated_as:
+                            generated @ (ast::GeneratedAs::Always | ast::GeneratedAs::ByDefault),
+                        sequence_options,
+                        generation_expr: None,
+                        ..
+                    } if sequence_options.as_ref().is_none_or(Vec::is_empty) => {
+                        if identity {
+                            return Err(PgError::error(
+                                sqlstate::SYNTAX_ERROR,
+                                format!(
+                                    "multiple identity specifications for column \"{column_name}\" of table \"{name}\""
+                                ),
+                            ));
+                        }
+                        if serial.is_some() {
+                            // A serial column's default is its sequence already.
+                            return Err(PgError::error(
+                                sqlstate::SYNTAX_ERROR,
+                                format!(
+                                    "both default and identity specified for column \"{column_name}\" of table \"{name}\""
+                                ),
+                            ));
+                        }
+                        if !matches!(ty, SqlType::Int4 | SqlType::Int8) {
+                            return Err(PgError::error(
+                                "22023",
+                                "identity column type must be smallint, integer, or bigint",
+                            ));
+                        }
+                        identity = true;
+                        col.not_null = true;
+                        col.default = Some(Expr::Sequence {
+                            column: index,
+                            ty,
+                            kind: if matches!(generated, ast::GeneratedAs::Always) {
+                                SequenceKind::Always
+                            } else {
+                                SequenceKind::ByDefault
+                            },
+                        });
                     }
                     ColumnOption::PrimaryKey(_) => {
                         if def.primary_key.is_some() {
@@ -3725,6 +3945,15 @@ impl Analyzer<'_> {
                     )),
                     other => return Err(unsupported(&format!("column option {other}"))),
                 }
+            }
+            if let (true, Some(default_at)) = (identity, explicit_default) {
+                return Err(PgError::error(
+                    sqlstate::SYNTAX_ERROR,
+                    format!(
+                        "both default and identity specified for column \"{column_name}\" of table \"{name}\""
+                    ),
+                )
+                .at(default_at));
             }
             def.columns.push(col);
         }
@@ -3894,5 +4123,37 @@ fn collect_columns(expr: &Expr, out: &mut Vec<usize>) {
     }
     for part in expr.parts() {
         collect_columns(part, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sequence_counts_from_one_and_stops_at_its_type_s_largest_value() {
+        let mut def = TableDef::wallets();
+        def.name = "e".to_string();
+        def.columns[0].ty = SqlType::Int4;
+        let mut sequences = BTreeMap::new();
+        assert_eq!(next_in_sequence(&mut sequences, 0, &def).unwrap(), 1);
+        assert_eq!(next_in_sequence(&mut sequences, 0, &def).unwrap(), 2);
+        sequences.insert(0, i64::from(i32::MAX) - 1);
+        assert_eq!(
+            next_in_sequence(&mut sequences, 0, &def).unwrap(),
+            i64::from(i32::MAX)
+        );
+        let error = next_in_sequence(&mut sequences, 0, &def).unwrap_err();
+        assert_eq!(error.code, "2200H");
+        assert_eq!(
+            error.message,
+            "nextval: reached maximum value of sequence \"e_id_seq\" (2147483647)"
+        );
+        // A bigint column goes on past it.
+        def.columns[0].ty = SqlType::Int8;
+        assert_eq!(
+            next_in_sequence(&mut sequences, 0, &def).unwrap(),
+            i64::from(i32::MAX) + 1
+        );
     }
 }

@@ -86,6 +86,16 @@ impl GeneralStatement {
     /// white space and one opening parenthesis between: a function's name before its first
     /// argument (`substr(` before `12345`). `None` when the text is not so.
     pub fn word_before(&self, position: u32, word: &str) -> Option<u32> {
+        self.word_ending_before(position, word, true)
+    }
+
+    /// The position of `word` (any case) where it ends just before `position` with only white
+    /// space between: a keyword before its operand (`DEFAULT` before `5`).
+    pub fn keyword_before(&self, position: u32, word: &str) -> Option<u32> {
+        self.word_ending_before(position, word, false)
+    }
+
+    fn word_ending_before(&self, position: u32, word: &str, parenthesis: bool) -> Option<u32> {
         let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
         let chars: Vec<char> = self.text.chars().take(index).collect();
         let skip_space = |mut end: usize| {
@@ -94,8 +104,10 @@ impl GeneralStatement {
             }
             end
         };
-        let end = skip_space(chars.len());
-        let end = skip_space(end.checked_sub(1).filter(|&at| chars[at] == '(')?);
+        let mut end = skip_space(chars.len());
+        if parenthesis {
+            end = skip_space(end.checked_sub(1).filter(|&at| chars[at] == '(')?);
+        }
         let start = end.checked_sub(word.chars().count())?;
         let found: String = chars[start..end].iter().collect();
         let start = u32::try_from(start).ok()?;
