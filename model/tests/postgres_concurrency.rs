@@ -610,3 +610,64 @@ fn advisory_lock_waits_end_when_the_lock_is_free() {
     );
     assert!(!db.lock_wait_over(a, c), "c keeps its session-level lock");
 }
+
+/// A statement outside a block runs at the session's `default_transaction_isolation`: at
+/// REPEATABLE READ an `UPDATE` that waited for a concurrent writer fails with 40001 once the
+/// writer commits (PostgreSQL 15 answered so: `could not serialize access due to concurrent
+/// update`, the row left at the writer's value); at READ COMMITTED it updates the new version.
+/// `SET TRANSACTION ISOLATION LEVEL` in a block changes that block only.
+#[test]
+fn a_statement_outside_a_block_runs_at_the_default_isolation() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows.first().map(|row| row[0].clone())),
+            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
+            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
+        }
+    };
+    for (level, expected) in [
+        ("repeatable read", Err("40001".to_string())),
+        ("read committed", Ok(Some(Value::Int(12)))),
+    ] {
+        let mut db = Postgres::new();
+        let (a, b) = (db.connect(), db.connect());
+        run(
+            &mut db,
+            a,
+            "CREATE TABLE s (id bigint PRIMARY KEY, n bigint)",
+        )
+        .unwrap();
+        run(&mut db, a, "INSERT INTO s VALUES (1, 10)").unwrap();
+        let set = format!("SET default_transaction_isolation = '{level}'");
+        run(&mut db, a, &set).unwrap();
+        run(&mut db, b, "BEGIN").unwrap();
+        run(&mut db, b, "UPDATE s SET n = 11 WHERE id = 1").unwrap();
+        let update = "UPDATE s SET n = n + 1 WHERE id = 1 RETURNING n";
+        assert_eq!(run(&mut db, a, update), Err(format!("blocked by {}", b.0)));
+        run(&mut db, b, "COMMIT").unwrap();
+        assert_eq!(run(&mut db, a, update), expected, "{level}");
+        assert_eq!(db.status(a), Some(TxStatus::Idle));
+        // The next statement starts from a fresh snapshot.
+        let read = run(&mut db, a, "SELECT n FROM s WHERE id = 1").unwrap();
+        assert_eq!(
+            read,
+            Some(Value::Int(if level == "read committed" { 12 } else { 11 }))
+        );
+    }
+    // A block's own level, set before its first query, is the block's only.
+    let mut db = Postgres::new();
+    let a = db.connect();
+    run(&mut db, a, "BEGIN").unwrap();
+    run(&mut db, a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").unwrap();
+    assert_eq!(
+        run(&mut db, a, "SHOW transaction_isolation"),
+        Ok(Some(Value::Text("serializable".into())))
+    );
+    run(&mut db, a, "COMMIT").unwrap();
+    assert_eq!(
+        run(&mut db, a, "SHOW transaction_isolation"),
+        Ok(Some(Value::Text("read committed".into())))
+    );
+}

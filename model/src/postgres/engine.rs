@@ -341,6 +341,41 @@ pub(super) struct Session {
     pub(super) snapshot: Option<Arc<Snapshot>>,
     /// Savepoints of the open block, innermost last.
     pub(super) savepoints: Vec<Savepoint>,
+    /// Its settings (`SET`), which a rolled-back block gives back.
+    pub(super) settings: SessionSettings,
+    /// The settings as they were when the open block first changed them.
+    pub(super) settings_at_block_start: Option<Box<SessionSettings>>,
+    /// The open block has run a query (`SET TRANSACTION ISOLATION LEVEL` is refused after).
+    pub(super) queried: bool,
+}
+
+impl Session {
+    /// A session just connected: idle, at the default settings.
+    pub(super) fn new_idle() -> Session {
+        Session {
+            status: TxStatus::Idle,
+            waiting_on: None,
+            resuming: false,
+            waited_row: None,
+            waited_advisory: None,
+            isolation: Isolation::ReadCommitted,
+            snapshot: None,
+            savepoints: Vec::new(),
+            settings: SessionSettings::default(),
+            settings_at_block_start: None,
+            queried: false,
+        }
+    }
+}
+
+/// What a session's `SET`s changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(super) struct SessionSettings {
+    /// `default_transaction_isolation`: the level of a transaction that names none (also an
+    /// implicit one, a statement outside a block).
+    pub(super) default_isolation: Isolation,
+    /// Parameters that change nothing the stand-in does, as set (kept for `SHOW`).
+    pub(super) others: BTreeMap<String, String>,
 }
 
 impl Hash for Session {
@@ -353,6 +388,14 @@ impl Hash for Session {
         self.resuming.hash(state);
         if self.waited_advisory.is_some() {
             self.waited_advisory.hash(state);
+        }
+        if self.settings != SessionSettings::default()
+            || self.settings_at_block_start.is_some()
+            || self.queried
+        {
+            self.settings.hash(state);
+            self.settings_at_block_start.hash(state);
+            self.queried.hash(state);
         }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
@@ -636,19 +679,7 @@ impl Postgres {
             .next_session
             .checked_add(1)
             .expect("fewer than 2^32 connections");
-        self.sessions.insert(
-            id,
-            Session {
-                status: TxStatus::Idle,
-                waiting_on: None,
-                resuming: false,
-                waited_row: None,
-                waited_advisory: None,
-                isolation: Isolation::ReadCommitted,
-                snapshot: None,
-                savepoints: Vec::new(),
-            },
-        );
+        self.sessions.insert(id, Session::new_idle());
         id
     }
 
@@ -905,7 +936,7 @@ impl Postgres {
         match state.status {
             TxStatus::Idle => {
                 state.status = TxStatus::InBlock;
-                state.isolation = isolation.unwrap_or_default();
+                state.isolation = isolation.unwrap_or(state.settings.default_isolation);
                 Executed::done(Ok(command_result(tag)))
             }
             TxStatus::InBlock => {
@@ -1312,7 +1343,14 @@ impl Postgres {
         state.snapshot = None;
         state.savepoints.clear();
         if ending != Ending::Abort {
-            state.isolation = Isolation::ReadCommitted;
+            state.queried = false;
+            // A block's `SET`s stay when it commits and are undone when it rolls back.
+            if let Some(before) = state.settings_at_block_start.take() {
+                if ending == Ending::Rollback {
+                    state.settings = *before;
+                }
+            }
+            state.isolation = state.settings.default_isolation;
         }
     }
 

@@ -9,7 +9,7 @@ use sqlparser::ast::{
     self, AssignmentTarget, BinaryOperator, ColumnOption, DataType, FromTable, FunctionArgExpr,
     FunctionArguments, InsertOverriding, LimitClause, LockType, NonBlock, ObjectName, ObjectType,
     OnConflictAction, OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor,
-    TableObject, TransactionIsolationLevel, TransactionMode, UnaryOperator,
+    TableObject, TransactionMode, UnaryOperator,
 };
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
@@ -22,6 +22,7 @@ use super::engine::{
     Written,
 };
 use super::error::{sqlstate, PgError, PgNotice};
+use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
 use super::value::{Decimal, SqlType, Value};
 
@@ -107,8 +108,10 @@ enum Plan {
     DropTable(Vec<String>, bool),
     /// The tables, and whether their sequences start again (`RESTART IDENTITY`).
     Truncate(Vec<String>, bool),
-    Show(String, String),
-    Set,
+    /// `SHOW name` (its value is read when it runs).
+    Show(String),
+    /// `SET`, `RESET`, `SET TRANSACTION ...`, with the command tag.
+    Set(SetPlan, &'static str),
     Select(SelectPlan),
     Insert(InsertPlan),
     Update(UpdatePlan),
@@ -319,7 +322,7 @@ fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
         Plan::Insert(InsertPlan { returning, .. })
         | Plan::Update(UpdatePlan { returning, .. })
         | Plan::Delete(DeletePlan { returning, .. }) => columns_of(returning),
-        Plan::Show(name, _) => vec![(name.clone(), SqlType::Text)],
+        Plan::Show(name) => vec![(settings::column_name(name), SqlType::Text)],
         _ => Vec::new(),
     };
     let params = params
@@ -1793,6 +1796,12 @@ impl Postgres {
         let executed = self.dispatch_sql(session, statement, params);
         if let SqlExec::Done(_) = executed.exec {
             self.leave_lock_queues(session);
+            if let Some(state) = self.sessions.get_mut(&session) {
+                if state.status == TxStatus::Idle {
+                    // The implicit transaction is over.
+                    state.snapshot = None;
+                }
+            }
         }
         self.debug_check_invariants();
         executed
@@ -1844,12 +1853,16 @@ impl Postgres {
             Err(error) => return self.fail_sql(session, error),
         };
         let in_block = self.status(session) == Some(TxStatus::InBlock);
-        if in_block
-            && matches!(
-                plan,
-                Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
-            )
-        {
+        let query = matches!(
+            plan,
+            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+        );
+        if query && in_block {
+            self.session_mut(session).queried = true;
+        }
+        // Outside a block the statement is a transaction of its own, at the default level:
+        // at REPEATABLE READ or SERIALIZABLE it keeps one snapshot, also while it waits.
+        if query {
             self.take_snapshot_if_needed(session);
         }
         let outcome = match plan {
@@ -1862,13 +1875,15 @@ impl Postgres {
             Plan::CreateTable(def, if_not_exists) => return self.create(def, if_not_exists),
             Plan::DropTable(names, if_exists) => self.drop_tables(session, names, if_exists),
             Plan::Truncate(names, restart) => self.truncate(session, names, restart),
-            Plan::Show(name, value) => Ok(Outcome::Done(SqlResult {
-                columns: vec![(name, SqlType::Text)],
-                rows: vec![vec![Value::Text(value)]],
-                tag: "SHOW".to_string(),
-                rows_affected: 1,
-            })),
-            Plan::Set => Ok(Outcome::Done(tag_only("SET"))),
+            Plan::Show(name) => self.show(session, &name).map(|value| {
+                Outcome::Done(SqlResult {
+                    columns: vec![(settings::column_name(&name), SqlType::Text)],
+                    rows: vec![vec![Value::Text(value)]],
+                    tag: "SHOW".to_string(),
+                    rows_affected: 1,
+                })
+            }),
+            Plan::Set(set, tag) => self.set(session, set, tag),
             Plan::Select(select) => self.select(session, &select, params, waited_row),
             Plan::Insert(insert) => self.insert(session, &insert, params),
             Plan::Update(update) => {
@@ -1901,6 +1916,20 @@ impl Postgres {
             }
             Err(error) => self.fail_sql(session, error),
         }
+    }
+
+    /// `SHOW name`.
+    fn show(&self, session: SessionId, name: &str) -> Result<String, PgError> {
+        let state = self.sessions.get(&session).expect("connected");
+        settings::show(state, name)
+    }
+
+    /// `SET` / `RESET` (`settings.rs`).
+    fn set(&mut self, session: SessionId, plan: SetPlan, tag: &str) -> Result<Outcome, PgError> {
+        Ok(match settings::apply(self.session_mut(session), plan)? {
+            Some(warning) => Outcome::Notice(tag_only(tag), warning),
+            None => Outcome::Done(tag_only(tag)),
+        })
     }
 
     fn fail_sql(&mut self, session: SessionId, error: PgError) -> SqlExecuted {
@@ -3132,14 +3161,13 @@ impl Analyzer<'_> {
             S::StartTransaction { modes, begin, .. } => {
                 let mut isolation = None;
                 for mode in modes {
-                    if let TransactionMode::IsolationLevel(level) = mode {
-                        isolation = Some(match level {
-                            TransactionIsolationLevel::ReadUncommitted
-                            | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
-                            TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
-                            TransactionIsolationLevel::Serializable => Isolation::Serializable,
-                            other => return Err(unsupported(&format!("isolation level {other}"))),
-                        });
+                    match mode {
+                        TransactionMode::IsolationLevel(level) => {
+                            isolation = Some(settings::isolation_of(level)?);
+                        }
+                        TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
+                        // READ ONLY would refuse writes: not run here rather than ignored.
+                        other => return Err(unsupported(&format!("transaction mode {other}"))),
                     }
                 }
                 Plan::Begin(
@@ -3185,22 +3213,18 @@ impl Analyzer<'_> {
                     .map(ident_name)
                     .collect::<Vec<_>>()
                     .join(" ");
-                let value = match name.as_str() {
-                    "transaction_isolation" | "transaction isolation level" => "read committed",
-                    "server_version" => "15.8",
-                    "deadlock_timeout" => "1s",
-                    "search_path" => "\"$user\", public",
-                    "standard_conforming_strings" => "on",
-                    _ => return Err(unsupported(&statement.text)),
+                // Two words only in `SHOW TRANSACTION ISOLATION LEVEL`; else a dotted name.
+                let name = match name.as_str() {
+                    "transaction isolation level" => "transaction_isolation".to_string(),
+                    _ => name.replace(' ', "."),
                 };
-                let column = if name == "transaction isolation level" {
-                    "transaction_isolation".to_string()
-                } else {
-                    name
-                };
-                Plan::Show(column, value.to_string())
+                if !settings::showable(&name) {
+                    return Err(unsupported(&statement.text));
+                }
+                Plan::Show(name)
             }
-            S::Set(_) => Plan::Set,
+            S::Set(set) => Plan::Set(settings::plan_set(set, &statement.text)?, "SET"),
+            S::Reset(reset) => Plan::Set(settings::plan_reset(reset, &statement.text)?, "RESET"),
             S::Query(query) => Plan::Select(self.query(query)?),
             S::Insert(insert) => Plan::Insert(self.insert(insert)?),
             S::Update(update) => {

@@ -19,6 +19,8 @@
 //! - [`answer`]: an answer as the event log stores it, and its one rendering;
 //! - [`functions`]: `LIKE`/`ILIKE`, the rounding family and the text functions, as
 //!   PostgreSQL computes them;
+//! - [`settings`]: `SET`, `RESET`, `SHOW`: the isolation settings run, parameters without
+//!   effect kept, time limits refused unless 0;
 //! - [`advisory`]: advisory locks (`pg_advisory_lock` and its family);
 //! - [`engine`]: the row store, sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
@@ -30,6 +32,7 @@ pub mod error;
 pub mod exec;
 pub mod functions;
 mod lexer;
+pub mod settings;
 pub mod sql;
 pub mod statement;
 pub mod value;

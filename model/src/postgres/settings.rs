@@ -1,0 +1,431 @@
+//! `SET`, `RESET` and `SHOW`: what a session's settings change, and what the stand-in
+//! refuses rather than ignore.
+//!
+//! The isolation settings are run: `SET TRANSACTION ISOLATION LEVEL ...` (the open block,
+//! before its first query), `SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL ...`
+//! and `SET default_transaction_isolation` (every later transaction, the implicit one of a
+//! statement outside a block included). Settings changed inside a block are undone when it
+//! rolls back, as PostgreSQL undoes them.
+//!
+//! Parameters that change nothing the stand-in models (`application_name`, `TimeZone`,
+//! `search_path`, ...) are accepted and kept for `SHOW`. The time limits (`lock_timeout`,
+//! `statement_timeout`, ...) are accepted at 0 only: the stand-in never cancels a statement
+//! itself, and a silently ignored limit would make a safeguard that relies on it look
+//! different from what it is on PostgreSQL. Any other parameter is 0A000 naming it.
+
+use sqlparser::ast;
+
+use super::engine::{Isolation, Session, SessionSettings, TxStatus};
+use super::error::{sqlstate, PgError, PgNotice};
+
+/// What a `SET` or `RESET` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetPlan {
+    /// `default_transaction_isolation` (`None`: back to `read committed`).
+    DefaultIsolation(Option<Isolation>),
+    /// The open block's level (`SET TRANSACTION ISOLATION LEVEL`, `SET transaction_isolation`).
+    TransactionIsolation(Isolation),
+    /// A parameter that changes nothing here, with its new value (`None`: back to its default).
+    Other(String, Option<String>),
+    /// `RESET ALL`.
+    ResetAll,
+}
+
+/// Parameters accepted and kept, with no effect on what the stand-in does.
+const NO_EFFECT: &[&str] = &[
+    "application_name",
+    "bytea_output",
+    "client_encoding",
+    "client_min_messages",
+    "datestyle",
+    "extra_float_digits",
+    "intervalstyle",
+    "lc_messages",
+    "search_path",
+    "synchronous_commit",
+    "timezone",
+];
+
+/// Time limits: 0 (off, PostgreSQL's default) is all the stand-in runs.
+const TIME_LIMITS: &[&str] = &[
+    "idle_in_transaction_session_timeout",
+    "idle_session_timeout",
+    "lock_timeout",
+    "statement_timeout",
+];
+
+/// The level an SQL isolation level runs at (`READ UNCOMMITTED` is `READ COMMITTED` in
+/// PostgreSQL).
+pub fn isolation_of(level: &ast::TransactionIsolationLevel) -> Result<Isolation, PgError> {
+    use ast::TransactionIsolationLevel as L;
+    Ok(match level {
+        L::ReadUncommitted | L::ReadCommitted => Isolation::ReadCommitted,
+        L::RepeatableRead => Isolation::RepeatableRead,
+        L::Serializable => Isolation::Serializable,
+        other => return Err(unsupported(&format!("isolation level {other}"))),
+    })
+}
+
+fn unsupported(what: &str) -> PgError {
+    PgError::unsupported_statement(what)
+}
+
+/// A value as `SET` takes it: a quoted string, a number or a word (lower-cased unless
+/// quoted), several joined with ", "; `None` for `DEFAULT`.
+fn value_text(values: &[ast::Expr]) -> Option<String> {
+    let mut parts = Vec::new();
+    for value in values {
+        let text = match value {
+            ast::Expr::Identifier(ident)
+                if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default") =>
+            {
+                return None
+            }
+            ast::Expr::Identifier(ident) if ident.quote_style.is_none() => {
+                ident.value.to_lowercase()
+            }
+            ast::Expr::Identifier(ident) => ident.value.clone(),
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                ast::Value::Number(n, _) => n.clone(),
+                ast::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                other => other.to_string(),
+            },
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => format!("-{expr}"),
+            other => other.to_string(),
+        };
+        parts.push(text);
+    }
+    Some(parts.join(", "))
+}
+
+/// A setting of `name` to `value` (`None`: its default), as a plan; 0A000 for a parameter
+/// the stand-in would have to ignore.
+fn plan_parameter(name: &str, value: Option<String>, text: &str) -> Result<SetPlan, PgError> {
+    let isolation = |value: &str| -> Result<Isolation, PgError> {
+        Ok(match value.to_ascii_lowercase().as_str() {
+            "read committed" | "read uncommitted" => Isolation::ReadCommitted,
+            "repeatable read" => Isolation::RepeatableRead,
+            "serializable" => Isolation::Serializable,
+            _ => {
+                return Err(PgError::error(
+                    "22023",
+                    format!("invalid value for parameter \"{name}\": \"{value}\""),
+                )
+                .with_hint(
+                    "Available values: serializable, repeatable read, read committed, read uncommitted.",
+                ))
+            }
+        })
+    };
+    Ok(match name {
+        "default_transaction_isolation" => {
+            SetPlan::DefaultIsolation(value.as_deref().map(isolation).transpose()?)
+        }
+        "transaction_isolation" => match value {
+            Some(value) => SetPlan::TransactionIsolation(isolation(&value)?),
+            None => return Err(unsupported(text)),
+        },
+        _ if TIME_LIMITS.contains(&name) => {
+            let off = value.as_deref().is_none_or(|v| {
+                let digits = v.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                let number = &v[..v.len() - digits.len()];
+                number.parse::<f64>().is_ok_and(|n| n == 0.0)
+            });
+            if !off {
+                return Err(unsupported(&format!(
+                    "{text} (the stand-in never cancels a statement itself: only 0, no limit, \
+                     runs; use the client's deadline)"
+                )));
+            }
+            SetPlan::Other(name.to_string(), value.filter(|_| false))
+        }
+        "standard_conforming_strings" => {
+            if value
+                .as_deref()
+                .is_some_and(|v| !matches!(v, "on" | "true" | "1"))
+            {
+                return Err(unsupported(text));
+            }
+            SetPlan::Other(name.to_string(), None)
+        }
+        _ if NO_EFFECT.contains(&name) || name.contains('.') => {
+            SetPlan::Other(name.to_string(), value)
+        }
+        _ => return Err(unsupported(text)),
+    })
+}
+
+/// The plan of a `SET` statement.
+pub fn plan_set(set: &ast::Set, text: &str) -> Result<SetPlan, PgError> {
+    match set {
+        ast::Set::SingleAssignment {
+            scope,
+            hivevar: false,
+            variable,
+            values,
+        } => {
+            let name = variable.to_string().to_lowercase();
+            let value = value_text(values);
+            let plan = plan_parameter(&name, value, text)?;
+            // `SET LOCAL` lasts until the block ends: run only where that makes no difference.
+            if matches!(scope, Some(ast::ContextModifier::Local))
+                && !matches!(plan, SetPlan::Other(..) | SetPlan::TransactionIsolation(_))
+            {
+                return Err(unsupported(text));
+            }
+            Ok(plan)
+        }
+        ast::Set::SetTimeZone { value, .. } => Ok(SetPlan::Other(
+            "timezone".to_string(),
+            value_text(std::slice::from_ref(value)),
+        )),
+        ast::Set::SetNames {
+            charset_name,
+            collation_name: None,
+        } => Ok(SetPlan::Other(
+            "client_encoding".to_string(),
+            Some(charset_name.value.clone()),
+        )),
+        ast::Set::SetTransaction {
+            modes,
+            snapshot: None,
+            session,
+        } => {
+            let mut level = None;
+            for mode in modes {
+                match mode {
+                    ast::TransactionMode::IsolationLevel(l) => level = Some(isolation_of(l)?),
+                    ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
+                    other => return Err(unsupported(&format!("{text} ({other})"))),
+                }
+            }
+            let Some(level) = level else {
+                return Ok(SetPlan::Other("transaction_read_only".to_string(), None));
+            };
+            Ok(if *session {
+                SetPlan::DefaultIsolation(Some(level))
+            } else {
+                SetPlan::TransactionIsolation(level)
+            })
+        }
+        _ => Err(unsupported(text)),
+    }
+}
+
+/// The plan of a `RESET` statement.
+pub fn plan_reset(reset: &ast::ResetStatement, text: &str) -> Result<SetPlan, PgError> {
+    match &reset.reset {
+        ast::Reset::ALL => Ok(SetPlan::ResetAll),
+        ast::Reset::ConfigurationParameter(name) => {
+            plan_parameter(&name.to_string().to_lowercase(), None, text)
+        }
+        _ => Err(unsupported(text)),
+    }
+}
+
+/// The column `SHOW name` answers under: the parameter's own spelling (`TimeZone`).
+pub fn column_name(name: &str) -> String {
+    match name {
+        "timezone" => "TimeZone",
+        "datestyle" => "DateStyle",
+        "intervalstyle" => "IntervalStyle",
+        other => other,
+    }
+    .to_string()
+}
+
+/// Whether `SHOW name` has an answer here.
+pub fn showable(name: &str) -> bool {
+    default_value(name).is_some() || NO_EFFECT.contains(&name) || name.contains('.')
+}
+
+/// A parameter's value before any `SET` (PostgreSQL 15's defaults).
+fn default_value(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "transaction_isolation" | "default_transaction_isolation" => "read committed",
+        "server_version" => "15.8",
+        "deadlock_timeout" => "1s",
+        "search_path" => "\"$user\", public",
+        "standard_conforming_strings" => "on",
+        "lock_timeout"
+        | "statement_timeout"
+        | "idle_in_transaction_session_timeout"
+        | "idle_session_timeout" => "0",
+        "transaction_read_only" => "off",
+        _ => return None,
+    })
+}
+
+/// What `SHOW name` answers in `session`.
+pub(super) fn show(session: &Session, name: &str) -> Result<String, PgError> {
+    let level = match name {
+        "transaction_isolation" => Some(session.isolation),
+        "default_transaction_isolation" => Some(session.settings.default_isolation),
+        _ => None,
+    };
+    if let Some(level) = level {
+        return Ok(level.sql().to_lowercase());
+    }
+    if let Some(value) = session.settings.others.get(name) {
+        return Ok(value.clone());
+    }
+    default_value(name)
+        .map(str::to_string)
+        .or_else(|| NO_EFFECT.contains(&name).then(String::new))
+        .ok_or_else(|| {
+            PgError::error(
+                "42704",
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
+        })
+}
+
+/// Carries out `plan` in `session`: Ok with PostgreSQL's warning when it has one.
+pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNotice>, PgError> {
+    let in_block = session.status == TxStatus::InBlock;
+    if let SetPlan::TransactionIsolation(level) = plan {
+        if !in_block {
+            return Ok(Some(PgError::warning(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION can only be used in transaction blocks",
+            )));
+        }
+        if level != session.isolation && session.queried {
+            return Err(PgError::error(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+            ));
+        }
+        session.isolation = level;
+        return Ok(None);
+    }
+    if in_block && session.settings_at_block_start.is_none() {
+        session.settings_at_block_start = Some(Box::new(session.settings.clone()));
+    }
+    let settings: &mut SessionSettings = &mut session.settings;
+    match plan {
+        SetPlan::DefaultIsolation(level) => settings.default_isolation = level.unwrap_or_default(),
+        SetPlan::Other(name, Some(value)) => {
+            settings.others.insert(name, value);
+        }
+        SetPlan::Other(name, None) => {
+            settings.others.remove(&name);
+        }
+        SetPlan::ResetAll => *settings = SessionSettings::default(),
+        SetPlan::TransactionIsolation(_) => unreachable!("handled above"),
+    }
+    if !in_block && session.status == TxStatus::Idle {
+        session.isolation = session.settings.default_isolation;
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(text: &str) -> Result<SetPlan, PgError> {
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let statements = sqlparser::parser::Parser::parse_sql(&dialect, text).expect("parses");
+        match &statements[0] {
+            ast::Statement::Set(s) => plan_set(s, text),
+            ast::Statement::Reset(r) => plan_reset(r, text),
+            other => panic!("not a SET: {other}"),
+        }
+    }
+
+    #[test]
+    fn isolation_settings_are_planned_and_time_limits_only_at_zero() {
+        assert_eq!(
+            set("SET default_transaction_isolation = 'repeatable read'").unwrap(),
+            SetPlan::DefaultIsolation(Some(Isolation::RepeatableRead))
+        );
+        assert_eq!(
+            set("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE").unwrap(),
+            SetPlan::DefaultIsolation(Some(Isolation::Serializable))
+        );
+        assert_eq!(
+            set("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").unwrap(),
+            SetPlan::TransactionIsolation(Isolation::RepeatableRead)
+        );
+        assert_eq!(
+            set("SET default_transaction_isolation = 'nope'")
+                .unwrap_err()
+                .code,
+            "22023"
+        );
+        assert!(set("SET lock_timeout = 0").is_ok());
+        assert!(set("SET lock_timeout = '0ms'").is_ok());
+        assert!(set("RESET statement_timeout").is_ok());
+        assert_eq!(set("SET lock_timeout = '2s'").unwrap_err().code, "0A000");
+        assert_eq!(
+            set("SET statement_timeout = 100").unwrap_err().code,
+            "0A000"
+        );
+        assert_eq!(set("SET TRANSACTION READ ONLY").unwrap_err().code, "0A000");
+        assert_eq!(set("SET work_mem = '4MB'").unwrap_err().code, "0A000");
+        assert_eq!(
+            set("SET application_name = 'MyApp'").unwrap(),
+            SetPlan::Other("application_name".into(), Some("MyApp".into()))
+        );
+        assert_eq!(
+            set("SET myapp.owner = x").unwrap(),
+            SetPlan::Other("myapp.owner".into(), Some("x".into()))
+        );
+    }
+
+    #[test]
+    fn settings_changed_in_a_block_are_kept_apart_for_a_rollback() {
+        let mut session = Session::new_idle();
+        apply(
+            &mut session,
+            SetPlan::DefaultIsolation(Some(Isolation::Serializable)),
+        )
+        .unwrap();
+        assert_eq!(session.isolation, Isolation::Serializable);
+        assert!(session.settings_at_block_start.is_none());
+        session.status = TxStatus::InBlock;
+        apply(
+            &mut session,
+            SetPlan::Other("application_name".into(), Some("x".into())),
+        )
+        .unwrap();
+        let saved = session.settings_at_block_start.as_deref().expect("saved");
+        assert!(saved.others.is_empty());
+        assert_eq!(saved.default_isolation, Isolation::Serializable);
+        session.queried = true;
+        let refused = apply(
+            &mut session,
+            SetPlan::TransactionIsolation(Isolation::ReadCommitted),
+        )
+        .unwrap_err();
+        assert_eq!(refused.code, "25001");
+        // The same level again is no change.
+        assert!(apply(
+            &mut session,
+            SetPlan::TransactionIsolation(Isolation::Serializable)
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn show_answers_the_session_s_values_and_defaults() {
+        let mut session = Session::new_idle();
+        assert_eq!(show(&session, "lock_timeout").unwrap(), "0");
+        assert_eq!(
+            show(&session, "transaction_isolation").unwrap(),
+            "read committed"
+        );
+        apply(
+            &mut session,
+            SetPlan::Other("timezone".into(), Some("UTC".into())),
+        )
+        .unwrap();
+        assert_eq!(show(&session, "timezone").unwrap(), "UTC");
+        assert_eq!(show(&session, "nope").unwrap_err().code, "42704");
+    }
+}
