@@ -671,3 +671,35 @@ fn a_statement_outside_a_block_runs_at_the_default_isolation() {
         Ok(Some(Value::Text("read committed".into())))
     );
 }
+
+/// The queue pattern with a subquery that waits: `DELETE ... WHERE id = (SELECT id ... LIMIT 1
+/// FOR UPDATE)` while another session deletes the first row. The subquery waits for that
+/// row; when the deleter commits, the row is gone and the subquery takes the next one.
+/// PostgreSQL 15 answered 2, leaving only 3.
+#[test]
+fn a_subquery_that_waits_for_a_row_takes_the_next_when_it_is_deleted() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
+            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
+        }
+    };
+    let mut db = Postgres::new();
+    let (a, b) = (db.connect(), db.connect());
+    run(&mut db, a, "CREATE TABLE q (id bigint PRIMARY KEY)").unwrap();
+    run(&mut db, a, "INSERT INTO q VALUES (1), (2), (3)").unwrap();
+    run(&mut db, a, "BEGIN").unwrap();
+    run(&mut db, a, "DELETE FROM q WHERE id = 1").unwrap();
+    let take =
+        "DELETE FROM q WHERE id = (SELECT id FROM q ORDER BY id LIMIT 1 FOR UPDATE) RETURNING id";
+    assert_eq!(run(&mut db, b, take), Err(format!("blocked by {}", a.0)));
+    run(&mut db, a, "COMMIT").unwrap();
+    assert_eq!(run(&mut db, b, take), Ok(vec![vec![Value::Int(2)]]));
+    assert_eq!(
+        run(&mut db, b, "SELECT id FROM q"),
+        Ok(vec![vec![Value::Int(3)]])
+    );
+}

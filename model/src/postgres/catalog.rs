@@ -161,6 +161,15 @@ pub enum Expr {
         /// How the column was declared.
         kind: SequenceKind,
     },
+    /// The result of the statement's uncorrelated subquery number `index` (scalar, `EXISTS`
+    /// or `IN`): run before the statement, then put in its place
+    /// ([`Expr::replace_subqueries`]); never folded, never evaluated itself.
+    Subquery {
+        /// Which subquery of the statement.
+        index: usize,
+        /// The type of its result.
+        ty: SqlType,
+    },
     /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
     /// the value of the first condition that is true, else `otherwise` (NULL when absent).
     Case {
@@ -546,7 +555,8 @@ impl Expr {
             | Expr::Column(_, ty)
             | Expr::Excluded(_, ty)
             | Expr::Cast(_, ty)
-            | Expr::Sequence { ty, .. } => *ty,
+            | Expr::Sequence { ty, .. }
+            | Expr::Subquery { ty, .. } => *ty,
             Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
@@ -675,6 +685,11 @@ impl Expr {
                     "a sequence's next value outside the VALUES of an INSERT",
                 ))
             }
+            Expr::Subquery { .. } => {
+                return Err(PgError::unsupported_statement(
+                    "a subquery whose result was not computed first",
+                ))
+            }
         })
     }
 
@@ -701,7 +716,8 @@ impl Expr {
             | Expr::Column(..)
             | Expr::Excluded(..)
             | Expr::CountStar
-            | Expr::Sequence { .. } => Ok(None),
+            | Expr::Sequence { .. }
+            | Expr::Subquery { .. } => Ok(None),
             // Volatile: its arguments are folded, the call is not.
             Expr::Advisory(_, arguments) => {
                 for argument in arguments {
@@ -779,7 +795,8 @@ impl Expr {
             | Expr::Column(..)
             | Expr::Excluded(..)
             | Expr::CountStar
-            | Expr::Sequence { .. } => Vec::new(),
+            | Expr::Sequence { .. }
+            | Expr::Subquery { .. } => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
@@ -854,6 +871,48 @@ impl Expr {
             },
             other => other.clone(),
         })
+    }
+
+    /// Puts `results[index]` in the place of every [`Expr::Subquery`] `index` it holds.
+    pub fn replace_subqueries(&mut self, results: &[Expr]) {
+        match self {
+            Expr::Subquery { index, .. } => {
+                if let Some(result) = results.get(*index) {
+                    *self = result.clone();
+                }
+            }
+            Expr::Binary(_, left, right) => {
+                left.replace_subqueries(results);
+                right.replace_subqueries(results);
+            }
+            Expr::Not(inner)
+            | Expr::Neg(inner)
+            | Expr::IsNull(inner, _)
+            | Expr::Cast(inner, _)
+            | Expr::Aggregate(_, inner, _) => inner.replace_subqueries(results),
+            Expr::Coalesce(arguments, _)
+            | Expr::Call(_, arguments, _)
+            | Expr::Advisory(_, arguments) => {
+                for argument in arguments {
+                    argument.replace_subqueries(results);
+                }
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => {
+                for (condition, value) in whens {
+                    condition.replace_subqueries(results);
+                    value.replace_subqueries(results);
+                }
+                otherwise.replace_subqueries(results);
+            }
+            Expr::Const(..)
+            | Expr::Param(..)
+            | Expr::Column(..)
+            | Expr::Excluded(..)
+            | Expr::CountStar
+            | Expr::Sequence { .. } => {}
+        }
     }
 
     /// True when the expression holds an aggregate (`count(*)`, `sum(e)`, ...).

@@ -97,6 +97,7 @@ enum Wait {
     Skip,
 }
 
+#[derive(Clone)]
 enum Plan {
     Begin(Option<Isolation>, &'static str),
     Commit,
@@ -116,8 +117,31 @@ enum Plan {
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// A query or change with uncorrelated subqueries: each runs first, in order (a subquery
+    /// inside another comes before it), and its result takes the place of its
+    /// [`Expr::Subquery`] in the later ones and in the plan.
+    WithSubqueries(Vec<Subquery>, Box<Plan>),
 }
 
+/// One uncorrelated subquery of a statement: its `SELECT` and what its result becomes.
+#[derive(Clone)]
+struct Subquery {
+    kind: SubqueryKind,
+    /// Always a [`Plan::Select`].
+    plan: Box<Plan>,
+}
+
+#[derive(Clone)]
+enum SubqueryKind {
+    /// `(SELECT one column)` as a value: NULL for no row, 21000 for more than one.
+    Scalar(SqlType),
+    /// `EXISTS (SELECT ...)`.
+    Exists,
+    /// `left IN (SELECT one column)`: `left = v` for some row's `v`, with SQL's NULLs.
+    In(Box<Expr>, SqlType),
+}
+
+#[derive(Clone)]
 struct SelectPlan {
     table: Option<String>,
     filter: Option<Expr>,
@@ -138,12 +162,14 @@ struct SelectPlan {
     distinct: bool,
 }
 
+#[derive(Clone)]
 enum Conflict {
     Error,
     Nothing,
     Update(Vec<(usize, Expr)>, Option<Expr>),
 }
 
+#[derive(Clone)]
 struct InsertPlan {
     table: String,
     rows: Vec<Vec<Expr>>,
@@ -151,6 +177,7 @@ struct InsertPlan {
     returning: Vec<(String, Expr)>,
 }
 
+#[derive(Clone)]
 struct UpdatePlan {
     table: String,
     assignments: Vec<(usize, Expr)>,
@@ -158,6 +185,7 @@ struct UpdatePlan {
     returning: Vec<(String, Expr)>,
 }
 
+#[derive(Clone)]
 struct DeletePlan {
     table: String,
     filter: Option<Expr>,
@@ -172,6 +200,41 @@ struct Scope<'a> {
     statement: &'a GeneralStatement,
 }
 
+/// Every expression of a query or change plan, to change in place.
+fn plan_exprs_mut(plan: &mut Plan) -> Vec<&mut Expr> {
+    let mut exprs: Vec<&mut Expr> = Vec::new();
+    match plan {
+        Plan::Select(select) => {
+            exprs.extend(select.items.iter_mut().map(|(_, e)| e));
+            exprs.extend(select.order.iter_mut().map(|(e, _, _)| e));
+            exprs.extend(select.group_by.iter_mut());
+            exprs.extend(select.filter.iter_mut());
+            exprs.extend(select.having.iter_mut());
+            exprs.extend(select.offset.iter_mut());
+            exprs.extend(select.limit.iter_mut());
+        }
+        Plan::Insert(insert) => {
+            exprs.extend(insert.rows.iter_mut().flatten());
+            exprs.extend(insert.returning.iter_mut().map(|(_, e)| e));
+            if let Conflict::Update(assignments, filter) = &mut insert.conflict {
+                exprs.extend(assignments.iter_mut().map(|(_, e)| e));
+                exprs.extend(filter.iter_mut());
+            }
+        }
+        Plan::Update(update) => {
+            exprs.extend(update.assignments.iter_mut().map(|(_, e)| e));
+            exprs.extend(update.returning.iter_mut().map(|(_, e)| e));
+            exprs.extend(update.filter.iter_mut());
+        }
+        Plan::Delete(delete) => {
+            exprs.extend(delete.returning.iter_mut().map(|(_, e)| e));
+            exprs.extend(delete.filter.iter_mut());
+        }
+        _ => {}
+    }
+    exprs
+}
+
 /// Folds the plan's constants as PostgreSQL's planner does ([`Expr::fold`]), in the order it
 /// works through a query: the target list (a `SELECT`'s items, `ORDER BY` and `GROUP BY`; an
 /// `UPDATE`'s assignments; an `INSERT`'s single row), `RETURNING`, `WHERE`, `HAVING`,
@@ -180,6 +243,15 @@ struct Scope<'a> {
 fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     fn named(list: &[(String, Expr)]) -> impl Iterator<Item = &Expr> {
         list.iter().map(|(_, e)| e)
+    }
+    if let Plan::WithSubqueries(subqueries, inner) = plan {
+        for subquery in subqueries {
+            fold_constants(&subquery.plan)?;
+            if let SubqueryKind::In(left, _) = &subquery.kind {
+                left.fold()?;
+            }
+        }
+        return fold_constants(inner);
     }
     let mut exprs: Vec<&Expr> = Vec::new();
     match plan {
@@ -317,6 +389,10 @@ fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
 /// What a Describe reports of a planned statement: its parameter types (an untyped one as
 /// `text`) and result columns.
 fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
+    let plan = match plan {
+        Plan::WithSubqueries(_, inner) => inner.as_ref(),
+        other => other,
+    };
     let columns = match plan {
         Plan::Select(select) => columns_of(&select.items),
         Plan::Insert(InsertPlan { returning, .. })
@@ -598,6 +674,8 @@ struct Analyzer<'a> {
     /// The parameter types are those of the values a statement runs with (every integer a
     /// `bigint`), not those its client declared.
     typed_by_values: bool,
+    /// The statement's uncorrelated subqueries, in the order they must run.
+    subqueries: Vec<Subquery>,
 }
 
 impl Analyzer<'_> {
@@ -739,6 +817,55 @@ impl Analyzer<'_> {
                 pattern,
                 escape_char,
             } => self.like(scope, expr, pattern, escape_char.as_deref(), *negated, true)?,
+            ast::Expr::Subquery(query) => {
+                // PostgreSQL points at the opening parenthesis, the node starts after it.
+                let at = self
+                    .statement
+                    .position_of(node)
+                    .map(|at| self.statement.keyword_before(at, "(").unwrap_or(at));
+                let one_column = Some(("subquery must return only one column", at));
+                let (plan, ty) = self.subquery(scope, query, one_column)?;
+                self.add_subquery(SubqueryKind::Scalar(ty), plan, ty)
+            }
+            ast::Expr::Exists { subquery, negated } => {
+                let (plan, _) = self.subquery(scope, subquery, None)?;
+                let exists = self.add_subquery(SubqueryKind::Exists, plan, SqlType::Bool);
+                if *negated {
+                    Expr::Not(Box::new(exists))
+                } else {
+                    exists
+                }
+            }
+            ast::Expr::In {
+                expr,
+                target: ast::InTarget::Subquery(subquery),
+                negated,
+                global: false,
+            } => {
+                let in_at = self
+                    .statement
+                    .position(ast::Spanned::span(expr.as_ref()).end)
+                    .map(|p| p + 1);
+                let one_column = Some(("subquery has too many columns", in_at));
+                let (plan, ty) = self.subquery(scope, subquery, one_column)?;
+                let left = self.expr(scope, expr, ty)?;
+                // The comparison as `=` types it (an unknown literal takes the column's type).
+                let test = self.binary(
+                    BinOp::Eq,
+                    left,
+                    Expr::Const(Value::Null, ty),
+                    self.statement.position_of(node),
+                )?;
+                let Expr::Binary(_, left, _) = test else {
+                    unreachable!("binary gives a binary operation")
+                };
+                let member = self.add_subquery(SubqueryKind::In(left, ty), plan, SqlType::Bool);
+                if *negated {
+                    Expr::Not(Box::new(member))
+                } else {
+                    member
+                }
+            }
             ast::Expr::IsDistinctFrom(left, right) => {
                 self.distinct_from(scope, left, right, false)?
             }
@@ -1177,6 +1304,66 @@ impl Analyzer<'_> {
             converted.push(self.convert(argument, ty, at)?);
         }
         Ok(Expr::Call(function, converted, *answers))
+    }
+
+    /// An uncorrelated subquery's plan and the type of its one column (`one_column`: a scalar
+    /// or `IN` subquery must have one, else 42601 with this message and position). A subquery
+    /// that reads a column of the outer statement (correlated) is 0A000.
+    #[inline(never)]
+    fn subquery(
+        &mut self,
+        scope: &Scope<'_>,
+        query: &ast::Query,
+        one_column: Option<(&str, Option<u32>)>,
+    ) -> Result<(Plan, SqlType), PgError> {
+        let outer_aggregate = self.aggregate_at.take();
+        let analysed = self.query(query);
+        self.aggregate_at = outer_aggregate;
+        let plan = analysed.map_err(|error| {
+            // A column the subquery does not have, or a table qualifier it does not know
+            // (`j.id`), that the outer statement has: a correlated subquery.
+            let missing = error.message.split('"').nth(1).unwrap_or_default();
+            let outer_reference = match (scope.table, error.code) {
+                (Some(outer), sqlstate::UNDEFINED_COLUMN) => outer.column(missing).is_some(),
+                (Some(outer), sqlstate::UNDEFINED_TABLE) => {
+                    error.message.starts_with("missing FROM-clause entry")
+                        && (scope.alias.as_deref() == Some(missing) || outer.name == missing)
+                }
+                _ => false,
+            };
+            if outer_reference {
+                unsupported(&format!(
+                    "a subquery that reads the outer statement's columns (correlated): ({query})"
+                ))
+            } else {
+                error
+            }
+        })?;
+        let ty = match (plan.items.as_slice(), one_column) {
+            ([(_, only)], _) => only.ty(),
+            (_, None) => SqlType::Bool,
+            (_, Some((message, at))) => {
+                return Err(PgError::error(sqlstate::SYNTAX_ERROR, message).at(at))
+            }
+        };
+        let ty = if ty == SqlType::Unknown {
+            SqlType::Text
+        } else {
+            ty
+        };
+        Ok((Plan::Select(plan), ty))
+    }
+
+    /// Records a subquery to run before the statement; its place in an expression.
+    fn add_subquery(&mut self, kind: SubqueryKind, plan: Plan, ty: SqlType) -> Expr {
+        self.subqueries.push(Subquery {
+            kind,
+            plan: Box::new(plan),
+        });
+        Expr::Subquery {
+            index: self.subqueries.len() - 1,
+            ty,
+        }
     }
 
     /// `value [NOT] LIKE pattern [ESCAPE e]` and `ILIKE`: text on both sides (an unknown
@@ -1655,6 +1842,7 @@ fn column_name(node: &ast::Expr) -> String {
         },
         ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".to_string(),
         ast::Expr::Case { .. } => "case".to_string(),
+        ast::Expr::Exists { negated: false, .. } => "exists".to_string(),
         _ => "?column?".to_string(),
     }
 }
@@ -1671,6 +1859,15 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
             Some(if *shorthand { "substr" } else { "substring" }.to_string())
         }
         ast::Expr::Position { .. } => Some("position".to_string()),
+        // A scalar subquery is named after its one column.
+        ast::Expr::Subquery(query) => match query.body.as_ref() {
+            SetExpr::Select(select) => match select.projection.as_slice() {
+                [SelectItem::ExprWithAlias { alias, .. }] => Some(ident_name(alias)),
+                [SelectItem::UnnamedExpr(inner)] => Some(column_name(inner)),
+                _ => None,
+            },
+            _ => None,
+        },
         ast::Expr::Ceil { .. } => Some("ceil".to_string()),
         ast::Expr::Floor { .. } => Some("floor".to_string()),
         ast::Expr::Trim { trim_where, .. } => Some(
@@ -1761,14 +1958,28 @@ impl Postgres {
             tables: &self.tables,
             params: declared.to_vec(),
             statement,
+            subqueries: Vec::new(),
         };
-        let plan = analyzer.statement()?;
+        let mut plan = analyzer.statement()?;
+        if !analyzer.subqueries.is_empty() {
+            if !matches!(
+                plan,
+                Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+            ) {
+                return Err(unsupported(&format!("a subquery in {}", statement.text)));
+            }
+            plan = Plan::WithSubqueries(std::mem::take(&mut analyzer.subqueries), Box::new(plan));
+        }
         // Aggregates are computed only over a SELECT's rows; anywhere else PostgreSQL refuses
         // them (and evaluating one on a single row would answer NULL).
         if let Some(at) = analyzer.aggregate_at {
             let in_returning =
                 |returning: &[(String, Expr)]| returning.iter().any(|(_, e)| e.is_aggregate());
-            let place = match &plan {
+            let inner = match &plan {
+                Plan::WithSubqueries(_, inner) => inner.as_ref(),
+                other => other,
+            };
+            let place = match inner {
                 Plan::Select(_) => None,
                 Plan::Insert(insert) if !in_returning(&insert.returning) => Some("VALUES"),
                 Plan::Update(update) if !in_returning(&update.returning) => Some("UPDATE"),
@@ -1855,7 +2066,11 @@ impl Postgres {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let query = matches!(
             plan,
-            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+            Plan::Select(_)
+                | Plan::Insert(_)
+                | Plan::Update(_)
+                | Plan::Delete(_)
+                | Plan::WithSubqueries(..)
         );
         if query && in_block {
             self.session_mut(session).queried = true;
@@ -1890,6 +2105,9 @@ impl Postgres {
                 self.update_rows(session, &update, params, resuming, waited_row)
             }
             Plan::Delete(delete) => self.delete_rows(session, &delete, params, waited_row),
+            Plan::WithSubqueries(subqueries, plan) => {
+                self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
+            }
         };
         match outcome {
             Ok(Outcome::Done(result)) => done(Ok(result)),
@@ -1915,6 +2133,75 @@ impl Postgres {
                 from_typed(executed)
             }
             Err(error) => self.fail_sql(session, error),
+        }
+    }
+
+    /// Runs a statement's subqueries in order, each with the results before it in place, then
+    /// the statement with all of them in place. A subquery that has to wait for a row lock
+    /// makes the whole statement wait (it runs again from the start).
+    fn with_subqueries(
+        &mut self,
+        session: SessionId,
+        subqueries: &[Subquery],
+        mut plan: Plan,
+        params: &[Value],
+        resuming: bool,
+        waited_row: Option<(String, Value)>,
+    ) -> Result<Outcome, PgError> {
+        let mut results: Vec<Expr> = Vec::with_capacity(subqueries.len());
+        for subquery in subqueries {
+            let mut select = (*subquery.plan).clone();
+            for expr in plan_exprs_mut(&mut select) {
+                expr.replace_subqueries(&results);
+            }
+            let Plan::Select(select) = select else {
+                unreachable!("a subquery is a SELECT")
+            };
+            let rows = match self.select(session, &select, params, waited_row.clone())? {
+                Outcome::Done(result) => result.rows,
+                waiting => return Ok(waiting),
+            };
+            results.push(match &subquery.kind {
+                SubqueryKind::Scalar(ty) => match rows.as_slice() {
+                    [] => Expr::Const(Value::Null, *ty),
+                    [row] => Expr::Const(row.first().cloned().unwrap_or(Value::Null), *ty),
+                    _ => {
+                        return Err(PgError::error(
+                            "21000",
+                            "more than one row returned by a subquery used as an expression",
+                        ))
+                    }
+                },
+                SubqueryKind::Exists => Expr::Const(Value::Bool(!rows.is_empty()), SqlType::Bool),
+                SubqueryKind::In(left, ty) => {
+                    let mut left = (**left).clone();
+                    left.replace_subqueries(&results);
+                    let tests: Vec<Expr> = rows
+                        .into_iter()
+                        .map(|row| {
+                            let value = row.into_iter().next().unwrap_or(Value::Null);
+                            Expr::Binary(
+                                BinOp::Eq,
+                                Box::new(left.clone()),
+                                Box::new(Expr::Const(value, *ty)),
+                            )
+                        })
+                        .collect();
+                    balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
+                }
+            });
+        }
+        for expr in plan_exprs_mut(&mut plan) {
+            expr.replace_subqueries(&results);
+        }
+        match plan {
+            Plan::Select(select) => self.select(session, &select, params, waited_row),
+            Plan::Insert(insert) => self.insert(session, &insert, params),
+            Plan::Update(update) => {
+                self.update_rows(session, &update, params, resuming, waited_row)
+            }
+            Plan::Delete(delete) => self.delete_rows(session, &delete, params, waited_row),
+            _ => unreachable!("only queries and changes have subqueries"),
         }
     }
 
