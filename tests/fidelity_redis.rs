@@ -1266,6 +1266,9 @@ fn string_op() -> impl Strategy<Value = Op> {
         2 => (name("getrange"), key(), index.clone(), index)
             .prop_map(|(c, k, a, b)| Op::new(vec![c, k, a, b])),
         2 => (name("unlink"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
+        2 => (name("rename"), key(), key()).prop_map(|(c, a, b)| Op::new(vec![c, a, b])),
+        2 => (name("renamenx"), key(), key()).prop_map(|(c, a, b)| Op::new(vec![c, a, b])),
+        1 => (name("touch"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
         2 => (name("expiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("pexpiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("hmget"), key(), prop::collection::vec(field(), 1..=3))
@@ -2054,6 +2057,13 @@ fn set_op() -> impl Strategy<Value = Vec<Arg>> {
         2 => key().prop_map(|k| vec![text("SMEMBERS"), k]),
         1 => key().prop_map(|k| vec![text("SCARD"), k]),
         2 => (key(), key(), element()).prop_map(|(a, b, m)| vec![text("SMOVE"), a, b, m]),
+        2 => (prop::sample::select(vec!["SINTER", "SUNION", "SDIFF", "sinter"]),
+              prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, k)| [vec![text(c)], k].concat()),
+        2 => (prop::sample::select(vec!["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), key(),
+              prop::collection::vec(key(), 1..=3))
+            .prop_map(|(c, d, k)| [vec![text(c), d], k].concat()),
+        1 => prop::sample::select(vec!["SINTER", "SDIFFSTORE"]).prop_map(|c| vec![text(c)]),
     ]
 }
 
@@ -2142,10 +2152,14 @@ fn resp_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     (0..count).map(|_| read_resp(&mut reader).ok()).collect()
 }
 
-/// A reply as compared: `SMEMBERS`'s members in any order (Redis answers in its hash table's
+/// A reply as compared: the members `SMEMBERS`, `SINTER`, `SUNION` and `SDIFF` answer in any order (Redis answers in its hash table's
 /// order, which depends on a seed chosen at start-up), everything else byte for byte.
 fn comparable(argv: &[Vec<u8>], reply: &[u8]) -> Vec<u8> {
-    if argv[0].eq_ignore_ascii_case(b"smembers") {
+    let unordered = [&b"smembers"[..], b"sinter", b"sunion", b"sdiff"];
+    if unordered
+        .iter()
+        .any(|name| argv[0].eq_ignore_ascii_case(name))
+    {
         if let Some(mut members) = resp_elements(reply) {
             members.sort();
             return members.concat();

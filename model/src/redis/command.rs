@@ -301,7 +301,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 103] = [
+const COMMANDS: [Spec; 112] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -406,10 +406,19 @@ const COMMANDS: [Spec; 103] = [
     spec("rpoplpush", 3, true, KeyRule::AllFromFirst),
     spec("lmove", 5, true, KeyRule::FirstTwo),
     spec("smove", 4, true, KeyRule::FirstTwo),
+    spec("sinter", -2, false, KeyRule::AllFromFirst),
+    spec("sunion", -2, false, KeyRule::AllFromFirst),
+    spec("sdiff", -2, false, KeyRule::AllFromFirst),
+    spec("sinterstore", -3, true, KeyRule::AllFromFirst),
+    spec("sunionstore", -3, true, KeyRule::AllFromFirst),
+    spec("sdiffstore", -3, true, KeyRule::AllFromFirst),
+    spec("rename", 3, true, KeyRule::FirstTwo),
+    spec("renamenx", 3, true, KeyRule::FirstTwo),
+    spec("touch", -2, false, KeyRule::AllFromFirst),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 43] = [
+pub const COLLECTION_COMMANDS: [&str; 49] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -453,6 +462,12 @@ pub const COLLECTION_COMMANDS: [&str; 43] = [
     "rpoplpush",
     "lmove",
     "smove",
+    "sinter",
+    "sunion",
+    "sdiff",
+    "sinterstore",
+    "sunionstore",
+    "sdiffstore",
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -733,9 +748,8 @@ impl Command {
                 Ok(Command::Hash(argv.to_vec()))
             }
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
-            | "getrange" | "unlink" | "expiretime" | "pexpiretime" => {
-                Ok(Command::Strings(argv.to_vec()))
-            }
+            | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
+            | "touch" => Ok(Command::Strings(argv.to_vec())),
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),

@@ -9,7 +9,10 @@
 //! a copy of the list); a primary that feeds replicas records the whole collection after each
 //! change.
 //!
-//! Not here: blocking pops, commands over sets of keys (`SINTER`, `ZUNION`, ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
+//! Sets of keys: `SINTER`, `SUNION`, `SDIFF` and their `...STORE` forms.
+//!
+//! Not here: blocking pops, the sorted-set and `SINTERCARD` forms of the above (`ZUNION`,
+//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
 //! they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -141,6 +144,9 @@ impl Redis {
                 (Err(error), _) | (_, Err(error)) => Err(error),
             },
             b"smove" => self.smove(argv, now_ms),
+            b"sinter" | b"sunion" | b"sdiff" | b"sinterstore" | b"sunionstore" | b"sdiffstore" => {
+                self.set_algebra(&name, argv, now_ms)
+            }
             b"zremrangebyscore" | b"zremrangebyrank" | b"zremrangebylex" => {
                 self.zremrange(&name, argv, now_ms)
             }
@@ -187,7 +193,7 @@ impl Redis {
 
     /// After a change made in place: the key counts as written (`WATCH`), replicas get the
     /// whole collection, and an emptied one is deleted (Redis keeps no empty collection).
-    fn collection_written(&mut self, key: &[u8]) {
+    pub(super) fn collection_written(&mut self, key: &[u8]) {
         let entry = self.keyspace.get(key).expect("a collection just changed");
         if entry.collection.as_ref().is_none_or(Collection::is_empty) {
             self.delete_key(key);
@@ -448,6 +454,81 @@ impl Redis {
             self.collection_written(destination);
         }
         Ok(Reply::Integer(1))
+    }
+
+    /// `SINTER`/`SUNION`/`SDIFF key...` and `SINTERSTORE`/`SUNIONSTORE`/`SDIFFSTORE
+    /// destination key...` (Redis 7.0's `sinterGenericCommand` and
+    /// `sunionDiffGenericCommand`): every key is looked up and type-checked in order (a
+    /// missing key is an empty set); the result is answered as a set's members, or stored in
+    /// `destination` (replacing whatever it held, with no TTL; deleted when empty) and its size
+    /// answered.
+    fn set_algebra(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let store = name.ends_with(b"store");
+        let (destination, keys) = if store {
+            (Some(&argv[1]), &argv[2..])
+        } else {
+            (None, &argv[1..])
+        };
+        let mut sets: Vec<Option<Set>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            sets.push(
+                self.typed(key, now_ms, None, as_set)?
+                    .map(|set| set.clone()),
+            );
+        }
+        let result: Set = if name.starts_with(b"sinter") {
+            match sets
+                .iter()
+                .map(Option::as_ref)
+                .collect::<Option<Vec<&Set>>>()
+            {
+                None => Set::new(),
+                Some(present) => {
+                    let (first, rest) = present.split_first().expect("at least one key");
+                    first
+                        .iter()
+                        .filter(|member| rest.iter().all(|set| set.contains(*member)))
+                        .cloned()
+                        .collect()
+                }
+            }
+        } else if name.starts_with(b"sunion") {
+            sets.into_iter().flatten().flatten().collect()
+        } else {
+            let mut sets = sets.into_iter();
+            let mut first = sets.next().flatten().unwrap_or_default();
+            for other in sets.flatten() {
+                first.retain(|member| !other.contains(member));
+            }
+            first
+        };
+        let Some(destination) = destination else {
+            return Ok(Reply::Array(
+                set_members_order(&result)
+                    .into_iter()
+                    .map(Reply::Bulk)
+                    .collect(),
+            ));
+        };
+        let size = length(result.len());
+        self.expire_if_needed(destination, now_ms);
+        if result.is_empty() {
+            if self.keyspace.contains_key(destination.as_slice()) {
+                self.delete_key(destination);
+            }
+            return Ok(Reply::Integer(0));
+        }
+        debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
+        self.keyspace.insert(
+            Arc::from(destination.as_slice()),
+            Entry {
+                value: Vec::new(),
+                expire_at_ms: None,
+                collection: Some(Collection::Set(result)),
+            },
+        );
+        self.collection_written(destination);
+        Ok(Reply::Integer(size))
     }
 
     /// `SREM key member...`: how many were there.

@@ -1,7 +1,7 @@
 //! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
 //! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
-//! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME` (Redis 7.0's `t_string.c` and
-//! `expire.c`). Each arrives as its argument vector, already checked against the command
+//! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`
+//! (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
 //! table's arity; its numbers are read here, when it runs, as Redis reads them.
 
 use super::Redis;
@@ -12,6 +12,35 @@ use crate::redis::reply::Reply;
 const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
 
 impl Redis {
+    /// `RENAME source destination` / `RENAMENX` (`renameGenericCommand`): the value and its
+    /// TTL move, replacing what `destination` held (`RENAMENX`: 0 when it exists). A missing
+    /// source is `ERR no such key`; a key renamed to itself is `OK` (`RENAMENX`: 0).
+    fn rename(&mut self, source: &[u8], destination: &[u8], nx: bool, now_ms: u64) -> Reply {
+        let Some(entry) = self.lookup(source, now_ms) else {
+            return Reply::Error("ERR no such key".to_string());
+        };
+        if source == destination {
+            return if nx { Reply::Integer(0) } else { Reply::ok() };
+        }
+        if nx && self.lookup(destination, now_ms).is_some() {
+            return Reply::Integer(0);
+        }
+        self.delete_key(source);
+        match &entry.collection {
+            Some(_) => {
+                self.keyspace
+                    .insert(std::sync::Arc::from(destination), entry);
+                self.collection_written(destination);
+            }
+            None => self.write_key(destination, entry.value, entry.expire_at_ms),
+        }
+        if nx {
+            Reply::Integer(1)
+        } else {
+            Reply::ok()
+        }
+    }
+
     /// Runs one of this module's commands (see the module documentation).
     pub(super) fn strings_command(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let name = argv[0].to_ascii_lowercase();
@@ -56,6 +85,14 @@ impl Redis {
                 },
             },
             b"append" => self.append(&argv[1], &argv[2], now_ms),
+            b"rename" | b"renamenx" => self.rename(&argv[1], &argv[2], name == b"renamenx", now_ms),
+            b"touch" => {
+                let present = argv[1..]
+                    .iter()
+                    .filter(|key| self.lookup(key, now_ms).is_some())
+                    .count();
+                Reply::Integer(i64::try_from(present).unwrap_or(i64::MAX))
+            }
             b"expiretime" | b"pexpiretime" => {
                 let Some(entry) = self.lookup(&argv[1], now_ms) else {
                     return Reply::Integer(-2);
@@ -115,6 +152,53 @@ mod tests {
             Ok(command) => redis.apply(&command, now_ms),
             Err(error) => error,
         }
+    }
+
+    #[test]
+    fn rename_moves_value_and_ttl_and_set_algebra_stores_a_fresh_set() {
+        let mut redis = Redis::new();
+        run(&mut redis, &["SET", "a", "1", "PX", "5000"], 0);
+        run(&mut redis, &["SET", "b", "2"], 0);
+        assert_eq!(
+            run(&mut redis, &["RENAMENX", "a", "b"], 10),
+            Reply::Integer(0)
+        );
+        assert_eq!(run(&mut redis, &["RENAME", "a", "b"], 10), Reply::ok());
+        assert_eq!(
+            run(&mut redis, &["GET", "b"], 10),
+            Reply::Bulk(b"1".to_vec())
+        );
+        assert_eq!(run(&mut redis, &["PTTL", "b"], 10), Reply::Integer(4_990));
+        assert_eq!(
+            run(&mut redis, &["RENAME", "a", "c"], 10),
+            Reply::Error("ERR no such key".to_string())
+        );
+        // An expired source is no source.
+        assert_eq!(
+            run(&mut redis, &["RENAME", "b", "c"], 6_000),
+            Reply::Error("ERR no such key".to_string())
+        );
+        run(&mut redis, &["SADD", "s", "x", "y"], 0);
+        run(&mut redis, &["SADD", "t", "y", "z"], 0);
+        run(&mut redis, &["SET", "d", "v", "PX", "9000"], 0);
+        assert_eq!(
+            run(&mut redis, &["SUNIONSTORE", "d", "s", "t"], 0),
+            Reply::Integer(3)
+        );
+        assert_eq!(run(&mut redis, &["PTTL", "d"], 0), Reply::Integer(-1));
+        assert_eq!(
+            run(&mut redis, &["SINTER", "s", "t"], 0),
+            Reply::Array(vec![Reply::Bulk(b"y".to_vec())])
+        );
+        assert_eq!(
+            run(&mut redis, &["SDIFFSTORE", "d", "s", "s"], 0),
+            Reply::Integer(0)
+        );
+        assert_eq!(run(&mut redis, &["EXISTS", "d"], 0), Reply::Integer(0));
+        assert_eq!(
+            run(&mut redis, &["TOUCH", "s", "t", "d", "s"], 0),
+            Reply::Integer(3)
+        );
     }
 
     #[test]
