@@ -738,10 +738,7 @@ impl Analyzer<'_> {
                     l = self.expr(scope, left, r.ty())?;
                 }
                 // The operator's position: just after the left operand.
-                let op_position = self
-                    .statement
-                    .position(ast::Spanned::span(left.as_ref()).end)
-                    .map(|p| p + 1);
+                let op_position = self.operator_after(left);
                 self.binary(op, l, r, op_position)?
             }
             _ => self.expr_other(scope, node, hint)?,
@@ -842,10 +839,7 @@ impl Analyzer<'_> {
                 negated,
                 global: false,
             } => {
-                let in_at = self
-                    .statement
-                    .position(ast::Spanned::span(expr.as_ref()).end)
-                    .map(|p| p + 1);
+                let in_at = self.operator_after(expr);
                 let one_column = Some(("subquery has too many columns", in_at));
                 let (plan, ty) = self.subquery(scope, subquery, one_column)?;
                 let left = self.expr(scope, expr, ty)?;
@@ -1259,6 +1253,14 @@ impl Analyzer<'_> {
         Ok(Expr::Advisory(function, converted))
     }
 
+    /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
+    /// `IN`, ...): one character past the end of its left operand.
+    fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
+        self.statement
+            .position(ast::Spanned::span(left).end)
+            .map(|p| p + 1)
+    }
+
     /// A function of [`signatures`]: the first signature the argument types match exactly
     /// (an unknown literal or parameter matches any type), else the first they reach by
     /// implicit casts (`integer` → `bigint` → `numeric` → `double precision`), which puts
@@ -1389,10 +1391,7 @@ impl Analyzer<'_> {
                 (false, true) => "~~*",
                 (true, true) => "!~~*",
             };
-            let op_position = self
-                .statement
-                .position(ast::Spanned::span(value).end)
-                .map(|p| p + 1);
+            let op_position = self.operator_after(value);
             return Err(PgError::error(
                 sqlstate::UNDEFINED_FUNCTION,
                 format!(
@@ -1444,10 +1443,7 @@ impl Analyzer<'_> {
         if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
             l = self.expr(scope, left, r.ty())?;
         }
-        let op_position = self
-            .statement
-            .position(ast::Spanned::span(left).end)
-            .map(|p| p + 1);
+        let op_position = self.operator_after(left);
         let test = self.binary(BinOp::DistinctFrom, l, r, op_position)?;
         Ok(if negated {
             Expr::Not(Box::new(test))
