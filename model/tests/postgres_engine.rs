@@ -480,3 +480,44 @@ fn deep_expressions_run_or_are_refused_never_overflow_the_stack() {
         vec![vec![Value::Bool(true), Value::Bool(false)]]
     );
 }
+
+/// A `READ ONLY` transaction refuses writes and row locks with 25006 (PostgreSQL's message),
+/// reads and advisory locks go on; `default_transaction_read_only` makes every later
+/// transaction read only, a statement outside a block included, until `READ WRITE` says
+/// otherwise.
+#[test]
+fn read_only_transactions_refuse_writes() {
+    use leaselab_model::postgres::{parse_general, SqlExec};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(a, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.tag),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    run("CREATE TABLE r (id bigint PRIMARY KEY, n bigint)").unwrap();
+    run("INSERT INTO r VALUES (1, 10)").unwrap();
+    run("BEGIN READ ONLY").unwrap();
+    assert!(run("SELECT n FROM r").is_ok());
+    assert!(run("SELECT pg_try_advisory_lock(1)").is_ok());
+    assert_eq!(
+        run("UPDATE r SET n = 11"),
+        Err("25006 cannot execute UPDATE in a read-only transaction".to_string())
+    );
+    run("ROLLBACK").unwrap();
+    run("SET default_transaction_read_only = on").unwrap();
+    assert_eq!(
+        run("SELECT n FROM r FOR UPDATE"),
+        Err("25006 cannot execute SELECT FOR UPDATE in a read-only transaction".to_string())
+    );
+    run("BEGIN READ WRITE").unwrap();
+    assert!(run("UPDATE r SET n = 12").is_ok());
+    run("COMMIT").unwrap();
+    assert_eq!(
+        run("DELETE FROM r"),
+        Err("25006 cannot execute DELETE in a read-only transaction".to_string())
+    );
+}

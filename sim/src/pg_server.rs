@@ -1155,7 +1155,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         matches!(&general.ast, leaselab_model::postgres::sql::Ast::Query(_));
                     let described = (query
                         && self.transaction_status() != TransactionStatus::Failed)
-                        .then(|| self.server.postgres.borrow().plan_sql(general, &[]).ok())
+                        .then(|| {
+                            let postgres = self.server.postgres.borrow();
+                            postgres.plan_sql_in(self.session.id, general, &[]).ok()
+                        })
                         .flatten()
                         .filter(|d| !d.columns.is_empty());
                     match described {
@@ -1467,10 +1470,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         if let Some(general) = prepared.general.as_ref().filter(|_| !failed) {
             // PostgreSQL plans the statement when it is bound (in a failed block it refuses
             // the statement when it runs): a constant's error is the Bind's.
-            self.server
-                .postgres
-                .borrow()
-                .plan_sql(&general.statement, &general.params)?;
+            self.server.postgres.borrow().plan_sql_in(
+                self.session.id,
+                &general.statement,
+                &general.params,
+            )?;
         }
         let column_count = prepared.columns().len();
         let result_formats = resolve_result_formats(result_format_codes, column_count)?;

@@ -347,6 +347,8 @@ pub(super) struct Session {
     pub(super) settings_at_block_start: Option<Box<SessionSettings>>,
     /// The open block has run a query (`SET TRANSACTION ISOLATION LEVEL` is refused after).
     pub(super) queried: bool,
+    /// The transaction is `READ ONLY`: writes and row locks are 25006.
+    pub(super) read_only: bool,
 }
 
 impl Session {
@@ -364,6 +366,7 @@ impl Session {
             settings: SessionSettings::default(),
             settings_at_block_start: None,
             queried: false,
+            read_only: false,
         }
     }
 }
@@ -374,6 +377,8 @@ pub(super) struct SessionSettings {
     /// `default_transaction_isolation`: the level of a transaction that names none (also an
     /// implicit one, a statement outside a block).
     pub(super) default_isolation: Isolation,
+    /// `default_transaction_read_only`.
+    pub(super) default_read_only: bool,
     /// Parameters that change nothing the stand-in does, as set (kept for `SHOW`).
     pub(super) others: BTreeMap<String, String>,
 }
@@ -392,10 +397,12 @@ impl Hash for Session {
         if self.settings != SessionSettings::default()
             || self.settings_at_block_start.is_some()
             || self.queried
+            || self.read_only
         {
             self.settings.hash(state);
             self.settings_at_block_start.hash(state);
             self.queried.hash(state);
+            self.read_only.hash(state);
         }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
@@ -897,8 +904,10 @@ impl Postgres {
             return self.fail(session, error);
         }
         match *statement {
-            Statement::Begin => self.begin(session, None, "BEGIN"),
-            Statement::BeginIsolated { isolation } => self.begin(session, Some(isolation), "BEGIN"),
+            Statement::Begin => self.begin(session, None, None, "BEGIN"),
+            Statement::BeginIsolated { isolation } => {
+                self.begin(session, Some(isolation), None, "BEGIN")
+            }
             Statement::Commit => self.commit(session),
             Statement::Rollback => self.rollback(session),
             Statement::Select { id, lock: None } => {
@@ -930,6 +939,7 @@ impl Postgres {
         &mut self,
         session: SessionId,
         isolation: Option<Isolation>,
+        read_only: Option<bool>,
         tag: &str,
     ) -> Executed {
         let state = self.session_mut(session);
@@ -937,6 +947,7 @@ impl Postgres {
             TxStatus::Idle => {
                 state.status = TxStatus::InBlock;
                 state.isolation = isolation.unwrap_or(state.settings.default_isolation);
+                state.read_only = read_only.unwrap_or(state.settings.default_read_only);
                 Executed::done(Ok(command_result(tag)))
             }
             TxStatus::InBlock => {
@@ -1351,6 +1362,7 @@ impl Postgres {
                 }
             }
             state.isolation = state.settings.default_isolation;
+            state.read_only = state.settings.default_read_only;
         }
     }
 

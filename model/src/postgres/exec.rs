@@ -99,7 +99,8 @@ enum Wait {
 
 #[derive(Clone)]
 enum Plan {
-    Begin(Option<Isolation>, &'static str),
+    /// `BEGIN`: its isolation level and access mode (`READ ONLY`: true), if named.
+    Begin(Option<Isolation>, Option<bool>, &'static str),
     Commit,
     Rollback,
     Savepoint(String),
@@ -198,6 +199,31 @@ struct Scope<'a> {
     alias: Option<String>,
     excluded: bool,
     statement: &'a GeneralStatement,
+}
+
+/// What a `READ ONLY` transaction may not run in `plan`, as PostgreSQL names it in 25006
+/// (`INSERT`, `SELECT FOR UPDATE`, `CREATE TABLE`, ...); None when it only reads.
+fn writes(plan: &Plan) -> Option<&'static str> {
+    let locking = |select: &SelectPlan| match select.lock {
+        Some((LockMode::Update, _)) => Some("SELECT FOR UPDATE"),
+        Some((LockMode::Share, _)) => Some("SELECT FOR SHARE"),
+        None => None,
+    };
+    match plan {
+        Plan::Insert(_) => Some("INSERT"),
+        Plan::Update(_) => Some("UPDATE"),
+        Plan::Delete(_) => Some("DELETE"),
+        Plan::CreateTable(..) => Some("CREATE TABLE"),
+        Plan::DropTable(..) => Some("DROP TABLE"),
+        Plan::Truncate(..) => Some("TRUNCATE TABLE"),
+        Plan::Select(select) => locking(select),
+        Plan::WithSubqueries(subqueries, inner) => writes(inner).or_else(|| {
+            subqueries
+                .iter()
+                .find_map(|subquery| writes(&subquery.plan))
+        }),
+        _ => None,
+    }
 }
 
 /// Every expression of a query or change plan, to change in place.
@@ -1927,6 +1953,37 @@ impl Postgres {
         Ok(description(&plan, params))
     }
 
+    /// [`Postgres::plan_sql`] for `session`: a `SELECT ... FOR UPDATE` (or `FOR SHARE`) in a
+    /// `READ ONLY` transaction is also refused here (25006), since PostgreSQL starts a
+    /// query's executor, which refuses it, before it describes the rows (and, in the extended
+    /// protocol, at the Bind); a change is refused when it runs.
+    pub fn plan_sql_in(
+        &self,
+        session: SessionId,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+    ) -> Result<Description, PgError> {
+        let (plan, params) = self.plan(statement, declared, false)?;
+        let query = match &plan {
+            Plan::WithSubqueries(_, inner) => matches!(inner.as_ref(), Plan::Select(_)),
+            other => matches!(other, Plan::Select(_)),
+        };
+        if let Some(refusal) = self.read_only_refusal(session, &plan).filter(|_| query) {
+            return Err(refusal);
+        }
+        Ok(description(&plan, params))
+    }
+
+    /// 25006 when `session`'s transaction is `READ ONLY` and `plan` writes.
+    fn read_only_refusal(&self, session: SessionId, plan: &Plan) -> Option<PgError> {
+        let read_only = self.sessions.get(&session).is_some_and(|s| s.read_only);
+        let what = writes(plan).filter(|_| read_only)?;
+        Some(PgError::error(
+            "25006",
+            format!("cannot execute {what} in a read-only transaction"),
+        ))
+    }
+
     /// Analyses the statement and folds its constants. `typed_by_values`: the parameter types
     /// are those of the values the statement is about to run with (every integer a `bigint`),
     /// not those its client declared.
@@ -2059,6 +2116,9 @@ impl Postgres {
             }
             Err(error) => return self.fail_sql(session, error),
         };
+        if let Some(refusal) = self.read_only_refusal(session, &plan) {
+            return self.fail_sql(session, refusal);
+        }
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let query = matches!(
             plan,
@@ -2077,7 +2137,9 @@ impl Postgres {
             self.take_snapshot_if_needed(session);
         }
         let outcome = match plan {
-            Plan::Begin(isolation, tag) => return from_typed(self.begin(session, isolation, tag)),
+            Plan::Begin(isolation, read_only, tag) => {
+                return from_typed(self.begin(session, isolation, read_only, tag))
+            }
             Plan::Commit => return from_typed(self.commit(session)),
             Plan::Rollback => return from_typed(self.rollback(session)),
             Plan::Savepoint(name) => self.savepoint(session, name),
@@ -3443,18 +3505,20 @@ impl Analyzer<'_> {
         Ok(match &statement.ast {
             S::StartTransaction { modes, begin, .. } => {
                 let mut isolation = None;
+                let mut read_only = None;
                 for mode in modes {
                     match mode {
                         TransactionMode::IsolationLevel(level) => {
                             isolation = Some(settings::isolation_of(level)?);
                         }
-                        TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
-                        // READ ONLY would refuse writes: not run here rather than ignored.
-                        other => return Err(unsupported(&format!("transaction mode {other}"))),
+                        TransactionMode::AccessMode(access) => {
+                            read_only = Some(*access == ast::TransactionAccessMode::ReadOnly);
+                        }
                     }
                 }
                 Plan::Begin(
                     isolation,
+                    read_only,
                     if *begin { "BEGIN" } else { "START TRANSACTION" },
                 )
             }

@@ -25,6 +25,13 @@ pub enum SetPlan {
     DefaultIsolation(Option<Isolation>),
     /// The open block's level (`SET TRANSACTION ISOLATION LEVEL`, `SET transaction_isolation`).
     TransactionIsolation(Isolation),
+    /// `default_transaction_read_only` (`None`: back to off).
+    DefaultReadOnly(Option<bool>),
+    /// The open block's access mode (`SET TRANSACTION READ ONLY | READ WRITE`,
+    /// `SET transaction_read_only`): true for read only.
+    TransactionReadOnly(bool),
+    /// `SET TRANSACTION` or `SESSION CHARACTERISTICS` naming a level and an access mode.
+    Both(Box<SetPlan>, Box<SetPlan>),
     /// A parameter that changes nothing here, with its new value (`None`: back to its default).
     Other(String, Option<String>),
     /// `RESET ALL`.
@@ -121,7 +128,24 @@ fn plan_parameter(name: &str, value: Option<String>, text: &str) -> Result<SetPl
             }
         })
     };
+    let boolean = |value: &str| -> Result<bool, PgError> {
+        match value.to_ascii_lowercase().as_str() {
+            "on" | "true" | "yes" | "1" | "t" | "y" => Ok(true),
+            "off" | "false" | "no" | "0" | "f" | "n" => Ok(false),
+            _ => Err(PgError::error(
+                "22023",
+                format!("parameter \"{name}\" requires a Boolean value"),
+            )),
+        }
+    };
     Ok(match name {
+        "default_transaction_read_only" => {
+            SetPlan::DefaultReadOnly(value.as_deref().map(boolean).transpose()?)
+        }
+        "transaction_read_only" => match value {
+            Some(value) => SetPlan::TransactionReadOnly(boolean(&value)?),
+            None => return Err(unsupported(text)),
+        },
         "default_transaction_isolation" => {
             SetPlan::DefaultIsolation(value.as_deref().map(isolation).transpose()?)
         }
@@ -173,7 +197,12 @@ pub fn plan_set(set: &ast::Set, text: &str) -> Result<SetPlan, PgError> {
             let plan = plan_parameter(&name, value, text)?;
             // `SET LOCAL` lasts until the block ends: run only where that makes no difference.
             if matches!(scope, Some(ast::ContextModifier::Local))
-                && !matches!(plan, SetPlan::Other(..) | SetPlan::TransactionIsolation(_))
+                && !matches!(
+                    plan,
+                    SetPlan::Other(..)
+                        | SetPlan::TransactionIsolation(_)
+                        | SetPlan::TransactionReadOnly(_)
+                )
             {
                 return Err(unsupported(text));
             }
@@ -196,21 +225,34 @@ pub fn plan_set(set: &ast::Set, text: &str) -> Result<SetPlan, PgError> {
             session,
         } => {
             let mut level = None;
+            let mut read_only = None;
             for mode in modes {
                 match mode {
                     ast::TransactionMode::IsolationLevel(l) => level = Some(isolation_of(l)?),
-                    ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
-                    other => return Err(unsupported(&format!("{text} ({other})"))),
+                    ast::TransactionMode::AccessMode(access) => {
+                        read_only = Some(*access == ast::TransactionAccessMode::ReadOnly)
+                    }
                 }
             }
-            let Some(level) = level else {
-                return Ok(SetPlan::Other("transaction_read_only".to_string(), None));
-            };
-            Ok(if *session {
-                SetPlan::DefaultIsolation(Some(level))
-            } else {
-                SetPlan::TransactionIsolation(level)
-            })
+            let level = level.map(|level| {
+                if *session {
+                    SetPlan::DefaultIsolation(Some(level))
+                } else {
+                    SetPlan::TransactionIsolation(level)
+                }
+            });
+            let access = read_only.map(|read_only| {
+                if *session {
+                    SetPlan::DefaultReadOnly(Some(read_only))
+                } else {
+                    SetPlan::TransactionReadOnly(read_only)
+                }
+            });
+            match (level, access) {
+                (Some(level), Some(access)) => Ok(SetPlan::Both(Box::new(level), Box::new(access))),
+                (Some(one), None) | (None, Some(one)) => Ok(one),
+                (None, None) => Err(unsupported(text)),
+            }
         }
         _ => Err(unsupported(text)),
     }
@@ -240,7 +282,13 @@ pub fn column_name(name: &str) -> String {
 
 /// Whether `SHOW name` has an answer here.
 pub fn showable(name: &str) -> bool {
-    default_value(name).is_some() || NO_EFFECT.contains(&name) || name.contains('.')
+    default_value(name).is_some()
+        || NO_EFFECT.contains(&name)
+        || name.contains('.')
+        || matches!(
+            name,
+            "transaction_read_only" | "default_transaction_read_only"
+        )
 }
 
 /// A parameter's value before any `SET` (PostgreSQL 15's defaults).
@@ -255,7 +303,6 @@ fn default_value(name: &str) -> Option<&'static str> {
         | "statement_timeout"
         | "idle_in_transaction_session_timeout"
         | "idle_session_timeout" => "0",
-        "transaction_read_only" => "off",
         _ => return None,
     })
 }
@@ -269,6 +316,14 @@ pub(super) fn show(session: &Session, name: &str) -> Result<String, PgError> {
     };
     if let Some(level) = level {
         return Ok(level.sql().to_lowercase());
+    }
+    let read_only = match name {
+        "transaction_read_only" => Some(session.read_only),
+        "default_transaction_read_only" => Some(session.settings.default_read_only),
+        _ => None,
+    };
+    if let Some(read_only) = read_only {
+        return Ok(if read_only { "on" } else { "off" }.to_string());
     }
     if let Some(value) = session.settings.others.get(name) {
         return Ok(value.clone());
@@ -287,6 +342,26 @@ pub(super) fn show(session: &Session, name: &str) -> Result<String, PgError> {
 /// Carries out `plan` in `session`: Ok with PostgreSQL's warning when it has one.
 pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNotice>, PgError> {
     let in_block = session.status == TxStatus::InBlock;
+    if let SetPlan::Both(first, second) = plan {
+        let warning = apply(session, *first)?;
+        return Ok(apply(session, *second)?.or(warning));
+    }
+    if let SetPlan::TransactionReadOnly(read_only) = plan {
+        if !in_block {
+            return Ok(Some(PgError::warning(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION can only be used in transaction blocks",
+            )));
+        }
+        if !read_only && session.read_only && session.queried {
+            return Err(PgError::error(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "transaction read-write mode must be set before any query",
+            ));
+        }
+        session.read_only = read_only;
+        return Ok(None);
+    }
     if let SetPlan::TransactionIsolation(level) = plan {
         if !in_block {
             return Ok(Some(PgError::warning(
@@ -309,6 +384,9 @@ pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNot
     let settings: &mut SessionSettings = &mut session.settings;
     match plan {
         SetPlan::DefaultIsolation(level) => settings.default_isolation = level.unwrap_or_default(),
+        SetPlan::DefaultReadOnly(read_only) => {
+            settings.default_read_only = read_only.unwrap_or_default()
+        }
         SetPlan::Other(name, Some(value)) => {
             settings.others.insert(name, value);
         }
@@ -316,10 +394,13 @@ pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNot
             settings.others.remove(&name);
         }
         SetPlan::ResetAll => *settings = SessionSettings::default(),
-        SetPlan::TransactionIsolation(_) => unreachable!("handled above"),
+        SetPlan::TransactionIsolation(_) | SetPlan::TransactionReadOnly(_) | SetPlan::Both(..) => {
+            unreachable!("handled above")
+        }
     }
     if !in_block && session.status == TxStatus::Idle {
         session.isolation = session.settings.default_isolation;
+        session.read_only = session.settings.default_read_only;
     }
     Ok(None)
 }
@@ -366,7 +447,16 @@ mod tests {
             set("SET statement_timeout = 100").unwrap_err().code,
             "0A000"
         );
-        assert_eq!(set("SET TRANSACTION READ ONLY").unwrap_err().code, "0A000");
+        assert_eq!(
+            set("SET TRANSACTION READ ONLY").unwrap(),
+            SetPlan::TransactionReadOnly(true)
+        );
+        assert_eq!(
+            set("SET default_transaction_read_only = 'maybe'")
+                .unwrap_err()
+                .code,
+            "22023"
+        );
         assert_eq!(set("SET work_mem = '4MB'").unwrap_err().code, "0A000");
         assert_eq!(
             set("SET application_name = 'MyApp'").unwrap(),
