@@ -457,8 +457,17 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
 /// The argument types each function of `functions.rs` takes, with the type it answers, in
 /// PostgreSQL's order of preference; empty for the functions analysed elsewhere.
 fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
-    use SqlType::{Float8, Int4, Numeric, Text};
+    use SqlType::{Float8, Int4, Int8, Numeric, Text};
     match function {
+        // An unknown literal takes the numeric category's preferred type.
+        ScalarFn::Abs => &[
+            (&[Float8], Float8),
+            (&[Int4], Int4),
+            (&[Int8], Int8),
+            (&[Numeric], Numeric),
+        ],
+        ScalarFn::Upper | ScalarFn::Lower => &[(&[Text], Text)],
+        ScalarFn::Length => &[(&[Text], Int4)],
         ScalarFn::Round | ScalarFn::Trunc => &[
             (&[Float8], Float8),
             (&[Numeric], Numeric),
@@ -799,7 +808,12 @@ impl Analyzer<'_> {
                         Expr::Not(Box::new(self.boolean(inner, "NOT", position())?))
                     }
                     UnaryOperator::Minus => match inner {
-                        Expr::Const(Value::Int(v), _) => int_literal(-i128::from(v)),
+                        // A minus before a number literal makes a negative literal (so
+                        // `-2147483648` is an `integer`); before a cast (`-3::bigint`) it is
+                        // an operator on the cast's type.
+                        Expr::Const(Value::Int(v), _) if is_number_literal(expr) => {
+                            int_literal(-i128::from(v))
+                        }
                         Expr::Const(Value::Numeric(d), ty) => Expr::Const(
                             Value::Numeric(Decimal {
                                 mantissa: -d.mantissa,
@@ -1478,37 +1492,6 @@ impl Analyzer<'_> {
         })
     }
 
-    /// `abs`, `upper`, `lower`, `length`: one argument of the type the function takes.
-    fn scalar_call(
-        &mut self,
-        scope: &Scope<'_>,
-        function: ScalarFn,
-        name: &str,
-        arguments: &[&ast::Expr],
-        position: Option<u32>,
-    ) -> Result<Expr, PgError> {
-        let analysed = self.arguments(scope, arguments)?;
-        let no_such = |types: &[SqlType]| undefined_function(name, types, position);
-        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
-        let [argument] = <[Expr; 1]>::try_from(analysed).map_err(|_| no_such(&types))?;
-        let (argument, ty) = match (function, argument.ty()) {
-            // An unknown literal resolves to the numeric category's preferred type.
-            (ScalarFn::Abs, SqlType::Unknown) => (
-                self.convert(argument, SqlType::Float8, None)?,
-                SqlType::Float8,
-            ),
-            (ScalarFn::Abs, t) if t.is_number() => (argument, t),
-            (ScalarFn::Upper | ScalarFn::Lower, SqlType::Text | SqlType::Unknown) => {
-                (self.convert(argument, SqlType::Text, None)?, SqlType::Text)
-            }
-            (ScalarFn::Length, SqlType::Text | SqlType::Unknown) => {
-                (self.convert(argument, SqlType::Text, None)?, SqlType::Int4)
-            }
-            _ => return Err(no_such(&types)),
-        };
-        Ok(Expr::Call(function, vec![argument], ty))
-    }
-
     /// `count(e)`, `sum(e)`, `min(e)`, `max(e)`, `coalesce(...)`, `greatest(...)`,
     /// `least(...)`, `abs`, `upper`, `lower`, `length`; any other function is refused as
     /// unsupported (0A000 naming it). Never inlined into the recursive `expr`, whose frame
@@ -1616,11 +1599,6 @@ impl Analyzer<'_> {
                     return Err(unsupported(&node.to_string()));
                 }
                 return Ok(Expr::Call(function, converted, ty));
-            }
-            Some(
-                function @ (ScalarFn::Abs | ScalarFn::Upper | ScalarFn::Lower | ScalarFn::Length),
-            ) => {
-                return self.scalar_call(scope, function, name, &arguments, position);
             }
             Some(function) if !signatures(function).is_empty() => {
                 return self.signature_call(scope, function, name, &arguments, position);
@@ -1903,6 +1881,15 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
         ast::Expr::Cast { expr, .. } => strong_name(expr),
         ast::Expr::Case { else_result, .. } => else_result.as_deref().and_then(strong_name),
         _ => None,
+    }
+}
+
+/// A number written as such, in parentheses or not.
+fn is_number_literal(node: &ast::Expr) -> bool {
+    match node {
+        ast::Expr::Nested(inner) => is_number_literal(inner),
+        ast::Expr::Value(value) => matches!(value.value, ast::Value::Number(..)),
+        _ => false,
     }
 }
 
