@@ -520,4 +520,35 @@ fn read_only_transactions_refuse_writes() {
         run("DELETE FROM r"),
         Err("25006 cannot execute DELETE in a read-only transaction".to_string())
     );
+    // The safeguards' typed statements too (they have a native fast path).
+    let mut db = Postgres::new();
+    db.seed_wallet(
+        42,
+        Wallet {
+            balance: 100,
+            fence: 0,
+        },
+    );
+    let b = db.connect();
+    let begin = parse_general("BEGIN READ ONLY").expect("parses");
+    assert!(matches!(
+        db.execute_sql(b, &begin, &[]).exec,
+        SqlExec::Done(Ok(_))
+    ));
+    match db.execute(b, &Statement::WriteBalance { id: 42 }, &[90]) {
+        Exec::Done(Err(error)) => assert_eq!(error.code, "25006"),
+        other => panic!("a write in a read-only transaction: {other:?}"),
+    }
+    // After a typed query a block's isolation level is fixed, as after any other.
+    let c = db.connect();
+    assert!(matches!(
+        db.execute(c, &Statement::Begin, &[]),
+        Exec::Done(Ok(_))
+    ));
+    assert!(matches!(db.execute(c, &SELECT, &[]), Exec::Done(Ok(_))));
+    let statement = parse_general("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").expect("parses");
+    match db.execute_sql(c, &statement, &[]).exec {
+        SqlExec::Done(Err(error)) => assert_eq!(error.code, "25001"),
+        other => panic!("SET TRANSACTION after a query: {other:?}"),
+    }
 }

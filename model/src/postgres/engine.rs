@@ -781,7 +781,9 @@ impl Postgres {
         let Some(state) = self.sessions.get(&session) else {
             return true;
         };
+        // A READ ONLY transaction goes the general way, which refuses writes.
         let plain_session = state.isolation == Isolation::ReadCommitted
+            && !state.read_only
             && state.savepoints.is_empty()
             && state.waited_row.is_none();
         let wallets_ok = statement.wallet_id().is_none() || self.canonical_wallets().is_some();
@@ -902,6 +904,16 @@ impl Postgres {
         if params.len() != required {
             let error = PgError::wrong_parameter_count(params.len(), required);
             return self.fail(session, error);
+        }
+        let query = matches!(
+            statement,
+            Statement::Select { .. }
+                | Statement::WriteFenced { .. }
+                | Statement::WriteBalance { .. }
+                | Statement::Debit { .. }
+        );
+        if query && self.status(session) == Some(TxStatus::InBlock) {
+            self.session_mut(session).queried = true;
         }
         match *statement {
             Statement::Begin => self.begin(session, None, None, "BEGIN"),
