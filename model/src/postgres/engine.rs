@@ -761,8 +761,11 @@ impl Postgres {
             return None;
         };
         let state = self.sessions.get(&session)?;
-        let at_rest =
-            state.waiting_on.is_none() && !state.resuming && state.status != TxStatus::Failed;
+        // The first query of a block marks the block as having queried: not a read then.
+        let at_rest = state.waiting_on.is_none()
+            && !state.resuming
+            && state.status != TxStatus::Failed
+            && (state.status != TxStatus::InBlock || state.queried);
         if !at_rest
             || self.in_a_lock_queue(session)
             || params.len() != statement.param_count()
