@@ -552,3 +552,51 @@ fn read_only_transactions_refuse_writes() {
         other => panic!("SET TRANSACTION after a query: {other:?}"),
     }
 }
+
+/// A sequence's numbers as PostgreSQL 15 gives them while statements wait (checked there with
+/// two psql sessions): an `UPDATE ... SET token = nextval(..)` that waited for a row takes a
+/// second number when it resumes (its recheck of the row computes the new row again), so the
+/// first is lost; an advisory lock call that waits gives back the numbers the calls before it
+/// in the same select list took (the statement runs again from the start).
+#[test]
+fn sequence_numbers_of_waiting_statements() {
+    use leaselab_model::postgres::{parse_general, SqlExec};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let b = db.connect();
+    let run = |db: &mut Postgres, session, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result
+                .rows
+                .iter()
+                .map(|row| format!("{row:?}"))
+                .collect::<Vec<_>>()
+                .join(";")),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    run(&mut db, a, "CREATE SEQUENCE f").unwrap();
+    run(
+        &mut db,
+        a,
+        "CREATE TABLE l (name text PRIMARY KEY, token bigint)",
+    )
+    .unwrap();
+    run(&mut db, a, "INSERT INTO l VALUES ('x', 0)").unwrap();
+    run(&mut db, a, "BEGIN").unwrap();
+    let update = "UPDATE l SET token = nextval('f') WHERE name = 'x' RETURNING token";
+    assert_eq!(run(&mut db, a, update).unwrap(), "[Int(1)]");
+    assert_eq!(run(&mut db, b, update), Err("blocked".to_string()));
+    run(&mut db, a, "COMMIT").unwrap();
+    assert_eq!(run(&mut db, b, update).unwrap(), "[Int(3)]");
+    assert_eq!(run(&mut db, b, "SELECT currval('f')").unwrap(), "[Int(3)]");
+
+    run(&mut db, a, "SELECT pg_advisory_lock(7)").unwrap();
+    let both = "SELECT nextval('f'), pg_advisory_lock(7)";
+    assert_eq!(run(&mut db, b, both), Err("blocked".to_string()));
+    assert_eq!(run(&mut db, a, "SELECT nextval('f')").unwrap(), "[Int(4)]");
+    run(&mut db, a, "SELECT pg_advisory_unlock(7)").unwrap();
+    assert_eq!(run(&mut db, b, both).unwrap(), "[Int(5), Text(\"\")]");
+}

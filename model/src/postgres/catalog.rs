@@ -2,6 +2,7 @@
 
 use super::advisory::AdvisoryFn;
 use super::error::{sqlstate, PgError};
+use super::sequence::SequenceFn;
 use super::value::{check_range, Decimal, Float, SqlType, Value};
 
 /// A table's definition.
@@ -149,6 +150,10 @@ pub enum Expr {
     /// An advisory lock function (`advisory.rs`) with its key arguments: run by the executor
     /// (it changes the server), never folded or evaluated as a value.
     Advisory(AdvisoryFn, Vec<Expr>),
+    /// A sequence function (`nextval`, `currval`, `setval`, `lastval`; `sequence.rs`) with
+    /// its arguments: it changes the server or reads the session, so the executor runs it
+    /// ([`Expr::replace_sequence_calls`]); never folded, never evaluated as a value.
+    SequenceCall(SequenceFn, Vec<Expr>),
     /// The next value of a column's sequence: the default of a `serial`/`bigserial` column or
     /// an identity column. Taken by the executor of `INSERT` from the table's counter
     /// (sequences are not transactional: a rolled-back or failed insert uses its numbers up);
@@ -181,6 +186,10 @@ pub enum Expr {
         ty: SqlType,
     },
 }
+
+/// What runs a sequence function call for [`Expr::replace_sequence_calls`]: the function
+/// and its arguments in, its value out.
+pub type SequenceCaller<'a> = dyn FnMut(SequenceFn, &[Expr]) -> Result<Value, PgError> + 'a;
 
 /// How a column numbered by a sequence was declared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -557,6 +566,7 @@ impl Expr {
             | Expr::Cast(_, ty)
             | Expr::Sequence { ty, .. }
             | Expr::Subquery { ty, .. } => *ty,
+            Expr::SequenceCall(..) => SqlType::Int8,
             Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
@@ -685,6 +695,12 @@ impl Expr {
                     "a sequence's next value outside the VALUES of an INSERT",
                 ))
             }
+            Expr::SequenceCall(function, _) => {
+                return Err(PgError::unsupported_statement(&format!(
+                    "{}() where the stand-in does not run it",
+                    function.name()
+                )))
+            }
             Expr::Subquery { .. } => {
                 return Err(PgError::unsupported_statement(
                     "a subquery whose result was not computed first",
@@ -719,7 +735,7 @@ impl Expr {
             | Expr::Sequence { .. }
             | Expr::Subquery { .. } => Ok(None),
             // Volatile: its arguments are folded, the call is not.
-            Expr::Advisory(_, arguments) => {
+            Expr::Advisory(_, arguments) | Expr::SequenceCall(_, arguments) => {
                 for argument in arguments {
                     argument.fold()?;
                 }
@@ -802,7 +818,8 @@ impl Expr {
             Expr::Aggregate(_, e, _) => vec![e],
             Expr::Coalesce(arguments, _)
             | Expr::Call(_, arguments, _)
-            | Expr::Advisory(_, arguments) => arguments.iter().collect(),
+            | Expr::Advisory(_, arguments)
+            | Expr::SequenceCall(_, arguments) => arguments.iter().collect(),
             Expr::Case {
                 whens, otherwise, ..
             } => whens
@@ -892,7 +909,8 @@ impl Expr {
             | Expr::Aggregate(_, inner, _) => inner.replace_subqueries(results),
             Expr::Coalesce(arguments, _)
             | Expr::Call(_, arguments, _)
-            | Expr::Advisory(_, arguments) => {
+            | Expr::Advisory(_, arguments)
+            | Expr::SequenceCall(_, arguments) => {
                 for argument in arguments {
                     argument.replace_subqueries(results);
                 }
@@ -913,6 +931,63 @@ impl Expr {
             | Expr::CountStar
             | Expr::Sequence { .. } => {}
         }
+    }
+
+    /// True when the expression calls a sequence function. Iterative, as [`Expr::has_advisory`].
+    pub fn has_sequence_call(&self) -> bool {
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            if matches!(expr, Expr::SequenceCall(..)) {
+                return true;
+            }
+            pending.extend(expr.parts());
+        }
+        false
+    }
+
+    /// Puts in the place of every sequence function call the value `call` gives it, left to
+    /// right (`SELECT nextval('s'), nextval('s')` answers 1 and 2). The arms of a `CASE` are
+    /// all visited: a call in an arm not taken still runs (a documented difference).
+    pub fn replace_sequence_calls(&mut self, call: &mut SequenceCaller<'_>) -> Result<(), PgError> {
+        match self {
+            Expr::SequenceCall(function, arguments) => {
+                let value = call(*function, arguments)?;
+                *self = Expr::Const(value, SqlType::Int8);
+            }
+            Expr::Binary(_, left, right) => {
+                left.replace_sequence_calls(call)?;
+                right.replace_sequence_calls(call)?;
+            }
+            Expr::Not(inner)
+            | Expr::Neg(inner)
+            | Expr::IsNull(inner, _)
+            | Expr::Cast(inner, _)
+            | Expr::Aggregate(_, inner, _) => inner.replace_sequence_calls(call)?,
+            Expr::Coalesce(arguments, _)
+            | Expr::Call(_, arguments, _)
+            | Expr::Advisory(_, arguments) => {
+                for argument in arguments {
+                    argument.replace_sequence_calls(call)?;
+                }
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => {
+                for (condition, value) in whens {
+                    condition.replace_sequence_calls(call)?;
+                    value.replace_sequence_calls(call)?;
+                }
+                otherwise.replace_sequence_calls(call)?;
+            }
+            Expr::Const(..)
+            | Expr::Param(..)
+            | Expr::Column(..)
+            | Expr::Excluded(..)
+            | Expr::CountStar
+            | Expr::Sequence { .. }
+            | Expr::Subquery { .. } => {}
+        }
+        Ok(())
     }
 
     /// True when the expression holds an aggregate (`count(*)`, `sum(e)`, ...).

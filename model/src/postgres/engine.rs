@@ -58,6 +58,7 @@ use super::advisory::{AdvisoryKey, AdvisoryLocks, AdvisoryMode, Released};
 use super::catalog::TableDef;
 use super::error::{PgError, PgNotice};
 use super::exec::{SqlExec, SqlResult};
+use super::sequence::Sequence;
 use super::statement::{RowLock, Statement, WriteGuard};
 use super::value::Value;
 
@@ -349,6 +350,11 @@ pub(super) struct Session {
     pub(super) queried: bool,
     /// The transaction is `READ ONLY`: writes and row locks are 25006.
     pub(super) read_only: bool,
+    /// `currval` of each sequence this session advanced (or `setval` with `is_called`), by
+    /// name.
+    pub(super) sequence_values: BTreeMap<String, i64>,
+    /// The sequence this session's last `nextval` advanced (`lastval`).
+    pub(super) last_sequence: Option<String>,
 }
 
 impl Session {
@@ -367,6 +373,8 @@ impl Session {
             settings_at_block_start: None,
             queried: false,
             read_only: false,
+            sequence_values: BTreeMap::new(),
+            last_sequence: None,
         }
     }
 }
@@ -403,6 +411,10 @@ impl Hash for Session {
             self.settings_at_block_start.hash(state);
             self.queried.hash(state);
             self.read_only.hash(state);
+        }
+        if !self.sequence_values.is_empty() || self.last_sequence.is_some() {
+            self.sequence_values.hash(state);
+            self.last_sequence.hash(state);
         }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
@@ -446,6 +458,9 @@ pub struct Postgres {
     pub(super) advisory: AdvisoryLocks,
     /// An advisory lock was let go since the driver last asked.
     pub(super) advisory_released: Released,
+    /// The sequences of `CREATE SEQUENCE` (`sequence.rs`), by name: relations, like tables,
+    /// in one namespace with them. Not transactional.
+    pub(super) sequences: BTreeMap<Arc<str>, Sequence>,
 }
 
 /// When a session waiting for a row lock looks for a deadlock through itself.
@@ -517,6 +532,9 @@ impl Hash for Postgres {
         if !self.advisory.is_empty() {
             self.advisory.hash(state);
         }
+        if !self.sequences.is_empty() {
+            self.sequences.hash(state);
+        }
         let others: Vec<(&Arc<str>, &Table)> = self
             .tables
             .iter()
@@ -573,6 +591,7 @@ impl Postgres {
             deadlock_check: DeadlockCheck::AtOnce,
             advisory: AdvisoryLocks::new(),
             advisory_released: Released::default(),
+            sequences: BTreeMap::new(),
         }
     }
 

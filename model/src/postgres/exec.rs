@@ -22,6 +22,7 @@ use super::engine::{
     Written,
 };
 use super::error::{sqlstate, PgError, PgNotice};
+use super::sequence::{relation_name, Sequence, SequenceFn};
 use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
 use super::value::{Decimal, SqlType, Value};
@@ -108,6 +109,10 @@ enum Plan {
     RollbackTo(String),
     CreateTable(TableDef, bool),
     DropTable(Vec<String>, bool),
+    /// `CREATE SEQUENCE [IF NOT EXISTS]`.
+    CreateSequence(Sequence, bool),
+    /// `DROP SEQUENCE [IF EXISTS] names [CASCADE]`.
+    DropSequence(Vec<String>, bool, bool),
     /// The tables, and whether their sequences start again (`RESTART IDENTITY`).
     Truncate(Vec<String>, bool),
     /// `SHOW name` (its value is read when it runs).
@@ -215,6 +220,8 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::Delete(_) => Some("DELETE"),
         Plan::CreateTable(..) => Some("CREATE TABLE"),
         Plan::DropTable(..) => Some("DROP TABLE"),
+        Plan::CreateSequence(..) => Some("CREATE SEQUENCE"),
+        Plan::DropSequence(..) => Some("DROP SEQUENCE"),
         Plan::Truncate(..) => Some("TRUNCATE TABLE"),
         Plan::Select(select) => locking(select),
         Plan::WithSubqueries(subqueries, inner) => writes(inner).or_else(|| {
@@ -316,10 +323,89 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
         _ => {}
     }
     check_advisory_placement(plan)?;
+    check_sequence_call_placement(plan)?;
     for expr in exprs {
         expr.fold()?;
     }
     Ok(())
+}
+
+/// Sequence functions run in the select list of a `SELECT` without `FROM`, `WHERE`,
+/// grouping, ordering, `LIMIT`, `DISTINCT` or a locking clause, in the `VALUES` of an
+/// `INSERT` (a column's `DEFAULT nextval(..)` among them) and in the values an `UPDATE` sets:
+/// where lock and ledger users call them. Anywhere else they are 0A000.
+fn check_sequence_call_placement(plan: &Plan) -> Result<(), PgError> {
+    let misplaced = |what: &str| {
+        unsupported(&format!(
+            "a sequence function in {what}: the stand-in runs nextval, currval, setval and \
+             lastval only in the select list of a SELECT without FROM, WHERE, GROUP BY, \
+             ORDER BY, LIMIT, DISTINCT or FOR UPDATE, in the VALUES of an INSERT and in the \
+             values an UPDATE sets"
+        ))
+    };
+    let any = |mut exprs: Box<dyn Iterator<Item = &Expr> + '_>| exprs.any(Expr::has_sequence_call);
+    match plan {
+        Plan::Select(select) => {
+            let plain = select.table.is_none()
+                && select.filter.is_none()
+                && select.order.is_empty()
+                && select.group_by.is_empty()
+                && select.having.is_none()
+                && select.limit.is_none()
+                && select.offset.is_none()
+                && select.lock.is_none()
+                && !select.distinct;
+            if !plain && any(Box::new(select.items.iter().map(|(_, e)| e))) {
+                return Err(misplaced("a SELECT list"));
+            }
+            let elsewhere = select
+                .filter
+                .iter()
+                .chain(&select.having)
+                .chain(&select.limit)
+                .chain(&select.offset)
+                .chain(&select.group_by)
+                .chain(select.order.iter().map(|(e, _, _)| e));
+            if any(Box::new(elsewhere)) {
+                return Err(misplaced("a clause of SELECT"));
+            }
+            Ok(())
+        }
+        Plan::Insert(insert) => {
+            if any(Box::new(insert.returning.iter().map(|(_, e)| e))) {
+                return Err(misplaced("RETURNING"));
+            }
+            if let Conflict::Update(assignments, filter) = &insert.conflict {
+                if any(Box::new(assignments.iter().map(|(_, e)| e).chain(filter))) {
+                    return Err(misplaced("ON CONFLICT"));
+                }
+            }
+            Ok(())
+        }
+        Plan::Update(update) => {
+            let others = update
+                .returning
+                .iter()
+                .map(|(_, e)| e)
+                .chain(&update.filter);
+            if any(Box::new(others)) {
+                return Err(misplaced("the WHERE or RETURNING of an UPDATE"));
+            }
+            Ok(())
+        }
+        Plan::Delete(delete) => {
+            let all = delete
+                .returning
+                .iter()
+                .map(|(_, e)| e)
+                .chain(&delete.filter);
+            if any(Box::new(all)) {
+                return Err(misplaced("a DELETE"));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Advisory lock functions run as whole items of a `SELECT` list without `FROM`, `WHERE`,
@@ -692,6 +778,19 @@ fn missing_from(table: &str) -> PgError {
     )
 }
 
+/// 42809 for `DROP TABLE` of a sequence and `DROP SEQUENCE` of a table.
+fn wrong_object_type(name: &str, wanted: &str, hint: &str) -> PgError {
+    PgError::error("42809", format!("\"{name}\" is not a {wanted}"))
+        .with_hint(format!("Use {hint}."))
+}
+
+/// Where the first argument of a call is written.
+fn position_of_first(analyzer: &Analyzer<'_>, arguments: &[&ast::Expr]) -> Option<u32> {
+    arguments
+        .first()
+        .and_then(|node| analyzer.statement.position_of(*node))
+}
+
 fn missing_relation(name: &str) -> PgError {
     PgError::error(
         sqlstate::UNDEFINED_TABLE,
@@ -702,6 +801,8 @@ fn missing_relation(name: &str) -> PgError {
 /// The analysis of one statement: the catalogue and the parameter types found so far.
 struct Analyzer<'a> {
     tables: &'a BTreeMap<Arc<str>, Table>,
+    /// The sequences (`CREATE SEQUENCE`), relations beside the tables.
+    sequences: &'a BTreeMap<Arc<str>, Sequence>,
     params: Vec<SqlType>,
     statement: &'a GeneralStatement,
     /// Where the first aggregate call of the statement is (for 42803 in a WHERE).
@@ -716,6 +817,11 @@ struct Analyzer<'a> {
 impl Analyzer<'_> {
     fn table(&self, name: &ObjectName) -> Result<Arc<TableDef>, PgError> {
         let table = object_name(name)?;
+        if self.sequences.contains_key(table.as_str()) {
+            return Err(unsupported(&format!(
+                "reading the sequence \"{table}\" as a table (call nextval, currval or setval)"
+            )));
+        }
         self.tables
             .get(table.as_str())
             .map(|t| t.def.clone())
@@ -767,11 +873,7 @@ impl Analyzer<'_> {
                     let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
                     return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
                 }
-                let mut l = self.expr(scope, left, SqlType::Unknown)?;
-                let r = self.expr(scope, right, l.ty())?;
-                if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
-                    l = self.expr(scope, left, r.ty())?;
-                }
+                let (l, r) = self.typed_operands(scope, left, right)?;
                 // The operator's position: just after the left operand.
                 let op_position = self.operator_after(left);
                 self.binary(op, l, r, op_position)?
@@ -867,11 +969,7 @@ impl Analyzer<'_> {
             ast::Expr::Exists { subquery, negated } => {
                 let (plan, _) = self.subquery(scope, subquery, None)?;
                 let exists = self.add_subquery(SubqueryKind::Exists, plan, SqlType::Bool);
-                if *negated {
-                    Expr::Not(Box::new(exists))
-                } else {
-                    exists
-                }
+                negated_if(*negated, exists)
             }
             ast::Expr::In {
                 expr,
@@ -894,11 +992,7 @@ impl Analyzer<'_> {
                     unreachable!("binary gives a binary operation")
                 };
                 let member = self.add_subquery(SubqueryKind::In(left, ty), plan, SqlType::Bool);
-                if *negated {
-                    Expr::Not(Box::new(member))
-                } else {
-                    member
-                }
+                negated_if(*negated, member)
             }
             ast::Expr::IsDistinctFrom(left, right) => {
                 self.distinct_from(scope, left, right, false)?
@@ -974,11 +1068,7 @@ impl Analyzer<'_> {
                 }
                 // A balanced tree of ORs: a list of any length nests only log2(n) deep.
                 let result = balanced_or(tests).ok_or_else(|| unsupported(&node.to_string()))?;
-                if *negated {
-                    Expr::Not(Box::new(result))
-                } else {
-                    result
-                }
+                negated_if(*negated, result)
             }
             ast::Expr::Between {
                 expr,
@@ -993,11 +1083,7 @@ impl Analyzer<'_> {
                 let ge = self.binary(BinOp::Ge, value.clone(), low, position())?;
                 let le = self.binary(BinOp::Le, value, high, position())?;
                 let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
-                if *negated {
-                    Expr::Not(Box::new(both))
-                } else {
-                    both
-                }
+                negated_if(*negated, both)
             }
             ast::Expr::Cast {
                 expr,
@@ -1293,6 +1379,61 @@ impl Analyzer<'_> {
         Ok(Expr::Advisory(function, converted))
     }
 
+    /// `nextval(regclass)`, `currval(regclass)`, `setval(regclass, bigint [, boolean])`,
+    /// `lastval()`. A name written as a literal is looked up now, as PostgreSQL reads a
+    /// `regclass` constant while it analyses the statement (42P01 pointing at it); one given
+    /// as a parameter when the call runs.
+    fn sequence_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: SequenceFn,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let wanted: &[SqlType] = match (function, arguments.len()) {
+            (SequenceFn::LastVal, 0) => &[],
+            (SequenceFn::NextVal | SequenceFn::CurrVal, 1) => &[SqlType::Text],
+            (SequenceFn::SetVal, 2) => &[SqlType::Text, SqlType::Int8],
+            (SequenceFn::SetVal, 3) => &[SqlType::Text, SqlType::Int8, SqlType::Bool],
+            _ => {
+                let analysed = self.arguments(scope, arguments)?;
+                let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+                return Err(undefined_function(function.name(), &types, position));
+            }
+        };
+        let mut converted = Vec::with_capacity(arguments.len());
+        for (node, ty) in arguments.iter().zip(wanted) {
+            let at = self.statement.position_of(*node);
+            let analysed = self.expr(scope, node, *ty)?;
+            let fits = match ty {
+                SqlType::Text => matches!(analysed.ty(), SqlType::Text | SqlType::Unknown),
+                SqlType::Int8 => matches!(
+                    analysed.ty(),
+                    SqlType::Int4 | SqlType::Int8 | SqlType::Unknown
+                ),
+                _ => matches!(analysed.ty(), SqlType::Bool | SqlType::Unknown),
+            };
+            if !fits {
+                let types: Vec<SqlType> = converted
+                    .iter()
+                    .map(Expr::ty)
+                    .chain([analysed.ty()])
+                    .collect();
+                return Err(undefined_function(function.name(), &types, position));
+            }
+            converted.push(self.convert(analysed, *ty, at)?);
+        }
+        if let Some(Expr::Const(Value::Text(text), _)) = converted.first() {
+            let name = relation_name(text).map_err(|e| e.at(position_of_first(self, arguments)))?;
+            if !self.sequences.contains_key(name.as_str())
+                && !self.tables.contains_key(name.as_str())
+            {
+                return Err(missing_relation(&name).at(position_of_first(self, arguments)));
+            }
+        }
+        Ok(Expr::SequenceCall(function, converted))
+    }
+
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
     /// `IN`, ...): one character past the end of its left operand.
     fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
@@ -1461,11 +1602,26 @@ impl Analyzer<'_> {
             ScalarFn::Like
         };
         let test = Expr::Call(function, vec![left, right], SqlType::Bool);
-        Ok(if negated {
-            Expr::Not(Box::new(test))
-        } else {
-            test
-        })
+        Ok(negated_if(negated, test))
+    }
+
+    /// A binary operator's two operands, typed as PostgreSQL types them: the left one alone
+    /// (an unknown literal stays unknown), the right one by the left's type, then an unknown
+    /// left one again by the right's. Inlined: it runs inside the recursive `expr`, whose frame
+    /// a deep chain of operators stacks once per level.
+    #[inline(always)]
+    fn typed_operands(
+        &mut self,
+        scope: &Scope<'_>,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> Result<(Expr, Expr), PgError> {
+        let mut l = self.expr(scope, left, SqlType::Unknown)?;
+        let r = self.expr(scope, right, l.ty())?;
+        if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
+            l = self.expr(scope, left, r.ty())?;
+        }
+        Ok((l, r))
     }
 
     /// `a IS [NOT] DISTINCT FROM b`: compared as `=` compares them, NULL a value like any
@@ -1478,18 +1634,10 @@ impl Analyzer<'_> {
         right: &ast::Expr,
         negated: bool,
     ) -> Result<Expr, PgError> {
-        let mut l = self.expr(scope, left, SqlType::Unknown)?;
-        let r = self.expr(scope, right, l.ty())?;
-        if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
-            l = self.expr(scope, left, r.ty())?;
-        }
+        let (l, r) = self.typed_operands(scope, left, right)?;
         let op_position = self.operator_after(left);
         let test = self.binary(BinOp::DistinctFrom, l, r, op_position)?;
-        Ok(if negated {
-            Expr::Not(Box::new(test))
-        } else {
-            test
-        })
+        Ok(negated_if(negated, test))
     }
 
     /// `count(e)`, `sum(e)`, `min(e)`, `max(e)`, `coalesce(...)`, `greatest(...)`,
@@ -1549,6 +1697,9 @@ impl Analyzer<'_> {
         }
         if let Some(advisory) = AdvisoryFn::parse(name) {
             return self.advisory_call(scope, advisory, name, &arguments, position);
+        }
+        if let Some(function) = SequenceFn::parse(name) {
+            return self.sequence_call(scope, function, &arguments, position);
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());
@@ -1996,6 +2147,7 @@ impl Postgres {
             aggregate_at: None,
             typed_by_values,
             tables: &self.tables,
+            sequences: &self.sequences,
             params: declared.to_vec(),
             statement,
             subqueries: Vec::new(),
@@ -2123,6 +2275,23 @@ impl Postgres {
         if query {
             self.take_snapshot_if_needed(session);
         }
+        // A statement that waits runs again from the start when it resumes: the numbers its
+        // sequence calls took are given back first, but for an UPDATE's, which PostgreSQL
+        // also takes again (its recheck of the row it waited for computes the new row anew).
+        let inner = match &plan {
+            Plan::WithSubqueries(_, inner) => inner.as_ref(),
+            other => other,
+        };
+        let sequences_before = (!self.sequences.is_empty()
+            && matches!(inner, Plan::Select(_) | Plan::Insert(_)))
+        .then(|| {
+            let state = &self.sessions[&session];
+            (
+                self.sequences.clone(),
+                state.sequence_values.clone(),
+                state.last_sequence.clone(),
+            )
+        });
         let outcome = match plan {
             Plan::Begin(isolation, read_only, tag) => {
                 return from_typed(self.begin(session, isolation, read_only, tag))
@@ -2134,6 +2303,12 @@ impl Postgres {
             Plan::RollbackTo(name) => self.rollback_to(session, &name),
             Plan::CreateTable(def, if_not_exists) => return self.create(def, if_not_exists),
             Plan::DropTable(names, if_exists) => self.drop_tables(session, names, if_exists),
+            Plan::CreateSequence(sequence, if_not_exists) => {
+                self.create_sequence(sequence, if_not_exists)
+            }
+            Plan::DropSequence(names, if_exists, cascade) => {
+                self.drop_sequences(names, if_exists, cascade)
+            }
             Plan::Truncate(names, restart) => self.truncate(session, names, restart),
             Plan::Show(name) => self.show(session, &name).map(|value| {
                 Outcome::Done(SqlResult {
@@ -2154,6 +2329,15 @@ impl Postgres {
                 self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
             }
         };
+        if let (Ok(Outcome::Wait(..) | Outcome::WaitAdvisory(..)), Some(before)) =
+            (&outcome, sequences_before)
+        {
+            let (sequences, values, last) = before;
+            self.sequences = sequences;
+            let state = self.session_mut(session);
+            state.sequence_values = values;
+            state.last_sequence = last;
+        }
         match outcome {
             Ok(Outcome::Done(result)) => done(Ok(result)),
             Ok(Outcome::Notice(result, notice)) => SqlExecuted {
@@ -2400,7 +2584,11 @@ impl Postgres {
         params: &[Value],
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
-        if plan.items.iter().any(|(_, e)| e.has_advisory()) {
+        if plan
+            .items
+            .iter()
+            .any(|(_, e)| e.has_advisory() || e.has_sequence_call())
+        {
             return self.select_advisory(session, plan, params);
         }
         if plan.lock.is_none() && !plan.aggregate {
@@ -2528,7 +2716,8 @@ impl Postgres {
         let mut warning = None;
         for (_, expr) in &plan.items {
             let Expr::Advisory(function, arguments) = expr else {
-                row.push(expr.eval(&cx)?);
+                let resolved = self.resolve_sequence_calls(session, expr, &[], params)?;
+                row.push(resolved.as_ref().unwrap_or(expr).eval(&cx)?);
                 continue;
             };
             let values = arguments
@@ -2790,6 +2979,7 @@ impl Postgres {
         let mut returned = Vec::new();
         let mut count = 0u64;
         let mut touched: Vec<Value> = Vec::new();
+        let calls = plan.rows.iter().flatten().any(Expr::has_sequence_call);
         for exprs in &plan.rows {
             let mut tuple = Vec::with_capacity(exprs.len());
             for (expr, column) in exprs.iter().zip(&def.columns) {
@@ -2799,11 +2989,18 @@ impl Postgres {
                         table.sequences.insert(*index, value);
                         Value::Int(value)
                     }
-                    other => other.eval(&EvalContext {
-                        row: &[],
-                        excluded: None,
-                        params,
-                    })?,
+                    other => {
+                        let resolved = if calls {
+                            self.resolve_sequence_calls(session, other, &[], params)?
+                        } else {
+                            None
+                        };
+                        resolved.as_ref().unwrap_or(other).eval(&EvalContext {
+                            row: &[],
+                            excluded: None,
+                            params,
+                        })?
+                    }
                 };
                 tuple.push(cast(value, column.ty)?);
             }
@@ -2931,10 +3128,16 @@ impl Postgres {
         let def = self.tables[plan.table.as_str()].def.clone();
         let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
         let mut changes = Vec::new();
+        let calls = plan.assignments.iter().any(|(_, e)| e.has_sequence_call());
         for (key, old) in &candidates {
             let mut new = old.clone();
             for (index, expr) in &plan.assignments {
-                let value = expr.eval(&EvalContext {
+                let resolved = if calls {
+                    self.resolve_sequence_calls(session, expr, old, params)?
+                } else {
+                    None
+                };
+                let value = resolved.as_ref().unwrap_or(expr).eval(&EvalContext {
                     row: old,
                     excluded: None,
                     params,
@@ -3108,7 +3311,9 @@ impl Postgres {
     }
 
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
-        if self.tables.contains_key(def.name.as_str()) {
+        if self.tables.contains_key(def.name.as_str())
+            || self.sequences.contains_key(def.name.as_str())
+        {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
                 return SqlExecuted {
@@ -3133,6 +3338,13 @@ impl Postgres {
     ) -> Result<Outcome, PgError> {
         let mut notice = None;
         for name in &names {
+            if self.sequences.contains_key(name.as_str()) {
+                return Err(wrong_object_type(
+                    name,
+                    "table",
+                    "DROP SEQUENCE to remove a sequence",
+                ));
+            }
             match self.tables.get(name.as_str()) {
                 None if if_exists => {
                     notice = Some(PgError {
@@ -3167,6 +3379,239 @@ impl Postgres {
             Some(notice) => Outcome::Notice(result, notice),
             None => Outcome::Done(result),
         })
+    }
+
+    fn create_sequence(
+        &mut self,
+        sequence: Sequence,
+        if_not_exists: bool,
+    ) -> Result<Outcome, PgError> {
+        let name = sequence.name.as_str();
+        if self.tables.contains_key(name) || self.sequences.contains_key(name) {
+            let message = format!("relation \"{name}\" already exists");
+            if if_not_exists {
+                return Ok(Outcome::Notice(
+                    tag_only("CREATE SEQUENCE"),
+                    PgError {
+                        severity: "NOTICE",
+                        ..PgError::error(sqlstate::DUPLICATE_TABLE, format!("{message}, skipping"))
+                    },
+                ));
+            }
+            return Err(PgError::error(sqlstate::DUPLICATE_TABLE, message));
+        }
+        self.sequences.insert(name.into(), sequence);
+        Ok(Outcome::Done(tag_only("CREATE SEQUENCE")))
+    }
+
+    /// `DROP SEQUENCE`: refused (2BP01) while a column's default calls it, unless `CASCADE`
+    /// (which the stand-in does not run for such a sequence). The sessions' `currval` of it
+    /// goes with it: one created again under the name is another sequence.
+    fn drop_sequences(
+        &mut self,
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<Outcome, PgError> {
+        let mut notice = None;
+        for name in &names {
+            if self.sequences.contains_key(name.as_str()) {
+                let dependents = self.defaults_calling(name);
+                if !dependents.is_empty() {
+                    if cascade {
+                        return Err(unsupported(&format!(
+                            "DROP SEQUENCE {name} CASCADE while column defaults call it"
+                        )));
+                    }
+                    return Err(PgError::error(
+                        "2BP01",
+                        format!("cannot drop sequence {name} because other objects depend on it"),
+                    )
+                    .with_detail(
+                        dependents
+                            .iter()
+                            .map(|(table, column)| {
+                                format!(
+                                    "default value for column {column} of table {table} \
+                                     depends on sequence {name}"
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    )
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+            } else if self.tables.contains_key(name.as_str()) {
+                return Err(wrong_object_type(
+                    name,
+                    "sequence",
+                    "DROP TABLE to remove a table",
+                ));
+            } else if if_exists {
+                notice = Some(PgError {
+                    severity: "NOTICE",
+                    ..PgError::error(
+                        "00000",
+                        format!("sequence \"{name}\" does not exist, skipping"),
+                    )
+                });
+            } else {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("sequence \"{name}\" does not exist"),
+                ));
+            }
+        }
+        for name in &names {
+            if self.sequences.remove(name.as_str()).is_none() {
+                continue;
+            }
+            for state in self.sessions.values_mut() {
+                state.sequence_values.remove(name.as_str());
+                if state.last_sequence.as_deref() == Some(name.as_str()) {
+                    state.last_sequence = None;
+                }
+            }
+        }
+        let result = tag_only("DROP SEQUENCE");
+        Ok(match notice {
+            Some(notice) => Outcome::Notice(result, notice),
+            None => Outcome::Done(result),
+        })
+    }
+
+    /// The `(table, column)`s whose default calls sequence `name` (written as a literal).
+    fn defaults_calling(&self, name: &str) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for (table_name, table) in self.tables.iter() {
+            for column in &table.def.columns {
+                let Some(default) = &column.default else {
+                    continue;
+                };
+                let mut pending = vec![default];
+                while let Some(expr) = pending.pop() {
+                    if let Expr::SequenceCall(_, arguments) = expr {
+                        if let Some(Expr::Const(Value::Text(text), _)) = arguments.first() {
+                            if relation_name(text).is_ok_and(|n| n == name) {
+                                found.push((table_name.to_string(), column.name.clone()));
+                                break;
+                            }
+                        }
+                    }
+                    pending.extend(expr.parts());
+                }
+            }
+        }
+        found
+    }
+
+    /// Every sequence function call in `expr` run now for `session`, on `row`, left to right,
+    /// and put in its place; None when `expr` calls none.
+    fn resolve_sequence_calls(
+        &mut self,
+        session: SessionId,
+        expr: &Expr,
+        row: &[Value],
+        params: &[Value],
+    ) -> Result<Option<Expr>, PgError> {
+        if !expr.has_sequence_call() {
+            return Ok(None);
+        }
+        let mut resolved = expr.clone();
+        resolved.replace_sequence_calls(&mut |function, arguments| {
+            let cx = EvalContext {
+                row,
+                excluded: None,
+                params,
+            };
+            let values = arguments
+                .iter()
+                .map(|a| a.eval(&cx))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.sequence_value(session, function, values)
+        })?;
+        Ok(Some(resolved))
+    }
+
+    /// One sequence function for `session` on its arguments' values, as PostgreSQL runs it:
+    /// strict (a NULL argument answers NULL), 25006 for a change in a read-only transaction,
+    /// 42P01 / 42809 for a name that is no sequence, 55000 for `currval`/`lastval` before
+    /// the session has a value.
+    fn sequence_value(
+        &mut self,
+        session: SessionId,
+        function: SequenceFn,
+        values: Vec<Value>,
+    ) -> Result<Value, PgError> {
+        let state = &self.sessions[&session];
+        if function.writes() && state.read_only {
+            return Err(PgError::error(
+                "25006",
+                format!(
+                    "cannot execute {}() in a read-only transaction",
+                    function.name()
+                ),
+            ));
+        }
+        let not_yet = |what: String| {
+            PgError::error(
+                "55000",
+                format!("{what} is not yet defined in this session"),
+            )
+        };
+        if function == SequenceFn::LastVal {
+            let value = state
+                .last_sequence
+                .as_ref()
+                .and_then(|name| state.sequence_values.get(name));
+            return value
+                .map(|v| Value::Int(*v))
+                .ok_or_else(|| not_yet("lastval".to_string()));
+        }
+        if values.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        let mut values = values.into_iter();
+        let Some(Value::Text(text)) = values.next() else {
+            return Ok(Value::Null);
+        };
+        let name = relation_name(&text)?;
+        let Some(sequence) = self.sequences.get_mut(name.as_str()) else {
+            return Err(if self.tables.contains_key(name.as_str()) {
+                PgError::error("42809", format!("\"{name}\" is not a sequence"))
+            } else {
+                missing_relation(&name)
+            });
+        };
+        match function {
+            SequenceFn::NextVal => {
+                let value = sequence.advance()?;
+                let state = self.session_mut(session);
+                state.sequence_values.insert(name.clone(), value);
+                state.last_sequence = Some(name);
+                Ok(Value::Int(value))
+            }
+            SequenceFn::SetVal => {
+                let value = match values.next() {
+                    Some(Value::Int(value)) => value,
+                    _ => return Ok(Value::Null),
+                };
+                let is_called = !matches!(values.next(), Some(Value::Bool(false)));
+                sequence.set(value, is_called)?;
+                if is_called {
+                    self.session_mut(session)
+                        .sequence_values
+                        .insert(name, value);
+                }
+                Ok(Value::Int(value))
+            }
+            SequenceFn::CurrVal => self.sessions[&session]
+                .sequence_values
+                .get(name.as_str())
+                .map(|v| Value::Int(*v))
+                .ok_or_else(|| not_yet(format!("currval of sequence \"{name}\""))),
+            SequenceFn::LastVal => unreachable!("answered above"),
+        }
     }
 
     fn truncate(
@@ -3530,6 +3975,27 @@ impl Analyzer<'_> {
                 names.iter().map(object_name).collect::<Result<_, _>>()?,
                 *if_exists,
             ),
+            S::Drop {
+                object_type: ObjectType::Sequence,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => Plan::DropSequence(
+                names.iter().map(object_name).collect::<Result<_, _>>()?,
+                *if_exists,
+                *cascade,
+            ),
+            S::CreateSequence {
+                temporary: false,
+                if_not_exists,
+                name,
+                sequence_options,
+            } => {
+                let name = object_name(name)?;
+                let sequence = Sequence::define(&name, sequence_options)?;
+                Plan::CreateSequence(sequence, *if_not_exists)
+            }
             S::Truncate(truncate) => Plan::Truncate(
                 truncate
                     .table_names
@@ -4382,6 +4848,15 @@ impl Analyzer<'_> {
         }
         def.checks.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Plan::CreateTable(def, create.if_not_exists))
+    }
+}
+
+/// `NOT test` when `negated` (`NOT LIKE`, `NOT IN`, `NOT EXISTS`, ...), else `test`.
+fn negated_if(negated: bool, test: Expr) -> Expr {
+    if negated {
+        Expr::Not(Box::new(test))
+    } else {
+        test
     }
 }
 

@@ -21,6 +21,8 @@
 //!   PostgreSQL computes them;
 //! - [`settings`]: `SET`, `RESET`, `SHOW`: the isolation settings run, parameters without
 //!   effect kept, time limits refused unless 0;
+//! - [`sequence`]: `CREATE SEQUENCE`/`DROP SEQUENCE`, `nextval`, `currval`, `setval`,
+//!   `lastval`;
 //! - [`advisory`]: advisory locks (`pg_advisory_lock` and its family);
 //! - [`engine`]: the row store, sessions, transactions, READ COMMITTED row locks ([`Postgres`]).
 
@@ -32,6 +34,7 @@ pub mod error;
 pub mod exec;
 pub mod functions;
 mod lexer;
+pub mod sequence;
 pub mod settings;
 pub mod sql;
 pub mod statement;

@@ -344,9 +344,45 @@ impl CharIndex {
 
 /// PostgreSQL's syntax error for a `sqlparser` error message (`... found: X at Line: L,
 /// Column: C`), pointing at the token the parser stopped at.
+/// The parser's "START specified more than once" (a `CREATE SEQUENCE` option given twice) as
+/// PostgreSQL's 42601 `conflicting or redundant options`, pointing at the second one's
+/// keyword (found as the option's first word, the second time it is written).
+fn repeated_option(text: &str, offset: u32, message: &str) -> Option<PgError> {
+    let name = message.split_once(" specified more than once")?.0;
+    let name = name.rsplit_once(": ").map_or(name, |(_, name)| name);
+    let keyword = name.split_whitespace().next()?.to_ascii_uppercase();
+    let chars: Vec<char> = text.chars().collect();
+    let is_word = |c: &char| c.is_alphanumeric() || *c == '_';
+    let mut seen = 0;
+    let mut at = None;
+    let mut index = 0;
+    while index < chars.len() {
+        if !is_word(&chars[index]) {
+            index += 1;
+            continue;
+        }
+        let start = index;
+        while index < chars.len() && is_word(&chars[index]) {
+            index += 1;
+        }
+        let word: String = chars[start..index].iter().collect();
+        if word.eq_ignore_ascii_case(&keyword) {
+            seen += 1;
+            if seen == 2 {
+                at = u32::try_from(start).ok().map(|start| offset + start + 1);
+                break;
+            }
+        }
+    }
+    Some(PgError::error(sqlstate::SYNTAX_ERROR, "conflicting or redundant options").at(at))
+}
+
 fn syntax_error(text: &str, offset: u32, message: &str) -> PgError {
     if message.contains("Recursion limit") || message.contains("recursion limit") {
         return stack_depth_exceeded();
+    }
+    if let Some(error) = repeated_option(text, offset, message) {
+        return error;
     }
     let statement = GeneralStatement::new(
         sqlparser::ast::Statement::Commit {
