@@ -1269,6 +1269,8 @@ fn string_op() -> impl Strategy<Value = Op> {
         2 => (name("rename"), key(), key()).prop_map(|(c, a, b)| Op::new(vec![c, a, b])),
         2 => (name("renamenx"), key(), key()).prop_map(|(c, a, b)| Op::new(vec![c, a, b])),
         1 => (name("touch"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
+        3 => (name("getex"), key(), getex_options())
+            .prop_map(|(c, k, o)| Op::new([vec![c, k], o].concat())),
         2 => (name("expiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("pexpiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("hmget"), key(), prop::collection::vec(field(), 1..=3))
@@ -1281,6 +1283,36 @@ fn string_op() -> impl Strategy<Value = Op> {
         1 => (name("hkeys"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         1 => (name("hvals"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         1 => (name("hstrlen"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+    ]
+}
+
+/// `GETEX` options: each expiry kind with a valid, zero, negative, non-integer or overflowing
+/// number, `PERSIST`, combinations Redis refuses, and an option without its number.
+fn getex_options() -> impl Strategy<Value = Vec<Arg>> {
+    let relative = prop_oneof![
+        3 => (1i64..1_000_000).prop_map(|n| Arg::Text(n.to_string())),
+        1 => prop::sample::select(vec!["0", "-5", "x", "9223372036854775807"]).prop_map(text),
+    ];
+    let at_secs = prop_oneof![
+        3 => (100i64..1_000_000).prop_map(Arg::FromNowSecs),
+        1 => (-1_000i64..=-2).prop_map(Arg::FromNowSecs),
+    ];
+    let at_ms = prop_oneof![
+        3 => (100_000i64..1_000_000_000).prop_map(Arg::FromNowMs),
+        1 => (-1_000_000i64..=-2_000).prop_map(Arg::FromNowMs),
+    ];
+    prop_oneof![
+        2 => Just(Vec::new()),
+        2 => (prop::sample::select(vec!["EX", "px", "Ex"]), relative.clone())
+            .prop_map(|(o, n)| vec![text(o), n]),
+        1 => at_secs.prop_map(|n| vec![text("EXAT"), n]),
+        1 => at_ms.prop_map(|n| vec![text("pxat"), n]),
+        2 => Just(vec![text("PERSIST")]),
+        1 => prop::sample::select(vec![
+            "EX 10 PX 10", "EX 10 EX 20", "PERSIST EX 10", "EX 10 PERSIST", "PERSIST persist",
+            "EX", "KEEPTTL", "NX", "GET", "FOO",
+        ])
+        .prop_map(|o| o.split(' ').map(text).collect()),
     ]
 }
 
@@ -2044,7 +2076,39 @@ fn list_op() -> impl Strategy<Value = Vec<Arg>> {
         2 => (key(), key(), prop::sample::select(vec!["LEFT", "right", "UP"]),
               prop::sample::select(vec!["left", "RIGHT", "x"]))
             .prop_map(|(a, b, f, t)| vec![text("LMOVE"), a, b, text(f), text(t)]),
+        3 => (key(), element(), lpos_options())
+            .prop_map(|(k, e, o)| [vec![text("LPOS"), k, e], o].concat()),
     ]
+}
+
+/// `LPOS` options, valid, repeated, out of range and unknown.
+fn lpos_options() -> impl Strategy<Value = Vec<Arg>> {
+    let option = prop::sample::select(vec![
+        "RANK 1",
+        "RANK 2",
+        "rank -1",
+        "RANK -2",
+        "RANK 0",
+        "RANK x",
+        "RANK -9223372036854775808",
+        "COUNT 0",
+        "count 1",
+        "COUNT 2",
+        "COUNT -1",
+        "COUNT x",
+        "MAXLEN 0",
+        "maxlen 2",
+        "MAXLEN 1",
+        "MAXLEN -1",
+        "RANK",
+        "FOO 1",
+    ]);
+    prop::collection::vec(option, 0..=3).prop_map(|options| {
+        options
+            .into_iter()
+            .flat_map(|option| option.split(' ').map(text).collect::<Vec<_>>())
+            .collect()
+    })
 }
 
 fn set_op() -> impl Strategy<Value = Vec<Arg>> {
@@ -2064,6 +2128,14 @@ fn set_op() -> impl Strategy<Value = Vec<Arg>> {
               prop::collection::vec(key(), 1..=3))
             .prop_map(|(c, d, k)| [vec![text(c), d], k].concat()),
         1 => prop::sample::select(vec!["SINTER", "SDIFFSTORE"]).prop_map(|c| vec![text(c)]),
+        3 => (prop::sample::select(vec!["1", "2", "3", "0", "-1", "x", "4"]),
+              prop::collection::vec(key(), 1..=3),
+              prop::sample::select(vec!["", "LIMIT 1", "limit 0", "LIMIT 2", "LIMIT -1",
+                                        "LIMIT x", "LIMIT", "FOO 1"]))
+            .prop_map(|(n, k, limit)| {
+                let limit = limit.split_whitespace().map(text).collect::<Vec<_>>();
+                [vec![text("SINTERCARD"), text(n)], k, limit].concat()
+            }),
     ]
 }
 

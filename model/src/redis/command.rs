@@ -276,6 +276,8 @@ pub(crate) enum KeyRule {
     Pairs,
     /// `LMOVE`/`SMOVE`: `argv[1]` and `argv[2]`.
     FirstTwo,
+    /// `SINTERCARD`: `argv[1]` says how many keys follow it.
+    Counted,
 }
 
 /// One entry of the command table.
@@ -301,7 +303,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 112] = [
+const COMMANDS: [Spec; 115] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -415,10 +417,13 @@ const COMMANDS: [Spec; 112] = [
     spec("rename", 3, true, KeyRule::FirstTwo),
     spec("renamenx", 3, true, KeyRule::FirstTwo),
     spec("touch", -2, false, KeyRule::AllFromFirst),
+    spec("getex", -2, true, KeyRule::First),
+    spec("lpos", -3, false, KeyRule::First),
+    spec("sintercard", -3, false, KeyRule::Counted),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 49] = [
+pub const COLLECTION_COMMANDS: [&str; 51] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -468,6 +473,8 @@ pub const COLLECTION_COMMANDS: [&str; 49] = [
     "sinterstore",
     "sunionstore",
     "sdiffstore",
+    "lpos",
+    "sintercard",
 ];
 
 /// Commands that only exist as containers of subcommands.
@@ -566,21 +573,25 @@ impl KeyRule {
             KeyRule::None => Vec::new(),
             KeyRule::First => vec![argv[1].as_slice()],
             KeyRule::AllFromFirst => argv[1..].iter().map(Vec::as_slice).collect(),
-            KeyRule::Eval => eval_keys_for_slot_check(argv),
+            KeyRule::Eval => counted_keys_for_slot_check(argv, 2),
+            KeyRule::Counted => counted_keys_for_slot_check(argv, 1),
             KeyRule::Pairs => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
             KeyRule::FirstTwo => argv[1..3].iter().map(Vec::as_slice).collect(),
         }
     }
 }
 
-/// The keys of an `EVAL`/`EVALSHA` as Redis finds them for the cluster check: when `numkeys`
-/// is not a strict integer Redis falls back to C `atoi` (so `2abc` counts as 2), and a count
-/// outside `1..=available` means no keys (the command itself reports the error later).
-fn eval_keys_for_slot_check(argv: &[Vec<u8>]) -> Vec<&[u8]> {
-    let available = argv.len().saturating_sub(3);
-    let count = parse_i64(&argv[2]).unwrap_or_else(|| c_atoi(&argv[2]));
+/// The keys of an `EVAL`/`EVALSHA` (count at `argv[2]`) or a `SINTERCARD` (at `argv[1]`) as
+/// Redis finds them for the cluster check: when `numkeys` is not a strict integer Redis falls
+/// back to C `atoi` (so `2abc` counts as 2), and a count outside `1..=available` means no keys
+/// (the command itself reports the error later).
+fn counted_keys_for_slot_check(argv: &[Vec<u8>], at: usize) -> Vec<&[u8]> {
+    let available = argv.len().saturating_sub(at + 1);
+    let count = parse_i64(&argv[at]).unwrap_or_else(|| c_atoi(&argv[at]));
     match usize::try_from(count) {
-        Ok(n) if n >= 1 && n <= available => argv[3..3 + n].iter().map(Vec::as_slice).collect(),
+        Ok(n) if n >= 1 && n <= available => {
+            argv[at + 1..at + 1 + n].iter().map(Vec::as_slice).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -701,7 +712,7 @@ fn error_text(bytes: &[u8]) -> String {
 }
 
 /// True for a byte string that is an ASCII option name, in any case.
-fn is_option(bytes: &[u8], name: &str) -> bool {
+pub(crate) fn is_option(bytes: &[u8], name: &str) -> bool {
     bytes.eq_ignore_ascii_case(name.as_bytes())
 }
 
@@ -749,7 +760,7 @@ impl Command {
             }
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
             | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
-            | "touch" => Ok(Command::Strings(argv.to_vec())),
+            | "touch" | "getex" => Ok(Command::Strings(argv.to_vec())),
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),

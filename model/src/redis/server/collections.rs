@@ -9,11 +9,11 @@
 //! a copy of the list); a primary that feeds replicas records the whole collection after each
 //! change.
 //!
-//! Sets of keys: `SINTER`, `SUNION`, `SDIFF` and their `...STORE` forms.
+//! Sets of keys: `SINTER`, `SUNION`, `SDIFF`, their `...STORE` forms and `SINTERCARD`; `LPOS`.
 //!
-//! Not here: blocking pops, the sorted-set and `SINTERCARD` forms of the above (`ZUNION`,
-//! ...), random picks (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`), `LPOS` and the `SCAN` family:
-//! they get Redis's unknown command error.
+//! Not here: blocking pops, the sorted-set forms of the above (`ZUNION`, ...), random picks
+//! (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`) and the `SCAN` family: they get Redis's unknown
+//! command error.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -144,6 +144,8 @@ impl Redis {
                 (Err(error), _) | (_, Err(error)) => Err(error),
             },
             b"smove" => self.smove(argv, now_ms),
+            b"lpos" => self.lpos(argv, now_ms),
+            b"sintercard" => self.sintercard(argv, now_ms),
             b"sinter" | b"sunion" | b"sdiff" | b"sinterstore" | b"sunionstore" | b"sdiffstore" => {
                 self.set_algebra(&name, argv, now_ms)
             }
@@ -462,6 +464,140 @@ impl Redis {
     /// missing key is an empty set); the result is answered as a set's members, or stored in
     /// `destination` (replacing whatever it held, with no TTL; deleted when empty) and its size
     /// answered.
+    /// `LPOS key element [RANK r] [COUNT n] [MAXLEN m]` (`lposCommand`): options first (`RANK`
+    /// not 0, `COUNT` and `MAXLEN` not negative, each with its own message), then the key. The
+    /// positions count from the head whichever way the search goes (a negative rank searches
+    /// from the tail); without `COUNT` the first match or nil, with it an array (`COUNT 0`:
+    /// every match); `MAXLEN` compares at most that many elements.
+    fn lpos(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let mut rank: i64 = 1;
+        let mut count: Option<i64> = None;
+        let mut max_len: i64 = 0;
+        let mut j = 3;
+        while j < argv.len() {
+            let option = argv[j].to_ascii_lowercase();
+            let Some(number) = argv.get(j + 1) else {
+                return Err(Reply::error(SYNTAX_ERROR));
+            };
+            let positive = |message: &str| match integer_arg(number) {
+                Ok(n) if n >= 0 => Ok(n),
+                _ => Err(Reply::error(format!("ERR {message}"))),
+            };
+            match option.as_slice() {
+                b"rank" => {
+                    rank = integer_arg(number)?;
+                    if rank == 0 {
+                        return Err(Reply::error(
+                            "ERR RANK can't be zero: use 1 to start from the first match, 2 \
+                             from the second ... or use negative to start from the end of \
+                             the list",
+                        ));
+                    }
+                }
+                b"count" => count = Some(positive("COUNT can't be negative")?),
+                b"maxlen" => max_len = positive("MAXLEN can't be negative")?,
+                _ => return Err(Reply::error(SYNTAX_ERROR)),
+            }
+            j += 2;
+        }
+        let none = || match count {
+            Some(_) => Reply::Array(Vec::new()),
+            None => Reply::Nil,
+        };
+        let Some(list) = self.typed(&argv[1], now_ms, None, as_list)? else {
+            return Ok(none());
+        };
+        let from_tail = rank < 0;
+        // Redis 7.0 negates the rank in a C long: the most negative one stays negative, so
+        // every match is past it (as rank -1) and its count check never stops the search.
+        let wraps = rank == i64::MIN;
+        let skip = if wraps {
+            0
+        } else {
+            usize::try_from(rank.unsigned_abs() - 1).unwrap_or(usize::MAX)
+        };
+        let wanted = match count {
+            Some(0) => usize::MAX,
+            Some(_) if wraps => usize::MAX,
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            None => 1,
+        };
+        let compared = match usize::try_from(max_len) {
+            Ok(0) | Err(_) => list.len(),
+            Ok(m) => m.min(list.len()),
+        };
+        let last = list.len().saturating_sub(1);
+        let positions = (0..compared).map(|i| if from_tail { last - i } else { i });
+        let found: Vec<Reply> = positions
+            .filter(|&at| list[at] == argv[2])
+            .skip(skip)
+            .take(wanted)
+            .map(|at| Reply::Integer(length(at)))
+            .collect();
+        Ok(match count {
+            Some(_) => Reply::Array(found),
+            None => found.into_iter().next().unwrap_or(Reply::Nil),
+        })
+    }
+
+    /// `SINTERCARD numkeys key [key ...] [LIMIT limit]` (`sinterCardCommand`): `numkeys` at
+    /// least 1 and at most the arguments left, `LIMIT` not negative (0: none); then the keys'
+    /// types as `SINTER` checks them; the size of the intersection, at most `limit`.
+    fn sintercard(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let numkeys = match integer_arg(&argv[1]) {
+            Ok(n) if n >= 1 => n,
+            _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
+        };
+        let available = argv.len() - 2;
+        let numkeys = match usize::try_from(numkeys) {
+            Ok(n) if n <= available => n,
+            _ => {
+                return Err(Reply::error(
+                    "ERR Number of keys can't be greater than number of args",
+                ))
+            }
+        };
+        let mut limit = 0usize;
+        let mut j = 2 + numkeys;
+        while j < argv.len() {
+            match argv.get(j + 1) {
+                Some(number) if argv[j].eq_ignore_ascii_case(b"limit") => {
+                    limit = match integer_arg(number) {
+                        Ok(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
+                        _ => return Err(Reply::error("ERR LIMIT can't be negative")),
+                    };
+                }
+                _ => return Err(Reply::error(SYNTAX_ERROR)),
+            }
+            j += 2;
+        }
+        let mut sets: Vec<Option<Set>> = Vec::with_capacity(numkeys);
+        for key in &argv[2..2 + numkeys] {
+            sets.push(
+                self.typed(key, now_ms, None, as_set)?
+                    .map(|set| set.clone()),
+            );
+        }
+        let Some(present) = sets
+            .iter()
+            .map(Option::as_ref)
+            .collect::<Option<Vec<&Set>>>()
+        else {
+            return Ok(Reply::Integer(0));
+        };
+        let (first, rest) = present.split_first().expect("at least one key");
+        let mut size = 0usize;
+        for member in first.iter() {
+            if rest.iter().all(|set| set.contains(member)) {
+                size += 1;
+                if size == limit {
+                    break;
+                }
+            }
+        }
+        Ok(Reply::Integer(length(size)))
+    }
+
     fn set_algebra(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let store = name.ends_with(b"store");
         let (destination, keys) = if store {

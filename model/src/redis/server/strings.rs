@@ -1,11 +1,15 @@
 //! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
 //! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
-//! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`
-//! (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
+//! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`,
+//! `GETEX` (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
 //! table's arity; its numbers are read here, when it runs, as Redis reads them.
 
+use super::Deadline;
 use super::Redis;
-use crate::redis::command::{integer_arg, wrong_arity_error, SetCondition, SetExpiry};
+use crate::redis::command::{
+    integer_arg, is_option, wrong_arity_error, SetCondition, SetExpiry, SYNTAX_ERROR,
+};
+use crate::redis::replication::Effect;
 use crate::redis::reply::Reply;
 
 /// Redis's `proto-max-bulk-len` default: the longest string `APPEND` may make.
@@ -85,6 +89,7 @@ impl Redis {
                 },
             },
             b"append" => self.append(&argv[1], &argv[2], now_ms),
+            b"getex" => self.getex(argv, now_ms),
             b"rename" | b"renamenx" => self.rename(&argv[1], &argv[2], name == b"renamenx", now_ms),
             b"touch" => {
                 let present = argv[1..]
@@ -115,6 +120,74 @@ impl Redis {
                 wrong_arity_error(&String::from_utf8_lossy(other))
             }
         }
+    }
+
+    /// `GETEX key [EX s | PX ms | EXAT ts | PXAT ms-ts | PERSIST]` (`getexCommand`): the
+    /// options are read first (a syntax error even for a missing key; one expiry kind, given
+    /// again it is the later value, `PERSIST` only without one), then the key (nil when
+    /// missing, with nothing else checked), its type, and only then the expiry's number. The
+    /// value is answered as it was; a deadline already past (`EXAT`/`PXAT`) deletes the key.
+    fn getex(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let mut expiry: Option<(&[u8], &[u8])> = None;
+        let mut persist = false;
+        let mut j = 2;
+        while j < argv.len() {
+            let option = argv[j].as_slice();
+            let next = argv.get(j + 1).map(Vec::as_slice);
+            let kind = ["ex", "px", "exat", "pxat"]
+                .into_iter()
+                .find(|name| is_option(option, name));
+            match (kind, next) {
+                (Some(kind), Some(number))
+                    if !persist && expiry.is_none_or(|(set, _)| is_option(set, kind)) =>
+                {
+                    expiry = Some((option, number));
+                    j += 1;
+                }
+                _ if is_option(option, "persist") && expiry.is_none() => persist = true,
+                _ => return Reply::error(SYNTAX_ERROR),
+            }
+            j += 1;
+        }
+        let Some(entry) = self.lookup(&argv[1], now_ms) else {
+            return Reply::Nil;
+        };
+        let value = match entry.string_value() {
+            Ok(value) => value.to_vec(),
+            Err(error) => return error,
+        };
+        if let Some((kind, number)) = expiry {
+            let amount = match integer_arg(number) {
+                Ok(amount) => amount,
+                Err(error) => return error,
+            };
+            let expiry = match kind.to_ascii_lowercase().as_slice() {
+                b"ex" => SetExpiry::Seconds(amount),
+                b"px" => SetExpiry::Millis(amount),
+                b"exat" => SetExpiry::AtSeconds(amount),
+                _ => SetExpiry::AtMillis(amount),
+            };
+            let at_ms = match Self::deadline(expiry, now_ms, "getex") {
+                Ok(Deadline::At(at_ms)) => at_ms,
+                Ok(_) => unreachable!("an expiry option has a deadline"),
+                Err(error) => return error,
+            };
+            if at_ms <= now_ms {
+                self.delete_key(&argv[1]);
+            } else {
+                self.touch(&argv[1]);
+                if let Some(entry) = self.keyspace.get_mut(argv[1].as_slice()) {
+                    entry.expire_at_ms = Some(at_ms);
+                }
+                self.record(|| Effect::Expire {
+                    key: argv[1].clone(),
+                    expire_at_ms: at_ms,
+                });
+            }
+        } else if persist && entry.expire_at_ms.is_some() {
+            self.write_key(&argv[1], value.clone(), None);
+        }
+        Reply::Bulk(value)
     }
 
     /// `APPEND key value`: the new length; a missing key starts empty; the TTL stays.
@@ -152,6 +225,40 @@ mod tests {
             Ok(command) => redis.apply(&command, now_ms),
             Err(error) => error,
         }
+    }
+
+    #[test]
+    fn getex_reads_options_first_and_the_number_last() {
+        let mut redis = Redis::new();
+        let bulk = |v: &str| Reply::Bulk(v.as_bytes().to_vec());
+        assert_eq!(
+            run(&mut redis, &["GETEX", "missing", "EX", "x"], 0),
+            Reply::Nil
+        );
+        assert_eq!(
+            run(&mut redis, &["GETEX", "missing", "EX", "1", "PERSIST"], 0),
+            Reply::error(SYNTAX_ERROR)
+        );
+        run(&mut redis, &["SET", "k", "v"], 0);
+        assert_eq!(run(&mut redis, &["GETEX", "k", "PX", "500"], 0), bulk("v"));
+        assert_eq!(run(&mut redis, &["PTTL", "k"], 100), Reply::Integer(400));
+        assert_eq!(
+            run(&mut redis, &["GETEX", "k", "EX", "0"], 100),
+            Reply::error("ERR invalid expire time in 'getex' command")
+        );
+        assert_eq!(run(&mut redis, &["GETEX", "k", "persist"], 100), bulk("v"));
+        assert_eq!(run(&mut redis, &["PTTL", "k"], 100), Reply::Integer(-1));
+        // A deadline already past answers the value and deletes the key.
+        assert_eq!(
+            run(&mut redis, &["GETEX", "k", "PXAT", "50"], 100),
+            bulk("v")
+        );
+        assert_eq!(run(&mut redis, &["EXISTS", "k"], 100), Reply::Integer(0));
+        run(&mut redis, &["HSET", "h", "f", "v"], 0);
+        assert_eq!(
+            run(&mut redis, &["GETEX", "h", "EX", "x"], 0),
+            Reply::error(crate::redis::server::WRONGTYPE_ERROR)
+        );
     }
 
     #[test]
