@@ -198,6 +198,8 @@ enum Arg {
     FromNowMs(i64),
     /// Unix time in seconds, this many seconds from now (for `EXAT`).
     FromNowSecs(i64),
+    /// A glob pattern under the sequence's key prefix (for `KEYS` and `SCAN ... MATCH`).
+    Pattern(&'static str),
 }
 
 /// How two replies are compared.
@@ -208,6 +210,11 @@ enum Compare {
     /// Identical, except that non-negative integers (remaining TTLs) may differ by
     /// [`TTL_TOLERANCE_MS`].
     Ttl,
+    /// An array compared as a set (`KEYS`: Redis answers in its hash table's order).
+    Unordered,
+    /// A `SCAN` run to the end on each server (cursor after cursor until 0), the keys it
+    /// returned compared as a set; an error compared as such.
+    ScanAll,
 }
 
 /// One step of a sequence.
@@ -248,6 +255,7 @@ fn render(argv: &[Arg], prefix: &str, now_ms: u64) -> Vec<Vec<u8>> {
             Arg::Key(n) => format!("{prefix}k{n}").into_bytes(),
             Arg::FromNowMs(offset) => (now + offset).to_string().into_bytes(),
             Arg::FromNowSecs(offset) => (now / 1000 + offset).to_string().into_bytes(),
+            Arg::Pattern(pattern) => format!("{prefix}{pattern}").into_bytes(),
         })
         .collect()
 }
@@ -322,6 +330,9 @@ async fn send(connection: &mut MultiplexedConnection, argv: &[Vec<u8>]) -> Answe
 
 fn agree(compare: Compare, real: &Answer, stand_in: &Answer) -> bool {
     match (compare, real, stand_in) {
+        (Compare::Unordered, Answer::Value(Value::Array(a)), Answer::Value(Value::Array(b))) => {
+            sorted_bulks(a) == sorted_bulks(b)
+        }
         (Compare::Ttl, Answer::Value(Value::Int(a)), Answer::Value(Value::Int(b)))
             if *a >= 0 && *b >= 0 =>
         {
@@ -329,6 +340,49 @@ fn agree(compare: Compare, real: &Answer, stand_in: &Answer) -> bool {
         }
         _ => real == stand_in && !matches!(real, Answer::Client(_)),
     }
+}
+
+/// The bulk strings of an array, sorted and without repeats (`None` if any is not one).
+fn sorted_bulks(items: &[Value]) -> Option<Vec<Vec<u8>>> {
+    let mut bulks = items
+        .iter()
+        .map(|item| match item {
+            Value::BulkString(bytes) => Some(bytes.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    bulks.sort();
+    bulks.dedup();
+    Some(bulks)
+}
+
+/// `SCAN` from cursor 0 to the end: the keys every call returned, as one array of bulk
+/// strings in byte order (the first error or odd reply as it came).
+async fn scan_all(connection: &mut MultiplexedConnection, argv: &[Vec<u8>]) -> Answer {
+    let mut argv = argv.to_vec();
+    let mut keys = Vec::new();
+    for _ in 0..100_000 {
+        let answer = send(connection, &argv).await;
+        let Answer::Value(Value::Array(parts)) = &answer else {
+            return answer;
+        };
+        let [Value::BulkString(cursor), Value::Array(found)] = parts.as_slice() else {
+            return answer;
+        };
+        keys.extend(found.iter().cloned());
+        if cursor.as_slice() == b"0" {
+            return match sorted_bulks(&keys) {
+                Some(sorted) => Answer::Value(Value::Array(
+                    sorted.into_iter().map(Value::BulkString).collect(),
+                )),
+                None => Answer::Client(format!(
+                    "SCAN returned a key that is not a string: {keys:?}"
+                )),
+            };
+        }
+        argv[1] = cursor.clone();
+    }
+    Answer::Client("SCAN did not come back to cursor 0 in 100,000 calls".to_string())
 }
 
 /// Both servers, connected, and what their replies covered.
@@ -374,8 +428,17 @@ impl Servers {
         let mut result = Ok(());
         for op in ops {
             let argv = render(&op.argv, prefix, wall_clock_ms());
-            let real = send(&mut self.real, &argv).await;
-            let stand_in = send(&mut self.stand_in, &argv).await;
+            let (real, stand_in) = if op.compare == Compare::ScanAll {
+                (
+                    scan_all(&mut self.real, &argv).await,
+                    scan_all(&mut self.stand_in, &argv).await,
+                )
+            } else {
+                (
+                    send(&mut self.real, &argv).await,
+                    send(&mut self.stand_in, &argv).await,
+                )
+            };
             let shown = show_argv(&argv).replace(prefix, "");
             if agree(op.compare, &real, &stand_in) {
                 match &real {
@@ -1271,6 +1334,24 @@ fn string_op() -> impl Strategy<Value = Op> {
         1 => (name("touch"), keys()).prop_map(|(c, k)| Op::new([vec![c], k].concat())),
         3 => (name("getex"), key(), getex_options())
             .prop_map(|(c, k, o)| Op::new([vec![c, k], o].concat())),
+        2 => (name("keys"), pattern()).prop_map(|(c, p)| Op {
+            compare: Compare::Unordered,
+            ..Op::new(vec![c, p])
+        }),
+        3 => (name("scan"), pattern(), scan_options()).prop_map(|(c, p, o)| Op {
+            compare: Compare::ScanAll,
+            ..Op::new([vec![c, text("0"), text("MATCH"), p], o].concat())
+        }),
+        // Cursors Redis refuses, and ones it reads as 0 (a scan from them runs to the end).
+        1 => (name("scan"),
+              prop::sample::select(vec!["x", " 0", "18446744073709551616", "+", "1e3", "0x1"]),
+              pattern())
+            .prop_map(|(c, cursor, p)| Op::new(vec![c, text(cursor), text("MATCH"), p])),
+        1 => (name("scan"), prop::sample::select(vec!["+0", "-0", "", "00"]), pattern())
+            .prop_map(|(c, cursor, p)| Op {
+                compare: Compare::ScanAll,
+                ..Op::new(vec![c, text(cursor), text("MATCH"), p])
+            }),
         2 => (name("expiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("pexpiretime"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         2 => (name("hmget"), key(), prop::collection::vec(field(), 1..=3))
@@ -1284,6 +1365,39 @@ fn string_op() -> impl Strategy<Value = Op> {
         1 => (name("hvals"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         1 => (name("hstrlen"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
     ]
+}
+
+/// A pattern over the sequence's keys (`k0`, `k1`, `k2` under its prefix).
+fn pattern() -> impl Strategy<Value = Arg> {
+    prop::sample::select(vec![
+        "*", "k*", "k?", "k[01]", "k[^0]", "k[0-1]", "k[1-0]", "\\k1", "k\\2", "*1", "?*", "k[",
+        "k[0", "x*", "k1", "k**", "[k]?", "k[\\]]",
+    ])
+    .prop_map(Arg::Pattern)
+}
+
+/// `SCAN` options after `MATCH`: `COUNT` (valid, 0, text), `TYPE` (each type, any case, an
+/// unknown one), a second `MATCH`, an option without its value, an unknown option.
+fn scan_options() -> impl Strategy<Value = Vec<Arg>> {
+    let option = prop::sample::select(vec![
+        "COUNT 1",
+        "count 2",
+        "COUNT 100",
+        "COUNT 0",
+        "COUNT x",
+        "TYPE string",
+        "type HASH",
+        "TYPE list",
+        "TYPE nope",
+        "COUNT",
+        "FOO 1",
+    ]);
+    prop::collection::vec(option, 0..=2).prop_map(|options| {
+        options
+            .into_iter()
+            .flat_map(|option| option.split(' ').map(text).collect::<Vec<_>>())
+            .collect()
+    })
 }
 
 /// `GETEX` options: each expiry kind with a valid, zero, negative, non-integer or overflowing

@@ -303,7 +303,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 115] = [
+const COMMANDS: [Spec; 117] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -420,6 +420,8 @@ const COMMANDS: [Spec; 115] = [
     spec("getex", -2, true, KeyRule::First),
     spec("lpos", -3, false, KeyRule::First),
     spec("sintercard", -3, false, KeyRule::Counted),
+    spec("keys", 2, false, KeyRule::None),
+    spec("scan", -2, false, KeyRule::None),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
@@ -760,7 +762,7 @@ impl Command {
             }
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
             | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
-            | "touch" | "getex" => Ok(Command::Strings(argv.to_vec())),
+            | "touch" | "getex" | "keys" | "scan" => Ok(Command::Strings(argv.to_vec())),
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),

@@ -6,6 +6,7 @@
 //! - [`reply`]: the RESP reply values;
 //! - [`command`]: the supported commands, parsed from an argument vector;
 //! - [`server`]: the keyspace and command execution ([`Redis`]);
+//! - [`glob`]: `KEYS`/`SCAN ... MATCH` patterns, as Redis's `stringmatchlen` matches them;
 //! - [`collection`]: hashes, lists, sets and sorted sets as values, and sorted-set scores;
 //! - [`lua`]: scripts run in Lua 5.1 as Redis 7.0 runs them (sandbox, conversions, errors);
 //! - [`scripts`]: the safeguards' own scripts, recognised by SHA1 and executed natively (proven
@@ -33,6 +34,7 @@ pub mod aof;
 pub mod cluster;
 pub mod collection;
 pub mod command;
+pub mod glob;
 pub mod lua;
 pub mod replication;
 pub mod reply;

@@ -1,11 +1,13 @@
 //! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
 //! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
 //! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`,
-//! `GETEX` (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
+//! `GETEX`, `KEYS`, `SCAN` (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
 //! table's arity; its numbers are read here, when it runs, as Redis reads them.
 
-use super::Deadline;
+use std::sync::Arc;
+
 use super::Redis;
+use super::{Deadline, Entry};
 use crate::redis::command::{
     integer_arg, is_option, wrong_arity_error, SetCondition, SetExpiry, SYNTAX_ERROR,
 };
@@ -90,6 +92,20 @@ impl Redis {
             },
             b"append" => self.append(&argv[1], &argv[2], now_ms),
             b"getex" => self.getex(argv, now_ms),
+            b"keys" => {
+                // `keysCommand`: expired keys are skipped, not deleted.
+                let keys = self
+                    .keyspace
+                    .iter()
+                    .filter(|(key, entry)| {
+                        !entry.is_expired_at(now_ms)
+                            && (argv[1] == b"*" || crate::redis::glob::matches(&argv[1], key))
+                    })
+                    .map(|(key, _)| Reply::Bulk(key.to_vec()))
+                    .collect();
+                Reply::Array(keys)
+            }
+            b"scan" => self.scan(argv, now_ms),
             b"rename" | b"renamenx" => self.rename(&argv[1], &argv[2], name == b"renamenx", now_ms),
             b"touch" => {
                 let present = argv[1..]
@@ -190,6 +206,75 @@ impl Redis {
         Reply::Bulk(value)
     }
 
+    /// `SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]` (`scanGenericCommand`): the cursor
+    /// must be an unsigned 64-bit number, `COUNT` at least 1; then every key is visited in one
+    /// call (a `COUNT` is a hint) and the answer's cursor is 0, which the `SCAN` contract
+    /// allows: every key present throughout the iteration is returned. (Redis continues from
+    /// any cursor in its table's order; a cursor this never gave ends the iteration.) A visited key that has
+    /// expired is deleted, as Redis's scan does; `TYPE` compares the type's name (any case).
+    fn scan(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let Some(cursor) = scan_cursor(&argv[1]) else {
+            return Reply::error("ERR invalid cursor");
+        };
+        let mut pattern: Option<&[u8]> = None;
+        let mut type_name: Option<&[u8]> = None;
+        let mut j = 2;
+        while j < argv.len() {
+            let Some(value) = argv.get(j + 1) else {
+                return Reply::error(SYNTAX_ERROR);
+            };
+            if is_option(&argv[j], "count") {
+                match integer_arg(value) {
+                    Ok(count) if count >= 1 => {}
+                    Ok(_) => return Reply::error(SYNTAX_ERROR),
+                    Err(error) => return error,
+                }
+            } else if is_option(&argv[j], "match") {
+                pattern = Some(value)
+                    .filter(|p| p.as_slice() != b"*")
+                    .map(Vec::as_slice);
+            } else if is_option(&argv[j], "type") {
+                type_name = Some(value);
+            } else {
+                return Reply::error(SYNTAX_ERROR);
+            }
+            j += 2;
+        }
+        // Every iteration ends in its first call, so a cursor other than 0 was never given
+        // out: it is taken as past the end.
+        if cursor != 0 {
+            return Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(Vec::new())]);
+        }
+        let candidates: Vec<Arc<[u8]>> = self
+            .keyspace
+            .keys()
+            .filter(|key| pattern.is_none_or(|p| crate::redis::glob::matches(p, key)))
+            .cloned()
+            .collect();
+        let mut keys = Vec::with_capacity(candidates.len());
+        for key in candidates {
+            let type_matches = type_name.is_none_or(|wanted| {
+                let name = match self.keyspace.get(&key) {
+                    Some(Entry {
+                        collection: Some(collection),
+                        ..
+                    }) => collection.type_name(),
+                    Some(_) => "string",
+                    None => "none",
+                };
+                wanted.eq_ignore_ascii_case(name.as_bytes())
+            });
+            if !type_matches {
+                continue;
+            }
+            self.expire_if_needed(&key, now_ms);
+            if self.keyspace.contains_key(&key) {
+                keys.push(Reply::Bulk(key.to_vec()));
+            }
+        }
+        Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(keys)])
+    }
+
     /// `APPEND key value`: the new length; a missing key starts empty; the TTL stays.
     fn append(&mut self, key: &[u8], value: &[u8], now_ms: u64) -> Reply {
         let (mut current, expire_at_ms) = match self.lookup(key, now_ms) {
@@ -210,6 +295,27 @@ impl Redis {
 }
 
 /// A length as Redis's integer reply.
+/// A cursor as Redis reads it (`parseScanCursorOrReply`, C `strtoul`): empty (0), or an
+/// optional sign and decimal digits up to 2^64 - 1 (a minus wraps, as `strtoul` negates), no
+/// leading blank, nothing after. None when Redis says `invalid cursor`.
+fn scan_cursor(bytes: &[u8]) -> Option<u64> {
+    let (negative, digits) = match bytes {
+        [] => return Some(0),
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let value: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
 fn length(bytes: &[u8]) -> i64 {
     i64::try_from(bytes.len()).unwrap_or(i64::MAX)
 }
@@ -225,6 +331,52 @@ mod tests {
             Ok(command) => redis.apply(&command, now_ms),
             Err(error) => error,
         }
+    }
+
+    #[test]
+    fn keys_and_scan_find_what_a_pattern_matches() {
+        let mut redis = Redis::new();
+        run(&mut redis, &["SET", "lock:a", "1"], 0);
+        run(&mut redis, &["SET", "lock:b", "1", "PX", "10"], 0);
+        run(&mut redis, &["HSET", "lease", "f", "v"], 0);
+        run(&mut redis, &["SET", "", "empty"], 0);
+        let bulks = |keys: &[&str]| {
+            Reply::Array(
+                keys.iter()
+                    .map(|k| Reply::Bulk(k.as_bytes().to_vec()))
+                    .collect(),
+            )
+        };
+        assert_eq!(
+            run(&mut redis, &["KEYS", "lock:*"], 0),
+            bulks(&["lock:a", "lock:b"])
+        );
+        assert_eq!(
+            run(&mut redis, &["KEYS", "*"], 0),
+            bulks(&["", "lease", "lock:a", "lock:b"])
+        );
+        // An expired key is not listed; SCAN also deletes it.
+        assert_eq!(run(&mut redis, &["KEYS", "lock:?"], 20), bulks(&["lock:a"]));
+        assert_eq!(
+            run(
+                &mut redis,
+                &["SCAN", "0", "MATCH", "l*", "TYPE", "STRING"],
+                20
+            ),
+            Reply::Array(vec![Reply::Bulk(b"0".to_vec()), bulks(&["lock:a"])])
+        );
+        assert_eq!(
+            run(&mut redis, &["SCAN", "0", "TYPE", "hash", "COUNT", "1"], 20),
+            Reply::Array(vec![Reply::Bulk(b"0".to_vec()), bulks(&["lease"])])
+        );
+        assert_eq!(
+            run(&mut redis, &["SCAN", " 0"], 20),
+            Reply::error("ERR invalid cursor")
+        );
+        assert_eq!(
+            run(&mut redis, &["SCAN", "0", "COUNT", "0"], 20),
+            Reply::error(SYNTAX_ERROR)
+        );
     }
 
     #[test]
