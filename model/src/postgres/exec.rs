@@ -4018,6 +4018,9 @@ impl Analyzer<'_> {
                     "transaction isolation level" => "transaction_isolation".to_string(),
                     _ => name.replace(' ', "."),
                 };
+                if !settings::is_parameter(&name) {
+                    return Err(settings::unrecognized(&name));
+                }
                 if !settings::showable(&name) {
                     return Err(unsupported(&statement.text));
                 }
