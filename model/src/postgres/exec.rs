@@ -916,6 +916,12 @@ impl Analyzer<'_> {
                         Expr::Const(Value::Int(v), _) if is_number_literal(expr) => {
                             int_literal(-i128::from(v))
                         }
+                        // Digits past bigint's largest are `numeric`, but negated they may
+                        // fit (`-9223372036854775808` is a `bigint`), as PostgreSQL's
+                        // grammar negates the literal before typing it.
+                        Expr::Const(Value::Numeric(d), _) if is_integer_literal(expr) => {
+                            int_literal(-d.mantissa)
+                        }
                         Expr::Const(Value::Numeric(d), ty) => Expr::Const(
                             Value::Numeric(Decimal {
                                 mantissa: -d.mantissa,
@@ -2040,6 +2046,18 @@ fn is_number_literal(node: &ast::Expr) -> bool {
     match node {
         ast::Expr::Nested(inner) => is_number_literal(inner),
         ast::Expr::Value(value) => matches!(value.value, ast::Value::Number(..)),
+        _ => false,
+    }
+}
+
+/// A number literal of digits only (no point, no exponent), in parentheses or not.
+fn is_integer_literal(node: &ast::Expr) -> bool {
+    match node {
+        ast::Expr::Nested(inner) => is_integer_literal(inner),
+        ast::Expr::Value(value) => matches!(
+            &value.value,
+            ast::Value::Number(text, _) if text.bytes().all(|b| b.is_ascii_digit())
+        ),
         _ => false,
     }
 }

@@ -118,22 +118,39 @@ fn invalid(message: String) -> PgError {
 /// `invalid_parameter_value`, the class of a sequence definition's errors.
 const INVALID_PARAMETER_VALUE: &str = "22023";
 
-/// An option's value: an integer constant, possibly negative.
+/// An option's value: an integer constant, possibly negative (22003 past bigint, as
+/// PostgreSQL reads it).
 fn option_value(expr: &ast::Expr) -> Result<i64, PgError> {
+    signed_option_value(expr, false)
+}
+
+fn signed_option_value(expr: &ast::Expr, negated: bool) -> Result<i64, PgError> {
     let unsupported = || PgError::unsupported_statement(&format!("sequence option {expr}"));
     match expr {
         ast::Expr::Value(value) => match &value.value {
-            ast::Value::Number(text, _) => text.parse::<i64>().map_err(|_| unsupported()),
+            ast::Value::Number(text, _) if text.bytes().all(|b| b.is_ascii_digit()) => {
+                let signed = if negated {
+                    format!("-{text}")
+                } else {
+                    text.clone()
+                };
+                signed.parse::<i64>().map_err(|_| {
+                    PgError::error(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        format!("value \"{signed}\" is out of range for type bigint"),
+                    )
+                })
+            }
             _ => Err(unsupported()),
         },
         ast::Expr::UnaryOp {
             op: ast::UnaryOperator::Minus,
             expr,
-        } => option_value(expr)?.checked_neg().ok_or_else(unsupported),
+        } if !negated => signed_option_value(expr, true),
         ast::Expr::UnaryOp {
             op: ast::UnaryOperator::Plus,
             expr,
-        } => option_value(expr),
+        } => signed_option_value(expr, negated),
         _ => Err(unsupported()),
     }
 }
@@ -345,7 +362,19 @@ pub fn relation_name(text: &str) -> Result<String, PgError> {
     if text.contains('.') {
         return Err(schema_qualified(text));
     }
-    Ok(text.to_ascii_lowercase())
+    Ok(truncated(text.to_ascii_lowercase()))
+}
+
+/// PostgreSQL keeps at most 63 bytes of a name (`NAMEDATALEN - 1`), cut at a character.
+fn truncated(mut name: String) -> String {
+    if name.len() > 63 {
+        let mut end = 63;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name.truncate(end);
+    }
+    name
 }
 
 fn schema_qualified(text: &str) -> PgError {
@@ -451,5 +480,6 @@ mod tests {
         assert_eq!(relation_name("").unwrap_err().code, "42602");
         assert_eq!(relation_name("a b").unwrap_err().code, "42602");
         assert_eq!(relation_name("public.s").unwrap_err().code, "0A000");
+        assert_eq!(relation_name(&"A".repeat(100)).unwrap(), "a".repeat(63));
     }
 }
