@@ -890,46 +890,43 @@ impl Expr {
         })
     }
 
-    /// Puts `results[index]` in the place of every [`Expr::Subquery`] `index` it holds.
-    pub fn replace_subqueries(&mut self, results: &[Expr]) {
+    /// The expressions this one is made of, to change in place (in [`Expr::parts`]'s order).
+    pub fn parts_mut(&mut self) -> Vec<&mut Expr> {
         match self {
-            Expr::Subquery { index, .. } => {
-                if let Some(result) = results.get(*index) {
-                    *self = result.clone();
-                }
-            }
-            Expr::Binary(_, left, right) => {
-                left.replace_subqueries(results);
-                right.replace_subqueries(results);
-            }
-            Expr::Not(inner)
-            | Expr::Neg(inner)
-            | Expr::IsNull(inner, _)
-            | Expr::Cast(inner, _)
-            | Expr::Aggregate(_, inner, _) => inner.replace_subqueries(results),
-            Expr::Coalesce(arguments, _)
-            | Expr::Call(_, arguments, _)
-            | Expr::Advisory(_, arguments)
-            | Expr::SequenceCall(_, arguments) => {
-                for argument in arguments {
-                    argument.replace_subqueries(results);
-                }
-            }
-            Expr::Case {
-                whens, otherwise, ..
-            } => {
-                for (condition, value) in whens {
-                    condition.replace_subqueries(results);
-                    value.replace_subqueries(results);
-                }
-                otherwise.replace_subqueries(results);
-            }
             Expr::Const(..)
             | Expr::Param(..)
             | Expr::Column(..)
             | Expr::Excluded(..)
             | Expr::CountStar
-            | Expr::Sequence { .. } => {}
+            | Expr::Sequence { .. }
+            | Expr::Subquery { .. } => Vec::new(),
+            Expr::Binary(_, l, r) => vec![l, r],
+            Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
+            Expr::Aggregate(_, e, _) => vec![e],
+            Expr::Coalesce(arguments, _)
+            | Expr::Call(_, arguments, _)
+            | Expr::Advisory(_, arguments)
+            | Expr::SequenceCall(_, arguments) => arguments.iter_mut().collect(),
+            Expr::Case {
+                whens, otherwise, ..
+            } => whens
+                .iter_mut()
+                .flat_map(|(c, v)| [c, v])
+                .chain([otherwise.as_mut()])
+                .collect(),
+        }
+    }
+
+    /// Puts `results[index]` in the place of every [`Expr::Subquery`] `index` it holds.
+    pub fn replace_subqueries(&mut self, results: &[Expr]) {
+        if let Expr::Subquery { index, .. } = self {
+            if let Some(result) = results.get(*index) {
+                *self = result.clone();
+            }
+            return;
+        }
+        for part in self.parts_mut() {
+            part.replace_subqueries(results);
         }
     }
 
@@ -949,43 +946,13 @@ impl Expr {
     /// right (`SELECT nextval('s'), nextval('s')` answers 1 and 2). The arms of a `CASE` are
     /// all visited: a call in an arm not taken still runs (a documented difference).
     pub fn replace_sequence_calls(&mut self, call: &mut SequenceCaller<'_>) -> Result<(), PgError> {
-        match self {
-            Expr::SequenceCall(function, arguments) => {
-                let value = call(*function, arguments)?;
-                *self = Expr::Const(value, SqlType::Int8);
-            }
-            Expr::Binary(_, left, right) => {
-                left.replace_sequence_calls(call)?;
-                right.replace_sequence_calls(call)?;
-            }
-            Expr::Not(inner)
-            | Expr::Neg(inner)
-            | Expr::IsNull(inner, _)
-            | Expr::Cast(inner, _)
-            | Expr::Aggregate(_, inner, _) => inner.replace_sequence_calls(call)?,
-            Expr::Coalesce(arguments, _)
-            | Expr::Call(_, arguments, _)
-            | Expr::Advisory(_, arguments) => {
-                for argument in arguments {
-                    argument.replace_sequence_calls(call)?;
-                }
-            }
-            Expr::Case {
-                whens, otherwise, ..
-            } => {
-                for (condition, value) in whens {
-                    condition.replace_sequence_calls(call)?;
-                    value.replace_sequence_calls(call)?;
-                }
-                otherwise.replace_sequence_calls(call)?;
-            }
-            Expr::Const(..)
-            | Expr::Param(..)
-            | Expr::Column(..)
-            | Expr::Excluded(..)
-            | Expr::CountStar
-            | Expr::Sequence { .. }
-            | Expr::Subquery { .. } => {}
+        if let Expr::SequenceCall(function, arguments) = self {
+            let value = call(*function, arguments)?;
+            *self = Expr::Const(value, SqlType::Int8);
+            return Ok(());
+        }
+        for part in self.parts_mut() {
+            part.replace_sequence_calls(call)?;
         }
         Ok(())
     }

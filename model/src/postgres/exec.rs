@@ -330,10 +330,53 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     Ok(())
 }
 
-/// Sequence functions run in the select list of a `SELECT` without `FROM`, `WHERE`,
-/// grouping, ordering, `LIMIT`, `DISTINCT` or a locking clause, in the `VALUES` of an
-/// `INSERT` (a column's `DEFAULT nextval(..)` among them) and in the values an `UPDATE` sets:
-/// where lock and ledger users call them. Anywhere else they are 0A000.
+/// A `SELECT` without `FROM`, `WHERE`, grouping, ordering, `LIMIT`, `OFFSET`, `DISTINCT` or a
+/// locking clause: where calls that change the server may run in its select list.
+fn is_plain_select(select: &SelectPlan) -> bool {
+    select.table.is_none()
+        && select.filter.is_none()
+        && select.order.is_empty()
+        && select.group_by.is_empty()
+        && select.having.is_none()
+        && select.limit.is_none()
+        && select.offset.is_none()
+        && select.lock.is_none()
+        && !select.distinct
+}
+
+/// Every expression of a `SELECT` but its select list.
+fn select_clauses(select: &SelectPlan) -> impl Iterator<Item = &Expr> {
+    select
+        .filter
+        .iter()
+        .chain(&select.having)
+        .chain(&select.limit)
+        .chain(&select.offset)
+        .chain(&select.group_by)
+        .chain(select.order.iter().map(|(e, _, _)| e))
+}
+
+/// The `RETURNING` list and the `WHERE` of an `UPDATE` or `DELETE`.
+fn returning_and_filter<'a>(
+    returning: &'a [(String, Expr)],
+    filter: &'a Option<Expr>,
+) -> impl Iterator<Item = &'a Expr> {
+    returning.iter().map(|(_, e)| e).chain(filter)
+}
+
+/// An `INSERT`'s `ON CONFLICT DO UPDATE` assignments and `WHERE`.
+fn conflict_exprs(insert: &InsertPlan) -> Vec<&Expr> {
+    match &insert.conflict {
+        Conflict::Update(assignments, filter) => {
+            assignments.iter().map(|(_, e)| e).chain(filter).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Sequence functions run in the select list of a plain `SELECT` ([`is_plain_select`]), in the
+/// `VALUES` of an `INSERT` (a column's `DEFAULT nextval(..)` among them) and in the values an
+/// `UPDATE` sets: where lock and ledger users call them. Anywhere else they are 0A000.
 fn check_sequence_call_placement(plan: &Plan) -> Result<(), PgError> {
     let misplaced = |what: &str| {
         unsupported(&format!(
@@ -343,69 +386,37 @@ fn check_sequence_call_placement(plan: &Plan) -> Result<(), PgError> {
              values an UPDATE sets"
         ))
     };
-    let any = |mut exprs: Box<dyn Iterator<Item = &Expr> + '_>| exprs.any(Expr::has_sequence_call);
+    let calls = Expr::has_sequence_call;
     match plan {
         Plan::Select(select) => {
-            let plain = select.table.is_none()
-                && select.filter.is_none()
-                && select.order.is_empty()
-                && select.group_by.is_empty()
-                && select.having.is_none()
-                && select.limit.is_none()
-                && select.offset.is_none()
-                && select.lock.is_none()
-                && !select.distinct;
-            if !plain && any(Box::new(select.items.iter().map(|(_, e)| e))) {
+            if !is_plain_select(select) && select.items.iter().any(|(_, e)| calls(e)) {
                 return Err(misplaced("a SELECT list"));
             }
-            let elsewhere = select
-                .filter
-                .iter()
-                .chain(&select.having)
-                .chain(&select.limit)
-                .chain(&select.offset)
-                .chain(&select.group_by)
-                .chain(select.order.iter().map(|(e, _, _)| e));
-            if any(Box::new(elsewhere)) {
+            if select_clauses(select).any(calls) {
                 return Err(misplaced("a clause of SELECT"));
             }
-            Ok(())
         }
         Plan::Insert(insert) => {
-            if any(Box::new(insert.returning.iter().map(|(_, e)| e))) {
+            if insert.returning.iter().any(|(_, e)| calls(e)) {
                 return Err(misplaced("RETURNING"));
             }
-            if let Conflict::Update(assignments, filter) = &insert.conflict {
-                if any(Box::new(assignments.iter().map(|(_, e)| e).chain(filter))) {
-                    return Err(misplaced("ON CONFLICT"));
-                }
+            if conflict_exprs(insert).into_iter().any(calls) {
+                return Err(misplaced("ON CONFLICT"));
             }
-            Ok(())
         }
-        Plan::Update(update) => {
-            let others = update
-                .returning
-                .iter()
-                .map(|(_, e)| e)
-                .chain(&update.filter);
-            if any(Box::new(others)) {
-                return Err(misplaced("the WHERE or RETURNING of an UPDATE"));
-            }
-            Ok(())
+        Plan::Update(update)
+            if returning_and_filter(&update.returning, &update.filter).any(calls) =>
+        {
+            return Err(misplaced("the WHERE or RETURNING of an UPDATE"));
         }
-        Plan::Delete(delete) => {
-            let all = delete
-                .returning
-                .iter()
-                .map(|(_, e)| e)
-                .chain(&delete.filter);
-            if any(Box::new(all)) {
-                return Err(misplaced("a DELETE"));
-            }
-            Ok(())
+        Plan::Delete(delete)
+            if returning_and_filter(&delete.returning, &delete.filter).any(calls) =>
+        {
+            return Err(misplaced("a DELETE"));
         }
-        _ => Ok(()),
+        _ => {}
     }
+    Ok(())
 }
 
 /// Advisory lock functions run as whole items of a `SELECT` list without `FROM`, `WHERE`,
@@ -418,84 +429,49 @@ fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
              list without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or FOR UPDATE"
         ))
     };
-    let nested = |expr: &Expr| expr.parts().into_iter().any(Expr::has_advisory);
+    let calls = Expr::has_advisory;
+    let nested = |expr: &Expr| expr.parts().into_iter().any(calls);
     match plan {
         Plan::Select(select) => {
-            let plain = select.table.is_none()
-                && select.filter.is_none()
-                && select.order.is_empty()
-                && select.group_by.is_empty()
-                && select.having.is_none()
-                && select.limit.is_none()
-                && select.offset.is_none()
-                && select.lock.is_none()
-                && !select.distinct;
+            let plain = is_plain_select(select);
             for (name, expr) in &select.items {
-                if nested(expr) || (!plain && expr.has_advisory()) {
+                if nested(expr) || (!plain && calls(expr)) {
                     return Err(misplaced(name));
                 }
             }
-            let elsewhere = select
-                .filter
-                .iter()
-                .chain(&select.having)
-                .chain(&select.limit);
-            if elsewhere
-                .chain(&select.offset)
-                .chain(&select.group_by)
-                .chain(select.order.iter().map(|(e, _, _)| e))
-                .any(Expr::has_advisory)
-            {
+            if select_clauses(select).any(calls) {
                 return Err(misplaced("a clause of SELECT"));
             }
-            Ok(())
         }
         Plan::Insert(insert) => {
             let mut all = insert
                 .rows
                 .iter()
                 .flatten()
-                .chain(insert.returning.iter().map(|(_, e)| e));
-            if all.any(Expr::has_advisory) {
+                .chain(insert.returning.iter().map(|(_, e)| e))
+                .chain(conflict_exprs(insert));
+            if all.any(calls) {
                 return Err(misplaced("INSERT"));
             }
-            if let Conflict::Update(assignments, filter) = &insert.conflict {
-                if assignments
-                    .iter()
-                    .map(|(_, e)| e)
-                    .chain(filter)
-                    .any(Expr::has_advisory)
-                {
-                    return Err(misplaced("INSERT"));
-                }
-            }
-            Ok(())
         }
         Plan::Update(update) => {
             let mut all = update
                 .assignments
                 .iter()
                 .map(|(_, e)| e)
-                .chain(update.returning.iter().map(|(_, e)| e))
-                .chain(&update.filter);
-            if all.any(Expr::has_advisory) {
+                .chain(returning_and_filter(&update.returning, &update.filter));
+            if all.any(calls) {
                 return Err(misplaced("UPDATE"));
             }
-            Ok(())
         }
-        Plan::Delete(delete) => {
-            let mut all = delete
-                .returning
-                .iter()
-                .map(|(_, e)| e)
-                .chain(&delete.filter);
-            if all.any(Expr::has_advisory) {
-                return Err(misplaced("DELETE"));
-            }
-            Ok(())
+        Plan::Delete(delete)
+            if returning_and_filter(&delete.returning, &delete.filter).any(calls) =>
+        {
+            return Err(misplaced("DELETE"));
         }
-        _ => Ok(()),
+        _ => {}
     }
+    Ok(())
 }
 
 /// What a Describe reports of a planned statement: its parameter types (an untyped one as
