@@ -583,17 +583,22 @@ impl Expr {
         }
     }
 
-    /// True when the expression calls an advisory lock function. Iterative: a chain of a
+    /// True when `found` holds for the expression or any part of it. Iterative: a chain of a
     /// thousand operators is a thousand levels deep.
-    pub fn has_advisory(&self) -> bool {
+    pub fn contains(&self, found: &dyn Fn(&Expr) -> bool) -> bool {
         let mut pending = vec![self];
         while let Some(expr) = pending.pop() {
-            if matches!(expr, Expr::Advisory(..)) {
+            if found(expr) {
                 return true;
             }
             pending.extend(expr.parts());
         }
         false
+    }
+
+    /// True when the expression calls an advisory lock function.
+    pub fn has_advisory(&self) -> bool {
+        self.contains(&|e| matches!(e, Expr::Advisory(..)))
     }
 
     /// Evaluates the expression.
@@ -930,16 +935,9 @@ impl Expr {
         }
     }
 
-    /// True when the expression calls a sequence function. Iterative, as [`Expr::has_advisory`].
+    /// True when the expression calls a sequence function.
     pub fn has_sequence_call(&self) -> bool {
-        let mut pending = vec![self];
-        while let Some(expr) = pending.pop() {
-            if matches!(expr, Expr::SequenceCall(..)) {
-                return true;
-            }
-            pending.extend(expr.parts());
-        }
-        false
+        self.contains(&|e| matches!(e, Expr::SequenceCall(..)))
     }
 
     /// Puts in the place of every sequence function call the value `call` gives it, left to

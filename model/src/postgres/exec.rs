@@ -3479,20 +3479,20 @@ impl Postgres {
         let mut found = Vec::new();
         for (table_name, table) in self.tables.iter() {
             for column in &table.def.columns {
-                let Some(default) = &column.default else {
-                    continue;
+                let calls_it = |expr: &Expr| match expr {
+                    Expr::SequenceCall(_, arguments) => matches!(
+                        arguments.first(),
+                        Some(Expr::Const(Value::Text(text), _))
+                            if relation_name(text).is_ok_and(|n| n == name)
+                    ),
+                    _ => false,
                 };
-                let mut pending = vec![default];
-                while let Some(expr) = pending.pop() {
-                    if let Expr::SequenceCall(_, arguments) = expr {
-                        if let Some(Expr::Const(Value::Text(text), _)) = arguments.first() {
-                            if relation_name(text).is_ok_and(|n| n == name) {
-                                found.push((table_name.to_string(), column.name.clone()));
-                                break;
-                            }
-                        }
-                    }
-                    pending.extend(expr.parts());
+                if column
+                    .default
+                    .as_ref()
+                    .is_some_and(|d| d.contains(&calls_it))
+                {
+                    found.push((table_name.to_string(), column.name.clone()));
                 }
             }
         }
