@@ -17,6 +17,7 @@ const OPTIONS: Options = Options {
     runs: 4,
     max_states: 5_000_000,
     timing: None,
+    threads: 2,
 };
 
 fn row(name: &str) -> Row {

@@ -5,7 +5,8 @@
 //! a 250 ms pause: mostly idle time) and step6-verify with a 1 ms TTL (50 callers, heavy
 //! contention). Each runs simulated (seeds 1..=N); with `--redis`/`--postgres` also against the
 //! real servers, and the line gives the ratio of real wall time per run to simulated CPU and
-//! wall time per run. `--scaling` runs step2-lock and step6-verify `--ttl 1ms` with 2 to 500
+//! wall time per run, and, on a machine with more than one core, to the wall time per run of
+//! the same runs as a batch side by side (`--threads`, as `run --runs` runs them). `--scaling` runs step2-lock and step6-verify `--ttl 1ms` with 2 to 500
 //! callers and fits the exponent of the cost. Build with `--release` for meaningful figures.
 //! The wall clock is read here only, never inside a simulated run.
 
@@ -57,6 +58,11 @@ pub struct Args {
     /// model's: 100 for `localhost`, 1000 for `tick-1ms`).
     #[arg(long, value_name = "US")]
     pub tick_us: Option<u64>,
+    /// Also measure each workload's simulated runs as a batch on K threads side by side
+    /// (wall time per run: what `run --runs`, `tour` and `matrix` give with `--threads K`);
+    /// default: one per core, and none on a single core.
+    #[command(flatten)]
+    pub threads: super::run::batch::ThreadsArgs,
     /// One JSON document instead of the lines.
     #[arg(long)]
     pub json: bool,
@@ -151,8 +157,10 @@ pub struct Workload {
     pub name: String,
     /// Callers per run.
     pub callers: u32,
-    /// Simulated runs.
+    /// Simulated runs, one after the other on one thread.
     pub sim: Cost,
+    /// The same simulated runs as a batch on `threads` threads (none with one thread).
+    pub sim_batch: Option<BatchCost>,
     /// Real runs (none without servers, or when the workload needs a server not given).
     pub real: Option<Cost>,
     /// Why the workload did not run for real although servers were given.
@@ -161,6 +169,37 @@ pub struct Workload {
     pub ratio_cpu: Option<f64>,
     /// Real wall ms per run ÷ simulated wall ms per run.
     pub ratio_wall: Option<f64>,
+    /// Real wall ms per run ÷ the simulated batch's wall ms per run.
+    pub ratio_batch: Option<f64>,
+}
+
+/// What a batch of simulated runs side by side cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchCost {
+    /// Threads.
+    pub threads: usize,
+    /// Runs.
+    pub runs: u64,
+    /// Wall-clock ms of the batch ÷ runs.
+    pub wall_ms_per_run: f64,
+}
+
+/// `runs` simulated runs of `scenario` (seeds 1..=runs) on `threads` threads, timed as a
+/// batch.
+fn measure_batch(
+    scenario: &Scenario,
+    runs: u64,
+    threads: usize,
+    preset: TimingPreset,
+) -> Result<BatchCost, UsageError> {
+    let start = Instant::now();
+    let one = |seed| run_one(scenario, seed, preset).map_err(UsageError::from);
+    crate::parallel::in_order(1..=runs, threads, &one, &mut |_report| Ok(()))?;
+    Ok(BatchCost {
+        threads,
+        runs,
+        wall_ms_per_run: start.elapsed().as_secs_f64() * 1e3 / runs as f64,
+    })
 }
 
 /// The three workloads: step2-lock, step5-fencing, step6-verify with a 1 ms TTL.
@@ -218,6 +257,7 @@ pub fn execute(args: Args) -> CommandResult {
     check_runs("--step6-runs", args.step6_runs)?;
     check_runs("--real-runs", args.real_runs)?;
     check_runs("--scaling-divisor", args.scaling_divisor)?;
+    let threads = args.threads.threads()?;
     let mut preset = args.timing.unwrap_or_default();
     if let Some(tick_us) = args.tick_us {
         preset.timing.tick_us = tick_us;
@@ -237,6 +277,10 @@ pub fn execute(args: Args) -> CommandResult {
     for ((name, scenario), sim_runs) in workloads()?.into_iter().zip(runs) {
         let sim = measure(sim_runs, |seed| Ok(run_one(&scenario, seed, preset)?))?;
         unfinished += sim.unfinished;
+        let sim_batch = match threads {
+            1 => None,
+            _ => Some(measure_batch(&scenario, sim_runs, threads, preset)?),
+        };
         let mut real = None;
         let mut real_skipped = None;
         if let Some(config) = &real_config {
@@ -262,14 +306,20 @@ pub fn execute(args: Args) -> CommandResult {
         let ratio_wall = real
             .as_ref()
             .map(|real| real.wall_ms_per_run / sim.wall_ms_per_run.max(1e-9));
+        let ratio_batch = real
+            .as_ref()
+            .zip(sim_batch.as_ref())
+            .map(|(real, batch)| real.wall_ms_per_run / batch.wall_ms_per_run.max(1e-9));
         let workload = Workload {
             name,
             callers: scenario.callers,
             sim,
+            sim_batch,
             real,
             real_skipped,
             ratio_cpu,
             ratio_wall,
+            ratio_batch,
         };
         if !args.json {
             print_workload(&workload);
@@ -302,25 +352,30 @@ fn print_workload(workload: &Workload) {
         workload.callers,
         describe(&workload.sim)
     );
-    if let Some(reason) = &workload.real_skipped {
+    let indent = " ".repeat(workload.name.len());
+    if let Some(batch) = &workload.sim_batch {
         out!(
-            "{} real: not measured: {reason}",
-            " ".repeat(workload.name.len())
+            "{indent} simulated, {} runs on {} threads side by side: {} ms wall per run",
+            batch.runs,
+            batch.threads,
+            ms(batch.wall_ms_per_run)
         );
     }
+    if let Some(reason) = &workload.real_skipped {
+        out!("{indent} real: not measured: {reason}");
+    }
     if let Some(real) = &workload.real {
-        out!(
-            "{} real: {}",
-            " ".repeat(workload.name.len()),
-            describe(real)
-        );
+        out!("{indent} real: {}", describe(real));
         let cpu = workload
             .ratio_cpu
             .map(|ratio| format!("{ratio:.0}× its CPU time, "))
             .unwrap_or_default();
+        let batch = workload
+            .ratio_batch
+            .map(|ratio| format!(", {ratio:.0}× a batch's wall time per run"))
+            .unwrap_or_default();
         out!(
-            "{} real wall time per run = {cpu}{:.0}× its wall time",
-            " ".repeat(workload.name.len()),
+            "{indent} real wall time per run = {cpu}{:.0}× its wall time{batch}",
             workload.ratio_wall.unwrap_or_default()
         );
     }

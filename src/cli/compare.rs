@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::calibrate::{describe, measure, server_url};
 use super::duration::{parse_latency_us, parse_timing};
-use super::run::batch::{for_each_run, Runner, Seeds, Spread};
+use super::run::batch::{for_each_run, Runner, Seeds, Spread, ThreadsArgs};
 use super::run::{out, real_error};
 use super::tour::{rows, DEFAULT_POSTGRES, DEFAULT_REDIS};
 use crate::exit::{CommandResult, Status, UsageError};
@@ -34,6 +34,9 @@ pub struct Args {
     /// Runs per row on each side (seeds 1..=N).
     #[arg(long, default_value_t = 10)]
     pub runs: u64,
+    /// The simulated side's runs side by side (the real side runs one at a time).
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// The real Redis (default: $LEASELAB_REDIS_URL, else redis://127.0.0.1:6379).
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
@@ -237,6 +240,7 @@ fn range(values: [i64; 3]) -> String {
 /// Runs `leaselab compare`.
 pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(1, args.runs)?;
+    let threads = args.threads.threads()?;
     let real_config = RealConfig::new(
         Some(server_url(
             args.redis.clone(),
@@ -306,7 +310,10 @@ pub fn execute(args: Args) -> CommandResult {
             &sim_scenario,
             seeds,
             Shard::WHOLE,
-            &Runner::Sim(sim_config),
+            &Runner::Sim {
+                config: sim_config,
+                threads,
+            },
             |report| {
                 sim.add(&report);
                 Ok(())

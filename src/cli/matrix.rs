@@ -64,6 +64,9 @@ pub struct Args {
     /// shards' `--json` outputs into the whole matrix.
     #[command(flatten)]
     pub shard: ShardArgs,
+    /// How many of a cell's simulated runs side by side.
+    #[command(flatten)]
+    pub threads: super::run::batch::ThreadsArgs,
 }
 
 /// The rows `--safeguard` names (all when none).
@@ -166,6 +169,7 @@ pub fn execute(args: Args) -> CommandResult {
         first_seed: seeds.first,
         runs: seeds.count,
         max_states: args.max_states,
+        threads: args.threads.threads()?,
         timing: Some(args.timing.unwrap_or_default()),
     };
     let shard = args.shard.shard;

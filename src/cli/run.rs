@@ -56,7 +56,9 @@ use leaselab_sim::faults::{fault_scenario, FAULT_SCENARIOS};
 use leaselab_sim::real::RealConfig;
 use leaselab_sim::run::{time_limit_ms, RunReport, RunVerdict, SimConfig, MAX_TIME_LIMIT_MS};
 
-use self::batch::{for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, TraceSaver};
+use self::batch::{
+    for_each_run, Runner, SeedList, Seeds, Spread, SpreadParts, ThreadsArgs, TraceSaver,
+};
 use super::duration::{format_ms, parse_latency_us, parse_ms, parse_timing};
 use super::merge::{same_fields, ShardFile};
 use crate::exit::{CommandResult, Status, UsageError};
@@ -195,6 +197,9 @@ pub struct Args {
     /// combines the shards' `--json` outputs into the summary of all the runs).
     #[command(flatten)]
     pub shard: ShardArgs,
+    /// How many simulated runs side by side.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Stop each run this long after the callers' release (simulated time; at most 60m). By
     /// default, as long as the scenario's callers can take (work, pauses, start offsets,
     /// acquire and request timeouts), at least 2m: a run still unfinished then is
@@ -494,18 +499,22 @@ impl Args {
 
     /// Where the runs run, with their time limit: `--time-limit`, or what the scenario needs
     /// ([`time_limit_ms`]).
-    pub fn runner(&self, scenario: &Scenario) -> Runner {
+    pub fn runner(&self, scenario: &Scenario) -> Result<Runner, UsageError> {
         let mut sim = SimConfig::for_scenario(scenario);
         if let Some(limit) = self.time_limit {
             sim.horizon_ms = limit;
         }
-        match self.real() {
+        let threads = self.threads.threads()?;
+        Ok(match self.real() {
             Some(mut config) => {
                 config.horizon_ms = sim.horizon_ms;
                 Runner::Real(config)
             }
-            None => Runner::Sim(sim),
-        }
+            None => Runner::Sim {
+                config: sim,
+                threads,
+            },
+        })
     }
 }
 
@@ -1233,7 +1242,7 @@ pub fn execute(args: Args) -> CommandResult {
     let seeds = Seeds::new(args.seed, args.runs)?;
     let shard = args.shard.shard;
     let owned = seeds.count_of_shard(shard.unwrap_or(Shard::WHOLE));
-    let runner = args.runner(&scenario);
+    let runner = args.runner(&scenario)?;
     let real = args.real();
     // A trace records no time limit: a run stopped by --time-limit before its end would
     // replay differently, so it is not saved.

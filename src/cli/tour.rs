@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::duration::format_ms;
 use super::merge::{same_fields, ShardFile};
-use super::run::batch::{for_each_run, Runner, Seeds, Spread, TraceSaver};
+use super::run::batch::{for_each_run, Runner, Seeds, Spread, ThreadsArgs, TraceSaver};
 use super::run::out;
 use super::run::{preset, real_error, real_note};
 use crate::exit::{CommandResult, Status, UsageError};
@@ -57,6 +57,9 @@ pub struct Args {
     /// outputs into the whole table).
     #[command(flatten)]
     pub shard: ShardArgs,
+    /// How many simulated runs side by side.
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
 }
 
 /// The real Redis `--real` uses unless `--redis` says otherwise.
@@ -622,6 +625,7 @@ impl TourTable {
 pub fn execute(args: Args) -> CommandResult {
     let runs = args.runs.unwrap_or(if args.real { 5 } else { 24 });
     let seeds = Seeds::new(1, runs)?;
+    let threads = args.threads.threads()?;
     let shard = args.shard.shard;
     let real = args
         .real
@@ -681,7 +685,10 @@ pub fn execute(args: Args) -> CommandResult {
                 }
                 Err(error) => return Err(real_error(error)),
             },
-            None => Runner::Sim(sim),
+            None => Runner::Sim {
+                config: sim,
+                threads,
+            },
         };
         saver.start_group();
         let mut tally = RowTally::new();

@@ -1169,6 +1169,9 @@ pub struct Options {
     /// The simulated cells' timing model and its latency (none: each column's scenario's
     /// own, the default timing).
     pub timing: Option<TimingPreset>,
+    /// A cell's simulated runs side by side (`crate::parallel`; the cell is the same for any
+    /// count).
+    pub threads: usize,
 }
 
 /// A finished exhaustive check, kept so that columns sharing a check run it once.
@@ -1391,28 +1394,36 @@ fn simulate(
     let (mut broken, mut inconclusive, mut reissued) = (0, 0, 0);
     let (mut gave_up, mut rejected, mut failed) = (0, 0, 0);
     let mut shortest: Option<RunReport> = None;
-    for seed in options.first_seed..=last {
-        let report = leaselab_sim::run::run_with(&scenario, seed, &config)
-            .map_err(|e| format!("{} × {}: {}", row.name, column.name(), e.0))?;
-        match report.verdict() {
-            RunVerdict::Ok => {}
-            RunVerdict::Broken => {
-                broken += 1;
-                if shortest
-                    .as_ref()
-                    .is_none_or(|s| report.events.len() < s.events.len())
-                {
-                    shortest = Some(report.clone());
+    let run = |seed| {
+        leaselab_sim::run::run_with(&scenario, seed, &config)
+            .map_err(|e| format!("{} × {}: {}", row.name, column.name(), e.0))
+    };
+    crate::parallel::in_order(
+        options.first_seed..=last,
+        options.threads.max(1),
+        &run,
+        &mut |report: RunReport| {
+            match report.verdict() {
+                RunVerdict::Ok => {}
+                RunVerdict::Broken => {
+                    broken += 1;
+                    if shortest
+                        .as_ref()
+                        .is_none_or(|s| report.events.len() < s.events.len())
+                    {
+                        shortest = Some(report.clone());
+                    }
                 }
+                RunVerdict::Inconclusive => inconclusive += 1,
             }
-            RunVerdict::Inconclusive => inconclusive += 1,
-        }
-        elapsed.push(report.elapsed_ms);
-        gave_up += u64::from(report.ledger.gave_up);
-        rejected += u64::from(report.ledger.rejected);
-        failed += u64::from(report.ledger.failed);
-        reissued += u64::from(report.tokens_reissued);
-    }
+            elapsed.push(report.elapsed_ms);
+            gave_up += u64::from(report.ledger.gave_up);
+            rejected += u64::from(report.ledger.rejected);
+            failed += u64::from(report.ledger.failed);
+            reissued += u64::from(report.tokens_reissued);
+            Ok(())
+        },
+    )?;
     elapsed.sort_unstable();
     let rank = |q: u64| {
         let n = elapsed.len() as u64;

@@ -81,16 +81,67 @@ impl Seeds {
 /// Where the runs of a batch run.
 #[derive(Clone, Debug)]
 pub enum Runner {
-    /// On the simulated network, with this configuration (its time limit).
-    Sim(SimConfig),
-    /// Against real servers.
+    /// On the simulated network, with this configuration (its time limit), `threads` runs
+    /// side by side (each run is one thread's alone; see [`for_each_run`]).
+    Sim {
+        /// The simulation's configuration.
+        config: SimConfig,
+        /// How many runs at once (at least 1).
+        threads: usize,
+    },
+    /// Against real servers, one run at a time.
     Real(RealConfig),
 }
 
+impl Runner {
+    /// Simulated runs, one at a time.
+    pub fn sim(config: SimConfig) -> Runner {
+        Runner::Sim { config, threads: 1 }
+    }
+}
+
+/// How many simulated runs a batch runs side by side when `--threads` is not given: one per
+/// core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The most simulated runs side by side (`--threads`).
+pub const MAX_THREADS: usize = 256;
+
+/// `--threads K`, shared by the commands that run batches of seeds.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ThreadsArgs {
+    /// Simulated runs side by side, each wholly on one thread (default: one per core). The
+    /// output is the same for any K: runs are reported in seed order. Real runs always run one
+    /// at a time.
+    #[arg(long, value_name = "K")]
+    pub threads: Option<usize>,
+}
+
+impl ThreadsArgs {
+    /// The thread count asked for, or one per core; refuses 0 and more than [`MAX_THREADS`].
+    pub fn threads(&self) -> Result<usize, UsageError> {
+        let threads = self.threads.unwrap_or_else(default_threads);
+        if threads == 0 || threads > MAX_THREADS {
+            return Err(UsageError::new(format!(
+                "--threads {threads}: use between 1 and {MAX_THREADS} (this machine has {} \
+                 cores)",
+                default_threads()
+            )));
+        }
+        Ok(threads)
+    }
+}
+
 /// Runs `scenario` once per seed of `shard` (every seed: [`Shard::WHOLE`]), handing each
-/// report to `each` as soon as it is made (no report is kept here). A progress bar shows on a
-/// terminal. The first error (a real server that cannot be reached, or an error of `each`)
-/// stops the batch.
+/// report to `each` as soon as it is made (no report is kept here), in seed order. A progress
+/// bar shows on a terminal. The first error (a real server that cannot be reached, or an error
+/// of `each`) stops the batch.
+///
+/// Simulated runs with `threads` above 1 run side by side, each wholly on one worker thread
+/// (a run's simulation is single-threaded and depends on its seed alone), and are handed to
+/// `each` in seed order all the same: the batch's output is the same for any thread count.
 pub fn for_each_run(
     scenario: &Scenario,
     seeds: Seeds,
@@ -99,20 +150,28 @@ pub fn for_each_run(
     mut each: impl FnMut(RunReport) -> Result<(), UsageError>,
 ) -> Result<(), UsageError> {
     let label = match runner {
-        Runner::Sim(_) => scenario.name.clone(),
+        Runner::Sim { .. } => scenario.name.clone(),
         Runner::Real(_) => format!("{} (real)", scenario.name),
     };
     let bar = progress(seeds.count_of_shard(shard), &label);
-    for seed in seeds.of_shard(shard) {
-        let report = match runner {
-            Runner::Sim(config) => leaselab_sim::run::run_with(scenario, seed, config)?,
-            Runner::Real(config) => {
-                leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?
-            }
-        };
+    let mut deliver = |report: RunReport| -> Result<(), UsageError> {
         crate::cli::refuse_stopped_script()?;
         each(report)?;
         bar.inc(1);
+        Ok(())
+    };
+    match runner {
+        Runner::Sim { config, threads } => {
+            let run = |seed| {
+                leaselab_sim::run::run_with(scenario, seed, config).map_err(UsageError::from)
+            };
+            crate::parallel::in_order(seeds.of_shard(shard), *threads, &run, &mut deliver)?;
+        }
+        Runner::Real(config) => {
+            for seed in seeds.of_shard(shard) {
+                deliver(leaselab_sim::real::run(scenario, seed, config).map_err(real_error)?)?;
+            }
+        }
     }
     bar.finish_and_clear();
     Ok(())
