@@ -2305,6 +2305,37 @@ fn zset_op() -> impl Strategy<Value = Vec<Arg>> {
     ]
 }
 
+/// `HSCAN`, `SSCAN` or `ZSCAN` of a key: cursors Redis accepts (mostly 0) and refuses, and
+/// options valid and not (`COUNT` only at 10 or more, or invalid: below that Redis 7.0 may
+/// answer a set it keeps as a hash table in parts, which the contract allows and the
+/// stand-in never does; `TYPE` is `SCAN`'s alone; `NOVALUES` came in 7.4).
+fn element_scan() -> impl Strategy<Value = Vec<Arg>> {
+    let cursor = prop_oneof![
+        6 => Just("0"),
+        1 => prop::sample::select(vec!["x", "1", "", "-0", "+0", "18446744073709551616", " 0"]),
+    ];
+    let pattern = prop::sample::select(vec![
+        "*", "a*", "?", "[ab]", "1*", "*0", "f*", "uuid*", "[^a]", "", "\\a", "[",
+    ]);
+    let option = prop_oneof![
+        3 => pattern.prop_map(|p| vec![text("MATCH"), text(p)]),
+        2 => prop::sample::select(vec!["10", "100", "0", "-1", "x", "1.5"])
+            .prop_map(|n| vec![text("COUNT"), text(n)]),
+        1 => prop::sample::select(vec!["TYPE", "NOVALUES", "MATCH", "count", "nope"])
+            .prop_map(|o| vec![text(o)]),
+        1 => Just(vec![text("TYPE"), text("string")]),
+    ];
+    (
+        prop::sample::select(vec!["HSCAN", "SSCAN", "ZSCAN"]),
+        key(),
+        cursor,
+        prop::collection::vec(option, 0..=2),
+    )
+        .prop_map(|(c, k, cursor, options)| {
+            [vec![text(c), k, text(cursor)], options.concat()].concat()
+        })
+}
+
 /// Commands of every type on the same keys, so that types meet (`WRONGTYPE`), keys expire and
 /// empty collections disappear.
 fn collection_op() -> impl Strategy<Value = Vec<Arg>> {
@@ -2312,6 +2343,7 @@ fn collection_op() -> impl Strategy<Value = Vec<Arg>> {
         5 => list_op(),
         4 => set_op(),
         7 => zset_op(),
+        2 => element_scan(),
         1 => (key(), value()).prop_map(|(k, v)| vec![text("SET"), k, v]),
         1 => (key(), field(), value()).prop_map(|(k, f, v)| vec![text("HSET"), k, f, v]),
         1 => key().prop_map(|k| vec![text("GET"), k]),
@@ -2338,9 +2370,18 @@ fn resp_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     (0..count).map(|_| read_resp(&mut reader).ok()).collect()
 }
 
-/// A reply as compared: the members `SMEMBERS`, `SINTER`, `SUNION` and `SDIFF` answer in any order (Redis answers in its hash table's
+/// A reply as compared: the members `SMEMBERS`, `SINTER`, `SUNION`, `SDIFF` and `SSCAN` answer in any order (Redis answers in its hash table's
 /// order, which depends on a seed chosen at start-up), everything else byte for byte.
 fn comparable(argv: &[Vec<u8>], reply: &[u8]) -> Vec<u8> {
+    // `SSCAN` answers [cursor, members]: the members in any order, as `SMEMBERS`.
+    if argv[0].eq_ignore_ascii_case(b"sscan") {
+        if let Some([cursor, members]) = resp_elements(reply).as_deref() {
+            if let Some(mut members) = resp_elements(members) {
+                members.sort();
+                return [cursor.clone(), members.concat()].concat();
+            }
+        }
+    }
     let unordered = [&b"smembers"[..], b"sinter", b"sunion", b"sdiff"];
     if unordered
         .iter()

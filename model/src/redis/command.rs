@@ -303,7 +303,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 117] = [
+const COMMANDS: [Spec; 120] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -422,10 +422,13 @@ const COMMANDS: [Spec; 117] = [
     spec("sintercard", -3, false, KeyRule::Counted),
     spec("keys", 2, false, KeyRule::None),
     spec("scan", -2, false, KeyRule::None),
+    spec("hscan", -3, false, KeyRule::First),
+    spec("sscan", -3, false, KeyRule::First),
+    spec("zscan", -3, false, KeyRule::First),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 51] = [
+pub const COLLECTION_COMMANDS: [&str; 54] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -477,6 +480,9 @@ pub const COLLECTION_COMMANDS: [&str; 51] = [
     "sdiffstore",
     "lpos",
     "sintercard",
+    "hscan",
+    "sscan",
+    "zscan",
 ];
 
 /// Commands that only exist as containers of subcommands.

@@ -10,10 +10,10 @@
 //! change.
 //!
 //! Sets of keys: `SINTER`, `SUNION`, `SDIFF`, their `...STORE` forms and `SINTERCARD`; `LPOS`.
+//! A hash's, set's or sorted set's elements: `HSCAN`, `SSCAN`, `ZSCAN`.
 //!
-//! Not here: blocking pops, the sorted-set forms of the above (`ZUNION`, ...), random picks
-//! (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`) and the `SCAN` family: they get Redis's unknown
-//! command error.
+//! Not here: blocking pops, the sorted-set forms of the above (`ZUNION`, ...) and random picks
+//! (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`): they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -144,6 +144,7 @@ impl Redis {
                 (Err(error), _) | (_, Err(error)) => Err(error),
             },
             b"smove" => self.smove(argv, now_ms),
+            b"hscan" | b"sscan" | b"zscan" => Ok(self.scan_elements(&name, argv, now_ms)),
             b"lpos" => self.lpos(argv, now_ms),
             b"sintercard" => self.sintercard(argv, now_ms),
             b"sinter" | b"sunion" | b"sdiff" | b"sinterstore" | b"sunionstore" | b"sdiffstore" => {
@@ -538,6 +539,53 @@ impl Redis {
             Some(_) => Reply::Array(found),
             None => found.into_iter().next().unwrap_or(Reply::Nil),
         })
+    }
+
+    /// `HSCAN`, `SSCAN`, `ZSCAN key cursor [MATCH pattern] [COUNT n]`, read in Redis 7.0's
+    /// order: the cursor (`invalid cursor`), the key (missing: cursor 0 and nothing, whatever
+    /// the options say), its type, then the options (no `TYPE` here). Every element is visited
+    /// in one call and the cursor is 0, as Redis answers for a small collection; a cursor
+    /// other than 0 was never given out and is taken as past the end. `MATCH` filters a hash's
+    /// fields and a set's or sorted set's members; a hash answers field, value, ... and a
+    /// sorted set member, score, ... (scores as `ZSCORE` prints them).
+    fn scan_elements(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        use crate::redis::server::strings::{empty_scan, scan_cursor, scan_options};
+        let Some(cursor) = scan_cursor(&argv[2]) else {
+            return Reply::error("ERR invalid cursor");
+        };
+        self.expire_if_needed(&argv[1], now_ms);
+        let Some(entry) = self.visible(&argv[1], now_ms) else {
+            return empty_scan();
+        };
+        let elements: Vec<(&[u8], Option<Vec<u8>>)> = match (name, entry.collection.as_ref()) {
+            (b"hscan", Some(Collection::Hash(fields))) => fields
+                .iter()
+                .map(|(field, value)| (field.as_slice(), Some(value.clone())))
+                .collect(),
+            (b"sscan", Some(Collection::Set(members))) => {
+                members.iter().map(|m| (m.as_slice(), None)).collect()
+            }
+            (b"zscan", Some(Collection::SortedSet(members))) => members
+                .iter()
+                .map(|(score, member)| (member.as_slice(), Some(score.text())))
+                .collect(),
+            _ => return Reply::error(WRONGTYPE_ERROR),
+        };
+        let pattern = match scan_options(argv, 3, false) {
+            Ok((pattern, _)) => pattern,
+            Err(error) => return error,
+        };
+        if cursor != 0 {
+            return empty_scan();
+        }
+        let found = elements
+            .into_iter()
+            .filter(|(element, _)| pattern.is_none_or(|p| crate::redis::glob::matches(p, element)))
+            .flat_map(|(element, value)| {
+                std::iter::once(Reply::Bulk(element.to_vec())).chain(value.map(Reply::Bulk))
+            })
+            .collect();
+        Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(found)])
     }
 
     /// `SINTERCARD numkeys key [key ...] [LIMIT limit]` (`sinterCardCommand`): `numkeys` at

@@ -216,34 +216,14 @@ impl Redis {
         let Some(cursor) = scan_cursor(&argv[1]) else {
             return Reply::error("ERR invalid cursor");
         };
-        let mut pattern: Option<&[u8]> = None;
-        let mut type_name: Option<&[u8]> = None;
-        let mut j = 2;
-        while j < argv.len() {
-            let Some(value) = argv.get(j + 1) else {
-                return Reply::error(SYNTAX_ERROR);
-            };
-            if is_option(&argv[j], "count") {
-                match integer_arg(value) {
-                    Ok(count) if count >= 1 => {}
-                    Ok(_) => return Reply::error(SYNTAX_ERROR),
-                    Err(error) => return error,
-                }
-            } else if is_option(&argv[j], "match") {
-                pattern = Some(value)
-                    .filter(|p| p.as_slice() != b"*")
-                    .map(Vec::as_slice);
-            } else if is_option(&argv[j], "type") {
-                type_name = Some(value);
-            } else {
-                return Reply::error(SYNTAX_ERROR);
-            }
-            j += 2;
-        }
+        let (pattern, type_name) = match scan_options(argv, 2, true) {
+            Ok(options) => options,
+            Err(error) => return error,
+        };
         // Every iteration ends in its first call, so a cursor other than 0 was never given
         // out: it is taken as past the end.
         if cursor != 0 {
-            return Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(Vec::new())]);
+            return empty_scan();
         }
         let candidates: Vec<Arc<[u8]>> = self
             .keyspace
@@ -295,10 +275,51 @@ impl Redis {
 }
 
 /// A length as Redis's integer reply.
+/// The options of the `SCAN` family from `argv[from]` on (`scanGenericCommand`): `COUNT n`
+/// (an integer of at least 1; only a hint here), `MATCH pattern` (none for `*`, which matches
+/// everything), and, for `SCAN` alone (`with_type`), `TYPE name`. Anything else, or an
+/// option without its value, is a syntax error.
+pub(in crate::redis) fn scan_options(
+    argv: &[Vec<u8>],
+    from: usize,
+    with_type: bool,
+) -> Result<(Option<&[u8]>, Option<&[u8]>), Reply> {
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_name: Option<&[u8]> = None;
+    let mut j = from;
+    while j < argv.len() {
+        let Some(value) = argv.get(j + 1) else {
+            return Err(Reply::error(SYNTAX_ERROR));
+        };
+        if is_option(&argv[j], "count") {
+            match integer_arg(value) {
+                Ok(count) if count >= 1 => {}
+                Ok(_) => return Err(Reply::error(SYNTAX_ERROR)),
+                Err(error) => return Err(error),
+            }
+        } else if is_option(&argv[j], "match") {
+            pattern = Some(value)
+                .filter(|p| p.as_slice() != b"*")
+                .map(Vec::as_slice);
+        } else if with_type && is_option(&argv[j], "type") {
+            type_name = Some(value);
+        } else {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        j += 2;
+    }
+    Ok((pattern, type_name))
+}
+
+/// The answer of a `SCAN` family call that visits nothing more: cursor 0, no elements.
+pub(in crate::redis) fn empty_scan() -> Reply {
+    Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(Vec::new())])
+}
+
 /// A cursor as Redis reads it (`parseScanCursorOrReply`, C `strtoul`): empty (0), or an
 /// optional sign and decimal digits up to 2^64 - 1 (a minus wraps, as `strtoul` negates), no
 /// leading blank, nothing after. None when Redis says `invalid cursor`.
-fn scan_cursor(bytes: &[u8]) -> Option<u64> {
+pub(in crate::redis) fn scan_cursor(bytes: &[u8]) -> Option<u64> {
     let (negative, digits) = match bytes {
         [] => return Some(0),
         [b'-', rest @ ..] => (true, rest),
