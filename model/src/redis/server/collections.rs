@@ -544,15 +544,16 @@ impl Redis {
     /// `HSCAN`, `SSCAN`, `ZSCAN key cursor [MATCH pattern] [COUNT n]`, read in Redis 7.0's
     /// order: the cursor (`invalid cursor`), the key (missing: cursor 0 and nothing, whatever
     /// the options say), its type, then the options (no `TYPE` here). Every element is visited
-    /// in one call and the cursor is 0, as Redis answers for a small collection; a cursor
-    /// other than 0 was never given out and is taken as past the end. `MATCH` filters a hash's
+    /// in one call and the cursor is 0, whatever cursor was given, as Redis answers for a
+    /// small collection (a listpack or an intset, which it reads whole from any cursor; a
+    /// large one it keeps as a hash table and answers in parts). `MATCH` filters a hash's
     /// fields and a set's or sorted set's members; a hash answers field, value, ... and a
     /// sorted set member, score, ... (scores as `ZSCORE` prints them).
     fn scan_elements(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Reply {
         use crate::redis::server::strings::{empty_scan, scan_cursor, scan_options};
-        let Some(cursor) = scan_cursor(&argv[2]) else {
+        if scan_cursor(&argv[2]).is_none() {
             return Reply::error("ERR invalid cursor");
-        };
+        }
         self.expire_if_needed(&argv[1], now_ms);
         let Some(entry) = self.visible(&argv[1], now_ms) else {
             return empty_scan();
@@ -575,9 +576,6 @@ impl Redis {
             Ok((pattern, _)) => pattern,
             Err(error) => return error,
         };
-        if cursor != 0 {
-            return empty_scan();
-        }
         let found = elements
             .into_iter()
             .filter(|(element, _)| pattern.is_none_or(|p| crate::redis::glob::matches(p, element)))
