@@ -573,7 +573,7 @@ impl Redis {
             _ => return Reply::error(WRONGTYPE_ERROR),
         };
         let pattern = match scan_options(argv, 3, false) {
-            Ok((pattern, _)) => pattern,
+            Ok(options) => options.pattern,
             Err(error) => return error,
         };
         let found = elements

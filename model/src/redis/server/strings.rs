@@ -216,7 +216,7 @@ impl Redis {
         let Some(cursor) = scan_cursor(&argv[1]) else {
             return Reply::error("ERR invalid cursor");
         };
-        let (pattern, type_name) = match scan_options(argv, 2, true) {
+        let ScanOptions { pattern, type_name } = match scan_options(argv, 2, true) {
             Ok(options) => options,
             Err(error) => return error,
         };
@@ -283,7 +283,7 @@ pub(in crate::redis) fn scan_options(
     argv: &[Vec<u8>],
     from: usize,
     with_type: bool,
-) -> Result<(Option<&[u8]>, Option<&[u8]>), Reply> {
+) -> Result<ScanOptions<'_>, Reply> {
     let mut pattern: Option<&[u8]> = None;
     let mut type_name: Option<&[u8]> = None;
     let mut j = from;
@@ -308,7 +308,15 @@ pub(in crate::redis) fn scan_options(
         }
         j += 2;
     }
-    Ok((pattern, type_name))
+    Ok(ScanOptions { pattern, type_name })
+}
+
+/// What the options of a `SCAN` family call ask for.
+pub(in crate::redis) struct ScanOptions<'a> {
+    /// `MATCH`'s pattern (none: everything).
+    pub pattern: Option<&'a [u8]>,
+    /// `TYPE`'s name (`SCAN` only).
+    pub type_name: Option<&'a [u8]>,
 }
 
 /// The answer of a `SCAN` family call that visits nothing more: cursor 0, no elements.
