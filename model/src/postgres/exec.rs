@@ -559,12 +559,7 @@ fn next_in_sequence(
     column: usize,
     def: &TableDef,
 ) -> Result<i64, PgError> {
-    let ty = def.columns[column].ty;
-    let max = if ty == SqlType::Int4 {
-        i64::from(i32::MAX)
-    } else {
-        i64::MAX
-    };
+    let max = column_sequence_max(def, column);
     let next = match sequences.get(&column) {
         None => 1,
         Some(&last) if last < max => last + 1,
@@ -582,9 +577,55 @@ fn next_in_sequence(
     Ok(next)
 }
 
-/// The name PostgreSQL gives a `serial` or identity column's sequence.
+/// The name PostgreSQL gives a `serial` or identity column's sequence: `table_column_seq`,
+/// the longer of the two names shortened first until it fits in 63 bytes (`makeObjectName`,
+/// at character boundaries).
 fn sequence_name(def: &TableDef, column: usize) -> String {
-    format!("{}_{}_seq", def.name, def.columns[column].name)
+    const NAME_BYTES: usize = 63;
+    let (table, column) = (def.name.as_str(), def.columns[column].name.as_str());
+    let available = NAME_BYTES - "__seq".len();
+    let (mut table_bytes, mut column_bytes) = (table.len(), column.len());
+    while table_bytes + column_bytes > available {
+        if table_bytes > column_bytes {
+            table_bytes -= 1;
+        } else {
+            column_bytes -= 1;
+        }
+    }
+    let clip = |name: &str, mut bytes: usize| {
+        while !name.is_char_boundary(bytes) {
+            bytes -= 1;
+        }
+        name[..bytes].to_string()
+    };
+    format!(
+        "{}_{}_seq",
+        clip(table, table_bytes),
+        clip(column, column_bytes)
+    )
+}
+
+/// The `serial` or identity column of `tables` whose sequence is called `name`: its table and
+/// column.
+fn column_sequence(tables: &BTreeMap<Arc<str>, Table>, name: &str) -> Option<(Arc<str>, usize)> {
+    tables.iter().find_map(|(table_name, table)| {
+        let def = &table.def;
+        (0..def.columns.len())
+            .find(|&column| {
+                matches!(def.columns[column].default, Some(Expr::Sequence { .. }))
+                    && sequence_name(def, column) == name
+            })
+            .map(|column| (table_name.clone(), column))
+    })
+}
+
+/// The largest value a `serial` or identity column's sequence gives: its column type's.
+fn column_sequence_max(def: &TableDef, column: usize) -> i64 {
+    if def.columns[column].ty == SqlType::Int4 {
+        i64::from(i32::MAX)
+    } else {
+        i64::MAX
+    }
 }
 
 /// `DEFAULT` written as a value (in `VALUES` or `SET col = DEFAULT`): the parser reads it as
@@ -793,7 +834,9 @@ struct Analyzer<'a> {
 impl Analyzer<'_> {
     fn table(&self, name: &ObjectName) -> Result<Arc<TableDef>, PgError> {
         let table = object_name(name)?;
-        if self.sequences.contains_key(table.as_str()) {
+        if self.sequences.contains_key(table.as_str())
+            || column_sequence(self.tables, &table).is_some()
+        {
             return Err(unsupported(&format!(
                 "reading the sequence \"{table}\" as a table (call nextval, currval or setval)"
             )));
@@ -1409,6 +1452,7 @@ impl Analyzer<'_> {
             let name = relation_name(text).map_err(|e| e.at(position_of_first(self, arguments)))?;
             if !self.sequences.contains_key(name.as_str())
                 && !self.tables.contains_key(name.as_str())
+                && column_sequence(self.tables, &name).is_none()
             {
                 return Err(missing_relation(&name).at(position_of_first(self, arguments)));
             }
@@ -2276,8 +2320,8 @@ impl Postgres {
             Plan::WithSubqueries(_, inner) => inner.as_ref(),
             other => other,
         };
-        let sequences_before = (!self.sequences.is_empty()
-            && matches!(inner, Plan::Select(_) | Plan::Insert(_)))
+        let sequences_before = (matches!(inner, Plan::Insert(_))
+            || (!self.sequences.is_empty() && matches!(inner, Plan::Select(_))))
         .then(|| {
             let state = &self.sessions[&session];
             (
@@ -2981,6 +3025,12 @@ impl Postgres {
                     Expr::Sequence { column: index, .. } => {
                         let value = next_in_sequence(sequences, *index, &def)?;
                         table.sequences.insert(*index, value);
+                        // The column's default is `nextval` of its sequence: the session's
+                        // `currval` and `lastval` follow.
+                        let name = sequence_name(&def, *index);
+                        let state = self.session_mut(session);
+                        state.sequence_values.insert(name.clone(), value);
+                        state.last_sequence = Some(name);
                         Value::Int(value)
                     }
                     other => {
@@ -3307,6 +3357,7 @@ impl Postgres {
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
         if self.tables.contains_key(def.name.as_str())
             || self.sequences.contains_key(def.name.as_str())
+            || self.column_sequence(&def.name).is_some()
         {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
@@ -3332,7 +3383,7 @@ impl Postgres {
     ) -> Result<Outcome, PgError> {
         let mut notice = None;
         for name in &names {
-            if self.sequences.contains_key(name.as_str()) {
+            if self.sequences.contains_key(name.as_str()) || self.column_sequence(name).is_some() {
                 return Err(wrong_object_type(
                     name,
                     "table",
@@ -3365,7 +3416,24 @@ impl Postgres {
             }
         }
         for name in &names {
-            self.tables_mut().remove(name.as_str());
+            let Some(table) = self.tables_mut().remove(name.as_str()) else {
+                continue;
+            };
+            // Its columns' sequences go with it, and every session's `currval` of them.
+            let def = &table.def;
+            for column in 0..def.columns.len() {
+                if !matches!(def.columns[column].default, Some(Expr::Sequence { .. })) {
+                    continue;
+                }
+                let sequence = sequence_name(def, column);
+                for state in self.sessions.values_mut() {
+                    if state.sequence_values.remove(sequence.as_str()).is_some()
+                        && state.last_sequence.as_deref() == Some(sequence.as_str())
+                    {
+                        state.last_sequence = None;
+                    }
+                }
+            }
         }
         self.forget_waits_on_released(session);
         let result = tag_only("DROP TABLE");
@@ -3381,7 +3449,10 @@ impl Postgres {
         if_not_exists: bool,
     ) -> Result<Outcome, PgError> {
         let name = sequence.name.as_str();
-        if self.tables.contains_key(name) || self.sequences.contains_key(name) {
+        if self.tables.contains_key(name)
+            || self.sequences.contains_key(name)
+            || self.column_sequence(name).is_some()
+        {
             let message = format!("relation \"{name}\" already exists");
             if if_not_exists {
                 return Ok(Outcome::Notice(
@@ -3441,6 +3512,44 @@ impl Postgres {
                     "sequence",
                     "DROP TABLE to remove a table",
                 ));
+            } else if let Some((table, column)) = self.column_sequence(name) {
+                let def = &self.tables[&table].def;
+                let column_name = &def.columns[column].name;
+                let identity = matches!(
+                    def.columns[column].default,
+                    Some(Expr::Sequence {
+                        kind: SequenceKind::ByDefault | SequenceKind::Always,
+                        ..
+                    })
+                );
+                if cascade && !identity {
+                    return Err(unsupported(&format!(
+                        "DROP SEQUENCE {name} CASCADE of a serial column's sequence"
+                    )));
+                }
+                let error = PgError::error(
+                    "2BP01",
+                    if identity {
+                        format!(
+                            "cannot drop sequence {name} because column {column_name} of table \
+                             {table} requires it"
+                        )
+                    } else {
+                        format!("cannot drop sequence {name} because other objects depend on it")
+                    },
+                );
+                return Err(if identity {
+                    error.with_hint(format!(
+                        "You can drop column {column_name} of table {table} instead."
+                    ))
+                } else {
+                    error
+                        .with_detail(format!(
+                            "default value for column {column_name} of table {table} depends \
+                             on sequence {name}"
+                        ))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+                });
             } else if if_exists {
                 notice = Some(PgError {
                     severity: "NOTICE",
@@ -3570,6 +3679,15 @@ impl Postgres {
             return Ok(Value::Null);
         };
         let name = relation_name(&text)?;
+        if !self.sequences.contains_key(name.as_str()) {
+            if let Some((table, column)) = self.column_sequence(&name) {
+                let argument = values.next();
+                let is_called = !matches!(values.next(), Some(Value::Bool(false)));
+                return self.column_sequence_value(
+                    session, function, name, table, column, argument, is_called,
+                );
+            }
+        }
         let Some(sequence) = self.sequences.get_mut(name.as_str()) else {
             return Err(if self.tables.contains_key(name.as_str()) {
                 PgError::error("42809", format!("\"{name}\" is not a sequence"))
@@ -3605,6 +3723,80 @@ impl Postgres {
                 .map(|v| Value::Int(*v))
                 .ok_or_else(|| not_yet(format!("currval of sequence \"{name}\""))),
             SequenceFn::LastVal => unreachable!("answered above"),
+        }
+    }
+
+    /// The `serial` or identity column whose sequence is called `name`: its table and column.
+    fn column_sequence(&self, name: &str) -> Option<(Arc<str>, usize)> {
+        column_sequence(&self.tables, name)
+    }
+
+    /// `nextval`, `setval` or `currval` of a `serial` or identity column's sequence (the
+    /// table's counter of the numbers given), as on any sequence: 2200H past the column
+    /// type's largest value, 22003 for a `setval` outside 1 and that value; `setval` with
+    /// `is_called` false makes its value the next one and leaves `currval` as it was.
+    #[allow(clippy::too_many_arguments)]
+    fn column_sequence_value(
+        &mut self,
+        session: SessionId,
+        function: SequenceFn,
+        name: String,
+        table: Arc<str>,
+        column: usize,
+        argument: Option<Value>,
+        is_called: bool,
+    ) -> Result<Value, PgError> {
+        let def = self.tables[&table].def.clone();
+        match function {
+            SequenceFn::NextVal => {
+                let mut counters = self.tables[&table].sequences.clone();
+                let value = next_in_sequence(&mut counters, column, &def)?;
+                if let Some(stored) = self.tables_mut().get_mut(&table) {
+                    stored.sequences = counters;
+                }
+                let state = self.session_mut(session);
+                state.sequence_values.insert(name.clone(), value);
+                state.last_sequence = Some(name);
+                Ok(Value::Int(value))
+            }
+            SequenceFn::SetVal => {
+                let Some(Value::Int(value)) = argument else {
+                    return Ok(Value::Null);
+                };
+                let max = column_sequence_max(&def, column);
+                if !(1..=max).contains(&value) {
+                    return Err(PgError::error(
+                        "22003",
+                        format!(
+                            "setval: value {value} is out of bounds for sequence \"{name}\" \
+                             (1..{max})"
+                        ),
+                    ));
+                }
+                let last_given = if is_called { value } else { value - 1 };
+                if let Some(stored) = self.tables_mut().get_mut(&table) {
+                    stored.sequences.insert(column, last_given);
+                }
+                if is_called {
+                    self.session_mut(session)
+                        .sequence_values
+                        .insert(name, value);
+                }
+                Ok(Value::Int(value))
+            }
+            SequenceFn::CurrVal => self.sessions[&session]
+                .sequence_values
+                .get(name.as_str())
+                .map(|v| Value::Int(*v))
+                .ok_or_else(|| {
+                    PgError::error(
+                        "55000",
+                        format!(
+                            "currval of sequence \"{name}\" is not yet defined in this session"
+                        ),
+                    )
+                }),
+            SequenceFn::LastVal => unreachable!("lastval names no sequence"),
         }
     }
 
@@ -4524,12 +4716,15 @@ impl Analyzer<'_> {
                 .at(statement.position_of(&insert.columns[at])));
             }
         }
-        let Some(source) = &insert.source else {
-            return Err(unsupported(&statement.text));
-        };
         let overriding = insert.overriding;
-        let SetExpr::Values(values) = source.body.as_ref() else {
-            return Err(unsupported(&statement.text));
+        // `DEFAULT VALUES` (no source) is one row of every column's default.
+        let value_rows: Vec<&[ast::Expr]> = match &insert.source {
+            None if insert.columns.is_empty() => vec![&[]],
+            None => return Err(unsupported(&statement.text)),
+            Some(source) => match source.body.as_ref() {
+                SetExpr::Values(values) => values.rows.iter().map(|row| &row[..]).collect(),
+                _ => return Err(unsupported(&statement.text)),
+            },
         };
         let empty = Scope {
             table: None,
@@ -4538,7 +4733,7 @@ impl Analyzer<'_> {
             statement,
         };
         let mut rows = Vec::new();
-        for row in &values.rows {
+        for row in value_rows {
             if row.len() > targets.len() {
                 return Err(PgError::error(
                     sqlstate::SYNTAX_ERROR,
