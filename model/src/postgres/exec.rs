@@ -619,6 +619,14 @@ fn column_sequence(tables: &BTreeMap<Arc<str>, Table>, name: &str) -> Option<(Ar
     })
 }
 
+/// Which kind of sequence a sequence function's name found.
+enum SequenceTarget {
+    /// One made by `CREATE SEQUENCE` (in `Postgres::sequences`).
+    Created,
+    /// A `serial` or identity column's: its table and column, whose counter is the table's.
+    Column(Arc<str>, usize),
+}
+
 /// The largest value a `serial` or identity column's sequence gives: its column type's.
 fn column_sequence_max(def: &TableDef, column: usize) -> i64 {
     if def.columns[column].ty == SqlType::Int4 {
@@ -3679,25 +3687,21 @@ impl Postgres {
             return Ok(Value::Null);
         };
         let name = relation_name(&text)?;
-        if !self.sequences.contains_key(name.as_str()) {
-            if let Some((table, column)) = self.column_sequence(&name) {
-                let argument = values.next();
-                let is_called = !matches!(values.next(), Some(Value::Bool(false)));
-                return self.column_sequence_value(
-                    session, function, name, table, column, argument, is_called,
-                );
-            }
-        }
-        let Some(sequence) = self.sequences.get_mut(name.as_str()) else {
-            return Err(if self.tables.contains_key(name.as_str()) {
-                PgError::error("42809", format!("\"{name}\" is not a sequence"))
-            } else {
-                missing_relation(&name)
-            });
+        let target = if self.sequences.contains_key(name.as_str()) {
+            SequenceTarget::Created
+        } else if let Some((table, column)) = self.column_sequence(&name) {
+            SequenceTarget::Column(table, column)
+        } else if self.tables.contains_key(name.as_str()) {
+            return Err(PgError::error(
+                "42809",
+                format!("\"{name}\" is not a sequence"),
+            ));
+        } else {
+            return Err(missing_relation(&name));
         };
         match function {
             SequenceFn::NextVal => {
-                let value = sequence.advance()?;
+                let value = self.advance_sequence(&name, &target)?;
                 let state = self.session_mut(session);
                 state.sequence_values.insert(name.clone(), value);
                 state.last_sequence = Some(name);
@@ -3709,7 +3713,7 @@ impl Postgres {
                     _ => return Ok(Value::Null),
                 };
                 let is_called = !matches!(values.next(), Some(Value::Bool(false)));
-                sequence.set(value, is_called)?;
+                self.set_sequence(&name, &target, value, is_called)?;
                 if is_called {
                     self.session_mut(session)
                         .sequence_values
@@ -3726,44 +3730,43 @@ impl Postgres {
         }
     }
 
-    /// The `serial` or identity column whose sequence is called `name`: its table and column.
-    fn column_sequence(&self, name: &str) -> Option<(Arc<str>, usize)> {
-        column_sequence(&self.tables, name)
-    }
-
-    /// `nextval`, `setval` or `currval` of a `serial` or identity column's sequence (the
-    /// table's counter of the numbers given), as on any sequence: 2200H past the column
-    /// type's largest value, 22003 for a `setval` outside 1 and that value; `setval` with
-    /// `is_called` false makes its value the next one and leaves `currval` as it was.
-    #[allow(clippy::too_many_arguments)]
-    fn column_sequence_value(
-        &mut self,
-        session: SessionId,
-        function: SequenceFn,
-        name: String,
-        table: Arc<str>,
-        column: usize,
-        argument: Option<Value>,
-        is_called: bool,
-    ) -> Result<Value, PgError> {
-        let def = self.tables[&table].def.clone();
-        match function {
-            SequenceFn::NextVal => {
-                let mut counters = self.tables[&table].sequences.clone();
-                let value = next_in_sequence(&mut counters, column, &def)?;
-                if let Some(stored) = self.tables_mut().get_mut(&table) {
+    /// The next value of sequence `name` (2200H past its end).
+    fn advance_sequence(&mut self, name: &str, target: &SequenceTarget) -> Result<i64, PgError> {
+        match target {
+            SequenceTarget::Created => self
+                .sequences
+                .get_mut(name)
+                .expect("a sequence found by name")
+                .advance(),
+            SequenceTarget::Column(table, column) => {
+                let def = self.tables[table].def.clone();
+                let mut counters = self.tables[table].sequences.clone();
+                let value = next_in_sequence(&mut counters, *column, &def)?;
+                if let Some(stored) = self.tables_mut().get_mut(table) {
                     stored.sequences = counters;
                 }
-                let state = self.session_mut(session);
-                state.sequence_values.insert(name.clone(), value);
-                state.last_sequence = Some(name);
-                Ok(Value::Int(value))
+                Ok(value)
             }
-            SequenceFn::SetVal => {
-                let Some(Value::Int(value)) = argument else {
-                    return Ok(Value::Null);
-                };
-                let max = column_sequence_max(&def, column);
+        }
+    }
+
+    /// `setval` of sequence `name`: 22003 outside its bounds (for a column's, 1 and its type's
+    /// largest value); with `is_called` false, `value` is the next one given.
+    fn set_sequence(
+        &mut self,
+        name: &str,
+        target: &SequenceTarget,
+        value: i64,
+        is_called: bool,
+    ) -> Result<(), PgError> {
+        match target {
+            SequenceTarget::Created => self
+                .sequences
+                .get_mut(name)
+                .expect("a sequence found by name")
+                .set(value, is_called),
+            SequenceTarget::Column(table, column) => {
+                let max = column_sequence_max(&self.tables[table].def, *column);
                 if !(1..=max).contains(&value) {
                     return Err(PgError::error(
                         "22003",
@@ -3774,30 +3777,17 @@ impl Postgres {
                     ));
                 }
                 let last_given = if is_called { value } else { value - 1 };
-                if let Some(stored) = self.tables_mut().get_mut(&table) {
-                    stored.sequences.insert(column, last_given);
+                if let Some(stored) = self.tables_mut().get_mut(table) {
+                    stored.sequences.insert(*column, last_given);
                 }
-                if is_called {
-                    self.session_mut(session)
-                        .sequence_values
-                        .insert(name, value);
-                }
-                Ok(Value::Int(value))
+                Ok(())
             }
-            SequenceFn::CurrVal => self.sessions[&session]
-                .sequence_values
-                .get(name.as_str())
-                .map(|v| Value::Int(*v))
-                .ok_or_else(|| {
-                    PgError::error(
-                        "55000",
-                        format!(
-                            "currval of sequence \"{name}\" is not yet defined in this session"
-                        ),
-                    )
-                }),
-            SequenceFn::LastVal => unreachable!("lastval names no sequence"),
         }
+    }
+
+    /// The `serial` or identity column whose sequence is called `name`: its table and column.
+    fn column_sequence(&self, name: &str) -> Option<(Arc<str>, usize)> {
+        column_sequence(&self.tables, name)
     }
 
     fn truncate(
