@@ -6,8 +6,9 @@
 //! contention). Each runs simulated (seeds 1..=N); with `--redis`/`--postgres` also against the
 //! real servers, and the line gives the ratio of real wall time per run to simulated CPU and
 //! wall time per run, and, on a machine with more than one core, to the wall time per run of
-//! the same runs as a batch side by side (`--threads`, as `run --runs` runs them). `--scaling` runs step2-lock and step6-verify `--ttl 1ms` with 2 to 500
-//! callers and fits the exponent of the cost. Build with `--release` for meaningful figures.
+//! the same runs as a batch side by side (`--threads`, as `run --runs` runs them).
+//! `--scaling` runs step2-lock and step6-verify `--ttl 1ms` with 2 to 500 callers and fits the
+//! exponent of the cost. Build with `--release` for meaningful figures.
 //! The wall clock is read here only, never inside a simulated run.
 
 use std::time::Instant;
@@ -277,9 +278,9 @@ pub fn execute(args: Args) -> CommandResult {
     for ((name, scenario), sim_runs) in workloads()?.into_iter().zip(runs) {
         let sim = measure(sim_runs, |seed| Ok(run_one(&scenario, seed, preset)?))?;
         unfinished += sim.unfinished;
-        let sim_batch = match threads {
+        let sim_batch = match (threads as u64).min(sim_runs) as usize {
             1 => None,
-            _ => Some(measure_batch(&scenario, sim_runs, threads, preset)?),
+            batch_threads => Some(measure_batch(&scenario, sim_runs, batch_threads, preset)?),
         };
         let mut real = None;
         let mut real_skipped = None;

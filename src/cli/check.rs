@@ -309,13 +309,7 @@ pub struct SearchArgs {
 impl SearchArgs {
     /// Refuses a thread count or state limit the search cannot use.
     pub fn validate(&self) -> Result<(), UsageError> {
-        if self.threads == 0 || self.threads > 256 {
-            return Err(UsageError::new(format!(
-                "--threads {}: use between 1 and 256 threads (this machine has {})",
-                self.threads,
-                std::thread::available_parallelism().map_or(1, |n| n.get())
-            )));
-        }
+        super::run::batch::check_threads(self.threads)?;
         if self.max_states == 0 {
             return Err(UsageError::new(
                 "--max-states 0: the search needs room for at least 1 state; the default is \

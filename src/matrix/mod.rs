@@ -1400,7 +1400,7 @@ fn simulate(
     };
     crate::parallel::in_order(
         options.first_seed..=last,
-        options.threads.max(1),
+        (options.threads as u64).min(options.runs).max(1) as usize,
         &run,
         &mut |report: RunReport| {
             match report.verdict() {

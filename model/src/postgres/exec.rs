@@ -3363,10 +3363,7 @@ impl Postgres {
     }
 
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
-        if self.tables.contains_key(def.name.as_str())
-            || self.sequences.contains_key(def.name.as_str())
-            || self.column_sequence(&def.name).is_some()
-        {
+        if self.tables.contains_key(def.name.as_str()) || self.is_sequence(&def.name) {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
                 return SqlExecuted {
@@ -3391,7 +3388,7 @@ impl Postgres {
     ) -> Result<Outcome, PgError> {
         let mut notice = None;
         for name in &names {
-            if self.sequences.contains_key(name.as_str()) || self.column_sequence(name).is_some() {
+            if self.is_sequence(name) {
                 return Err(wrong_object_type(
                     name,
                     "table",
@@ -3433,14 +3430,7 @@ impl Postgres {
                 if !matches!(def.columns[column].default, Some(Expr::Sequence { .. })) {
                     continue;
                 }
-                let sequence = sequence_name(def, column);
-                for state in self.sessions.values_mut() {
-                    if state.sequence_values.remove(sequence.as_str()).is_some()
-                        && state.last_sequence.as_deref() == Some(sequence.as_str())
-                    {
-                        state.last_sequence = None;
-                    }
-                }
+                self.forget_sequence(&sequence_name(def, column));
             }
         }
         self.forget_waits_on_released(session);
@@ -3457,10 +3447,7 @@ impl Postgres {
         if_not_exists: bool,
     ) -> Result<Outcome, PgError> {
         let name = sequence.name.as_str();
-        if self.tables.contains_key(name)
-            || self.sequences.contains_key(name)
-            || self.column_sequence(name).is_some()
-        {
+        if self.tables.contains_key(name) || self.is_sequence(name) {
             let message = format!("relation \"{name}\" already exists");
             if if_not_exists {
                 return Ok(Outcome::Notice(
@@ -3577,12 +3564,7 @@ impl Postgres {
             if self.sequences.remove(name.as_str()).is_none() {
                 continue;
             }
-            for state in self.sessions.values_mut() {
-                state.sequence_values.remove(name.as_str());
-                if state.last_sequence.as_deref() == Some(name.as_str()) {
-                    state.last_sequence = None;
-                }
-            }
+            self.forget_sequence(name);
         }
         let result = tag_only("DROP SEQUENCE");
         Ok(match notice {
@@ -3788,6 +3770,21 @@ impl Postgres {
     /// The `serial` or identity column whose sequence is called `name`: its table and column.
     fn column_sequence(&self, name: &str) -> Option<(Arc<str>, usize)> {
         column_sequence(&self.tables, name)
+    }
+
+    /// Whether `name` is a sequence: one made by `CREATE SEQUENCE` or a column's.
+    fn is_sequence(&self, name: &str) -> bool {
+        self.sequences.contains_key(name) || self.column_sequence(name).is_some()
+    }
+
+    /// A dropped sequence leaves every session's `currval` (and `lastval`, if it was the last).
+    fn forget_sequence(&mut self, name: &str) {
+        for state in self.sessions.values_mut() {
+            state.sequence_values.remove(name);
+            if state.last_sequence.as_deref() == Some(name) {
+                state.last_sequence = None;
+            }
+        }
     }
 
     fn truncate(

@@ -93,13 +93,6 @@ pub enum Runner {
     Real(RealConfig),
 }
 
-impl Runner {
-    /// Simulated runs, one at a time.
-    pub fn sim(config: SimConfig) -> Runner {
-        Runner::Sim { config, threads: 1 }
-    }
-}
-
 /// How many simulated runs a batch runs side by side when `--threads` is not given: one per
 /// core.
 pub fn default_threads() -> usize {
@@ -120,18 +113,22 @@ pub struct ThreadsArgs {
 }
 
 impl ThreadsArgs {
-    /// The thread count asked for, or one per core; refuses 0 and more than [`MAX_THREADS`].
+    /// The thread count asked for, or one per core ([`check_threads`]).
     pub fn threads(&self) -> Result<usize, UsageError> {
-        let threads = self.threads.unwrap_or_else(default_threads);
-        if threads == 0 || threads > MAX_THREADS {
-            return Err(UsageError::new(format!(
-                "--threads {threads}: use between 1 and {MAX_THREADS} (this machine has {} \
-                 cores)",
-                default_threads()
-            )));
-        }
-        Ok(threads)
+        check_threads(self.threads.unwrap_or_else(default_threads))
     }
+}
+
+/// Refuses a `--threads` of 0 or more than [`MAX_THREADS`] (batches, and `check`'s and
+/// `frontier`'s searches alike).
+pub fn check_threads(threads: usize) -> Result<usize, UsageError> {
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(UsageError::new(format!(
+            "--threads {threads}: use between 1 and {MAX_THREADS} threads (this machine has {})",
+            default_threads()
+        )));
+    }
+    Ok(threads)
 }
 
 /// Runs `scenario` once per seed of `shard` (every seed: [`Shard::WHOLE`]), handing each
@@ -165,7 +162,8 @@ pub fn for_each_run(
             let run = |seed| {
                 leaselab_sim::run::run_with(scenario, seed, config).map_err(UsageError::from)
             };
-            crate::parallel::in_order(seeds.of_shard(shard), *threads, &run, &mut deliver)?;
+            let threads = (*threads as u64).min(seeds.count_of_shard(shard)).max(1) as usize;
+            crate::parallel::in_order(seeds.of_shard(shard), threads, &run, &mut deliver)?;
         }
         Runner::Real(config) => {
             for seed in seeds.of_shard(shard) {
