@@ -54,6 +54,12 @@ pub struct Timing {
     /// PostgreSQL's extra answering time for a session's first statement (a new backend's
     /// cold caches, the prepare of the client's first statement).
     pub pg_first_statement_us: u64,
+    /// The mean of a random part of a session's first-statement time, drawn for each session
+    /// from an exponential distribution (seeded by the run and the connection): real backends'
+    /// first statements spread with a long tail when several start at once on a loaded
+    /// machine, so one holder's read can outlast the next holder's. 0: every session pays
+    /// exactly `pg_first_statement_us`.
+    pub pg_first_statement_tail_us: u64,
     /// PostgreSQL's extra answering time for a statement that commits a write (the WAL's
     /// fsync under `synchronous_commit = on`).
     pub pg_commit_us: u64,
@@ -74,6 +80,7 @@ impl Timing {
             timer_us: 1_000,
             timer_lag_us: 0,
             pg_first_statement_us: 0,
+            pg_first_statement_tail_us: 0,
             pg_commit_us: 0,
         }
     }
@@ -89,6 +96,7 @@ impl Timing {
             timer_us: 1_000,
             timer_lag_us: 1_000,
             pg_first_statement_us: 700,
+            pg_first_statement_tail_us: 0,
             pg_commit_us: 400,
         }
     }
@@ -129,6 +137,10 @@ impl Timing {
             (
                 "PostgreSQL's first-statement time",
                 self.pg_first_statement_us,
+            ),
+            (
+                "PostgreSQL's first-statement tail",
+                self.pg_first_statement_tail_us,
             ),
             ("PostgreSQL's commit time", self.pg_commit_us),
         ] {

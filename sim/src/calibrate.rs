@@ -132,6 +132,23 @@ impl PostgresCosts {
         self.extra_us(&self.write)
     }
 
+    /// The first statement's spread as the simulation's random part of it
+    /// (`Timing::pg_first_statement_tail_us`), with the fixed part that keeps the median:
+    /// (fixed µs, tail mean µs). A fixed part plus an exponential of mean `m` has its median
+    /// `m·ln 2` and its 90th percentile `m·ln 10` above the fixed part, so `m` is the measured
+    /// distance from median to 90th percentile divided by `ln 5`; both rounded to 10 µs.
+    pub fn first_statement_with_tail_us(&self) -> (u64, u64) {
+        let spread = self
+            .first_statement
+            .p90_us
+            .saturating_sub(self.first_statement.median_us);
+        let round = |us: f64| ((us / 10.0).round() as u64 * 10).min(MAX_TIMING_COST_US);
+        let tail = round(spread as f64 / 5f64.ln());
+        let fixed =
+            round((self.first_statement_extra_us() as f64 - tail as f64 * 2f64.ln()).max(0.0));
+        (fixed, tail)
+    }
+
     /// What `measured` takes beyond the two round trips (a prepare, an execute) the
     /// simulation already charges for it (medians), rounded to 10 µs, at most
     /// [`MAX_TIMING_COST_US`].
@@ -449,6 +466,26 @@ mod tests {
             costs(0, 5_000_000, 5_000_000).first_statement_extra_us(),
             MAX_TIMING_COST_US
         );
+    }
+
+    #[test]
+    fn a_tail_fitted_to_median_and_90th_percentile_keeps_the_median() {
+        let mut measured = costs(150, 1_230, 754);
+        // No spread: no tail, the fixed part is the median's extra.
+        assert_eq!(measured.first_statement_with_tail_us(), (930, 0));
+        // Median 1,230, 90th percentile 2,839: tail (2,839 - 1,230) / ln 5 = 1,000 µs; the
+        // fixed part 930 - 1,000 ln 2 = 237 µs, rounded to 240.
+        measured.first_statement = Samples {
+            min_us: 900,
+            p10_us: 1_000,
+            median_us: 1_230,
+            p90_us: 2_839,
+            max_us: 4_000,
+        };
+        assert_eq!(measured.first_statement_with_tail_us(), (240, 1_000));
+        // A spread wider than the median's extra: the fixed part stops at 0.
+        measured.first_statement.p90_us = 20_000;
+        assert_eq!(measured.first_statement_with_tail_us().0, 0);
     }
 
     #[test]

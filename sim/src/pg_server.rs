@@ -86,10 +86,40 @@ impl Accounts {
 pub struct PgService {
     /// Added to the first statement a session runs.
     pub first_statement: std::time::Duration,
+    /// The mean of a random part added to a session's first statement besides
+    /// `first_statement`, drawn from an exponential distribution for each connection
+    /// ([`PgService::first_statement_of`]); zero: none.
+    pub first_statement_tail: std::time::Duration,
+    /// Seeds the draws of `first_statement_tail` (the run's seed).
+    pub seed: u64,
     /// Added to a statement that commits a write: an `INSERT`, `UPDATE` or `DELETE` that
     /// changed rows outside a transaction block, or the `COMMIT` of a block that did.
     pub commit: std::time::Duration,
 }
+
+impl PgService {
+    /// What the first statement of connection `conn_id` adds: `first_statement`, plus, with a
+    /// tail, `first_statement_tail` times a draw from the unit exponential distribution. The
+    /// draw comes from a ChaCha stream of the seed and the connection's number alone, so it
+    /// does not depend on the order in which sessions start, and it is capped at ten times
+    /// the mean (a chance of 1 in 22,000).
+    pub fn first_statement_of(&self, conn_id: u64) -> std::time::Duration {
+        if self.first_statement_tail.is_zero() {
+            return self.first_statement;
+        }
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(FIRST_STATEMENT_STREAM ^ conn_id);
+        let uniform: f64 = rng.random();
+        let factor = (-(1.0 - uniform).ln()).min(10.0);
+        let tail_us = (self.first_statement_tail.as_micros() as f64 * factor).round() as u64;
+        self.first_statement + std::time::Duration::from_micros(tail_us)
+    }
+}
+
+/// The ChaCha stream of the first-statement draws (`first_statement_of`), apart from every
+/// host's own stream.
+const FIRST_STATEMENT_STREAM: u64 = 0x7067_2d66_6972_7374; // "pg-first"
 
 /// Serves a shared PostgreSQL stand-in to any number of connections.
 #[derive(Clone)]
@@ -982,7 +1012,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         let service = self.server.service;
         let mut wait = std::time::Duration::ZERO;
         if self.statements_run == 0 {
-            wait += service.first_statement;
+            wait += service.first_statement_of(self.conn_id);
         }
         self.statements_run += 1;
         if let Some((tag, rows)) = done {
@@ -1780,6 +1810,45 @@ impl ServeConnection for PgServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_statement_draw_depends_on_the_seed_and_connection_only() {
+        let ms = std::time::Duration::from_millis;
+        let service = PgService {
+            first_statement: ms(2),
+            first_statement_tail: ms(10),
+            seed: 7,
+            commit: ms(0),
+        };
+        let draws: Vec<_> = (1..=200)
+            .map(|conn| service.first_statement_of(conn))
+            .collect();
+        assert!(draws.iter().all(|d| *d >= ms(2) && *d <= ms(2) + ms(100)));
+        assert_eq!(
+            draws[41],
+            service.first_statement_of(42),
+            "same connection, same draw"
+        );
+        let distinct: std::collections::BTreeSet<_> = draws.iter().collect();
+        assert!(distinct.len() > 190, "{} distinct of 200", distinct.len());
+        let other = PgService { seed: 8, ..service };
+        assert_ne!(
+            draws[0..10],
+            (1..=10)
+                .map(|c| other.first_statement_of(c))
+                .collect::<Vec<_>>()[..]
+        );
+        let mean_us = draws.iter().map(|d| d.as_micros() as f64).sum::<f64>() / 200.0 - 2_000.0;
+        assert!(
+            (7_000.0..=13_000.0).contains(&mean_us),
+            "mean tail {mean_us} µs"
+        );
+        let none = PgService {
+            first_statement_tail: ms(0),
+            ..service
+        };
+        assert_eq!(none.first_statement_of(5), ms(2));
+    }
 
     #[test]
     fn numeric_binary_form_is_postgres_form() {

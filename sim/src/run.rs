@@ -523,6 +523,10 @@ fn shared_world(
             pg_service: PgService {
                 first_statement: timeline
                     .raw(Duration::from_micros(scenario.timing.pg_first_statement_us)),
+                first_statement_tail: timeline.raw(Duration::from_micros(
+                    scenario.timing.pg_first_statement_tail_us,
+                )),
+                seed,
                 commit: timeline.raw(Duration::from_micros(scenario.timing.pg_commit_us)),
             },
         },

@@ -113,6 +113,10 @@ pub fn execute(args: Args) -> CommandResult {
         args.load_callers,
     )?;
     let timing = calibration.apply(Timing::localhost());
+    let with_tail = calibration
+        .postgres
+        .as_ref()
+        .map(|postgres| postgres.first_statement_with_tail_us());
     if args.json {
         let document = serde_json::json!({
             "redis": redis,
@@ -120,6 +124,10 @@ pub fn execute(args: Args) -> CommandResult {
             "calibration": calibration,
             "pg_first_statement_us": timing.pg_first_statement_us,
             "pg_commit_us": timing.pg_commit_us,
+            "with_first_statement_tail": with_tail.map(|(fixed_us, tail_us)| serde_json::json!({
+                "pg_first_statement_us": fixed_us,
+                "pg_first_statement_tail_us": tail_us,
+            })),
         });
         out!(
             "{}",
@@ -140,6 +148,12 @@ pub fn execute(args: Args) -> CommandResult {
         timing.pg_first_statement_us,
         timing.pg_commit_us
     );
+    if let Some((fixed_us, tail_us)) = with_tail {
+        out!(
+            "or, with the first statements' spread as a random part (the median kept): leaselab compare --pg-first-statement-us {fixed_us} --pg-first-statement-tail-us {tail_us} --pg-commit-us {}",
+            timing.pg_commit_us
+        );
+    }
     out!(
         "the localhost timing's own: {} and {} µs, measured on this project's machine on 4 Dec 2026",
         Timing::localhost().pg_first_statement_us,

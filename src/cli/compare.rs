@@ -67,6 +67,12 @@ pub struct Args {
     /// `tick-1ms`; at most 1 s). The real side is not affected.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub pg_first_statement_us: Option<u64>,
+    /// The mean of a random part of the simulated PostgreSQL's first-statement time, µs,
+    /// drawn per session from an exponential distribution (real first statements spread with
+    /// a long tail under load; default: the timing model's, 0; at most 1 s). The real side is
+    /// not affected.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub pg_first_statement_tail_us: Option<u64>,
     /// The simulated PostgreSQL's extra time for a commit that wrote, µs (the WAL fsync of
     /// synchronous_commit = on; default: the timing model's, 400 for `localhost`, 0 for
     /// `tick-1ms`; at most 1 s). The real side is not affected.
@@ -119,6 +125,10 @@ impl Args {
             (
                 self.pg_first_statement_us,
                 &mut timing.pg_first_statement_us,
+            ),
+            (
+                self.pg_first_statement_tail_us,
+                &mut timing.pg_first_statement_tail_us,
             ),
             (self.pg_commit_us, &mut timing.pg_commit_us),
         ];
@@ -366,6 +376,7 @@ pub fn execute(args: Args) -> CommandResult {
             "timer_lag_us": timing.timer_lag_us,
             "latency_us": [min_us, max_us],
             "pg_first_statement_us": timing.pg_first_statement_us,
+            "pg_first_statement_tail_us": timing.pg_first_statement_tail_us,
             "pg_commit_us": timing.pg_commit_us,
             "redis": real_config.redis_url,
             "postgres": real_config.postgres_url,
@@ -442,10 +453,14 @@ pub fn execute(args: Args) -> CommandResult {
         print(line);
     }
     out!("");
+    let first_tail = match timing.pg_first_statement_tail_us {
+        0 => String::new(),
+        tail_us => format!(" (plus a random part, {tail_us} µs on average)"),
+    };
     out!(
         "{} runs per row on each side (seeds 1..={}); ranges are min–max (median) over the runs; \
          simulated with {} µs of client CPU per command, a {} µs tick, \
-         timers firing on a {} µs grid up to {} µs late, {latency} one-way latency and PostgreSQL answering {} µs later for a session's first \
+         timers firing on a {} µs grid up to {} µs late, {latency} one-way latency and PostgreSQL answering {} µs later{first_tail} for a session's first \
          statement and {} µs later for a commit that wrote; real against Redis {} and \
          PostgreSQL {}, whose timing is this machine's (not reproducible).",
         args.runs,

@@ -178,6 +178,9 @@ pub struct TimingSpec {
     pub timer_lag_us: u64,
     /// PostgreSQL's extra time for a session's first statement.
     pub pg_first_statement_us: u64,
+    /// The mean of the random part of a session's first-statement time (absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub pg_first_statement_tail_us: u64,
     /// PostgreSQL's extra time for a statement that commits a write.
     pub pg_commit_us: u64,
 }
@@ -195,6 +198,7 @@ impl TimingSpec {
             timer_us: timing.timer_us,
             timer_lag_us: timing.timer_lag_us,
             pg_first_statement_us: timing.pg_first_statement_us,
+            pg_first_statement_tail_us: timing.pg_first_statement_tail_us,
             pg_commit_us: timing.pg_commit_us,
         }
     }
@@ -206,6 +210,7 @@ impl TimingSpec {
             timer_us: self.timer_us,
             timer_lag_us: self.timer_lag_us,
             pg_first_statement_us: self.pg_first_statement_us,
+            pg_first_statement_tail_us: self.pg_first_statement_tail_us,
             pg_commit_us: self.pg_commit_us,
         }
     }
