@@ -128,7 +128,7 @@ fn a_block_pays_for_its_write_at_commit() {
 
 /// The random part of a first statement (`timing.pg_first_statement_tail_us`): drawn per
 /// session, so first statements of one run take different times; the same seed gives the
-/// same run; the mean lands near the one asked for; later statements pay nothing for it.
+/// same run; the mean lands near the one asked for.
 #[test]
 fn a_first_statement_tail_spreads_sessions_and_replays_by_seed() {
     let mut scenario = Scenario::tutorial("step6-verify", Variant::default()).unwrap();
