@@ -600,3 +600,81 @@ fn sequence_numbers_of_waiting_statements() {
     run(&mut db, a, "SELECT pg_advisory_unlock(7)").unwrap();
     assert_eq!(run(&mut db, b, both).unwrap(), "[Int(5), Text(\"\")]");
 }
+
+/// Joins: inner, outer and `USING` rows as PostgreSQL makes them, names resolved across the
+/// tables (ambiguous and duplicate names refused), and a join that would make more rows than
+/// `JOIN_ROW_LIMIT` refused with 54000 instead of growing without bound.
+#[test]
+fn joins_pair_rows_and_stay_bounded() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value, JOIN_PAIR_LIMIT};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
+        let statement = parse_general(sql).map_err(|e| e.message)?;
+        match db.execute_sql(a, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    run("CREATE TABLE w (id bigint PRIMARY KEY, balance bigint)").unwrap();
+    run("CREATE TABLE h (id bigint PRIMARY KEY, w_id bigint, amount bigint)").unwrap();
+    run("INSERT INTO w VALUES (1, 100), (2, 50)").unwrap();
+    run("INSERT INTO h VALUES (10, 1, 5), (11, 1, 7), (12, 3, 1)").unwrap();
+    let int = Value::Int;
+    assert_eq!(
+        run("SELECT w.id, h.id FROM w JOIN h ON h.w_id = w.id ORDER BY h.id").unwrap(),
+        vec![vec![int(1), int(10)], vec![int(1), int(11)]]
+    );
+    assert_eq!(
+        run("SELECT w.id, h.id FROM w FULL JOIN h ON h.w_id = w.id ORDER BY w.id, h.id").unwrap(),
+        vec![
+            vec![int(1), int(10)],
+            vec![int(1), int(11)],
+            vec![int(2), Value::Null],
+            vec![Value::Null, int(12)],
+        ]
+    );
+    assert_eq!(
+        run("SELECT w.id, count(h.id) FROM w LEFT JOIN h ON h.w_id = w.id GROUP BY w.id ORDER BY w.id")
+            .unwrap(),
+        vec![vec![int(1), int(2)], vec![int(2), int(0)]]
+    );
+    // `USING` merges the column: `*` lists it once, first.
+    run("CREATE TABLE o (w_id bigint PRIMARY KEY, who text)").unwrap();
+    run("INSERT INTO o VALUES (1, 'ann')").unwrap();
+    assert_eq!(
+        run("SELECT * FROM h JOIN o USING (w_id) ORDER BY h.id").unwrap(),
+        vec![
+            vec![int(1), int(10), int(5), Value::Text("ann".into())],
+            vec![int(1), int(11), int(7), Value::Text("ann".into())],
+        ]
+    );
+    assert_eq!(
+        run("SELECT id FROM w, h"),
+        Err("42702 column reference \"id\" is ambiguous".to_string())
+    );
+    assert_eq!(
+        run("SELECT * FROM w, w"),
+        Err("42712 table name \"w\" specified more than once".to_string())
+    );
+    // 1,001 × 1,000 pairs are more than the limit allows, whatever the condition.
+    let rows = |n: usize| {
+        (0..n)
+            .map(|i| format!("({i})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    run("CREATE TABLE big (n bigint PRIMARY KEY)").unwrap();
+    run(&format!("INSERT INTO big VALUES {}", rows(1_001))).unwrap();
+    run("CREATE TABLE small (n bigint PRIMARY KEY)").unwrap();
+    run(&format!("INSERT INTO small VALUES {}", rows(1_000))).unwrap();
+    assert_eq!(JOIN_PAIR_LIMIT, 1_000_000);
+    let error = run("SELECT count(*) FROM big b JOIN small s ON s.n = b.n").unwrap_err();
+    assert!(error.starts_with("54000 "), "{error}");
+    assert!(run("SELECT count(*) FROM big, small WHERE false").is_err());
+    assert_eq!(
+        run("SELECT count(*) FROM small a JOIN small b ON b.n = a.n").unwrap(),
+        vec![vec![int(1_000)]]
+    );
+}

@@ -90,6 +90,10 @@ pub mod sqlstate {
     pub const UNDEFINED_TABLE: &str = "42P01";
     /// `undefined_column`.
     pub const UNDEFINED_COLUMN: &str = "42703";
+    /// `ambiguous_column`.
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
+    /// `duplicate_alias`: a table name or alias given twice in one `FROM`.
+    pub const DUPLICATE_ALIAS: &str = "42712";
     /// `duplicate_table`.
     pub const DUPLICATE_TABLE: &str = "42P07";
     /// `duplicate_column`.

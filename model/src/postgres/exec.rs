@@ -119,7 +119,7 @@ enum Plan {
     Show(String),
     /// `SET`, `RESET`, `SET TRANSACTION ...`, with the command tag.
     Set(SetPlan, &'static str),
-    Select(SelectPlan),
+    Select(Box<SelectPlan>),
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
@@ -147,9 +147,42 @@ enum SubqueryKind {
     In(Box<Expr>, SqlType),
 }
 
+/// How a joined table's rows meet the rows before it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum JoinKind {
+    /// `JOIN`, `INNER JOIN`, `CROSS JOIN`, a comma: the pairs that pass `ON`.
+    Inner,
+    /// `LEFT JOIN`: also each row before it that met none, with NULLs for this table.
+    Left,
+    /// `RIGHT JOIN`: also each row of this table that met none, with NULLs before it.
+    Right,
+    /// `FULL JOIN`: both.
+    Full,
+}
+
+/// A table joined to the rows before it (`SelectPlan::joins`).
+#[derive(Clone)]
+struct JoinPlan {
+    table: String,
+    kind: JoinKind,
+    /// The `ON` condition (or `USING`'s equalities) on a row of the columns before and this
+    /// table's; None: every pair.
+    on: Option<Expr>,
+    /// How many columns a row has before this table's, and how many this table has.
+    left_width: usize,
+    width: usize,
+}
+
+/// The most pairs of rows one join of a `SELECT` may consider (rows so far × rows of the
+/// joined table): past it the statement fails with 54000 before it pairs any, rather than
+/// take time and memory without bound. PostgreSQL has no such limit.
+pub const JOIN_PAIR_LIMIT: usize = 1_000_000;
+
 #[derive(Clone)]
 struct SelectPlan {
     table: Option<String>,
+    /// The tables joined to `table`, in order.
+    joins: Vec<JoinPlan>,
     filter: Option<Expr>,
     items: Vec<(String, Expr)>,
     order: Vec<(Expr, bool, bool)>,
@@ -202,8 +235,23 @@ struct DeletePlan {
 struct Scope<'a> {
     table: Option<&'a TableDef>,
     alias: Option<String>,
+    /// The tables joined to `table` (`FROM a JOIN b ON ...`, `FROM a, b`), in order: a joined
+    /// row holds `table`'s columns, then each of theirs.
+    joined: Vec<Joined<'a>>,
     excluded: bool,
     statement: &'a GeneralStatement,
+}
+
+/// What a `USING` or `NATURAL` join makes: the merged columns by name, and the condition.
+type Using = (Vec<(String, Expr)>, Option<Expr>);
+
+/// A table joined into a [`Scope`].
+struct Joined<'a> {
+    def: &'a TableDef,
+    alias: Option<String>,
+    /// The columns its `USING` (or `NATURAL`) merged with the tables before it: an
+    /// unqualified name reads the merged column, and `*` lists it first.
+    merged: Vec<(String, Expr)>,
 }
 
 /// What a `READ ONLY` transaction may not run in `plan`, as PostgreSQL names it in 25006
@@ -238,6 +286,7 @@ fn plan_exprs_mut(plan: &mut Plan) -> Vec<&mut Expr> {
     let mut exprs: Vec<&mut Expr> = Vec::new();
     match plan {
         Plan::Select(select) => {
+            exprs.extend(select.joins.iter_mut().filter_map(|j| j.on.as_mut()));
             exprs.extend(select.items.iter_mut().map(|(_, e)| e));
             exprs.extend(select.order.iter_mut().map(|(e, _, _)| e));
             exprs.extend(select.group_by.iter_mut());
@@ -289,6 +338,7 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     let mut exprs: Vec<&Expr> = Vec::new();
     match plan {
         Plan::Select(select) => {
+            exprs.extend(select.joins.iter().filter_map(|j| j.on.as_ref()));
             exprs.extend(named(&select.items));
             exprs.extend(select.order.iter().map(|(e, _, _)| e));
             exprs.extend(&select.group_by);
@@ -347,8 +397,10 @@ fn is_plain_select(select: &SelectPlan) -> bool {
 /// Every expression of a `SELECT` but its select list.
 fn select_clauses(select: &SelectPlan) -> impl Iterator<Item = &Expr> {
     select
-        .filter
+        .joins
         .iter()
+        .filter_map(|j| j.on.as_ref())
+        .chain(&select.filter)
         .chain(&select.having)
         .chain(&select.limit)
         .chain(&select.offset)
@@ -687,9 +739,12 @@ fn object_name(name: &ObjectName) -> Result<String, PgError> {
     }
 }
 
-/// PostgreSQL's "Perhaps you meant" candidate: the closest column within half its length.
-fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let distance = |a: &str, b: &str| -> usize {
+/// PostgreSQL's "Perhaps you meant" hint for a column `wanted` that no table in reach has
+/// (its `updateFuzzyAttrMatchState`): the columns closest by edit distance, at most 3 edits
+/// and half of `wanted`'s length; one or two of them at that distance are named, three or
+/// more none.
+fn fuzzy_hint(wanted: &str, tables: &[(&TableDef, &str, usize)]) -> Option<String> {
+    fn distance(a: &str, b: &str) -> usize {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
         let mut previous: Vec<usize> = (0..=b.len()).collect();
@@ -706,13 +761,39 @@ fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a
             previous = current;
         }
         previous[b.len()]
-    };
+    }
+    const MAX_FUZZY_DISTANCE: usize = 3;
     let limit = wanted.chars().count() / 2;
-    names
-        .map(|name| (distance(wanted, name), name))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, name)| name)
+    let mut best = MAX_FUZZY_DISTANCE + 1;
+    let mut matches: Vec<String> = Vec::new();
+    let mut dropped = false;
+    for (def, shown, _) in tables {
+        for column in &def.columns {
+            let d = distance(wanted, &column.name);
+            if d > limit {
+                continue;
+            }
+            let named = format!("\"{shown}.{}\"", column.name);
+            if d < best {
+                best = d;
+                matches = vec![named];
+                dropped = false;
+            } else if d == best && !dropped {
+                matches.push(named);
+                if matches.len() > 2 {
+                    matches.clear();
+                    dropped = true;
+                }
+            }
+        }
+    }
+    match matches.as_slice() {
+        [one] => Some(format!("Perhaps you meant to reference the column {one}.")),
+        [one, two] => Some(format!(
+            "Perhaps you meant to reference the column {one} or the column {two}."
+        )),
+        _ => None,
+    }
 }
 
 fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
@@ -739,6 +820,77 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
 }
 
 impl Scope<'_> {
+    /// The tables of the scope in row order: each definition, the name the statement calls
+    /// it by (its alias, else its name) and where its columns start in a row.
+    fn sources(&self) -> Vec<(&TableDef, &str, usize)> {
+        let mut out = Vec::new();
+        let mut offset = 0;
+        let first = self.table.map(|def| (def, self.alias.as_deref()));
+        for (def, alias) in first
+            .into_iter()
+            .chain(self.joined.iter().map(|j| (j.def, j.alias.as_deref())))
+        {
+            out.push((def, alias.unwrap_or(&def.name), offset));
+            offset += def.columns.len();
+        }
+        out
+    }
+
+    /// Whether an unqualified `name` reads a column of the scope.
+    fn has_column(&self, name: &str) -> bool {
+        self.merged(name).is_some()
+            || self
+                .sources()
+                .iter()
+                .any(|(def, _, _)| def.column(name).is_some())
+    }
+
+    /// The column a `USING` merged under `name`, the latest join's first.
+    fn merged(&self, name: &str) -> Option<&Expr> {
+        self.joined.iter().rev().find_map(|j| {
+            j.merged
+                .iter()
+                .find(|(merged, _)| merged == name)
+                .map(|(_, e)| e)
+        })
+    }
+
+    /// What `*` lists: every table's columns in order, except that a `USING` puts the
+    /// columns it merged first, once, in place of both tables' own.
+    fn star(&self) -> Vec<(String, Expr)> {
+        let Some(first) = self.table else {
+            return Vec::new();
+        };
+        let columns = |def: &TableDef, offset: usize| -> Vec<(String, Expr)> {
+            def.columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), Expr::Column(offset + i, c.ty)))
+                .collect()
+        };
+        let mut star = columns(first, 0);
+        let mut offset = first.columns.len();
+        for joined in &self.joined {
+            let right = columns(joined.def, offset);
+            offset += joined.def.columns.len();
+            let is_merged = |name: &str| joined.merged.iter().any(|(m, _)| m == name);
+            let mut next = joined.merged.clone();
+            next.extend(star.into_iter().filter(|(name, _)| !is_merged(name)));
+            next.extend(right.into_iter().filter(|(name, _)| !is_merged(name)));
+            star = next;
+        }
+        star
+    }
+
+    /// The name a row position is shown by in an error: its table's name (or alias) and
+    /// the column's.
+    fn column_at(&self, index: usize) -> Option<(String, String)> {
+        self.sources().into_iter().find_map(|(def, shown, offset)| {
+            let column = def.columns.get(index.checked_sub(offset)?)?;
+            Some((shown.to_string(), column.name.clone()))
+        })
+    }
+
     fn column(
         &self,
         qualifier: Option<&str>,
@@ -753,34 +905,57 @@ impl Scope<'_> {
                 None => Err(missing_column(&format!("excluded.{name}"), None).at(position)),
             };
         }
-        let Some(table) = self.table else {
+        let sources = self.sources();
+        if sources.is_empty() {
             return Err(match qualifier {
                 Some(q) => missing_from(q).at(position),
                 None => missing_column(&format!("\"{name}\""), None).at(position),
             });
-        };
-        if let Some(q) = qualifier {
-            let matches = match &self.alias {
-                Some(alias) => alias == q,
-                None => table.name == q,
-            };
-            if !matches {
-                return Err(missing_from(q).at(position));
-            }
         }
-        match table.column(name) {
-            Some(i) => Ok(Expr::Column(i, table.columns[i].ty)),
-            None => {
-                let shown = match qualifier {
-                    Some(q) => format!("{q}.{name}"),
-                    None => format!("\"{name}\""),
+        let (candidates, shown) = match qualifier {
+            Some(q) => {
+                let Some(source) = sources.iter().find(|(_, shown, _)| *shown == q) else {
+                    // The table is there under an alias: PostgreSQL names the alias.
+                    let aliased = sources.iter().find(|(def, _, _)| &*def.name == q);
+                    return Err(match aliased {
+                        Some((_, alias, _)) => PgError::error(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("invalid reference to FROM-clause entry for table \"{q}\""),
+                        )
+                        .with_hint(format!(
+                            "Perhaps you meant to reference the table alias \"{alias}\"."
+                        )),
+                        None => missing_from(q),
+                    }
+                    .at(position));
                 };
-                let hint = closest(name, table.columns.iter().map(|c| c.name.as_str())).map(|c| {
-                    let prefix = self.alias.as_deref().unwrap_or(&table.name);
-                    format!("Perhaps you meant to reference the column \"{prefix}.{c}\".")
-                });
+                (vec![*source], format!("{q}.{name}"))
+            }
+            None => {
+                if let Some(merged) = self.merged(name) {
+                    return Ok(merged.clone());
+                }
+                (sources.clone(), format!("\"{name}\""))
+            }
+        };
+        let found: Vec<Expr> = candidates
+            .iter()
+            .filter_map(|(def, _, offset)| {
+                def.column(name)
+                    .map(|i| Expr::Column(offset + i, def.columns[i].ty))
+            })
+            .collect();
+        match found.as_slice() {
+            [only] => Ok(only.clone()),
+            [] => {
+                let hint = fuzzy_hint(name, &candidates);
                 Err(missing_column(&shown, hint).at(position))
             }
+            _ => Err(PgError::error(
+                sqlstate::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .at(position)),
         }
     }
 }
@@ -1540,11 +1715,14 @@ impl Analyzer<'_> {
             // A column the subquery does not have, or a table qualifier it does not know
             // (`j.id`), that the outer statement has: a correlated subquery.
             let missing = error.message.split('"').nth(1).unwrap_or_default();
-            let outer_reference = match (scope.table, error.code) {
-                (Some(outer), sqlstate::UNDEFINED_COLUMN) => outer.column(missing).is_some(),
-                (Some(outer), sqlstate::UNDEFINED_TABLE) => {
+            let outer_reference = match error.code {
+                sqlstate::UNDEFINED_COLUMN => scope.has_column(missing),
+                sqlstate::UNDEFINED_TABLE => {
                     error.message.starts_with("missing FROM-clause entry")
-                        && (scope.alias.as_deref() == Some(missing) || outer.name == missing)
+                        && scope
+                            .sources()
+                            .iter()
+                            .any(|(def, shown, _)| *shown == missing || &*def.name == missing)
                 }
                 _ => false,
             };
@@ -1568,7 +1746,7 @@ impl Analyzer<'_> {
         } else {
             ty
         };
-        Ok((Plan::Select(plan), ty))
+        Ok((Plan::Select(Box::new(plan)), ty))
     }
 
     /// Records a subquery to run before the statement; its place in an expression.
@@ -1975,14 +2153,33 @@ impl Analyzer<'_> {
         for item in items {
             match item {
                 SelectItem::Wildcard(_) => {
-                    let Some(table) = scope.table else {
+                    if scope.table.is_none() {
                         return Err(PgError::error(
                             sqlstate::SYNTAX_ERROR,
                             "SELECT * with no tables specified is not valid",
                         ));
+                    }
+                    out.extend(scope.star());
+                }
+                SelectItem::QualifiedWildcard(
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                    options,
+                ) if options.opt_exclude.is_none()
+                    && options.opt_ilike.is_none()
+                    && options.opt_alias.is_none()
+                    && options.opt_except.is_none()
+                    && options.opt_replace.is_none()
+                    && options.opt_rename.is_none() =>
+                {
+                    let qualifier = object_name(name)?;
+                    let sources = scope.sources();
+                    let Some((def, _, offset)) =
+                        sources.iter().find(|(_, shown, _)| *shown == qualifier)
+                    else {
+                        return Err(missing_from(&qualifier).at(self.statement.position_of(name)));
                     };
-                    for (i, column) in table.columns.iter().enumerate() {
-                        out.push((column.name.clone(), Expr::Column(i, column.ty)));
+                    for (i, column) in def.columns.iter().enumerate() {
+                        out.push((column.name.clone(), Expr::Column(offset + i, column.ty)));
                     }
                 }
                 SelectItem::UnnamedExpr(node) => {
@@ -2623,6 +2820,79 @@ impl Postgres {
         Ok(out)
     }
 
+    /// The rows of `table` joined, one table after another, as `plan.joins` says (a nested
+    /// loop: for each row so far, every row of the joined table in key order, at most
+    /// [`JOIN_PAIR_LIMIT`] pairs a join), then those that pass `WHERE`. The rows' order is the nested loop's, which PostgreSQL's planner
+    /// need not follow: without `ORDER BY` it is unspecified there.
+    fn joined(
+        &self,
+        session: SessionId,
+        table: &str,
+        plan: &SelectPlan,
+        params: &[Value],
+    ) -> Result<Vec<(Value, Vec<Value>)>, PgError> {
+        let mut rows: Vec<Vec<Value>> = self
+            .matching(session, table, None, params)?
+            .into_iter()
+            .map(|(_, tuple)| tuple)
+            .collect();
+        for join in &plan.joins {
+            let right: Vec<Vec<Value>> = self
+                .matching(session, &join.table, None, params)?
+                .into_iter()
+                .map(|(_, tuple)| tuple)
+                .collect();
+            if rows.len().saturating_mul(right.len()) > JOIN_PAIR_LIMIT {
+                return Err(PgError::error(
+                    sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "a join of {} rows with {} rows is more than this stand-in pairs (at most {JOIN_PAIR_LIMIT} pairs per join)",
+                        rows.len(),
+                        right.len()
+                    ),
+                ));
+            }
+            let mut right_met = vec![false; right.len()];
+            let mut out: Vec<Vec<Value>> = Vec::new();
+            let mut pair: Vec<Value> = Vec::with_capacity(join.left_width + join.width);
+            for left in &rows {
+                let mut met = false;
+                for (index, other) in right.iter().enumerate() {
+                    pair.clear();
+                    pair.extend_from_slice(left);
+                    pair.extend_from_slice(other);
+                    if passes(join.on.as_ref(), &pair, None, params)? {
+                        met = true;
+                        right_met[index] = true;
+                        out.push(pair.clone());
+                    }
+                }
+                if !met && matches!(join.kind, JoinKind::Left | JoinKind::Full) {
+                    let mut row = left.clone();
+                    row.resize(join.left_width + join.width, Value::Null);
+                    out.push(row);
+                }
+            }
+            if matches!(join.kind, JoinKind::Right | JoinKind::Full) {
+                for (other, met) in right.iter().zip(&right_met) {
+                    if !met {
+                        let mut row = vec![Value::Null; join.left_width];
+                        row.extend_from_slice(other);
+                        out.push(row);
+                    }
+                }
+            }
+            rows = out;
+        }
+        let mut out = Vec::new();
+        for row in rows {
+            if passes(plan.filter.as_ref(), &row, None, params)? {
+                out.push((Value::Null, row));
+            }
+        }
+        Ok(out)
+    }
+
     fn select(
         &mut self,
         session: SessionId,
@@ -2643,7 +2913,10 @@ impl Postgres {
             }
         }
         let mut rows = match &plan.table {
-            Some(table) => self.matching(session, table, plan.filter.as_ref(), params)?,
+            Some(table) if plan.joins.is_empty() => {
+                self.matching(session, table, plan.filter.as_ref(), params)?
+            }
+            Some(table) => self.joined(session, table, plan, params)?,
             None => {
                 if passes(plan.filter.as_ref(), &[], None, params)? {
                     vec![(Value::Null, Vec::new())]
@@ -2808,6 +3081,9 @@ impl Postgres {
     }
 
     fn read_in_key_order(&self, plan: &SelectPlan) -> Option<bool> {
+        if !plan.joins.is_empty() {
+            return None;
+        }
         match plan.order.as_slice() {
             [] => Some(false),
             [(Expr::Column(column, _), descending, _)]
@@ -4201,7 +4477,7 @@ impl Analyzer<'_> {
             }
             S::Set(set) => Plan::Set(settings::plan_set(set, &statement.text)?, "SET"),
             S::Reset(reset) => Plan::Set(settings::plan_reset(reset, &statement.text)?, "RESET"),
-            S::Query(query) => Plan::Select(self.query(query)?),
+            S::Query(query) => Plan::Select(Box::new(self.query(query)?)),
             S::Insert(insert) => Plan::Insert(self.insert(insert)?),
             S::Update(update) => {
                 let TableFactor::Table { name, alias, .. } = &update.table.relation else {
@@ -4214,6 +4490,7 @@ impl Analyzer<'_> {
                 let scope = Scope {
                     table: Some(&def),
                     alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    joined: Vec::new(),
                     excluded: false,
                     statement,
                 };
@@ -4244,6 +4521,7 @@ impl Analyzer<'_> {
                 let scope = Scope {
                     table: Some(&def),
                     alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    joined: Vec::new(),
                     excluded: false,
                     statement,
                 };
@@ -4409,6 +4687,118 @@ impl Analyzer<'_> {
         Ok(out)
     }
 
+    /// A table of a `FROM` list and its alias (a subquery, a function or a nested join
+    /// there is 0A000).
+    fn table_of_from(
+        &self,
+        factor: &TableFactor,
+    ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                with_hints,
+                version: None,
+                partitions,
+                ..
+            } if with_hints.is_empty()
+                && partitions.is_empty()
+                && alias.as_ref().is_none_or(|a| a.columns.is_empty()) =>
+            {
+                Ok((
+                    self.table(name)?,
+                    alias.as_ref().map(|a| ident_name(&a.name)),
+                ))
+            }
+            other => Err(unsupported(&other.to_string())),
+        }
+    }
+
+    /// `JOIN ... USING (c, ...)` or `NATURAL JOIN` (every column name the tables before and
+    /// the joined one share, in the order of the ones before): the merged columns (the left
+    /// one for an inner or left join, the right one for a right join, `coalesce` of both for
+    /// a full join) and the condition, the columns' equalities.
+    fn using(
+        &mut self,
+        constraint: &ast::JoinConstraint,
+        left: &[(String, Expr)],
+        right: &TableDef,
+        right_offset: usize,
+        kind: JoinKind,
+    ) -> Result<Using, PgError> {
+        let names: Vec<String> = match constraint {
+            ast::JoinConstraint::Using(names) => {
+                names.iter().map(object_name).collect::<Result<_, _>>()?
+            }
+            _ => {
+                let mut shared: Vec<String> = Vec::new();
+                for (name, _) in left {
+                    if right.column(name).is_some() && !shared.contains(name) {
+                        shared.push(name.clone());
+                    }
+                }
+                shared
+            }
+        };
+        let mut merged: Vec<(String, Expr)> = Vec::new();
+        let mut on: Option<Expr> = None;
+        for name in names {
+            if merged.iter().any(|(m, _)| *m == name) {
+                return Err(PgError::error(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column name \"{name}\" appears more than once in USING clause"),
+                ));
+            }
+            let on_left: Vec<&Expr> = left
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, e)| e)
+                .collect();
+            let l = match on_left.as_slice() {
+                [only] => (*only).clone(),
+                [] => {
+                    return Err(PgError::error(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                        "column \"{name}\" specified in USING clause does not exist in left table"
+                    ),
+                    ))
+                }
+                _ => {
+                    return Err(PgError::error(
+                        sqlstate::AMBIGUOUS_COLUMN,
+                        format!(
+                            "common column name \"{name}\" appears more than once in left table"
+                        ),
+                    ))
+                }
+            };
+            let Some(index) = right.column(&name) else {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" specified in USING clause does not exist in right table"
+                    ),
+                ));
+            };
+            let r = Expr::Column(right_offset + index, right.columns[index].ty);
+            let equal = self.binary(BinOp::Eq, l.clone(), r.clone(), None)?;
+            on = Some(match on {
+                Some(before) => Expr::Binary(BinOp::And, Box::new(before), Box::new(equal)),
+                None => equal,
+            });
+            let ty = l.ty();
+            let column = match kind {
+                JoinKind::Inner | JoinKind::Left => l,
+                JoinKind::Right => r,
+                JoinKind::Full => Expr::Coalesce(vec![l, r], ty),
+            };
+            merged.push((name, column));
+        }
+        Ok((merged, on))
+    }
+
     fn query(&mut self, query: &ast::Query) -> Result<SelectPlan, PgError> {
         let statement = self.statement;
         if query.with.is_some() || query.fetch.is_some() {
@@ -4439,33 +4829,85 @@ impl Analyzer<'_> {
         if ignored_clauses {
             return Err(unsupported(&statement.text));
         }
-        let (def, alias) = match select.from.as_slice() {
-            [] => (None, None),
-            [only] if only.joins.is_empty() => {
-                let TableFactor::Table { name, alias, .. } = &only.relation else {
-                    return Err(unsupported(&statement.text));
+        // FROM: every table, then each join's condition in order, before the select list
+        // (PostgreSQL's transformFromClause).
+        let mut tables: Vec<(
+            Arc<TableDef>,
+            Option<String>,
+            JoinKind,
+            &ast::JoinConstraint,
+        )> = Vec::new();
+        for item in &select.from {
+            let (def, alias) = self.table_of_from(&item.relation)?;
+            tables.push((def, alias, JoinKind::Inner, &ast::JoinConstraint::None));
+            for join in &item.joins {
+                use ast::JoinOperator as J;
+                let (kind, constraint) = match &join.join_operator {
+                    J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
+                    J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+                    J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+                    J::FullOuter(c) => (JoinKind::Full, c),
+                    J::CrossJoin(c @ ast::JoinConstraint::None) => (JoinKind::Inner, c),
+                    _ => return Err(unsupported(&join.to_string())),
                 };
-                (
-                    Some(self.table(name)?),
-                    alias.as_ref().map(|a| ident_name(&a.name)),
-                )
+                if matches!(constraint, ast::JoinConstraint::UsingAlias(..)) || join.global {
+                    return Err(unsupported(&join.to_string()));
+                }
+                let (def, alias) = self.table_of_from(&join.relation)?;
+                tables.push((def, alias, kind, constraint));
             }
-            _ => {
-                return Err(unsupported(
-                    &statement
-                        .text
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ))
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (def, alias, _, _) in &tables {
+            let name = alias.as_deref().unwrap_or(&def.name);
+            if names.contains(&name) {
+                return Err(PgError::error(
+                    sqlstate::DUPLICATE_ALIAS,
+                    format!("table name \"{name}\" specified more than once"),
+                ));
             }
-        };
-        let scope = Scope {
-            table: def.as_deref(),
-            alias,
+            names.push(name);
+        }
+        let def = tables.first().map(|(def, _, _, _)| def.clone());
+        let mut scope = Scope {
+            table: tables.first().map(|(def, _, _, _)| &**def),
+            alias: tables.first().and_then(|(_, alias, _, _)| alias.clone()),
+            joined: Vec::new(),
             excluded: false,
             statement,
         };
+        let mut joins = Vec::new();
+        let mut width = def.as_ref().map_or(0, |d| d.columns.len());
+        for (joined_def, alias, kind, constraint) in tables.iter().skip(1) {
+            let left_star = scope.star();
+            scope.joined.push(Joined {
+                def: joined_def,
+                alias: alias.clone(),
+                merged: Vec::new(),
+            });
+            let on = match constraint {
+                ast::JoinConstraint::None => None,
+                ast::JoinConstraint::On(node) => {
+                    let expr = self.expr(&scope, node, SqlType::Bool)?;
+                    Some(self.boolean(expr, "JOIN/ON", self.statement.position_of(node))?)
+                }
+                ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural => {
+                    let (merged, on) =
+                        self.using(constraint, &left_star, joined_def, width, *kind)?;
+                    scope.joined.last_mut().expect("pushed").merged = merged;
+                    on
+                }
+                ast::JoinConstraint::UsingAlias(..) => unreachable!("refused above"),
+            };
+            joins.push(JoinPlan {
+                table: joined_def.name.to_string(),
+                kind: *kind,
+                on,
+                left_width: width,
+                width: joined_def.columns.len(),
+            });
+            width += joined_def.columns.len();
+        }
         let items = self.select_items(&scope, &select.projection)?;
         let filter = self.filter(&scope, select.selection.as_ref())?;
         let group_by = self.group_by(&scope, &select.group_by, &items)?;
@@ -4506,10 +4948,7 @@ impl Analyzer<'_> {
                     }
                     ast::Expr::Identifier(ident)
                         if items.iter().any(|(name, _)| *name == ident_name(ident))
-                            && def
-                                .as_ref()
-                                .and_then(|d| d.column(&ident_name(ident)))
-                                .is_none() =>
+                            && !scope.has_column(&ident_name(ident)) =>
                     {
                         items
                             .iter()
@@ -4563,6 +5002,16 @@ impl Analyzer<'_> {
             }
             _ => return Err(unsupported(&statement.text)),
         };
+        if lock.is_some() && !joins.is_empty() {
+            return Err(unsupported(&format!(
+                "a locking clause with a join: {}",
+                statement
+                    .text
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        }
         let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
         if distinct {
             let outside = order
@@ -4613,12 +5062,8 @@ impl Analyzer<'_> {
                 .chain(order.iter().map(|(e, _, _)| e))
                 .find_map(|e| ungrouped_column(e, &group_by));
             if let Some(index) = ungrouped {
-                let table = def.as_deref().expect("a column has a table");
-                let column = &table.columns[index].name;
-                let shown = scope
-                    .alias
-                    .clone()
-                    .unwrap_or_else(|| table.name.to_string());
+                let (shown, column) = scope.column_at(index).expect("a column has a table");
+                let column = &column;
                 let node = select
                     .projection
                     .iter()
@@ -4641,6 +5086,7 @@ impl Analyzer<'_> {
         }
         Ok(SelectPlan {
             table: def.map(|d| d.name.clone()),
+            joins,
             filter,
             items,
             order,
@@ -4664,6 +5110,7 @@ impl Analyzer<'_> {
         let scope = Scope {
             table: Some(&def),
             alias: alias.clone(),
+            joined: Vec::new(),
             excluded: false,
             statement,
         };
@@ -4716,6 +5163,7 @@ impl Analyzer<'_> {
         let empty = Scope {
             table: None,
             alias: None,
+            joined: Vec::new(),
             excluded: false,
             statement,
         };
@@ -4791,6 +5239,7 @@ impl Analyzer<'_> {
                     let scope = Scope {
                         table: Some(&def),
                         alias: alias.clone(),
+                        joined: Vec::new(),
                         excluded: true,
                         statement,
                     };
@@ -4881,6 +5330,7 @@ impl Analyzer<'_> {
                         let empty = Scope {
                             table: None,
                             alias: None,
+                            joined: Vec::new(),
                             excluded: false,
                             statement,
                         };
@@ -4996,6 +5446,7 @@ impl Analyzer<'_> {
         let scope = Scope {
             table: Some(&scope_def),
             alias: None,
+            joined: Vec::new(),
             excluded: false,
             statement,
         };

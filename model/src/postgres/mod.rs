@@ -46,7 +46,7 @@ pub use engine::{
     WalletView,
 };
 pub use error::{ErrorObject, PgError, PgNotice};
-pub use exec::{Description, SqlExec, SqlExecuted, SqlResult};
+pub use exec::{Description, SqlExec, SqlExecuted, SqlResult, JOIN_PAIR_LIMIT};
 pub use sql::{parse_general, parse_query, GeneralStatement, Parsed};
 pub use statement::{RowLock, Statement, WriteGuard};
 pub use value::{SqlType, Value};
