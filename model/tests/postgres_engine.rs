@@ -677,4 +677,30 @@ fn joins_pair_rows_and_stay_bounded() {
         run("SELECT count(*) FROM small a JOIN small b ON b.n = a.n").unwrap(),
         vec![vec![int(1_000)]]
     );
+
+    // A locking clause on a join locks the row of each table a result row came from: a
+    // second session waits for the wallet row, and `OF h` alone does not.
+    let b = db.connect();
+    let mut on = |session, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        db.execute_sql(session, &statement, &[]).exec
+    };
+    let lock_both = "SELECT h.id FROM w JOIN h ON h.w_id = w.id WHERE h.id = 10 FOR UPDATE";
+    assert!(matches!(on(a, "BEGIN"), SqlExec::Done(Ok(_))));
+    assert!(matches!(on(a, lock_both), SqlExec::Done(Ok(_))));
+    assert!(matches!(on(b, "BEGIN"), SqlExec::Done(Ok(_))));
+    assert!(matches!(
+        on(
+            b,
+            "SELECT h.id FROM w JOIN h ON h.w_id = w.id WHERE h.id = 11 FOR UPDATE OF h"
+        ),
+        SqlExec::Done(Ok(_))
+    ));
+    assert!(matches!(
+        on(
+            b,
+            "SELECT h.id FROM w JOIN h ON h.w_id = w.id WHERE h.id = 11 FOR UPDATE"
+        ),
+        SqlExec::Blocked { .. }
+    ));
 }

@@ -79,11 +79,16 @@ enum LockMode {
 
 impl LockMode {
     /// PostgreSQL's 0A000 for this locking clause beside `clause` (`GROUP BY clause`, ...).
-    fn not_allowed_with(self, clause: &str) -> PgError {
-        let mode = match self {
+    /// The clause as PostgreSQL names it in errors.
+    fn name(self) -> &'static str {
+        match self {
             LockMode::Update => "FOR UPDATE",
             LockMode::Share => "FOR SHARE",
-        };
+        }
+    }
+
+    fn not_allowed_with(self, clause: &str) -> PgError {
+        let mode = self.name();
         PgError::error(
             sqlstate::FEATURE_NOT_SUPPORTED,
             format!("{mode} is not allowed with {clause}"),
@@ -183,6 +188,9 @@ struct SelectPlan {
     table: Option<String>,
     /// The tables joined to `table`, in order.
     joins: Vec<JoinPlan>,
+    /// Under a locking clause, the tables whose rows it locks: 0 for `table`, n for the nth
+    /// join.
+    lock_tables: Vec<usize>,
     filter: Option<Expr>,
     items: Vec<(String, Expr)>,
     order: Vec<(Expr, bool, bool)>,
@@ -241,6 +249,10 @@ struct Scope<'a> {
     excluded: bool,
     statement: &'a GeneralStatement,
 }
+
+/// A joined row: the key of its row in each table (None where an outer join put NULLs),
+/// and its values.
+type JoinedRow = (Vec<Option<Value>>, Vec<Value>);
 
 /// What a `USING` or `NATURAL` join makes: the merged columns by name, and the condition.
 type Using = (Vec<(String, Expr)>, Option<Expr>);
@@ -2822,26 +2834,26 @@ impl Postgres {
 
     /// The rows of `table` joined, one table after another, as `plan.joins` says (a nested
     /// loop: for each row so far, every row of the joined table in key order, at most
-    /// [`JOIN_PAIR_LIMIT`] pairs a join), then those that pass `WHERE`. The rows' order is the nested loop's, which PostgreSQL's planner
-    /// need not follow: without `ORDER BY` it is unspecified there.
+    /// [`JOIN_PAIR_LIMIT`] pairs a join), then those that pass `WHERE`. Each comes with the
+    /// key of its row in every table (None where an outer join put NULLs), for a locking
+    /// clause. The rows' order is the nested loop's, which PostgreSQL's planner need not
+    /// follow: without `ORDER BY` it is unspecified there.
     fn joined(
         &self,
         session: SessionId,
         table: &str,
         plan: &SelectPlan,
         params: &[Value],
-    ) -> Result<Vec<(Value, Vec<Value>)>, PgError> {
-        let mut rows: Vec<Vec<Value>> = self
+    ) -> Result<Vec<JoinedRow>, PgError> {
+        let mut rows: Vec<JoinedRow> = self
             .matching(session, table, None, params)?
             .into_iter()
-            .map(|(_, tuple)| tuple)
+            .map(|(key, tuple)| (vec![Some(key)], tuple))
             .collect();
-        for join in &plan.joins {
-            let right: Vec<Vec<Value>> = self
-                .matching(session, &join.table, None, params)?
-                .into_iter()
-                .map(|(_, tuple)| tuple)
-                .collect();
+        for (before, join) in plan.joins.iter().enumerate() {
+            // The tables before this one: the first and the joins before.
+            let before = before + 1;
+            let right = self.matching(session, &join.table, None, params)?;
             if rows.len().saturating_mul(right.len()) > JOIN_PAIR_LIMIT {
                 return Err(PgError::error(
                     sqlstate::PROGRAM_LIMIT_EXCEEDED,
@@ -2853,41 +2865,47 @@ impl Postgres {
                 ));
             }
             let mut right_met = vec![false; right.len()];
-            let mut out: Vec<Vec<Value>> = Vec::new();
+            let mut out: Vec<JoinedRow> = Vec::new();
             let mut pair: Vec<Value> = Vec::with_capacity(join.left_width + join.width);
-            for left in &rows {
+            for (keys, left) in &rows {
                 let mut met = false;
-                for (index, other) in right.iter().enumerate() {
+                for (index, (key, other)) in right.iter().enumerate() {
                     pair.clear();
                     pair.extend_from_slice(left);
                     pair.extend_from_slice(other);
                     if passes(join.on.as_ref(), &pair, None, params)? {
                         met = true;
                         right_met[index] = true;
-                        out.push(pair.clone());
+                        let mut keys = keys.clone();
+                        keys.push(Some(key.clone()));
+                        out.push((keys, pair.clone()));
                     }
                 }
                 if !met && matches!(join.kind, JoinKind::Left | JoinKind::Full) {
                     let mut row = left.clone();
                     row.resize(join.left_width + join.width, Value::Null);
-                    out.push(row);
+                    let mut keys = keys.clone();
+                    keys.push(None);
+                    out.push((keys, row));
                 }
             }
             if matches!(join.kind, JoinKind::Right | JoinKind::Full) {
-                for (other, met) in right.iter().zip(&right_met) {
+                for ((key, other), met) in right.iter().zip(&right_met) {
                     if !met {
                         let mut row = vec![Value::Null; join.left_width];
                         row.extend_from_slice(other);
-                        out.push(row);
+                        let mut keys = vec![None; before];
+                        keys.push(Some(key.clone()));
+                        out.push((keys, row));
                     }
                 }
             }
             rows = out;
         }
         let mut out = Vec::new();
-        for row in rows {
+        for (keys, row) in rows {
             if passes(plan.filter.as_ref(), &row, None, params)? {
-                out.push((Value::Null, row));
+                out.push((keys, row));
             }
         }
         Ok(out)
@@ -2912,11 +2930,21 @@ impl Postgres {
                 return self.select_streaming(session, plan, params, descending);
             }
         }
+        let mut join_keys: Vec<Vec<Option<Value>>> = Vec::new();
         let mut rows = match &plan.table {
             Some(table) if plan.joins.is_empty() => {
                 self.matching(session, table, plan.filter.as_ref(), params)?
             }
-            Some(table) => self.joined(session, table, plan, params)?,
+            Some(table) => {
+                // A joined row's key is its place in `join_keys`.
+                let joined = self.joined(session, table, plan, params)?;
+                let mut rows = Vec::with_capacity(joined.len());
+                for (index, (keys, row)) in joined.into_iter().enumerate() {
+                    join_keys.push(keys);
+                    rows.push((Value::Int(index as i64), row));
+                }
+                rows
+            }
             None => {
                 if passes(plan.filter.as_ref(), &[], None, params)? {
                     vec![(Value::Null, Vec::new())]
@@ -2941,40 +2969,66 @@ impl Postgres {
         let limit = limit.map(|l| l.saturating_add(offset));
         let mut accepted = Vec::new();
         if let (Some((mode, wait)), Some(table)) = (plan.lock, &plan.table) {
-            for (key, tuple) in rows {
+            let names: Vec<&str> = std::iter::once(table.as_str())
+                .chain(plan.joins.iter().map(|j| j.table.as_str()))
+                .collect();
+            // The rows a result row locks: its table's, or under a join the row of each table
+            // the clause names that the row came from.
+            let targets_of = |key: &Value| -> Vec<(usize, Value)> {
+                if plan.joins.is_empty() {
+                    return vec![(0, key.clone())];
+                }
+                let Value::Int(index) = key else {
+                    unreachable!("a joined row's key is its index")
+                };
+                let keys = &join_keys[*index as usize];
+                plan.lock_tables
+                    .iter()
+                    .filter_map(|&source| keys[source].clone().map(|k| (source, k)))
+                    .collect()
+            };
+            let mut locked: Vec<(usize, Value)> = Vec::new();
+            'rows: for (key, tuple) in rows {
                 if limit.is_some_and(|l| accepted.len() >= l) {
                     break;
                 }
-                let row = self.tables[table.as_str()].rows.get(&key);
-                let blocker = row.and_then(|r| match mode {
-                    LockMode::Update => r.locked_by_other(session),
-                    LockMode::Share => r.exclusively_locked_by_other(session),
-                });
-                if let Some(holder) = blocker {
-                    match wait {
-                        Wait::Block => {
-                            return Ok(Outcome::Wait(holder, Some((table.clone(), key))))
+                let targets = targets_of(&key);
+                for (source, target) in &targets {
+                    let table = names[*source];
+                    let row = self.tables[table].rows.get(target);
+                    let blocker = row.and_then(|r| match mode {
+                        LockMode::Update => r.locked_by_other(session),
+                        LockMode::Share => r.exclusively_locked_by_other(session),
+                    });
+                    if let Some(holder) = blocker {
+                        match wait {
+                            Wait::Block => {
+                                return Ok(Outcome::Wait(
+                                    holder,
+                                    Some((table.to_string(), target.clone())),
+                                ))
+                            }
+                            Wait::Nowait => {
+                                return Err(PgError::error(
+                                    sqlstate::LOCK_NOT_AVAILABLE,
+                                    format!("could not obtain lock on row in relation \"{table}\""),
+                                ))
+                            }
+                            Wait::Skip => continue 'rows,
                         }
-                        Wait::Nowait => {
-                            return Err(PgError::error(
-                                sqlstate::LOCK_NOT_AVAILABLE,
-                                format!("could not obtain lock on row in relation \"{table}\""),
-                            ))
-                        }
-                        Wait::Skip => continue,
                     }
                 }
-                self.serialization_check(session, table, &key)?;
+                for (source, target) in &targets {
+                    self.serialization_check(session, names[*source], target)?;
+                }
+                locked.extend(targets);
                 accepted.push((key, tuple));
             }
             let _ = waited;
             if self.status(session) == Some(TxStatus::InBlock) {
-                let rows = &mut self
-                    .tables_mut()
-                    .get_mut(table.as_str())
-                    .expect("table")
-                    .rows;
-                for (key, _) in &accepted {
+                let tables = self.tables_mut();
+                for (source, key) in &locked {
+                    let rows = &mut tables.get_mut(names[*source]).expect("table").rows;
                     if let Some(row) = rows.get_mut(key) {
                         match mode {
                             LockMode::Update => lock_row_in(row, session, None),
@@ -4986,6 +5040,10 @@ impl Analyzer<'_> {
             }
             Some(_) => return Err(unsupported(&statement.text)),
         };
+        let lock_of = match query.locks.as_slice() {
+            [clause] => clause.of.as_ref(),
+            _ => None,
+        };
         let lock = match query.locks.as_slice() {
             [] => None,
             [clause] => {
@@ -5002,15 +5060,48 @@ impl Analyzer<'_> {
             }
             _ => return Err(unsupported(&statement.text)),
         };
-        if lock.is_some() && !joins.is_empty() {
-            return Err(unsupported(&format!(
-                "a locking clause with a join: {}",
-                statement
-                    .text
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )));
+        // The tables a locking clause locks: the one `OF` names, else all of them; never one
+        // an outer join may fill with NULLs.
+        let mut lock_tables = Vec::new();
+        if let Some((mode, _)) = lock {
+            let sources = scope.sources();
+            lock_tables = match lock_of {
+                Some(name) => {
+                    let wanted = object_name(name)?;
+                    match sources.iter().position(|(_, shown, _)| *shown == wanted) {
+                        Some(index) => vec![index],
+                        None => {
+                            return Err(PgError::error(
+                                sqlstate::UNDEFINED_TABLE,
+                                format!(
+                                    "relation \"{wanted}\" in {} clause not found in FROM clause",
+                                    mode.name()
+                                ),
+                            )
+                            .at(self.statement.position_of(name)))
+                        }
+                    }
+                }
+                None => (0..sources.len()).collect(),
+            };
+            let nullable = |source: usize| {
+                let filled_right = source >= 1
+                    && matches!(joins[source - 1].kind, JoinKind::Left | JoinKind::Full);
+                let filled_left = joins
+                    .iter()
+                    .skip(source)
+                    .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full));
+                filled_right || filled_left
+            };
+            if lock_tables.iter().any(|&source| nullable(source)) {
+                return Err(PgError::error(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!(
+                        "{} cannot be applied to the nullable side of an outer join",
+                        mode.name()
+                    ),
+                ));
+            }
         }
         let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
         if distinct {
@@ -5052,6 +5143,20 @@ impl Analyzer<'_> {
                 };
                 return Err(mode.not_allowed_with(clause));
             }
+            // A table grouped by its primary key has every column grouped (PostgreSQL's
+            // functional dependency): the row positions of such tables.
+            let dependent: Vec<std::ops::Range<usize>> = scope
+                .sources()
+                .iter()
+                .filter(|(def, _, offset)| {
+                    def.primary_key.is_some_and(|pk| {
+                        group_by
+                            .iter()
+                            .any(|key| matches!(key, Expr::Column(i, _) if *i == offset + pk))
+                    })
+                })
+                .map(|(def, _, offset)| *offset..offset + def.columns.len())
+                .collect();
             // Every column read outside an aggregate must be grouped (PostgreSQL's
             // `check_ungrouped_columns`), looked for in the select list, then HAVING, then
             // ORDER BY, as PostgreSQL does.
@@ -5060,7 +5165,7 @@ impl Analyzer<'_> {
                 .map(|(_, e)| e)
                 .chain(having.as_ref())
                 .chain(order.iter().map(|(e, _, _)| e))
-                .find_map(|e| ungrouped_column(e, &group_by));
+                .find_map(|e| ungrouped_column(e, &group_by, &dependent));
             if let Some(index) = ungrouped {
                 let (shown, column) = scope.column_at(index).expect("a column has a table");
                 let column = &column;
@@ -5087,6 +5192,7 @@ impl Analyzer<'_> {
         Ok(SelectPlan {
             table: def.map(|d| d.name.clone()),
             joins,
+            lock_tables,
             filter,
             items,
             order,
@@ -5504,17 +5610,24 @@ fn balanced_or(mut terms: Vec<Expr>) -> Option<Expr> {
 }
 
 /// The first column `expr` reads outside aggregates and outside every `GROUP BY` key.
-fn ungrouped_column(expr: &Expr, keys: &[Expr]) -> Option<usize> {
+/// The first column `expr` reads outside an aggregate that is neither one of the group `keys`
+/// nor in one of the `dependent` ranges (a table grouped by its primary key).
+fn ungrouped_column(
+    expr: &Expr,
+    keys: &[Expr],
+    dependent: &[std::ops::Range<usize>],
+) -> Option<usize> {
     if keys.contains(expr) {
         return None;
     }
     match expr {
+        Expr::Column(index, _) if dependent.iter().any(|r| r.contains(index)) => None,
         Expr::Column(index, _) => Some(*index),
         Expr::CountStar | Expr::Aggregate(..) => None,
         other => other
             .parts()
             .into_iter()
-            .find_map(|part| ungrouped_column(part, keys)),
+            .find_map(|part| ungrouped_column(part, keys, dependent)),
     }
 }
 
