@@ -610,11 +610,17 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
     median(&["redis_round_trip"]);
     let warm = median(&["postgres", "warm_statement"]);
     let first = median(&["postgres", "first_statement"]);
+    let first_p90 = calibration["postgres"]["first_statement"]["p90_us"]
+        .as_u64()
+        .expect("p90");
     let write = median(&["postgres", "write"]);
     // The extras are what the simulation does not charge already: two round trips each,
-    // rounded to 10 µs.
+    // rounded to 10 µs; the first statement's as a fixed part and a random one.
+    let (fixed, tail) = fixed_and_tail(extra_of(first, warm), first, first_p90);
+    assert_eq!(document["pg_first_statement_us"].as_u64(), Some(fixed));
+    assert_eq!(document["pg_first_statement_tail_us"].as_u64(), Some(tail));
     assert_eq!(
-        document["pg_first_statement_us"].as_u64(),
+        document["median_only"]["pg_first_statement_us"].as_u64(),
         Some(extra_of(first, warm))
     );
     assert_eq!(
@@ -651,11 +657,23 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
     let first = calibration["postgres"]["first_statement"]["median_us"]
         .as_u64()
         .expect("first");
-    assert_eq!(
-        document["pg_first_statement_us"].as_u64(),
-        Some(extra_of(first, warm))
-    );
+    let first_p90 = calibration["postgres"]["first_statement"]["p90_us"]
+        .as_u64()
+        .expect("p90");
+    let (fixed, tail) = fixed_and_tail(extra_of(first, warm), first, first_p90);
+    assert_eq!(document["pg_first_statement_us"].as_u64(), Some(fixed));
+    assert_eq!(document["pg_first_statement_tail_us"].as_u64(), Some(tail));
     assert_eq!(document["pg_commit_us"].as_u64(), Some(123));
+}
+
+/// The first statement's fit, computed apart from the code under test: an exponential tail
+/// of mean (p90 − median) / ln 5 and a fixed part that keeps the median's extra, both
+/// rounded to 10 µs.
+fn fixed_and_tail(extra: u64, median: u64, p90: u64) -> (u64, u64) {
+    let round = |us: f64| (us / 10.0).round() as u64 * 10;
+    let tail = round((p90 - median) as f64 / 5f64.ln());
+    let fixed = round((extra as f64 - tail as f64 * 2f64.ln()).max(0.0));
+    (fixed, tail)
 }
 
 /// What the simulation does not charge already of a measured median: two round trips, the

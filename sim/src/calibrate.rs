@@ -161,10 +161,15 @@ impl PostgresCosts {
 }
 
 impl Calibration {
-    /// `timing` with the PostgreSQL costs this calibration measured (unchanged without them).
+    /// `timing` with the PostgreSQL costs this calibration measured (unchanged without them):
+    /// a session's first statement as a fixed part and a random part fitted to its median
+    /// and 90th percentile ([`PostgresCosts::first_statement_with_tail_us`]), a commit that
+    /// wrote by its median.
     pub fn apply(&self, mut timing: Timing) -> Timing {
         if let Some(postgres) = &self.postgres {
-            timing.pg_first_statement_us = postgres.first_statement_extra_us();
+            let (fixed_us, tail_us) = postgres.first_statement_with_tail_us();
+            timing.pg_first_statement_us = fixed_us;
+            timing.pg_first_statement_tail_us = tail_us;
             timing.pg_commit_us = postgres.commit_extra_us();
         }
         timing
@@ -498,6 +503,23 @@ mod tests {
         };
         let timing = calibration.apply(Timing::localhost());
         assert_eq!(timing.pg_first_statement_us, 930);
+        assert_eq!(
+            timing.pg_first_statement_tail_us, 0,
+            "one sample: no spread"
+        );
+        assert_eq!(timing.pg_commit_us, 450);
+        // With a spread, the fitted fixed part and tail (see the fit's own test).
+        let mut spread = calibration.clone();
+        let postgres = spread.postgres.as_mut().expect("measured");
+        postgres.first_statement.p90_us = 2_839;
+        let timing = spread.apply(Timing::localhost());
+        assert_eq!(
+            (
+                timing.pg_first_statement_us,
+                timing.pg_first_statement_tail_us
+            ),
+            (240, 1_000)
+        );
         assert_eq!(timing.pg_commit_us, 450);
         assert_eq!(timing.tick_us, Timing::localhost().tick_us);
         assert_eq!(timing.client_cpu_us, Timing::localhost().client_cpu_us);

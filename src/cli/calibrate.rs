@@ -113,20 +113,22 @@ pub fn execute(args: Args) -> CommandResult {
         args.load_callers,
     )?;
     let timing = calibration.apply(Timing::localhost());
-    let with_tail = calibration
+    // The first statement's median alone, without a random part.
+    let median_only = calibration
         .postgres
         .as_ref()
-        .map(|postgres| postgres.first_statement_with_tail_us());
+        .map(|postgres| postgres.first_statement_extra_us());
     if args.json {
         let document = serde_json::json!({
             "redis": redis,
             "postgres": postgres,
             "calibration": calibration,
             "pg_first_statement_us": timing.pg_first_statement_us,
+            "pg_first_statement_tail_us": timing.pg_first_statement_tail_us,
             "pg_commit_us": timing.pg_commit_us,
-            "with_first_statement_tail": with_tail.map(|(fixed_us, tail_us)| serde_json::json!({
-                "pg_first_statement_us": fixed_us,
-                "pg_first_statement_tail_us": tail_us,
+            "median_only": median_only.map(|first_us| serde_json::json!({
+                "pg_first_statement_us": first_us,
+                "pg_first_statement_tail_us": 0,
             })),
         });
         out!(
@@ -144,13 +146,15 @@ pub fn execute(args: Args) -> CommandResult {
     }
     out!("");
     out!(
-        "compare with these: leaselab compare --pg-first-statement-us {} --pg-commit-us {} (or leaselab compare --calibrate)",
+        "compare with these: leaselab compare --pg-first-statement-us {} --pg-first-statement-tail-us {} --pg-commit-us {} (or leaselab compare --calibrate)",
         timing.pg_first_statement_us,
+        timing.pg_first_statement_tail_us,
         timing.pg_commit_us
     );
-    if let Some((fixed_us, tail_us)) = with_tail {
+    out!("  (a first statement's fixed part and the mean of its random part, fitted to the median and 90th percentile above)");
+    if let Some(first_us) = median_only {
         out!(
-            "or, with the first statements' spread as a random part (the median kept): leaselab compare --pg-first-statement-us {fixed_us} --pg-first-statement-tail-us {tail_us} --pg-commit-us {}",
+            "or, with the median alone: leaselab compare --pg-first-statement-us {first_us} --pg-first-statement-tail-us 0 --pg-commit-us {}",
             timing.pg_commit_us
         );
     }

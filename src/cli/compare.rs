@@ -89,8 +89,10 @@ pub struct Args {
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub timer_lag_us: Option<u64>,
     /// Measure the real PostgreSQL's first-statement and commit costs first (as `leaselab
-    /// calibrate` does) and simulate with them; `--pg-first-statement-us` and `--pg-commit-us`
-    /// still win.
+    /// calibrate` does) and simulate with them: a first statement's fixed part and random
+    /// part fitted to the measured median and 90th percentile, a commit's median;
+    /// `--pg-first-statement-us`, `--pg-first-statement-tail-us` and `--pg-commit-us` still
+    /// win.
     #[arg(long)]
     pub calibrate: bool,
     /// Samples of each kind for `--calibrate`.
