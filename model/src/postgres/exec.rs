@@ -78,7 +78,6 @@ enum LockMode {
 }
 
 impl LockMode {
-    /// PostgreSQL's 0A000 for this locking clause beside `clause` (`GROUP BY clause`, ...).
     /// The clause as PostgreSQL names it in errors.
     fn name(self) -> &'static str {
         match self {
@@ -87,6 +86,7 @@ impl LockMode {
         }
     }
 
+    /// PostgreSQL's 0A000 for this locking clause beside `clause` (`GROUP BY clause`, ...).
     fn not_allowed_with(self, clause: &str) -> PgError {
         let mode = self.name();
         PgError::error(
@@ -903,6 +903,31 @@ impl Scope<'_> {
         })
     }
 
+    /// The table the statement calls `qualifier` (`w` in `w.balance`, `w.*`): 42P01 when
+    /// none, with PostgreSQL's hint when the name is a table's hidden by its alias.
+    fn source(
+        &self,
+        qualifier: &str,
+        position: Option<u32>,
+    ) -> Result<(&TableDef, &str, usize), PgError> {
+        let sources = self.sources();
+        if let Some(source) = sources.iter().find(|(_, shown, _)| *shown == qualifier) {
+            return Ok(*source);
+        }
+        let aliased = sources.iter().find(|(def, _, _)| &*def.name == qualifier);
+        Err(match aliased {
+            Some((_, alias, _)) => PgError::error(
+                sqlstate::UNDEFINED_TABLE,
+                format!("invalid reference to FROM-clause entry for table \"{qualifier}\""),
+            )
+            .with_hint(format!(
+                "Perhaps you meant to reference the table alias \"{alias}\"."
+            )),
+            None => missing_from(qualifier),
+        }
+        .at(position))
+    }
+
     fn column(
         &self,
         qualifier: Option<&str>,
@@ -925,24 +950,7 @@ impl Scope<'_> {
             });
         }
         let (candidates, shown) = match qualifier {
-            Some(q) => {
-                let Some(source) = sources.iter().find(|(_, shown, _)| *shown == q) else {
-                    // The table is there under an alias: PostgreSQL names the alias.
-                    let aliased = sources.iter().find(|(def, _, _)| &*def.name == q);
-                    return Err(match aliased {
-                        Some((_, alias, _)) => PgError::error(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("invalid reference to FROM-clause entry for table \"{q}\""),
-                        )
-                        .with_hint(format!(
-                            "Perhaps you meant to reference the table alias \"{alias}\"."
-                        )),
-                        None => missing_from(q),
-                    }
-                    .at(position));
-                };
-                (vec![*source], format!("{q}.{name}"))
-            }
+            Some(q) => (vec![self.source(q, position)?], format!("{q}.{name}")),
             None => {
                 if let Some(merged) = self.merged(name) {
                     return Ok(merged.clone());
@@ -2184,12 +2192,8 @@ impl Analyzer<'_> {
                     && options.opt_rename.is_none() =>
                 {
                     let qualifier = object_name(name)?;
-                    let sources = scope.sources();
-                    let Some((def, _, offset)) =
-                        sources.iter().find(|(_, shown, _)| *shown == qualifier)
-                    else {
-                        return Err(missing_from(&qualifier).at(self.statement.position_of(name)));
-                    };
+                    let (def, _, offset) =
+                        scope.source(&qualifier, self.statement.position_of(name))?;
                     for (i, column) in def.columns.iter().enumerate() {
                         out.push((column.name.clone(), Expr::Column(offset + i, column.ty)));
                     }
@@ -5040,12 +5044,8 @@ impl Analyzer<'_> {
             }
             Some(_) => return Err(unsupported(&statement.text)),
         };
-        let lock_of = match query.locks.as_slice() {
-            [clause] => clause.of.as_ref(),
-            _ => None,
-        };
-        let lock = match query.locks.as_slice() {
-            [] => None,
+        let (lock, lock_of) = match query.locks.as_slice() {
+            [] => (None, None),
             [clause] => {
                 let mode = match clause.lock_type {
                     LockType::Update => LockMode::Update,
@@ -5056,7 +5056,7 @@ impl Analyzer<'_> {
                     Some(NonBlock::Nowait) => Wait::Nowait,
                     Some(NonBlock::SkipLocked) => Wait::Skip,
                 };
-                Some((mode, wait))
+                (Some((mode, wait)), clause.of.as_ref())
             }
             _ => return Err(unsupported(&statement.text)),
         };
