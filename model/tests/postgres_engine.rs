@@ -704,3 +704,93 @@ fn joins_pair_rows_and_stay_bounded() {
         SqlExec::Blocked { .. }
     ));
 }
+
+/// `UPDATE ... FROM` and `DELETE ... USING`: each target row changes once, with the first
+/// combination of the other tables that passes; only the target's rows are locked; a later
+/// item of a `FROM` list is joined on its own, then paired with the rows before it.
+#[test]
+fn update_from_and_delete_using_change_each_target_row_once() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let b = db.connect();
+    let mut on = |session, sql: &str| -> Result<Vec<Vec<Value>>, String> {
+        let statement = parse_general(sql).map_err(|e| e.message)?;
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    let int = Value::Int;
+    on(a, "CREATE TABLE w (id bigint PRIMARY KEY, balance bigint)").unwrap();
+    on(
+        a,
+        "CREATE TABLE h (id bigint PRIMARY KEY, w_id bigint, amount bigint)",
+    )
+    .unwrap();
+    on(a, "INSERT INTO w VALUES (1, 100), (2, 50)").unwrap();
+    on(a, "INSERT INTO h VALUES (10, 1, 5), (11, 1, 7), (12, 2, 1)").unwrap();
+    // Wallet 1 meets two holds: it is debited once, by the first (h 10).
+    assert_eq!(
+        on(
+            a,
+            "UPDATE w SET balance = w.balance - h.amount FROM h WHERE h.w_id = w.id RETURNING w.id, w.balance, h.id"
+        )
+        .unwrap(),
+        vec![
+            vec![int(1), int(95), int(10)],
+            vec![int(2), int(49), int(12)]
+        ]
+    );
+    // The target's columns are out of reach in a `FROM` item's join condition.
+    let error = on(
+        a,
+        "UPDATE w SET balance = 0 FROM h JOIN h AS g ON g.id = w.id",
+    )
+    .unwrap_err();
+    assert!(
+        error.starts_with("42P01 invalid reference to FROM-clause entry for table \"w\""),
+        "{error}"
+    );
+    // A right join in a later item keeps its unmatched rows for every row before it.
+    assert_eq!(
+        on(
+            a,
+            "SELECT count(*) FROM w, h RIGHT JOIN h AS g ON g.id = h.id + 100"
+        )
+        .unwrap(),
+        vec![vec![int(6)]]
+    );
+    // b holds hold 10's row; a's update through it is not blocked, its delete of it is.
+    on(b, "BEGIN").unwrap();
+    on(b, "SELECT id FROM h WHERE id = 10 FOR UPDATE").unwrap();
+    assert_eq!(
+        on(
+            a,
+            "UPDATE w SET balance = 0 FROM h WHERE h.w_id = w.id AND h.id = 10 RETURNING w.balance"
+        )
+        .unwrap(),
+        vec![vec![int(0)]]
+    );
+    assert_eq!(
+        on(
+            a,
+            "DELETE FROM h USING w WHERE h.w_id = w.id AND w.balance = 0"
+        ),
+        Err("blocked".to_string())
+    );
+    on(b, "ROLLBACK").unwrap();
+    assert_eq!(
+        on(
+            a,
+            "DELETE FROM h USING w WHERE h.w_id = w.id AND w.balance = 0 RETURNING h.id"
+        )
+        .unwrap(),
+        vec![vec![int(10)], vec![int(11)]]
+    );
+    // MySQL's LIMIT on a DELETE is PostgreSQL's syntax error, not a change of every row.
+    let error = on(a, "DELETE FROM h WHERE id = 12 LIMIT 1").unwrap_err();
+    assert_eq!(error, "42601 syntax error at or near \"LIMIT\"");
+    assert_eq!(on(a, "SELECT count(*) FROM h").unwrap(), vec![vec![int(1)]]);
+}

@@ -176,6 +176,10 @@ struct JoinPlan {
     /// How many columns a row has before this table's, and how many this table has.
     left_width: usize,
     width: usize,
+    /// The first table of a later item of the `FROM` list (after a comma, or of an
+    /// `UPDATE ... FROM`/`DELETE ... USING` list): the item's rows are made on their own (its
+    /// joins' conditions see only its tables) and paired with every row before it.
+    starts_item: bool,
 }
 
 /// The most pairs of rows one join of a `SELECT` may consider (rows so far × rows of the
@@ -227,6 +231,8 @@ struct InsertPlan {
 #[derive(Clone)]
 struct UpdatePlan {
     table: String,
+    /// `UPDATE ... FROM`'s tables, joined to the target's rows (which come first in a row).
+    joins: Vec<JoinPlan>,
     assignments: Vec<(usize, Expr)>,
     filter: Option<Expr>,
     returning: Vec<(String, Expr)>,
@@ -235,6 +241,8 @@ struct UpdatePlan {
 #[derive(Clone)]
 struct DeletePlan {
     table: String,
+    /// `DELETE ... USING`'s tables, joined to the target's rows (which come first in a row).
+    joins: Vec<JoinPlan>,
     filter: Option<Expr>,
     returning: Vec<(String, Expr)>,
 }
@@ -246,6 +254,10 @@ struct Scope<'a> {
     /// The tables joined to `table` (`FROM a JOIN b ON ...`, `FROM a, b`), in order: a joined
     /// row holds `table`'s columns, then each of theirs.
     joined: Vec<Joined<'a>>,
+    /// How many of the first tables are out of reach: while a later `FROM` item's join
+    /// conditions are read, the items before it (PostgreSQL: "cannot be referenced from this
+    /// part of the query").
+    hidden: usize,
     excluded: bool,
     statement: &'a GeneralStatement,
 }
@@ -264,6 +276,8 @@ struct Joined<'a> {
     /// The columns its `USING` (or `NATURAL`) merged with the tables before it: an
     /// unqualified name reads the merged column, and `*` lists it first.
     merged: Vec<(String, Expr)>,
+    /// The first table of a later `FROM` item: it merges nothing with the tables before.
+    starts_item: bool,
 }
 
 /// What a `READ ONLY` transaction may not run in `plan`, as PostgreSQL names it in 25006
@@ -318,10 +332,12 @@ fn plan_exprs_mut(plan: &mut Plan) -> Vec<&mut Expr> {
         Plan::Update(update) => {
             exprs.extend(update.assignments.iter_mut().map(|(_, e)| e));
             exprs.extend(update.returning.iter_mut().map(|(_, e)| e));
+            exprs.extend(update.joins.iter_mut().filter_map(|j| j.on.as_mut()));
             exprs.extend(update.filter.iter_mut());
         }
         Plan::Delete(delete) => {
             exprs.extend(delete.returning.iter_mut().map(|(_, e)| e));
+            exprs.extend(delete.joins.iter_mut().filter_map(|j| j.on.as_mut()));
             exprs.extend(delete.filter.iter_mut());
         }
         _ => {}
@@ -376,10 +392,12 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
         Plan::Update(update) => {
             exprs.extend(update.assignments.iter().map(|(_, e)| e));
             exprs.extend(named(&update.returning));
+            exprs.extend(update.joins.iter().filter_map(|j| j.on.as_ref()));
             exprs.extend(&update.filter);
         }
         Plan::Delete(delete) => {
             exprs.extend(named(&delete.returning));
+            exprs.extend(delete.joins.iter().filter_map(|j| j.on.as_ref()));
             exprs.extend(&delete.filter);
         }
         _ => {}
@@ -420,12 +438,18 @@ fn select_clauses(select: &SelectPlan) -> impl Iterator<Item = &Expr> {
         .chain(select.order.iter().map(|(e, _, _)| e))
 }
 
-/// The `RETURNING` list and the `WHERE` of an `UPDATE` or `DELETE`.
+/// The `RETURNING` list, the join conditions of `FROM`/`USING` and the `WHERE` of an
+/// `UPDATE` or `DELETE`.
 fn returning_and_filter<'a>(
     returning: &'a [(String, Expr)],
+    joins: &'a [JoinPlan],
     filter: &'a Option<Expr>,
 ) -> impl Iterator<Item = &'a Expr> {
-    returning.iter().map(|(_, e)| e).chain(filter)
+    returning
+        .iter()
+        .map(|(_, e)| e)
+        .chain(joins.iter().filter_map(|j| j.on.as_ref()))
+        .chain(filter)
 }
 
 /// An `INSERT`'s `ON CONFLICT DO UPDATE` assignments and `WHERE`.
@@ -469,12 +493,14 @@ fn check_sequence_call_placement(plan: &Plan) -> Result<(), PgError> {
             }
         }
         Plan::Update(update)
-            if returning_and_filter(&update.returning, &update.filter).any(calls) =>
+            if returning_and_filter(&update.returning, &update.joins, &update.filter)
+                .any(calls) =>
         {
             return Err(misplaced("the WHERE or RETURNING of an UPDATE"));
         }
         Plan::Delete(delete)
-            if returning_and_filter(&delete.returning, &delete.filter).any(calls) =>
+            if returning_and_filter(&delete.returning, &delete.joins, &delete.filter)
+                .any(calls) =>
         {
             return Err(misplaced("a DELETE"));
         }
@@ -523,13 +549,18 @@ fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
                 .assignments
                 .iter()
                 .map(|(_, e)| e)
-                .chain(returning_and_filter(&update.returning, &update.filter));
+                .chain(returning_and_filter(
+                    &update.returning,
+                    &update.joins,
+                    &update.filter,
+                ));
             if all.any(calls) {
                 return Err(misplaced("UPDATE"));
             }
         }
         Plan::Delete(delete)
-            if returning_and_filter(&delete.returning, &delete.filter).any(calls) =>
+            if returning_and_filter(&delete.returning, &delete.joins, &delete.filter)
+                .any(calls) =>
         {
             return Err(misplaced("DELETE"));
         }
@@ -752,10 +783,15 @@ fn object_name(name: &ObjectName) -> Result<String, PgError> {
 }
 
 /// PostgreSQL's "Perhaps you meant" hint for a column `wanted` that no table in reach has
-/// (its `updateFuzzyAttrMatchState`): the columns closest by edit distance, at most 3 edits
-/// and half of `wanted`'s length; one or two of them at that distance are named, three or
-/// more none.
-fn fuzzy_hint(wanted: &str, tables: &[(&TableDef, &str, usize)]) -> Option<String> {
+/// (its `updateFuzzyAttrMatchState`): the columns of all `tables` closest by edit distance,
+/// at most 3 edits and half of `wanted`'s length; one or two of them at that distance are
+/// named, three or more none. A `qualifier` (`w` in `w.balanse`) adds its distance to each
+/// table's name, so a column of another table may still be hinted.
+fn fuzzy_hint(
+    wanted: &str,
+    qualifier: Option<&str>,
+    tables: &[(&TableDef, &str, usize)],
+) -> Option<String> {
     fn distance(a: &str, b: &str) -> usize {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
@@ -780,11 +816,16 @@ fn fuzzy_hint(wanted: &str, tables: &[(&TableDef, &str, usize)]) -> Option<Strin
     let mut matches: Vec<String> = Vec::new();
     let mut dropped = false;
     for (def, shown, _) in tables {
+        let penalty = qualifier.map_or(0, |q| distance(q, shown));
+        if penalty > best {
+            continue;
+        }
         for column in &def.columns {
             let d = distance(wanted, &column.name);
             if d > limit {
                 continue;
             }
+            let d = d + penalty;
             let named = format!("\"{shown}.{}\"", column.name);
             if d < best {
                 best = d;
@@ -831,6 +872,34 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
     })
 }
 
+/// One table of a `FROM` list ([`Analyzer::entries_of_from`]).
+struct FromEntry<'q> {
+    def: Arc<TableDef>,
+    alias: Option<String>,
+    kind: JoinKind,
+    constraint: &'q ast::JoinConstraint,
+    /// The first table of an item of the list (none of the tables before it joins it).
+    starts_item: bool,
+}
+
+/// 42712 when two tables of a statement go by the same name (their alias, else their own).
+fn unique_names<'t>(
+    tables: impl Iterator<Item = (&'t TableDef, Option<&'t str>)>,
+) -> Result<(), PgError> {
+    let mut names: Vec<&str> = Vec::new();
+    for (def, alias) in tables {
+        let name = alias.unwrap_or(&def.name);
+        if names.contains(&name) {
+            return Err(PgError::error(
+                sqlstate::DUPLICATE_ALIAS,
+                format!("table name \"{name}\" specified more than once"),
+            ));
+        }
+        names.push(name);
+    }
+    Ok(())
+}
+
 impl Scope<'_> {
     /// The tables of the scope in row order: each definition, the name the statement calls
     /// it by (its alias, else its name) and where its columns start in a row.
@@ -848,31 +917,26 @@ impl Scope<'_> {
         out
     }
 
+    /// The tables a name may read now: [`Scope::sources`] but the hidden ones.
+    fn visible(&self) -> Vec<(&TableDef, &str, usize)> {
+        let mut sources = self.sources();
+        sources.drain(..self.hidden.min(sources.len()));
+        sources
+    }
+
     /// Whether an unqualified `name` reads a column of the scope.
     fn has_column(&self, name: &str) -> bool {
-        self.merged(name).is_some()
-            || self
-                .sources()
-                .iter()
-                .any(|(def, _, _)| def.column(name).is_some())
+        self.items()
+            .iter()
+            .flatten()
+            .any(|(column, _)| column == name)
     }
 
-    /// The column a `USING` merged under `name`, the latest join's first.
-    fn merged(&self, name: &str) -> Option<&Expr> {
-        self.joined.iter().rev().find_map(|j| {
-            j.merged
-                .iter()
-                .find(|(merged, _)| merged == name)
-                .map(|(_, e)| e)
-        })
-    }
-
-    /// What `*` lists: every table's columns in order, except that a `USING` puts the
-    /// columns it merged first, once, in place of both tables' own.
-    fn star(&self) -> Vec<(String, Expr)> {
-        let Some(first) = self.table else {
-            return Vec::new();
-        };
+    /// The columns each visible `FROM` item offers by name, in order: its tables' columns,
+    /// except that a `USING` (or `NATURAL`) join puts the columns it merged first, once, in
+    /// place of both tables' own (PostgreSQL's join namespace). `*` lists them all; an
+    /// unqualified name that more than one of them has is ambiguous.
+    fn items(&self) -> Vec<Vec<(String, Expr)>> {
         let columns = |def: &TableDef, offset: usize| -> Vec<(String, Expr)> {
             def.columns
                 .iter()
@@ -880,18 +944,30 @@ impl Scope<'_> {
                 .map(|(i, c)| (c.name.clone(), Expr::Column(offset + i, c.ty)))
                 .collect()
         };
-        let mut star = columns(first, 0);
-        let mut offset = first.columns.len();
-        for joined in &self.joined {
-            let right = columns(joined.def, offset);
-            offset += joined.def.columns.len();
-            let is_merged = |name: &str| joined.merged.iter().any(|(m, _)| m == name);
-            let mut next = joined.merged.clone();
-            next.extend(star.into_iter().filter(|(name, _)| !is_merged(name)));
-            next.extend(right.into_iter().filter(|(name, _)| !is_merged(name)));
-            star = next;
+        let mut items: Vec<Vec<(String, Expr)>> = Vec::new();
+        // `joined[i]` is source `i + 1`.
+        for (index, (def, _, offset)) in self.sources().into_iter().enumerate() {
+            let joined = index.checked_sub(1).map(|i| &self.joined[i]);
+            let right = columns(def, offset);
+            match joined {
+                Some(joined) if !joined.starts_item && index > self.hidden => {
+                    let star = items.pop().expect("an item before a join");
+                    let is_merged = |name: &str| joined.merged.iter().any(|(m, _)| m == name);
+                    let mut next = joined.merged.clone();
+                    next.extend(star.into_iter().filter(|(name, _)| !is_merged(name)));
+                    next.extend(right.into_iter().filter(|(name, _)| !is_merged(name)));
+                    items.push(next);
+                }
+                _ if index >= self.hidden => items.push(right),
+                _ => {}
+            }
         }
-        star
+        items
+    }
+
+    /// What `*` lists: the columns of every visible `FROM` item ([`Scope::items`]).
+    fn star(&self) -> Vec<(String, Expr)> {
+        self.items().into_iter().flatten().collect()
     }
 
     /// The name a row position is shown by in an error: its table's name (or alias) and
@@ -904,25 +980,41 @@ impl Scope<'_> {
     }
 
     /// The table the statement calls `qualifier` (`w` in `w.balance`, `w.*`): 42P01 when
-    /// none, with PostgreSQL's hint when the name is a table's hidden by its alias.
+    /// none is in reach, with PostgreSQL's hints (its `errorMissingRTE`) when the name is a
+    /// table's hidden by its alias or one out of reach here.
     fn source(
         &self,
         qualifier: &str,
         position: Option<u32>,
     ) -> Result<(&TableDef, &str, usize), PgError> {
         let sources = self.sources();
-        if let Some(source) = sources.iter().find(|(_, shown, _)| *shown == qualifier) {
-            return Ok(*source);
+        let reachable = |index: usize| index >= self.hidden;
+        let by_shown = sources.iter().position(|(_, shown, _)| *shown == qualifier);
+        if let Some(index) = by_shown.filter(|&index| reachable(index)) {
+            return Ok(sources[index]);
         }
-        let aliased = sources.iter().find(|(def, _, _)| &*def.name == qualifier);
-        Err(match aliased {
-            Some((_, alias, _)) => PgError::error(
-                sqlstate::UNDEFINED_TABLE,
-                format!("invalid reference to FROM-clause entry for table \"{qualifier}\""),
-            )
-            .with_hint(format!(
-                "Perhaps you meant to reference the table alias \"{alias}\"."
-            )),
+        let entry = by_shown.or_else(|| {
+            sources
+                .iter()
+                .position(|(def, _, _)| &*def.name == qualifier)
+        });
+        Err(match entry {
+            Some(index) => {
+                let (_, shown, _) = sources[index];
+                let error = PgError::error(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("invalid reference to FROM-clause entry for table \"{qualifier}\""),
+                );
+                if shown != qualifier && reachable(index) {
+                    error.with_hint(format!(
+                        "Perhaps you meant to reference the table alias \"{shown}\"."
+                    ))
+                } else {
+                    error.with_hint(format!(
+                        "There is an entry for table \"{shown}\", but it cannot be referenced from this part of the query."
+                    ))
+                }
+            }
             None => missing_from(qualifier),
         }
         .at(position))
@@ -951,24 +1043,39 @@ impl Scope<'_> {
         }
         let (candidates, shown) = match qualifier {
             Some(q) => (vec![self.source(q, position)?], format!("{q}.{name}")),
-            None => {
-                if let Some(merged) = self.merged(name) {
-                    return Ok(merged.clone());
-                }
-                (sources.clone(), format!("\"{name}\""))
-            }
+            None => (self.visible(), format!("\"{name}\"")),
         };
-        let found: Vec<Expr> = candidates
-            .iter()
-            .filter_map(|(def, _, offset)| {
-                def.column(name)
-                    .map(|i| Expr::Column(offset + i, def.columns[i].ty))
-            })
-            .collect();
+        let found: Vec<Expr> = match qualifier {
+            Some(_) => candidates
+                .iter()
+                .filter_map(|(def, _, offset)| {
+                    def.column(name)
+                        .map(|i| Expr::Column(offset + i, def.columns[i].ty))
+                })
+                .collect(),
+            None => self
+                .items()
+                .into_iter()
+                .flatten()
+                .filter(|(column, _)| column == name)
+                .map(|(_, expr)| expr)
+                .collect(),
+        };
         match found.as_slice() {
             [only] => Ok(only.clone()),
             [] => {
-                let hint = fuzzy_hint(name, &candidates);
+                // PostgreSQL looks through every table of the statement, in reach or not
+                // (its `searchRangeTableForCol`): an exact match out of reach is named as
+                // such, else the closest columns are hinted.
+                let out_of_reach = sources.iter().find(|(def, shown, _)| {
+                    qualifier.is_none_or(|q| q == *shown) && def.column(name).is_some()
+                });
+                let hint = match out_of_reach {
+                    Some((_, table, _)) => Some(format!(
+                        "There is a column named \"{name}\" in table \"{table}\", but it cannot be referenced from this part of the query."
+                    )),
+                    None => fuzzy_hint(name, qualifier, &sources),
+                };
                 Err(missing_column(&shown, hint).at(position))
             }
             _ => Err(PgError::error(
@@ -2836,80 +2943,120 @@ impl Postgres {
         Ok(out)
     }
 
-    /// The rows of `table` joined, one table after another, as `plan.joins` says (a nested
-    /// loop: for each row so far, every row of the joined table in key order, at most
-    /// [`JOIN_PAIR_LIMIT`] pairs a join), then those that pass `WHERE`. Each comes with the
-    /// key of its row in every table (None where an outer join put NULLs), for a locking
-    /// clause. The rows' order is the nested loop's, which PostgreSQL's planner need not
-    /// follow: without `ORDER BY` it is unspecified there.
+    /// The rows of `table` joined, one table after another, as `joins` says (a nested loop:
+    /// for each row so far, every row of the joined table in key order, at most
+    /// [`JOIN_PAIR_LIMIT`] pairs a join), then those that pass `filter`. A later item of a
+    /// `FROM` list is joined on its own first, then paired with every row before it. Each row
+    /// comes with the key of its row in every table (None where an outer join put NULLs), for
+    /// a locking clause or the row an `UPDATE`/`DELETE` changes. The rows' order is the
+    /// nested loop's, which PostgreSQL's planner need not follow: without `ORDER BY` it is
+    /// unspecified there.
     fn joined(
         &self,
         session: SessionId,
         table: &str,
-        plan: &SelectPlan,
+        joins: &[JoinPlan],
+        filter: Option<&Expr>,
         params: &[Value],
     ) -> Result<Vec<JoinedRow>, PgError> {
-        let mut rows: Vec<JoinedRow> = self
-            .matching(session, table, None, params)?
-            .into_iter()
-            .map(|(key, tuple)| (vec![Some(key)], tuple))
-            .collect();
-        for (before, join) in plan.joins.iter().enumerate() {
-            // The tables before this one: the first and the joins before.
-            let before = before + 1;
-            let right = self.matching(session, &join.table, None, params)?;
-            if rows.len().saturating_mul(right.len()) > JOIN_PAIR_LIMIT {
-                return Err(PgError::error(
-                    sqlstate::PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "a join of {} rows with {} rows is more than this stand-in pairs (at most {JOIN_PAIR_LIMIT} pairs per join)",
-                        rows.len(),
-                        right.len()
-                    ),
-                ));
+        let first = |table: &str, width: usize| -> Result<Vec<JoinedRow>, PgError> {
+            Ok(self
+                .matching(session, table, None, params)?
+                .into_iter()
+                .map(|(key, tuple)| {
+                    // Rows of a later `FROM` item start with NULLs for the items before it.
+                    let mut row = vec![Value::Null; width];
+                    row.extend(tuple);
+                    (vec![Some(key)], row)
+                })
+                .collect())
+        };
+        let mut rows = first(table, 0)?;
+        let mut index = 0;
+        while index < joins.len() {
+            let join = &joins[index];
+            if !join.starts_item {
+                // The first table and every join before this one.
+                rows = self.join_one(session, rows, index + 1, join, params)?;
+                index += 1;
+                continue;
             }
-            let mut right_met = vec![false; right.len()];
-            let mut out: Vec<JoinedRow> = Vec::new();
-            let mut pair: Vec<Value> = Vec::with_capacity(join.left_width + join.width);
+            let end = joins[index + 1..]
+                .iter()
+                .position(|j| j.starts_item)
+                .map_or(joins.len(), |p| index + 1 + p);
+            let mut item = first(&join.table, join.left_width)?;
+            for (at, inner) in joins.iter().enumerate().take(end).skip(index + 1) {
+                item = self.join_one(session, item, at - index, inner, params)?;
+            }
+            check_pairs(rows.len(), item.len())?;
+            let mut out = Vec::with_capacity(rows.len() * item.len());
             for (keys, left) in &rows {
-                let mut met = false;
-                for (index, (key, other)) in right.iter().enumerate() {
-                    pair.clear();
-                    pair.extend_from_slice(left);
-                    pair.extend_from_slice(other);
-                    if passes(join.on.as_ref(), &pair, None, params)? {
-                        met = true;
-                        right_met[index] = true;
-                        let mut keys = keys.clone();
-                        keys.push(Some(key.clone()));
-                        out.push((keys, pair.clone()));
-                    }
-                }
-                if !met && matches!(join.kind, JoinKind::Left | JoinKind::Full) {
-                    let mut row = left.clone();
-                    row.resize(join.left_width + join.width, Value::Null);
+                for (item_keys, right) in &item {
                     let mut keys = keys.clone();
-                    keys.push(None);
+                    keys.extend_from_slice(item_keys);
+                    let mut row = left.clone();
+                    row.extend_from_slice(&right[join.left_width..]);
                     out.push((keys, row));
                 }
             }
-            if matches!(join.kind, JoinKind::Right | JoinKind::Full) {
-                for ((key, other), met) in right.iter().zip(&right_met) {
-                    if !met {
-                        let mut row = vec![Value::Null; join.left_width];
-                        row.extend_from_slice(other);
-                        let mut keys = vec![None; before];
-                        keys.push(Some(key.clone()));
-                        out.push((keys, row));
-                    }
-                }
-            }
             rows = out;
+            index = end;
         }
         let mut out = Vec::new();
         for (keys, row) in rows {
-            if passes(plan.filter.as_ref(), &row, None, params)? {
+            if passes(filter, &row, None, params)? {
                 out.push((keys, row));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `rows` (each with the keys of its `tables_before`) joined with `join`'s table.
+    fn join_one(
+        &self,
+        session: SessionId,
+        rows: Vec<JoinedRow>,
+        tables_before: usize,
+        join: &JoinPlan,
+        params: &[Value],
+    ) -> Result<Vec<JoinedRow>, PgError> {
+        let right = self.matching(session, &join.table, None, params)?;
+        check_pairs(rows.len(), right.len())?;
+        let mut right_met = vec![false; right.len()];
+        let mut out: Vec<JoinedRow> = Vec::new();
+        let mut pair: Vec<Value> = Vec::with_capacity(join.left_width + join.width);
+        for (keys, left) in &rows {
+            let mut met = false;
+            for (index, (key, other)) in right.iter().enumerate() {
+                pair.clear();
+                pair.extend_from_slice(left);
+                pair.extend_from_slice(other);
+                if passes(join.on.as_ref(), &pair, None, params)? {
+                    met = true;
+                    right_met[index] = true;
+                    let mut keys = keys.clone();
+                    keys.push(Some(key.clone()));
+                    out.push((keys, pair.clone()));
+                }
+            }
+            if !met && matches!(join.kind, JoinKind::Left | JoinKind::Full) {
+                let mut row = left.clone();
+                row.resize(join.left_width + join.width, Value::Null);
+                let mut keys = keys.clone();
+                keys.push(None);
+                out.push((keys, row));
+            }
+        }
+        if matches!(join.kind, JoinKind::Right | JoinKind::Full) {
+            for ((key, other), met) in right.iter().zip(&right_met) {
+                if !met {
+                    let mut row = vec![Value::Null; join.left_width];
+                    row.extend_from_slice(other);
+                    let mut keys = vec![None; tables_before];
+                    keys.push(Some(key.clone()));
+                    out.push((keys, row));
+                }
             }
         }
         Ok(out)
@@ -2941,7 +3088,8 @@ impl Postgres {
             }
             Some(table) => {
                 // A joined row's key is its place in `join_keys`.
-                let joined = self.joined(session, table, plan, params)?;
+                let joined =
+                    self.joined(session, table, &plan.joins, plan.filter.as_ref(), params)?;
                 let mut rows = Vec::with_capacity(joined.len());
                 for (index, (keys, row)) in joined.into_iter().enumerate() {
                     join_keys.push(keys);
@@ -3502,6 +3650,36 @@ impl Postgres {
         )))
     }
 
+    /// The rows an `UPDATE` or `DELETE` changes, each with its key: those of `table` that pass
+    /// `filter`, or, with `FROM`/`USING` tables, each row of `table` joined to the first
+    /// combination of theirs that passes (PostgreSQL changes a row once, with one of the
+    /// combinations, which one unspecified), its values followed by theirs.
+    fn targets(
+        &self,
+        session: SessionId,
+        table: &str,
+        joins: &[JoinPlan],
+        filter: Option<&Expr>,
+        params: &[Value],
+    ) -> Result<Vec<(Value, Vec<Value>)>, PgError> {
+        if joins.is_empty() {
+            return self.matching(session, table, filter, params);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for (keys, row) in self.joined(session, table, joins, filter, params)? {
+            let key = keys
+                .into_iter()
+                .next()
+                .flatten()
+                .expect("the target is the first table and never NULL-padded");
+            if seen.insert(key.clone()) {
+                out.push((key, row));
+            }
+        }
+        Ok(out)
+    }
+
     fn update_rows(
         &mut self,
         session: SessionId,
@@ -3512,29 +3690,37 @@ impl Postgres {
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let def = self.tables[plan.table.as_str()].def.clone();
-        let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
-        let mut changes = Vec::new();
+        let width = def.columns.len();
+        let candidates = self.targets(
+            session,
+            &plan.table,
+            &plan.joins,
+            plan.filter.as_ref(),
+            params,
+        )?;
+        // Each row's key, its new values, and the values of `FROM`'s tables it was joined to.
+        let mut changes: Vec<(Value, Vec<Value>, Vec<Value>)> = Vec::new();
         let calls = plan.assignments.iter().any(|(_, e)| e.has_sequence_call());
-        for (key, old) in &candidates {
-            let mut new = old.clone();
+        for (key, joined) in &candidates {
+            let mut new = joined[..width].to_vec();
             for (index, expr) in &plan.assignments {
                 let resolved = if calls {
-                    self.resolve_sequence_calls(session, expr, old, params)?
+                    self.resolve_sequence_calls(session, expr, joined, params)?
                 } else {
                     None
                 };
                 let value = resolved.as_ref().unwrap_or(expr).eval(&EvalContext {
-                    row: old,
+                    row: joined,
                     excluded: None,
                     params,
                 })?;
                 new[*index] = cast(value, def.columns[*index].ty)?;
             }
             Self::check_row(&def, &new, params)?;
-            changes.push((key.clone(), new));
+            changes.push((key.clone(), new, joined[width..].to_vec()));
         }
         let mut blocker = None;
-        for (key, _) in &changes {
+        for (key, _, _) in &changes {
             let row = self.tables[plan.table.as_str()].rows.get(key);
             if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
                 blocker = Some((holder, key.clone()));
@@ -3554,7 +3740,7 @@ impl Postgres {
                 .or(waited
                     .filter(|(name, _)| *name == plan.table)
                     .map(|(_, key)| key))
-                .filter(|key| !changes.iter().any(|(k, _)| k == key))
+                .filter(|key| !changes.iter().any(|(k, _, _)| k == key))
         } else {
             None
         };
@@ -3569,7 +3755,7 @@ impl Postgres {
                 }
             }
         }
-        for (key, _) in &changes {
+        for (key, _, _) in &changes {
             self.serialization_check(session, &plan.table, key)?;
         }
         let mut table = self.tables[plan.table.as_str()].clone();
@@ -3581,7 +3767,7 @@ impl Postgres {
             }
         }
         let mut returned = Vec::new();
-        for (key, new) in &changes {
+        for (key, new, from) in &changes {
             let new_key = def.primary_key.map(|pk| new[pk].clone());
             if let Some(new_key) = new_key.filter(|k| k != key) {
                 let clash = table
@@ -3589,7 +3775,7 @@ impl Postgres {
                     .get(&new_key)
                     .and_then(|r| r.visible_tuple(session))
                     .is_some()
-                    && !changes.iter().any(|(k, _)| *k == new_key);
+                    && !changes.iter().any(|(k, _, _)| *k == new_key);
                 if clash {
                     let pk = &def.columns[def.primary_key.expect("key")];
                     return Err(PgError::error(
@@ -3632,7 +3818,12 @@ impl Postgres {
                     row.committed = Some(new.clone());
                 }
             }
-            returned.push(project(&plan.returning, new, None, params)?);
+            if from.is_empty() {
+                returned.push(project(&plan.returning, new, None, params)?);
+            } else {
+                let row: Vec<Value> = new.iter().chain(from).cloned().collect();
+                returned.push(project(&plan.returning, &row, None, params)?);
+            }
         }
         *self
             .tables_mut()
@@ -3655,7 +3846,13 @@ impl Postgres {
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
-        let candidates = self.matching(session, &plan.table, plan.filter.as_ref(), params)?;
+        let candidates = self.targets(
+            session,
+            &plan.table,
+            &plan.joins,
+            plan.filter.as_ref(),
+            params,
+        )?;
         for (key, _) in &candidates {
             let row = self.tables[plan.table.as_str()].rows.get(key);
             if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
@@ -4217,6 +4414,20 @@ impl Postgres {
     }
 }
 
+/// 54000 when a join would consider more than [`JOIN_PAIR_LIMIT`] pairs of rows, before it
+/// pairs any.
+fn check_pairs(left: usize, right: usize) -> Result<(), PgError> {
+    if left.saturating_mul(right) > JOIN_PAIR_LIMIT {
+        return Err(PgError::error(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            format!(
+                "a join of {left} rows with {right} rows is more than this stand-in pairs (at most {JOIN_PAIR_LIMIT} pairs per join)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 enum Outcome {
     Done(SqlResult),
     Notice(SqlResult, PgNotice),
@@ -4538,20 +4749,35 @@ impl Analyzer<'_> {
             S::Query(query) => Plan::Select(Box::new(self.query(query)?)),
             S::Insert(insert) => Plan::Insert(self.insert(insert)?),
             S::Update(update) => {
-                let TableFactor::Table { name, alias, .. } = &update.table.relation else {
-                    return Err(unsupported(&statement.text));
-                };
-                if !update.table.joins.is_empty() || update.from.is_some() {
+                if update.or.is_some() || update.output.is_some() || update.settings.is_some() {
                     return Err(unsupported(&statement.text));
                 }
-                let def = self.table(name)?;
-                let scope = Scope {
+                self.refuse_order_and_limit(&update.order_by, update.limit.as_ref())?;
+                if !update.table.joins.is_empty() {
+                    return Err(unsupported(&statement.text));
+                }
+                let from = match &update.from {
+                    None => &[][..],
+                    Some(ast::UpdateTableFromKind::AfterSet(from)) => from.as_slice(),
+                    Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+                        return Err(unsupported(&statement.text))
+                    }
+                };
+                let (def, alias) = self.table_of_from(&update.table.relation)?;
+                let entries = self.entries_of_from(from)?;
+                unique_names(
+                    std::iter::once((&*def, alias.as_deref()))
+                        .chain(entries.iter().map(|e| (&*e.def, e.alias.as_deref()))),
+                )?;
+                let mut scope = Scope {
                     table: Some(&def),
-                    alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    alias,
                     joined: Vec::new(),
+                    hidden: 0,
                     excluded: false,
                     statement,
                 };
+                let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
                 let assignments = self.assignments(&scope, &def, &update.assignments)?;
                 let filter = self.filter(&scope, update.selection.as_ref())?;
                 let returning = match &update.returning {
@@ -4560,29 +4786,45 @@ impl Analyzer<'_> {
                 };
                 Plan::Update(UpdatePlan {
                     table: def.name.clone(),
+                    joins,
                     assignments,
                     filter,
                     returning,
                 })
             }
             S::Delete(delete) => {
+                if !delete.tables.is_empty()
+                    || delete.on_cluster.is_some()
+                    || delete.output.is_some()
+                    || delete.settings.is_some()
+                {
+                    return Err(unsupported(&statement.text));
+                }
+                self.refuse_order_and_limit(&delete.order_by, delete.limit.as_ref())?;
                 let from = match &delete.from {
                     FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from) => from,
                 };
                 let [only] = from.as_slice() else {
                     return Err(unsupported(&statement.text));
                 };
-                let TableFactor::Table { name, alias, .. } = &only.relation else {
+                if !only.joins.is_empty() {
                     return Err(unsupported(&statement.text));
-                };
-                let def = self.table(name)?;
-                let scope = Scope {
+                }
+                let (def, alias) = self.table_of_from(&only.relation)?;
+                let entries = self.entries_of_from(delete.using.as_deref().unwrap_or_default())?;
+                unique_names(
+                    std::iter::once((&*def, alias.as_deref()))
+                        .chain(entries.iter().map(|e| (&*e.def, e.alias.as_deref()))),
+                )?;
+                let mut scope = Scope {
                     table: Some(&def),
-                    alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                    alias,
                     joined: Vec::new(),
+                    hidden: 0,
                     excluded: false,
                     statement,
                 };
+                let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
                 let filter = self.filter(&scope, delete.selection.as_ref())?;
                 let returning = match &delete.returning {
                     Some(items) => self.select_items(&scope, items)?,
@@ -4590,6 +4832,7 @@ impl Analyzer<'_> {
                 };
                 Plan::Delete(DeletePlan {
                     table: def.name.clone(),
+                    joins,
                     filter,
                     returning,
                 })
@@ -4604,6 +4847,40 @@ impl Analyzer<'_> {
                 ))
             }
         })
+    }
+
+    /// `ORDER BY` or `LIMIT` on an `UPDATE` or `DELETE` (MySQL's, which the parser reads):
+    /// PostgreSQL's syntax error at the keyword, rather than a change of every matching row.
+    fn refuse_order_and_limit(
+        &self,
+        order_by: &[ast::OrderByExpr],
+        limit: Option<&ast::Expr>,
+    ) -> Result<(), PgError> {
+        let statement = self.statement;
+        let (word, position) = match (order_by.first(), limit) {
+            (Some(first), _) => {
+                let by = statement
+                    .position_of(&first.expr)
+                    .and_then(|at| statement.keyword_before(at, "by"));
+                (
+                    "ORDER",
+                    by.and_then(|at| statement.keyword_before(at, "order")),
+                )
+            }
+            (None, Some(limit)) => (
+                "LIMIT",
+                statement
+                    .position_of(limit)
+                    .and_then(|at| statement.keyword_before(at, "limit")),
+            ),
+            (None, None) => return Ok(()),
+        };
+        // The keyword as written.
+        let written: Option<String> = position.map(|at| {
+            let skip = (at - statement.offset - 1) as usize;
+            statement.text.chars().skip(skip).take(word.len()).collect()
+        });
+        Err(PgError::syntax_error_near(written.as_deref().unwrap_or(word)).at(position))
     }
 
     /// `GROUP BY` expressions (a number names a select-list item); no aggregates inside.
@@ -4690,14 +4967,13 @@ impl Analyzer<'_> {
             let AssignmentTarget::ColumnName(target) = &assignment.target else {
                 return Err(unsupported(&assignment.to_string()));
             };
-            let name = target
-                .0
-                .last()
-                .map(|p| match p {
-                    ast::ObjectNamePart::Identifier(i) => ident_name(i),
-                    other => other.to_string(),
-                })
-                .unwrap_or_default();
+            // PostgreSQL reads `a.b` as field `b` of column `a` (never a table qualifier).
+            let part = |p: &ast::ObjectNamePart| match p {
+                ast::ObjectNamePart::Identifier(i) => ident_name(i),
+                other => other.to_string(),
+            };
+            let name = target.0.first().map(part).unwrap_or_default();
+            let field = target.0.get(1).map(part);
             let Some(index) = def.column(&name) else {
                 return Err(PgError::error(
                     sqlstate::UNDEFINED_COLUMN,
@@ -4708,6 +4984,16 @@ impl Analyzer<'_> {
                 )
                 .at(self.statement.position_of(target)));
             };
+            if let Some(field) = field {
+                return Err(PgError::error(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "cannot assign to field \"{field}\" of column \"{name}\" because its type {} is not a composite type",
+                        def.columns[index].ty.name()
+                    ),
+                )
+                .at(self.statement.position_of(target)));
+            }
             if out.iter().any(|(assigned, _)| *assigned == index) {
                 return Err(PgError::error(
                     sqlstate::SYNTAX_ERROR,
@@ -4857,6 +5143,108 @@ impl Analyzer<'_> {
         Ok((merged, on))
     }
 
+    /// The tables of a `FROM` list in order, each with how it joins the tables before it (a
+    /// subquery, a function or a parenthesised join there is 0A000).
+    fn entries_of_from<'q>(
+        &self,
+        from: &'q [ast::TableWithJoins],
+    ) -> Result<Vec<FromEntry<'q>>, PgError> {
+        let mut entries = Vec::new();
+        for item in from {
+            let (def, alias) = self.table_of_from(&item.relation)?;
+            entries.push(FromEntry {
+                def,
+                alias,
+                kind: JoinKind::Inner,
+                constraint: &ast::JoinConstraint::None,
+                starts_item: true,
+            });
+            for join in &item.joins {
+                use ast::JoinOperator as J;
+                let (kind, constraint) = match &join.join_operator {
+                    J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
+                    J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+                    J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
+                    J::FullOuter(c) => (JoinKind::Full, c),
+                    J::CrossJoin(c @ ast::JoinConstraint::None) => (JoinKind::Inner, c),
+                    _ => return Err(unsupported(&join.to_string())),
+                };
+                if matches!(constraint, ast::JoinConstraint::UsingAlias(..)) || join.global {
+                    return Err(unsupported(&join.to_string()));
+                }
+                let (def, alias) = self.table_of_from(&join.relation)?;
+                entries.push(FromEntry {
+                    def,
+                    alias,
+                    kind,
+                    constraint,
+                    starts_item: false,
+                });
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Joins `entries` to the tables already in `scope` (whose rows are `width` columns
+    /// wide), one after another: each join's condition is read with the tables of its own
+    /// `FROM` item in reach, the items before it hidden, as in PostgreSQL.
+    fn join_entries<'s>(
+        &mut self,
+        scope: &mut Scope<'s>,
+        entries: &'s [FromEntry<'_>],
+        mut width: usize,
+    ) -> Result<Vec<JoinPlan>, PgError> {
+        let mut joins = Vec::with_capacity(entries.len());
+        let mut item_start = 0;
+        for entry in entries {
+            if entry.starts_item {
+                item_start = scope.sources().len();
+            }
+            scope.hidden = item_start;
+            let left_star = scope.star();
+            scope.joined.push(Joined {
+                def: &entry.def,
+                alias: entry.alias.clone(),
+                merged: Vec::new(),
+                starts_item: entry.starts_item,
+            });
+            let on = match entry.constraint {
+                ast::JoinConstraint::None => None,
+                ast::JoinConstraint::On(node) => {
+                    let before = self.aggregate_at.take();
+                    let expr = self.expr(scope, node, SqlType::Bool)?;
+                    if let Some(at) = self.aggregate_at {
+                        return Err(PgError::error(
+                            "42803",
+                            "aggregate functions are not allowed in JOIN conditions",
+                        )
+                        .at(at));
+                    }
+                    self.aggregate_at = before;
+                    Some(self.boolean(expr, "JOIN/ON", self.statement.position_of(node))?)
+                }
+                ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural => {
+                    let (merged, on) =
+                        self.using(entry.constraint, &left_star, &entry.def, width, entry.kind)?;
+                    scope.joined.last_mut().expect("pushed").merged = merged;
+                    on
+                }
+                ast::JoinConstraint::UsingAlias(..) => unreachable!("refused in entries_of_from"),
+            };
+            joins.push(JoinPlan {
+                table: entry.def.name.to_string(),
+                kind: entry.kind,
+                on,
+                left_width: width,
+                width: entry.def.columns.len(),
+                starts_item: entry.starts_item,
+            });
+            width += entry.def.columns.len();
+        }
+        scope.hidden = 0;
+        Ok(joins)
+    }
+
     fn query(&mut self, query: &ast::Query) -> Result<SelectPlan, PgError> {
         let statement = self.statement;
         if query.with.is_some() || query.fetch.is_some() {
@@ -4889,83 +5277,19 @@ impl Analyzer<'_> {
         }
         // FROM: every table, then each join's condition in order, before the select list
         // (PostgreSQL's transformFromClause).
-        let mut tables: Vec<(
-            Arc<TableDef>,
-            Option<String>,
-            JoinKind,
-            &ast::JoinConstraint,
-        )> = Vec::new();
-        for item in &select.from {
-            let (def, alias) = self.table_of_from(&item.relation)?;
-            tables.push((def, alias, JoinKind::Inner, &ast::JoinConstraint::None));
-            for join in &item.joins {
-                use ast::JoinOperator as J;
-                let (kind, constraint) = match &join.join_operator {
-                    J::Join(c) | J::Inner(c) => (JoinKind::Inner, c),
-                    J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
-                    J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
-                    J::FullOuter(c) => (JoinKind::Full, c),
-                    J::CrossJoin(c @ ast::JoinConstraint::None) => (JoinKind::Inner, c),
-                    _ => return Err(unsupported(&join.to_string())),
-                };
-                if matches!(constraint, ast::JoinConstraint::UsingAlias(..)) || join.global {
-                    return Err(unsupported(&join.to_string()));
-                }
-                let (def, alias) = self.table_of_from(&join.relation)?;
-                tables.push((def, alias, kind, constraint));
-            }
-        }
-        let mut names: Vec<&str> = Vec::new();
-        for (def, alias, _, _) in &tables {
-            let name = alias.as_deref().unwrap_or(&def.name);
-            if names.contains(&name) {
-                return Err(PgError::error(
-                    sqlstate::DUPLICATE_ALIAS,
-                    format!("table name \"{name}\" specified more than once"),
-                ));
-            }
-            names.push(name);
-        }
-        let def = tables.first().map(|(def, _, _, _)| def.clone());
+        let entries = self.entries_of_from(&select.from)?;
+        unique_names(entries.iter().map(|e| (&*e.def, e.alias.as_deref())))?;
+        let def = entries.first().map(|e| e.def.clone());
         let mut scope = Scope {
-            table: tables.first().map(|(def, _, _, _)| &**def),
-            alias: tables.first().and_then(|(_, alias, _, _)| alias.clone()),
+            table: entries.first().map(|e| &*e.def),
+            alias: entries.first().and_then(|e| e.alias.clone()),
             joined: Vec::new(),
+            hidden: 0,
             excluded: false,
             statement,
         };
-        let mut joins = Vec::new();
-        let mut width = def.as_ref().map_or(0, |d| d.columns.len());
-        for (joined_def, alias, kind, constraint) in tables.iter().skip(1) {
-            let left_star = scope.star();
-            scope.joined.push(Joined {
-                def: joined_def,
-                alias: alias.clone(),
-                merged: Vec::new(),
-            });
-            let on = match constraint {
-                ast::JoinConstraint::None => None,
-                ast::JoinConstraint::On(node) => {
-                    let expr = self.expr(&scope, node, SqlType::Bool)?;
-                    Some(self.boolean(expr, "JOIN/ON", self.statement.position_of(node))?)
-                }
-                ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural => {
-                    let (merged, on) =
-                        self.using(constraint, &left_star, joined_def, width, *kind)?;
-                    scope.joined.last_mut().expect("pushed").merged = merged;
-                    on
-                }
-                ast::JoinConstraint::UsingAlias(..) => unreachable!("refused above"),
-            };
-            joins.push(JoinPlan {
-                table: joined_def.name.to_string(),
-                kind: *kind,
-                on,
-                left_width: width,
-                width: joined_def.columns.len(),
-            });
-            width += joined_def.columns.len();
-        }
+        let width = def.as_ref().map_or(0, |d| d.columns.len());
+        let joins = self.join_entries(&mut scope, entries.get(1..).unwrap_or_default(), width)?;
         let items = self.select_items(&scope, &select.projection)?;
         let filter = self.filter(&scope, select.selection.as_ref())?;
         let group_by = self.group_by(&scope, &select.group_by, &items)?;
@@ -5087,9 +5411,11 @@ impl Analyzer<'_> {
             let nullable = |source: usize| {
                 let filled_right = source >= 1
                     && matches!(joins[source - 1].kind, JoinKind::Left | JoinKind::Full);
+                // A right or full join later in the same `FROM` item.
                 let filled_left = joins
                     .iter()
                     .skip(source)
+                    .take_while(|j| !j.starts_item)
                     .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full));
                 filled_right || filled_left
             };
@@ -5217,6 +5543,7 @@ impl Analyzer<'_> {
             table: Some(&def),
             alias: alias.clone(),
             joined: Vec::new(),
+            hidden: 0,
             excluded: false,
             statement,
         };
@@ -5270,6 +5597,7 @@ impl Analyzer<'_> {
             table: None,
             alias: None,
             joined: Vec::new(),
+            hidden: 0,
             excluded: false,
             statement,
         };
@@ -5346,6 +5674,7 @@ impl Analyzer<'_> {
                         table: Some(&def),
                         alias: alias.clone(),
                         joined: Vec::new(),
+                        hidden: 0,
                         excluded: true,
                         statement,
                     };
@@ -5437,6 +5766,7 @@ impl Analyzer<'_> {
                             table: None,
                             alias: None,
                             joined: Vec::new(),
+                            hidden: 0,
                             excluded: false,
                             statement,
                         };
@@ -5553,6 +5883,7 @@ impl Analyzer<'_> {
             table: Some(&scope_def),
             alias: None,
             joined: Vec::new(),
+            hidden: 0,
             excluded: false,
             statement,
         };
