@@ -794,3 +794,53 @@ fn update_from_and_delete_using_change_each_target_row_once() {
     assert_eq!(error, "42601 syntax error at or near \"LIMIT\"");
     assert_eq!(on(a, "SELECT count(*) FROM h").unwrap(), vec![vec![int(1)]]);
 }
+
+/// A correlated subquery runs for each row of its statement with that row's values: in a
+/// select list, in `WHERE` (the claim queue's `NOT EXISTS`), in `UPDATE ... SET`; where it
+/// does not run it is 0A000, never a wrong answer.
+#[test]
+fn correlated_subqueries_run_per_row() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
+        let statement = parse_general(sql).map_err(|e| e.message)?;
+        match db.execute_sql(a, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    let int = Value::Int;
+    run("CREATE TABLE jobs (id bigint PRIMARY KEY, state text)").unwrap();
+    run("CREATE TABLE claims (job_id bigint PRIMARY KEY, owner text)").unwrap();
+    run("INSERT INTO jobs VALUES (1, 'new'), (2, 'new'), (3, 'new')").unwrap();
+    run("INSERT INTO claims VALUES (1, 'x'), (3, 'y')").unwrap();
+    assert_eq!(
+        run(
+            "SELECT id FROM jobs j WHERE NOT EXISTS (SELECT 1 FROM claims c WHERE c.job_id = j.id)"
+        )
+        .unwrap(),
+        vec![vec![int(2)]]
+    );
+    assert_eq!(
+        run("SELECT id, (SELECT owner FROM claims WHERE job_id = jobs.id) FROM jobs ORDER BY id")
+            .unwrap(),
+        vec![
+            vec![int(1), Value::Text("x".into())],
+            vec![int(2), Value::Null],
+            vec![int(3), Value::Text("y".into())],
+        ]
+    );
+    assert_eq!(
+        run("UPDATE jobs j SET state = (SELECT owner FROM claims c WHERE c.job_id = j.id) WHERE id < 3 RETURNING id, state")
+            .unwrap(),
+        vec![
+            vec![int(1), Value::Text("x".into())],
+            vec![int(2), Value::Null]
+        ]
+    );
+    let error = run("SELECT id FROM jobs j GROUP BY id HAVING count(*) > (SELECT count(*) FROM claims WHERE job_id = j.id)")
+        .unwrap_err();
+    assert!(error.starts_with("0A000 "), "{error}");
+}

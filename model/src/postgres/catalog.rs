@@ -175,6 +175,11 @@ pub enum Expr {
         /// The type of its result.
         ty: SqlType,
     },
+    /// A column (or a `USING`-merged column) of the statement a correlated subquery stands
+    /// in, read from the statement's row the subquery runs for: replaced by that value before
+    /// the subquery runs ([`Expr::bind_outer`]); never folded, never evaluated itself. Its
+    /// expression is on the outer statement's row, so it has no parts here.
+    Outer(Box<Expr>),
     /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
     /// the value of the first condition that is true, else `otherwise` (NULL when absent).
     Case {
@@ -566,6 +571,7 @@ impl Expr {
             | Expr::Cast(_, ty)
             | Expr::Sequence { ty, .. }
             | Expr::Subquery { ty, .. } => *ty,
+            Expr::Outer(inner) => inner.ty(),
             Expr::SequenceCall(..) => SqlType::Int8,
             Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
@@ -711,6 +717,11 @@ impl Expr {
                     "a subquery whose result was not computed first",
                 ))
             }
+            Expr::Outer(..) => {
+                return Err(PgError::unsupported_statement(
+                    "an outer column of a correlated subquery not bound to its row",
+                ))
+            }
         })
     }
 
@@ -738,7 +749,8 @@ impl Expr {
             | Expr::Excluded(..)
             | Expr::CountStar
             | Expr::Sequence { .. }
-            | Expr::Subquery { .. } => Ok(None),
+            | Expr::Subquery { .. }
+            | Expr::Outer(..) => Ok(None),
             // Volatile: its arguments are folded, the call is not.
             Expr::Advisory(_, arguments) | Expr::SequenceCall(_, arguments) => {
                 for argument in arguments {
@@ -817,7 +829,8 @@ impl Expr {
             | Expr::Excluded(..)
             | Expr::CountStar
             | Expr::Sequence { .. }
-            | Expr::Subquery { .. } => Vec::new(),
+            | Expr::Subquery { .. }
+            | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
@@ -904,7 +917,8 @@ impl Expr {
             | Expr::Excluded(..)
             | Expr::CountStar
             | Expr::Sequence { .. }
-            | Expr::Subquery { .. } => Vec::new(),
+            | Expr::Subquery { .. }
+            | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
@@ -933,6 +947,29 @@ impl Expr {
         for part in self.parts_mut() {
             part.replace_subqueries(results);
         }
+    }
+
+    /// Puts in the place of every [`Expr::Outer`] its value on `row`, the outer statement's
+    /// row a correlated subquery runs for.
+    pub fn bind_outer(&mut self, row: &[Value], params: &[Value]) -> Result<(), PgError> {
+        if let Expr::Outer(inner) = self {
+            let value = inner.eval(&EvalContext {
+                row,
+                excluded: None,
+                params,
+            })?;
+            *self = Expr::Const(value, inner.ty());
+            return Ok(());
+        }
+        for part in self.parts_mut() {
+            part.bind_outer(row, params)?;
+        }
+        Ok(())
+    }
+
+    /// True when the expression reads a column of an outer statement ([`Expr::Outer`]).
+    pub fn has_outer(&self) -> bool {
+        self.contains(&|e| matches!(e, Expr::Outer(..)))
     }
 
     /// True when the expression calls a sequence function.

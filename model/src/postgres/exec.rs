@@ -3,6 +3,7 @@
 //! blocks, row locks and waiting as the typed statements.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use sqlparser::ast::{
@@ -211,6 +212,9 @@ struct SelectPlan {
     /// `SELECT DISTINCT`: equal result rows once (as groups of the select list when there is
     /// no aggregate).
     distinct: bool,
+    /// Its correlated subqueries: run for each row before `WHERE`, their values put after the
+    /// row's columns (where the plan's expressions read them).
+    correlated: Vec<Subquery>,
 }
 
 #[derive(Clone)]
@@ -236,6 +240,8 @@ struct UpdatePlan {
     assignments: Vec<(usize, Expr)>,
     filter: Option<Expr>,
     returning: Vec<(String, Expr)>,
+    /// Correlated subqueries, as [`SelectPlan::correlated`].
+    correlated: Vec<Subquery>,
 }
 
 #[derive(Clone)]
@@ -245,6 +251,8 @@ struct DeletePlan {
     joins: Vec<JoinPlan>,
     filter: Option<Expr>,
     returning: Vec<(String, Expr)>,
+    /// Correlated subqueries, as [`SelectPlan::correlated`].
+    correlated: Vec<Subquery>,
 }
 
 /// Names in scope while analysing an expression.
@@ -258,8 +266,18 @@ struct Scope<'a> {
     /// conditions are read, the items before it (PostgreSQL: "cannot be referenced from this
     /// part of the query").
     hidden: usize,
+    /// The statement this one is a subquery of: a name it does not have is looked for there
+    /// (a correlated subquery).
+    outer: Option<Rc<OuterScope>>,
     excluded: bool,
     statement: &'a GeneralStatement,
+}
+
+/// What a subquery sees of the statement it stands in ([`Scope::outer`]): its tables and the
+/// columns its `FROM` items offer by name, as [`Scope::sources`] and [`Scope::items`] give them.
+struct OuterScope {
+    sources: Vec<(TableDef, String, usize)>,
+    items: Vec<Vec<(String, Expr)>>,
 }
 
 /// A joined row: the key of its row in each table (None where an outer join put NULLs),
@@ -307,20 +325,50 @@ fn writes(plan: &Plan) -> Option<&'static str> {
     }
 }
 
+/// Every expression of a `SELECT` plan but those of its correlated subqueries, to change in
+/// place.
+fn select_exprs_mut(select: &mut SelectPlan) -> Vec<&mut Expr> {
+    let mut exprs: Vec<&mut Expr> = Vec::new();
+    exprs.extend(select.joins.iter_mut().filter_map(|j| j.on.as_mut()));
+    exprs.extend(select.items.iter_mut().map(|(_, e)| e));
+    exprs.extend(select.order.iter_mut().map(|(e, _, _)| e));
+    exprs.extend(select.group_by.iter_mut());
+    exprs.extend(select.filter.iter_mut());
+    exprs.extend(select.having.iter_mut());
+    exprs.extend(select.offset.iter_mut());
+    exprs.extend(select.limit.iter_mut());
+    exprs
+}
+
+/// The correlated subqueries of a query or change plan, to change in place.
+fn correlated_mut(plan: &mut Plan) -> &mut [Subquery] {
+    match plan {
+        Plan::Select(select) => &mut select.correlated,
+        Plan::Update(update) => &mut update.correlated,
+        Plan::Delete(delete) => &mut delete.correlated,
+        _ => &mut [],
+    }
+}
+
+/// Puts the results of the statement's uncorrelated subqueries in place in `plan` and in its
+/// correlated subqueries, however deep.
+fn replace_subqueries_in(plan: &mut Plan, results: &[Expr]) {
+    for expr in plan_exprs_mut(plan) {
+        expr.replace_subqueries(results);
+    }
+    for correlated in correlated_mut(plan) {
+        if let SubqueryKind::In(left, _) = &mut correlated.kind {
+            left.replace_subqueries(results);
+        }
+        replace_subqueries_in(&mut correlated.plan, results);
+    }
+}
+
 /// Every expression of a query or change plan, to change in place.
 fn plan_exprs_mut(plan: &mut Plan) -> Vec<&mut Expr> {
     let mut exprs: Vec<&mut Expr> = Vec::new();
     match plan {
-        Plan::Select(select) => {
-            exprs.extend(select.joins.iter_mut().filter_map(|j| j.on.as_mut()));
-            exprs.extend(select.items.iter_mut().map(|(_, e)| e));
-            exprs.extend(select.order.iter_mut().map(|(e, _, _)| e));
-            exprs.extend(select.group_by.iter_mut());
-            exprs.extend(select.filter.iter_mut());
-            exprs.extend(select.having.iter_mut());
-            exprs.extend(select.offset.iter_mut());
-            exprs.extend(select.limit.iter_mut());
-        }
+        Plan::Select(select) => exprs.extend(select_exprs_mut(select)),
         Plan::Insert(insert) => {
             exprs.extend(insert.rows.iter_mut().flatten());
             exprs.extend(insert.returning.iter_mut().map(|(_, e)| e));
@@ -343,6 +391,76 @@ fn plan_exprs_mut(plan: &mut Plan) -> Vec<&mut Expr> {
         _ => {}
     }
     exprs
+}
+
+/// The width of a row of `def` joined with `joins`: where correlated subqueries' values start.
+fn width_of(def: &TableDef, joins: &[JoinPlan]) -> usize {
+    joins
+        .last()
+        .map_or(def.columns.len(), |j| j.left_width + j.width)
+}
+
+/// Whether a join condition reads a correlated subquery's value (past `width`).
+fn correlated_in(joins: &[JoinPlan], width: usize, correlated: &[Subquery]) -> bool {
+    !correlated.is_empty()
+        && joins
+            .iter()
+            .filter_map(|j| j.on.as_ref())
+            .any(|e| e.contains(&|part| matches!(part, Expr::Column(i, _) if *i >= width)))
+}
+
+/// Whether a subquery's plan reads its outer statement's row ([`Expr::Outer`]) anywhere but
+/// in its own correlated subqueries (which read its rows).
+fn reads_outer(select: &SelectPlan) -> bool {
+    select
+        .items
+        .iter()
+        .map(|(_, e)| e)
+        .chain(select_clauses(select))
+        .chain(select.correlated.iter().filter_map(|c| match &c.kind {
+            SubqueryKind::In(left, _) => Some(left.as_ref()),
+            _ => None,
+        }))
+        .any(Expr::has_outer)
+}
+
+/// What a subquery's result rows make in its statement: a scalar's one value (NULL for no
+/// row, 21000 for more), `EXISTS`'s truth, or `IN`'s test (`left = v1 OR left = v2 ...`, with
+/// the results of the subqueries before it, `results`, in place in `left`).
+fn subquery_result(
+    kind: &SubqueryKind,
+    rows: Vec<Vec<Value>>,
+    results: &[Expr],
+) -> Result<Expr, PgError> {
+    Ok(match kind {
+        SubqueryKind::Scalar(ty) => match rows.as_slice() {
+            [] => Expr::Const(Value::Null, *ty),
+            [row] => Expr::Const(row.first().cloned().unwrap_or(Value::Null), *ty),
+            _ => {
+                return Err(PgError::error(
+                    "21000",
+                    "more than one row returned by a subquery used as an expression",
+                ))
+            }
+        },
+        SubqueryKind::Exists => Expr::Const(Value::Bool(!rows.is_empty()), SqlType::Bool),
+        SubqueryKind::In(left, ty) => {
+            let mut left = (**left).clone();
+            left.replace_subqueries(results);
+            let tests: Vec<Expr> = rows
+                .into_iter()
+                .map(|row| {
+                    let value = row.into_iter().next().unwrap_or(Value::Null);
+                    Expr::Binary(
+                        BinOp::Eq,
+                        Box::new(left.clone()),
+                        Box::new(Expr::Const(value, *ty)),
+                    )
+                })
+                .collect();
+            balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
+        }
+    })
 }
 
 /// Folds the plan's constants as PostgreSQL's planner does ([`Expr::fold`]), in the order it
@@ -1020,6 +1138,47 @@ impl Scope<'_> {
         .at(position))
     }
 
+    /// A column of the statement this one is a subquery of ([`Scope::outer`]), read as
+    /// [`Expr::Outer`]: None when it has no such name.
+    fn outer_column(
+        &self,
+        qualifier: Option<&str>,
+        name: &str,
+        position: Option<u32>,
+    ) -> Result<Option<Expr>, PgError> {
+        let Some(outer) = &self.outer else {
+            return Ok(None);
+        };
+        let found: Vec<Expr> = match qualifier {
+            Some(q) => {
+                let Some((def, _, offset)) = outer.sources.iter().find(|(_, shown, _)| shown == q)
+                else {
+                    return Ok(None);
+                };
+                match def.column(name) {
+                    Some(i) => vec![Expr::Column(offset + i, def.columns[i].ty)],
+                    None => return Err(missing_column(&format!("{q}.{name}"), None).at(position)),
+                }
+            }
+            None => outer
+                .items
+                .iter()
+                .flatten()
+                .filter(|(column, _)| column == name)
+                .map(|(_, expr)| expr.clone())
+                .collect(),
+        };
+        match found.as_slice() {
+            [] => Ok(None),
+            [only] => Ok(Some(Expr::Outer(Box::new(only.clone())))),
+            _ => Err(PgError::error(
+                sqlstate::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .at(position)),
+        }
+    }
+
     fn column(
         &self,
         qualifier: Option<&str>,
@@ -1036,13 +1195,24 @@ impl Scope<'_> {
         }
         let sources = self.sources();
         if sources.is_empty() {
+            if let Some(outer) = self.outer_column(qualifier, name, position)? {
+                return Ok(outer);
+            }
             return Err(match qualifier {
                 Some(q) => missing_from(q).at(position),
                 None => missing_column(&format!("\"{name}\""), None).at(position),
             });
         }
         let (candidates, shown) = match qualifier {
-            Some(q) => (vec![self.source(q, position)?], format!("{q}.{name}")),
+            Some(q) => match self.source(q, position) {
+                Ok(source) => (vec![source], format!("{q}.{name}")),
+                Err(error) => {
+                    return match self.outer_column(qualifier, name, position)? {
+                        Some(outer) => Ok(outer),
+                        None => Err(error),
+                    }
+                }
+            },
             None => (self.visible(), format!("\"{name}\"")),
         };
         let found: Vec<Expr> = match qualifier {
@@ -1063,6 +1233,9 @@ impl Scope<'_> {
         };
         match found.as_slice() {
             [only] => Ok(only.clone()),
+            [] if qualifier.is_none() && self.outer_column(None, name, position)?.is_some() => {
+                Ok(self.outer_column(None, name, position)?.expect("checked"))
+            }
             [] => {
                 // PostgreSQL looks through every table of the statement, in reach or not
                 // (its `searchRangeTableForCol`): an exact match out of reach is named as
@@ -1139,6 +1312,10 @@ struct Analyzer<'a> {
     typed_by_values: bool,
     /// The statement's uncorrelated subqueries, in the order they must run.
     subqueries: Vec<Subquery>,
+    /// The correlated subqueries of the query being read (each query keeps its own).
+    correlated: Vec<Subquery>,
+    /// The scope the next query read is a subquery of.
+    outer: Option<Rc<OuterScope>>,
 }
 
 impl Analyzer<'_> {
@@ -1299,11 +1476,11 @@ impl Analyzer<'_> {
                     .map(|at| self.statement.keyword_before(at, "(").unwrap_or(at));
                 let one_column = Some(("subquery must return only one column", at));
                 let (plan, ty) = self.subquery(scope, query, one_column)?;
-                self.add_subquery(SubqueryKind::Scalar(ty), plan, ty)
+                self.add_subquery(scope, SubqueryKind::Scalar(ty), plan, ty)
             }
             ast::Expr::Exists { subquery, negated } => {
                 let (plan, _) = self.subquery(scope, subquery, None)?;
-                let exists = self.add_subquery(SubqueryKind::Exists, plan, SqlType::Bool);
+                let exists = self.add_subquery(scope, SubqueryKind::Exists, plan, SqlType::Bool);
                 negated_if(*negated, exists)
             }
             ast::Expr::In {
@@ -1326,7 +1503,8 @@ impl Analyzer<'_> {
                 let Expr::Binary(_, left, _) = test else {
                     unreachable!("binary gives a binary operation")
                 };
-                let member = self.add_subquery(SubqueryKind::In(left, ty), plan, SqlType::Bool);
+                let member =
+                    self.add_subquery(scope, SubqueryKind::In(left, ty), plan, SqlType::Bool);
                 negated_if(*negated, member)
             }
             ast::Expr::IsDistinctFrom(left, right) => {
@@ -1825,9 +2003,10 @@ impl Analyzer<'_> {
         Ok(Expr::Call(function, converted, *answers))
     }
 
-    /// An uncorrelated subquery's plan and the type of its one column (`one_column`: a scalar
-    /// or `IN` subquery must have one, else 42601 with this message and position). A subquery
-    /// that reads a column of the outer statement (correlated) is 0A000.
+    /// A subquery's plan and the type of its one column (`one_column`: a scalar or `IN`
+    /// subquery must have one, else 42601 with this message and position). It may read the
+    /// columns of the statement it stands in (correlated, [`Expr::Outer`]); one that reads a
+    /// statement further out is 0A000.
     #[inline(never)]
     fn subquery(
         &mut self,
@@ -1836,7 +2015,16 @@ impl Analyzer<'_> {
         one_column: Option<(&str, Option<u32>)>,
     ) -> Result<(Plan, SqlType), PgError> {
         let outer_aggregate = self.aggregate_at.take();
+        let before = self.outer.replace(Rc::new(OuterScope {
+            sources: scope
+                .sources()
+                .into_iter()
+                .map(|(def, shown, offset)| (def.clone(), shown.to_string(), offset))
+                .collect(),
+            items: scope.items(),
+        }));
         let analysed = self.query(query);
+        self.outer = before;
         self.aggregate_at = outer_aggregate;
         let plan = analysed.map_err(|error| {
             // A column the subquery does not have, or a table qualifier it does not know
@@ -1855,7 +2043,7 @@ impl Analyzer<'_> {
             };
             if outer_reference {
                 unsupported(&format!(
-                    "a subquery that reads the outer statement's columns (correlated): ({query})"
+                    "a subquery that reads the columns of a statement two levels out: ({query})"
                 ))
             } else {
                 error
@@ -1876,11 +2064,35 @@ impl Analyzer<'_> {
         Ok((Plan::Select(Box::new(plan)), ty))
     }
 
-    /// Records a subquery to run before the statement; its place in an expression.
-    fn add_subquery(&mut self, kind: SubqueryKind, plan: Plan, ty: SqlType) -> Expr {
+    /// Records a subquery: an uncorrelated one to run before the statement, a correlated one
+    /// (it reads the statement's row) to run for each row of the statement, its value put
+    /// after the row's columns, where the returned expression reads it. Its place in an
+    /// expression.
+    fn add_subquery(
+        &mut self,
+        scope: &Scope<'_>,
+        kind: SubqueryKind,
+        plan: Plan,
+        ty: SqlType,
+    ) -> Expr {
+        let Plan::Select(select) = plan else {
+            unreachable!("a subquery is a SELECT")
+        };
+        if reads_outer(&select) {
+            let width: usize = scope
+                .sources()
+                .iter()
+                .map(|(def, _, _)| def.columns.len())
+                .sum();
+            self.correlated.push(Subquery {
+                kind,
+                plan: Box::new(Plan::Select(select)),
+            });
+            return Expr::Column(width + self.correlated.len() - 1, ty);
+        }
         self.subqueries.push(Subquery {
             kind,
-            plan: Box::new(plan),
+            plan: Box::new(Plan::Select(select)),
         });
         Expr::Subquery {
             index: self.subqueries.len() - 1,
@@ -2517,6 +2729,8 @@ impl Postgres {
             params: declared.to_vec(),
             statement,
             subqueries: Vec::new(),
+            correlated: Vec::new(),
+            outer: None,
         };
         let mut plan = analyzer.statement()?;
         if !analyzer.subqueries.is_empty() {
@@ -2746,9 +2960,7 @@ impl Postgres {
         let mut results: Vec<Expr> = Vec::with_capacity(subqueries.len());
         for subquery in subqueries {
             let mut select = (*subquery.plan).clone();
-            for expr in plan_exprs_mut(&mut select) {
-                expr.replace_subqueries(&results);
-            }
+            replace_subqueries_in(&mut select, &results);
             let Plan::Select(select) = select else {
                 unreachable!("a subquery is a SELECT")
             };
@@ -2756,39 +2968,9 @@ impl Postgres {
                 Outcome::Done(result) => result.rows,
                 waiting => return Ok(waiting),
             };
-            results.push(match &subquery.kind {
-                SubqueryKind::Scalar(ty) => match rows.as_slice() {
-                    [] => Expr::Const(Value::Null, *ty),
-                    [row] => Expr::Const(row.first().cloned().unwrap_or(Value::Null), *ty),
-                    _ => {
-                        return Err(PgError::error(
-                            "21000",
-                            "more than one row returned by a subquery used as an expression",
-                        ))
-                    }
-                },
-                SubqueryKind::Exists => Expr::Const(Value::Bool(!rows.is_empty()), SqlType::Bool),
-                SubqueryKind::In(left, ty) => {
-                    let mut left = (**left).clone();
-                    left.replace_subqueries(&results);
-                    let tests: Vec<Expr> = rows
-                        .into_iter()
-                        .map(|row| {
-                            let value = row.into_iter().next().unwrap_or(Value::Null);
-                            Expr::Binary(
-                                BinOp::Eq,
-                                Box::new(left.clone()),
-                                Box::new(Expr::Const(value, *ty)),
-                            )
-                        })
-                        .collect();
-                    balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
-                }
-            });
+            results.push(subquery_result(&subquery.kind, rows, &results)?);
         }
-        for expr in plan_exprs_mut(&mut plan) {
-            expr.replace_subqueries(&results);
-        }
+        replace_subqueries_in(&mut plan, &results);
         match plan {
             Plan::Select(select) => self.select(session, &select, params, waited_row),
             Plan::Insert(insert) => self.insert(session, &insert, params),
@@ -3062,6 +3244,56 @@ impl Postgres {
         Ok(out)
     }
 
+    /// `rows` with the values of the statement's `correlated` subqueries put after each row's
+    /// columns (each run for that row, its outer columns bound to the row's values), and then
+    /// only those that pass `filter`; or the outcome of a subquery that has to wait for a row
+    /// lock (the statement waits, and runs again from the start). PostgreSQL runs a subquery
+    /// only where its expression is evaluated; here each runs for every row before `WHERE`,
+    /// so a subquery's error (21000, a division by zero) may come for a row `WHERE` excludes.
+    #[allow(clippy::type_complexity)]
+    fn with_correlated<K>(
+        &mut self,
+        session: SessionId,
+        rows: Vec<(K, Vec<Value>)>,
+        correlated: &[Subquery],
+        filter: Option<&Expr>,
+        params: &[Value],
+    ) -> Result<Result<Vec<(K, Vec<Value>)>, Outcome>, PgError> {
+        let mut out = Vec::with_capacity(rows.len());
+        for (key, mut row) in rows {
+            let mut values = Vec::with_capacity(correlated.len());
+            for subquery in correlated {
+                let mut plan = (*subquery.plan).clone();
+                let Plan::Select(select) = &mut plan else {
+                    unreachable!("a subquery is a SELECT")
+                };
+                for expr in select_exprs_mut(select) {
+                    expr.bind_outer(&row, params)?;
+                }
+                for nested in &mut select.correlated {
+                    if let SubqueryKind::In(left, _) = &mut nested.kind {
+                        left.bind_outer(&row, params)?;
+                    }
+                }
+                let rows = match self.select(session, select, params, None)? {
+                    Outcome::Done(result) => result.rows,
+                    waiting => return Ok(Err(waiting)),
+                };
+                let result = subquery_result(&subquery.kind, rows, &[])?;
+                values.push(result.eval(&EvalContext {
+                    row: &row,
+                    excluded: None,
+                    params,
+                })?);
+            }
+            row.extend(values);
+            if passes(filter, &row, None, params)? {
+                out.push((key, row));
+            }
+        }
+        Ok(Ok(out))
+    }
+
     fn select(
         &mut self,
         session: SessionId,
@@ -3076,20 +3308,25 @@ impl Postgres {
         {
             return self.select_advisory(session, plan, params);
         }
-        if plan.lock.is_none() && !plan.aggregate {
+        if plan.lock.is_none() && !plan.aggregate && plan.correlated.is_empty() {
             if let Some(descending) = self.read_in_key_order(plan) {
                 return self.select_streaming(session, plan, params, descending);
             }
         }
         let mut join_keys: Vec<Vec<Option<Value>>> = Vec::new();
+        // With correlated subqueries, `WHERE` is read once their values are in each row.
+        let filter = if plan.correlated.is_empty() {
+            plan.filter.as_ref()
+        } else {
+            None
+        };
         let mut rows = match &plan.table {
             Some(table) if plan.joins.is_empty() => {
-                self.matching(session, table, plan.filter.as_ref(), params)?
+                self.matching(session, table, filter, params)?
             }
             Some(table) => {
                 // A joined row's key is its place in `join_keys`.
-                let joined =
-                    self.joined(session, table, &plan.joins, plan.filter.as_ref(), params)?;
+                let joined = self.joined(session, table, &plan.joins, filter, params)?;
                 let mut rows = Vec::with_capacity(joined.len());
                 for (index, (keys, row)) in joined.into_iter().enumerate() {
                     join_keys.push(keys);
@@ -3098,13 +3335,20 @@ impl Postgres {
                 rows
             }
             None => {
-                if passes(plan.filter.as_ref(), &[], None, params)? {
+                if passes(filter, &[], None, params)? {
                     vec![(Value::Null, Vec::new())]
                 } else {
                     Vec::new()
                 }
             }
         };
+        if !plan.correlated.is_empty() {
+            let filter = plan.filter.as_ref();
+            rows = match self.with_correlated(session, rows, &plan.correlated, filter, params)? {
+                Ok(rows) => rows,
+                Err(waiting) => return Ok(waiting),
+            };
+        }
         if plan.aggregate {
             return self.select_groups(plan, rows, params);
         }
@@ -3650,6 +3894,32 @@ impl Postgres {
         )))
     }
 
+    /// [`Postgres::targets`], with the values of correlated subqueries put after each row's
+    /// columns before `filter` is read ([`Postgres::with_correlated`]).
+    #[allow(clippy::type_complexity)]
+    fn targets_with_correlated(
+        &mut self,
+        session: SessionId,
+        table: &str,
+        joins: &[JoinPlan],
+        filter: Option<&Expr>,
+        correlated: &[Subquery],
+        params: &[Value],
+    ) -> Result<Result<Vec<(Value, Vec<Value>)>, Outcome>, PgError> {
+        if correlated.is_empty() {
+            return Ok(Ok(self.targets(session, table, joins, filter, params)?));
+        }
+        if joins.is_empty() {
+            let rows = self.targets(session, table, joins, None, params)?;
+            return self.with_correlated(session, rows, correlated, filter, params);
+        }
+        // Every combination, so that the first one that passes is the one a row changes with.
+        let rows = self.joined(session, table, joins, None, params)?;
+        Ok(self
+            .with_correlated(session, rows, correlated, filter, params)?
+            .map(first_per_target))
+    }
+
     /// The rows an `UPDATE` or `DELETE` changes, each with its key: those of `table` that pass
     /// `filter`, or, with `FROM`/`USING` tables, each row of `table` joined to the first
     /// combination of theirs that passes (PostgreSQL changes a row once, with one of the
@@ -3665,19 +3935,9 @@ impl Postgres {
         if joins.is_empty() {
             return self.matching(session, table, filter, params);
         }
-        let mut seen = std::collections::BTreeSet::new();
-        let mut out = Vec::new();
-        for (keys, row) in self.joined(session, table, joins, filter, params)? {
-            let key = keys
-                .into_iter()
-                .next()
-                .flatten()
-                .expect("the target is the first table and never NULL-padded");
-            if seen.insert(key.clone()) {
-                out.push((key, row));
-            }
-        }
-        Ok(out)
+        Ok(first_per_target(
+            self.joined(session, table, joins, filter, params)?,
+        ))
     }
 
     fn update_rows(
@@ -3691,13 +3951,17 @@ impl Postgres {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let def = self.tables[plan.table.as_str()].def.clone();
         let width = def.columns.len();
-        let candidates = self.targets(
+        let candidates = match self.targets_with_correlated(
             session,
             &plan.table,
             &plan.joins,
             plan.filter.as_ref(),
+            &plan.correlated,
             params,
-        )?;
+        )? {
+            Ok(candidates) => candidates,
+            Err(waiting) => return Ok(waiting),
+        };
         // Each row's key, its new values, and the values of `FROM`'s tables it was joined to.
         let mut changes: Vec<(Value, Vec<Value>, Vec<Value>)> = Vec::new();
         let calls = plan.assignments.iter().any(|(_, e)| e.has_sequence_call());
@@ -3846,13 +4110,17 @@ impl Postgres {
         waited: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
         let in_block = self.status(session) == Some(TxStatus::InBlock);
-        let candidates = self.targets(
+        let candidates = match self.targets_with_correlated(
             session,
             &plan.table,
             &plan.joins,
             plan.filter.as_ref(),
+            &plan.correlated,
             params,
-        )?;
+        )? {
+            Ok(candidates) => candidates,
+            Err(waiting) => return Ok(waiting),
+        };
         for (key, _) in &candidates {
             let row = self.tables[plan.table.as_str()].rows.get(key);
             if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
@@ -4414,6 +4682,23 @@ impl Postgres {
     }
 }
 
+/// The first joined row of each target row (the first table's), keyed by its key.
+fn first_per_target(rows: Vec<JoinedRow>) -> Vec<(Value, Vec<Value>)> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (keys, row) in rows {
+        let key = keys
+            .into_iter()
+            .next()
+            .flatten()
+            .expect("the target is the first table and never NULL-padded");
+        if seen.insert(key.clone()) {
+            out.push((key, row));
+        }
+    }
+    out
+}
+
 /// 54000 when a join would consider more than [`JOIN_PAIR_LIMIT`] pairs of rows, before it
 /// pairs any.
 fn check_pairs(left: usize, right: usize) -> Result<(), PgError> {
@@ -4747,7 +5032,15 @@ impl Analyzer<'_> {
             S::Set(set) => Plan::Set(settings::plan_set(set, &statement.text)?, "SET"),
             S::Reset(reset) => Plan::Set(settings::plan_reset(reset, &statement.text)?, "RESET"),
             S::Query(query) => Plan::Select(Box::new(self.query(query)?)),
-            S::Insert(insert) => Plan::Insert(self.insert(insert)?),
+            S::Insert(insert) => {
+                let plan = self.insert(insert)?;
+                if !self.correlated.is_empty() {
+                    return Err(unsupported(
+                        "a correlated subquery in INSERT (its VALUES or ON CONFLICT)",
+                    ));
+                }
+                Plan::Insert(plan)
+            }
             S::Update(update) => {
                 if update.or.is_some() || update.output.is_some() || update.settings.is_some() {
                     return Err(unsupported(&statement.text));
@@ -4774,6 +5067,7 @@ impl Analyzer<'_> {
                     alias,
                     joined: Vec::new(),
                     hidden: 0,
+                    outer: None,
                     excluded: false,
                     statement,
                 };
@@ -4784,12 +5078,17 @@ impl Analyzer<'_> {
                     Some(items) => self.select_items(&scope, items)?,
                     None => Vec::new(),
                 };
+                let correlated = std::mem::take(&mut self.correlated);
+                if correlated_in(&joins, width_of(&def, &joins), &correlated) {
+                    return Err(unsupported("a correlated subquery in a join condition"));
+                }
                 Plan::Update(UpdatePlan {
                     table: def.name.clone(),
                     joins,
                     assignments,
                     filter,
                     returning,
+                    correlated,
                 })
             }
             S::Delete(delete) => {
@@ -4821,6 +5120,7 @@ impl Analyzer<'_> {
                     alias,
                     joined: Vec::new(),
                     hidden: 0,
+                    outer: None,
                     excluded: false,
                     statement,
                 };
@@ -4830,11 +5130,16 @@ impl Analyzer<'_> {
                     Some(items) => self.select_items(&scope, items)?,
                     None => Vec::new(),
                 };
+                let correlated = std::mem::take(&mut self.correlated);
+                if correlated_in(&joins, width_of(&def, &joins), &correlated) {
+                    return Err(unsupported("a correlated subquery in a join condition"));
+                }
                 Plan::Delete(DeletePlan {
                     table: def.name.clone(),
                     joins,
                     filter,
                     returning,
+                    correlated,
                 })
             }
             _ => {
@@ -5245,7 +5550,51 @@ impl Analyzer<'_> {
         Ok(joins)
     }
 
+    /// A query's plan, with its own correlated subqueries; `self.outer` is the statement it
+    /// is a subquery of, if any.
     fn query(&mut self, query: &ast::Query) -> Result<SelectPlan, PgError> {
+        let outer_correlated = std::mem::take(&mut self.correlated);
+        let outer = self.outer.take();
+        let planned = self.query_in(query, outer);
+        let correlated = std::mem::replace(&mut self.correlated, outer_correlated);
+        let mut plan = planned?;
+        if !correlated.is_empty() {
+            let width = plan.joins.last().map_or_else(
+                || {
+                    plan.table
+                        .as_deref()
+                        .and_then(|t| self.tables.get(t))
+                        .map_or(0, |t| t.def.columns.len())
+                },
+                |j| j.left_width + j.width,
+            );
+            let reads =
+                |e: &Expr| e.contains(&|part| matches!(part, Expr::Column(i, _) if *i >= width));
+            if plan.joins.iter().filter_map(|j| j.on.as_ref()).any(reads) {
+                return Err(unsupported("a correlated subquery in a join condition"));
+            }
+            let grouped = plan
+                .items
+                .iter()
+                .map(|(_, e)| e)
+                .chain(plan.order.iter().map(|(e, _, _)| e))
+                .chain(&plan.having)
+                .chain(&plan.group_by);
+            if plan.aggregate && grouped.into_iter().any(reads) {
+                return Err(unsupported(
+                    "a correlated subquery outside the WHERE clause of a query with aggregates, GROUP BY or DISTINCT",
+                ));
+            }
+        }
+        plan.correlated = correlated;
+        Ok(plan)
+    }
+
+    fn query_in(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<Rc<OuterScope>>,
+    ) -> Result<SelectPlan, PgError> {
         let statement = self.statement;
         if query.with.is_some() || query.fetch.is_some() {
             return Err(unsupported(&statement.text));
@@ -5285,6 +5634,7 @@ impl Analyzer<'_> {
             alias: entries.first().and_then(|e| e.alias.clone()),
             joined: Vec::new(),
             hidden: 0,
+            outer,
             excluded: false,
             statement,
         };
@@ -5493,7 +5843,12 @@ impl Analyzer<'_> {
                 .chain(order.iter().map(|(e, _, _)| e))
                 .find_map(|e| ungrouped_column(e, &group_by, &dependent));
             if let Some(index) = ungrouped {
-                let (shown, column) = scope.column_at(index).expect("a column has a table");
+                // Past the tables' columns: a correlated subquery's value.
+                let Some((shown, column)) = scope.column_at(index) else {
+                    return Err(unsupported(
+                        "a correlated subquery outside the WHERE clause of a query with aggregates, GROUP BY or DISTINCT",
+                    ));
+                };
                 let column = &column;
                 let node = select
                     .projection
@@ -5529,6 +5884,7 @@ impl Analyzer<'_> {
             group_by,
             having,
             distinct,
+            correlated: Vec::new(),
         })
     }
 
@@ -5544,6 +5900,7 @@ impl Analyzer<'_> {
             alias: alias.clone(),
             joined: Vec::new(),
             hidden: 0,
+            outer: None,
             excluded: false,
             statement,
         };
@@ -5598,6 +5955,7 @@ impl Analyzer<'_> {
             alias: None,
             joined: Vec::new(),
             hidden: 0,
+            outer: None,
             excluded: false,
             statement,
         };
@@ -5675,6 +6033,7 @@ impl Analyzer<'_> {
                         alias: alias.clone(),
                         joined: Vec::new(),
                         hidden: 0,
+                        outer: None,
                         excluded: true,
                         statement,
                     };
@@ -5767,6 +6126,7 @@ impl Analyzer<'_> {
                             alias: None,
                             joined: Vec::new(),
                             hidden: 0,
+                            outer: None,
                             excluded: false,
                             statement,
                         };
@@ -5884,6 +6244,7 @@ impl Analyzer<'_> {
             alias: None,
             joined: Vec::new(),
             hidden: 0,
+            outer: None,
             excluded: false,
             statement,
         };
