@@ -840,6 +840,26 @@ fn correlated_subqueries_run_per_row() {
             vec![int(2), Value::Null]
         ]
     );
+    // 1,001 rows each reading 1,000: more than the bound, refused before any runs.
+    let rows = |n: usize| {
+        (0..n)
+            .map(|i| format!("({i})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    run("CREATE TABLE big (n bigint PRIMARY KEY)").unwrap();
+    run(&format!("INSERT INTO big VALUES {}", rows(1_001))).unwrap();
+    run("CREATE TABLE small (n bigint PRIMARY KEY)").unwrap();
+    run(&format!("INSERT INTO small VALUES {}", rows(1_000))).unwrap();
+    let error =
+        run("SELECT count(*) FROM big b WHERE EXISTS (SELECT 1 FROM small s WHERE s.n = b.n)")
+            .unwrap_err();
+    assert!(error.starts_with("54000 "), "{error}");
+    assert_eq!(
+        run("SELECT count(*) FROM jobs j WHERE EXISTS (SELECT 1 FROM small s WHERE s.n = j.id)")
+            .unwrap(),
+        vec![vec![int(3)]]
+    );
     let error = run("SELECT id FROM jobs j GROUP BY id HAVING count(*) > (SELECT count(*) FROM claims WHERE job_id = j.id)")
         .unwrap_err();
     assert!(error.starts_with("0A000 "), "{error}");

@@ -3244,6 +3244,27 @@ impl Postgres {
         Ok(out)
     }
 
+    /// About how many rows one run of `select` reads: the product of its tables' row counts,
+    /// times what its own correlated subqueries read for each.
+    fn rows_read(&self, select: &SelectPlan) -> usize {
+        let count = |name: &str| self.tables.get(name).map_or(1, |t| t.rows.len().max(1));
+        let tables = select
+            .table
+            .iter()
+            .map(|t| count(t))
+            .chain(select.joins.iter().map(|j| count(&j.table)))
+            .fold(1usize, usize::saturating_mul);
+        let nested =
+            select
+                .correlated
+                .iter()
+                .fold(0usize, |sum, subquery| match subquery.plan.as_ref() {
+                    Plan::Select(inner) => sum.saturating_add(self.rows_read(inner)),
+                    _ => sum,
+                });
+        tables.saturating_mul(nested.saturating_add(1))
+    }
+
     /// `rows` with the values of the statement's `correlated` subqueries put after each row's
     /// columns (each run for that row, its outer columns bound to the row's values), and then
     /// only those that pass `filter`; or the outcome of a subquery that has to wait for a row
@@ -3259,6 +3280,23 @@ impl Postgres {
         filter: Option<&Expr>,
         params: &[Value],
     ) -> Result<Result<Vec<(K, Vec<Value>)>, Outcome>, PgError> {
+        // Rows the subqueries would read in all, nested ones included: bounded as a join is.
+        let per_row = correlated.iter().fold(0usize, |sum, subquery| {
+            let Plan::Select(select) = subquery.plan.as_ref() else {
+                unreachable!("a subquery is a SELECT")
+            };
+            sum.saturating_add(self.rows_read(select))
+        });
+        if rows.len().saturating_mul(per_row) > JOIN_PAIR_LIMIT {
+            return Err(PgError::error(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "correlated subqueries that would read {} rows for each of {} rows are more than this stand-in runs (at most {JOIN_PAIR_LIMIT} rows in all)",
+                    per_row,
+                    rows.len()
+                ),
+            ));
+        }
         let mut out = Vec::with_capacity(rows.len());
         for (key, mut row) in rows {
             let mut values = Vec::with_capacity(correlated.len());
