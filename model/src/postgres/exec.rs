@@ -315,7 +315,12 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::CreateSequence(..) => Some("CREATE SEQUENCE"),
         Plan::DropSequence(..) => Some("DROP SEQUENCE"),
         Plan::Truncate(..) => Some("TRUNCATE TABLE"),
-        Plan::Select(select) => locking(select),
+        Plan::Select(select) => locking(select).or_else(|| {
+            select
+                .correlated
+                .iter()
+                .find_map(|subquery| writes(&subquery.plan))
+        }),
         Plan::WithSubqueries(subqueries, inner) => writes(inner).or_else(|| {
             subqueries
                 .iter()
@@ -361,6 +366,16 @@ fn replace_subqueries_in(plan: &mut Plan, results: &[Expr]) {
             left.replace_subqueries(results);
         }
         replace_subqueries_in(&mut correlated.plan, results);
+    }
+}
+
+/// The correlated subqueries of a query or change plan.
+fn correlated_of(plan: &Plan) -> &[Subquery] {
+    match plan {
+        Plan::Select(select) => &select.correlated,
+        Plan::Update(update) => &update.correlated,
+        Plan::Delete(delete) => &delete.correlated,
+        _ => &[],
     }
 }
 
@@ -524,6 +539,19 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
     check_sequence_call_placement(plan)?;
     for expr in exprs {
         expr.fold()?;
+    }
+    check_correlated_placement(plan)
+}
+
+/// The placement rules of [`check_advisory_placement`] and [`check_sequence_call_placement`]
+/// in correlated subqueries, however deep. (Their constants are not folded with the
+/// statement: PostgreSQL drops an `EXISTS` subquery's select list unevaluated, and the others
+/// raise their errors when they run.)
+fn check_correlated_placement(plan: &Plan) -> Result<(), PgError> {
+    for subquery in correlated_of(plan) {
+        check_advisory_placement(&subquery.plan)?;
+        check_sequence_call_placement(&subquery.plan)?;
+        check_correlated_placement(&subquery.plan)?;
     }
     Ok(())
 }
