@@ -415,13 +415,25 @@ fn width_of(def: &TableDef, joins: &[JoinPlan]) -> usize {
         .map_or(def.columns.len(), |j| j.left_width + j.width)
 }
 
+/// Whether `expr` reads a correlated subquery's value (a row position past `width`).
+fn reads_correlated(expr: &Expr, width: usize) -> bool {
+    expr.contains(&|part| matches!(part, Expr::Column(i, _) if *i >= width))
+}
+
 /// Whether a join condition reads a correlated subquery's value (past `width`).
 fn correlated_in(joins: &[JoinPlan], width: usize, correlated: &[Subquery]) -> bool {
     !correlated.is_empty()
         && joins
             .iter()
             .filter_map(|j| j.on.as_ref())
-            .any(|e| e.contains(&|part| matches!(part, Expr::Column(i, _) if *i >= width)))
+            .any(|e| reads_correlated(e, width))
+}
+
+/// 0A000 for a correlated subquery where rows are grouped: they run before grouping.
+fn correlated_in_groups() -> PgError {
+    unsupported(
+        "a correlated subquery outside the WHERE clause of a query with aggregates, GROUP BY or DISTINCT",
+    )
 }
 
 /// Whether a subquery's plan reads its outer statement's row ([`Expr::Outer`]) anywhere but
@@ -1063,13 +1075,6 @@ impl Scope<'_> {
         out
     }
 
-    /// The tables a name may read now: [`Scope::sources`] but the hidden ones.
-    fn visible(&self) -> Vec<(&TableDef, &str, usize)> {
-        let mut sources = self.sources();
-        sources.drain(..self.hidden.min(sources.len()));
-        sources
-    }
-
     /// Whether an unqualified `name` reads a column of the scope.
     fn has_column(&self, name: &str) -> bool {
         self.items()
@@ -1231,9 +1236,15 @@ impl Scope<'_> {
                 None => missing_column(&format!("\"{name}\""), None).at(position),
             });
         }
-        let (candidates, shown) = match qualifier {
+        let (found, shown): (Vec<Expr>, String) = match qualifier {
             Some(q) => match self.source(q, position) {
-                Ok(source) => (vec![source], format!("{q}.{name}")),
+                Ok((def, _, offset)) => (
+                    def.column(name)
+                        .map(|i| Expr::Column(offset + i, def.columns[i].ty))
+                        .into_iter()
+                        .collect(),
+                    format!("{q}.{name}"),
+                ),
                 Err(error) => {
                     return match self.outer_column(qualifier, name, position)? {
                         Some(outer) => Ok(outer),
@@ -1241,29 +1252,23 @@ impl Scope<'_> {
                     }
                 }
             },
-            None => (self.visible(), format!("\"{name}\"")),
+            None => (
+                self.items()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(column, _)| column == name)
+                    .map(|(_, expr)| expr)
+                    .collect(),
+                format!("\"{name}\""),
+            ),
         };
-        let found: Vec<Expr> = match qualifier {
-            Some(_) => candidates
-                .iter()
-                .filter_map(|(def, _, offset)| {
-                    def.column(name)
-                        .map(|i| Expr::Column(offset + i, def.columns[i].ty))
-                })
-                .collect(),
-            None => self
-                .items()
-                .into_iter()
-                .flatten()
-                .filter(|(column, _)| column == name)
-                .map(|(_, expr)| expr)
-                .collect(),
-        };
+        if found.is_empty() && qualifier.is_none() {
+            if let Some(outer) = self.outer_column(None, name, position)? {
+                return Ok(outer);
+            }
+        }
         match found.as_slice() {
             [only] => Ok(only.clone()),
-            [] if qualifier.is_none() && self.outer_column(None, name, position)?.is_some() => {
-                Ok(self.outer_column(None, name, position)?.expect("checked"))
-            }
             [] => {
                 // PostgreSQL looks through every table of the statement, in reach or not
                 // (its `searchRangeTableForCol`): an exact match out of reach is named as
@@ -5625,31 +5630,23 @@ impl Analyzer<'_> {
         let correlated = std::mem::replace(&mut self.correlated, outer_correlated);
         let mut plan = planned?;
         if !correlated.is_empty() {
-            let width = plan.joins.last().map_or_else(
-                || {
-                    plan.table
-                        .as_deref()
-                        .and_then(|t| self.tables.get(t))
-                        .map_or(0, |t| t.def.columns.len())
-                },
-                |j| j.left_width + j.width,
-            );
-            let reads =
-                |e: &Expr| e.contains(&|part| matches!(part, Expr::Column(i, _) if *i >= width));
-            if plan.joins.iter().filter_map(|j| j.on.as_ref()).any(reads) {
+            let width = plan
+                .table
+                .as_deref()
+                .and_then(|t| self.tables.get(t))
+                .map_or(0, |t| width_of(&t.def, &plan.joins));
+            if correlated_in(&plan.joins, width, &correlated) {
                 return Err(unsupported("a correlated subquery in a join condition"));
             }
-            let grouped = plan
+            let mut grouped = plan
                 .items
                 .iter()
                 .map(|(_, e)| e)
                 .chain(plan.order.iter().map(|(e, _, _)| e))
                 .chain(&plan.having)
                 .chain(&plan.group_by);
-            if plan.aggregate && grouped.into_iter().any(reads) {
-                return Err(unsupported(
-                    "a correlated subquery outside the WHERE clause of a query with aggregates, GROUP BY or DISTINCT",
-                ));
+            if plan.aggregate && grouped.any(|e| reads_correlated(e, width)) {
+                return Err(correlated_in_groups());
             }
         }
         plan.correlated = correlated;
@@ -5911,9 +5908,7 @@ impl Analyzer<'_> {
             if let Some(index) = ungrouped {
                 // Past the tables' columns: a correlated subquery's value.
                 let Some((shown, column)) = scope.column_at(index) else {
-                    return Err(unsupported(
-                        "a correlated subquery outside the WHERE clause of a query with aggregates, GROUP BY or DISTINCT",
-                    ));
+                    return Err(correlated_in_groups());
                 };
                 let column = &column;
                 let node = select
