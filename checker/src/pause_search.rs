@@ -4,19 +4,29 @@
 //! With bounded pauses a world counts, per caller, the ticks it was paused; the count only
 //! grows along a path, and the pause bound `p` only disables the clock tick that would take a
 //! count past `p`. So the worlds reachable with pauses up to `p` are exactly the worlds
-//! reachable with pauses up to the horizon whose largest count is at most `p` (their *pause*,
-//! [`pause_of`]), and a property of a world does not depend on `p`.
+//! reachable with pauses up to the horizon whose largest count is at most `p` (their
+//! *pause*), and a property of a world does not depend on `p`.
 //!
 //! The search therefore visits worlds in order of their pause: every world of pause 0, then
 //! every world of pause 1, and so on (a successor's pause is never smaller than its
 //! parent's, so it goes into its own pause's queue). When the worlds of pause `p` are all
-//! visited, the check "pauses up to `p`" is complete; the first world that breaks the ledger
-//! ends the search, its pause the least that does (`v`). Noting also the least pause of a
-//! world in which every caller settled (`w`) answers every check of the cell: with pauses up
-//! to `p` the ledger is violated when `v ≤ p`, else safe when `w ≤ p`, else the bound lets
-//! nothing play out. It costs about as much as the largest check it replaces.
+//! visited, the check "pauses up to `p`" is complete; the least pause of a world that breaks
+//! the ledger (`v`) is known once every world of a smaller pause was visited. Noting also the
+//! least pause of a world in which every caller settled (`w`) answers every check of the
+//! cell: with pauses up to `p` the ledger is violated when `v ≤ p`, else safe when `w ≤ p`,
+//! else the bound lets nothing play out.
+//!
+//! A world's pause is kept beside it (its queue), and its callers' counts are rewritten as
+//! slacks relative to that pause ([`World::relative_pauses`]): how many more ticks each may
+//! be paused before the world's pause rises, capped at the ticks left. Worlds equal but for
+//! their pause then share a fingerprint, and the one of the least pause stands for all: each
+//! of its futures is a future of theirs with a pause no larger. A world reached again at a
+//! smaller pause than before is queued again there (and its first copy skipped). This
+//! collapses the many worlds that differ only in how long their callers were paused in all
+//! (`checker/tests/checker_frontier.rs` compares every cell with one check per pause).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::hash_map::{Entry, HashMap};
+use std::collections::VecDeque;
 
 use stateright::Model;
 
@@ -25,16 +35,6 @@ use leaselab_model::world::World;
 
 use crate::bfs::{Counters, Levels, Stop};
 use crate::model::{every_caller_settled, ledger_holds, LeaseModel};
-
-/// A world's pause: the most ticks any caller was paused on the way to it.
-pub fn pause_of(world: &World) -> u64 {
-    world
-        .slots
-        .iter()
-        .map(|slot| slot.paused_ms)
-        .max()
-        .unwrap_or(0)
-}
 
 /// What one search of a cell found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,42 +63,95 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
         "the search covers every pause up to the horizon"
     );
     let buckets = usize::try_from(horizon).expect("a horizon of at most 10000 ticks") + 1;
-    let mut queues: Vec<VecDeque<World>> = (0..buckets).map(|_| VecDeque::new()).collect();
-    let mut seen: HashSet<u64, BuildPassThrough> = HashSet::default();
+    // Worlds to expand, by pause, with their fingerprints; their pause counts are relative
+    // to the pause ([`World::relative_pauses`]), so a world is also every world with the same
+    // slacks at a larger pause, whose futures it covers with pauses no larger.
+    let mut queues: Vec<VecDeque<(u64, World)>> = (0..buckets).map(|_| VecDeque::new()).collect();
+    // The least pause each world was reached at.
+    let mut seen: HashMap<u64, u64, BuildPassThrough> = HashMap::default();
+    let mut violation: Option<u64> = None;
     let mut witness: Option<u64> = None;
     let mut unique = 0u64;
     let mut generated = 0u64;
     let mut actions = Vec::new();
-    let note = |world: &World, witness: &mut Option<u64>| -> bool {
-        let pause = pause_of(world);
-        if every_caller_settled(world) {
-            *witness = Some(witness.map_or(pause, |w| w.min(pause)));
-        }
-        !ledger_holds(world)
-    };
     let done = |violation: Option<u64>, witness: Option<u64>, unique, stopped| Pauses {
         violation,
         witness: witness.filter(|&w| violation.is_none_or(|v| w < v)),
         unique,
         stopped,
     };
-    for init in model.init_states() {
-        if model.within_boundary(&init) && seen.insert(fingerprint(&init)) {
-            unique += 1;
-            let pause = pause_of(&init);
-            if note(&init, &mut witness) {
-                return done(Some(pause), witness, unique, None);
+    // Notes what a world reached at `pause` shows; true if it breaks the ledger.
+    let note = |world: &World, pause: u64, witness: &mut Option<u64>| -> bool {
+        if every_caller_settled(world) {
+            *witness = Some(witness.map_or(pause, |w| w.min(pause)));
+        }
+        !ledger_holds(world)
+    };
+    // Keeps `world`, reached at `pause` from `parent`, unless it was reached at a pause no
+    // larger before; true if it was never reached before.
+    let reach = |mut world: World,
+                 parent: Option<&World>,
+                 seen: &mut HashMap<u64, u64, BuildPassThrough>,
+                 pause: u64,
+                 queues: &mut [VecDeque<(u64, World)>],
+                 witness: &mut Option<u64>,
+                 violation: &mut Option<u64>|
+     -> bool {
+        let key = fingerprint(&world);
+        let fresh = match seen.entry(key) {
+            Entry::Vacant(entry) => {
+                entry.insert(pause);
+                true
             }
-            queues[pause as usize].push_back(init);
+            Entry::Occupied(mut entry) => {
+                if *entry.get() <= pause {
+                    return false;
+                }
+                entry.insert(pause);
+                false
+            }
+        };
+        if let Some(parent) = parent {
+            model.keep(&mut world, parent);
+        }
+        if note(&world, pause, witness) {
+            *violation = Some(violation.map_or(pause, |v| v.min(pause)));
+        } else {
+            queues[pause as usize].push_back((key, world));
+        }
+        fresh
+    };
+    for mut init in model.init_states() {
+        if model.within_boundary(&init) {
+            let pause = init.relative_pauses();
+            let fresh = reach(
+                init,
+                None,
+                &mut seen,
+                pause,
+                &mut queues,
+                &mut witness,
+                &mut violation,
+            );
+            unique += u64::from(fresh);
         }
     }
     // Worlds expanded so far: every `PRUNE_EVERY` of them, the shared callers and stand-ins
     // that only expanded (dropped) worlds held are let go of.
     const PRUNE_EVERY: u64 = 1 << 16;
     let mut expanded = 0u64;
-    for pause in 0..buckets {
-        counters.depth.store(pause as u64, Relaxed);
-        while let Some(world) = queues[pause].pop_front() {
+    for pause in 0..buckets as u64 {
+        counters.depth.store(pause, Relaxed);
+        // Every world of a smaller pause was visited: a violation at this pause is the least.
+        if violation.is_some_and(|v| v <= pause) {
+            counters.unique.store(unique, Relaxed);
+            counters.generated.store(generated, Relaxed);
+            return done(violation, witness, unique, None);
+        }
+        while let Some((key, world)) = queues[pause as usize].pop_front() {
+            if seen.get(&key).is_some_and(|&least| least < pause) {
+                continue; // reached again at a smaller pause, and expanded there
+            }
             expanded += 1;
             if expanded.is_multiple_of(PRUNE_EVERY) {
                 model.prune_shared();
@@ -119,25 +172,30 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
                     continue;
                 }
                 generated += 1;
-                if !seen.insert(fingerprint(&next)) {
-                    continue;
-                }
-                model.keep(&mut next, &world);
-                unique += 1;
-                let next_pause = pause_of(&next);
-                debug_assert!(next_pause >= pause as u64, "pauses never shrink");
-                if note(&next, &mut witness) {
-                    // Every world of a smaller pause was visited: this pause is the least.
+                let next_pause = pause + next.rebase_pauses();
+                unique += u64::from(reach(
+                    next,
+                    Some(&world),
+                    &mut seen,
+                    next_pause,
+                    &mut queues,
+                    &mut witness,
+                    &mut violation,
+                ));
+                if violation == Some(pause) {
                     counters.unique.store(unique, Relaxed);
                     counters.generated.store(generated, Relaxed);
-                    return done(Some(next_pause), witness, unique, None);
+                    return done(violation, witness, unique, None);
                 }
-                queues[next_pause as usize].push_back(next);
             }
             counters.unique.store(unique, Relaxed);
             counters.generated.store(generated, Relaxed);
-            counters.level.store(queues[pause].len() as u64, Relaxed);
+            counters
+                .level
+                .store(queues[pause as usize].len() as u64, Relaxed);
         }
     }
-    done(None, witness, unique, None)
+    counters.unique.store(unique, Relaxed);
+    counters.generated.store(generated, Relaxed);
+    done(violation, witness, unique, None)
 }

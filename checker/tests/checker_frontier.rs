@@ -1,8 +1,16 @@
 //! The boundary sweep: the largest pause for which the ledger holds.
 
+use std::collections::{HashSet, VecDeque};
+
+use stateright::Model;
+
 use leaselab_checker::bfs::Counters;
+use leaselab_checker::fingerprint::fingerprint;
 use leaselab_checker::frontier::{boundary, boundary_by_checks, Boundary, Cell, Frontier};
+use leaselab_checker::model::{every_caller_settled, ledger_holds};
+use leaselab_checker::pause_search::least_pauses;
 use leaselab_checker::{CheckConfig, RunOptions};
+use leaselab_checker::{LeaseModel, PropertySet};
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;
@@ -112,6 +120,161 @@ fn one_search_per_cell_agrees_with_one_check_per_pause() {
     assert!(found.contains(&Boundary::None));
     assert!(found.contains(&Boundary::Unbounded));
     assert!(found.iter().any(|b| matches!(b, Boundary::UpTo(_))));
+}
+
+/// The one search keeps a world's pause beside it and its callers' pause counts as slacks
+/// relative to it, so worlds equal but for how long their callers were paused are visited
+/// once, at the least pause. It still finds the boundary the checks pause by pause find
+/// (whose worlds keep their absolute counts) under faults, with a third caller, and without
+/// symmetry.
+#[test]
+fn one_search_agrees_with_one_check_per_pause_under_faults_and_three_callers() {
+    let redlock = Safeguard::Redlock {
+        nodes: 3,
+        cas: false,
+    };
+    let fenced = Safeguard::Fenced {
+        guard: WriteGuard::FenceBelow,
+    };
+    let mut configs = Vec::new();
+    let base = |safeguard, ttl_ticks, work_ticks, horizon_ticks| CheckConfig {
+        ttl_ticks,
+        work_ticks,
+        horizon_ticks: Some(horizon_ticks),
+        ..CheckConfig::new(safeguard)
+    };
+    configs.push(CheckConfig {
+        failovers: 1,
+        ..base(LEASE, 3, 1, 7)
+    });
+    configs.push(CheckConfig {
+        restarts: 1,
+        ..base(fenced, 3, 1, 7)
+    });
+    configs.push(CheckConfig {
+        callers: 3,
+        ..base(LEASE, 2, 1, 6)
+    });
+    configs.push(CheckConfig {
+        symmetry: false,
+        ..base(Safeguard::LeaseWatchdog, 3, 2, 8)
+    });
+    configs.push(CheckConfig {
+        redis_drift_percent: 50,
+        ..base(LEASE, 4, 1, 8)
+    });
+    let mut restarting = base(redlock, 4, 1, 8);
+    restarting.node_faults.restarts = 1;
+    configs.push(restarting);
+    let mut found = Vec::new();
+    for config in configs {
+        let one = boundary(config, RunOptions::default()).expect("valid");
+        let each =
+            boundary_by_checks(config, RunOptions::default(), &Counters::default()).expect("valid");
+        assert_eq!(one.boundary, each.boundary, "{config:?}");
+        assert_eq!(one.checks, 1, "decided by one search: {config:?}");
+        found.push(one.boundary);
+    }
+    // Not all the same answer: some break at a bounded pause.
+    assert!(
+        found
+            .iter()
+            .any(|b| matches!(b, Boundary::UpTo(p) if *p > 0)),
+        "{found:?}"
+    );
+    assert!(found.iter().any(|b| *b != found[0]), "{found:?}");
+}
+
+/// The least pauses by definition: every world reachable with pauses up to the horizon, its
+/// pause the largest of its callers' absolute counts; the least pause of a world breaking the
+/// ledger, and the least of one in which every caller settled (when below it).
+fn least_pauses_by_definition(model: &LeaseModel) -> (Option<u64>, Option<u64>) {
+    let pause_of = |world: &leaselab_model::world::World| {
+        world
+            .slots
+            .iter()
+            .map(|slot| slot.paused_ms)
+            .max()
+            .unwrap_or(0)
+    };
+    let mut seen = HashSet::new();
+    let mut queue: VecDeque<_> = model.init_states().into_iter().collect();
+    let (mut violation, mut witness) = (None::<u64>, None::<u64>);
+    let least = |found: &mut Option<u64>, pause: u64| {
+        *found = Some(found.map_or(pause, |p| p.min(pause)));
+    };
+    while let Some(world) = queue.pop_front() {
+        if !model.within_boundary(&world) || !seen.insert(fingerprint(&world)) {
+            continue;
+        }
+        if !ledger_holds(&world) {
+            least(&mut violation, pause_of(&world));
+            continue;
+        }
+        if every_caller_settled(&world) {
+            least(&mut witness, pause_of(&world));
+        }
+        let mut actions = Vec::new();
+        model.actions(&world, &mut actions);
+        queue.extend(
+            actions
+                .into_iter()
+                .filter_map(|a| model.next_state(&world, a)),
+        );
+    }
+    (
+        violation,
+        witness.filter(|&w| violation.is_none_or(|v| w < v)),
+    )
+}
+
+/// The one search's least pauses (of a broken ledger, of every caller settled) are the ones
+/// the definition gives, on cells whose least violation needs two callers paused (so that a
+/// slack lost or merged wrongly would show), with faults, and with three callers.
+#[test]
+fn the_least_pauses_are_those_of_the_definition() {
+    let fenced = Safeguard::Fenced {
+        guard: WriteGuard::FenceBelow,
+    };
+    let base = |safeguard, callers, ttl_ticks, work_ticks, horizon_ticks| CheckConfig {
+        callers,
+        ttl_ticks,
+        work_ticks,
+        horizon_ticks: Some(horizon_ticks),
+        max_pause_ticks: Some(horizon_ticks),
+        ..CheckConfig::new(safeguard)
+    };
+    let configs = [
+        base(LEASE, 2, 3, 1, 8),
+        base(LEASE, 3, 2, 1, 6),
+        base(Safeguard::LeaseWatchdog, 2, 3, 2, 8),
+        base(Safeguard::LeaseWatchdog, 2, 4, 1, 9),
+        CheckConfig {
+            failovers: 1,
+            ..base(LEASE, 2, 3, 1, 7)
+        },
+        CheckConfig {
+            restarts: 1,
+            ..base(fenced, 2, 2, 1, 7)
+        },
+        CheckConfig {
+            symmetry: false,
+            ..base(LEASE, 2, 4, 2, 9)
+        },
+    ];
+    let mut violations = Vec::new();
+    for config in configs {
+        let model = LeaseModel::with_properties(config, PropertySet::LedgerOnly).expect("valid");
+        let found = least_pauses(&model, None, &Counters::default());
+        assert_eq!(found.stopped, None);
+        let defined = least_pauses_by_definition(&model);
+        assert_eq!((found.violation, found.witness), defined, "{config:?}");
+        violations.push(found.violation);
+    }
+    assert!(
+        violations.iter().any(|v| v.is_some_and(|v| v >= 2)),
+        "some cell needs a pause of 2 or more: {violations:?}"
+    );
 }
 
 /// A search cut short by the state limit falls back to one check per pause, each with the

@@ -1207,6 +1207,87 @@ impl World {
         }
     }
 
+    /// Rewrites the callers' pause counts (absolute, as [`World::tick`] counts them) relative
+    /// to the world's pause, for a search that visits worlds in order of their pause (the
+    /// most ticks any caller was paused) and keeps that pause with the world itself
+    /// (`checker/src/pause_search.rs`). Returns the world's pause.
+    ///
+    /// A caller's count becomes `H − 1 − s`, where `H` is the pause bound (which must be the
+    /// horizon, so that it never binds) and `s` its slack: how many more ticks it may be
+    /// paused before the world's pause rises. Two worlds that differ only in their pauses but
+    /// have the same slacks have the same futures, except that every future of the one with
+    /// the smaller pause has a pause no larger; so such a search keeps only that one. A slack
+    /// is capped at the ticks left before the horizon (no caller can be paused longer), and a
+    /// finished caller's is 0 (it is never paused again), so that worlds differing only in
+    /// slack that no future can use share one count.
+    pub fn relative_pauses(&mut self) -> u64 {
+        let pause_ms = self.highest_pause_count();
+        let top_ms = self.pause_top_ms();
+        assert!(pause_ms <= top_ms, "a pause below the horizon");
+        self.set_pause_counts(|count_ms| count_ms + top_ms - pause_ms);
+        pause_ms
+    }
+
+    /// After a step of a world whose counts are relative ([`World::relative_pauses`]):
+    /// returns by how much the world's pause rose (0, or 1 when a tick paused a caller with
+    /// no slack left) and rewrites the counts relative to the new pause.
+    pub fn rebase_pauses(&mut self) -> u64 {
+        let rise_ms = self
+            .highest_pause_count()
+            .saturating_sub(self.pause_top_ms());
+        self.set_pause_counts(|count_ms| count_ms.saturating_sub(rise_ms));
+        rise_ms
+    }
+
+    fn highest_pause_count(&self) -> u64 {
+        let counts = self.slots.iter().map(|slot| slot.paused_ms);
+        counts.max().unwrap_or(0)
+    }
+
+    /// The count of a caller with no slack: one below the pause bound, which must be the
+    /// horizon.
+    fn pause_top_ms(&self) -> u64 {
+        let horizon_ms = self.setup.config.horizon_ms;
+        assert_eq!(
+            self.setup.config.max_pause_ms,
+            Some(horizon_ms),
+            "relative pauses need pauses bounded by the horizon only"
+        );
+        horizon_ms.saturating_sub(1)
+    }
+
+    /// Sets every caller's count to `rewrite(count)`, then caps its slacks (of pause, and of
+    /// waiting that does not count as a pause) at the ticks it can still wait, and a finished
+    /// caller's at 0.
+    fn set_pause_counts(&mut self, rewrite: impl Fn(u64) -> u64) {
+        let top_ms = self.pause_top_ms();
+        let horizon_ms = self.setup.config.horizon_ms;
+        let now_ms = self.now_ms;
+        for slot in &mut self.slots {
+            // A caller waits (and so is paused) only once it is due, and never past the
+            // horizon.
+            let due_ms = match slot.state {
+                SlotState::Sleeping { wake_ms } => wake_ms,
+                SlotState::NotStarted { start_ms } => start_ms,
+                SlotState::Awaiting { deadline_ms } => deadline_ms,
+                _ => now_ms,
+            };
+            let left_ms = horizon_ms.saturating_sub(due_ms.max(now_ms));
+            let (count_ms, slack_ms) = if slot.state == SlotState::Done {
+                (top_ms, 0)
+            } else {
+                let floor_ms = top_ms.saturating_sub(left_ms);
+                let count_ms = rewrite(slot.paused_ms).clamp(floor_ms, top_ms);
+                (count_ms, slot.slack_ms.min(left_ms))
+            };
+            if (slot.paused_ms, slot.slack_ms) != (count_ms, slack_ms) {
+                let slot = slot_mut(slot);
+                slot.paused_ms = count_ms;
+                slot.slack_ms = slack_ms;
+            }
+        }
+    }
+
     /// Performs an enabled action.
     pub fn apply(&mut self, action: Action) {
         self.apply_to(action, &mut None);
