@@ -14,6 +14,7 @@ use leaselab_checker::{LeaseModel, PropertySet};
 use leaselab_model::postgres::WriteGuard;
 use leaselab_model::safeguard::lease::ReleaseVia;
 use leaselab_model::safeguard::Safeguard;
+use leaselab_model::world::ReplyFaults;
 
 fn cell(safeguard: Safeguard, ttl_ticks: u64, work_ticks: u64, horizon_ticks: u64) -> Cell {
     let config = CheckConfig {
@@ -230,7 +231,9 @@ fn least_pauses_by_definition(model: &LeaseModel) -> (Option<u64>, Option<u64>) 
 
 /// The one search's least pauses (of a broken ledger, of every caller settled) are the ones
 /// the definition gives, on cells whose least violation needs two callers paused (so that a
-/// slack lost or merged wrongly would show), with faults, and with three callers.
+/// slack lost or merged wrongly would show), with faults (including a lost reply, whose write
+/// lands unacknowledged), and with three callers; the search also forgets what finished callers
+/// remember beyond their outcome's kind ([`leaselab_model::world::World::forget_finished`]).
 #[test]
 fn the_least_pauses_are_those_of_the_definition() {
     let fenced = Safeguard::Fenced {
@@ -260,6 +263,21 @@ fn the_least_pauses_are_those_of_the_definition() {
         CheckConfig {
             symmetry: false,
             ..base(LEASE, 2, 4, 2, 9)
+        },
+        // A lost reply: a write lands that its caller never hears of.
+        CheckConfig {
+            reply_faults: ReplyFaults {
+                lost_replies: 1,
+                ..ReplyFaults::default()
+            },
+            ..base(LEASE, 2, 3, 1, 7)
+        },
+        CheckConfig {
+            reply_faults: ReplyFaults {
+                lost_replies: 1,
+                ..ReplyFaults::default()
+            },
+            ..base(Safeguard::LeaseWatchdog, 2, 3, 1, 8)
         },
     ];
     let mut violations = Vec::new();
@@ -373,7 +391,7 @@ fn cells_side_by_side_give_the_table_of_cells_one_after_another() {
     let sweep_with = |threads: usize| -> Frontier {
         let options = RunOptions {
             threads,
-            max_unique: Some(250_000),
+            max_unique: Some(40_000),
             ..RunOptions::default()
         };
         let started = std::sync::Mutex::new(Vec::new());

@@ -1239,6 +1239,33 @@ impl World {
         rise_ms
     }
 
+    /// For a search that judges the ledger alone (`checker/src/pause_search.rs`): forgets
+    /// what finished caller `index` remembers beyond what that judgement reads. Its client
+    /// core goes back to the one `initial` gave it (a finished caller never steps again, and
+    /// nothing reads a finished caller's core but the run's statistics), and an accepted
+    /// spend keeps only that it was accepted (not the balance it read, its fence or when it
+    /// was acknowledged). The ledger's verdict reads only the outcomes' kinds, which
+    /// writes landed, and the balances; whether every caller settled reads the kinds too.
+    /// Worlds that differ only in how their finished callers got there then share one
+    /// fingerprint.
+    pub fn forget_finished(&mut self, index: usize, initial: &World) {
+        assert_eq!(
+            self.slots[index].state,
+            SlotState::Done,
+            "a finished caller"
+        );
+        let slot = slot_mut(&mut self.slots[index]);
+        slot.client = initial.slots[index].client.clone();
+        if let Some(Outcome::Accepted {
+            read_balance,
+            fence,
+            write_acked_ms,
+        }) = &mut slot.outcome
+        {
+            (*read_balance, *fence, *write_acked_ms) = (None, None, 0);
+        }
+    }
+
     fn highest_pause_count(&self) -> u64 {
         let counts = self.slots.iter().map(|slot| slot.paused_ms);
         counts.max().unwrap_or(0)
