@@ -2494,6 +2494,166 @@ fn lists_sets_and_sorted_sets_match_redis() {
     );
 }
 
+/// `SPOP` and `SRANDMEMBER` draw members at random, so Redis and the stand-in (which draws
+/// from a stream seeded by the set itself) take different members; everything else must
+/// agree. For sets of 1 to 6 members and every count from -8 to 8 (and none), on each server:
+/// errors and empty replies byte for byte; a reply's shape (nil, bulk, array) and its number
+/// of members equal; every member drawn from the set, distinct unless the count is negative;
+/// the whole set when the count reaches its size; and after `SPOP`, what it took and what
+/// `SMEMBERS` still has make the set again, with `EXISTS` equal (the key goes with its last
+/// member). Then the argument errors, the wrong type, and a missing key.
+#[test]
+fn random_set_draws_match_redis_in_all_but_which_members() {
+    use leaselab_model::redis::Session;
+    let test = "random_set_draws_match_redis_in_all_but_which_members";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let key = format!("{}s", keys.prefix).into_bytes();
+    let mut real = RawConnection::open(&url);
+    let mut stand_in = Redis::new();
+    let mut session = Session::new();
+    let mut both = |argv: &[&[u8]]| -> (Vec<u8>, Vec<u8>) {
+        let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.to_vec()).collect();
+        let from_redis = real.send(&argv);
+        let from_stand_in = resp_bytes(&stand_in.execute_in(&mut session, &argv, wall_clock_ms()));
+        (from_redis, from_stand_in)
+    };
+    let members_of = |reply: &[u8]| -> Vec<Vec<u8>> {
+        match resp_elements(reply) {
+            Some(elements) => elements,
+            None if reply.starts_with(b"$-1") => Vec::new(),
+            None => vec![reply.to_vec()],
+        }
+    };
+    let all: Vec<Vec<u8>> = ["a", "7", "b", "-2", "cc", ""]
+        .iter()
+        .map(|m| resp_bytes(&leaselab_model::redis::Reply::Bulk(m.as_bytes().to_vec())))
+        .collect();
+    let mut checked = 0;
+    for size in 1..=all.len() {
+        let set = &all[..size];
+        let counts = std::iter::once(None).chain((-8i64..=8).map(Some));
+        for count in counts {
+            for command in [&b"SRANDMEMBER"[..], b"SPOP"] {
+                let members: Vec<String> = ["a", "7", "b", "-2", "cc", ""][..size]
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect();
+                let mut sadd: Vec<&[u8]> = vec![b"SADD", &key];
+                sadd.extend(members.iter().map(|m| m.as_bytes()));
+                let (a, b) = both(&[b"DEL", &key]);
+                assert_eq!(a, b);
+                let (a, b) = both(&sadd);
+                assert_eq!(a, b);
+                let count_text = count.map(|n| n.to_string());
+                let mut argv: Vec<&[u8]> = vec![command, &key];
+                argv.extend(count_text.as_deref().map(str::as_bytes));
+                let shown = String::from_utf8_lossy(&argv.join(&b' ')).replace(&keys.prefix, "");
+                let (from_redis, from_stand_in) = both(&argv);
+                let context = format!(
+                    "{shown} on a set of {size}: Redis {:?}, stand-in {:?}",
+                    String::from_utf8_lossy(&from_redis),
+                    String::from_utf8_lossy(&from_stand_in)
+                );
+                let (drawn_redis, drawn_stand_in) =
+                    (members_of(&from_redis), members_of(&from_stand_in));
+                if from_redis.starts_with(b"-") || drawn_redis.is_empty() {
+                    assert_eq!(from_redis, from_stand_in, "{context}");
+                }
+                if from_redis.starts_with(b"-") {
+                    checked += 1;
+                    continue;
+                }
+                assert_eq!(
+                    from_redis[0], from_stand_in[0],
+                    "the same kind of reply: {context}"
+                );
+                assert_eq!(
+                    drawn_redis.len(),
+                    drawn_stand_in.len(),
+                    "as many members: {context}"
+                );
+                let repeats = count.is_some_and(|n| n < 0);
+                let whole = count.is_some_and(|n| n >= size as i64);
+                for drawn in [&drawn_redis, &drawn_stand_in] {
+                    assert!(
+                        drawn.iter().all(|m| set.contains(m)),
+                        "members of the set: {context}"
+                    );
+                    let mut distinct = drawn.clone();
+                    distinct.sort();
+                    distinct.dedup();
+                    if !repeats {
+                        assert_eq!(distinct.len(), drawn.len(), "distinct: {context}");
+                    }
+                    if whole {
+                        assert_eq!(distinct.len(), size, "the whole set: {context}");
+                    }
+                }
+                if command == b"SPOP" {
+                    let (left_redis, left_stand_in) = both(&[b"SMEMBERS", &key]);
+                    for (drawn, left) in [
+                        (&drawn_redis, &left_redis),
+                        (&drawn_stand_in, &left_stand_in),
+                    ] {
+                        let mut again = [drawn.clone(), members_of(left)].concat();
+                        again.sort();
+                        let mut expected = set.to_vec();
+                        expected.sort();
+                        assert_eq!(again, expected, "taken and left make the set: {context}");
+                    }
+                    let (a, b) = both(&[b"EXISTS", &key]);
+                    assert_eq!(a, b, "the key goes with its last member: {context}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 18 * 2);
+    // Argument errors (read before the key), the wrong type, a missing key, arity.
+    let missing = format!("{}missing", keys.prefix).into_bytes();
+    let string = format!("{}string", keys.prefix).into_bytes();
+    let (a, b) = both(&[b"SET", &string, b"x"]);
+    assert_eq!(a, b);
+    let odd: Vec<Vec<&[u8]>> = vec![
+        vec![b"SPOP", &key, b"-1"],
+        vec![b"SPOP", &key, b"x"],
+        vec![b"SPOP", &missing, b"-1"],
+        vec![b"SPOP", &key, b"1", b"2"],
+        vec![b"SPOP"],
+        vec![b"SPOP", &missing],
+        vec![b"SPOP", &missing, b"0"],
+        vec![b"SPOP", &missing, b"3"],
+        vec![b"SPOP", &string],
+        vec![b"SPOP", &string, b"-1"],
+        vec![b"SPOP", &string, b"1"],
+        vec![b"SRANDMEMBER", &key, b"-9223372036854775808"],
+        vec![b"SRANDMEMBER", &missing, b"-9223372036854775808"],
+        vec![b"SRANDMEMBER", &key, b"9223372036854775808"],
+        vec![b"SRANDMEMBER", &key, b"x"],
+        vec![b"SRANDMEMBER", &key, b"1", b"2"],
+        vec![b"SRANDMEMBER"],
+        vec![b"SRANDMEMBER", &missing],
+        vec![b"SRANDMEMBER", &missing, b"-3"],
+        vec![b"SRANDMEMBER", &missing, b"9223372036854775807"],
+        vec![b"SRANDMEMBER", &string],
+        vec![b"SRANDMEMBER", &string, b"2"],
+    ];
+    for argv in odd {
+        let (from_redis, from_stand_in) = both(&argv);
+        let shown = String::from_utf8_lossy(&argv.join(&b' ')).replace(&keys.prefix, "");
+        assert_eq!(
+            String::from_utf8_lossy(&from_redis),
+            String::from_utf8_lossy(&from_stand_in),
+            "{shown}"
+        );
+    }
+    both(&[b"DEL", &key, &string]);
+}
+
 /// Redisson's fair lock, whose queue is a list and whose waiters' timeouts are a sorted set:
 /// a holder, two waiters queued in order, a re-entry, unlocks that hand the lock to the head
 /// of the queue, a waiter that may not jump the queue, stale waiters removed, and the script

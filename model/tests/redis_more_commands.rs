@@ -255,8 +255,8 @@ fn echo_publish_wait() {
 fn unsupported_commands_get_redis_unknown_command_error() {
     let mut redis = Redis::new();
     assert_eq!(
-        run(&mut redis, &["SPOP", "l", "a", "b"], NOW),
-        err("ERR unknown command 'SPOP', with args beginning with: 'l' 'a' 'b' ")
+        run(&mut redis, &["ZRANDMEMBER", "l", "a", "b"], NOW),
+        err("ERR unknown command 'ZRANDMEMBER', with args beginning with: 'l' 'a' 'b' ")
     );
 }
 
@@ -453,4 +453,61 @@ fn collection_writes_touch_watched_keys_as_redis_does() {
             "{setup:?} then {write:?}: EXEC gave {exec:?}"
         );
     }
+}
+
+/// `SPOP` and `SRANDMEMBER` draw as a function of the set: two servers with the same set
+/// draw the same members (a run stays a function of its seed), a script may call them, and a
+/// negative count past the limit is refused instead of building that many replies.
+#[test]
+fn random_set_draws_are_a_function_of_the_set_and_bounded() {
+    let members = ["SADD", "s", "a", "b", "c", "d", "e"];
+    let mut one = Redis::new();
+    let mut two = Redis::new();
+    run(&mut one, &members, NOW);
+    run(&mut two, &members, NOW);
+    for argv in [
+        &["SRANDMEMBER", "s", "-20"][..],
+        &["SRANDMEMBER", "s", "3"],
+        &["SPOP", "s"],
+        &["SPOP", "s", "2"],
+    ] {
+        assert_eq!(
+            run(&mut one, argv, NOW),
+            run(&mut two, argv, NOW),
+            "{argv:?}"
+        );
+    }
+    assert_eq!(run(&mut one, &["SCARD", "s"], NOW), Reply::Integer(2));
+    // Different draws of one call are not all the same member.
+    run(
+        &mut one,
+        &["SADD", "t", "a", "b", "c", "d", "e", "f", "g", "h"],
+        NOW,
+    );
+    let Reply::Array(drawn) = run(&mut one, &["SRANDMEMBER", "t", "-64"], NOW) else {
+        panic!("an array");
+    };
+    let mut distinct = drawn.clone();
+    distinct.sort_by_key(|r| format!("{r:?}"));
+    distinct.dedup();
+    assert!(distinct.len() > 4, "{distinct:?}");
+    // From a script.
+    let Reply::Bulk(member) = run(
+        &mut one,
+        &["EVAL", "return redis.call('SPOP', KEYS[1])", "1", "t"],
+        NOW,
+    ) else {
+        panic!("a member");
+    };
+    assert_eq!(member.len(), 1);
+    assert_eq!(run(&mut one, &["SCARD", "t"], NOW), Reply::Integer(7));
+    // Bounded.
+    assert!(matches!(
+        run(&mut one, &["SRANDMEMBER", "t", "-1048577"], NOW),
+        Reply::Error(_)
+    ));
+    let Reply::Array(most) = run(&mut one, &["SRANDMEMBER", "t", "-1048576"], NOW) else {
+        panic!("an array");
+    };
+    assert_eq!(most.len(), 1_048_576);
 }

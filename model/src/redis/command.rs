@@ -303,7 +303,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 120] = [
+const COMMANDS: [Spec; 122] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -384,6 +384,8 @@ const COMMANDS: [Spec; 120] = [
     spec("smismember", -3, false, KeyRule::First),
     spec("smembers", 2, false, KeyRule::First),
     spec("scard", 2, false, KeyRule::First),
+    spec("spop", -2, true, KeyRule::First),
+    spec("srandmember", -2, false, KeyRule::First),
     spec("zadd", -4, true, KeyRule::First),
     spec("zincrby", 4, true, KeyRule::First),
     spec("zrem", -3, true, KeyRule::First),
@@ -428,7 +430,7 @@ const COMMANDS: [Spec; 120] = [
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 54] = [
+pub const COLLECTION_COMMANDS: [&str; 56] = [
     "lpush",
     "rpush",
     "lpushx",
@@ -448,6 +450,8 @@ pub const COLLECTION_COMMANDS: [&str; 54] = [
     "smismember",
     "smembers",
     "scard",
+    "spop",
+    "srandmember",
     "zadd",
     "zincrby",
     "zrem",

@@ -16,9 +16,11 @@
 //! (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`): they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use super::{Entry, Redis, Role, WRONGTYPE_ERROR};
+use crate::fingerprint::FingerprintHasher;
 use crate::redis::collection::{
     format_g17, parse_score, set_members_order, Collection, Score, ScoreBound, SortedSet,
 };
@@ -97,6 +99,8 @@ impl Redis {
             b"scard" => self
                 .typed(&argv[1], now_ms, None, as_set)
                 .map(|found| Reply::Integer(found.map_or(0, |set| length(set.len())))),
+            b"spop" => self.spop(argv, now_ms),
+            b"srandmember" => self.srandmember(argv, now_ms),
             b"zadd" => self.zadd(argv, false, now_ms),
             b"zincrby" => self.zadd(argv, true, now_ms),
             b"zrem" => self.zrem(argv, now_ms),
@@ -728,6 +732,98 @@ impl Redis {
         Ok(Reply::Integer(length(removed)))
     }
 
+    /// `SPOP key [count]`: members taken out at random ([`Draws`]); the key goes when the
+    /// last one does. The count is read before the key, as Redis 7.0 reads it.
+    fn spop(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        if argv.len() > 3 {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        let count = argv.get(2).map(|arg| positive_arg(arg)).transpose()?;
+        let Some(set) = self.typed(&argv[1], now_ms, None, as_set)? else {
+            return Ok(match count {
+                None => Reply::Nil,
+                Some(_) => Reply::Array(Vec::new()),
+            });
+        };
+        if count == Some(0) {
+            return Ok(Reply::Array(Vec::new()));
+        }
+        let wanted = usize::try_from(count.unwrap_or(1)).unwrap_or(usize::MAX);
+        let mut members = set_members_order(set);
+        let popped = if wanted >= members.len() {
+            members
+        } else {
+            let mut draws = Draws::of(&members);
+            (0..wanted)
+                .map(|_| {
+                    let at = draws.below(members.len());
+                    members.swap_remove(at)
+                })
+                .collect()
+        };
+        for member in &popped {
+            set.remove(member);
+        }
+        self.collection_written(&argv[1]);
+        Ok(match count {
+            None => Reply::Bulk(popped.into_iter().next().expect("a set is never empty")),
+            Some(_) => Reply::Array(popped.into_iter().map(Reply::Bulk).collect()),
+        })
+    }
+
+    /// `SRANDMEMBER key [count]`: members drawn at random ([`Draws`]); a negative count
+    /// draws that many with repeats, a positive one that many distinct (the whole set when it
+    /// has no more).
+    fn srandmember(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        if argv.len() > 3 {
+            return Err(Reply::error(SYNTAX_ERROR));
+        }
+        let count = match argv.get(2) {
+            None => None,
+            Some(arg) => match integer_arg(arg)? {
+                i64::MIN => {
+                    return Err(Reply::error(
+                        "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+                    ))
+                }
+                n => Some(n),
+            },
+        };
+        if count.is_some_and(|n| n.unsigned_abs() > SRANDMEMBER_REPEATS_LIMIT && n < 0) {
+            return Err(Reply::error(format!(
+                "ERR SRANDMEMBER with a count below -{SRANDMEMBER_REPEATS_LIMIT} is more than this stand-in answers"
+            )));
+        }
+        let Some(set) = self.typed(&argv[1], now_ms, None, as_set)? else {
+            return Ok(match count {
+                None => Reply::Nil,
+                Some(_) => Reply::Array(Vec::new()),
+            });
+        };
+        let mut members = set_members_order(set);
+        let mut draws = Draws::of(&members);
+        let Some(count) = count else {
+            let at = draws.below(members.len());
+            return Ok(Reply::Bulk(members.swap_remove(at)));
+        };
+        let wanted = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+        let drawn: Vec<Vec<u8>> = if count < 0 {
+            (0..wanted)
+                .map(|_| members[draws.below(members.len())].clone())
+                .collect()
+        } else if wanted >= members.len() {
+            members
+        } else {
+            (0..wanted)
+                .map(|_| {
+                    let at = draws.below(members.len());
+                    members.swap_remove(at)
+                })
+                .collect()
+        };
+        Ok(Reply::Array(drawn.into_iter().map(Reply::Bulk).collect()))
+    }
+
     // ----- sorted sets -------------------------------------------------------------------
 
     /// `ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member...`, and `ZINCRBY key increment
@@ -1023,6 +1119,43 @@ impl Redis {
                 .flat_map(|(score, member)| [Reply::Bulk(member), Reply::Bulk(score.text())])
                 .collect(),
         ))
+    }
+}
+
+/// The most members `SRANDMEMBER key -count` answers: a count below minus this is refused
+/// (Redis would try to answer it, with as many replies as asked).
+pub const SRANDMEMBER_REPEATS_LIMIT: u64 = 1 << 20;
+
+/// The random draws of `SPOP` and `SRANDMEMBER`. Redis draws from its random generator; the
+/// stand-in draws from a stream seeded by a fingerprint of the set's members, so that what a
+/// command answers is a function of the keyspace (a run stays a function of its seed, and a
+/// world of the checker of its state; the checker does not branch over the draws). Which
+/// members are drawn differs from Redis, as it differs between two runs of Redis.
+struct Draws {
+    state: u64,
+}
+
+impl Draws {
+    fn of(members: &[Vec<u8>]) -> Draws {
+        let mut hasher = FingerprintHasher::default();
+        for member in members {
+            hasher.write_usize(member.len());
+            hasher.write(member);
+        }
+        Draws {
+            state: hasher.finish(),
+        }
+    }
+
+    /// A number below `n` (splitmix64 steps; `n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        assert!(n > 0, "a draw from an empty set");
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z % n as u64) as usize
     }
 }
 
