@@ -455,11 +455,13 @@ fn collection_writes_touch_watched_keys_as_redis_does() {
     }
 }
 
-/// `SPOP` and `SRANDMEMBER` draw as a function of the set: two servers with the same set
-/// draw the same members (a run stays a function of its seed), a script may call them, and a
-/// negative count past the limit is refused instead of building that many replies.
+/// `SPOP` and `SRANDMEMBER` draw as a function of the set and the clock: two servers with the
+/// same set draw the same members at the same time (a run stays a function of its seed), other
+/// times draw others, a script may call them, and a negative count past the limit is refused
+/// instead of building that many replies.
 #[test]
 fn random_set_draws_are_a_function_of_the_set_and_bounded() {
+    let two_of = |redis: &Redis| redis.clone();
     let members = ["SADD", "s", "a", "b", "c", "d", "e"];
     let mut one = Redis::new();
     let mut two = Redis::new();
@@ -478,6 +480,15 @@ fn random_set_draws_are_a_function_of_the_set_and_bounded() {
         );
     }
     assert_eq!(run(&mut one, &["SCARD", "s"], NOW), Reply::Integer(2));
+    // Another millisecond, other draws (of 20 from a set of 8, some differ).
+    run(
+        &mut one,
+        &["SADD", "u", "a", "b", "c", "d", "e", "f", "g", "h"],
+        NOW,
+    );
+    let at = |redis: &mut Redis, now_ms| run(redis, &["SRANDMEMBER", "u", "-20"], now_ms);
+    assert_eq!(at(&mut one, NOW), at(&mut two_of(&one), NOW));
+    assert_ne!(at(&mut one, NOW), at(&mut one, NOW + 1));
     // Different draws of one call are not all the same member.
     run(
         &mut one,

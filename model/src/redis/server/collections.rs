@@ -753,7 +753,7 @@ impl Redis {
         let popped = if wanted >= members.len() {
             members
         } else {
-            let mut draws = Draws::of(&members);
+            let mut draws = Draws::of(&members, now_ms);
             (0..wanted)
                 .map(|_| {
                     let at = draws.below(members.len());
@@ -801,7 +801,7 @@ impl Redis {
             });
         };
         let mut members = set_members_order(set);
-        let mut draws = Draws::of(&members);
+        let mut draws = Draws::of(&members, now_ms);
         let Some(count) = count else {
             let at = draws.below(members.len());
             return Ok(Reply::Bulk(members.swap_remove(at)));
@@ -1127,17 +1127,19 @@ impl Redis {
 pub const SRANDMEMBER_REPEATS_LIMIT: u64 = 1 << 20;
 
 /// The random draws of `SPOP` and `SRANDMEMBER`. Redis draws from its random generator; the
-/// stand-in draws from a stream seeded by a fingerprint of the set's members, so that what a
-/// command answers is a function of the keyspace (a run stays a function of its seed, and a
-/// world of the checker of its state; the checker does not branch over the draws). Which
-/// members are drawn differs from Redis, as it differs between two runs of Redis.
+/// stand-in draws from a stream seeded by a fingerprint of the set's members and the server's
+/// clock, so that what a command answers is a function of the keyspace and the time (a
+/// simulated run stays a function of its seed, whose timing moves the draws, and a world of
+/// the checker of its state; the checker does not branch over the draws). Which members are
+/// drawn differs from Redis, as it differs between two runs of Redis.
 struct Draws {
     state: u64,
 }
 
 impl Draws {
-    fn of(members: &[Vec<u8>]) -> Draws {
+    fn of(members: &[Vec<u8>], now_ms: u64) -> Draws {
         let mut hasher = FingerprintHasher::default();
+        hasher.write_u64(now_ms);
         for member in members {
             hasher.write_usize(member.len());
             hasher.write(member);
