@@ -12,8 +12,10 @@
 //! Sets of keys: `SINTER`, `SUNION`, `SDIFF`, their `...STORE` forms and `SINTERCARD`; `LPOS`.
 //! A hash's, set's or sorted set's elements: `HSCAN`, `SSCAN`, `ZSCAN`.
 //!
-//! Not here: blocking pops, the sorted-set forms of the above (`ZUNION`, ...) and random picks
-//! (`SPOP`, `SRANDMEMBER`, `ZRANDMEMBER`): they get Redis's unknown command error.
+//! Random picks from a set: `SPOP`, `SRANDMEMBER` (see [`Draws`] for how they pick).
+//!
+//! Not here: blocking pops, the sorted-set forms of the above (`ZUNION`, ...) and
+//! `ZRANDMEMBER`: they get Redis's unknown command error.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::hash::Hasher;
