@@ -128,8 +128,10 @@ pub fn least_pauses(model: &LeaseModel, max_unique: Option<u64>, counters: &Coun
         }
         fresh
     };
-    let initial = model.init_states().swap_remove(0);
-    for mut init in model.init_states() {
+    let inits = model.init_states();
+    // What a finished caller's core goes back to ([`World::forget_finished`]).
+    let initial = inits.first().expect("a model has an initial world").clone();
+    for mut init in inits {
         if model.within_boundary(&init) {
             let pause = init.relative_pauses();
             let fresh = reach(

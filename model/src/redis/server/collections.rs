@@ -751,18 +751,9 @@ impl Redis {
             return Ok(Reply::Array(Vec::new()));
         }
         let wanted = usize::try_from(count.unwrap_or(1)).unwrap_or(usize::MAX);
-        let mut members = set_members_order(set);
-        let popped = if wanted >= members.len() {
-            members
-        } else {
-            let mut draws = Draws::of(&members, now_ms);
-            (0..wanted)
-                .map(|_| {
-                    let at = draws.below(members.len());
-                    members.swap_remove(at)
-                })
-                .collect()
-        };
+        let members = set_members_order(set);
+        let mut draws = Draws::of(&members, now_ms);
+        let popped = draws.distinct(members, wanted);
         for member in &popped {
             set.remove(member);
         }
@@ -791,7 +782,7 @@ impl Redis {
                 n => Some(n),
             },
         };
-        if count.is_some_and(|n| n.unsigned_abs() > SRANDMEMBER_REPEATS_LIMIT && n < 0) {
+        if count.is_some_and(|n| n < 0 && n.unsigned_abs() > SRANDMEMBER_REPEATS_LIMIT) {
             return Err(Reply::error(format!(
                 "ERR SRANDMEMBER with a count below -{SRANDMEMBER_REPEATS_LIMIT} is more than this stand-in answers"
             )));
@@ -813,15 +804,8 @@ impl Redis {
             (0..wanted)
                 .map(|_| members[draws.below(members.len())].clone())
                 .collect()
-        } else if wanted >= members.len() {
-            members
         } else {
-            (0..wanted)
-                .map(|_| {
-                    let at = draws.below(members.len());
-                    members.swap_remove(at)
-                })
-                .collect()
+            draws.distinct(members, wanted)
         };
         Ok(Reply::Array(drawn.into_iter().map(Reply::Bulk).collect()))
     }
@@ -1149,6 +1133,19 @@ impl Draws {
         Draws {
             state: hasher.finish(),
         }
+    }
+
+    /// `wanted` distinct members of `members` (all of them when there are no more).
+    fn distinct(&mut self, mut members: Vec<Vec<u8>>, wanted: usize) -> Vec<Vec<u8>> {
+        if wanted >= members.len() {
+            return members;
+        }
+        (0..wanted)
+            .map(|_| {
+                let at = self.below(members.len());
+                members.swap_remove(at)
+            })
+            .collect()
     }
 
     /// A number below `n` (splitmix64 steps; `n` > 0).
