@@ -1246,7 +1246,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     }
 
     fn send_general_result(&mut self, result: &SqlResult) {
-        if !result.columns.is_empty() {
+        // A query of no columns (`SELECT;`) still describes its rows: none of them.
+        if !result.columns.is_empty() || result.tag.starts_with("SELECT") {
             let formats = vec![Format::Text; result.columns.len()];
             let columns: Vec<(String, u32)> = result
                 .columns

@@ -151,6 +151,28 @@ enum SubqueryKind {
     Exists,
     /// `left IN (SELECT one column)`: `left = v` for some row's `v`, with SQL's NULLs.
     In(Box<Expr>, SqlType),
+    /// A relation the statement reads like a table: a subquery in `FROM` or a `WITH` query.
+    /// Its rows are made once, before the statement, into a table of the statement's own
+    /// named `def.name` (see [`derived_table_name`]), gone when the statement is over. `used`:
+    /// some `FROM` reads it (a `WITH` query nothing reads is not run, as in PostgreSQL, nor
+    /// are the subqueries inside it, from `first` on).
+    Relation {
+        def: Arc<TableDef>,
+        used: bool,
+        first: usize,
+    },
+}
+
+/// The name of the table that holds the rows of a statement's `index`th subquery, a
+/// [`SubqueryKind::Relation`]: it starts with a zero byte, which no name a client sends can
+/// hold, so it never meets a table of the catalogue.
+fn derived_table_name(index: usize) -> String {
+    format!("\0relation {index}")
+}
+
+/// Whether `table` names a statement's own relation ([`derived_table_name`]).
+pub(super) fn is_derived_table(table: &str) -> bool {
+    table.starts_with('\0')
 }
 
 /// How a joined table's rows meet the rows before it.
@@ -227,7 +249,12 @@ enum Conflict {
 #[derive(Clone)]
 struct InsertPlan {
     table: String,
+    /// Each row's values, one expression per column of the table. With `source`, one row
+    /// whose expressions read a row of the source.
     rows: Vec<Vec<Expr>>,
+    /// `INSERT ... SELECT`: the table of the statement's own that holds the query's rows
+    /// (a [`SubqueryKind::Relation`]); a row is inserted for each of them.
+    source: Option<String>,
     conflict: Conflict,
     returning: Vec<(String, Expr)>,
 }
@@ -471,6 +498,8 @@ fn subquery_result(
             }
         },
         SubqueryKind::Exists => Expr::Const(Value::Bool(!rows.is_empty()), SqlType::Bool),
+        // Read as a table, never as a value.
+        SubqueryKind::Relation { .. } => Expr::Const(Value::Null, SqlType::Unknown),
         SubqueryKind::In(left, ty) => {
             let mut left = (**left).clone();
             left.replace_subqueries(results);
@@ -490,6 +519,21 @@ fn subquery_result(
     })
 }
 
+/// Which of a statement's subqueries do not run: a `WITH` query nothing reads, and the
+/// subqueries inside it (PostgreSQL drops it before planning).
+fn skipped_subqueries(subqueries: &[Subquery]) -> Vec<bool> {
+    let mut skipped = vec![false; subqueries.len()];
+    for (index, subquery) in subqueries.iter().enumerate() {
+        if let SubqueryKind::Relation {
+            used: false, first, ..
+        } = subquery.kind
+        {
+            skipped[first..=index].fill(true);
+        }
+    }
+    skipped
+}
+
 /// Folds the plan's constants as PostgreSQL's planner does ([`Expr::fold`]), in the order it
 /// works through a query: the target list (a `SELECT`'s items, `ORDER BY` and `GROUP BY`; an
 /// `UPDATE`'s assignments; an `INSERT`'s single row), `RETURNING`, `WHERE`, `HAVING`,
@@ -500,7 +544,10 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
         list.iter().map(|(_, e)| e)
     }
     if let Plan::WithSubqueries(subqueries, inner) = plan {
-        for subquery in subqueries {
+        for (subquery, skip) in subqueries.iter().zip(skipped_subqueries(subqueries)) {
+            if skip {
+                continue;
+            }
             fold_constants(&subquery.plan)?;
             if let SubqueryKind::In(left, _) = &subquery.kind {
                 left.fold()?;
@@ -1188,10 +1235,14 @@ impl Scope<'_> {
                 else {
                     return Ok(None);
                 };
-                match def.column(name) {
-                    Some(i) => vec![Expr::Column(offset + i, def.columns[i].ty)],
-                    None => return Err(missing_column(&format!("{q}.{name}"), None).at(position)),
+                let found: Vec<Expr> = (def.columns.iter().enumerate())
+                    .filter(|(_, c)| c.name == name)
+                    .map(|(i, c)| Expr::Column(offset + i, c.ty))
+                    .collect();
+                if found.is_empty() {
+                    return Err(missing_column(&format!("{q}.{name}"), None).at(position));
                 }
+                found
             }
             None => outer
                 .items
@@ -1238,10 +1289,11 @@ impl Scope<'_> {
         }
         let (found, shown): (Vec<Expr>, String) = match qualifier {
             Some(q) => match self.source(q, position) {
+                // A subquery in `FROM` may have two columns of one name: ambiguous.
                 Ok((def, _, offset)) => (
-                    def.column(name)
-                        .map(|i| Expr::Column(offset + i, def.columns[i].ty))
-                        .into_iter()
+                    (def.columns.iter().enumerate())
+                        .filter(|(_, c)| c.name == name)
+                        .map(|(i, c)| Expr::Column(offset + i, c.ty))
                         .collect(),
                     format!("{q}.{name}"),
                 ),
@@ -1349,6 +1401,15 @@ struct Analyzer<'a> {
     correlated: Vec<Subquery>,
     /// The scope the next query read is a subquery of.
     outer: Option<Rc<OuterScope>>,
+    /// The `WITH` queries in reach, the innermost last: each name and the index of its
+    /// [`SubqueryKind::Relation`] in `subqueries`.
+    ctes: Vec<(String, usize)>,
+    /// The query (its address) whose select list keeps its untyped literals and parameters
+    /// untyped: the source of an `INSERT ... SELECT` ([`Analyzer::insert_source`]).
+    untyped_items_of: Option<usize>,
+    /// The names of `WITH` queries being read that are not in reach yet: the one being read
+    /// and those after it in its list (for 42P01's DETAIL).
+    ahead: Vec<String>,
 }
 
 impl Analyzer<'_> {
@@ -1365,6 +1426,20 @@ impl Analyzer<'_> {
             .get(table.as_str())
             .map(|t| t.def.clone())
             .ok_or_else(|| missing_relation(&table).at(self.statement.position_of(name)))
+    }
+
+    /// The definition of the table named `name` in a plan: one of the catalogue, or one of
+    /// the statement's own relations.
+    fn def_named(&self, name: &str) -> Option<Arc<TableDef>> {
+        if let Some(table) = self.tables.get(name) {
+            return Some(table.def.clone());
+        }
+        self.subqueries
+            .iter()
+            .find_map(|subquery| match &subquery.kind {
+                SubqueryKind::Relation { def, .. } if def.name == name => Some(def.clone()),
+                _ => None,
+            })
     }
 
     fn param_type(&mut self, index: usize, wanted: SqlType) -> SqlType {
@@ -2516,7 +2591,25 @@ impl Analyzer<'_> {
         self.convert(expr, column.ty, position)
     }
 
+    /// A select list, its untyped literals and parameters read as text (PostgreSQL's
+    /// `resolveTargetListUnknowns`).
     fn select_items(
+        &mut self,
+        scope: &Scope<'_>,
+        items: &[SelectItem],
+    ) -> Result<Vec<(String, Expr)>, PgError> {
+        let mut out = self.select_items_untyped(scope, items)?;
+        for (_, expr) in &mut out {
+            if expr.ty() == SqlType::Unknown {
+                *expr = self.convert(expr.clone(), SqlType::Text, None)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A select list with its untyped literals and parameters left so: an `INSERT ... SELECT`
+    /// reads them as its columns' types.
+    fn select_items_untyped(
         &mut self,
         scope: &Scope<'_>,
         items: &[SelectItem],
@@ -2552,20 +2645,10 @@ impl Analyzer<'_> {
                 }
                 SelectItem::UnnamedExpr(node) => {
                     let expr = self.expr(scope, node, SqlType::Unknown)?;
-                    let expr = if expr.ty() == SqlType::Unknown {
-                        self.convert(expr, SqlType::Text, None)?
-                    } else {
-                        expr
-                    };
                     out.push((column_name(node), expr));
                 }
                 SelectItem::ExprWithAlias { expr: node, alias } => {
                     let expr = self.expr(scope, node, SqlType::Unknown)?;
-                    let expr = if expr.ty() == SqlType::Unknown {
-                        self.convert(expr, SqlType::Text, None)?
-                    } else {
-                        expr
-                    };
                     out.push((ident_name(alias), expr));
                 }
                 other => return Err(unsupported(&other.to_string())),
@@ -2764,6 +2847,9 @@ impl Postgres {
             subqueries: Vec::new(),
             correlated: Vec::new(),
             outer: None,
+            ctes: Vec::new(),
+            ahead: Vec::new(),
+            untyped_items_of: None,
         };
         let mut plan = analyzer.statement()?;
         if !analyzer.subqueries.is_empty() {
@@ -2985,13 +3071,47 @@ impl Postgres {
         &mut self,
         session: SessionId,
         subqueries: &[Subquery],
-        mut plan: Plan,
+        plan: Plan,
         params: &[Value],
         resuming: bool,
         waited_row: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
+        let mut derived: Vec<Arc<str>> = Vec::new();
+        let outcome = self.run_with_subqueries(
+            session,
+            subqueries,
+            plan,
+            params,
+            (resuming, waited_row),
+            &mut derived,
+        );
+        // The statement's own relations are gone once it is over, however it ended.
+        if !derived.is_empty() {
+            let tables = self.tables_mut();
+            for name in &derived {
+                tables.remove(name);
+            }
+        }
+        outcome
+    }
+
+    /// [`Postgres::with_subqueries`]: each relation's rows put in a table of the statement's
+    /// own, named in `derived` as it is made.
+    fn run_with_subqueries(
+        &mut self,
+        session: SessionId,
+        subqueries: &[Subquery],
+        mut plan: Plan,
+        params: &[Value],
+        (resuming, waited_row): (bool, Option<(String, Value)>),
+        derived: &mut Vec<Arc<str>>,
+    ) -> Result<Outcome, PgError> {
         let mut results: Vec<Expr> = Vec::with_capacity(subqueries.len());
-        for subquery in subqueries {
+        for (subquery, skip) in subqueries.iter().zip(skipped_subqueries(subqueries)) {
+            if skip {
+                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                continue;
+            }
             let mut select = (*subquery.plan).clone();
             replace_subqueries_in(&mut select, &results);
             let Plan::Select(select) = select else {
@@ -3001,6 +3121,32 @@ impl Postgres {
                 Outcome::Done(result) => result.rows,
                 waiting => return Ok(waiting),
             };
+            if let SubqueryKind::Relation { def, .. } = &subquery.kind {
+                let name: Arc<str> = def.name.as_str().into();
+                let rows = (0i64..)
+                    .zip(rows)
+                    .map(|(number, tuple)| {
+                        let row = Row {
+                            committed: Some(tuple),
+                            lock: None,
+                            shared: Vec::new(),
+                            waiters: Vec::new(),
+                        };
+                        (Value::Int(number), row)
+                    })
+                    .collect();
+                let table = Table {
+                    def: def.clone(),
+                    rows,
+                    next_seq: 1,
+                    sequences: BTreeMap::new(),
+                    canonical: false,
+                };
+                self.tables_mut().insert(name.clone(), table);
+                derived.push(name);
+                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                continue;
+            }
             results.push(subquery_result(&subquery.kind, rows, &results)?);
         }
         replace_subqueries_in(&mut plan, &results);
@@ -3077,6 +3223,7 @@ impl Postgres {
             .sessions
             .get(&session)
             .and_then(|s| s.snapshot.as_ref())
+            .filter(|_| !is_derived_table(table))
         {
             Some(snapshot) => snapshot.get(table)?.get(key).cloned(),
             None => row?.committed.clone(),
@@ -3823,7 +3970,23 @@ impl Postgres {
         let mut count = 0u64;
         let mut touched: Vec<Value> = Vec::new();
         let calls = plan.rows.iter().flatten().any(Expr::has_sequence_call);
-        for exprs in &plan.rows {
+        // Each row to insert: its expressions and the source row they read (none for VALUES).
+        let source_rows: Vec<Vec<Value>> = match &plan.source {
+            Some(name) => self.tables[name.as_str()]
+                .rows
+                .values()
+                .filter_map(|row| row.committed.clone())
+                .collect(),
+            None => Vec::new(),
+        };
+        let inputs: Vec<(&Vec<Expr>, &[Value])> = match &plan.source {
+            Some(_) => source_rows
+                .iter()
+                .map(|row| (&plan.rows[0], &row[..]))
+                .collect(),
+            None => plan.rows.iter().map(|exprs| (exprs, &[][..])).collect(),
+        };
+        for (exprs, source_row) in inputs {
             let mut tuple = Vec::with_capacity(exprs.len());
             for (expr, column) in exprs.iter().zip(&def.columns) {
                 let value = match expr {
@@ -3840,12 +4003,12 @@ impl Postgres {
                     }
                     other => {
                         let resolved = if calls {
-                            self.resolve_sequence_calls(session, other, &[], params)?
+                            self.resolve_sequence_calls(session, other, source_row, params)?
                         } else {
                             None
                         };
                         resolved.as_ref().unwrap_or(other).eval(&EvalContext {
-                            row: &[],
+                            row: source_row,
                             excluded: None,
                             params,
                         })?
@@ -5102,7 +5265,42 @@ impl Analyzer<'_> {
             }
             S::Set(set) => Plan::Set(settings::plan_set(set, &statement.text)?, "SET"),
             S::Reset(reset) => Plan::Set(settings::plan_reset(reset, &statement.text)?, "RESET"),
-            S::Query(query) => Plan::Select(Box::new(self.query(query)?)),
+            S::Query(query) => match query.body.as_ref() {
+                SetExpr::Insert(change) | SetExpr::Update(change) | SetExpr::Delete(change) => {
+                    // `WITH ... INSERT/UPDATE/DELETE`.
+                    let Some(with) = query.with.as_ref().filter(|_| {
+                        query.order_by.is_none()
+                            && query.limit_clause.is_none()
+                            && query.fetch.is_none()
+                            && query.locks.is_empty()
+                    }) else {
+                        return Err(unsupported(&statement.text));
+                    };
+                    let before = self.enter_with(with, None)?;
+                    let plan = self.change(change);
+                    self.ctes.truncate(before);
+                    plan?
+                }
+                _ => Plan::Select(Box::new(self.query(query)?)),
+            },
+            S::Insert(_) | S::Update(_) | S::Delete(_) => self.change(&statement.ast)?,
+            _ => {
+                return Err(unsupported(
+                    &statement
+                        .text
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ))
+            }
+        })
+    }
+
+    /// An `INSERT`, `UPDATE` or `DELETE` (with the `WITH` queries in reach, if any).
+    fn change(&mut self, node: &ast::Statement) -> Result<Plan, PgError> {
+        use ast::Statement as S;
+        let statement = self.statement;
+        Ok(match node {
             S::Insert(insert) => {
                 let plan = self.insert(insert)?;
                 if !self.correlated.is_empty() {
@@ -5128,7 +5326,7 @@ impl Analyzer<'_> {
                     }
                 };
                 let (def, alias) = self.table_of_from(&update.table.relation)?;
-                let entries = self.entries_of_from(from)?;
+                let entries = self.entries_of_from(from, None)?;
                 unique_names(
                     std::iter::once((&*def, alias.as_deref()))
                         .chain(entries.iter().map(|e| (&*e.def, e.alias.as_deref()))),
@@ -5181,7 +5379,8 @@ impl Analyzer<'_> {
                     return Err(unsupported(&statement.text));
                 }
                 let (def, alias) = self.table_of_from(&only.relation)?;
-                let entries = self.entries_of_from(delete.using.as_deref().unwrap_or_default())?;
+                let entries =
+                    self.entries_of_from(delete.using.as_deref().unwrap_or_default(), None)?;
                 unique_names(
                     std::iter::once((&*def, alias.as_deref()))
                         .chain(entries.iter().map(|e| (&*e.def, e.alias.as_deref()))),
@@ -5213,15 +5412,7 @@ impl Analyzer<'_> {
                     correlated,
                 })
             }
-            _ => {
-                return Err(unsupported(
-                    &statement
-                        .text
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ))
-            }
+            _ => return Err(unsupported(&statement.text)),
         })
     }
 
@@ -5435,6 +5626,200 @@ impl Analyzer<'_> {
         }
     }
 
+    /// A table of a `FROM` list: a `WITH` query in reach (named alone), a table of the
+    /// catalogue, or a subquery with its alias. `outer`: the statement the query of this
+    /// `FROM` is a subquery of.
+    fn item_of_from(
+        &mut self,
+        factor: &TableFactor,
+        outer: Option<&Rc<OuterScope>>,
+    ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                with_hints,
+                version: None,
+                partitions,
+                ..
+            } if with_hints.is_empty()
+                && partitions.is_empty()
+                && alias.as_ref().is_none_or(|a| a.columns.is_empty()) =>
+            {
+                let named = match name.0.as_slice() {
+                    [ast::ObjectNamePart::Identifier(ident)] => ident_name(ident),
+                    _ => return self.table_of_from(factor),
+                };
+                let Some(&(_, index)) = self.ctes.iter().rev().find(|(cte, _)| *cte == named)
+                else {
+                    let ahead = self.ahead.contains(&named);
+                    return self.table_of_from(factor).map_err(|error| {
+                        if ahead && error.code == sqlstate::UNDEFINED_TABLE {
+                            error
+                                .with_detail(format!("There is a WITH item named \"{named}\", but it cannot be referenced from this part of the query."))
+                                .with_hint("Use WITH RECURSIVE, or re-order the WITH items to remove forward references.")
+                        } else {
+                            error
+                        }
+                    });
+                };
+                let SubqueryKind::Relation { def, used, .. } = &mut self.subqueries[index].kind
+                else {
+                    unreachable!("a WITH query is a relation")
+                };
+                *used = true;
+                let shown = alias.as_ref().map_or(named, |a| ident_name(&a.name));
+                Ok((def.clone(), Some(shown)))
+            }
+            TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                sample: None,
+            } => {
+                let Some(alias) = alias else {
+                    let at = self.statement.position_of(subquery.as_ref());
+                    return Err(PgError::error(
+                        sqlstate::SYNTAX_ERROR,
+                        "subquery in FROM must have an alias",
+                    )
+                    .with_hint("For example, FROM (SELECT ...) [AS] foo.")
+                    .at(at.and_then(|at| self.statement.opening_parenthesis_before(at))));
+                };
+                let shown = ident_name(&alias.name);
+                let index = self.relation(subquery, &alias.columns, outer, true, |available| {
+                    PgError::error(
+                        "42P10",
+                        format!(
+                            "table \"{shown}\" has {available} columns available but {} columns specified",
+                            alias.columns.len()
+                        ),
+                    )
+                })?;
+                let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
+                    unreachable!("pushed as a relation")
+                };
+                Ok((def.clone(), Some(ident_name(&alias.name))))
+            }
+            other => self.table_of_from(other),
+        }
+    }
+
+    /// Reads `query` as a relation of the statement (a subquery in `FROM`, a `WITH` query):
+    /// its plan becomes a [`SubqueryKind::Relation`], run before the statement, with the
+    /// query's columns, the first renamed by `aliases`. `too_many`: the error when there are
+    /// more aliases than columns (given how many there are). Its index in `subqueries`.
+    fn relation(
+        &mut self,
+        query: &ast::Query,
+        aliases: &[ast::TableAliasColumnDef],
+        outer: Option<&Rc<OuterScope>>,
+        used: bool,
+        too_many: impl FnOnce(usize) -> PgError,
+    ) -> Result<usize, PgError> {
+        let first = self.subqueries.len();
+        let aggregate_at = self.aggregate_at.take();
+        self.outer = outer.cloned();
+        let planned = self.query(query);
+        self.outer = None;
+        self.aggregate_at = aggregate_at;
+        let plan = planned?;
+        if reads_outer(&plan) {
+            return Err(unsupported(&format!(
+                "a subquery in FROM or WITH that reads the columns of the statement around it: ({query})"
+            )));
+        }
+        if aliases.len() > plan.items.len() {
+            return Err(too_many(plan.items.len()));
+        }
+        let mut columns: Vec<ColumnDef> = Vec::with_capacity(plan.items.len());
+        for (at, (name, expr)) in plan.items.iter().enumerate() {
+            let name = match aliases.get(at) {
+                Some(alias) if alias.data_type.is_some() => {
+                    return Err(unsupported(&format!(
+                        "a column type in an alias list ({alias})"
+                    )))
+                }
+                Some(alias) => ident_name(&alias.name),
+                None => name.clone(),
+            };
+            let ty = match expr.ty() {
+                SqlType::Unknown => SqlType::Text,
+                ty => ty,
+            };
+            columns.push(ColumnDef {
+                name,
+                ty,
+                not_null: false,
+                default: None,
+            });
+        }
+        let index = self.subqueries.len();
+        let def = Arc::new(TableDef {
+            name: derived_table_name(index),
+            columns,
+            primary_key: None,
+            checks: Vec::new(),
+        });
+        self.subqueries.push(Subquery {
+            kind: SubqueryKind::Relation { def, used, first },
+            plan: Box::new(Plan::Select(Box::new(plan))),
+        });
+        Ok(index)
+    }
+
+    /// Reads a `WITH` clause: each query in order, each in reach of those after it, and all
+    /// of them in reach of the statement's `FROM` lists until `ctes` is cut back to the
+    /// length returned. `outer` as [`Analyzer::item_of_from`].
+    fn enter_with(
+        &mut self,
+        with: &ast::With,
+        outer: Option<&Rc<OuterScope>>,
+    ) -> Result<usize, PgError> {
+        let before = self.ctes.len();
+        if with.recursive {
+            return Err(unsupported("WITH RECURSIVE"));
+        }
+        let ahead_before = self.ahead.len();
+        for (at, cte) in with.cte_tables.iter().enumerate() {
+            let name = ident_name(&cte.alias.name);
+            self.ahead.truncate(ahead_before);
+            self.ahead.extend(
+                with.cte_tables[at..]
+                    .iter()
+                    .map(|c| ident_name(&c.alias.name)),
+            );
+            let position = self.statement.position(cte.alias.name.span.start);
+            if with.cte_tables[..at]
+                .iter()
+                .any(|before| ident_name(&before.alias.name) == name)
+            {
+                return Err(PgError::error(
+                    sqlstate::DUPLICATE_ALIAS,
+                    format!("WITH query name \"{name}\" specified more than once"),
+                )
+                .at(position));
+            }
+            if cte.from.is_some() {
+                return Err(unsupported(&cte.to_string()));
+            }
+            let index = self.relation(&cte.query, &cte.alias.columns, outer, false, |available| {
+                PgError::error(
+                    "42P10",
+                    format!(
+                        "WITH query \"{name}\" has {available} columns available but {} columns specified",
+                        cte.alias.columns.len()
+                    ),
+                )
+                .at(position)
+            })?;
+            self.ctes.push((name, index));
+        }
+        self.ahead.truncate(ahead_before);
+        Ok(before)
+    }
+
     /// `JOIN ... USING (c, ...)` or `NATURAL JOIN` (every column name the tables before and
     /// the joined one share, in the order of the ones before): the merged columns (the left
     /// one for an inner or left join, the right one for a right join, `coalesce` of both for
@@ -5502,6 +5887,12 @@ impl Analyzer<'_> {
                     ),
                 ));
             };
+            if right.columns[index + 1..].iter().any(|c| c.name == name) {
+                return Err(PgError::error(
+                    sqlstate::AMBIGUOUS_COLUMN,
+                    format!("common column name \"{name}\" appears more than once in right table"),
+                ));
+            }
             let r = Expr::Column(right_offset + index, right.columns[index].ty);
             let equal = self.binary(BinOp::Eq, l.clone(), r.clone(), None)?;
             on = Some(match on {
@@ -5522,12 +5913,13 @@ impl Analyzer<'_> {
     /// The tables of a `FROM` list in order, each with how it joins the tables before it (a
     /// subquery, a function or a parenthesised join there is 0A000).
     fn entries_of_from<'q>(
-        &self,
+        &mut self,
         from: &'q [ast::TableWithJoins],
+        outer: Option<&Rc<OuterScope>>,
     ) -> Result<Vec<FromEntry<'q>>, PgError> {
         let mut entries = Vec::new();
         for item in from {
-            let (def, alias) = self.table_of_from(&item.relation)?;
+            let (def, alias) = self.item_of_from(&item.relation, outer)?;
             entries.push(FromEntry {
                 def,
                 alias,
@@ -5548,7 +5940,7 @@ impl Analyzer<'_> {
                 if matches!(constraint, ast::JoinConstraint::UsingAlias(..)) || join.global {
                     return Err(unsupported(&join.to_string()));
                 }
-                let (def, alias) = self.table_of_from(&join.relation)?;
+                let (def, alias) = self.item_of_from(&join.relation, outer)?;
                 entries.push(FromEntry {
                     def,
                     alias,
@@ -5633,8 +6025,8 @@ impl Analyzer<'_> {
             let width = plan
                 .table
                 .as_deref()
-                .and_then(|t| self.tables.get(t))
-                .map_or(0, |t| width_of(&t.def, &plan.joins));
+                .and_then(|t| self.def_named(t))
+                .map_or(0, |def| width_of(&def, &plan.joins));
             if correlated_in(&plan.joins, width, &correlated) {
                 return Err(unsupported("a correlated subquery in a join condition"));
             }
@@ -5658,8 +6050,23 @@ impl Analyzer<'_> {
         query: &ast::Query,
         outer: Option<Rc<OuterScope>>,
     ) -> Result<SelectPlan, PgError> {
+        let before = match &query.with {
+            Some(with) => self.enter_with(with, outer.as_ref())?,
+            None => self.ctes.len(),
+        };
+        let planned = self.query_body(query, outer);
+        self.ctes.truncate(before);
+        planned
+    }
+
+    /// [`Analyzer::query_in`] with its `WITH` queries in reach.
+    fn query_body(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<Rc<OuterScope>>,
+    ) -> Result<SelectPlan, PgError> {
         let statement = self.statement;
-        if query.with.is_some() || query.fetch.is_some() {
+        if query.fetch.is_some() {
             return Err(unsupported(&statement.text));
         }
         let SetExpr::Select(select) = query.body.as_ref() else {
@@ -5689,7 +6096,7 @@ impl Analyzer<'_> {
         }
         // FROM: every table, then each join's condition in order, before the select list
         // (PostgreSQL's transformFromClause).
-        let entries = self.entries_of_from(&select.from)?;
+        let entries = self.entries_of_from(&select.from, outer.as_ref())?;
         unique_names(entries.iter().map(|e| (&*e.def, e.alias.as_deref())))?;
         let def = entries.first().map(|e| e.def.clone());
         let mut scope = Scope {
@@ -5703,7 +6110,12 @@ impl Analyzer<'_> {
         };
         let width = def.as_ref().map_or(0, |d| d.columns.len());
         let joins = self.join_entries(&mut scope, entries.get(1..).unwrap_or_default(), width)?;
-        let items = self.select_items(&scope, &select.projection)?;
+        let items = if self.untyped_items_of == Some(std::ptr::from_ref(query) as usize) {
+            self.untyped_items_of = None;
+            self.select_items_untyped(&scope, &select.projection)?
+        } else {
+            self.select_items(&scope, &select.projection)?
+        };
         let filter = self.filter(&scope, select.selection.as_ref())?;
         let group_by = self.group_by(&scope, &select.group_by, &items)?;
         let having = match &select.having {
@@ -5832,6 +6244,15 @@ impl Analyzer<'_> {
                     .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full));
                 filled_right || filled_left
             };
+            if lock_tables
+                .iter()
+                .any(|&source| is_derived_table(&sources[source].0.name))
+            {
+                return Err(unsupported(&format!(
+                    "{} of a subquery in FROM or a WITH query (lock its rows inside it)",
+                    mode.name()
+                )));
+            }
             if lock_tables.iter().any(|&source| nullable(source)) {
                 return Err(PgError::error(
                     sqlstate::FEATURE_NOT_SUPPORTED,
@@ -6002,12 +6423,23 @@ impl Analyzer<'_> {
             }
         }
         let overriding = insert.overriding;
+        let ctes_before = self.ctes.len();
         // `DEFAULT VALUES` (no source) is one row of every column's default.
-        let value_rows: Vec<&[ast::Expr]> = match &insert.source {
-            None if insert.columns.is_empty() => vec![&[]],
+        let (value_rows, source): (Vec<&[ast::Expr]>, _) = match &insert.source {
+            None if insert.columns.is_empty() => (vec![&[]], None),
             None => return Err(unsupported(&statement.text)),
             Some(source) => match source.body.as_ref() {
-                SetExpr::Values(values) => values.rows.iter().map(|row| &row[..]).collect(),
+                SetExpr::Values(values) => {
+                    // `INSERT INTO t WITH q AS (...) VALUES (...)`: q in reach of the values.
+                    if let Some(with) = &source.with {
+                        self.enter_with(with, None)?;
+                    }
+                    (values.rows.iter().map(|row| &row[..]).collect(), None)
+                }
+                SetExpr::Select(_) => {
+                    let row = self.insert_source(insert, source, &def, &targets)?;
+                    (Vec::new(), Some(row))
+                }
                 _ => return Err(unsupported(&statement.text)),
             },
         };
@@ -6021,6 +6453,13 @@ impl Analyzer<'_> {
             statement,
         };
         let mut rows = Vec::new();
+        let source = match source {
+            Some((row, name)) => {
+                rows.push(row);
+                Some(name)
+            }
+            None => None,
+        };
         for row in value_rows {
             if row.len() > targets.len() {
                 return Err(PgError::error(
@@ -6076,6 +6515,8 @@ impl Analyzer<'_> {
             }
             rows.push(exprs);
         }
+        // The source's `WITH` queries are out of reach of `ON CONFLICT` and `RETURNING`.
+        self.ctes.truncate(ctes_before);
         let conflict = match &insert.on {
             None => Conflict::Error,
             Some(OnInsert::OnConflict(on)) => match &on.action {
@@ -6112,9 +6553,129 @@ impl Analyzer<'_> {
         Ok(InsertPlan {
             table: def.name.clone(),
             rows,
+            source,
             conflict,
             returning,
         })
+    }
+
+    /// `INSERT ... SELECT`: the query read as a relation of the statement, run before it
+    /// ([`Analyzer::relation`]), and the one row of expressions that makes a row of the table
+    /// from a row of the query's: each target column from its item, as an assignment (an
+    /// untyped literal read as the column's type, as PostgreSQL reads it), the others their
+    /// defaults. Returns that row and the relation's table name.
+    fn insert_source(
+        &mut self,
+        insert: &ast::Insert,
+        source: &ast::Query,
+        def: &TableDef,
+        targets: &[usize],
+    ) -> Result<(Vec<Expr>, String), PgError> {
+        let statement = self.statement;
+        self.untyped_items_of = Some(std::ptr::from_ref(source) as usize);
+        let relation = self.relation(source, &[], None, true, |_| unreachable!("no aliases"));
+        self.untyped_items_of = None;
+        let index = relation?;
+        let projection = match source.body.as_ref() {
+            SetExpr::Select(select) => &select.projection[..],
+            _ => &[],
+        };
+        let item_position = |at: usize| match projection.get(at) {
+            Some(SelectItem::UnnamedExpr(node) | SelectItem::ExprWithAlias { expr: node, .. }) => {
+                statement.position_of(node)
+            }
+            _ => None,
+        };
+        let Plan::Select(select) = self.subqueries[index].plan.as_ref() else {
+            unreachable!("a relation is a SELECT")
+        };
+        let mut items: Vec<Expr> = select.items.iter().map(|(_, e)| e.clone()).collect();
+        if items.len() > targets.len() {
+            return Err(PgError::error(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more expressions than target columns",
+            )
+            .at(item_position(targets.len())));
+        }
+        if items.len() < targets.len() && !insert.columns.is_empty() {
+            return Err(PgError::error(
+                sqlstate::SYNTAX_ERROR,
+                "INSERT has more target columns than expressions",
+            )
+            .at(statement.position_of(&insert.columns[items.len()])));
+        }
+        let mut row: Vec<Expr> = def
+            .columns
+            .iter()
+            .map(|c| c.default.clone().unwrap_or(Expr::Const(Value::Null, c.ty)))
+            .collect();
+        for (at, (item, &target)) in items.iter_mut().zip(targets).enumerate() {
+            let column = &def.columns[target];
+            let position = item_position(at);
+            // An untyped literal of the query becomes the column's type where it stands.
+            if item.ty() == SqlType::Unknown {
+                *item = self.convert(item.clone(), column.ty, position)?;
+            }
+            let ty = item.ty();
+            let compatible = ty == column.ty
+                || (ty.is_number() && column.ty.is_number())
+                || column.ty == SqlType::Text;
+            if !compatible {
+                return Err(PgError::error(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "column \"{}\" is of type {} but expression is of type {}",
+                        column.name,
+                        column.ty.name(),
+                        ty.name()
+                    ),
+                )
+                .with_hint("You will need to rewrite or cast the expression.")
+                .at(position));
+            }
+            let identity = match column.default {
+                Some(Expr::Sequence { kind, .. }) => Some(kind),
+                _ => None,
+            };
+            match (identity, insert.overriding) {
+                (
+                    Some(SequenceKind::Always | SequenceKind::ByDefault),
+                    Some(InsertOverriding::User),
+                ) => continue,
+                (Some(SequenceKind::Always), Some(InsertOverriding::System)) => {}
+                (Some(SequenceKind::Always), None) => {
+                    return Err(generated_always(
+                        &column.name,
+                        format!(
+                            "cannot insert a non-DEFAULT value into column \"{}\"",
+                            column.name
+                        ),
+                    )
+                    .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
+                }
+                _ => {}
+            }
+            row[target] = self.convert(Expr::Column(at, ty), column.ty, None)?;
+        }
+        // The relation's items and columns take the types the literals took.
+        let subquery = &mut self.subqueries[index];
+        let SubqueryKind::Relation { def: relation, .. } = &mut subquery.kind else {
+            unreachable!("pushed as a relation")
+        };
+        let relation = Arc::make_mut(relation);
+        let Plan::Select(select) = subquery.plan.as_mut() else {
+            unreachable!("a relation is a SELECT")
+        };
+        for ((column, (_, expr)), item) in relation
+            .columns
+            .iter_mut()
+            .zip(select.items.iter_mut())
+            .zip(items)
+        {
+            column.ty = item.ty();
+            *expr = item;
+        }
+        Ok((row, relation.name.clone()))
     }
 
     fn create_table(&mut self, create: &ast::CreateTable) -> Result<Plan, PgError> {

@@ -95,6 +95,16 @@ impl GeneralStatement {
         self.word_ending_before(position, word, false)
     }
 
+    /// The position of the opening parenthesis before `position` with only white space
+    /// between (a subquery's, before its `SELECT`); `None` when there is none.
+    pub fn opening_parenthesis_before(&self, position: u32) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let before: Vec<char> = self.text.chars().take(index).collect();
+        let at = before.iter().rposition(|c| !c.is_whitespace())?;
+        let at_u32 = u32::try_from(at).ok()?;
+        (before[at] == '(').then(|| self.offset + at_u32 + 1)
+    }
+
     fn word_ending_before(&self, position: u32, word: &str, parenthesis: bool) -> Option<u32> {
         let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
         let chars: Vec<char> = self.text.chars().take(index).collect();
