@@ -775,3 +775,72 @@ fn a_statements_own_relations_leave_nothing_behind() {
     );
     assert_eq!(resumed, Ok(vec![vec![Value::Text("running".to_string())]]));
 }
+
+/// A `WITH` query that changes data: a statement that fails after it changed rows is undone
+/// whole but for the numbers its sequences gave; one that would have to wait for a lock after
+/// it changed rows is refused (0A000: run again from the start, it would change them twice)
+/// and undone; one whose change waits first waits as any statement does.
+#[test]
+fn a_statement_that_changes_data_in_a_with_query_is_undone_whole() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
+        let statement = parse_general(sql).expect("parses");
+        match db.execute_sql(session, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
+            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
+        }
+    };
+    let mut db = Postgres::new();
+    let (a, b) = (db.connect(), db.connect());
+    for sql in [
+        "CREATE TABLE w (id bigint PRIMARY KEY, balance bigint NOT NULL)",
+        "CREATE TABLE other (id bigint PRIMARY KEY, n bigint)",
+        "CREATE TABLE ledger (id serial PRIMARY KEY, wallet bigint)",
+        "INSERT INTO w VALUES (1, 100)",
+        "INSERT INTO other VALUES (1, 0)",
+    ] {
+        run(&mut db, a, sql).expect(sql);
+    }
+    // Fails after the debit: nothing of it stays, but the ledger's number is gone.
+    let failed = run(
+        &mut db,
+        b,
+        "WITH d AS (UPDATE w SET balance = balance - 10 WHERE id = 1 RETURNING id), l AS (INSERT INTO ledger (wallet) SELECT id FROM d RETURNING id) SELECT 1 / (SELECT count(*) - 1 FROM l)",
+    );
+    assert_eq!(failed, Err("22012".to_string()));
+    let balance = run(&mut db, a, "SELECT balance FROM w");
+    assert_eq!(balance, Ok(vec![vec![Value::Int(100)]]));
+    let next = run(
+        &mut db,
+        a,
+        "INSERT INTO ledger (wallet) VALUES (1) RETURNING id",
+    );
+    assert_eq!(next, Ok(vec![vec![Value::Int(2)]]), "number 1 was taken");
+
+    // a holds other's row: b's statement changed w, then would wait for it.
+    run(&mut db, a, "BEGIN").expect("begins");
+    run(&mut db, a, "UPDATE other SET n = 1 WHERE id = 1").expect("locks");
+    let before = db.clone();
+    let refused = run(
+        &mut db,
+        b,
+        "WITH d AS (UPDATE w SET balance = balance - 10 WHERE id = 1 RETURNING id) UPDATE other SET n = 2 WHERE id IN (SELECT id FROM d)",
+    );
+    assert_eq!(refused, Err("0A000".to_string()));
+    assert_eq!(db, before, "the refused statement is undone");
+    // The change that waits comes first: b waits, as for any statement, holding nothing.
+    let waits = run(
+        &mut db,
+        b,
+        "WITH d AS (UPDATE other SET n = 2 WHERE id = 1 RETURNING id) UPDATE w SET balance = balance - 10 WHERE id IN (SELECT id FROM d)",
+    );
+    assert_eq!(waits, Err(format!("blocked by {}", a.0)));
+    run(&mut db, a, "COMMIT").expect("commits");
+    let resumed = run(
+        &mut db,
+        b,
+        "WITH d AS (UPDATE other SET n = 2 WHERE id = 1 RETURNING id) UPDATE w SET balance = balance - 10 WHERE id IN (SELECT id FROM d) RETURNING balance",
+    );
+    assert_eq!(resumed, Ok(vec![vec![Value::Int(90)]]));
+}

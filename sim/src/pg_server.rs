@@ -1190,7 +1190,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                             postgres.plan_sql_in(self.session.id, general, &[]).ok()
                         })
                         .flatten()
-                        .filter(|d| !d.columns.is_empty());
+                        .filter(|d| !d.columns.is_empty() && !d.changes_data);
                     match described {
                         None => self
                             .run_general(&general.text, general, &[])

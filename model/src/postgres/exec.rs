@@ -69,6 +69,9 @@ pub struct Description {
     pub params: Vec<SqlType>,
     /// Result columns.
     pub columns: Vec<(String, SqlType)>,
+    /// A query with a `WITH` query that changes data: PostgreSQL runs it whole before it
+    /// sends the row description (an error comes without one).
+    pub changes_data: bool,
 }
 
 /// A row lock a `SELECT` takes.
@@ -348,10 +351,15 @@ fn writes(plan: &Plan) -> Option<&'static str> {
                 .iter()
                 .find_map(|subquery| writes(&subquery.plan))
         }),
+        // A query with a `WITH` query that changes data is named as the query ("cannot
+        // execute SELECT"), as PostgreSQL names it.
         Plan::WithSubqueries(subqueries, inner) => writes(inner).or_else(|| {
             subqueries
                 .iter()
-                .find_map(|subquery| writes(&subquery.plan))
+                .find_map(|subquery| match subquery.plan.as_ref() {
+                    Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => Some("SELECT"),
+                    other => writes(other),
+                })
         }),
         _ => None,
     }
@@ -519,6 +527,105 @@ fn subquery_result(
     })
 }
 
+/// The command a part of a statement that changes data runs, None for a query.
+fn command_of(part: &Plan) -> Option<&'static str> {
+    match part {
+        Plan::Insert(_) => Some("INSERT"),
+        Plan::Update(_) => Some("UPDATE"),
+        Plan::Delete(_) => Some("DELETE"),
+        _ => None,
+    }
+}
+
+/// A statement that has to wait for a lock: it waits and runs again from the start, unless a
+/// part of it already changed rows (`changed` names its command). PostgreSQL would
+/// wait holding those changes; the stand-in runs a waiting statement again from the start,
+/// which would make them twice, so that is 0A000 (the transaction's changes are rolled back
+/// with it, as after any error).
+fn waiting_after(changed: Option<&str>, waiting: Outcome) -> Result<Outcome, PgError> {
+    match changed {
+        None => Ok(waiting),
+        Some(command) => Err(unsupported(&format!(
+            "a statement with a WITH query that changes data waiting for a lock after its {command} changed rows (the stand-in runs a waiting statement again from the start)"
+        ))),
+    }
+}
+
+/// The tables of the catalogue a query or change reads or changes: its own, its joins',
+/// and those of its correlated subqueries (however deep). The statement's own relations
+/// are left out.
+fn tables_of(plan: &Plan, out: &mut Vec<String>) {
+    let mut add = |table: &str| {
+        if !is_derived_table(table) && !out.iter().any(|t| t == table) {
+            out.push(table.to_string());
+        }
+    };
+    match plan {
+        Plan::Select(select) => {
+            select.table.iter().for_each(|t| add(t));
+            select.joins.iter().for_each(|j| add(&j.table));
+        }
+        // A plain `INSERT` reads nothing of its table (a row another part inserted is found
+        // by its key there too: 23505); `ON CONFLICT` reads it.
+        Plan::Insert(insert) if matches!(insert.conflict, Conflict::Error) => {}
+        Plan::Insert(insert) => add(&insert.table),
+        Plan::Update(update) => {
+            add(&update.table);
+            update.joins.iter().for_each(|j| add(&j.table));
+        }
+        Plan::Delete(delete) => {
+            add(&delete.table);
+            delete.joins.iter().for_each(|j| add(&j.table));
+        }
+        _ => {}
+    }
+    for correlated in correlated_of(plan) {
+        tables_of(&correlated.plan, out);
+    }
+}
+
+/// 0A000 when a table that a `WITH` query (or the statement) changes is read or changed by
+/// a part of the statement that runs after it (a later subquery, the statement itself, a
+/// `WITH` query that changes data and runs after the statement). PostgreSQL runs every part
+/// on the statement's one snapshot, so that part would not see the change; here the parts run
+/// one after another and it would. Parts before it see the table as PostgreSQL does.
+fn check_data_changing_relations(subqueries: &[Subquery], plan: &Plan) -> Result<(), PgError> {
+    // The parts in the order they run: the subqueries, the statement, then the `WITH`
+    // queries that change data and that nothing reads.
+    let order: Vec<&Plan> = (subqueries.iter())
+        .filter(|s| !runs_after_statement(s))
+        .map(|s| s.plan.as_ref())
+        .chain(std::iter::once(plan))
+        .chain(
+            (subqueries.iter())
+                .filter(|s| runs_after_statement(s))
+                .map(|s| s.plan.as_ref()),
+        )
+        .collect();
+    for (index, part) in order.iter().enumerate() {
+        let changed = match part {
+            Plan::Insert(InsertPlan { table, .. })
+            | Plan::Update(UpdatePlan { table, .. })
+            | Plan::Delete(DeletePlan { table, .. })
+                if index + 1 < order.len() =>
+            {
+                table
+            }
+            _ => continue,
+        };
+        let mut later = Vec::new();
+        for after in &order[index + 1..] {
+            tables_of(after, &mut later);
+        }
+        if later.contains(changed) {
+            return Err(unsupported(&format!(
+                "a WITH query that changes \"{changed}\" in a statement that reads or changes it after that (PostgreSQL reads it there as it was before the statement)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Which of a statement's subqueries do not run: a `WITH` query nothing reads, and the
 /// subqueries inside it (PostgreSQL drops it before planning).
 fn skipped_subqueries(subqueries: &[Subquery]) -> Vec<bool> {
@@ -528,10 +635,24 @@ fn skipped_subqueries(subqueries: &[Subquery]) -> Vec<bool> {
             used: false, first, ..
         } = subquery.kind
         {
-            skipped[first..=index].fill(true);
+            if !changes_data(subquery) {
+                skipped[first..=index].fill(true);
+            }
         }
     }
     skipped
+}
+
+/// Whether a subquery is a `WITH` query that changes data (`INSERT`, `UPDATE`, `DELETE`).
+fn changes_data(subquery: &Subquery) -> bool {
+    !matches!(subquery.plan.as_ref(), Plan::Select(_))
+}
+
+/// Whether a subquery runs after its statement: a `WITH` query that changes data and that
+/// nothing reads (PostgreSQL runs those once the statement is done, and not at all if it
+/// failed).
+fn runs_after_statement(subquery: &Subquery) -> bool {
+    changes_data(subquery) && matches!(subquery.kind, SubqueryKind::Relation { used: false, .. })
 }
 
 /// Folds the plan's constants as PostgreSQL's planner does ([`Expr::fold`]), in the order it
@@ -777,6 +898,8 @@ fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
 /// What a Describe reports of a planned statement: its parameter types (an untyped one as
 /// `text`) and result columns.
 fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
+    let changes_data = matches!(plan, Plan::WithSubqueries(subqueries, _)
+        if subqueries.iter().any(|s| !matches!(s.plan.as_ref(), Plan::Select(_))));
     let plan = match plan {
         Plan::WithSubqueries(_, inner) => inner.as_ref(),
         other => other,
@@ -799,7 +922,11 @@ fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
             }
         })
         .collect();
-    Description { params, columns }
+    Description {
+        params,
+        columns,
+        changes_data,
+    }
 }
 
 /// PostgreSQL's 42883 for a function no overload of which takes these argument types.
@@ -1407,6 +1534,9 @@ struct Analyzer<'a> {
     /// The query (its address) whose select list keeps its untyped literals and parameters
     /// untyped: the source of an `INSERT ... SELECT` ([`Analyzer::insert_source`]).
     untyped_items_of: Option<usize>,
+    /// How many queries are being read, one inside another: a `WITH` query that changes data
+    /// is allowed only on the statement's own `WITH` (at most one open).
+    queries_open: usize,
     /// The names of `WITH` queries being read that are not in reach yet: the one being read
     /// and those after it in its list (for 42P01's DETAIL).
     ahead: Vec<String>,
@@ -2850,6 +2980,7 @@ impl Postgres {
             ctes: Vec::new(),
             ahead: Vec::new(),
             untyped_items_of: None,
+            queries_open: 0,
         };
         let mut plan = analyzer.statement()?;
         if !analyzer.subqueries.is_empty() {
@@ -2859,6 +2990,7 @@ impl Postgres {
             ) {
                 return Err(unsupported(&format!("a subquery in {}", statement.text)));
             }
+            check_data_changing_relations(&analyzer.subqueries, &plan)?;
             plan = Plan::WithSubqueries(std::mem::take(&mut analyzer.subqueries), Box::new(plan));
         }
         // Aggregates are computed only over a SELECT's rows; anywhere else PostgreSQL refuses
@@ -3077,6 +3209,13 @@ impl Postgres {
         waited_row: Option<(String, Value)>,
     ) -> Result<Outcome, PgError> {
         let mut derived: Vec<Arc<str>> = Vec::new();
+        // A statement whose `WITH` query changes data is undone whole if it fails after that
+        // change, as PostgreSQL undoes a failed statement (all but the numbers its sequences
+        // gave, which are never given back).
+        let changes = subqueries
+            .iter()
+            .any(|s| !matches!(s.plan.as_ref(), Plan::Select(_)));
+        let before = changes.then(|| self.clone());
         let outcome = self.run_with_subqueries(
             session,
             subqueries,
@@ -3085,6 +3224,10 @@ impl Postgres {
             (resuming, waited_row),
             &mut derived,
         );
+        if let (Err(_), Some(before)) = (&outcome, before) {
+            self.undo_failed_statement(session, before);
+            return outcome;
+        }
         // The statement's own relations are gone once it is over, however it ended.
         if !derived.is_empty() {
             let tables = self.tables_mut();
@@ -3093,6 +3236,28 @@ impl Postgres {
             }
         }
         outcome
+    }
+
+    /// Puts the server back as it was `before` a statement that failed, but for what its
+    /// sequences gave (`CREATE SEQUENCE` ones, `serial` and identity columns', and the
+    /// session's `currval`/`lastval`), which PostgreSQL never gives back.
+    fn undo_failed_statement(&mut self, session: SessionId, before: Postgres) {
+        let failed = std::mem::replace(self, before);
+        self.sequences = failed.sequences.clone();
+        for (name, table) in failed.tables.iter() {
+            let kept = self.tables.get(name).map(|t| &t.sequences);
+            if kept.is_some_and(|kept| *kept != table.sequences) {
+                if let Some(mine) = self.tables_mut().get_mut(name) {
+                    mine.sequences = table.sequences.clone();
+                }
+            }
+        }
+        if let Some(state) = failed.sessions.get(&session) {
+            let (values, last) = (state.sequence_values.clone(), state.last_sequence.clone());
+            let mine = self.session_mut(session);
+            mine.sequence_values = values;
+            mine.last_sequence = last;
+        }
     }
 
     /// [`Postgres::with_subqueries`]: each relation's rows put in a table of the statement's
@@ -3107,20 +3272,26 @@ impl Postgres {
         derived: &mut Vec<Arc<str>>,
     ) -> Result<Outcome, PgError> {
         let mut results: Vec<Expr> = Vec::with_capacity(subqueries.len());
+        // A `WITH` query that changed data: the statement may not wait after it.
+        let mut changed: Option<&str> = None;
+        let mut after_statement: Vec<Plan> = Vec::new();
         for (subquery, skip) in subqueries.iter().zip(skipped_subqueries(subqueries)) {
             if skip {
                 results.push(Expr::Const(Value::Null, SqlType::Unknown));
                 continue;
             }
-            let mut select = (*subquery.plan).clone();
-            replace_subqueries_in(&mut select, &results);
-            let Plan::Select(select) = select else {
-                unreachable!("a subquery is a SELECT")
+            let mut part = (*subquery.plan).clone();
+            replace_subqueries_in(&mut part, &results);
+            if runs_after_statement(subquery) {
+                after_statement.push(part);
+                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                continue;
+            }
+            let rows = match self.run_part(session, &part, params, resuming, &waited_row)? {
+                Outcome::Done(result) | Outcome::Notice(result, _) => result.rows,
+                waiting => return waiting_after(changed, waiting),
             };
-            let rows = match self.select(session, &select, params, waited_row.clone())? {
-                Outcome::Done(result) => result.rows,
-                waiting => return Ok(waiting),
-            };
+            changed = changed.or_else(|| command_of(&part));
             if let SubqueryKind::Relation { def, .. } = &subquery.kind {
                 let name: Arc<str> = def.name.as_str().into();
                 let rows = (0i64..)
@@ -3150,14 +3321,37 @@ impl Postgres {
             results.push(subquery_result(&subquery.kind, rows, &results)?);
         }
         replace_subqueries_in(&mut plan, &results);
-        match plan {
-            Plan::Select(select) => self.select(session, &select, params, waited_row),
-            Plan::Insert(insert) => self.insert(session, &insert, params),
-            Plan::Update(update) => {
-                self.update_rows(session, &update, params, resuming, waited_row)
+        let outcome = match self.run_part(session, &plan, params, resuming, &waited_row)? {
+            done @ (Outcome::Done(_) | Outcome::Notice(..)) => done,
+            waiting => return waiting_after(changed, waiting),
+        };
+        changed = changed.or_else(|| command_of(&plan));
+        for part in &after_statement {
+            match self.run_part(session, part, params, resuming, &waited_row)? {
+                Outcome::Done(_) | Outcome::Notice(..) => {}
+                waiting => return waiting_after(changed, waiting),
             }
-            Plan::Delete(delete) => self.delete_rows(session, &delete, params, waited_row),
-            _ => unreachable!("only queries and changes have subqueries"),
+            changed = changed.or_else(|| command_of(part));
+        }
+        Ok(outcome)
+    }
+
+    /// One part of a statement: a query or a change.
+    fn run_part(
+        &mut self,
+        session: SessionId,
+        part: &Plan,
+        params: &[Value],
+        resuming: bool,
+        waited_row: &Option<(String, Value)>,
+    ) -> Result<Outcome, PgError> {
+        let waited = waited_row.clone();
+        match part {
+            Plan::Select(select) => self.select(session, select, params, waited),
+            Plan::Insert(insert) => self.insert(session, insert, params),
+            Plan::Update(update) => self.update_rows(session, update, params, resuming, waited),
+            Plan::Delete(delete) => self.delete_rows(session, delete, params, waited),
+            _ => unreachable!("a part of a statement is a query or a change"),
         }
     }
 
@@ -5664,8 +5858,21 @@ impl Analyzer<'_> {
                         }
                     });
                 };
-                let SubqueryKind::Relation { def, used, .. } = &mut self.subqueries[index].kind
-                else {
+                let subquery = &mut self.subqueries[index];
+                let returns = match subquery.plan.as_ref() {
+                    Plan::Insert(InsertPlan { returning, .. })
+                    | Plan::Update(UpdatePlan { returning, .. })
+                    | Plan::Delete(DeletePlan { returning, .. }) => !returning.is_empty(),
+                    _ => true,
+                };
+                if !returns {
+                    return Err(PgError::error(
+                        sqlstate::FEATURE_NOT_SUPPORTED,
+                        format!("WITH query \"{named}\" does not have a RETURNING clause"),
+                    )
+                    .at(self.statement.position_of(name)));
+                }
+                let SubqueryKind::Relation { def, used, .. } = &mut subquery.kind else {
                     unreachable!("a WITH query is a relation")
                 };
                 *used = true;
@@ -5730,11 +5937,53 @@ impl Analyzer<'_> {
                 "a subquery in FROM or WITH that reads the columns of the statement around it: ({query})"
             )));
         }
-        if aliases.len() > plan.items.len() {
-            return Err(too_many(plan.items.len()));
+        let items = plan.items.clone();
+        let plan = Plan::Select(Box::new(plan));
+        self.push_relation(plan, &items, aliases, used, first, too_many)
+    }
+
+    /// A `WITH` query that changes data (`INSERT`, `UPDATE`, `DELETE`), as a relation of the
+    /// statement whose rows are those of its `RETURNING`. It always runs (PostgreSQL runs it
+    /// whether or not anything reads it): before the statement if something reads it, else
+    /// after ([`runs_after_statement`]).
+    fn data_changing_relation(
+        &mut self,
+        change: &ast::Statement,
+        aliases: &[ast::TableAliasColumnDef],
+        too_many: impl FnOnce(usize) -> PgError,
+    ) -> Result<usize, PgError> {
+        let first = self.subqueries.len();
+        let aggregate_at = self.aggregate_at.take();
+        let correlated = std::mem::take(&mut self.correlated);
+        let planned = self.change(change);
+        self.correlated = correlated;
+        self.aggregate_at = aggregate_at;
+        let plan = planned?;
+        let items = match &plan {
+            Plan::Insert(InsertPlan { returning, .. })
+            | Plan::Update(UpdatePlan { returning, .. })
+            | Plan::Delete(DeletePlan { returning, .. }) => returning.clone(),
+            _ => unreachable!("a change is an INSERT, UPDATE or DELETE"),
+        };
+        self.push_relation(plan, &items, aliases, false, first, too_many)
+    }
+
+    /// Pushes `plan` as a relation of the statement, its columns `items` renamed by `aliases`
+    /// ([`Analyzer::relation`]).
+    fn push_relation(
+        &mut self,
+        plan: Plan,
+        items: &[(String, Expr)],
+        aliases: &[ast::TableAliasColumnDef],
+        used: bool,
+        first: usize,
+        too_many: impl FnOnce(usize) -> PgError,
+    ) -> Result<usize, PgError> {
+        if aliases.len() > items.len() {
+            return Err(too_many(items.len()));
         }
-        let mut columns: Vec<ColumnDef> = Vec::with_capacity(plan.items.len());
-        for (at, (name, expr)) in plan.items.iter().enumerate() {
+        let mut columns: Vec<ColumnDef> = Vec::with_capacity(items.len());
+        for (at, (name, expr)) in items.iter().enumerate() {
             let name = match aliases.get(at) {
                 Some(alias) if alias.data_type.is_some() => {
                     return Err(unsupported(&format!(
@@ -5764,7 +6013,7 @@ impl Analyzer<'_> {
         });
         self.subqueries.push(Subquery {
             kind: SubqueryKind::Relation { def, used, first },
-            plan: Box::new(Plan::Select(Box::new(plan))),
+            plan: Box::new(plan),
         });
         Ok(index)
     }
@@ -5804,7 +6053,7 @@ impl Analyzer<'_> {
             if cte.from.is_some() {
                 return Err(unsupported(&cte.to_string()));
             }
-            let index = self.relation(&cte.query, &cte.alias.columns, outer, false, |available| {
+            let too_many = |available: usize| {
                 PgError::error(
                     "42P10",
                     format!(
@@ -5813,7 +6062,27 @@ impl Analyzer<'_> {
                     ),
                 )
                 .at(position)
-            })?;
+            };
+            let index = match cte.query.body.as_ref() {
+                SetExpr::Insert(change) | SetExpr::Update(change) | SetExpr::Delete(change) => {
+                    if self.queries_open > 1 {
+                        return Err(PgError::error(
+                            sqlstate::FEATURE_NOT_SUPPORTED,
+                            "WITH clause containing a data-modifying statement must be at the top level",
+                        )
+                        .at(position));
+                    }
+                    let plain = cte.query.with.is_none()
+                        && cte.query.order_by.is_none()
+                        && cte.query.limit_clause.is_none()
+                        && cte.query.locks.is_empty();
+                    if !plain {
+                        return Err(unsupported(&cte.to_string()));
+                    }
+                    self.data_changing_relation(change, &cte.alias.columns, too_many)?
+                }
+                _ => self.relation(&cte.query, &cte.alias.columns, outer, false, too_many)?,
+            };
             self.ctes.push((name, index));
         }
         self.ahead.truncate(ahead_before);
@@ -6018,7 +6287,9 @@ impl Analyzer<'_> {
     fn query(&mut self, query: &ast::Query) -> Result<SelectPlan, PgError> {
         let outer_correlated = std::mem::take(&mut self.correlated);
         let outer = self.outer.take();
+        self.queries_open += 1;
         let planned = self.query_in(query, outer);
+        self.queries_open -= 1;
         let correlated = std::mem::replace(&mut self.correlated, outer_correlated);
         let mut plan = planned?;
         if !correlated.is_empty() {
