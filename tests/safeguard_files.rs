@@ -214,6 +214,76 @@ fn the_version_column_alone_keeps_the_ledger_and_refuses_conflicts() {
     );
 }
 
+/// The version column written as a user might write it with a subquery in `FROM` and a
+/// `WITH` query (`UPDATE ... FROM` the row whose version still matches): the same states
+/// and verdicts as the plain file, in the checker and the simulation (the statement's own
+/// relations leave nothing in a state). Without its version test, the same shape loses
+/// updates.
+#[test]
+fn a_version_column_written_with_subqueries_explores_the_same_states() {
+    let text = std::fs::read_to_string(repo("safeguards/version-column.toml")).unwrap();
+    let read = "SELECT balance, fence FROM wallets WHERE id = {wallet_id}";
+    let write =
+        "UPDATE wallets SET balance = $1, fence = fence + 1 WHERE id = {wallet_id} AND fence = $2";
+    assert!(
+        text.contains(read) && text.contains(write),
+        "the file's statements"
+    );
+    let through = |name: &str, write_as: &str, params: &str| {
+        let text = text
+            .replace("name = \"version-column\"", &format!("name = \"{name}\""))
+            .replace(
+                read,
+                "SELECT balance, fence FROM (SELECT * FROM wallets) w WHERE id = {wallet_id}",
+            )
+            .replace(write, write_as)
+            .replace("params = [\"new_balance\", \"version\"]", params);
+        let spec = spec::compile(&format!("{name}.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+        Safeguard::User(user::register(spec).expect("registers"))
+    };
+    let cte = through(
+        "version-cte",
+        "WITH cur AS (SELECT id FROM wallets WHERE id = {wallet_id} AND fence = $2) UPDATE wallets SET balance = $1, fence = fence + 1 FROM cur WHERE wallets.id = cur.id",
+        "params = [\"new_balance\", \"version\"]",
+    );
+    let plain = load("safeguards/version-column.toml");
+    let (got, expected) = (check_two_callers(cte, None), check_two_callers(plain, None));
+    assert_eq!(got.unique_states, expected.unique_states);
+    assert_eq!(
+        got.verdict(leaselab_checker::LEDGER),
+        Some(leaselab_checker::PropertyVerdict::Safe)
+    );
+    for property in [leaselab_checker::LEDGER, leaselab_checker::WRITE_REJECTED] {
+        assert_eq!(
+            got.verdict(property),
+            expected.verdict(property),
+            "{property}"
+        );
+    }
+    let race = tutorial("step1-race", Variant::default());
+    for seed in 1..=2 {
+        let (a, b) = (
+            run(&with(&race, cte), seed).expect("runs"),
+            run(&with(&race, plain), seed).expect("runs"),
+        );
+        assert_eq!(a.ledger.verdict, Verdict::Ok, "seed {seed}");
+        assert_eq!(
+            (a.ledger.accepted, a.ledger.rejected),
+            (b.ledger.accepted, b.ledger.rejected),
+            "seed {seed}"
+        );
+    }
+    let unchecked = through(
+        "unversioned-cte",
+        "WITH cur AS (SELECT id FROM wallets WHERE id = {wallet_id}) UPDATE wallets SET balance = $1 FROM cur WHERE wallets.id = cur.id",
+        "params = [\"new_balance\"]",
+    );
+    assert_eq!(
+        check_two_callers(unchecked, None).verdict(leaselab_checker::LEDGER),
+        Some(leaselab_checker::PropertyVerdict::Violated)
+    );
+}
+
 #[test]
 fn watch_multi_alone_keeps_the_ledger_and_refuses_conflicts() {
     let watch = load("safeguards/watch-multi.toml");

@@ -441,7 +441,8 @@ fn errors_display_like_psql() {
     );
 }
 
-/// Expressions nest one level per operator in a chain like `1 + 1 + ...`, and the stand-in
+/// Expressions nest one level per operator in a chain like `1 + 1 + ...` (set operations in
+/// `SELECT 1 UNION ALL SELECT 1 ...`), and the stand-in
 /// works on them recursively: up to the operator limit they run on a test thread's 2 MiB stack
 /// (the checker's threads have the same), past it they are refused as PostgreSQL refuses what
 /// overflows its stack. A long `IN` list is no chain.
@@ -468,6 +469,13 @@ fn deep_expressions_run_or_are_refused_never_overflow_the_stack() {
         let error = run(&chain(too_many)).unwrap_err();
         assert_eq!(error.code, "54001", "{error:?}");
         assert_eq!(error.message, "stack depth limit exceeded");
+    }
+    // `SELECT 1 UNION ALL SELECT 1 ...` nests one level per operator too.
+    let unions = |terms: usize| vec!["SELECT 1"; terms].join(" UNION ALL ");
+    assert_eq!(run(&unions(terms)).unwrap().len(), terms);
+    for too_many in [terms + 1, 20_000] {
+        let error = run(&unions(too_many)).unwrap_err();
+        assert_eq!(error.code, "54001", "{error:?}");
     }
     let list: Vec<String> = (0..20_000).map(|n| n.to_string()).collect();
     let sql = format!(

@@ -97,7 +97,7 @@ fn check_violation_reaches_the_client_with_its_sqlstate_and_detail() {
         assert_eq!(db.detail(), Some("Failing row contains (1, -5, 1)."));
 
         let error = client
-            .batch_execute("SELECT t.id FROM (SELECT id FROM wallets) AS t")
+            .batch_execute("SELECT t.id FROM wallets w, LATERAL (SELECT w.id) AS t")
             .await
             .unwrap_err();
         assert_eq!(

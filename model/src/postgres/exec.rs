@@ -132,10 +132,99 @@ enum Plan {
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// `UNION`, `INTERSECT` or `EXCEPT` of two relations of the statement (only ever the plan
+    /// of a [`SubqueryKind::Relation`]).
+    SetOperation(SetOperationPlan),
     /// A query or change with uncorrelated subqueries: each runs first, in order (a subquery
     /// inside another comes before it), and its result takes the place of its
     /// [`Expr::Subquery`] in the later ones and in the plan.
     WithSubqueries(Vec<Subquery>, Box<Plan>),
+}
+
+/// `left UNION right` and the others: the rows of two relations of the statement (their
+/// tables' names), each value cast to its column's common type.
+#[derive(Clone)]
+struct SetOperationPlan {
+    operator: SetOperator,
+    /// `ALL`: rows as many times as they come (else each distinct row once).
+    all: bool,
+    left: String,
+    right: String,
+    types: Vec<SqlType>,
+}
+
+/// The set operators.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum SetOperator {
+    Union,
+    Intersect,
+    Except,
+}
+
+impl SetOperator {
+    fn name(self) -> &'static str {
+        match self {
+            SetOperator::Union => "UNION",
+            SetOperator::Intersect => "INTERSECT",
+            SetOperator::Except => "EXCEPT",
+        }
+    }
+}
+
+/// The rows of `left OPERATOR [ALL] right`, PostgreSQL's multiset semantics (rows equal when
+/// every value is, NULLs equal to NULLs): `UNION ALL` both lists, `INTERSECT ALL` each row as
+/// often as in both, `EXCEPT ALL` as often as in `left` beyond `right`; without `ALL` each
+/// resulting row once. Rows come in `left`'s order, then `right`'s (PostgreSQL's order is
+/// unspecified without `ORDER BY`).
+fn combine(
+    operator: SetOperator,
+    all: bool,
+    left: Vec<Vec<Value>>,
+    right: Vec<Vec<Value>>,
+) -> Vec<Vec<Value>> {
+    let mut in_right: BTreeMap<&Vec<Value>, usize> = BTreeMap::new();
+    for row in &right {
+        *in_right.entry(row).or_default() += 1;
+    }
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let mut seen: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
+    let mut keep = |row: Vec<Value>, out: &mut Vec<Vec<Value>>| {
+        if all || seen.insert(row.clone(), ()).is_none() {
+            out.push(row);
+        }
+    };
+    match operator {
+        SetOperator::Union => {
+            let right_rows = right.clone();
+            for row in left.into_iter().chain(right_rows) {
+                keep(row, &mut out);
+            }
+        }
+        SetOperator::Intersect => {
+            for row in left {
+                let count = in_right.get_mut(&row);
+                if let Some(count) = count.filter(|c| **c > 0) {
+                    if all {
+                        *count -= 1;
+                    }
+                    keep(row, &mut out);
+                }
+            }
+        }
+        SetOperator::Except => {
+            for row in left {
+                match in_right.get_mut(&row) {
+                    Some(count) if *count > 0 => {
+                        if all {
+                            *count -= 1;
+                        }
+                    }
+                    _ => keep(row, &mut out),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One uncorrelated subquery of a statement: its `SELECT` and what its result becomes.
@@ -645,7 +734,10 @@ fn skipped_subqueries(subqueries: &[Subquery]) -> Vec<bool> {
 
 /// Whether a subquery is a `WITH` query that changes data (`INSERT`, `UPDATE`, `DELETE`).
 fn changes_data(subquery: &Subquery) -> bool {
-    !matches!(subquery.plan.as_ref(), Plan::Select(_))
+    matches!(
+        subquery.plan.as_ref(),
+        Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+    )
 }
 
 /// Whether a subquery runs after its statement: a `WITH` query that changes data and that
@@ -899,7 +991,7 @@ fn check_advisory_placement(plan: &Plan) -> Result<(), PgError> {
 /// `text`) and result columns.
 fn description(plan: &Plan, params: Vec<SqlType>) -> Description {
     let changes_data = matches!(plan, Plan::WithSubqueries(subqueries, _)
-        if subqueries.iter().any(|s| !matches!(s.plan.as_ref(), Plan::Select(_))));
+        if subqueries.iter().any(changes_data));
     let plan = match plan {
         Plan::WithSubqueries(_, inner) => inner.as_ref(),
         other => other,
@@ -2788,6 +2880,51 @@ impl Analyzer<'_> {
     }
 }
 
+/// A side of a set operation that is a plain `SELECT` (or `VALUES`, `TABLE`) as a query of
+/// its own.
+fn query_of(body: &SetExpr) -> ast::Query {
+    ast::Query {
+        with: None,
+        body: Box::new(body.clone()),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: Vec::new(),
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: Vec::new(),
+    }
+}
+
+/// Where the first item of a set operation's side stands (PostgreSQL's position for its
+/// errors about the two sides).
+fn first_item_position(statement: &GeneralStatement, side: &SetExpr) -> Option<u32> {
+    item_position(statement, side, 0)
+}
+
+/// Where the item `at` of a set operation's side stands, when that side is a `SELECT` (of
+/// the left-most `SELECT` of a side that is a set operation itself).
+fn item_position(statement: &GeneralStatement, side: &SetExpr, at: usize) -> Option<u32> {
+    let mut side = side;
+    loop {
+        side = match side {
+            SetExpr::Select(select) => {
+                return match select.projection.get(at) {
+                    Some(
+                        SelectItem::UnnamedExpr(node)
+                        | SelectItem::ExprWithAlias { expr: node, .. },
+                    ) => statement.position_of(node),
+                    _ => None,
+                }
+            }
+            SetExpr::Query(query) => &query.body,
+            SetExpr::SetOperation { left, .. } => left,
+            _ => return None,
+        };
+    }
+}
+
 /// The name PostgreSQL gives an unnamed result column (its `FigureColname`).
 fn column_name(node: &ast::Expr) -> String {
     if let Some(name) = strong_name(node) {
@@ -3159,6 +3296,7 @@ impl Postgres {
             Plan::WithSubqueries(subqueries, plan) => {
                 self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
             }
+            Plan::SetOperation(_) => unreachable!("only a relation of a statement"),
         };
         if let (Ok(Outcome::Wait(..) | Outcome::WaitAdvisory(..)), Some(before)) =
             (&outcome, sequences_before)
@@ -3212,9 +3350,7 @@ impl Postgres {
         // A statement whose `WITH` query changes data is undone whole if it fails after that
         // change, as PostgreSQL undoes a failed statement (all but the numbers its sequences
         // gave, which are never given back).
-        let changes = subqueries
-            .iter()
-            .any(|s| !matches!(s.plan.as_ref(), Plan::Select(_)));
+        let changes = subqueries.iter().any(changes_data);
         let before = changes.then(|| self.clone());
         let outcome = self.run_with_subqueries(
             session,
@@ -3351,8 +3487,37 @@ impl Postgres {
             Plan::Insert(insert) => self.insert(session, insert, params),
             Plan::Update(update) => self.update_rows(session, update, params, resuming, waited),
             Plan::Delete(delete) => self.delete_rows(session, delete, params, waited),
+            Plan::SetOperation(operation) => Ok(Outcome::Done(self.set_operation(operation)?)),
             _ => unreachable!("a part of a statement is a query or a change"),
         }
+    }
+
+    /// The rows of a set operation, from its two relations' tables (each made before it).
+    fn set_operation(&self, operation: &SetOperationPlan) -> Result<SqlResult, PgError> {
+        let rows_of = |table: &str| -> Result<Vec<Vec<Value>>, PgError> {
+            let mut rows = Vec::new();
+            for row in self.tables[table].rows.values() {
+                let tuple = row
+                    .committed
+                    .clone()
+                    .expect("a relation's rows are all there");
+                let cast_row = tuple
+                    .into_iter()
+                    .zip(&operation.types)
+                    .map(|(value, ty)| cast(value, *ty))
+                    .collect::<Result<Vec<_>, _>>()?;
+                rows.push(cast_row);
+            }
+            Ok(rows)
+        };
+        let (left, right) = (rows_of(&operation.left)?, rows_of(&operation.right)?);
+        let rows = combine(operation.operator, operation.all, left, right);
+        Ok(SqlResult {
+            columns: Vec::new(),
+            tag: format!("SELECT {}", rows.len()),
+            rows_affected: rows.len() as u64,
+            rows,
+        })
     }
 
     /// `SHOW name`.
@@ -6018,6 +6183,280 @@ impl Analyzer<'_> {
         Ok(index)
     }
 
+    /// A query whose body is `UNION`, `INTERSECT` or `EXCEPT`: the set operation is a
+    /// relation of the statement ([`Analyzer::set_operation`]), and the query reads it as
+    /// `SELECT * FROM` it with the query's `ORDER BY`, `LIMIT` and `OFFSET`, which may name
+    /// only its result columns (by name or position), as in PostgreSQL.
+    fn set_operation_query(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<Rc<OuterScope>>,
+    ) -> Result<SelectPlan, PgError> {
+        if let Some(lock) = query.locks.first() {
+            let mode = match lock.lock_type {
+                LockType::Update => "UPDATE",
+                LockType::Share => "SHARE",
+            };
+            return Err(PgError::error(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("FOR {mode} is not allowed with UNION/INTERSECT/EXCEPT"),
+            ));
+        }
+        if let Some(order_by) = &query.order_by {
+            if let OrderByKind::Expressions(items) = &order_by.kind {
+                for item in items {
+                    let plain = matches!(
+                        &item.expr,
+                        ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+                    ) || is_integer_literal(&item.expr);
+                    if !plain {
+                        return Err(PgError::error(
+                            sqlstate::FEATURE_NOT_SUPPORTED,
+                            "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                        )
+                        .with_detail("Only result column names can be used, not expressions or functions.")
+                        .with_hint("Add the expression/function to every SELECT, or move the UNION into a FROM clause.")
+                        .at(self.statement.position_of(&item.expr)));
+                    }
+                }
+            }
+        }
+        let index = self.set_operation(query.body.as_ref(), outer.as_ref())?;
+        let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
+            unreachable!("pushed as a relation")
+        };
+        let name = def.name.clone();
+        // `SELECT * FROM <the relation>` with the query's own ORDER BY, LIMIT and OFFSET.
+        let parsed = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::PostgreSqlDialect {},
+            "SELECT * FROM set_operation",
+        )
+        .ok()
+        .and_then(|mut statements| statements.pop());
+        let Some(ast::Statement::Query(mut reading)) = parsed else {
+            unreachable!("a fixed query parses")
+        };
+        if let SetExpr::Select(select) = reading.body.as_mut() {
+            if let TableFactor::Table { name: table, .. } = &mut select.from[0].relation {
+                *table = ObjectName(vec![ast::ObjectNamePart::Identifier(ast::Ident::new(
+                    name.clone(),
+                ))]);
+            }
+        }
+        reading.order_by = query.order_by.clone();
+        reading.limit_clause = query.limit_clause.clone();
+        self.ctes.push((name, index));
+        let planned = self.query_body(&reading, outer);
+        self.ctes.pop();
+        planned
+    }
+
+    /// `left UNION right` (or `INTERSECT`, `EXCEPT`, `ALL` or not) as a relation of the
+    /// statement: each side a relation (a query, or a set operation itself), the same number
+    /// of columns on both (else 42601), each column of their common type (an untyped literal
+    /// read as the other side's type; else 42804), named as the left side names it.
+    fn set_operation(
+        &mut self,
+        body: &SetExpr,
+        outer: Option<&Rc<OuterScope>>,
+    ) -> Result<usize, PgError> {
+        // `a UNION b UNION c` is `(a UNION b) UNION c`: the left sides nest as deep as the
+        // chain is long, so they are walked in a loop, not recursively.
+        let mut chain: Vec<(&ast::SetOperator, &ast::SetQuantifier, &SetExpr)> = Vec::new();
+        let mut leftmost = body;
+        while let SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } = leftmost
+        {
+            chain.push((op, set_quantifier, right));
+            leftmost = left;
+        }
+        let first = self.subqueries.len();
+        let mut l = match leftmost {
+            SetExpr::Query(query) => self.untyped_relation(query, outer)?,
+            other => self.untyped_relation(&query_of(other), outer)?,
+        };
+        let mut left_side = leftmost;
+        for (operator, quantifier, right) in chain.into_iter().rev() {
+            let operator = match operator {
+                ast::SetOperator::Union => SetOperator::Union,
+                ast::SetOperator::Intersect => SetOperator::Intersect,
+                ast::SetOperator::Except => SetOperator::Except,
+                _ => return Err(unsupported(&operator.to_string())),
+            };
+            let all = match quantifier {
+                ast::SetQuantifier::All => true,
+                ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                other => return Err(unsupported(&other.to_string())),
+            };
+            // A right side that is itself a set operation is in parentheses: it nests only
+            // as deep as the parser lets parentheses nest.
+            let r = self.set_operation(right, outer)?;
+            l = self.combined(l, r, (operator, all), (left_side, right), first)?;
+            left_side = leftmost;
+        }
+        Ok(l)
+    }
+
+    /// The relation `l OPERATOR [ALL] r`: the same number of columns on both sides (else
+    /// 42601), each column of their common type (an untyped literal read as the other side's
+    /// type; else 42804), named as the left side names it. `sides`: the two sides' syntax,
+    /// for positions.
+    fn combined(
+        &mut self,
+        l: usize,
+        r: usize,
+        (operator, all): (SetOperator, bool),
+        (left, right): (&SetExpr, &SetExpr),
+        first: usize,
+    ) -> Result<usize, PgError> {
+        let right_position = first_item_position(self.statement, right);
+        let (l_items, r_items) = (self.relation_items(l), self.relation_items(r));
+        if l_items.len() != r_items.len() {
+            return Err(PgError::error(
+                sqlstate::SYNTAX_ERROR,
+                format!(
+                    "each {} query must have the same number of columns",
+                    operator.name()
+                ),
+            )
+            .at(right_position));
+        }
+        let rank = |t: SqlType| match t {
+            SqlType::Int4 => 0,
+            SqlType::Int8 => 1,
+            SqlType::Numeric => 2,
+            SqlType::Float8 => 3,
+            _ => 4,
+        };
+        let mut types = Vec::with_capacity(l_items.len());
+        for ((_, le), (_, re)) in l_items.iter().zip(&r_items) {
+            let ty = match (le.ty(), re.ty()) {
+                (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
+                (SqlType::Unknown, t) | (t, SqlType::Unknown) => t,
+                (a, b) if a == b => a,
+                (a, b) if a.is_number() && b.is_number() => {
+                    if rank(a) >= rank(b) {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                (a, b) => {
+                    return Err(PgError::error(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "{} types {} and {} cannot be matched",
+                            operator.name(),
+                            a.name(),
+                            b.name()
+                        ),
+                    )
+                    .at(right_position))
+                }
+            };
+            types.push(ty);
+        }
+        // Untyped literals on either side become the column's type where they stand.
+        for (index, side) in [(l, left), (r, right)] {
+            let positions: Vec<Option<u32>> = (0..types.len())
+                .map(|at| item_position(self.statement, side, at))
+                .collect();
+            self.retype_relation(index, &types, &positions)?;
+        }
+        let columns = l_items
+            .iter()
+            .zip(&types)
+            .map(|((name, _), ty)| (name.clone(), Expr::Column(0, *ty)))
+            .collect::<Vec<_>>();
+        let plan = Plan::SetOperation(SetOperationPlan {
+            operator,
+            all,
+            left: self.relation_table(l),
+            right: self.relation_table(r),
+            types,
+        });
+        self.push_relation(plan, &columns, &[], true, first, |_| {
+            unreachable!("no aliases")
+        })
+    }
+
+    /// A side of a set operation that is a query: a relation whose untyped literals and
+    /// parameters stay untyped until the operation's column types are known.
+    fn untyped_relation(
+        &mut self,
+        query: &ast::Query,
+        outer: Option<&Rc<OuterScope>>,
+    ) -> Result<usize, PgError> {
+        self.untyped_items_of = Some(std::ptr::from_ref(query) as usize);
+        let relation = self.relation(query, &[], outer, true, |_| unreachable!("no aliases"));
+        self.untyped_items_of = None;
+        relation
+    }
+
+    /// A relation's result columns, named and typed (its plan's select list, or the
+    /// set operation's columns).
+    fn relation_items(&self, index: usize) -> Vec<(String, Expr)> {
+        match (
+            &self.subqueries[index].kind,
+            self.subqueries[index].plan.as_ref(),
+        ) {
+            (_, Plan::Select(select)) => select.items.clone(),
+            (SubqueryKind::Relation { def, .. }, _) => def
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), Expr::Column(i, c.ty)))
+                .collect(),
+            _ => unreachable!("a relation"),
+        }
+    }
+
+    /// The name of a relation's table.
+    fn relation_table(&self, index: usize) -> String {
+        match &self.subqueries[index].kind {
+            SubqueryKind::Relation { def, .. } => def.name.clone(),
+            _ => unreachable!("a relation"),
+        }
+    }
+
+    /// Converts a query relation's untyped items to `types` (a set operation's relation is
+    /// cast when it runs), and its columns' types with them.
+    fn retype_relation(
+        &mut self,
+        index: usize,
+        types: &[SqlType],
+        positions: &[Option<u32>],
+    ) -> Result<(), PgError> {
+        let Plan::Select(select) = self.subqueries[index].plan.as_ref() else {
+            return Ok(());
+        };
+        let mut items = select.items.clone();
+        for (((_, item), ty), position) in items.iter_mut().zip(types).zip(positions) {
+            if item.ty() == SqlType::Unknown {
+                *item = self.convert(item.clone(), *ty, *position)?;
+            }
+        }
+        let subquery = &mut self.subqueries[index];
+        let SubqueryKind::Relation { def, .. } = &mut subquery.kind else {
+            unreachable!("a relation")
+        };
+        let def = Arc::make_mut(def);
+        let Plan::Select(select) = subquery.plan.as_mut() else {
+            unreachable!("checked above")
+        };
+        for ((column, (_, expr)), (_, item)) in
+            def.columns.iter_mut().zip(&mut select.items).zip(items)
+        {
+            column.ty = item.ty();
+            *expr = item;
+        }
+        Ok(())
+    }
+
     /// Reads a `WITH` clause: each query in order, each in reach of those after it, and all
     /// of them in reach of the statement's `FROM` lists until `ctes` is cut back to the
     /// length returned. `outer` as [`Analyzer::item_of_from`].
@@ -6339,6 +6778,9 @@ impl Analyzer<'_> {
         let statement = self.statement;
         if query.fetch.is_some() {
             return Err(unsupported(&statement.text));
+        }
+        if let SetExpr::SetOperation { .. } = query.body.as_ref() {
+            return self.set_operation_query(query, outer);
         }
         let SetExpr::Select(select) = query.body.as_ref() else {
             return Err(unsupported(&statement.text));
@@ -6707,7 +7149,7 @@ impl Analyzer<'_> {
                     }
                     (values.rows.iter().map(|row| &row[..]).collect(), None)
                 }
-                SetExpr::Select(_) => {
+                SetExpr::Select(_) | SetExpr::SetOperation { .. } => {
                     let row = self.insert_source(insert, source, &def, &targets)?;
                     (Vec::new(), Some(row))
                 }

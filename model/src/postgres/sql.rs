@@ -16,9 +16,9 @@ use super::statement::Statement;
 /// How deep expressions may nest before the parser refuses them.
 const RECURSION_LIMIT: usize = 64;
 
-/// Operators one statement may hold. A chain `1 + 1 + ...` nests one level per operator
-/// without any parenthesis, and the stand-in analyses, evaluates and drops expressions
-/// recursively; past this many it answers as PostgreSQL does when its stack runs out (which
+/// Operators one statement may hold. A chain `1 + 1 + ...` (or `SELECT 1 UNION SELECT 1
+/// ...`) nests one level per operator without any parenthesis, and the stand-in analyses,
+/// evaluates and drops expressions recursively; past this many it answers as PostgreSQL does when its stack runs out (which
 /// PostgreSQL 15 does at about 4,000) instead of overflowing its own.
 pub const OPERATOR_LIMIT: usize = 1000;
 
@@ -465,7 +465,15 @@ fn operators_in(text: &str) -> usize {
             Lexed::Word { folded, .. } => {
                 matches!(
                     folded.as_str(),
-                    "and" | "or" | "not" | "is" | "between" | "like"
+                    "and"
+                        | "or"
+                        | "not"
+                        | "is"
+                        | "between"
+                        | "like"
+                        | "union"
+                        | "intersect"
+                        | "except"
                 )
             }
             _ => false,
