@@ -678,15 +678,8 @@ fn a_statement_outside_a_block_runs_at_the_default_isolation() {
 /// PostgreSQL 15 answered 2, leaving only 3.
 #[test]
 fn a_subquery_that_waits_for_a_row_takes_the_next_when_it_is_deleted() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
-    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
-        let statement = parse_general(sql).expect("parses");
-        match db.execute_sql(session, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
-            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
-        }
-    };
+    use leaselab_model::postgres::Value;
+    let run = run_rows;
     let mut db = Postgres::new();
     let (a, b) = (db.connect(), db.connect());
     run(&mut db, a, "CREATE TABLE q (id bigint PRIMARY KEY)").unwrap();
@@ -710,15 +703,8 @@ fn a_subquery_that_waits_for_a_row_takes_the_next_when_it_is_deleted() {
 /// and compares servers: a leftover would split equal states.)
 #[test]
 fn a_statements_own_relations_leave_nothing_behind() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
-    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
-        let statement = parse_general(sql).expect("parses");
-        match db.execute_sql(session, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
-            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
-        }
-    };
+    use leaselab_model::postgres::Value;
+    let run = run_rows;
     let mut db = Postgres::new();
     let (a, b) = (db.connect(), db.connect());
     run(
@@ -741,6 +727,23 @@ fn a_statements_own_relations_leave_nothing_behind() {
     );
     assert_eq!(rows, Ok(vec![vec![Value::Int(2)]]));
     assert_eq!(db, before, "a query through relations changes nothing");
+    let rows = run(
+        &mut db,
+        b,
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 4) SELECT sum(n) FROM r UNION SELECT 0",
+    );
+    assert_eq!(rows.map(|r| r.len()), Ok(2));
+    assert_eq!(db, before, "nor do recursion and set operations");
+    let too_long = run(
+        &mut db,
+        b,
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+    );
+    assert_eq!(too_long, Err("54000".to_string()));
+    assert_eq!(
+        db, before,
+        "a recursion stopped at its limit leaves nothing either"
+    );
     let failed = run(
         &mut db,
         b,
@@ -782,15 +785,8 @@ fn a_statements_own_relations_leave_nothing_behind() {
 /// and undone; one whose change waits first waits as any statement does.
 #[test]
 fn a_statement_that_changes_data_in_a_with_query_is_undone_whole() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
-    let run = |db: &mut Postgres, session: SessionId, sql: &str| {
-        let statement = parse_general(sql).expect("parses");
-        match db.execute_sql(session, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(error.code.to_string()),
-            SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
-        }
-    };
+    use leaselab_model::postgres::Value;
+    let run = run_rows;
     let mut db = Postgres::new();
     let (a, b) = (db.connect(), db.connect());
     for sql in [
@@ -843,4 +839,19 @@ fn a_statement_that_changes_data_in_a_with_query_is_undone_whole() {
         "WITH d AS (UPDATE other SET n = 2 WHERE id = 1 RETURNING id) UPDATE w SET balance = balance - 10 WHERE id IN (SELECT id FROM d) RETURNING balance",
     );
     assert_eq!(resumed, Ok(vec![vec![Value::Int(90)]]));
+}
+
+/// Runs `sql` in `session`: its rows, its SQLSTATE, or `blocked by N`.
+fn run_rows(
+    db: &mut Postgres,
+    session: SessionId,
+    sql: &str,
+) -> Result<Vec<Vec<leaselab_model::postgres::Value>>, String> {
+    use leaselab_model::postgres::{parse_general, SqlExec};
+    let statement = parse_general(sql).expect("parses");
+    match db.execute_sql(session, &statement, &[]).exec {
+        SqlExec::Done(Ok(result)) => Ok(result.rows),
+        SqlExec::Done(Err(error)) => Err(error.code.to_string()),
+        SqlExec::Blocked { by } => Err(format!("blocked by {}", by.0)),
+    }
 }

@@ -135,11 +135,30 @@ enum Plan {
     /// `UNION`, `INTERSECT` or `EXCEPT` of two relations of the statement (only ever the plan
     /// of a [`SubqueryKind::Relation`]).
     SetOperation(SetOperationPlan),
+    /// A `WITH RECURSIVE` query (only ever the plan of a [`SubqueryKind::Relation`]).
+    Recursive(RecursivePlan),
     /// A query or change with uncorrelated subqueries: each runs first, in order (a subquery
     /// inside another comes before it), and its result takes the place of its
     /// [`Expr::Subquery`] in the later ones and in the plan.
     WithSubqueries(Vec<Subquery>, Box<Plan>),
 }
+
+/// `WITH RECURSIVE`'s query: `base`'s rows, then the rows `step` makes from the last round's
+/// (put in the table `working`) until a round makes none new.
+#[derive(Clone)]
+struct RecursivePlan {
+    base: String,
+    working: String,
+    step: Box<SelectPlan>,
+    /// `UNION ALL` (else a row already made is not made again).
+    all: bool,
+    types: Vec<SqlType>,
+}
+
+/// The most rows a `WITH RECURSIVE` query may make (and rounds it may run): past it the
+/// statement fails with 54000, where PostgreSQL would go on (or stop early for a `LIMIT`
+/// outside, since it makes rows only as they are read).
+pub const RECURSIVE_ROW_LIMIT: usize = 100_000;
 
 /// `left UNION right` and the others: the rows of two relations of the statement (their
 /// tables' names), each value cast to its column's common type.
@@ -658,6 +677,10 @@ fn tables_of(plan: &Plan, out: &mut Vec<String>) {
         // by its key there too: 23505); `ON CONFLICT` reads it.
         Plan::Insert(insert) if matches!(insert.conflict, Conflict::Error) => {}
         Plan::Insert(insert) => add(&insert.table),
+        Plan::Recursive(recursive) => {
+            tables_of(&Plan::Select(recursive.step.clone()), out);
+            return;
+        }
         Plan::Update(update) => {
             add(&update.table);
             update.joins.iter().for_each(|j| add(&j.table));
@@ -2792,24 +2815,7 @@ impl Analyzer<'_> {
     ) -> Result<Expr, PgError> {
         let expr = self.expr(scope, node, column.ty)?;
         let position = self.statement.position_of(node);
-        let ty = expr.ty();
-        let compatible = ty == column.ty
-            || ty == SqlType::Unknown
-            || (ty.is_number() && column.ty.is_number())
-            || column.ty == SqlType::Text;
-        if !compatible {
-            return Err(PgError::error(
-                sqlstate::DATATYPE_MISMATCH,
-                format!(
-                    "column \"{}\" is of type {} but expression is of type {}",
-                    column.name,
-                    column.ty.name(),
-                    ty.name()
-                ),
-            )
-            .with_hint("You will need to rewrite or cast the expression.")
-            .at(position));
-        }
+        assignable(column, expr.ty(), position)?;
         self.convert(expr, column.ty, position)
     }
 
@@ -2878,6 +2884,43 @@ impl Analyzer<'_> {
         }
         Ok(out)
     }
+}
+
+/// 42804 when a value of type `ty` cannot be assigned to `column` (PostgreSQL's assignment
+/// casts among these types: numbers to numbers, anything to text, an untyped literal to
+/// anything).
+fn assignable(column: &ColumnDef, ty: SqlType, position: Option<u32>) -> Result<(), PgError> {
+    let compatible = ty == column.ty
+        || ty == SqlType::Unknown
+        || (ty.is_number() && column.ty.is_number())
+        || column.ty == SqlType::Text;
+    if compatible {
+        return Ok(());
+    }
+    Err(PgError::error(
+        sqlstate::DATATYPE_MISMATCH,
+        format!(
+            "column \"{}\" is of type {} but expression is of type {}",
+            column.name,
+            column.ty.name(),
+            ty.name()
+        ),
+    )
+    .with_hint("You will need to rewrite or cast the expression.")
+    .at(position))
+}
+
+/// Whether `body` names the table `name` anywhere (a `WITH RECURSIVE` query's step reads
+/// itself): a word of its text, as the parser leaves it.
+fn mentions(body: &SetExpr, name: &str) -> bool {
+    super::lexer::tokenize(&body.to_string())
+        .iter()
+        .any(|token| matches!(token, super::lexer::Token::Word { folded, .. } if folded == name))
+}
+
+/// The body of a query.
+fn base_of(query: &ast::Query) -> &SetExpr {
+    &query.body
 }
 
 /// A side of a set operation that is a plain `SELECT` (or `VALUES`, `TABLE`) as a query of
@@ -3296,7 +3339,9 @@ impl Postgres {
             Plan::WithSubqueries(subqueries, plan) => {
                 self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
             }
-            Plan::SetOperation(_) => unreachable!("only a relation of a statement"),
+            Plan::SetOperation(_) | Plan::Recursive(_) => {
+                unreachable!("only a relation of a statement")
+            }
         };
         if let (Ok(Outcome::Wait(..) | Outcome::WaitAdvisory(..)), Some(before)) =
             (&outcome, sequences_before)
@@ -3488,8 +3533,102 @@ impl Postgres {
             Plan::Update(update) => self.update_rows(session, update, params, resuming, waited),
             Plan::Delete(delete) => self.delete_rows(session, delete, params, waited),
             Plan::SetOperation(operation) => Ok(Outcome::Done(self.set_operation(operation)?)),
+            Plan::Recursive(recursive) => Ok(Outcome::Done(
+                self.recursive_rows(session, recursive, params)?,
+            )),
             _ => unreachable!("a part of a statement is a query or a change"),
         }
+    }
+
+    /// The rows of a `WITH RECURSIVE` query: its base's (made before it), then round after
+    /// round the rows its step makes from the last round's new rows, put in its working
+    /// table for that round (and taken out again however the round ends), until a round
+    /// makes none new; 54000 past [`RECURSIVE_ROW_LIMIT`] rows or rounds.
+    fn recursive_rows(
+        &mut self,
+        session: SessionId,
+        plan: &RecursivePlan,
+        params: &[Value],
+    ) -> Result<SqlResult, PgError> {
+        let cast_row = |tuple: Vec<Value>| -> Result<Vec<Value>, PgError> {
+            tuple
+                .into_iter()
+                .zip(&plan.types)
+                .map(|(value, ty)| cast(value, *ty))
+                .collect()
+        };
+        let mut made: Vec<Vec<Value>> = Vec::new();
+        let mut seen: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
+        let mut fresh: Vec<Vec<Value>> = Vec::new();
+        let base: Vec<Vec<Value>> = self.tables[plan.base.as_str()]
+            .rows
+            .values()
+            .filter_map(|row| row.committed.clone())
+            .collect();
+        for tuple in base {
+            let row = cast_row(tuple)?;
+            if plan.all || seen.insert(row.clone(), ()).is_none() {
+                fresh.push(row);
+            }
+        }
+        let mut rounds = 0usize;
+        while !fresh.is_empty() {
+            rounds += 1;
+            made.extend(fresh.iter().cloned());
+            if made.len() > RECURSIVE_ROW_LIMIT || rounds > RECURSIVE_ROW_LIMIT {
+                return Err(PgError::error(
+                    sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "a recursive query that makes more than {RECURSIVE_ROW_LIMIT} rows is more than this stand-in runs"
+                    ),
+                ));
+            }
+            let rows = (0i64..)
+                .zip(std::mem::take(&mut fresh))
+                .map(|(number, tuple)| {
+                    let row = Row {
+                        committed: Some(tuple),
+                        lock: None,
+                        shared: Vec::new(),
+                        waiters: Vec::new(),
+                    };
+                    (Value::Int(number), row)
+                })
+                .collect();
+            let def = Arc::new(TableDef {
+                name: plan.working.clone(),
+                columns: self.tables[plan.base.as_str()].def.columns.clone(),
+                primary_key: None,
+                checks: Vec::new(),
+            });
+            let table = Table {
+                def,
+                rows,
+                next_seq: 1,
+                sequences: BTreeMap::new(),
+                canonical: false,
+            };
+            self.tables_mut()
+                .insert(plan.working.as_str().into(), table);
+            let round = self.select(session, &plan.step, params, None);
+            self.tables_mut().remove(plan.working.as_str());
+            let rows = match round? {
+                Outcome::Done(result) | Outcome::Notice(result, _) => result.rows,
+                _ => return Err(unsupported("a recursive query that waits")),
+            };
+            for tuple in rows {
+                let row = cast_row(tuple)?;
+                if plan.all || seen.insert(row.clone(), ()).is_none() {
+                    fresh.push(row);
+                }
+            }
+        }
+        Ok(SqlResult {
+            columns: Vec::new(),
+            tag: format!("SELECT {}", made.len()),
+            rows_affected: made.len() as u64,
+            rows: made,
+        })
     }
 
     /// The rows of a set operation, from its two relations' tables (each made before it).
@@ -6457,6 +6596,121 @@ impl Analyzer<'_> {
         Ok(())
     }
 
+    /// A `WITH RECURSIVE` query `name AS (base UNION [ALL] step)`, where `step` reads `name`:
+    /// `base` a relation, `step` read with `name` standing for the rows the last round made
+    /// (its working table), and the whole a relation whose rows are `base`'s, then each
+    /// round's new ones until a round makes none ([`Postgres::recursive_rows`]). Its columns
+    /// are `base`'s (renamed by `aliases`); a `step` column of another type is PostgreSQL's
+    /// 42804. Refused (0A000): a `step` with subqueries other than correlated ones, or with a
+    /// locking clause (PostgreSQL's 0A000 too).
+    fn recursive_relation(
+        &mut self,
+        name: &str,
+        query: &ast::Query,
+        (base, step, all): (&SetExpr, &SetExpr, bool),
+        aliases: &[ast::TableAliasColumnDef],
+        outer: Option<&Rc<OuterScope>>,
+        too_many: impl Fn(usize) -> PgError,
+    ) -> Result<usize, PgError> {
+        let first = self.subqueries.len();
+        let base_query = match base {
+            SetExpr::Query(query) => query.as_ref().clone(),
+            other => query_of(other),
+        };
+        let base = self.relation(&base_query, aliases, outer, true, &too_many)?;
+        let SubqueryKind::Relation { def: base_def, .. } = &self.subqueries[base].kind else {
+            unreachable!("pushed as a relation")
+        };
+        // The working table: the base's columns, under a name of its own.
+        let mut working = base_def.as_ref().clone();
+        working.name = format!("\0working {base}");
+        let working = Arc::new(working);
+        // The step, with `name` standing for the working table.
+        let step_query = match step {
+            SetExpr::Query(query) => query.as_ref().clone(),
+            other => query_of(other),
+        };
+        self.subqueries.push(Subquery {
+            kind: SubqueryKind::Relation {
+                def: working.clone(),
+                used: false,
+                first: self.subqueries.len(),
+            },
+            plan: Box::new(Plan::Commit),
+        });
+        let working_index = self.subqueries.len() - 1;
+        self.ctes.push((name.to_string(), working_index));
+        let before_step = self.subqueries.len();
+        self.outer = outer.cloned();
+        let aggregate_at = self.aggregate_at.take();
+        let planned = self.query(&step_query);
+        self.aggregate_at = aggregate_at;
+        self.outer = None;
+        self.ctes.pop();
+        let step_plan = planned?;
+        let reads_itself = matches!(
+            self.subqueries[working_index].kind,
+            SubqueryKind::Relation { used: true, .. }
+        );
+        if !reads_itself {
+            // Its name only stood for something else: an ordinary `UNION`.
+            self.subqueries.truncate(first);
+            return self.relation(query, aliases, outer, false, too_many);
+        }
+        if self.subqueries.len() != before_step || reads_outer(&step_plan) {
+            return Err(unsupported(&format!(
+                "a subquery in the recursive part of WITH RECURSIVE {name}"
+            )));
+        }
+        if step_plan.lock.is_some() {
+            return Err(PgError::error(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "FOR UPDATE/SHARE in a recursive query is not implemented",
+            ));
+        }
+        // The working table is no subquery of its own: the recursion fills it.
+        self.subqueries.pop();
+        let types: Vec<SqlType> = working.columns.iter().map(|c| c.ty).collect();
+        if step_plan.items.len() != types.len() {
+            return Err(PgError::error(
+                sqlstate::SYNTAX_ERROR,
+                "each UNION query must have the same number of columns",
+            )
+            .at(first_item_position(self.statement, step)));
+        }
+        for (at, ((_, item), ty)) in step_plan.items.iter().zip(&types).enumerate() {
+            let own = item.ty();
+            if own != *ty && own != SqlType::Unknown {
+                return Err(PgError::error(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "recursive query \"{name}\" column {} has type {} in non-recursive term but type {} overall",
+                        at + 1,
+                        ty.name(),
+                        own.name()
+                    ),
+                )
+                .with_hint("Cast the output of the non-recursive term to the correct type.")
+                .at(item_position(self.statement, base_of(&base_query), at)));
+            }
+        }
+        let items: Vec<(String, Expr)> = working
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), Expr::Column(0, c.ty)))
+            .collect();
+        let plan = Plan::Recursive(RecursivePlan {
+            base: self.relation_table(base),
+            working: working.name.clone(),
+            step: Box::new(step_plan),
+            all,
+            types,
+        });
+        self.push_relation(plan, &items, &[], false, first, |_| {
+            unreachable!("renamed in the base")
+        })
+    }
+
     /// Reads a `WITH` clause: each query in order, each in reach of those after it, and all
     /// of them in reach of the statement's `FROM` lists until `ctes` is cut back to the
     /// length returned. `outer` as [`Analyzer::item_of_from`].
@@ -6466,9 +6720,6 @@ impl Analyzer<'_> {
         outer: Option<&Rc<OuterScope>>,
     ) -> Result<usize, PgError> {
         let before = self.ctes.len();
-        if with.recursive {
-            return Err(unsupported("WITH RECURSIVE"));
-        }
         let ahead_before = self.ahead.len();
         for (at, cte) in with.cte_tables.iter().enumerate() {
             let name = ident_name(&cte.alias.name);
@@ -6519,6 +6770,35 @@ impl Analyzer<'_> {
                         return Err(unsupported(&cte.to_string()));
                     }
                     self.data_changing_relation(change, &cte.alias.columns, too_many)?
+                }
+                SetExpr::SetOperation {
+                    left,
+                    op: ast::SetOperator::Union,
+                    set_quantifier,
+                    right,
+                } if with.recursive && mentions(right, &name) => {
+                    let all = match set_quantifier {
+                        ast::SetQuantifier::All => true,
+                        ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                        other => return Err(unsupported(&other.to_string())),
+                    };
+                    if !cte.query.locks.is_empty() {
+                        return Err(PgError::error(
+                            sqlstate::FEATURE_NOT_SUPPORTED,
+                            "FOR UPDATE/SHARE in a recursive query is not implemented",
+                        ));
+                    }
+                    if cte.query.order_by.is_some() || cte.query.limit_clause.is_some() {
+                        return Err(unsupported(&cte.to_string()));
+                    }
+                    self.recursive_relation(
+                        &name,
+                        &cte.query,
+                        (left, right, all),
+                        &cte.alias.columns,
+                        outer,
+                        too_many,
+                    )?
                 }
                 _ => self.relation(&cte.query, &cte.alias.columns, outer, false, too_many)?,
             };
@@ -7330,22 +7610,7 @@ impl Analyzer<'_> {
                 *item = self.convert(item.clone(), column.ty, position)?;
             }
             let ty = item.ty();
-            let compatible = ty == column.ty
-                || (ty.is_number() && column.ty.is_number())
-                || column.ty == SqlType::Text;
-            if !compatible {
-                return Err(PgError::error(
-                    sqlstate::DATATYPE_MISMATCH,
-                    format!(
-                        "column \"{}\" is of type {} but expression is of type {}",
-                        column.name,
-                        column.ty.name(),
-                        ty.name()
-                    ),
-                )
-                .with_hint("You will need to rewrite or cast the expression.")
-                .at(position));
-            }
+            assignable(column, ty, position)?;
             let identity = match column.default {
                 Some(Expr::Sequence { kind, .. }) => Some(kind),
                 _ => None,
