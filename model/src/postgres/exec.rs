@@ -246,6 +246,48 @@ fn combine(
     out
 }
 
+/// The table that holds a relation's rows for a statement (or a round of a recursive one):
+/// rows numbered in order, all committed, none locked.
+fn table_of_rows(def: Arc<TableDef>, rows: Vec<Vec<Value>>) -> Table {
+    let rows = (0i64..)
+        .zip(rows)
+        .map(|(number, tuple)| {
+            let row = Row {
+                committed: Some(tuple),
+                lock: None,
+                shared: Vec::new(),
+                waiters: Vec::new(),
+            };
+            (Value::Int(number), row)
+        })
+        .collect();
+    Table {
+        def,
+        rows,
+        next_seq: 1,
+        sequences: BTreeMap::new(),
+        canonical: false,
+    }
+}
+
+/// A relation's row with each value cast to its column's type.
+fn cast_row(tuple: Vec<Value>, types: &[SqlType]) -> Result<Vec<Value>, PgError> {
+    tuple
+        .into_iter()
+        .zip(types)
+        .map(|(value, ty)| cast(value, *ty))
+        .collect()
+}
+
+/// `ALL` (true) or `DISTINCT`/nothing (false) after a set operator.
+fn is_all(quantifier: &ast::SetQuantifier) -> Result<bool, PgError> {
+    match quantifier {
+        ast::SetQuantifier::All => Ok(true),
+        ast::SetQuantifier::None | ast::SetQuantifier::Distinct => Ok(false),
+        other => Err(unsupported(&other.to_string())),
+    }
+}
+
 /// One uncorrelated subquery of a statement: its `SELECT` and what its result becomes.
 #[derive(Clone)]
 struct Subquery {
@@ -3475,26 +3517,8 @@ impl Postgres {
             changed = changed.or_else(|| command_of(&part));
             if let SubqueryKind::Relation { def, .. } = &subquery.kind {
                 let name: Arc<str> = def.name.as_str().into();
-                let rows = (0i64..)
-                    .zip(rows)
-                    .map(|(number, tuple)| {
-                        let row = Row {
-                            committed: Some(tuple),
-                            lock: None,
-                            shared: Vec::new(),
-                            waiters: Vec::new(),
-                        };
-                        (Value::Int(number), row)
-                    })
-                    .collect();
-                let table = Table {
-                    def: def.clone(),
-                    rows,
-                    next_seq: 1,
-                    sequences: BTreeMap::new(),
-                    canonical: false,
-                };
-                self.tables_mut().insert(name.clone(), table);
+                self.tables_mut()
+                    .insert(name.clone(), table_of_rows(def.clone(), rows));
                 derived.push(name);
                 results.push(Expr::Const(Value::Null, SqlType::Unknown));
                 continue;
@@ -3550,13 +3574,7 @@ impl Postgres {
         plan: &RecursivePlan,
         params: &[Value],
     ) -> Result<SqlResult, PgError> {
-        let cast_row = |tuple: Vec<Value>| -> Result<Vec<Value>, PgError> {
-            tuple
-                .into_iter()
-                .zip(&plan.types)
-                .map(|(value, ty)| cast(value, *ty))
-                .collect()
-        };
+        let cast_row = |tuple: Vec<Value>| cast_row(tuple, &plan.types);
         let mut made: Vec<Vec<Value>> = Vec::new();
         let mut seen: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
         let mut fresh: Vec<Vec<Value>> = Vec::new();
@@ -3583,31 +3601,13 @@ impl Postgres {
                     ),
                 ));
             }
-            let rows = (0i64..)
-                .zip(std::mem::take(&mut fresh))
-                .map(|(number, tuple)| {
-                    let row = Row {
-                        committed: Some(tuple),
-                        lock: None,
-                        shared: Vec::new(),
-                        waiters: Vec::new(),
-                    };
-                    (Value::Int(number), row)
-                })
-                .collect();
             let def = Arc::new(TableDef {
                 name: plan.working.clone(),
                 columns: self.tables[plan.base.as_str()].def.columns.clone(),
                 primary_key: None,
                 checks: Vec::new(),
             });
-            let table = Table {
-                def,
-                rows,
-                next_seq: 1,
-                sequences: BTreeMap::new(),
-                canonical: false,
-            };
+            let table = table_of_rows(def, std::mem::take(&mut fresh));
             self.tables_mut()
                 .insert(plan.working.as_str().into(), table);
             let round = self.select(session, &plan.step, params, None);
@@ -3640,12 +3640,7 @@ impl Postgres {
                     .committed
                     .clone()
                     .expect("a relation's rows are all there");
-                let cast_row = tuple
-                    .into_iter()
-                    .zip(&operation.types)
-                    .map(|(value, ty)| cast(value, *ty))
-                    .collect::<Result<Vec<_>, _>>()?;
-                rows.push(cast_row);
+                rows.push(cast_row(tuple, &operation.types)?);
             }
             Ok(rows)
         };
@@ -6426,11 +6421,7 @@ impl Analyzer<'_> {
                 ast::SetOperator::Except => SetOperator::Except,
                 _ => return Err(unsupported(&operator.to_string())),
             };
-            let all = match quantifier {
-                ast::SetQuantifier::All => true,
-                ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
-                other => return Err(unsupported(&other.to_string())),
-            };
+            let all = is_all(quantifier)?;
             // A right side that is itself a set operation is in parentheses: it nests only
             // as deep as the parser lets parentheses nest.
             let r = self.set_operation(right, outer)?;
@@ -6777,11 +6768,7 @@ impl Analyzer<'_> {
                     set_quantifier,
                     right,
                 } if with.recursive && mentions(right, &name) => {
-                    let all = match set_quantifier {
-                        ast::SetQuantifier::All => true,
-                        ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
-                        other => return Err(unsupported(&other.to_string())),
-                    };
+                    let all = is_all(set_quantifier)?;
                     if !cte.query.locks.is_empty() {
                         return Err(PgError::error(
                             sqlstate::FEATURE_NOT_SUPPORTED,
