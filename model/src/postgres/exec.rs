@@ -2,7 +2,7 @@
 //! (names, types, parameters) and executed on the row store with the same transaction
 //! blocks, row locks and waiting as the typed statements.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -155,7 +155,7 @@ struct RecursivePlan {
     types: Vec<SqlType>,
 }
 
-/// The most rows a `WITH RECURSIVE` query may make (and rounds it may run): past it the
+/// The most rows a `WITH RECURSIVE` query may make (so also rounds it may run): past it the
 /// statement fails with 54000, where PostgreSQL would go on (or stop early for a `LIMIT`
 /// outside, since it makes rows only as they are read).
 pub const RECURSIVE_ROW_LIMIT: usize = 100_000;
@@ -201,24 +201,25 @@ fn combine(
     left: Vec<Vec<Value>>,
     right: Vec<Vec<Value>>,
 ) -> Vec<Vec<Value>> {
-    let mut in_right: BTreeMap<&Vec<Value>, usize> = BTreeMap::new();
-    for row in &right {
-        *in_right.entry(row).or_default() += 1;
-    }
     let mut out: Vec<Vec<Value>> = Vec::new();
-    let mut seen: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
+    let mut seen: BTreeSet<Vec<Value>> = BTreeSet::new();
     let mut keep = |row: Vec<Value>, out: &mut Vec<Vec<Value>>| {
-        if all || seen.insert(row.clone(), ()).is_none() {
+        if all || seen.insert(row.clone()) {
             out.push(row);
         }
     };
-    match operator {
-        SetOperator::Union => {
-            let right_rows = right.clone();
-            for row in left.into_iter().chain(right_rows) {
-                keep(row, &mut out);
-            }
+    if operator == SetOperator::Union {
+        for row in left.into_iter().chain(right) {
+            keep(row, &mut out);
         }
+        return out;
+    }
+    let mut in_right: BTreeMap<Vec<Value>, usize> = BTreeMap::new();
+    for row in right {
+        *in_right.entry(row).or_default() += 1;
+    }
+    match operator {
+        SetOperator::Union => unreachable!("combined above"),
         SetOperator::Intersect => {
             for row in left {
                 let count = in_right.get_mut(&row);
@@ -657,7 +658,7 @@ fn subquery_result(
         },
         SubqueryKind::Exists => Expr::Const(Value::Bool(!rows.is_empty()), SqlType::Bool),
         // Read as a table, never as a value.
-        SubqueryKind::Relation { .. } => Expr::Const(Value::Null, SqlType::Unknown),
+        SubqueryKind::Relation { .. } => no_value(),
         SubqueryKind::In(left, ty) => {
             let mut left = (**left).clone();
             left.replace_subqueries(results);
@@ -675,6 +676,12 @@ fn subquery_result(
             balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
         }
     })
+}
+
+/// What stands in a statement's list of subquery results for one that gives no value (a
+/// relation, read as a table; a subquery that does not run).
+fn no_value() -> Expr {
+    Expr::Const(Value::Null, SqlType::Unknown)
 }
 
 /// The command a part of a statement that changes data runs, None for a query.
@@ -799,10 +806,7 @@ fn skipped_subqueries(subqueries: &[Subquery]) -> Vec<bool> {
 
 /// Whether a subquery is a `WITH` query that changes data (`INSERT`, `UPDATE`, `DELETE`).
 fn changes_data(subquery: &Subquery) -> bool {
-    matches!(
-        subquery.plan.as_ref(),
-        Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
-    )
+    command_of(&subquery.plan).is_some()
 }
 
 /// Whether a subquery runs after its statement: a `WITH` query that changes data and that
@@ -2103,18 +2107,13 @@ impl Analyzer<'_> {
         hint: SqlType,
         what: &str,
     ) -> Result<(Vec<Expr>, SqlType), PgError> {
-        let rank = |t: SqlType| match t {
-            SqlType::Int4 => 0,
-            SqlType::Int8 => 1,
-            SqlType::Numeric => 2,
-            SqlType::Float8 => 3,
-            _ => 4,
-        };
         let mut ty = SqlType::Unknown;
         for argument in arguments {
             let e = self.expr(scope, argument, SqlType::Unknown)?;
             let t = e.ty();
-            if ty == SqlType::Unknown || (ty.is_number() && t.is_number() && rank(t) > rank(ty)) {
+            if ty == SqlType::Unknown
+                || (ty.is_number() && t.is_number() && number_rank(t) > number_rank(ty))
+            {
                 ty = t;
             }
         }
@@ -2928,6 +2927,18 @@ impl Analyzer<'_> {
     }
 }
 
+/// How wide a number type is, for the common type of several (PostgreSQL's preferred-type
+/// order among these: `integer` < `bigint` < `numeric` < `double precision`).
+fn number_rank(ty: SqlType) -> u8 {
+    match ty {
+        SqlType::Int4 => 0,
+        SqlType::Int8 => 1,
+        SqlType::Numeric => 2,
+        SqlType::Float8 => 3,
+        _ => 4,
+    }
+}
+
 /// 42804 when a value of type `ty` cannot be assigned to `column` (PostgreSQL's assignment
 /// casts among these types: numbers to numbers, anything to text, an untyped literal to
 /// anything).
@@ -2950,19 +2961,6 @@ fn assignable(column: &ColumnDef, ty: SqlType, position: Option<u32>) -> Result<
     )
     .with_hint("You will need to rewrite or cast the expression.")
     .at(position))
-}
-
-/// Whether `body` names the table `name` anywhere (a `WITH RECURSIVE` query's step reads
-/// itself): a word of its text, as the parser leaves it.
-fn mentions(body: &SetExpr, name: &str) -> bool {
-    super::lexer::tokenize(&body.to_string())
-        .iter()
-        .any(|token| matches!(token, super::lexer::Token::Word { folded, .. } if folded == name))
-}
-
-/// The body of a query.
-fn base_of(query: &ast::Query) -> &SetExpr {
-    &query.body
 }
 
 /// A side of a set operation that is a plain `SELECT` (or `VALUES`, `TABLE`) as a query of
@@ -3500,14 +3498,14 @@ impl Postgres {
         let mut after_statement: Vec<Plan> = Vec::new();
         for (subquery, skip) in subqueries.iter().zip(skipped_subqueries(subqueries)) {
             if skip {
-                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                results.push(no_value());
                 continue;
             }
             let mut part = (*subquery.plan).clone();
             replace_subqueries_in(&mut part, &results);
             if runs_after_statement(subquery) {
                 after_statement.push(part);
-                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                results.push(no_value());
                 continue;
             }
             let rows = match self.run_part(session, &part, params, resuming, &waited_row)? {
@@ -3520,7 +3518,7 @@ impl Postgres {
                 self.tables_mut()
                     .insert(name.clone(), table_of_rows(def.clone(), rows));
                 derived.push(name);
-                results.push(Expr::Const(Value::Null, SqlType::Unknown));
+                results.push(no_value());
                 continue;
             }
             results.push(subquery_result(&subquery.kind, rows, &results)?);
@@ -3567,7 +3565,7 @@ impl Postgres {
     /// The rows of a `WITH RECURSIVE` query: its base's (made before it), then round after
     /// round the rows its step makes from the last round's new rows, put in its working
     /// table for that round (and taken out again however the round ends), until a round
-    /// makes none new; 54000 past [`RECURSIVE_ROW_LIMIT`] rows or rounds.
+    /// makes none new; 54000 past [`RECURSIVE_ROW_LIMIT`] rows.
     fn recursive_rows(
         &mut self,
         session: SessionId,
@@ -3576,24 +3574,24 @@ impl Postgres {
     ) -> Result<SqlResult, PgError> {
         let cast_row = |tuple: Vec<Value>| cast_row(tuple, &plan.types);
         let mut made: Vec<Vec<Value>> = Vec::new();
-        let mut seen: BTreeMap<Vec<Value>, ()> = BTreeMap::new();
+        let mut seen: BTreeSet<Vec<Value>> = BTreeSet::new();
         let mut fresh: Vec<Vec<Value>> = Vec::new();
-        let base: Vec<Vec<Value>> = self.tables[plan.base.as_str()]
-            .rows
-            .values()
-            .filter_map(|row| row.committed.clone())
-            .collect();
-        for tuple in base {
+        for tuple in self.relation_rows(&plan.base) {
             let row = cast_row(tuple)?;
-            if plan.all || seen.insert(row.clone(), ()).is_none() {
+            if plan.all || seen.insert(row.clone()) {
                 fresh.push(row);
             }
         }
-        let mut rounds = 0usize;
+        let working = Arc::new(TableDef {
+            name: plan.working.clone(),
+            columns: self.tables[plan.base.as_str()].def.columns.clone(),
+            primary_key: None,
+            checks: Vec::new(),
+        });
+        // Each round makes a row at least, so the rows bound the rounds too.
         while !fresh.is_empty() {
-            rounds += 1;
             made.extend(fresh.iter().cloned());
-            if made.len() > RECURSIVE_ROW_LIMIT || rounds > RECURSIVE_ROW_LIMIT {
+            if made.len() > RECURSIVE_ROW_LIMIT {
                 return Err(PgError::error(
                     sqlstate::PROGRAM_LIMIT_EXCEEDED,
                     format!(
@@ -3601,13 +3599,7 @@ impl Postgres {
                     ),
                 ));
             }
-            let def = Arc::new(TableDef {
-                name: plan.working.clone(),
-                columns: self.tables[plan.base.as_str()].def.columns.clone(),
-                primary_key: None,
-                checks: Vec::new(),
-            });
-            let table = table_of_rows(def, std::mem::take(&mut fresh));
+            let table = table_of_rows(working.clone(), std::mem::take(&mut fresh));
             self.tables_mut()
                 .insert(plan.working.as_str().into(), table);
             let round = self.select(session, &plan.step, params, None);
@@ -3618,7 +3610,7 @@ impl Postgres {
             };
             for tuple in rows {
                 let row = cast_row(tuple)?;
-                if plan.all || seen.insert(row.clone(), ()).is_none() {
+                if plan.all || seen.insert(row.clone()) {
                     fresh.push(row);
                 }
             }
@@ -3631,18 +3623,21 @@ impl Postgres {
         })
     }
 
+    /// The rows of one of the statement's relations, in order ([`table_of_rows`]).
+    fn relation_rows(&self, name: &str) -> Vec<Vec<Value>> {
+        self.tables[name]
+            .rows
+            .values()
+            .filter_map(|row| row.committed.clone())
+            .collect()
+    }
+
     /// The rows of a set operation, from its two relations' tables (each made before it).
     fn set_operation(&self, operation: &SetOperationPlan) -> Result<SqlResult, PgError> {
         let rows_of = |table: &str| -> Result<Vec<Vec<Value>>, PgError> {
-            let mut rows = Vec::new();
-            for row in self.tables[table].rows.values() {
-                let tuple = row
-                    .committed
-                    .clone()
-                    .expect("a relation's rows are all there");
-                rows.push(cast_row(tuple, &operation.types)?);
-            }
-            Ok(rows)
+            (self.relation_rows(table).into_iter())
+                .map(|tuple| cast_row(tuple, &operation.types))
+                .collect()
         };
         let (left, right) = (rows_of(&operation.left)?, rows_of(&operation.right)?);
         let rows = combine(operation.operator, operation.all, left, right);
@@ -4465,11 +4460,7 @@ impl Postgres {
         let calls = plan.rows.iter().flatten().any(Expr::has_sequence_call);
         // Each row to insert: its expressions and the source row they read (none for VALUES).
         let source_rows: Vec<Vec<Value>> = match &plan.source {
-            Some(name) => self.tables[name.as_str()]
-                .rows
-                .values()
-                .filter_map(|row| row.committed.clone())
-                .collect(),
+            Some(name) => self.relation_rows(name),
             None => Vec::new(),
         };
         let inputs: Vec<(&Vec<Expr>, &[Value])> = match &plan.source {
@@ -6206,7 +6197,7 @@ impl Analyzer<'_> {
                 let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
                     unreachable!("pushed as a relation")
                 };
-                Ok((def.clone(), Some(ident_name(&alias.name))))
+                Ok((def.clone(), Some(shown)))
             }
             other => self.table_of_from(other),
         }
@@ -6455,13 +6446,6 @@ impl Analyzer<'_> {
             )
             .at(right_position));
         }
-        let rank = |t: SqlType| match t {
-            SqlType::Int4 => 0,
-            SqlType::Int8 => 1,
-            SqlType::Numeric => 2,
-            SqlType::Float8 => 3,
-            _ => 4,
-        };
         let mut types = Vec::with_capacity(l_items.len());
         for ((_, le), (_, re)) in l_items.iter().zip(&r_items) {
             let ty = match (le.ty(), re.ty()) {
@@ -6469,7 +6453,7 @@ impl Analyzer<'_> {
                 (SqlType::Unknown, t) | (t, SqlType::Unknown) => t,
                 (a, b) if a == b => a,
                 (a, b) if a.is_number() && b.is_number() => {
-                    if rank(a) >= rank(b) {
+                    if number_rank(a) >= number_rank(b) {
                         a
                     } else {
                         b
@@ -6682,7 +6666,7 @@ impl Analyzer<'_> {
                     ),
                 )
                 .with_hint("Cast the output of the non-recursive term to the correct type.")
-                .at(item_position(self.statement, base_of(&base_query), at)));
+                .at(item_position(self.statement, &base_query.body, at)));
             }
         }
         let items: Vec<(String, Expr)> = working
@@ -6767,7 +6751,7 @@ impl Analyzer<'_> {
                     op: ast::SetOperator::Union,
                     set_quantifier,
                     right,
-                } if with.recursive && mentions(right, &name) => {
+                } if with.recursive => {
                     let all = is_all(set_quantifier)?;
                     if !cte.query.locks.is_empty() {
                         return Err(PgError::error(
