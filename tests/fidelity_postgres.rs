@@ -1612,6 +1612,140 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
     });
 }
 
+/// A simple query's outcome: the first column of its rows, joined by commas, or its error's
+/// SQLSTATE and message.
+type StepEnd = Result<String, (String, String)>;
+
+/// Sends `sql` as a simple query on `client`: its [`StepEnd`].
+async fn simple_step(client: &Client, sql: &str) -> StepEnd {
+    match client.simple_query(sql).await {
+        Ok(messages) => Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(row) => Some(row.get(0).unwrap_or("NULL").to_string()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(",")),
+        Err(error) => {
+            let db = error.as_db_error().expect("a server error");
+            Err((db.code().code().to_string(), db.message().to_string()))
+        }
+    }
+}
+
+/// `lock_timeout` cancels a statement's sleep on a row lock or an advisory lock (55P03) and
+/// `statement_timeout` a statement that waits (57014), on PostgreSQL and on the stand-in: on
+/// their own, in a block (which then fails), and neither before its time; with the settings
+/// as `SHOW` prints them.
+#[test]
+fn lock_timeout_and_statement_timeout_cancel_a_wait() {
+    let Some(url) = database_url("lock_timeout_and_statement_timeout_cancel_a_wait") else {
+        return;
+    };
+    const LIMIT: Duration = Duration::from_millis(200);
+    type End = StepEnd;
+    use simple_step as step;
+    async fn play(holder: &Client, waiter: &Client) -> (Vec<End>, Vec<Duration>) {
+        holder
+            .batch_execute(
+                "BEGIN; UPDATE wallets SET balance = balance - 10 WHERE id = 1; \
+                 SELECT pg_advisory_xact_lock(7)",
+            )
+            .await
+            .expect("hold the row and the advisory lock");
+        let script = [
+            "SET lock_timeout = '0.2s'",
+            "SHOW lock_timeout",
+            "UPDATE wallets SET balance = balance - 1 WHERE id = 1",
+            "SELECT pg_advisory_lock(7)",
+            "BEGIN",
+            "SELECT balance FROM wallets WHERE id = 1 FOR UPDATE",
+            "SELECT 1",
+            "ROLLBACK",
+            "SET lock_timeout = 0",
+            "SET statement_timeout = 200",
+            "SHOW statement_timeout",
+            "UPDATE wallets SET balance = balance - 1 WHERE id = 1",
+            "SELECT balance FROM wallets WHERE id = 1",
+            "RESET statement_timeout",
+        ];
+        let mut ends = Vec::new();
+        let mut took = Vec::new();
+        for sql in script {
+            let started = Instant::now();
+            ends.push(step(waiter, sql).await);
+            took.push(started.elapsed());
+        }
+        holder.batch_execute("ROLLBACK").await.expect("let go");
+        (ends, took)
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, admin) = Schema::create(&url, "lock_timeout").await;
+        admin
+            .batch_execute(&format!(
+                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100)",
+                schema.name
+            ))
+            .await
+            .expect("seed the row");
+        let (real_a, _) = connect_real(&url).await;
+        let (real_b, _) = connect_real(&url).await;
+        for client in [&real_a, &real_b] {
+            client
+                .batch_execute(&format!("SET search_path = {}", schema.name))
+                .await
+                .expect("set the session up");
+        }
+        let mut postgres = Postgres::new();
+        postgres.seed_wallet(
+            1,
+            Wallet {
+                balance: 100,
+                fence: 0,
+            },
+        );
+        let server = PgServer::new(Rc::new(RefCell::new(postgres)), Rc::new(NoopObserver))
+            .with_deadlock_timeout(Duration::from_secs(1));
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+
+        let (real, real_took) = play(&real_a, &real_b).await;
+        let (ours, ours_took) = play(&stand_in[0], &stand_in[1]).await;
+        assert_eq!(ours, real, "stand-in vs PostgreSQL");
+        let lock_timeout = Err((
+            "55P03".to_string(),
+            "canceling statement due to lock timeout".to_string(),
+        ));
+        assert_eq!(real[2], lock_timeout);
+        assert_eq!(real[3], lock_timeout);
+        assert_eq!(real[5], lock_timeout);
+        assert_eq!(real[6].as_ref().unwrap_err().0, "25P02");
+        assert_eq!(
+            real[11],
+            Err((
+                "57014".to_string(),
+                "canceling statement due to statement timeout".to_string()
+            ))
+        );
+        for at in [2, 3, 5, 11] {
+            assert!(
+                real_took[at] >= LIMIT,
+                "PostgreSQL, step {at}: {:?}",
+                real_took[at]
+            );
+            assert!(
+                ours_took[at] >= LIMIT,
+                "the stand-in, step {at}: {:?}",
+                ours_took[at]
+            );
+        }
+        accept_loop.abort();
+        drop(schema);
+    });
+}
+
 /// Where a lock-queue differential sees how many of its sessions wait for a lock: PostgreSQL's
 /// `pg_locks` for the sessions' backends, or the stand-in's queues of rows 1 and 2.
 enum LockWaits<'a> {
@@ -1985,25 +2119,8 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
         return;
     };
     const TIMEOUT: Duration = Duration::from_millis(300);
-    type End = Result<String, (String, String)>;
-    async fn run(client: &Client, sql: &str) -> End {
-        match client.simple_query(sql).await {
-            Ok(messages) => Ok(messages
-                .iter()
-                .filter_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(row) => {
-                        Some(row.get(0).unwrap_or("NULL").to_string())
-                    }
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join(",")),
-            Err(error) => {
-                let db = error.as_db_error().expect("a server error");
-                Err((db.code().code().to_string(), db.message().to_string()))
-            }
-        }
-    }
+    type End = StepEnd;
+    use simple_step as run;
     /// Every step's outcome, in the order the script defines.
     async fn play(server: &LockWaits<'_>, clients: [&Client; 2]) -> Vec<End> {
         let [a, b] = clients;

@@ -28,7 +28,7 @@ use std::net::TcpStream;
 use std::rc::Rc;
 use std::time::Duration;
 
-use leaselab_model::postgres::Postgres;
+use leaselab_model::postgres::{datetime, Postgres};
 use leaselab_sim::observer::NoopObserver;
 use leaselab_sim::pg_server::PgServer;
 
@@ -45,7 +45,7 @@ const LEDGER: &str = "CREATE TABLE ledger (id integer PRIMARY KEY, who text NOT 
 /// The cases: a name and a script. Each line is one step: `a: SQL` or `b: SQL` sends a
 /// simple query on session a or b; `a$ SQL | type:value | ...` sends an extended query with
 /// parameters in text format (`int8:`, `int4:`, `text:`, `bool:`, `float8:`, `numeric:`,
-/// `null`, `unknown:` for an undeclared type). `@wallets` and `@ledger` stand for the set-up
+/// `timestamptz:`, `timestamp:`, `interval:`, `null`, `unknown:` for an undeclared type). `@wallets` and `@ledger` stand for the set-up
 /// statements above.
 const CASES: &[(&str, &str)] = &[
     // --- the tutorial's own SQL -------------------------------------------------------------
@@ -455,6 +455,19 @@ a: CREATE TABLE claims (job_id integer PRIMARY KEY, owner text NOT NULL); INSERT
     ("set_operations_rows", "a: CREATE TABLE t (id bigint PRIMARY KEY, s text, n integer)\na: INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2), (3, 'a', 2)\na: SELECT 1 UNION SELECT 2 ORDER BY 1\na: SELECT 1 UNION ALL SELECT 1\na: SELECT 1 UNION SELECT '2' ORDER BY 1\na: SELECT 'a' UNION SELECT 'b' ORDER BY 1\na: SELECT n FROM t UNION SELECT id FROM t ORDER BY n\na: SELECT s FROM t UNION ALL SELECT s FROM t ORDER BY s DESC LIMIT 3\na: SELECT n FROM t INTERSECT SELECT id FROM t ORDER BY 1\na: SELECT n FROM t INTERSECT ALL SELECT n FROM t ORDER BY 1\na: SELECT n FROM t EXCEPT SELECT id FROM t WHERE id = 1 ORDER BY 1\na: SELECT n FROM t EXCEPT ALL SELECT 2 ORDER BY 1\na: SELECT 1 UNION SELECT 2 UNION ALL SELECT 1 ORDER BY 1\na: SELECT 1::bigint UNION SELECT 2.5 ORDER BY 1\na: SELECT NULL UNION SELECT 1 ORDER BY 1\na: SELECT NULL UNION SELECT NULL\na: SELECT 1 UNION SELECT 2 LIMIT 1 OFFSET 1\na: (SELECT 1 ORDER BY 1 LIMIT 1) UNION (SELECT 2) ORDER BY 1\na: SELECT n, count(*) FROM t GROUP BY n UNION SELECT 9, 9 ORDER BY 1"),
     ("set_operations_in_other_places", "a: CREATE TABLE t (id bigint PRIMARY KEY, s text, n integer)\na: INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2), (3, 'a', 2)\na: SELECT * FROM (SELECT id FROM t UNION SELECT n FROM t) u ORDER BY 1\na: WITH q AS (SELECT 1 AS x UNION ALL SELECT 2) SELECT sum(x) FROM q\na: INSERT INTO t (id, s) SELECT 10, 'x' UNION ALL SELECT 11, 'y' RETURNING id, s\na: SELECT count(*) FROM t WHERE id IN (SELECT 1 UNION SELECT 2)\na: SELECT (SELECT 5 EXCEPT SELECT 6)\na$ SELECT $1::int UNION SELECT n FROM t ORDER BY 1 | int4:7"),
     ("set_operations_errors", "a: CREATE TABLE t (id bigint PRIMARY KEY, s text, n integer)\na: INSERT INTO t VALUES (1, 'a', 1), (2, 'b', 2), (3, 'a', 2)\na: SELECT 1 UNION SELECT 'x'\na: SELECT 1, 2 UNION SELECT 3\na: SELECT 1 UNION SELECT 2, 3\na: SELECT 1 INTERSECT SELECT true\na: SELECT 1 AS a UNION SELECT 2 ORDER BY b\na: SELECT 1 AS a UNION SELECT 2 ORDER BY a + 1\na: SELECT id FROM t UNION SELECT id FROM t FOR UPDATE\na: SELECT '1' UNION SELECT '2' UNION SELECT 3"),
+    // --- time: timestamptz, timestamp, interval, the clock functions --------------------------
+    ("time_interval_text", "a: SELECT interval '5 seconds', interval '1.5 days', interval '-1 day 5 seconds', interval '1 year 2 months 3 days 04:05:06.5'\na: SELECT interval '250ms', interval '3 mins ago', interval '@ 1 week', interval '0', interval '1.5 months', interval '-1.5 hours'\na: SELECT interval '1 millennium', interval '2 decades', interval '3 centuries', interval '1.5 years', interval '1.25 weeks', interval '2.5 mins', interval '10 us', interval '1.5 ms'\na: SELECT interval '2 days ago', interval '-2 days -3 hours ago', interval '+5 s', interval '  7 ', interval '100 hours', interval '-100 hours 5 minutes', interval '1 year -1 mon', interval '1:30', interval '-1:30:15.25'\na: SELECT interval '1 week 1 day', interval '1 year 1 decade', interval '1 s 1 ms', interval '1 day 10:00:00 1 mon', '24:00:00'::interval"),
+    ("time_interval_invalid", "a: SELECT interval '5 parsecs'\na: SELECT interval ''\na: SELECT interval 'ago'\na: SELECT interval '1 day 2 days'\na: SELECT interval '1 hour 10:00'\na: SELECT interval '1.5 s 1 ms'\na: SELECT interval '99999999999 years'\na: SELECT '1:60'::interval"),
+    ("time_timestamp_text", "a: SELECT '2026-12-05 21:25:13.5+01'::timestamptz, '2026-12-05 21:25:13.5+01'::timestamp, timestamptz '2024-02-29 12:00'\na: SELECT timestamptz '2024-01-01T10:00:00Z', timestamptz '2024-01-01 10:00:00 UTC', timestamptz '2024-01-01 10:00:00-05:30', timestamptz '2024-01-01 10:00:00+0530', timestamptz '2024-01-01 10:00:00-7'\na: SELECT timestamp '2024-01-01 10:00:00+05', timestamptz '2024-01-01 24:00:00', timestamptz '2024-01-01 10:00:00.1234567'\na: SELECT 'infinity'::timestamptz, '-infinity'::timestamptz < '0001-01-01', 'epoch'::timestamptz, timestamptz 'infinity' + interval '1 day'"),
+    ("time_timestamp_invalid", "a: SELECT '2026-02-30'::timestamptz\na: SELECT 'garbage'::timestamptz\na: SELECT timestamptz '2024-13-01'\na: SELECT timestamptz '2024-01-01 24:00:01'\na: SELECT timestamptz '2024-01-01 10:00+16'\na: SELECT timestamptz 'infinity' - timestamptz '2024-01-01'\na: SELECT timestamptz '294276-12-31' + interval '1 year'"),
+    ("time_arithmetic", "a: SELECT timestamptz '2024-01-31' + interval '1 mon', timestamptz '2024-03-01' - timestamptz '2024-01-31 01:00'\na: SELECT timestamptz '2024-01-01' + '5 minutes', interval '1 day' + timestamp '2024-02-28', timestamp '2024-03-01' - timestamp '2024-02-28 12:00', timestamp '2024-01-01' - interval '1 mon 1 day 1 s'\na: SELECT timestamptz '2024-01-01' - '5 minutes'\na: SELECT interval '1 day' * 1.5, interval '1 mon' / 4, 2 * interval '1 hour', -interval '5 s', interval '1 mon' * 0.3, interval '1 day 3 hours' / 7, interval '7 days' * 0.123456789\na: SELECT interval '1 mon' / 3, interval '1 day' / 3, interval '10 s' / 3, interval '-1 mon' * 0.5, interval '1 mon -2 days 3 s' * -1.1\na: SELECT interval '1 day' / 0\na: SELECT interval '2147483647 days' + interval '1 day'\na: SELECT timestamptz '2024-01-01' + interval '2147483647 mons'"),
+    ("time_comparisons", "a: SELECT interval '1 day' = interval '24 hours', interval '1 mon' = interval '30 days', '1 day'::interval > '23 hours'::interval, interval '1 h' < '61 min'\na: SELECT timestamptz '2024-01-01' > '2023-12-31', '2024-01-01' < timestamptz '2023-12-31', timestamp '2024-01-01 10:00' = timestamptz '2024-01-01 10:00+00'"),
+    ("time_extract_and_to_timestamp", "a: SELECT extract(epoch from timestamptz '2024-01-01 00:00:01.5+00'), extract(epoch from interval '1 year 1 day'), extract(year from timestamp '2026-12-05'), extract(second from timestamptz '2024-01-01 00:00:13.25')\na: SELECT extract(epoch from interval '-1.5 s'), extract(epoch from interval '2 mons 3 days'), extract(minute from timestamp '2024-01-01 10:42:00'), extract(hour from timestamptz '2024-01-01 23:42:00+00'), extract(milliseconds from timestamp '2024-01-01 10:42:01.5'), extract(microseconds from timestamp '2024-01-01 10:42:01.5'), extract(day from timestamp '2024-02-29'), extract(month from timestamp '2024-02-29')\na: SELECT to_timestamp(1700000000), to_timestamp(1700000000.123456), to_timestamp(0), to_timestamp(-1.5)\na: SELECT to_timestamp('NaN')\na: SELECT to_timestamp('1e20')"),
+    ("time_casts", "a: SELECT 5::timestamptz\na: SELECT CAST(5 AS interval)\na: SELECT now()::interval\na: SELECT interval '1 day'::timestamptz\na: SELECT -now()\na: SELECT now() - '5 minutes'\na: SELECT now()::timestamp = localtimestamp, timestamptz '2024-01-01 10:00+00'::timestamp, timestamp '2024-01-01 10:00'::timestamptz, (timestamp '2024-01-01')::text, CAST(interval '90 min' AS text)"),
+    ("time_columns", "a: CREATE TABLE t (a timestamptz, b timestamp, c interval)\na: INSERT INTO t VALUES ('2024-01-01 10:00+00', '2024-01-01 09:00', '1 day'), ('2023-06-01', '2025-01-01', '24 hours'), (NULL, NULL, '-5 min')\na: SELECT * FROM t ORDER BY a\na: SELECT * FROM t ORDER BY c, a\na: SELECT min(a), max(b), min(c), max(c) FROM t\na: SELECT a FROM t WHERE b > a\na: SELECT c, count(*) FROM t GROUP BY c ORDER BY c\na: SELECT a + c, b - c, a - b FROM t ORDER BY 1\na: UPDATE t SET c = c * 2 WHERE c < interval '0' RETURNING c\na: INSERT INTO t (a) VALUES (5)\na: INSERT INTO t (c) VALUES (now())\na: INSERT INTO t (b) VALUES (now()) RETURNING b = localtimestamp"),
+    ("time_lease_table", "a: CREATE TABLE leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL DEFAULT now() + interval '5 seconds')\na: INSERT INTO leases (name, holder) VALUES ('job', 'a') RETURNING name, holder, expires_at > now(), expires_at - now()\na: INSERT INTO leases (name, holder, expires_at) VALUES ('job', 'b', now() + interval '5 s') ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < now() RETURNING holder\na: UPDATE leases SET expires_at = '2000-01-01' WHERE name = 'job'\na: INSERT INTO leases (name, holder, expires_at) VALUES ('job', 'b', now() + interval '5 s') ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE leases.expires_at < now() RETURNING holder, expires_at - now() AS ttl\na: UPDATE leases SET expires_at = now() + interval '10 seconds' WHERE name = 'job' AND holder = 'b' AND expires_at > now() RETURNING expires_at - now()\na: DELETE FROM leases WHERE name = 'job' AND expires_at < now() RETURNING *\na: SELECT holder, expires_at > now() AS held, expires_at - now() <= interval '10 s' FROM leases"),
+    ("time_lease_params", "a: CREATE TABLE leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL)\na$ INSERT INTO leases VALUES ($1, $2, now() + $3 * interval '1 millisecond') RETURNING expires_at - now() | text:job | text:a | int8:5000\na$ UPDATE leases SET expires_at = now() + $1::interval WHERE name = $2 RETURNING expires_at - now() | text:2 seconds | text:job\na$ UPDATE leases SET expires_at = now() + $1 WHERE name = 'job' RETURNING expires_at - now() | unknown:3 s\na$ UPDATE leases SET expires_at = $1 WHERE name = 'job' RETURNING expires_at | timestamptz:2030-01-02 03:04:05.5+00\na$ SELECT name FROM leases WHERE expires_at > $1 AND $2 < expires_at - $1 | timestamptz:2030-01-01 00:00:00+00 | interval:1 day\na$ SELECT $1 + interval '1 day', $1::timestamp | timestamp:2030-01-01 10:00"),
+    ("time_clock_in_blocks", "a: SELECT now() = statement_timestamp(), statement_timestamp() <= clock_timestamp(), current_timestamp = now(), localtimestamp = now()::timestamp\na: BEGIN\na: SELECT now() = transaction_timestamp(), now() = CURRENT_TIMESTAMP, now() <= statement_timestamp()\na: SELECT now() = statement_timestamp() AS same_as_statement\na: COMMIT\na: SELECT now() = statement_timestamp(), now() > '2025-01-01', now() < '2100-01-01'::timestamptz\na: SELECT now() = statement_timestamp(); SELECT now() = statement_timestamp()"),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -712,6 +725,9 @@ fn parse_step(line: &str) -> Step {
                     "bool" => 16,
                     "float8" => 701,
                     "numeric" => 1700,
+                    "timestamptz" => 1184,
+                    "timestamp" => 1114,
+                    "interval" => 1186,
                     "unknown" => 0,
                     other => panic!("unknown parameter type {other}"),
                 };
@@ -790,10 +806,17 @@ fn stand_in_factory() -> tokio::sync::mpsc::UnboundedSender<std::sync::mpsc::Sen
                     .await
                     .expect("bind a loopback port");
                 let port = listener.local_addr().expect("address").port();
+                // On this machine's wall clock, as the real server's `now()` is.
                 let server = PgServer::new(
                     Rc::new(RefCell::new(Postgres::empty())),
                     Rc::new(NoopObserver),
-                );
+                )
+                .with_clock(Rc::new(|| {
+                    let unix = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .expect("after 1970");
+                    datetime::from_unix_micros(unix.as_micros() as i64)
+                }));
                 tokio::task::spawn_local(server.serve_tokio(listener));
                 let _ = reply.send(port);
             }

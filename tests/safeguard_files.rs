@@ -284,6 +284,50 @@ fn a_version_column_written_with_subqueries_explores_the_same_states() {
     );
 }
 
+/// A write that reads the clock (`now()`) reads the run's time in the simulation and the
+/// world's in the checker, both counted from the simulation's epoch (2024-01-01 UTC): the
+/// version it stamps is the write's millisecond, so a search reaches more states than with a
+/// constant stamp (a frozen clock would reach as many), and the simulation's last write
+/// leaves its time in the row.
+#[test]
+fn a_write_that_reads_the_clock_sees_the_time_of_the_run() {
+    let text = std::fs::read_to_string(repo("safeguards/version-column.toml")).unwrap();
+    let bump = "fence = fence + 1";
+    assert!(text.contains(bump), "the file's write");
+    let stamped_by = |name: &str, stamp: &str| {
+        let text = text
+            .replace("name = \"version-column\"", &format!("name = \"{name}\""))
+            .replace(bump, &format!("fence = {stamp}"));
+        let spec = spec::compile(&format!("{name}.toml"), &text).unwrap_or_else(|e| panic!("{e}"));
+        Safeguard::User(user::register(spec).expect("registers"))
+    };
+    let clock = stamped_by(
+        "clock-stamped",
+        "(extract(epoch from now() - timestamptz '2024-01-01 00:00:00+00') * 1000)::bigint + 1",
+    );
+    let constant = stamped_by("constant-stamped", "1");
+    let (timed, fixed) = (
+        check_two_callers(clock, None),
+        check_two_callers(constant, None),
+    );
+    assert!(
+        timed.unique_states > fixed.unique_states,
+        "the clock reaches the checker: {} states against {} with a constant stamp",
+        timed.unique_states,
+        fixed.unique_states
+    );
+    let race = tutorial("step1-race", Variant::default());
+    let report = run(&with(&race, clock), 1).expect("runs");
+    let fence = report.final_fence.expect("the wallet's row");
+    // The simulation's clock starts before the callers do (they connect first), so the
+    // stamp is past 0 but within the run's first seconds.
+    assert!(
+        fence > 1 && fence < 10_000,
+        "the last write's millisecond since the epoch, {}",
+        fence - 1
+    );
+}
+
 #[test]
 fn watch_multi_alone_keeps_the_ledger_and_refuses_conflicts() {
     let watch = load("safeguards/watch-multi.toml");

@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 use crate::client::{Client, ClientPolicy, Output, Server, SetUp};
 use crate::ledger::{CallerResult, Ledger};
-use crate::postgres::{Exec, PgError, Postgres, QueryResult, SessionId};
+use crate::postgres::{datetime, Exec, PgError, Postgres, QueryResult, SessionId, Statement};
 use crate::redis::aof::Appendfsync;
 use crate::redis::command::{Command, Transaction};
 use crate::redis::replication::Effect;
@@ -1807,6 +1807,13 @@ impl World {
     fn run_sql(&mut self, index: usize, request: Arc<SqlRequest>, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
         let (statement, params) = (&request.statement, &request.params[..]);
+        if matches!(statement, Statement::Text(_)) {
+            // A user's SQL may read the clock (`now()`): the server's is the world's, from
+            // the simulation's epoch. The safeguards' own statements never read it, so their
+            // states do not differ by when a block started.
+            let now = datetime::DEFAULT_CLOCK + self.now_ms as i64 * 1000;
+            self.postgres_mut().set_clock(now);
+        }
         let exec = match self.postgres.execute_read_only(session, statement, params) {
             Some(exec) => {
                 #[cfg(debug_assertions)]

@@ -43,6 +43,14 @@ struct Wait {
     behind: bool,
 }
 
+/// The timers of a statement's sleep on a lock, started again by each new sleep: when it
+/// looks for a deadlock (`deadlock_timeout`), and when `lock_timeout` cancels it.
+#[derive(Clone, Copy, Debug, Default)]
+struct SleepTimers {
+    deadlock_check: Option<tokio::time::Instant>,
+    lock_timeout: Option<tokio::time::Instant>,
+}
+
 /// How many bytes to read from the socket at a time.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
 
@@ -136,7 +144,14 @@ pub struct PgServer {
     deadlock_timeout: Option<std::time::Duration>,
     /// The answering time beyond the network ([`PgService`]).
     service: PgService,
+    /// The server's wall clock (microseconds since 2000-01-01 UTC), read before each
+    /// statement for `now()` and its family; `None`: the engine's fixed default.
+    clock: Option<PgClock>,
 }
+
+/// A PostgreSQL server's wall clock: microseconds since 2000-01-01 UTC
+/// (`leaselab_model::postgres::datetime::from_unix_micros`).
+pub type PgClock = Rc<dyn Fn() -> i64>;
 
 impl PgServer {
     /// A server for `postgres`, reporting every statement to `observer`.
@@ -149,7 +164,15 @@ impl PgServer {
             last_conn_id: Rc::new(Cell::new(0)),
             deadlock_timeout: None,
             service: PgService::default(),
+            clock: None,
         }
+    }
+
+    /// Reads `clock` before each statement: what `now()`, `statement_timestamp()` and the
+    /// others answer.
+    pub fn with_clock(mut self, clock: PgClock) -> PgServer {
+        self.clock = Some(clock);
+        self
     }
 
     /// Answers with the service times of `service` (see [`PgService`]).
@@ -231,6 +254,8 @@ impl PgServer {
             aborted_by_wire_error: false,
             statements_run: 0,
             wrote_in_block: false,
+            message_clock: None,
+            message_at: None,
         };
         connection.greet(&startup);
         connection.io.flush().await?;
@@ -532,6 +557,18 @@ struct PgConnection<'a, S> {
     statements_run: u64,
     /// The open transaction block changed rows (its `COMMIT` pays [`PgService::commit`]).
     wrote_in_block: bool,
+    /// The server's clock when the last message arrived: what its statements read as their
+    /// start (`statement_timestamp()`, PostgreSQL's "time of receipt of the latest command
+    /// message"), also when one runs again after a lock wait.
+    message_clock: Option<i64>,
+    /// When the last message arrived, on the runtime's clock (`statement_timeout` counts
+    /// from it).
+    message_at: Option<tokio::time::Instant>,
+}
+
+/// `ms` milliseconds.
+fn millis(ms: u64) -> std::time::Duration {
+    std::time::Duration::from_millis(ms)
 }
 
 /// The column names a statement returns.
@@ -602,6 +639,13 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
         Value::Float(f) => f.0.to_be_bytes().to_vec(),
         Value::Text(t) => t.clone().into_bytes(),
         Value::Numeric(decimal) => encode_numeric_binary(*decimal),
+        Value::TimestampTz(t) | Value::Timestamp(t) => t.to_be_bytes().to_vec(),
+        Value::Interval(interval) => {
+            let mut bytes = interval.micros.to_be_bytes().to_vec();
+            bytes.extend_from_slice(&interval.days.to_be_bytes());
+            bytes.extend_from_slice(&interval.months.to_be_bytes());
+            bytes
+        }
     })
 }
 
@@ -695,6 +739,25 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                     Value::Text(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?)
                 }
                 SqlType::Void => Value::Text(String::new()),
+                SqlType::TimestampTz | SqlType::Timestamp => {
+                    let micros = i64::from_be_bytes(bytes.try_into().map_err(|_| bad())?);
+                    let micros = leaselab_model::postgres::datetime::checked(micros)?;
+                    if ty == SqlType::TimestampTz {
+                        Value::TimestampTz(micros)
+                    } else {
+                        Value::Timestamp(micros)
+                    }
+                }
+                SqlType::Interval => {
+                    let bytes: [u8; 16] = bytes.try_into().map_err(|_| bad())?;
+                    let (micros, rest) = bytes.split_at(8);
+                    let (days, months) = rest.split_at(4);
+                    Value::Interval(leaselab_model::postgres::datetime::Interval {
+                        micros: i64::from_be_bytes(micros.try_into().map_err(|_| bad())?),
+                        days: i32::from_be_bytes(days.try_into().map_err(|_| bad())?),
+                        months: i32::from_be_bytes(months.try_into().map_err(|_| bad())?),
+                    })
+                }
                 SqlType::Numeric => {
                     return Err(error(
                         "0A000",
@@ -724,6 +787,15 @@ fn quoted_statement_name(name: &str) -> String {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
+    /// The engine, its clock set to when this connection's last message arrived.
+    fn engine_now(&self) -> std::cell::RefMut<'_, Postgres> {
+        let mut postgres = self.server.postgres.borrow_mut();
+        if let Some(clock) = self.message_clock {
+            postgres.set_clock(clock);
+        }
+        postgres
+    }
+
     fn greet(&mut self, startup: &Startup) {
         self.io.send(&BackendMessage::AuthenticationOk);
         let params = [
@@ -760,6 +832,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             match decode_frontend(&self.io.input) {
                 Ok(Some(decoded)) => {
                     self.io.input.drain(..decoded.consumed_bytes);
+                    self.message_clock = self.server.clock.as_ref().map(|clock| clock());
+                    self.message_at = Some(tokio::time::Instant::now());
                     if self.handle_message(decoded.message).await? == Flow::Close {
                         return self.io.close().await;
                     }
@@ -900,11 +974,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         if self.transaction_status() != TransactionStatus::InTransaction {
             return;
         }
-        let executed =
-            self.server
-                .postgres
-                .borrow_mut()
-                .execute(self.session.id, &Statement::Rollback, &[]);
+        let executed = self
+            .engine_now()
+            .execute(self.session.id, &Statement::Rollback, &[]);
         debug_assert!(matches!(executed, Exec::Done(Ok(_))), "{executed:?}");
         self.aborted_by_wire_error = true;
         self.server.transaction_ended.notify_waiters();
@@ -955,14 +1027,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             return result;
         }
         let mut wait = Wait::default();
-        let mut check_at = None;
+        let mut timers = SleepTimers::default();
         let in_block = self.transaction_status() == TransactionStatus::InTransaction;
         loop {
-            let executed = self.server.postgres.borrow_mut().execute_with_notice(
-                self.session.id,
-                statement,
-                params,
-            );
+            let executed =
+                self.engine_now()
+                    .execute_with_notice(self.session.id, statement, params);
             match executed.exec {
                 Exec::Done(result) => {
                     let done = result.as_ref().ok();
@@ -983,7 +1053,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 Exec::Blocked { by } => {
                     let (new_blocker, new_sleep) = self.note_wait(&mut wait, by);
                     if new_sleep {
-                        check_at = self.deadlock_check_at();
+                        timers = self.sleep_timers();
                     }
                     if new_blocker {
                         self.server
@@ -992,7 +1062,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     }
                     // No other task runs between the execution above and this wait, so no
                     // wake-up can be missed.
-                    if let Some(error) = self.wait_for_lock(&mut check_at).await {
+                    if let Some(error) = self.wait_for_lock(&mut timers).await {
                         let result = Err(error);
                         self.server
                             .observer
@@ -1057,40 +1127,95 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         (new_blocker, new_sleep)
     }
 
-    /// When a wait that starts now looks for a deadlock (none: the engine checks at once).
-    fn deadlock_check_at(&self) -> Option<tokio::time::Instant> {
-        self.server
-            .deadlock_timeout
-            .map(|timeout| tokio::time::Instant::now() + timeout)
+    /// The timers of a sleep that starts now: its deadlock check (none: the engine checks at
+    /// once) and its session's `lock_timeout` (none at 0).
+    fn sleep_timers(&self) -> SleepTimers {
+        let now = tokio::time::Instant::now();
+        let (lock_ms, _) = self
+            .server
+            .postgres
+            .borrow()
+            .time_limits_ms(self.session.id);
+        SleepTimers {
+            deadlock_check: self.server.deadlock_timeout.map(|timeout| now + timeout),
+            lock_timeout: (lock_ms > 0).then(|| now + millis(lock_ms)),
+        }
     }
 
-    /// Waits until some transaction ends (the blocked statement then runs again), or, once
-    /// per wait, until `check_at`, when the session looks for a deadlock through itself as
-    /// PostgreSQL does after `deadlock_timeout`. The 40P01 error if it found one (its
-    /// transaction is aborted and its locks released; waiters are woken).
-    async fn wait_for_lock(&self, check_at: &mut Option<tokio::time::Instant>) -> Option<PgError> {
+    /// When the statement is canceled, and with which error: its sleep's `lock_timeout`, or
+    /// its session's `statement_timeout` counted from when its message arrived, whichever
+    /// comes first.
+    fn cancel_at(&self, timers: &SleepTimers) -> Option<(tokio::time::Instant, PgError)> {
+        let (_, statement_ms) = self
+            .server
+            .postgres
+            .borrow()
+            .time_limits_ms(self.session.id);
+        let statement = (statement_ms > 0)
+            .then(|| self.message_at.map(|at| at + millis(statement_ms)))
+            .flatten()
+            .map(|at| {
+                let error = error("57014", "canceling statement due to statement timeout");
+                (at, error)
+            });
+        let lock = timers.lock_timeout.map(|at| {
+            let error = error("55P03", "canceling statement due to lock timeout");
+            (at, error)
+        });
+        match (lock, statement) {
+            (Some(lock), Some(statement)) if statement.0 < lock.0 => Some(statement),
+            (Some(lock), _) => Some(lock),
+            (None, statement) => statement,
+        }
+    }
+
+    /// Waits until some transaction ends (the blocked statement then runs again); once per
+    /// sleep, at its deadlock check, the session looks for a deadlock through itself as
+    /// PostgreSQL does after `deadlock_timeout`; at `lock_timeout` (per sleep) or
+    /// `statement_timeout` (per statement) the wait is canceled. The error if it ended so
+    /// (its transaction is aborted and its locks released; waiters are woken).
+    async fn wait_for_lock(&self, timers: &mut SleepTimers) -> Option<PgError> {
         let ended = self.server.transaction_ended.notified();
         tokio::pin!(ended);
-        if let Some(at) = *check_at {
+        loop {
+            let cancel = self.cancel_at(timers);
+            let next = match (timers.deadlock_check, &cancel) {
+                (Some(check), Some((cancel, _))) => Some(check.min(*cancel)),
+                (check, cancel) => check.or(cancel.as_ref().map(|(at, _)| *at)),
+            };
+            let Some(at) = next else {
+                ended.await;
+                return None;
+            };
             turmoil::wake_at(at);
             tokio::select! {
                 biased;
                 () = &mut ended => return None,
                 () = tokio::time::sleep_until(at) => {}
             }
-            *check_at = None;
-            let found = self
-                .server
-                .postgres
-                .borrow_mut()
-                .check_deadlock(self.session.id);
-            if let Some(error) = found {
+            if timers.deadlock_check.is_some_and(|check| check <= at) {
+                timers.deadlock_check = None;
+                let found = self
+                    .server
+                    .postgres
+                    .borrow_mut()
+                    .check_deadlock(self.session.id);
+                if let Some(error) = found {
+                    self.server.transaction_ended.notify_waiters();
+                    return Some(error);
+                }
+            }
+            if let Some((cancel_at, error)) = cancel.filter(|(cancel_at, _)| *cancel_at <= at) {
+                let _ = cancel_at;
+                let error = self
+                    .server
+                    .postgres
+                    .borrow_mut()
+                    .cancel_wait(self.session.id, error);
                 self.server.transaction_ended.notify_waiters();
                 return Some(error);
             }
         }
-        ended.await;
-        None
     }
 
     /// Wakes waiting statements when this session holds no transaction open any more (it
@@ -1156,11 +1281,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     /// Runs a transaction-control statement in the engine without reporting it (the implicit
     /// transaction of a multi-statement query).
     fn engine_control(&mut self, statement: &Statement) {
-        let _ = self
-            .server
-            .postgres
-            .borrow_mut()
-            .execute(self.session.id, statement, &[]);
+        let _ = self.engine_now().execute(self.session.id, statement, &[]);
     }
 
     /// Runs the statements of a simple query in turn, stopping at the first error.
@@ -1306,14 +1427,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             return result;
         }
         let mut wait = Wait::default();
-        let mut check_at = None;
+        let mut timers = SleepTimers::default();
         let in_block = self.transaction_status() == TransactionStatus::InTransaction;
         loop {
-            let executed =
-                self.server
-                    .postgres
-                    .borrow_mut()
-                    .execute_sql(self.session.id, statement, params);
+            let executed = self
+                .engine_now()
+                .execute_sql(self.session.id, statement, params);
             match executed.exec {
                 SqlExec::Done(result) => {
                     let done = result.as_ref().ok();
@@ -1334,12 +1453,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 SqlExec::Blocked { by } => {
                     let (new_blocker, new_sleep) = self.note_wait(&mut wait, by);
                     if new_sleep {
-                        check_at = self.deadlock_check_at();
+                        timers = self.sleep_timers();
                     }
                     if new_blocker {
                         self.server.observer.sql_blocked(self.conn_id, sql, &[], by);
                     }
-                    if let Some(error) = self.wait_for_lock(&mut check_at).await {
+                    if let Some(error) = self.wait_for_lock(&mut timers).await {
                         let result = Err(error);
                         self.server.observer.sql_statement(
                             self.conn_id,

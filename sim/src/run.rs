@@ -35,7 +35,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::clients::{node_host, POSTGRES_HOST, POSTGRES_PORT, REDIS_HOST, REDIS_PORT};
-use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TimerWheel, TICK};
+use crate::clock::{epoch, ClientCpu, ServerClock, Timeline, TimerWheel, EPOCH_UNIX_SECS, TICK};
 use crate::driver::{drive, CallerEnd, CallerSpec, PausePlan, ReplyFaultPlan};
 use crate::events::{digest, Event, EventLog, What};
 use crate::faults::{node_clocks, server_clocks, Action, Schedule};
@@ -621,9 +621,18 @@ fn host_servers(sim: &mut turmoil::Sim<'_>, shared: &Rc<Shared>) {
             }
         });
     }
+    // PostgreSQL's wall clock: the simulation's epoch plus run time (no clock faults).
+    let pg_clock_shared = shared.clone();
+    let pg_clock = Rc::new(move || {
+        let now = turmoil::sim_elapsed().unwrap_or_else(|| pg_clock_shared.step_now.get());
+        let run_us = pg_clock_shared.conditions.timeline.run_us(now);
+        let unix_us = EPOCH_UNIX_SECS * 1_000_000 + run_us;
+        leaselab_model::postgres::datetime::from_unix_micros(unix_us as i64)
+    });
     let pg_server = PgServer::new(shared.servers.postgres.clone(), observer.clone())
         .with_deadlock_timeout(shared.servers.deadlock_timeout)
-        .with_service(shared.servers.pg_service);
+        .with_service(shared.servers.pg_service)
+        .with_clock(pg_clock);
     sim.host(POSTGRES_HOST, move || {
         let server = pg_server.clone();
         async move {

@@ -447,3 +447,34 @@ fn text_param(
     buf.extend_from_slice(&value);
     Ok(postgres_protocol::IsNull::No)
 }
+
+/// Timestamps travel in binary both ways (microseconds since 2000-01-01): a parameter read
+/// back, moved by an interval, and `now()` on a server whose driver set no clock (the
+/// simulation's epoch, 2024-01-01 UTC).
+#[test]
+fn timestamps_travel_in_binary_both_ways() {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let mut sim = sim(7);
+    serve_postgres(&mut sim, wallets(), noop());
+    sim.client("caller", async {
+        let client = postgres_sim(POSTGRES_HOST, POSTGRES_PORT).await?;
+        let at = UNIX_EPOCH + Duration::from_micros(1_700_000_000_500_000);
+        let row = client
+            .query_one(
+                "SELECT $1::timestamptz, $1::timestamptz + interval '1 day 1 ms', now()",
+                &[&at],
+            )
+            .await?;
+        assert_eq!(row.get::<_, SystemTime>(0), at);
+        assert_eq!(
+            row.get::<_, SystemTime>(1),
+            at + Duration::from_secs(86_400) + Duration::from_millis(1)
+        );
+        assert_eq!(
+            row.get::<_, SystemTime>(2),
+            UNIX_EPOCH + Duration::from_secs(1_704_067_200)
+        );
+        Ok(())
+    });
+    sim.run().unwrap();
+}

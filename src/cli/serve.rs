@@ -173,6 +173,17 @@ pub fn wall_clock_ms() -> u64 {
         })
 }
 
+/// This machine's wall clock as PostgreSQL keeps time (microseconds since 2000-01-01 UTC):
+/// what a served PostgreSQL's `now()` answers.
+fn wall_clock_pg() -> i64 {
+    let unix_micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_micros()).unwrap_or(i64::MAX)
+        });
+    leaselab_model::postgres::datetime::from_unix_micros(unix_micros)
+}
+
 /// Binds a listener on `bind:port`, with an error that says what to do about it.
 async fn listen(
     bind: IpAddr,
@@ -312,7 +323,8 @@ async fn serve_postgres(args: &PostgresArgs) -> CommandResult {
     let user = accounts.roles.iter().next().cloned().unwrap_or_default();
     let server = PgServer::new(Rc::new(RefCell::new(postgres)), observer(args.listen.log))
         .with_accounts(accounts)
-        .with_deadlock_timeout(std::time::Duration::from_millis(args.deadlock_timeout));
+        .with_deadlock_timeout(std::time::Duration::from_millis(args.deadlock_timeout))
+        .with_clock(Rc::new(wall_clock_pg));
     let query = match wallets.first() {
         Some((id, _)) => format!("SELECT balance, fence FROM wallets WHERE id = {id}"),
         None => "SELECT 1".to_string(),

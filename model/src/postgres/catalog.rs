@@ -180,6 +180,10 @@ pub enum Expr {
     /// the subquery runs ([`Expr::bind_outer`]); never folded, never evaluated itself. Its
     /// expression is on the outer statement's row, so it has no parts here.
     Outer(Box<Expr>),
+    /// A clock function: the server's clock when the statement's transaction or the
+    /// statement started, put in place before the statement runs ([`Expr::stamp_clock`]);
+    /// never folded, never evaluated itself.
+    Clock(ClockFn),
     /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
     /// the value of the first condition that is true, else `otherwise` (NULL when absent).
     Case {
@@ -190,6 +194,49 @@ pub enum Expr {
         /// The common type of the values.
         ty: SqlType,
     },
+}
+
+/// The clock functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClockFn {
+    /// `now()`, `transaction_timestamp()`, `CURRENT_TIMESTAMP`: when the transaction
+    /// started.
+    Transaction,
+    /// `statement_timestamp()`, and `clock_timestamp()` (a statement takes no time here):
+    /// when the statement started.
+    Statement,
+    /// `LOCALTIMESTAMP`: when the transaction started, as a `timestamp` (in UTC).
+    LocalTransaction,
+}
+
+impl ClockFn {
+    /// The function a name calls, if it is a clock function.
+    pub fn parse(name: &str) -> Option<ClockFn> {
+        Some(match name {
+            "now" | "transaction_timestamp" | "current_timestamp" => ClockFn::Transaction,
+            "statement_timestamp" | "clock_timestamp" => ClockFn::Statement,
+            "localtimestamp" => ClockFn::LocalTransaction,
+            _ => return None,
+        })
+    }
+
+    /// Its result type.
+    pub fn ty(self) -> SqlType {
+        match self {
+            ClockFn::LocalTransaction => SqlType::Timestamp,
+            _ => SqlType::TimestampTz,
+        }
+    }
+}
+
+/// The server's clock as a statement reads it: when its transaction started and when it
+/// started (microseconds since 2000-01-01 UTC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockReading {
+    /// When the transaction started (the statement, outside a block).
+    pub transaction: i64,
+    /// When the statement started.
+    pub statement: i64,
 }
 
 /// What runs a sequence function call for [`Expr::replace_sequence_calls`]: the function
@@ -269,6 +316,20 @@ pub enum ScalarFn {
     Reverse,
     /// `octet_length(text)`: bytes, as `integer`.
     OctetLength,
+    /// `to_timestamp(double precision)`: seconds since 1970 as a `timestamp with time zone`.
+    ToTimestamp,
+    /// `extract(field FROM time)`, as `numeric`.
+    Extract(TimeField),
+}
+
+/// A field `extract` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeField {
+    /// Seconds since 1970 (of a timestamp), or in all (of an interval).
+    Epoch,
+    /// `year`, `month`, `day`, `hour`, `minute`, `second`, `milliseconds`, `microseconds` of
+    /// a timestamp: [`super::datetime::field_of_timestamp`]'s name.
+    Of(&'static str),
 }
 
 impl ScalarFn {
@@ -300,6 +361,7 @@ impl ScalarFn {
             "repeat" => ScalarFn::Repeat,
             "reverse" => ScalarFn::Reverse,
             "octet_length" => ScalarFn::OctetLength,
+            "to_timestamp" => ScalarFn::ToTimestamp,
             _ => return None,
         })
     }
@@ -372,6 +434,8 @@ impl ScalarFn {
                 | Repeat
                 | Reverse
                 | OctetLength
+                | ToTimestamp
+                | Extract(_)
         ) {
             return None;
         }
@@ -416,6 +480,8 @@ impl ScalarFn {
             }
         };
         Some(match self {
+            ToTimestamp => to_timestamp(arguments.first().and_then(Value::as_f64).unwrap_or(0.0)),
+            Extract(field) => extract(field, arguments.first().unwrap_or(&Value::Null)),
             Like => f::like(text(0), text(1)).map(Value::Bool),
             ILike => f::ilike(text(0), text(1)).map(Value::Bool),
             LikeEscape => f::like_escape(text(0), text(1)).map(Value::Text),
@@ -579,6 +645,7 @@ impl Expr {
             Expr::CountStar => SqlType::Int8,
             Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) | Expr::Call(_, _, ty) => *ty,
             Expr::Case { ty, .. } => *ty,
+            Expr::Clock(function) => function.ty(),
             Expr::Advisory(function, _) => {
                 if function.answers_boolean() {
                     SqlType::Bool
@@ -634,6 +701,7 @@ impl Expr {
                     ..d
                 }),
                 Value::Float(f) => Value::Float(Float(-f.0)),
+                Value::Interval(i) => Value::Interval(i.negated()?),
                 other => other,
             },
             Expr::Binary(BinOp::And, left, right) => {
@@ -722,6 +790,11 @@ impl Expr {
                     "an outer column of a correlated subquery not bound to its row",
                 ))
             }
+            Expr::Clock(..) => {
+                return Err(PgError::unsupported_statement(
+                    "a clock function in a CHECK constraint",
+                ))
+            }
         })
     }
 
@@ -750,7 +823,16 @@ impl Expr {
             | Expr::CountStar
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
+            | Expr::Clock(..)
             | Expr::Outer(..) => Ok(None),
+            // Stable in PostgreSQL (it reads the session's time zone): its parts are folded,
+            // it is not, so its error comes when a row is computed.
+            stable if stable.reads_time_zone() => {
+                for part in stable.parts() {
+                    part.fold()?;
+                }
+                Ok(None)
+            }
             // Volatile: its arguments are folded, the call is not.
             Expr::Advisory(_, arguments) | Expr::SequenceCall(_, arguments) => {
                 for argument in arguments {
@@ -830,6 +912,7 @@ impl Expr {
             | Expr::CountStar
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
+            | Expr::Clock(..)
             | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
@@ -918,6 +1001,7 @@ impl Expr {
             | Expr::CountStar
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
+            | Expr::Clock(..)
             | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
@@ -934,6 +1018,59 @@ impl Expr {
                 .chain([otherwise.as_mut()])
                 .collect(),
         }
+    }
+
+    /// Puts the clock's value in the place of every clock function call.
+    pub fn stamp_clock(&mut self, clock: ClockReading) {
+        if let Expr::Clock(function) = self {
+            *self = match function {
+                ClockFn::Transaction => {
+                    Expr::Const(Value::TimestampTz(clock.transaction), SqlType::TimestampTz)
+                }
+                ClockFn::Statement => {
+                    Expr::Const(Value::TimestampTz(clock.statement), SqlType::TimestampTz)
+                }
+                ClockFn::LocalTransaction => {
+                    Expr::Const(Value::Timestamp(clock.transaction), SqlType::Timestamp)
+                }
+            };
+            return;
+        }
+        for part in self.parts_mut() {
+            part.stamp_clock(clock);
+        }
+    }
+
+    /// True for the operations on a `timestamp with time zone` that PostgreSQL marks stable
+    /// rather than immutable, since they read the session's `TimeZone`: adding or taking an
+    /// interval, comparing or casting it with a `timestamp` or `text`, `extract` from it.
+    /// The planner does not fold them.
+    fn reads_time_zone(&self) -> bool {
+        use SqlType::{Interval, Text, Timestamp, TimestampTz};
+        match self {
+            Expr::Binary(op, left, right) => {
+                let types = (left.ty(), right.ty());
+                match op {
+                    BinOp::Add | BinOp::Sub => {
+                        matches!(types, (TimestampTz, Interval) | (Interval, TimestampTz))
+                    }
+                    _ => matches!(types, (TimestampTz, Timestamp) | (Timestamp, TimestampTz)),
+                }
+            }
+            Expr::Cast(inner, to) => matches!(
+                (inner.ty(), to),
+                (TimestampTz, Timestamp | Text) | (Timestamp | Text, TimestampTz)
+            ),
+            Expr::Call(ScalarFn::Extract(_), arguments, _) => {
+                arguments.first().is_some_and(|a| a.ty() == TimestampTz)
+            }
+            _ => false,
+        }
+    }
+
+    /// True when the expression calls a clock function.
+    pub fn reads_clock(&self) -> bool {
+        self.contains(&|e| matches!(e, Expr::Clock(..)))
     }
 
     /// Puts `results[index]` in the place of every [`Expr::Subquery`] `index` it holds.
@@ -1013,6 +1150,9 @@ pub fn binary_type(op: BinOp, left: SqlType, right: SqlType) -> SqlType {
         | BinOp::Or
         | BinOp::DistinctFrom => Bool,
         BinOp::Concat => Text,
+        _ if left.is_time() || right.is_time() => {
+            time_operator(op, left, right).unwrap_or(Interval)
+        }
         _ => match (left, right) {
             (Float8, _) | (_, Float8) => Float8,
             (Numeric, _) | (_, Numeric) => Numeric,
@@ -1022,6 +1162,102 @@ pub fn binary_type(op: BinOp, left: SqlType, right: SqlType) -> SqlType {
             _ => Int8,
         },
     }
+}
+
+/// `to_timestamp(seconds)` (`float8_timestamptz`).
+fn to_timestamp(seconds: f64) -> Result<Value, PgError> {
+    use super::datetime::{INFINITY, NEG_INFINITY, PG_EPOCH_UNIX_SECS};
+    if seconds.is_nan() {
+        return Err(PgError::error("22008", "timestamp cannot be NaN"));
+    }
+    if seconds.is_infinite() {
+        let end = if seconds > 0.0 {
+            INFINITY
+        } else {
+            NEG_INFINITY
+        };
+        return Ok(Value::TimestampTz(end));
+    }
+    // PostgreSQL's range: 4714-11-24 BC to 294277-01-01; the stand-in's starts at year 1.
+    if !(-62_135_596_800.0..9_224_318_016_000.0).contains(&seconds) {
+        return Err(PgError::error(
+            "22008",
+            format!(
+                "timestamp out of range: \"{}\"",
+                super::value::format_float(seconds)
+            ),
+        ));
+    }
+    let micros = ((seconds - PG_EPOCH_UNIX_SECS as f64) * 1e6).round_ties_even();
+    Ok(Value::TimestampTz(micros as i64))
+}
+
+/// `extract(field FROM value)`: 0A000 for an infinite timestamp (PostgreSQL answers
+/// `Infinity`, which the stand-in's `numeric` cannot hold).
+fn extract(field: TimeField, value: &Value) -> Result<Value, PgError> {
+    use super::datetime::{epoch_of_interval, epoch_of_timestamp, field_of_timestamp};
+    let found = match (field, value) {
+        (TimeField::Epoch, Value::TimestampTz(t) | Value::Timestamp(t)) => epoch_of_timestamp(*t),
+        (TimeField::Of(name), Value::TimestampTz(t) | Value::Timestamp(t)) => {
+            field_of_timestamp(*t, name)
+        }
+        (TimeField::Epoch, Value::Interval(i)) => Some(epoch_of_interval(*i)),
+        _ => None,
+    };
+    found
+        .map(Value::Numeric)
+        .ok_or_else(|| PgError::unsupported_statement("extract from an infinite timestamp"))
+}
+
+/// The result type of an arithmetic operator on a time type (PostgreSQL's operators:
+/// `timestamp ± interval`, `interval + timestamp`, `timestamp - timestamp`, `interval ±
+/// interval`, `interval * number`, `number * interval`, `interval / number`), None when
+/// there is no such operator.
+pub fn time_operator(op: BinOp, left: SqlType, right: SqlType) -> Option<SqlType> {
+    use SqlType::*;
+    Some(match (op, left, right) {
+        (BinOp::Add | BinOp::Sub, ts, Interval) if ts.is_timestamp() => ts,
+        (BinOp::Add, Interval, ts) if ts.is_timestamp() => ts,
+        (BinOp::Sub, l, r) if l.is_timestamp() && r.is_timestamp() => Interval,
+        (BinOp::Add | BinOp::Sub, Interval, Interval) => Interval,
+        (BinOp::Mul, Interval, n) | (BinOp::Mul, n, Interval) if n.is_number() => Interval,
+        (BinOp::Div, Interval, n) if n.is_number() => Interval,
+        _ => return None,
+    })
+}
+
+/// `l op r` on time values (types checked by [`time_operator`]).
+fn time_arithmetic(op: BinOp, l: Value, r: Value) -> Result<Value, PgError> {
+    use super::datetime::{add_interval, difference};
+    let factor = |v: &Value| v.as_f64().unwrap_or(0.0);
+    Ok(match (op, l, r) {
+        (BinOp::Add, Value::TimestampTz(t), Value::Interval(i))
+        | (BinOp::Add, Value::Interval(i), Value::TimestampTz(t)) => {
+            Value::TimestampTz(add_interval(t, i)?)
+        }
+        (BinOp::Add, Value::Timestamp(t), Value::Interval(i))
+        | (BinOp::Add, Value::Interval(i), Value::Timestamp(t)) => {
+            Value::Timestamp(add_interval(t, i)?)
+        }
+        (BinOp::Sub, Value::TimestampTz(t), Value::Interval(i)) => {
+            Value::TimestampTz(add_interval(t, i.negated()?)?)
+        }
+        (BinOp::Sub, Value::Timestamp(t), Value::Interval(i)) => {
+            Value::Timestamp(add_interval(t, i.negated()?)?)
+        }
+        (
+            BinOp::Sub,
+            Value::TimestampTz(a) | Value::Timestamp(a),
+            Value::TimestampTz(b) | Value::Timestamp(b),
+        ) => Value::Interval(difference(a, b)?),
+        (BinOp::Add, Value::Interval(a), Value::Interval(b)) => Value::Interval(a.checked_add(b)?),
+        (BinOp::Sub, Value::Interval(a), Value::Interval(b)) => Value::Interval(a.checked_sub(b)?),
+        (BinOp::Mul, Value::Interval(i), n) | (BinOp::Mul, n, Value::Interval(i)) => {
+            Value::Interval(i.checked_mul(factor(&n))?)
+        }
+        (BinOp::Div, Value::Interval(i), n) => Value::Interval(i.checked_div(factor(&n))?),
+        _ => Value::Null,
+    })
 }
 
 fn overflow(ty: SqlType) -> PgError {
@@ -1056,6 +1292,8 @@ pub fn cast(value: Value, ty: SqlType) -> Result<Value, PgError> {
             Decimal::parse(&super::value::format_float(f.0))
                 .ok_or_else(|| PgError::invalid_input(SqlType::Numeric, &f.0.to_string()))?,
         ),
+        (Value::Timestamp(t), SqlType::TimestampTz) => Value::TimestampTz(t),
+        (Value::TimestampTz(t), SqlType::Timestamp) => Value::Timestamp(t),
         (value, SqlType::Text) => Value::Text(value.to_text().unwrap_or_default()),
         (value, _) => value,
     })
@@ -1087,6 +1325,20 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
         )),
         BinOp::And | BinOp::Or | BinOp::DistinctFrom => {
             unreachable!("AND, OR and IS DISTINCT FROM are evaluated before")
+        }
+        arithmetic
+            if matches!(
+                (&l, &r),
+                (
+                    Value::TimestampTz(_) | Value::Timestamp(_) | Value::Interval(_),
+                    _
+                ) | (
+                    _,
+                    Value::TimestampTz(_) | Value::Timestamp(_) | Value::Interval(_)
+                )
+            ) =>
+        {
+            time_arithmetic(arithmetic, l, r)?
         }
         arithmetic => match result {
             SqlType::Int4 | SqlType::Int8 => {

@@ -55,7 +55,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::advisory::{AdvisoryKey, AdvisoryLocks, AdvisoryMode, Released};
-use super::catalog::TableDef;
+use super::catalog::{ClockReading, TableDef};
+use super::datetime;
 use super::error::{PgError, PgNotice};
 use super::exec::{SqlExec, SqlResult};
 use super::sequence::Sequence;
@@ -355,6 +356,9 @@ pub(super) struct Session {
     pub(super) sequence_values: BTreeMap<String, i64>,
     /// The sequence this session's last `nextval` advanced (`lastval`).
     pub(super) last_sequence: Option<String>,
+    /// When the open block started, on the server's clock (`now()`), once a driver has set
+    /// the clock ([`Postgres::set_clock`]).
+    pub(super) block_start: Option<i64>,
 }
 
 impl Session {
@@ -375,6 +379,7 @@ impl Session {
             read_only: false,
             sequence_values: BTreeMap::new(),
             last_sequence: None,
+            block_start: None,
         }
     }
 }
@@ -415,6 +420,9 @@ impl Hash for Session {
         if !self.sequence_values.is_empty() || self.last_sequence.is_some() {
             self.sequence_values.hash(state);
             self.last_sequence.hash(state);
+        }
+        if self.block_start.is_some() {
+            self.block_start.hash(state);
         }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
@@ -461,6 +469,10 @@ pub struct Postgres {
     /// The sequences of `CREATE SEQUENCE` (`sequence.rs`), by name: relations, like tables,
     /// in one namespace with them. Not transactional.
     pub(super) sequences: BTreeMap<Arc<str>, Sequence>,
+    /// The server's wall clock now, in microseconds since 2000-01-01 UTC, as the driver last
+    /// set it ([`Postgres::set_clock`]); None: never set, and the clock functions read
+    /// [`datetime::DEFAULT_CLOCK`]. An input, not state: not part of the hash.
+    pub(super) clock: Option<i64>,
 }
 
 /// When a session waiting for a row lock looks for a deadlock through itself.
@@ -592,6 +604,40 @@ impl Postgres {
             advisory: AdvisoryLocks::new(),
             advisory_released: Released::default(),
             sequences: BTreeMap::new(),
+            clock: None,
+        }
+    }
+
+    /// Sets the server's wall clock (microseconds since 2000-01-01 UTC, see
+    /// [`datetime::from_unix_micros`]) for the statements that run next: `now()` reads it
+    /// when a transaction starts, `statement_timestamp()` when a statement does. A driver
+    /// that never sets it runs every statement at [`datetime::DEFAULT_CLOCK`], and then no
+    /// block remembers when it started (so the checker's states of the safeguards that never
+    /// read the clock do not differ by it).
+    pub fn set_clock(&mut self, now: i64) {
+        self.clock = Some(now);
+    }
+
+    /// The clock as a statement of `session` reads it now.
+    pub(super) fn clock_reading(&self, session: SessionId) -> ClockReading {
+        let statement = self.clock.unwrap_or(datetime::DEFAULT_CLOCK);
+        let block_start = self.sessions.get(&session).and_then(|s| s.block_start);
+        ClockReading {
+            transaction: block_start.unwrap_or(statement),
+            statement,
+        }
+    }
+
+    /// Remembers when `session`'s block started (its first statement's clock), forgets it
+    /// when the block is over.
+    pub(super) fn note_block_start(&mut self, session: SessionId) {
+        let clock = self.clock;
+        if let Some(state) = self.sessions.get_mut(&session) {
+            if state.status == TxStatus::Idle {
+                state.block_start = None;
+            } else if state.block_start.is_none() {
+                state.block_start = clock;
+            }
         }
     }
 
@@ -608,6 +654,13 @@ impl Postgres {
     pub fn check_deadlock(&mut self, session: SessionId) -> Option<PgError> {
         let cycle = self.cycle_through(session)?;
         let error = PgError::deadlock_detected(deadlock_detail(&cycle));
+        Some(self.cancel_wait(session, error))
+    }
+
+    /// Ends `session`'s wait for a lock with `error` (its deadlock, or a `lock_timeout` or
+    /// `statement_timeout` that passed): the statement fails as any statement fails, its
+    /// transaction's locks released if it was one of its own, and it leaves every queue.
+    pub fn cancel_wait(&mut self, session: SessionId, error: PgError) -> PgError {
         let state = self.session_mut(session);
         state.waiting_on = None;
         state.resuming = false;
@@ -616,7 +669,18 @@ impl Postgres {
         let _ = self.fail(session, error.clone());
         self.leave_lock_queues(session);
         self.debug_check_invariants();
-        Some(error)
+        error
+    }
+
+    /// `session`'s `lock_timeout` and `statement_timeout` in milliseconds (0: none), for a
+    /// server that lets statements wait.
+    pub fn time_limits_ms(&self, session: SessionId) -> (u64, u64) {
+        self.sessions.get(&session).map_or((0, 0), |state| {
+            (
+                super::settings::time_limit_ms(state, "lock_timeout"),
+                super::settings::time_limit_ms(state, "statement_timeout"),
+            )
+        })
     }
 
     /// Creates a table (replacing one of the same name).
@@ -758,6 +822,7 @@ impl Postgres {
         } else {
             self.execute_typed_generally(session, statement, params)
         };
+        self.note_block_start(session);
         if let Exec::Done(_) = executed.exec {
             self.leave_lock_queues(session);
         }

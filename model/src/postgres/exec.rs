@@ -10,14 +10,15 @@ use sqlparser::ast::{
     self, AssignmentTarget, BinaryOperator, ColumnOption, DataType, FromTable, FunctionArgExpr,
     FunctionArguments, InsertOverriding, LimitClause, LockType, NonBlock, ObjectName, ObjectType,
     OnConflictAction, OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor,
-    TableObject, TransactionMode, UnaryOperator,
+    TableObject, TimezoneInfo, TransactionMode, UnaryOperator,
 };
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
-    cast, AggregateKind, BinOp, CheckDef, ColumnDef, EvalContext, Expr, ScalarFn, SequenceKind,
-    TableDef,
+    cast, time_operator, AggregateKind, BinOp, CheckDef, ClockFn, ClockReading, ColumnDef,
+    EvalContext, Expr, ScalarFn, SequenceKind, TableDef, TimeField,
 };
+use super::datetime::Interval;
 use super::engine::{
     lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
     Written,
@@ -552,6 +553,40 @@ fn replace_subqueries_in(plan: &mut Plan, results: &[Expr]) {
             left.replace_subqueries(results);
         }
         replace_subqueries_in(&mut correlated.plan, results);
+    }
+}
+
+/// Puts the clock's value in the place of every clock function call of a statement's plan:
+/// its subqueries' and relations' too, and the column defaults an `INSERT` took.
+fn stamp_clock_in(plan: &mut Plan, clock: ClockReading) {
+    match plan {
+        Plan::WithSubqueries(subqueries, inner) => {
+            for subquery in subqueries {
+                if let SubqueryKind::In(left, _) = &mut subquery.kind {
+                    left.stamp_clock(clock);
+                }
+                stamp_clock_in(&mut subquery.plan, clock);
+            }
+            stamp_clock_in(inner, clock);
+        }
+        Plan::Recursive(recursive) => {
+            let mut step = Plan::Select(recursive.step.clone());
+            stamp_clock_in(&mut step, clock);
+            if let Plan::Select(stamped) = step {
+                recursive.step = stamped;
+            }
+        }
+        _ => {
+            for expr in plan_exprs_mut(plan) {
+                expr.stamp_clock(clock);
+            }
+            for correlated in correlated_mut(plan) {
+                if let SubqueryKind::In(left, _) = &mut correlated.kind {
+                    left.stamp_clock(clock);
+                }
+                stamp_clock_in(&mut correlated.plan, clock);
+            }
+        }
     }
 }
 
@@ -1136,6 +1171,7 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::Reverse => &[(&[Text], Text)],
         ScalarFn::OctetLength => &[(&[Text], Int4)],
         ScalarFn::LikeEscape => &[(&[Text, Text], Text)],
+        ScalarFn::ToTimestamp => &[(&[Float8], SqlType::TimestampTz)],
         _ => &[],
     }
 }
@@ -1361,8 +1397,47 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
         | DataType::Double(_)
         | DataType::Real
         | DataType::Float4 => SqlType::Float8,
+        DataType::Timestamp(None, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
+            SqlType::TimestampTz
+        }
+        DataType::Timestamp(None, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Timestamp
+        }
+        DataType::Interval {
+            fields: None,
+            precision: None,
+        } => SqlType::Interval,
         other => return Err(unsupported(&format!("type {other}"))),
     })
+}
+
+/// The type an untyped operand (a quoted literal, a parameter) of `op` takes beside one of
+/// type `known`: `known`, but where PostgreSQL has no operator on two of it:
+/// `timestamp + '5 minutes'` reads an interval, `interval * '2'` a double.
+fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
+    match (op, known) {
+        (BinOp::Add, ts) if ts.is_timestamp() => SqlType::Interval,
+        (BinOp::Mul | BinOp::Div, SqlType::Interval) => SqlType::Float8,
+        _ => known,
+    }
+}
+
+/// 42846 for a cast PostgreSQL has not: between a time type and a number or a boolean, or
+/// between a timestamp and an interval.
+fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgError> {
+    let other = |ty: SqlType| ty.is_number() || ty == SqlType::Bool;
+    let refused = (from.is_time() && other(to))
+        || (other(from) && to.is_time())
+        || (from.is_timestamp() && to == SqlType::Interval)
+        || (from == SqlType::Interval && to.is_timestamp());
+    if refused {
+        return Err(PgError::error(
+            "42846",
+            format!("cannot cast type {} to {}", from.name(), to.name()),
+        )
+        .at(position));
+    }
+    Ok(())
 }
 
 /// One table of a `FROM` list ([`Analyzer::entries_of_from`]).
@@ -1778,7 +1853,7 @@ impl Analyzer<'_> {
                     let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
                     return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
                 }
-                let (l, r) = self.typed_operands(scope, left, right)?;
+                let (l, r) = self.typed_operands(scope, left, right, op)?;
                 // The operator's position: just after the left operand.
                 let op_position = self.operator_after(left);
                 self.binary(op, l, r, op_position)?
@@ -1834,6 +1909,14 @@ impl Analyzer<'_> {
                             }),
                             ty,
                         ),
+                        other if other.ty().is_timestamp() => {
+                            return Err(PgError::error(
+                                sqlstate::UNDEFINED_FUNCTION,
+                                format!("operator does not exist: - {}", other.ty().name()),
+                            )
+                            .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
+                            .at(position().map(|at| self.statement.keyword_before(at, "-").unwrap_or(at))))
+                        }
                         other => Expr::Neg(Box::new(other)),
                     },
                     UnaryOperator::Plus => inner,
@@ -2000,10 +2083,19 @@ impl Analyzer<'_> {
             ast::Expr::Cast {
                 expr,
                 data_type: ty,
+                kind,
                 ..
             } => {
                 let target = data_type(ty)?;
                 let inner = self.expr(scope, expr, target)?;
+                // PostgreSQL points at `::`, or at `CAST`.
+                let cast_at = match kind {
+                    ast::CastKind::DoubleColon => self
+                        .operator_after(expr)
+                        .and_then(|after| self.statement.text_from(after.saturating_sub(1), "::")),
+                    _ => position().map(|at| self.statement.word_before(at, "cast").unwrap_or(at)),
+                };
+                castable(inner.ty(), target, cast_at)?;
                 self.convert(inner, target, position())?
             }
             ast::Expr::Substring {
@@ -2026,6 +2118,55 @@ impl Analyzer<'_> {
                     .position_of(node)
                     .map(|at| self.statement.word_before(at, name).unwrap_or(at));
                 self.substr_call(scope, name, &arguments, position)?
+            }
+            ast::Expr::Interval(interval) => {
+                let text = match (
+                    interval.value.as_ref(),
+                    &interval.leading_field,
+                    &interval.last_field,
+                ) {
+                    (ast::Expr::Value(v), None, None) => match &v.value {
+                        ast::Value::SingleQuotedString(text) => text.clone(),
+                        _ => return Err(unsupported(&node.to_string())),
+                    },
+                    _ => return Err(unsupported(&node.to_string())),
+                };
+                let at = self.statement.position_of(interval.value.as_ref());
+                let value = Interval::parse(&text).map_err(|e| e.at(at))?;
+                Expr::Const(Value::Interval(value), SqlType::Interval)
+            }
+            ast::Expr::TypedString(typed) => {
+                let target = data_type(&typed.data_type)?;
+                let text = match &typed.value.value {
+                    ast::Value::SingleQuotedString(text) => text.clone(),
+                    _ => return Err(unsupported(&node.to_string())),
+                };
+                let literal = Expr::Const(Value::Text(text), SqlType::Unknown);
+                self.convert(literal, target, position())?
+            }
+            ast::Expr::Extract { field, expr, .. } => {
+                let value = self.expr(scope, expr, SqlType::Unknown)?;
+                let field_name = field.to_string().to_ascii_lowercase();
+                let field = match field_name.as_str() {
+                    "epoch" => TimeField::Epoch,
+                    "year" => TimeField::Of("year"),
+                    "month" => TimeField::Of("month"),
+                    "day" => TimeField::Of("day"),
+                    "hour" => TimeField::Of("hour"),
+                    "minute" => TimeField::Of("minute"),
+                    "second" => TimeField::Of("second"),
+                    "millisecond" | "milliseconds" => TimeField::Of("milliseconds"),
+                    "microsecond" | "microseconds" => TimeField::Of("microseconds"),
+                    _ => return Err(unsupported(&node.to_string())),
+                };
+                let fits = match field {
+                    TimeField::Epoch => value.ty().is_time(),
+                    TimeField::Of(_) => value.ty().is_timestamp(),
+                };
+                if !fits {
+                    return Err(unsupported(&node.to_string()));
+                }
+                Expr::Call(ScalarFn::Extract(field), vec![value], SqlType::Numeric)
             }
             ast::Expr::Function(function) => {
                 let name = object_name(&function.name)?;
@@ -2560,11 +2701,12 @@ impl Analyzer<'_> {
         scope: &Scope<'_>,
         left: &ast::Expr,
         right: &ast::Expr,
+        op: BinOp,
     ) -> Result<(Expr, Expr), PgError> {
         let mut l = self.expr(scope, left, SqlType::Unknown)?;
-        let r = self.expr(scope, right, l.ty())?;
+        let r = self.expr(scope, right, untyped_operand_type(op, l.ty()))?;
         if l.ty() == SqlType::Unknown && r.ty() != SqlType::Unknown {
-            l = self.expr(scope, left, r.ty())?;
+            l = self.expr(scope, left, untyped_operand_type(op, r.ty()))?;
         }
         Ok((l, r))
     }
@@ -2579,7 +2721,7 @@ impl Analyzer<'_> {
         right: &ast::Expr,
         negated: bool,
     ) -> Result<Expr, PgError> {
-        let (l, r) = self.typed_operands(scope, left, right)?;
+        let (l, r) = self.typed_operands(scope, left, right, BinOp::DistinctFrom)?;
         let op_position = self.operator_after(left);
         let test = self.binary(BinOp::DistinctFrom, l, r, op_position)?;
         Ok(negated_if(negated, test))
@@ -2603,6 +2745,19 @@ impl Analyzer<'_> {
             && function.over.is_none()
             && function.within_group.is_empty()
             && matches!(function.parameters, FunctionArguments::None);
+        if let Some(clock) = ClockFn::parse(name) {
+            // `CURRENT_TIMESTAMP` and `LOCALTIMESTAMP` come without parentheses, the others
+            // with empty ones; a precision (`CURRENT_TIMESTAMP(3)`) is not kept here.
+            let no_arguments = match &function.args {
+                FunctionArguments::None => true,
+                FunctionArguments::List(list) => list.args.is_empty() && list.clauses.is_empty(),
+                FunctionArguments::Subquery(_) => false,
+            };
+            if plain && no_arguments {
+                return Ok(Expr::Clock(clock));
+            }
+            return Err(unsupported(&node.to_string()));
+        }
         let arguments: Option<Vec<&ast::Expr>> = match &function.args {
             FunctionArguments::List(list)
                 if plain && list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
@@ -2801,15 +2956,16 @@ impl Analyzer<'_> {
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
         let (lt, rt) = (l.ty(), r.ty());
+        let untyped_as = |known: SqlType| untyped_operand_type(op, known);
         let (l, r) = match (lt, rt) {
             (SqlType::Unknown, SqlType::Unknown) => {
                 let l = self.convert(l, SqlType::Text, position)?;
                 let r = self.convert(r, SqlType::Text, position)?;
                 (l, r)
             }
-            (SqlType::Unknown, other) => (self.convert(l, other, position)?, r),
+            (SqlType::Unknown, other) => (self.convert(l, untyped_as(other), position)?, r),
             (other, SqlType::Unknown) => {
-                let r = self.convert(r, other, position)?;
+                let r = self.convert(r, untyped_as(other), position)?;
                 (l, r)
             }
             _ => (l, r),
@@ -2818,9 +2974,13 @@ impl Analyzer<'_> {
         let ok = match op {
             BinOp::Concat => true,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
-                lt.is_number() && rt.is_number()
+                (lt.is_number() && rt.is_number()) || time_operator(op, lt, rt).is_some()
             }
-            _ => lt == rt || (lt.is_number() && rt.is_number()),
+            _ => {
+                lt == rt
+                    || (lt.is_number() && rt.is_number())
+                    || (lt.is_timestamp() && rt.is_timestamp())
+            }
         };
         if !ok {
             let symbol = match op {
@@ -2946,6 +3106,7 @@ fn assignable(column: &ColumnDef, ty: SqlType, position: Option<u32>) -> Result<
     let compatible = ty == column.ty
         || ty == SqlType::Unknown
         || (ty.is_number() && column.ty.is_number())
+        || (ty.is_timestamp() && column.ty.is_timestamp())
         || column.ty == SqlType::Text;
     if compatible {
         return Ok(());
@@ -3021,13 +3182,27 @@ fn column_name(node: &ast::Expr) -> String {
             DataType::Boolean | DataType::Bool => "bool".to_string(),
             DataType::Text => "text".to_string(),
             DataType::Numeric(_) | DataType::Decimal(_) => "numeric".to_string(),
-            _ => "?column?".to_string(),
+            other => time_type_name(other).unwrap_or("?column?").to_string(),
         },
+        ast::Expr::TypedString(typed) => time_type_name(&typed.data_type)
+            .unwrap_or("?column?")
+            .to_string(),
+        ast::Expr::Interval(_) => "interval".to_string(),
         ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".to_string(),
         ast::Expr::Case { .. } => "case".to_string(),
         ast::Expr::Exists { negated: false, .. } => "exists".to_string(),
         _ => "?column?".to_string(),
     }
+}
+
+/// The name PostgreSQL's parser gives a time type (a column named after a cast to it).
+fn time_type_name(ty: &DataType) -> Option<&'static str> {
+    Some(match ty {
+        DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
+        DataType::Timestamp(..) => "timestamp",
+        DataType::Interval { .. } => "interval",
+        _ => return None,
+    })
 }
 
 /// A column name taken from the expression itself (a column, a function, or through a cast,
@@ -3042,6 +3217,7 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
             Some(if *shorthand { "substr" } else { "substring" }.to_string())
         }
         ast::Expr::Position { .. } => Some("position".to_string()),
+        ast::Expr::Extract { .. } => Some("extract".to_string()),
         // A scalar subquery is named after its one column.
         ast::Expr::Subquery(query) => match query.body.as_ref() {
             SetExpr::Select(select) => match select.projection.as_slice() {
@@ -3248,6 +3424,7 @@ impl Postgres {
         params: &[Value],
     ) -> SqlExecuted {
         let executed = self.dispatch_sql(session, statement, params);
+        self.note_block_start(session);
         if let SqlExec::Done(_) = executed.exec {
             self.leave_lock_queues(session);
             if let Some(state) = self.sessions.get_mut(&session) {
@@ -3284,9 +3461,12 @@ impl Postgres {
                 Value::Bool(_) => SqlType::Bool,
                 Value::Numeric(_) => SqlType::Numeric,
                 Value::Float(_) => SqlType::Float8,
+                Value::TimestampTz(_) => SqlType::TimestampTz,
+                Value::Timestamp(_) => SqlType::Timestamp,
+                Value::Interval(_) => SqlType::Interval,
             })
             .collect();
-        let plan = match self.plan(statement, &declared, true) {
+        let mut plan = match self.plan(statement, &declared, true) {
             Ok((plan, used)) => {
                 if failed && !matches!(plan, Plan::Commit | Plan::Rollback | Plan::RollbackTo(_)) {
                     return done(Err(PgError::in_failed_transaction()));
@@ -3309,6 +3489,7 @@ impl Postgres {
         if let Some(refusal) = self.read_only_refusal(session, &plan) {
             return self.fail_sql(session, refusal);
         }
+        stamp_clock_in(&mut plan, self.clock_reading(session));
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let query = matches!(
             plan,

@@ -13,6 +13,8 @@
 //! - [`sql`]: a query string split and parsed whole (`sqlparser`, PostgreSQL dialect);
 //! - [`exec`]: statements analysed against the catalogue and executed ([`Postgres::execute_sql`]);
 //! - [`catalog`], [`value`]: table definitions, typed expressions, values and `numeric`;
+//! - [`datetime`]: `timestamp with time zone`, `timestamp` and `interval`: text forms, input,
+//!   arithmetic (the clock functions read the server's clock, [`Postgres::set_clock`]);
 //! - [`statement`]: the statements the safeguards send, typed, run natively by
 //!   [`Postgres::execute`] (a fast path equal to the general one);
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages, hints and positions;
@@ -29,6 +31,7 @@
 pub mod advisory;
 pub mod answer;
 pub mod catalog;
+pub mod datetime;
 pub mod engine;
 pub mod error;
 pub mod exec;

@@ -7,11 +7,14 @@
 //! statement outside a block included). Settings changed inside a block are undone when it
 //! rolls back, as PostgreSQL undoes them.
 //!
-//! Parameters that change nothing the stand-in models (`application_name`, `TimeZone`,
-//! `search_path`, ...) are accepted and kept for `SHOW`. The time limits (`lock_timeout`,
-//! `statement_timeout`, ...) are accepted at 0 only: the stand-in never cancels a statement
-//! itself, and a silently ignored limit would make a safeguard that relies on it look
-//! different from what it is on PostgreSQL. Any other parameter PostgreSQL 15 has is 0A000
+//! Parameters that change nothing the stand-in models (`application_name`, `search_path`,
+//! ...) are accepted and kept for `SHOW`; `TimeZone`, `DateStyle` and `IntervalStyle` only at
+//! values that keep times as the stand-in reads and shows them (UTC, ISO, postgres).
+//! `lock_timeout` and `statement_timeout` are read as PostgreSQL reads them and kept per
+//! session ([`time_limit_ms`]); a server that lets statements wait (`pg_server.rs`) cancels
+//! a wait past them. The idle-session limits are accepted at 0 only: the stand-in never ends
+//! a session itself, and a silently ignored limit would make a safeguard that relies on it
+//! look different from what it is on PostgreSQL. Any other parameter PostgreSQL 15 has is 0A000
 //! naming it; a name it does not have is its 42704.
 
 use sqlparser::ast;
@@ -45,13 +48,10 @@ const NO_EFFECT: &[&str] = &[
     "bytea_output",
     "client_encoding",
     "client_min_messages",
-    "datestyle",
     "extra_float_digits",
-    "intervalstyle",
     "lc_messages",
     "search_path",
     "synchronous_commit",
-    "timezone",
 ];
 
 /// Time limits: 0 (off, PostgreSQL's default) is all the stand-in runs.
@@ -426,9 +426,85 @@ const POSTGRES_PARAMETERS: &[&str] = &[
 const TIME_LIMITS: &[&str] = &[
     "idle_in_transaction_session_timeout",
     "idle_session_timeout",
-    "lock_timeout",
-    "statement_timeout",
 ];
+
+/// The units a time setting in milliseconds takes (case matters), in milliseconds.
+const MILLISECOND_UNITS: &[(&str, f64)] = &[
+    ("us", 0.001),
+    ("ms", 1.0),
+    ("s", 1_000.0),
+    ("min", 60_000.0),
+    ("h", 3_600_000.0),
+    ("d", 86_400_000.0),
+];
+
+/// A time setting in milliseconds (`lock_timeout`, `statement_timeout`) read as PostgreSQL's
+/// `parse_int` reads it: a number, fractions allowed, and an optional unit after optional
+/// spaces, rounded to the millisecond; 22023 with PostgreSQL's messages otherwise.
+pub fn milliseconds(name: &str, value: &str) -> Result<u64, PgError> {
+    let invalid = |hint: Option<&str>| {
+        let error = PgError::error(
+            "22023",
+            format!("invalid value for parameter \"{name}\": \"{value}\""),
+        );
+        match hint {
+            Some(hint) => error.with_hint(hint),
+            None => error,
+        }
+    };
+    let trimmed = value.trim();
+    let number_end = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(number_end);
+    let number: f64 = number.parse().map_err(|_| invalid(None))?;
+    let unit = unit.trim();
+    let factor = if unit.is_empty() {
+        1.0
+    } else {
+        MILLISECOND_UNITS
+            .iter()
+            .find(|(name, _)| *name == unit)
+            .map(|(_, factor)| *factor)
+            .ok_or_else(|| {
+                invalid(Some(
+                    "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".",
+                ))
+            })?
+    };
+    let ms = (number * factor).round_ties_even();
+    if !(f64::from(i32::MIN)..=f64::from(i32::MAX)).contains(&ms) {
+        return Err(invalid(Some("Value exceeds integer range.")));
+    }
+    if ms < 0.0 {
+        return Err(PgError::error(
+            "22023",
+            format!(
+                "{ms} ms is outside the valid range for parameter \"{name}\" (0 .. 2147483647)"
+            ),
+        ));
+    }
+    Ok(ms as u64)
+}
+
+/// How `SHOW` prints a time setting in milliseconds: in the largest unit that holds it
+/// whole (`1500ms`, `2s`, `1min`), `0` for none.
+pub fn milliseconds_text(ms: u64) -> String {
+    if ms == 0 {
+        return "0".to_string();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
 
 /// The level an SQL isolation level runs at (`READ UNCOMMITTED` is `READ COMMITTED` in
 /// PostgreSQL).
@@ -522,6 +598,13 @@ fn plan_parameter(name: &str, value: Option<String>, text: &str) -> Result<SetPl
             Some(value) => SetPlan::TransactionIsolation(isolation(&value)?),
             None => return Err(unsupported(text)),
         },
+        "lock_timeout" | "statement_timeout" => match value {
+            None => SetPlan::Other(name.to_string(), None),
+            Some(value) => {
+                let ms = milliseconds(name, &value)?;
+                SetPlan::Other(name.to_string(), Some(milliseconds_text(ms)))
+            }
+        },
         _ if TIME_LIMITS.contains(&name) => {
             let off = value.as_deref().is_none_or(|v| {
                 let digits = v.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -530,8 +613,8 @@ fn plan_parameter(name: &str, value: Option<String>, text: &str) -> Result<SetPl
             });
             if !off {
                 return Err(unsupported(&format!(
-                    "{text} (the stand-in never cancels a statement itself: only 0, no limit, \
-                     runs; use the client's deadline)"
+                    "{text} (the stand-in never ends an idle session itself: only 0, no \
+                     limit, runs)"
                 )));
             }
             SetPlan::Other(name.to_string(), value.filter(|_| false))
@@ -545,12 +628,49 @@ fn plan_parameter(name: &str, value: Option<String>, text: &str) -> Result<SetPl
             }
             SetPlan::Other(name.to_string(), None)
         }
+        "timezone" | "datestyle" | "intervalstyle" => {
+            if value.as_deref().is_some_and(|v| !time_format_kept(name, v)) {
+                return Err(unsupported(&format!(
+                    "{text} (times are read and shown in time zone UTC, DateStyle ISO and \
+                     IntervalStyle postgres only)"
+                )));
+            }
+            SetPlan::Other(name.to_string(), value)
+        }
         _ if NO_EFFECT.contains(&name) || name.contains('.') => {
             SetPlan::Other(name.to_string(), value)
         }
         _ if !is_parameter(name) => return Err(unrecognized(name)),
         _ => return Err(unsupported(text)),
     })
+}
+
+/// Whether `value` of `TimeZone`, `DateStyle` or `IntervalStyle` leaves times read and shown
+/// as the stand-in reads and shows them: UTC, ISO (with either field order: only ISO dates
+/// are read), postgres.
+fn time_format_kept(name: &str, value: &str) -> bool {
+    let value = value.trim().to_ascii_lowercase();
+    match name {
+        "timezone" => matches!(
+            value.as_str(),
+            "utc"
+                | "etc/utc"
+                | "gmt"
+                | "etc/gmt"
+                | "uct"
+                | "etc/uct"
+                | "zulu"
+                | "universal"
+                | "etc/universal"
+                | "etc/zulu"
+                | "0"
+                | "+0"
+                | "-0"
+                | "utc0"
+        ),
+        "datestyle" => value.split(',').any(|part| part.trim() == "iso"),
+        _ => value == "postgres",
+    }
 }
 
 /// Whether PostgreSQL 15 knows parameter `name` (a dotted name is a custom one, always known).
@@ -591,10 +711,9 @@ pub fn plan_set(set: &ast::Set, text: &str) -> Result<SetPlan, PgError> {
             }
             Ok(plan)
         }
-        ast::Set::SetTimeZone { value, .. } => Ok(SetPlan::Other(
-            "timezone".to_string(),
-            value_text(std::slice::from_ref(value)),
-        )),
+        ast::Set::SetTimeZone { value, .. } => {
+            plan_parameter("timezone", value_text(std::slice::from_ref(value)), text)
+        }
         ast::Set::SetNames {
             charset_name,
             collation_name: None,
@@ -682,12 +801,26 @@ fn default_value(name: &str) -> Option<&'static str> {
         "deadlock_timeout" => "1s",
         "search_path" => "\"$user\", public",
         "standard_conforming_strings" => "on",
+        // As the server announces them at startup: the only values it runs.
+        "timezone" => "UTC",
+        "datestyle" => "ISO, MDY",
+        "intervalstyle" => "postgres",
         "lock_timeout"
         | "statement_timeout"
         | "idle_in_transaction_session_timeout"
         | "idle_session_timeout" => "0",
         _ => return None,
     })
+}
+
+/// `session`'s `lock_timeout` or `statement_timeout` in milliseconds (0: none).
+pub(super) fn time_limit_ms(session: &Session, name: &str) -> u64 {
+    session
+        .settings
+        .others
+        .get(name)
+        .and_then(|text| milliseconds(name, text).ok())
+        .unwrap_or(0)
 }
 
 /// What `SHOW name` answers in `session`.
@@ -832,12 +965,53 @@ mod tests {
         );
         assert!(set("SET lock_timeout = 0").is_ok());
         assert!(set("SET lock_timeout = '0ms'").is_ok());
+        // Times are shown in UTC, ISO and postgres style only.
+        for kept in [
+            "SET TimeZone = 'UTC'",
+            "SET TIME ZONE 'Etc/UTC'",
+            "SET timezone TO DEFAULT",
+            "SET DateStyle = 'ISO, DMY'",
+            "SET IntervalStyle = postgres",
+        ] {
+            assert!(set(kept).is_ok(), "{kept}");
+        }
+        for refused in [
+            "SET TimeZone = 'Europe/Paris'",
+            "SET TIME ZONE LOCAL",
+            "SET DateStyle = 'German'",
+            "SET IntervalStyle = 'iso_8601'",
+        ] {
+            assert_eq!(set(refused).unwrap_err().code, "0A000", "{refused}");
+        }
         assert!(set("RESET statement_timeout").is_ok());
-        assert_eq!(set("SET lock_timeout = '2s'").unwrap_err().code, "0A000");
         assert_eq!(
-            set("SET statement_timeout = 100").unwrap_err().code,
+            set("SET lock_timeout = '2s'").unwrap(),
+            SetPlan::Other("lock_timeout".into(), Some("2s".into()))
+        );
+        assert_eq!(
+            set("SET statement_timeout = 1500").unwrap(),
+            SetPlan::Other("statement_timeout".into(), Some("1500ms".into()))
+        );
+        assert_eq!(
+            set("SET idle_session_timeout = 100").unwrap_err().code,
             "0A000"
         );
+        for (written, shown) in [
+            ("1.5s", "1500ms"),
+            ("60000", "1min"),
+            ("90 s", "90s"),
+            (" 2h ", "2h"),
+            ("500us", "0"),
+            ("1500us", "2ms"),
+        ] {
+            assert_eq!(
+                milliseconds_text(milliseconds("x", written).unwrap()),
+                shown
+            );
+        }
+        for bad in ["2S", "abc", "-1", "3000000000", "100000h"] {
+            assert_eq!(milliseconds("x", bad).unwrap_err().code, "22023", "{bad}");
+        }
         assert_eq!(
             set("SET TRANSACTION READ ONLY").unwrap(),
             SetPlan::TransactionReadOnly(true)

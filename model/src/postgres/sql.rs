@@ -95,6 +95,16 @@ impl GeneralStatement {
         self.word_ending_before(position, word, false)
     }
 
+    /// The position of the first `needle` at or after `position` (a cast's `::` after its
+    /// operand).
+    pub fn text_from(&self, position: u32, needle: &str) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let rest: String = self.text.chars().skip(index).collect();
+        let found = rest.find(needle)?;
+        let found_chars = u32::try_from(rest[..found].chars().count()).ok()?;
+        Some(position + found_chars)
+    }
+
     /// The position of the opening parenthesis before `position` with only white space
     /// between (a subquery's, before its `SELECT`); `None` when there is none.
     pub fn opening_parenthesis_before(&self, position: u32) -> Option<u32> {

@@ -1,9 +1,10 @@
 //! SQL values and types: `bigint`, `integer`, `text`, `boolean`, `numeric`, `double precision`,
-//! with PostgreSQL's text forms, input syntax and range errors.
+//! `timestamp with time zone`, `timestamp`, `interval` (kept in `datetime.rs`), with PostgreSQL's text forms, input syntax and range errors.
 
 use std::cmp::Ordering;
 use std::fmt;
 
+use super::datetime::{self, Interval};
 use super::error::PgError;
 
 /// A column or expression type.
@@ -26,6 +27,12 @@ pub enum SqlType {
     /// `void`: what `pg_advisory_lock` and other functions without a result answer (an
     /// empty text).
     Void,
+    /// `timestamp with time zone` (`timestamptz`).
+    TimestampTz,
+    /// `timestamp` (without time zone).
+    Timestamp,
+    /// `interval`.
+    Interval,
 }
 
 impl SqlType {
@@ -39,6 +46,9 @@ impl SqlType {
             SqlType::Numeric => 1700,
             SqlType::Float8 => 701,
             SqlType::Void => 2278,
+            SqlType::TimestampTz => 1184,
+            SqlType::Timestamp => 1114,
+            SqlType::Interval => 1186,
         }
     }
 
@@ -52,6 +62,9 @@ impl SqlType {
             1700 => SqlType::Numeric,
             700 | 701 => SqlType::Float8,
             0 | 705 => SqlType::Unknown,
+            1184 => SqlType::TimestampTz,
+            1114 => SqlType::Timestamp,
+            1186 => SqlType::Interval,
             _ => return None,
         })
     }
@@ -67,7 +80,20 @@ impl SqlType {
             SqlType::Float8 => "double precision",
             SqlType::Void => "void",
             SqlType::Unknown => "unknown",
+            SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::Interval => "interval",
         }
+    }
+
+    /// True for `timestamp with time zone` and `timestamp`.
+    pub fn is_timestamp(self) -> bool {
+        matches!(self, SqlType::TimestampTz | SqlType::Timestamp)
+    }
+
+    /// True for the time types (the timestamps and `interval`).
+    pub fn is_time(self) -> bool {
+        self.is_timestamp() || self == SqlType::Interval
     }
 
     /// True for the number types.
@@ -307,6 +333,12 @@ pub enum Value {
     Numeric(Decimal),
     /// `double precision`.
     Float(Float),
+    /// `timestamp with time zone`: microseconds since 2000-01-01 00:00 UTC ([`datetime`]).
+    TimestampTz(i64),
+    /// `timestamp`: microseconds since 2000-01-01 00:00, shown without a zone.
+    Timestamp(i64),
+    /// `interval`.
+    Interval(Interval),
 }
 
 impl PartialOrd for Value {
@@ -336,6 +368,10 @@ impl Ord for Value {
                 }
             }
             (Float(a), Float(b)) => a.0.total_cmp(&b.0),
+            // In time zone UTC a timestamp and a timestamptz with the same digits are the
+            // same instant.
+            (TimestampTz(a) | Timestamp(a), TimestampTz(b) | Timestamp(b)) => a.cmp(b),
+            (Interval(a), Interval(b)) => a.span().cmp(&b.span()),
             (a, b) => match (a.as_decimal(), b.as_decimal()) {
                 (Some(x), Some(y)) => x.cmp_value(y),
                 _ => a.rank().cmp(&b.rank()),
@@ -351,6 +387,8 @@ impl Value {
             Value::Int(_) | Value::Numeric(_) | Value::Float(_) => 0,
             Value::Text(_) => 1,
             Value::Bool(_) => 2,
+            Value::TimestampTz(_) | Value::Timestamp(_) => 3,
+            Value::Interval(_) => 4,
         }
     }
 
@@ -387,6 +425,9 @@ impl Value {
             Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
             Value::Numeric(d) => d.to_string(),
             Value::Float(f) => format_float(f.0),
+            Value::TimestampTz(t) => datetime::timestamp_text(*t, true),
+            Value::Timestamp(t) => datetime::timestamp_text(*t, false),
+            Value::Interval(i) => i.to_text(),
         })
     }
 
@@ -439,6 +480,9 @@ impl Value {
                 _ => Err(invalid()),
             },
             SqlType::Text | SqlType::Unknown => Ok(Value::Text(text.to_string())),
+            SqlType::TimestampTz => datetime::parse_timestamp(text, true).map(Value::TimestampTz),
+            SqlType::Timestamp => datetime::parse_timestamp(text, false).map(Value::Timestamp),
+            SqlType::Interval => Interval::parse(text).map(Value::Interval),
             // void_in accepts anything and makes nothing of it.
             SqlType::Void => Ok(Value::Text(String::new())),
         }
