@@ -1022,8 +1022,15 @@ impl Expr {
 
     /// Puts the clock's value in the place of every clock function call.
     pub fn stamp_clock(&mut self, clock: ClockReading) {
-        if let Expr::Clock(function) = self {
-            *self = match function {
+        // Iterative: every statement's plan is stamped, a chain of a thousand operators
+        // among them.
+        let mut pending: Vec<&mut Expr> = vec![self];
+        while let Some(expr) = pending.pop() {
+            let Expr::Clock(function) = expr else {
+                pending.extend(expr.parts_mut());
+                continue;
+            };
+            *expr = match function {
                 ClockFn::Transaction => {
                     Expr::Const(Value::TimestampTz(clock.transaction), SqlType::TimestampTz)
                 }
@@ -1034,10 +1041,6 @@ impl Expr {
                     Expr::Const(Value::Timestamp(clock.transaction), SqlType::Timestamp)
                 }
             };
-            return;
-        }
-        for part in self.parts_mut() {
-            part.stamp_clock(clock);
         }
     }
 
@@ -1066,11 +1069,6 @@ impl Expr {
             }
             _ => false,
         }
-    }
-
-    /// True when the expression calls a clock function.
-    pub fn reads_clock(&self) -> bool {
-        self.contains(&|e| matches!(e, Expr::Clock(..)))
     }
 
     /// Puts `results[index]` in the place of every [`Expr::Subquery`] `index` it holds.
