@@ -320,6 +320,8 @@ pub enum ScalarFn {
     ToTimestamp,
     /// `extract(field FROM time)`, as `numeric`.
     Extract(TimeField),
+    /// `date_trunc(unit, timestamp)`, of the timestamp's type.
+    DateTrunc,
 }
 
 /// A field `extract` reads.
@@ -436,6 +438,7 @@ impl ScalarFn {
                 | OctetLength
                 | ToTimestamp
                 | Extract(_)
+                | DateTrunc
         ) {
             return None;
         }
@@ -482,6 +485,7 @@ impl ScalarFn {
         Some(match self {
             ToTimestamp => to_timestamp(arguments.first().and_then(Value::as_f64).unwrap_or(0.0)),
             Extract(field) => extract(field, arguments.first().unwrap_or(&Value::Null)),
+            DateTrunc => date_trunc(text(0), arguments.get(1).unwrap_or(&Value::Null)),
             Like => f::like(text(0), text(1)).map(Value::Bool),
             ILike => f::ilike(text(0), text(1)).map(Value::Bool),
             LikeEscape => f::like_escape(text(0), text(1)).map(Value::Text),
@@ -1067,6 +1071,7 @@ impl Expr {
             Expr::Call(ScalarFn::Extract(_), arguments, _) => {
                 arguments.first().is_some_and(|a| a.ty() == TimestampTz)
             }
+            Expr::Call(ScalarFn::DateTrunc, _, ty) => *ty == TimestampTz,
             _ => false,
         }
     }
@@ -1188,6 +1193,28 @@ fn to_timestamp(seconds: f64) -> Result<Value, PgError> {
     }
     let micros = ((seconds - PG_EPOCH_UNIX_SECS as f64) * 1e6).round_ties_even();
     Ok(Value::TimestampTz(micros as i64))
+}
+
+/// `date_trunc(unit, value)`: 22023 for a unit PostgreSQL does not know.
+fn date_trunc(unit: &str, value: &Value) -> Result<Value, PgError> {
+    use super::datetime::truncate;
+    let (timestamp, ty) = match value {
+        Value::TimestampTz(t) => (*t, SqlType::TimestampTz),
+        Value::Timestamp(t) => (*t, SqlType::Timestamp),
+        _ => return Ok(Value::Null),
+    };
+    let Some(cut) = truncate(timestamp, unit) else {
+        return Err(PgError::error(
+            "22023",
+            format!("unit \"{unit}\" not recognized for type {}", ty.name()),
+        ));
+    };
+    let cut = cut?;
+    Ok(if ty == SqlType::TimestampTz {
+        Value::TimestampTz(cut)
+    } else {
+        Value::Timestamp(cut)
+    })
 }
 
 /// `extract(field FROM value)`: 0A000 for an infinite timestamp (PostgreSQL answers

@@ -894,6 +894,46 @@ pub fn difference(left: i64, right: i64) -> Result<Interval, PgError> {
     })
 }
 
+/// `date_trunc(unit, timestamp)`: the timestamp cut down to the start of its `unit`
+/// (`microseconds` to `millennium`, singular, plural or abbreviated as in an interval, and
+/// `quarter`; a week starts on Monday, a century and a millennium in their year 1). None
+/// for a unit it does not know. Infinite timestamps stay.
+pub fn truncate(timestamp: i64, unit: &str) -> Option<Result<i64, PgError>> {
+    let unit = unit.trim().to_ascii_lowercase();
+    let quarter = matches!(unit.as_str(), "quarter" | "qtr");
+    let unit = if quarter {
+        None
+    } else {
+        Some(Unit::parse(&unit)?)
+    };
+    if is_infinite(timestamp) {
+        return Some(Ok(timestamp));
+    }
+    let (year, month, day, time) = split(timestamp);
+    let second = time - time % USECS_PER_SEC;
+    let (year, month, day, time) = match unit {
+        None => (year, (month - 1) / 3 * 3 + 1, 1, 0),
+        Some(Unit::Microsecond) => (year, month, day, time),
+        Some(Unit::Millisecond) => (year, month, day, time - time % 1000),
+        Some(Unit::Second) => (year, month, day, second),
+        Some(Unit::Minute) => (year, month, day, time - time % (60 * USECS_PER_SEC)),
+        Some(Unit::Hour) => (year, month, day, time - time % (3600 * USECS_PER_SEC)),
+        Some(Unit::Day) => (year, month, day, 0),
+        Some(Unit::Week) => {
+            // 2000-01-01 was a Saturday: days since a Monday.
+            let days = timestamp.div_euclid(USECS_PER_DAY);
+            let since_monday = (days + 5).rem_euclid(7);
+            return Some(Ok((days - since_monday) * USECS_PER_DAY));
+        }
+        Some(Unit::Month) => (year, month, 1, 0),
+        Some(Unit::Year) => (year, 1, 1, 0),
+        Some(Unit::Decade) => (year - year % 10, 1, 1, 0),
+        Some(Unit::Century) => ((year - 1) / 100 * 100 + 1, 1, 1, 0),
+        Some(Unit::Millennium) => ((year - 1) / 1000 * 1000 + 1, 1, 1, 0),
+    };
+    Some(join(year, month, day, time))
+}
+
 /// `extract(epoch from timestamp)`: seconds since 1970 as `numeric` with six decimals.
 pub fn epoch_of_timestamp(timestamp: i64) -> Option<Decimal> {
     if is_infinite(timestamp) {

@@ -2815,6 +2815,26 @@ impl Analyzer<'_> {
             }
             return Ok(Expr::Call(ScalarFn::Concat, converted, SqlType::Text));
         }
+        if let ("date_trunc", [unit, value]) = (name, arguments.as_slice()) {
+            let unit = self.expr(scope, unit, SqlType::Unknown)?;
+            let value = self.expr(scope, value, SqlType::Unknown)?;
+            let types = [unit.ty(), value.ty()];
+            if value.ty() == SqlType::Unknown {
+                return Err(PgError::error(
+                    "42725",
+                    format!("function date_trunc({}, unknown) is not unique", types[0].name()),
+                )
+                .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+                .at(position));
+            }
+            if !matches!(unit.ty(), SqlType::Text | SqlType::Unknown) || !value.ty().is_timestamp()
+            {
+                return Err(undefined_function(name, &types, position));
+            }
+            let unit = self.convert(unit, SqlType::Text, None)?;
+            let ty = value.ty();
+            return Ok(Expr::Call(ScalarFn::DateTrunc, vec![unit, value], ty));
+        }
         if let ("nullif", [a, b]) = (name, arguments.as_slice()) {
             return self.nullif(scope, a, b, position);
         }
