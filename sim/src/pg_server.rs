@@ -566,11 +566,6 @@ struct PgConnection<'a, S> {
     message_at: Option<tokio::time::Instant>,
 }
 
-/// `ms` milliseconds.
-fn millis(ms: u64) -> std::time::Duration {
-    std::time::Duration::from_millis(ms)
-}
-
 /// The column names a statement returns.
 fn statement_columns(statement: Option<&Statement>) -> &'static [&'static str] {
     match statement {
@@ -1138,7 +1133,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             .time_limits_ms(self.session.id);
         SleepTimers {
             deadlock_check: self.server.deadlock_timeout.map(|timeout| now + timeout),
-            lock_timeout: (lock_ms > 0).then(|| now + millis(lock_ms)),
+            lock_timeout: (lock_ms > 0).then(|| now + std::time::Duration::from_millis(lock_ms)),
         }
     }
 
@@ -1152,7 +1147,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             .borrow()
             .time_limits_ms(self.session.id);
         let statement = (statement_ms > 0)
-            .then(|| self.message_at.map(|at| at + millis(statement_ms)))
+            .then(|| {
+                self.message_at
+                    .map(|at| at + std::time::Duration::from_millis(statement_ms))
+            })
             .flatten()
             .map(|at| {
                 let error = error("57014", "canceling statement due to statement timeout");
@@ -1205,8 +1203,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     return Some(error);
                 }
             }
-            if let Some((cancel_at, error)) = cancel.filter(|(cancel_at, _)| *cancel_at <= at) {
-                let _ = cancel_at;
+            if let Some((_, error)) = cancel.filter(|(cancel_at, _)| *cancel_at <= at) {
                 let error = self
                     .server
                     .postgres

@@ -427,7 +427,7 @@ impl IntervalParts {
         let whole: i64 = if whole_text.is_empty() {
             0
         } else {
-            whole_text.parse::<i32>().ok()?.into()
+            whole_text.parse::<i64>().ok()?
         };
         let fraction: f64 = if fraction_text.is_empty() {
             0.0
@@ -440,15 +440,17 @@ impl IntervalParts {
             (whole, fraction)
         };
         match unit {
+            // Whole microseconds and milliseconds in integers: a quantity may take all of an
+            // interval's 64 bits of microseconds.
             Unit::Microsecond => {
-                self.micros = self
-                    .micros
-                    .checked_add(((whole as f64) + fraction).round_ties_even() as i64)?;
+                let micros = whole.checked_add(fraction.round_ties_even() as i64)?;
+                self.micros = self.micros.checked_add(micros)?;
             }
             Unit::Millisecond => {
-                self.micros = self
-                    .micros
-                    .checked_add(((whole as f64 + fraction) * 1000.0).round_ties_even() as i64)?;
+                let micros = whole
+                    .checked_mul(1000)?
+                    .checked_add((fraction * 1000.0).round_ties_even() as i64)?;
+                self.micros = self.micros.checked_add(micros)?;
             }
             Unit::Second => {
                 self.seconds = self.seconds.checked_add(whole)?;
@@ -763,6 +765,11 @@ pub fn parse_timestamp(text: &str, with_zone: bool) -> Result<i64, PgError> {
         return Err(invalid());
     };
     let (Some(year), Some(month), Some(day)) = (numeric(year), numeric(month), numeric(day)) else {
+        // Digits too many for a field are a field out of range, anything else bad syntax.
+        let digits = |field: &str| !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit());
+        if [year, month, day].into_iter().all(|field| digits(field)) {
+            return Err(field_out_of_range());
+        }
         return Err(invalid());
     };
     // The time of day, then the zone.
@@ -849,7 +856,8 @@ pub fn parse_timestamp(text: &str, with_zone: bool) -> Result<i64, PgError> {
             )))
         }
     };
-    let local = join(year, month, day, time_of_day).map_err(|_| field_out_of_range())?;
+    let out_of_range = || PgError::error("22008", format!("timestamp out of range: \"{text}\""));
+    let local = join(year, month, day, time_of_day).map_err(|_| out_of_range())?;
     if !with_zone {
         return Ok(local);
     }

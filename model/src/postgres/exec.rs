@@ -2976,16 +2976,18 @@ impl Analyzer<'_> {
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
         let (lt, rt) = (l.ty(), r.ty());
-        let untyped_as = |known: SqlType| untyped_operand_type(op, known);
         let (l, r) = match (lt, rt) {
             (SqlType::Unknown, SqlType::Unknown) => {
                 let l = self.convert(l, SqlType::Text, position)?;
                 let r = self.convert(r, SqlType::Text, position)?;
                 (l, r)
             }
-            (SqlType::Unknown, other) => (self.convert(l, untyped_as(other), position)?, r),
+            (SqlType::Unknown, other) => (
+                self.convert(l, untyped_operand_type(op, other), position)?,
+                r,
+            ),
             (other, SqlType::Unknown) => {
-                let r = self.convert(r, untyped_as(other), position)?;
+                let r = self.convert(r, untyped_operand_type(op, other), position)?;
                 (l, r)
             }
             _ => (l, r),

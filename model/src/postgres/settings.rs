@@ -457,7 +457,12 @@ pub fn milliseconds(name: &str, value: &str) -> Result<u64, PgError> {
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
         .unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(number_end);
-    let number: f64 = number.parse().map_err(|_| invalid(None))?;
+    // `strtod`'s overflow (`1e400`) and NaN are no number to PostgreSQL either.
+    let number: f64 = number
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite())
+        .ok_or_else(|| invalid(None))?;
     let unit = unit.trim();
     let factor = if unit.is_empty() {
         1.0
