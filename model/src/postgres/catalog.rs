@@ -16,6 +16,9 @@ pub struct TableDef {
     pub primary_key: Option<usize>,
     /// CHECK constraints, in the order PostgreSQL evaluates them (by name).
     pub checks: Vec<CheckDef>,
+    /// Its indexes (`CREATE INDEX`), in the order they were made; the primary key's is not
+    /// among them.
+    pub indexes: Vec<super::index::IndexDef>,
 }
 
 /// A column.
@@ -65,6 +68,7 @@ impl TableDef {
                     Box::new(Expr::Const(Value::Int(0), SqlType::Int4)),
                 ),
             }],
+            indexes: Vec::new(),
         }
     }
 
@@ -77,6 +81,15 @@ impl TableDef {
     /// The index of column `name`.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
+    }
+}
+
+/// An operand of `||` as text: a boolean as its cast to text writes it (`true`, where its
+/// output form is `t`), anything else in its output form.
+fn concat_text(value: &Value) -> String {
+    match value {
+        Value::Bool(b) => b.to_string(),
+        other => other.to_text().unwrap_or_default(),
     }
 }
 
@@ -1343,11 +1356,7 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
         BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
             Value::Bool(compare(l.cmp(&r)))
         }
-        BinOp::Concat => Value::Text(format!(
-            "{}{}",
-            l.to_text().unwrap_or_default(),
-            r.to_text().unwrap_or_default()
-        )),
+        BinOp::Concat => Value::Text(format!("{}{}", concat_text(&l), concat_text(&r))),
         BinOp::And | BinOp::Or | BinOp::DistinctFrom => {
             unreachable!("AND, OR and IS DISTINCT FROM are evaluated before")
         }

@@ -24,6 +24,7 @@ use super::engine::{
     Written,
 };
 use super::error::{sqlstate, PgError, PgNotice};
+use super::index::{self, IndexDef};
 use super::sequence::{relation_name, Sequence, SequenceFn};
 use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
@@ -125,6 +126,10 @@ enum Plan {
     DropSequence(Vec<String>, bool, bool),
     /// The tables, and whether their sequences start again (`RESTART IDENTITY`).
     Truncate(Vec<String>, bool),
+    /// `CREATE INDEX`, resolved when it runs (as PostgreSQL resolves a utility statement).
+    CreateIndex(CreateIndexPlan),
+    /// `DROP INDEX [IF EXISTS] names`.
+    DropIndex(Vec<String>, bool),
     /// `SHOW name` (its value is read when it runs).
     Show(String),
     /// `SET`, `RESET`, `SET TRANSACTION ...`, with the command tag.
@@ -497,6 +502,8 @@ fn writes(plan: &Plan) -> Option<&'static str> {
         Plan::CreateSequence(..) => Some("CREATE SEQUENCE"),
         Plan::DropSequence(..) => Some("DROP SEQUENCE"),
         Plan::Truncate(..) => Some("TRUNCATE TABLE"),
+        Plan::CreateIndex(..) => Some("CREATE INDEX"),
+        Plan::DropIndex(..) => Some("DROP INDEX"),
         Plan::Select(select) => locking(select).or_else(|| {
             select
                 .correlated
@@ -1418,6 +1425,8 @@ fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
     match (op, known) {
         (BinOp::Add, ts) if ts.is_timestamp() => SqlType::Interval,
         (BinOp::Mul | BinOp::Div, SqlType::Interval) => SqlType::Float8,
+        // `text || anynonarray` and `anynonarray || text`: the untyped side is text.
+        (BinOp::Concat, _) => SqlType::Text,
         _ => known,
     }
 }
@@ -1728,8 +1737,85 @@ fn missing_from(table: &str) -> PgError {
 
 /// 42809 for `DROP TABLE` of a sequence and `DROP SEQUENCE` of a table.
 fn wrong_object_type(name: &str, wanted: &str, hint: &str) -> PgError {
-    PgError::error("42809", format!("\"{name}\" is not a {wanted}"))
+    let article = if wanted.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    PgError::error("42809", format!("\"{name}\" is not {article} {wanted}"))
         .with_hint(format!("Use {hint}."))
+}
+
+/// What a relation's name names ([`Postgres::relation`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Relation {
+    Table,
+    Sequence,
+    /// An index of `table`: its primary key's, or one made by `CREATE INDEX`.
+    Index {
+        table: Arc<str>,
+        primary: bool,
+    },
+}
+
+/// `CREATE INDEX` as written: what it names is looked up when it runs.
+#[derive(Clone, Debug)]
+struct CreateIndexPlan {
+    /// The name given, if any (else PostgreSQL chooses one, [`index::choose_name`]).
+    name: Option<String>,
+    table: String,
+    columns: Vec<String>,
+    if_not_exists: bool,
+    concurrently: bool,
+}
+
+/// A `CREATE INDEX` the stand-in runs: a plain (not unique) B-tree or hash index on columns.
+/// What would make it more than a name in the catalogue (uniqueness, a predicate, expressions,
+/// included columns, storage parameters, operator classes) is refused as unsupported.
+fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgError> {
+    if create.unique {
+        return Err(unsupported("CREATE UNIQUE INDEX"));
+    }
+    let method = create
+        .using
+        .as_ref()
+        .map(|using| using.to_string().to_ascii_lowercase());
+    if let Some(method) = method.filter(|m| m != "btree" && m != "hash") {
+        return Err(unsupported(&format!("an index using {method}")));
+    }
+    let refused = if create.predicate.is_some() {
+        Some("a partial index (WHERE)")
+    } else if !create.include.is_empty() {
+        Some("INCLUDE in an index")
+    } else if !create.with.is_empty() || !create.index_options.is_empty() {
+        Some("index storage parameters")
+    } else if create.nulls_distinct.is_some() || create.r#async || !create.alter_options.is_empty()
+    {
+        Some("this form of CREATE INDEX")
+    } else {
+        None
+    };
+    if let Some(what) = refused {
+        return Err(unsupported(what));
+    }
+    let mut columns = Vec::with_capacity(create.columns.len());
+    for column in &create.columns {
+        match &column.column.expr {
+            ast::Expr::Identifier(ident)
+                if column.operator_class.is_none() && column.column.with_fill.is_none() =>
+            {
+                columns.push(ident_name(ident))
+            }
+            other => return Err(unsupported(&format!("an index on {other}"))),
+        }
+    }
+    Ok(CreateIndexPlan {
+        name: create.name.as_ref().map(object_name).transpose()?,
+        table: object_name(&create.table_name)?,
+        columns,
+        if_not_exists: create.if_not_exists,
+        concurrently: create.concurrently,
+    })
 }
 
 /// Where the first argument of a call is written.
@@ -2994,7 +3080,7 @@ impl Analyzer<'_> {
         };
         let (lt, rt) = (l.ty(), r.ty());
         let ok = match op {
-            BinOp::Concat => true,
+            BinOp::Concat => lt == SqlType::Text || rt == SqlType::Text,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 (lt.is_number() && rt.is_number()) || time_operator(op, lt, rt).is_some()
             }
@@ -3017,6 +3103,7 @@ impl Analyzer<'_> {
                 BinOp::Le => "<=",
                 BinOp::Gt => ">",
                 BinOp::Ge => ">=",
+                BinOp::Concat => "||",
                 _ => "?",
             };
             return Err(PgError::error(
@@ -3564,6 +3651,8 @@ impl Postgres {
                 self.drop_sequences(names, if_exists, cascade)
             }
             Plan::Truncate(names, restart) => self.truncate(session, names, restart),
+            Plan::CreateIndex(index) => self.create_index(session, index),
+            Plan::DropIndex(names, if_exists) => self.drop_indexes(session, names, if_exists),
             Plan::Show(name) => self.show(session, &name).map(|value| {
                 Outcome::Done(SqlResult {
                     columns: vec![(settings::column_name(&name), SqlType::Text)],
@@ -3790,6 +3879,7 @@ impl Postgres {
             columns: self.tables[plan.base.as_str()].def.columns.clone(),
             primary_key: None,
             checks: Vec::new(),
+            indexes: Vec::new(),
         });
         // Each round makes a row at least, so the rows bound the rounds too.
         while !fresh.is_empty() {
@@ -5083,7 +5173,7 @@ impl Postgres {
     }
 
     fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
-        if self.tables.contains_key(def.name.as_str()) || self.is_sequence(&def.name) {
+        if self.relation(&def.name).is_some() {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
                 return SqlExecuted {
@@ -5113,6 +5203,13 @@ impl Postgres {
                     name,
                     "table",
                     "DROP SEQUENCE to remove a sequence",
+                ));
+            }
+            if matches!(self.relation(name), Some(Relation::Index { .. })) {
+                return Err(wrong_object_type(
+                    name,
+                    "table",
+                    "DROP INDEX to remove an index",
                 ));
             }
             match self.tables.get(name.as_str()) {
@@ -5167,7 +5264,7 @@ impl Postgres {
         if_not_exists: bool,
     ) -> Result<Outcome, PgError> {
         let name = sequence.name.as_str();
-        if self.tables.contains_key(name) || self.is_sequence(name) {
+        if self.relation(name).is_some() {
             let message = format!("relation \"{name}\" already exists");
             if if_not_exists {
                 return Ok(Outcome::Notice(
@@ -5226,6 +5323,12 @@ impl Postgres {
                     name,
                     "sequence",
                     "DROP TABLE to remove a table",
+                ));
+            } else if matches!(self.relation(name), Some(Relation::Index { .. })) {
+                return Err(wrong_object_type(
+                    name,
+                    "sequence",
+                    "DROP INDEX to remove an index",
                 ));
             } else if let Some((table, column)) = self.column_sequence(name) {
                 let def = &self.tables[&table].def;
@@ -5505,6 +5608,198 @@ impl Postgres {
                 state.last_sequence = None;
             }
         }
+    }
+
+    /// What the relation `name` is, if there is one: relations share one namespace (tables,
+    /// sequences, and indexes, a primary key's among them).
+    fn relation(&self, name: &str) -> Option<Relation> {
+        if self.tables.contains_key(name) {
+            return Some(Relation::Table);
+        }
+        if self.is_sequence(name) {
+            return Some(Relation::Sequence);
+        }
+        self.tables.iter().find_map(|(table_name, table)| {
+            let def = &table.def;
+            let primary = def.primary_key.is_some() && index::primary_key_name(&def.name) == name;
+            (primary || def.indexes.iter().any(|index| index.name == name)).then(|| {
+                Relation::Index {
+                    table: table_name.clone(),
+                    primary,
+                }
+            })
+        })
+    }
+
+    /// `CREATE INDEX`: the table and its columns looked up, the name checked or chosen, the
+    /// index added to the table's definition. Like any DDL here it is not undone by a
+    /// rollback. It waits, as PostgreSQL's `SHARE` lock on the table does, while another
+    /// transaction has written a row of the table.
+    fn create_index(
+        &mut self,
+        session: SessionId,
+        plan: CreateIndexPlan,
+    ) -> Result<Outcome, PgError> {
+        if plan.concurrently && self.status(session) == Some(TxStatus::InBlock) {
+            return Err(PgError::error(
+                "25001",
+                "CREATE INDEX CONCURRENTLY cannot run inside a transaction block",
+            ));
+        }
+        let not_supported = |what: &str| {
+            Err(PgError::error(
+                "42809",
+                format!("cannot create index on relation \"{}\"", plan.table),
+            )
+            .with_detail(format!("This operation is not supported for {what}.")))
+        };
+        match self.relation(&plan.table) {
+            Some(Relation::Table) => {}
+            Some(Relation::Sequence) => return not_supported("sequences"),
+            Some(Relation::Index { .. }) => {
+                return Err(PgError::error(
+                    "42809",
+                    format!("\"{}\" is an index", plan.table),
+                ))
+            }
+            None => return Err(missing_relation(&plan.table)),
+        }
+        let table = &self.tables[plan.table.as_str()];
+        if let Some(holder) = table.rows.values().find_map(|row| {
+            row.lock
+                .as_ref()
+                .filter(|lock| lock.holder != session && lock.uncommitted.is_some())
+                .map(|lock| lock.holder)
+        }) {
+            return Ok(Outcome::Wait(holder, None));
+        }
+        let def = &table.def;
+        let mut columns = Vec::with_capacity(plan.columns.len());
+        for name in &plan.columns {
+            let Some(column) = def.column(name) else {
+                return Err(PgError::error(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{name}\" does not exist"),
+                ));
+            };
+            columns.push(column);
+        }
+        let name = match plan.name {
+            Some(name) if self.relation(&name).is_some() => {
+                let message = format!("relation \"{name}\" already exists");
+                if plan.if_not_exists {
+                    return Ok(Outcome::Notice(
+                        tag_only("CREATE INDEX"),
+                        PgError {
+                            severity: "NOTICE",
+                            ..PgError::error(
+                                sqlstate::DUPLICATE_TABLE,
+                                format!("{message}, skipping"),
+                            )
+                        },
+                    ));
+                }
+                return Err(PgError::error(sqlstate::DUPLICATE_TABLE, message));
+            }
+            Some(name) => name,
+            None => {
+                let names: Vec<&str> = columns
+                    .iter()
+                    .map(|&c| def.columns[c].name.as_str())
+                    .collect();
+                index::choose_name(&def.name, &names, |name| self.relation(name).is_some())
+            }
+        };
+        let table = self
+            .tables_mut()
+            .get_mut(plan.table.as_str())
+            .expect("the table was found above");
+        Arc::make_mut(&mut table.def)
+            .indexes
+            .push(IndexDef { name, columns });
+        Ok(Outcome::Done(tag_only("CREATE INDEX")))
+    }
+
+    /// `DROP INDEX [IF EXISTS] names`: each must be an index made by `CREATE INDEX` (a primary
+    /// key's belongs to its constraint, 2BP01).
+    fn drop_indexes(
+        &mut self,
+        session: SessionId,
+        names: Vec<String>,
+        if_exists: bool,
+    ) -> Result<Outcome, PgError> {
+        let mut notice = None;
+        let mut dropped = Vec::new();
+        for name in &names {
+            match self.relation(name) {
+                Some(Relation::Table) => {
+                    return Err(wrong_object_type(
+                        name,
+                        "index",
+                        "DROP TABLE to remove a table",
+                    ))
+                }
+                Some(Relation::Sequence) => {
+                    return Err(wrong_object_type(
+                        name,
+                        "index",
+                        "DROP SEQUENCE to remove a sequence",
+                    ))
+                }
+                Some(Relation::Index {
+                    table,
+                    primary: true,
+                }) => {
+                    return Err(PgError::error(
+                        "2BP01",
+                        format!(
+                            "cannot drop index {name} because constraint {name} on table {table} \
+                             requires it"
+                        ),
+                    )
+                    .with_hint(format!(
+                        "You can drop constraint {name} on table {table} instead."
+                    )))
+                }
+                Some(Relation::Index {
+                    table,
+                    primary: false,
+                }) => {
+                    let rows = &self.tables[&table].rows;
+                    if let Some(holder) = rows.values().find_map(|r| r.locked_by_other(session)) {
+                        return Ok(Outcome::Wait(holder, None));
+                    }
+                    dropped.push((table, name));
+                }
+                None if if_exists => {
+                    notice = Some(PgError {
+                        severity: "NOTICE",
+                        ..PgError::error(
+                            "00000",
+                            format!("index \"{name}\" does not exist, skipping"),
+                        )
+                    });
+                }
+                None => {
+                    return Err(PgError::error(
+                        "42704",
+                        format!("index \"{name}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        for (table, name) in dropped {
+            if let Some(table) = self.tables_mut().get_mut(&table) {
+                Arc::make_mut(&mut table.def)
+                    .indexes
+                    .retain(|index| index.name != *name);
+            }
+        }
+        let result = tag_only("DROP INDEX");
+        Ok(match notice {
+            Some(notice) => Outcome::Notice(result, notice),
+            None => Outcome::Done(result),
+        })
     }
 
     fn truncate(
@@ -5899,6 +6194,19 @@ impl Analyzer<'_> {
                 names.iter().map(object_name).collect::<Result<_, _>>()?,
                 *if_exists,
             ),
+            S::Drop {
+                object_type: ObjectType::Index,
+                if_exists,
+                names,
+                purge: false,
+                temporary: false,
+                table: None,
+                ..
+            } => Plan::DropIndex(
+                names.iter().map(object_name).collect::<Result<_, _>>()?,
+                *if_exists,
+            ),
+            S::CreateIndex(create) => Plan::CreateIndex(create_index_plan(create)?),
             S::Drop {
                 object_type: ObjectType::Sequence,
                 if_exists,
@@ -6503,6 +6811,7 @@ impl Analyzer<'_> {
             columns,
             primary_key: None,
             checks: Vec::new(),
+            indexes: Vec::new(),
         });
         self.subqueries.push(Subquery {
             kind: SubqueryKind::Relation { def, used, first },
@@ -7838,6 +8147,7 @@ impl Analyzer<'_> {
             columns: Vec::new(),
             primary_key: None,
             checks: Vec::new(),
+            indexes: Vec::new(),
         };
         let mut checks: Vec<(Option<String>, Option<String>, ast::Expr)> = Vec::new();
         let multiple_keys = || {

@@ -23,6 +23,8 @@
 //!   PostgreSQL computes them;
 //! - [`settings`]: `SET`, `RESET`, `SHOW`: the isolation settings run, parameters without
 //!   effect kept, time limits refused unless 0;
+//! - [`index`]: `CREATE INDEX`/`DROP INDEX`: names in the catalogue, chosen as PostgreSQL
+//!   chooses them;
 //! - [`sequence`]: `CREATE SEQUENCE`/`DROP SEQUENCE`, `nextval`, `currval`, `setval`,
 //!   `lastval`;
 //! - [`advisory`]: advisory locks (`pg_advisory_lock` and its family);
@@ -36,6 +38,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod functions;
+pub mod index;
 mod lexer;
 pub mod sequence;
 pub mod settings;
