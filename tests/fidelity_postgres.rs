@@ -2225,3 +2225,95 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
         drop(schema);
     });
 }
+
+/// A unique index makes a writer wait for the transaction that wrote a row with the same key
+/// (or deleted or changed one that had it), then refuses or lets it through as that
+/// transaction ended; `CREATE INDEX` waits for a transaction that wrote a row of the table.
+/// Each wait is seen through `lock_timeout` (55P03 after it), on PostgreSQL and on the stand-in.
+#[test]
+fn a_unique_key_waits_for_the_transaction_that_wrote_it() {
+    let Some(url) = database_url("a_unique_key_waits_for_the_transaction_that_wrote_it") else {
+        return;
+    };
+    const LIMIT: Duration = Duration::from_millis(200);
+    use simple_step as step;
+    async fn play(holder: &Client, waiter: &Client) -> Vec<StepEnd> {
+        let mut ends = Vec::new();
+        ends.push(
+            step(
+                waiter,
+                "CREATE TABLE keys (id int PRIMARY KEY, k text UNIQUE)",
+            )
+            .await,
+        );
+        ends.push(step(waiter, "SET lock_timeout = '0.2s'").await);
+        ends.push(step(holder, "BEGIN").await);
+        ends.push(step(holder, "INSERT INTO keys VALUES (1, 'x')").await);
+        for sql in [
+            "INSERT INTO keys VALUES (2, 'x')",
+            "INSERT INTO keys VALUES (2, 'y')",
+            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT DO NOTHING",
+            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT (k) DO UPDATE SET id = 30",
+            "UPDATE keys SET k = 'x' WHERE id = 2",
+            "UPDATE keys SET id = 20 WHERE id = 2",
+            "CREATE INDEX ON keys (k)",
+        ] {
+            ends.push(step(waiter, sql).await);
+        }
+        ends.push(step(holder, "COMMIT").await);
+        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
+        ends.push(step(holder, "BEGIN").await);
+        ends.push(step(holder, "UPDATE keys SET k = 'z' WHERE id = 1").await);
+        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
+        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'z')").await);
+        ends.push(step(holder, "ROLLBACK").await);
+        ends.push(step(holder, "BEGIN").await);
+        ends.push(step(holder, "DELETE FROM keys WHERE id = 1").await);
+        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
+        ends.push(step(holder, "COMMIT").await);
+        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x') RETURNING id").await);
+        ends.push(step(waiter, "SELECT id || '=' || k FROM keys ORDER BY id").await);
+        ends
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, _admin) = Schema::create(&url, "unique_wait").await;
+        let (real_a, _) = connect_real(&url).await;
+        let (real_b, _) = connect_real(&url).await;
+        for client in [&real_a, &real_b] {
+            client
+                .batch_execute(&format!("SET search_path = {}", schema.name))
+                .await
+                .expect("set the session up");
+        }
+        let server = PgServer::new(
+            Rc::new(RefCell::new(Postgres::new())),
+            Rc::new(NoopObserver),
+        )
+        .with_deadlock_timeout(Duration::from_secs(1));
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+
+        let started = Instant::now();
+        let real = play(&real_a, &real_b).await;
+        let real_took = started.elapsed();
+        let started = Instant::now();
+        let ours = play(&stand_in[0], &stand_in[1]).await;
+        let ours_took = started.elapsed();
+        assert_eq!(ours, real, "stand-in vs PostgreSQL");
+        let lock_timeout = Err((
+            "55P03".to_string(),
+            "canceling statement due to lock timeout".to_string(),
+        ));
+        let waited: Vec<usize> = (0..real.len())
+            .filter(|&i| real[i] == lock_timeout)
+            .collect();
+        assert_eq!(waited, [4, 6, 7, 8, 10, 15, 16, 20], "{real:?}");
+        assert_eq!(real.last(), Some(&Ok("4=x,20=y".to_string())));
+        for took in [real_took, ours_took] {
+            assert!(took >= LIMIT * waited.len() as u32, "{took:?}");
+        }
+        accept_loop.abort();
+        drop(schema);
+    });
+}

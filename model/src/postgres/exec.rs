@@ -24,7 +24,7 @@ use super::engine::{
     Written,
 };
 use super::error::{sqlstate, PgError, PgNotice};
-use super::index::{self, IndexDef};
+use super::index::{self, Clash, IndexDef};
 use super::sequence::{relation_name, Sequence, SequenceFn};
 use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
@@ -416,7 +416,33 @@ struct InsertPlan {
     /// (a [`SubqueryKind::Relation`]); a row is inserted for each of them.
     source: Option<String>,
     conflict: Conflict,
+    /// Which unique indexes `ON CONFLICT` is about (its arbiters).
+    arbiter: Arbiter,
     returning: Vec<(String, Expr)>,
+}
+
+/// The unique indexes whose conflicts `ON CONFLICT` handles (PostgreSQL's arbiter indexes);
+/// a conflict on any other is 23505.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Arbiter {
+    /// Every one (`ON CONFLICT DO NOTHING` without a target), or none (no `ON CONFLICT`).
+    All,
+    /// The primary key.
+    PrimaryKey,
+    /// The unique index at this position of the table's `indexes`.
+    Index(usize),
+}
+
+impl Arbiter {
+    /// Whether conflicts on the unique index at `index` (none: the primary key) are handled.
+    fn covers(self, index: Option<usize>) -> bool {
+        match (self, index) {
+            (Arbiter::All, _) => true,
+            (Arbiter::PrimaryKey, None) => true,
+            (Arbiter::Index(arbiter), Some(index)) => arbiter == index,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -1751,11 +1777,83 @@ fn wrong_object_type(name: &str, wanted: &str, hint: &str) -> PgError {
 enum Relation {
     Table,
     Sequence,
-    /// An index of `table`: its primary key's, or one made by `CREATE INDEX`.
+    /// An index of `table`: one made by `CREATE INDEX`, or a constraint's (its primary key's
+    /// or a `UNIQUE` constraint's: `constraint`).
     Index {
         table: Arc<str>,
-        primary: bool,
+        constraint: bool,
     },
+}
+
+/// Whether `new`, a changed version of the row at `own.0` (whose values were `own.1`), may
+/// stand beside the other rows of `table` under each of its unique indexes whose columns it
+/// changed (an unchanged key is not checked again, as PostgreSQL inserts no index entry for
+/// it): `None` if so, a wait for the transaction it depends on, or 23505.
+fn unique_check(
+    table: &Table,
+    def: &TableDef,
+    new: &[Value],
+    own: Option<(&Value, &[Value])>,
+    session: SessionId,
+) -> Result<Option<Outcome>, PgError> {
+    for unique in def.indexes.iter().filter(|index| index.unique) {
+        if let Some((_, old)) = own {
+            if unique.columns.iter().all(|&c| new[c] == old[c]) {
+                continue;
+            }
+        }
+        match index::clash(
+            table,
+            &unique.columns,
+            new,
+            session,
+            own.map(|(key, _)| key),
+        ) {
+            Clash::None => {}
+            Clash::Wait(holder) => return Ok(Some(Outcome::Wait(holder, None))),
+            Clash::Row(_) => return Err(index::violation(def, unique, new)),
+        }
+    }
+    Ok(None)
+}
+
+/// Where a table constraint starts (`CONSTRAINT name`, else its first keyword), found back
+/// from its first column: PostgreSQL's position for a column it names that does not exist.
+fn constraint_start(
+    statement: &GeneralStatement,
+    name: Option<&ast::Ident>,
+    columns: &[ast::IndexColumn],
+    keywords: &[&str],
+) -> Option<u32> {
+    if let Some(name) = name {
+        let at = statement.position(name.span.start)?;
+        return statement.keyword_before(at, "constraint");
+    }
+    let ast::Expr::Identifier(first) = &columns.first()?.column.expr else {
+        return None;
+    };
+    let (last, before) = keywords.split_last()?;
+    let mut at = statement.word_before(statement.position(first.span.start)?, last)?;
+    for keyword in before.iter().rev() {
+        at = statement.keyword_before(at, keyword)?;
+    }
+    Some(at)
+}
+
+/// A `UNIQUE` constraint the stand-in keeps: plain columns, NULLs distinct, not deferrable.
+fn unique_constraint_supported(unique: &ast::UniqueConstraint) -> Result<(), PgError> {
+    if unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct {
+        return Err(unsupported("NULLS NOT DISTINCT"));
+    }
+    if unique.characteristics.is_some()
+        || !unique.include.is_empty()
+        || !unique.index_options.is_empty()
+        || unique.index_name.is_some()
+        || unique.index_type.is_some()
+    {
+        return Err(unsupported(&format!("constraint {unique}")));
+    }
+    Ok(())
 }
 
 /// `CREATE INDEX` as written: what it names is looked up when it runs.
@@ -1767,15 +1865,13 @@ struct CreateIndexPlan {
     columns: Vec<String>,
     if_not_exists: bool,
     concurrently: bool,
+    unique: bool,
 }
 
-/// A `CREATE INDEX` the stand-in runs: a plain (not unique) B-tree or hash index on columns.
-/// What would make it more than a name in the catalogue (uniqueness, a predicate, expressions,
-/// included columns, storage parameters, operator classes) is refused as unsupported.
+/// A `CREATE [UNIQUE] INDEX` the stand-in runs: a B-tree or hash index on columns. A
+/// predicate, expressions, included columns, storage parameters, operator classes and `NULLS
+/// NOT DISTINCT` are refused as unsupported.
 fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgError> {
-    if create.unique {
-        return Err(unsupported("CREATE UNIQUE INDEX"));
-    }
     let method = create
         .using
         .as_ref()
@@ -1789,8 +1885,9 @@ fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgErr
         Some("INCLUDE in an index")
     } else if !create.with.is_empty() || !create.index_options.is_empty() {
         Some("index storage parameters")
-    } else if create.nulls_distinct.is_some() || create.r#async || !create.alter_options.is_empty()
-    {
+    } else if create.nulls_distinct == Some(false) {
+        Some("NULLS NOT DISTINCT")
+    } else if create.r#async || !create.alter_options.is_empty() {
         Some("this form of CREATE INDEX")
     } else {
         None
@@ -1815,6 +1912,7 @@ fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgErr
         columns,
         if_not_exists: create.if_not_exists,
         concurrently: create.concurrently,
+        unique: create.unique,
     })
 }
 
@@ -4794,9 +4892,32 @@ impl Postgres {
                 tuple.push(cast(value, column.ty)?);
             }
             Self::check_row(&def, &tuple, params)?;
-            let key = match def.primary_key {
-                Some(pk) => tuple[pk].clone(),
-                None => {
+            // Whether `ON CONFLICT` handles a conflict on the unique index at a position of
+            // `def.indexes` (none: the primary key).
+            let handled = |index: Option<usize>| {
+                !matches!(plan.conflict, Conflict::Error) && plan.arbiter.covers(index)
+            };
+            // The arbiters among the unique indexes first, as PostgreSQL's speculative
+            // insertion checks them before it inserts; a row they find is the conflict.
+            let mut conflicting = None;
+            for (position, unique) in def.indexes.iter().enumerate() {
+                if !unique.unique || !handled(Some(position)) {
+                    continue;
+                }
+                match index::clash(&table, &unique.columns, &tuple, session, None) {
+                    Clash::None => {}
+                    Clash::Wait(holder) => return Ok(Outcome::Wait(holder, None)),
+                    Clash::Row(key) => {
+                        conflicting = Some(key);
+                        break;
+                    }
+                }
+            }
+            let on_other_index = conflicting.is_some();
+            let key = match (conflicting, def.primary_key) {
+                (Some(key), _) => key,
+                (None, Some(pk)) => tuple[pk].clone(),
+                (None, None) => {
                     table.next_seq += 1;
                     Value::Int(table.next_seq - 1)
                 }
@@ -4810,7 +4931,12 @@ impl Postgres {
             }
             let live = existing.and_then(|r| r.visible_tuple(session).cloned());
             if let Some(old) = live {
-                match &plan.conflict {
+                let action = if on_other_index || handled(None) {
+                    &plan.conflict
+                } else {
+                    &Conflict::Error
+                };
+                match action {
                     Conflict::Error => {
                         let pk = &def.columns[def.primary_key.expect("a key conflict needs a key")];
                         return Err(PgError::error(
@@ -4866,6 +4992,11 @@ impl Postgres {
                             new[*index] = cast(value, def.columns[*index].ty)?;
                         }
                         Self::check_row(&def, &new, params)?;
+                        if let Some(outcome) =
+                            unique_check(&table, &def, &new, Some((&key, &old)), session)?
+                        {
+                            return Ok(outcome);
+                        }
                         let row = table.rows.get_mut(&key).expect("exists");
                         if in_block {
                             lock_row_in(row, session, Some(Written::Row(new.clone())));
@@ -4876,6 +5007,17 @@ impl Postgres {
                         count += 1;
                         continue;
                     }
+                }
+            }
+            // The other unique indexes, after the primary key, in the order they were made.
+            for (position, unique) in def.indexes.iter().enumerate() {
+                if !unique.unique || handled(Some(position)) {
+                    continue;
+                }
+                match index::clash(&table, &unique.columns, &tuple, session, None) {
+                    Clash::None => {}
+                    Clash::Wait(holder) => return Ok(Outcome::Wait(holder, None)),
+                    Clash::Row(_) => return Err(index::violation(&def, unique, &tuple)),
                 }
             }
             touched.push(key.clone());
@@ -5042,7 +5184,19 @@ impl Postgres {
             }
         }
         let mut returned = Vec::new();
+        let has_unique = def.indexes.iter().any(|index| index.unique);
         for (key, new, from) in &changes {
+            if has_unique {
+                // Each row is checked as it changes, against the rows changed before it.
+                let old = table.rows.get(key).and_then(|r| r.visible_tuple(session));
+                if let Some(old) = old.cloned() {
+                    if let Some(outcome) =
+                        unique_check(&table, &def, new, Some((key, &old)), session)?
+                    {
+                        return Ok(outcome);
+                    }
+                }
+            }
             let new_key = def.primary_key.map(|pk| new[pk].clone());
             if let Some(new_key) = new_key.filter(|k| k != key) {
                 let clash = table
@@ -5185,6 +5339,34 @@ impl Postgres {
                 };
             }
             return done(Err(PgError::error(sqlstate::DUPLICATE_TABLE, message)));
+        }
+        let mut def = def;
+        let mut named: Vec<String> = Vec::new();
+        for position in 0..def.indexes.len() {
+            let taken = |name: &str| {
+                self.relation(name).is_some()
+                    || name == def.name
+                    || (def.primary_key.is_some() && name == index::primary_key_name(&def.name))
+                    || named.iter().any(|n| n == name)
+            };
+            let given = &def.indexes[position].name;
+            let name = if given.is_empty() {
+                let columns: Vec<&str> = def.indexes[position]
+                    .columns
+                    .iter()
+                    .map(|&c| def.columns[c].name.as_str())
+                    .collect();
+                index::choose_name(&def.name, &columns, "key", taken)
+            } else if taken(given) {
+                return done(Err(PgError::error(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{given}\" already exists"),
+                )));
+            } else {
+                given.clone()
+            };
+            named.push(name.clone());
+            def.indexes[position].name = name;
         }
         self.create_table(def);
         done(Ok(tag_only("CREATE TABLE")))
@@ -5622,11 +5804,15 @@ impl Postgres {
         self.tables.iter().find_map(|(table_name, table)| {
             let def = &table.def;
             let primary = def.primary_key.is_some() && index::primary_key_name(&def.name) == name;
-            (primary || def.indexes.iter().any(|index| index.name == name)).then(|| {
-                Relation::Index {
-                    table: table_name.clone(),
-                    primary,
-                }
+            let constraint = primary
+                || def
+                    .indexes
+                    .iter()
+                    .find(|index| index.name == name)?
+                    .constraint;
+            Some(Relation::Index {
+                table: table_name.clone(),
+                constraint,
             })
         })
     }
@@ -5707,16 +5893,37 @@ impl Postgres {
                     .iter()
                     .map(|&c| def.columns[c].name.as_str())
                     .collect();
-                index::choose_name(&def.name, &names, |name| self.relation(name).is_some())
+                index::choose_name(&def.name, &names, "idx", |name| {
+                    self.relation(name).is_some()
+                })
             }
         };
+        if plan.unique {
+            let rows: Vec<&[Value]> = table
+                .rows
+                .values()
+                .filter_map(|row| row.visible_tuple(session).map(Vec::as_slice))
+                .collect();
+            let made = IndexDef {
+                name: name.clone(),
+                columns: columns.clone(),
+                unique: true,
+                constraint: false,
+            };
+            if let Some(error) = index::duplicated(def, &made, &rows) {
+                return Err(error);
+            }
+        }
         let table = self
             .tables_mut()
             .get_mut(plan.table.as_str())
             .expect("the table was found above");
-        Arc::make_mut(&mut table.def)
-            .indexes
-            .push(IndexDef { name, columns });
+        Arc::make_mut(&mut table.def).indexes.push(IndexDef {
+            name,
+            columns,
+            unique: plan.unique,
+            constraint: false,
+        });
         Ok(Outcome::Done(tag_only("CREATE INDEX")))
     }
 
@@ -5748,7 +5955,7 @@ impl Postgres {
                 }
                 Some(Relation::Index {
                     table,
-                    primary: true,
+                    constraint: true,
                 }) => {
                     return Err(PgError::error(
                         "2BP01",
@@ -5763,7 +5970,7 @@ impl Postgres {
                 }
                 Some(Relation::Index {
                     table,
-                    primary: false,
+                    constraint: false,
                 }) => {
                     let rows = &self.tables[&table].rows;
                     if let Some(holder) = rows.values().find_map(|r| r.locked_by_other(session)) {
@@ -7993,6 +8200,10 @@ impl Analyzer<'_> {
         }
         // The source's `WITH` queries are out of reach of `ON CONFLICT` and `RETURNING`.
         self.ctes.truncate(ctes_before);
+        let arbiter = match &insert.on {
+            Some(OnInsert::OnConflict(on)) => self.arbiter(&def, on.conflict_target.as_ref())?,
+            _ => Arbiter::All,
+        };
         let conflict = match &insert.on {
             None => Conflict::Error,
             Some(OnInsert::OnConflict(on)) => match &on.action {
@@ -8031,6 +8242,7 @@ impl Analyzer<'_> {
             rows,
             source,
             conflict,
+            arbiter,
             returning,
         })
     }
@@ -8139,6 +8351,79 @@ impl Analyzer<'_> {
         Ok((row, relation.name.clone()))
     }
 
+    /// The arbiter of `ON CONFLICT target`: the primary key or the unique index whose columns
+    /// are the target's (in any order), or the constraint named; 42P10 or 42704 otherwise.
+    fn arbiter(
+        &self,
+        def: &TableDef,
+        target: Option<&ast::ConflictTarget>,
+    ) -> Result<Arbiter, PgError> {
+        match target {
+            None => Ok(Arbiter::All),
+            Some(ast::ConflictTarget::Columns {
+                columns,
+                predicate: None,
+            }) => {
+                let mut wanted = Vec::with_capacity(columns.len());
+                for ident in columns {
+                    let name = ident_name(ident);
+                    let Some(column) = def.column(&name) else {
+                        return Err(PgError::error(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!("column \"{name}\" does not exist"),
+                        )
+                        .at(self.statement.position(ident.span.start).map(|at| {
+                            self.statement.opening_parenthesis_before(at).unwrap_or(at)
+                        })));
+                    };
+                    wanted.push(column);
+                }
+                wanted.sort_unstable();
+                wanted.dedup();
+                let same = |columns: &[usize]| {
+                    let mut columns = columns.to_vec();
+                    columns.sort_unstable();
+                    columns == wanted
+                };
+                if def.primary_key.is_some_and(|pk| same(&[pk])) {
+                    return Ok(Arbiter::PrimaryKey);
+                }
+                match def
+                    .indexes
+                    .iter()
+                    .position(|index| index.unique && same(&index.columns))
+                {
+                    Some(index) => Ok(Arbiter::Index(index)),
+                    None => Err(PgError::error(
+                        "42P10",
+                        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                    )),
+                }
+            }
+            Some(ast::ConflictTarget::OnConstraint(name)) => {
+                let name = object_name(name)?;
+                if def.primary_key.is_some() && index::primary_key_name(&def.name) == name {
+                    return Ok(Arbiter::PrimaryKey);
+                }
+                match def
+                    .indexes
+                    .iter()
+                    .position(|index| index.constraint && index.name == name)
+                {
+                    Some(index) => Ok(Arbiter::Index(index)),
+                    None => Err(PgError::error(
+                        "42704",
+                        format!(
+                            "constraint \"{name}\" for table \"{}\" does not exist",
+                            def.name
+                        ),
+                    )),
+                }
+            }
+            Some(other) => Err(unsupported(&format!("ON CONFLICT {other}"))),
+        }
+    }
+
     fn create_table(&mut self, create: &ast::CreateTable) -> Result<Plan, PgError> {
         let statement = self.statement;
         let name = object_name(&create.name)?;
@@ -8150,6 +8435,8 @@ impl Analyzer<'_> {
             indexes: Vec::new(),
         };
         let mut checks: Vec<(Option<String>, Option<String>, ast::Expr)> = Vec::new();
+        // `UNIQUE` constraints as written: a name if given, the columns.
+        let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
         let multiple_keys = || {
             PgError::error(
                 sqlstate::INVALID_TABLE_DEFINITION,
@@ -8267,6 +8554,11 @@ impl Analyzer<'_> {
                         col.not_null = true;
                         def.primary_key = Some(def.columns.len());
                     }
+                    ColumnOption::Unique(unique) => {
+                        unique_constraint_supported(unique)?;
+                        let given = option.name.as_ref().or(unique.name.as_ref());
+                        uniques.push((given.map(ident_name), vec![index]));
+                    }
                     ColumnOption::Check(check) => checks.push((
                         option
                             .name
@@ -8310,6 +8602,12 @@ impl Analyzer<'_> {
                                 ident_name(ident)
                             ),
                         )
+                        .at(constraint_start(
+                            statement,
+                            pk.name.as_ref(),
+                            &pk.columns,
+                            &["primary", "key"],
+                        ))
                     })?;
                     def.columns[index].not_null = true;
                     def.primary_key = Some(index);
@@ -8319,8 +8617,54 @@ impl Analyzer<'_> {
                     None,
                     (*check.expr).clone(),
                 )),
+                TableConstraint::Unique(unique) => {
+                    unique_constraint_supported(unique)?;
+                    let mut columns = Vec::with_capacity(unique.columns.len());
+                    for column in &unique.columns {
+                        let ast::Expr::Identifier(ident) = &column.column.expr else {
+                            return Err(unsupported(&column.to_string()));
+                        };
+                        let Some(index) = def.column(&ident_name(ident)) else {
+                            let at = constraint_start(
+                                statement,
+                                unique.name.as_ref(),
+                                &unique.columns,
+                                &["unique"],
+                            );
+                            return Err(PgError::error(
+                                sqlstate::UNDEFINED_COLUMN,
+                                format!(
+                                    "column \"{}\" named in key does not exist",
+                                    ident_name(ident)
+                                ),
+                            )
+                            .at(at));
+                        };
+                        columns.push(index);
+                    }
+                    uniques.push((unique.name.as_ref().map(ident_name), columns));
+                }
                 other => return Err(unsupported(&format!("constraint {other}"))),
             }
+        }
+        // PostgreSQL makes one index of identical ones (the primary key's first), keeping a
+        // name if the first had none; names are chosen when the table is made.
+        for (name, columns) in uniques {
+            if def.primary_key.is_some_and(|pk| columns == [pk]) {
+                continue;
+            }
+            if let Some(prior) = def.indexes.iter_mut().find(|i| i.columns == columns) {
+                if prior.name.is_empty() {
+                    prior.name = name.unwrap_or_default();
+                }
+                continue;
+            }
+            def.indexes.push(IndexDef {
+                name: name.unwrap_or_default(),
+                columns,
+                unique: true,
+                constraint: true,
+            });
         }
         let scope_def = def.clone();
         let scope = Scope {

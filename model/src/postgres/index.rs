@@ -1,7 +1,13 @@
-//! Indexes: `CREATE INDEX` and `DROP INDEX` as a user's schema has them.
+//! Indexes: `CREATE [UNIQUE] INDEX`, `DROP INDEX` and `UNIQUE` constraints as a user's schema
+//! has them.
 //!
-//! The stand-in scans its rows, so a plain index changes no answer; what it changes is the
-//! catalogue: an index is a relation, so its name is taken for tables and sequences too (and a
+//! The stand-in scans its rows, so a plain index changes no answer; a unique one refuses a
+//! second row with the same values in its columns (none of them NULL) as PostgreSQL's
+//! `_bt_check_unique` does: 23505 against a row visible to the statement, and a wait for the
+//! transaction that wrote a row with those values or changed or deleted one that had them
+//! ([`clash`]). A unique constraint is a unique index that belongs to its constraint (so
+//! `DROP INDEX` refuses it, 2BP01), named `<table>_<columns>_key` unless named. Indexes also
+//! change the catalogue: an index is a relation, so its name is taken for tables and sequences too (and a
 //! table's primary key is the index `<table>_pkey`), it goes with its table, and `DROP TABLE`,
 //! `DROP SEQUENCE` and `DROP INDEX` each refuse the others' objects. A name PostgreSQL chooses
 //! (`CREATE INDEX ON locks (expires_at)`) is chosen as its `ChooseRelationName` does:
@@ -11,13 +17,136 @@
 /// The longest name PostgreSQL keeps, in bytes (`NAMEDATALEN - 1`).
 pub const NAME_BYTES: usize = 63;
 
+use std::cmp::Ordering;
+
+use super::catalog::TableDef;
+use super::engine::{SessionId, Table, Written};
+use super::error::{sqlstate, PgError};
+use super::value::Value;
+
 /// An index of a table: its name and its columns (by position in the table), in order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IndexDef {
-    /// The index name.
+    /// The index name (empty in a `CREATE TABLE` plan until one is chosen).
     pub name: String,
     /// The indexed columns.
     pub columns: Vec<usize>,
+    /// `UNIQUE`: no two rows with equal values in every column (NULLs never equal).
+    pub unique: bool,
+    /// It is a `UNIQUE` constraint's (dropped with the constraint, not by `DROP INDEX`).
+    pub constraint: bool,
+}
+
+/// How a row's values meet a unique index's other rows ([`clash`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Clash {
+    /// No other row has those values.
+    None,
+    /// The row with this key has them, as the statement sees it.
+    Row(Value),
+    /// This transaction wrote a row with those values, or changed or deleted one that had
+    /// them, and has not ended: whether they clash depends on how it ends.
+    Wait(SessionId),
+}
+
+/// Whether `tuple` may stand in `table` beside its other rows (the row `own`, the one being
+/// changed, aside) under a unique index on `columns`, as `session` writes it.
+pub(super) fn clash(
+    table: &Table,
+    columns: &[usize],
+    tuple: &[Value],
+    session: SessionId,
+    own: Option<&Value>,
+) -> Clash {
+    if columns.iter().any(|&c| tuple[c] == Value::Null) {
+        return Clash::None;
+    }
+    let same = |other: &[Value]| {
+        columns
+            .iter()
+            .all(|&c| other[c].cmp(&tuple[c]) == Ordering::Equal)
+    };
+    for (key, row) in &table.rows {
+        if Some(key) == own {
+            continue;
+        }
+        if let Some(lock) = row.lock.as_ref().filter(|lock| lock.holder != session) {
+            if let Some(written) = &lock.uncommitted {
+                let pending = matches!(written, Written::Row(new) if same(new));
+                if pending || row.committed.as_deref().is_some_and(same) {
+                    return Clash::Wait(lock.holder);
+                }
+                continue;
+            }
+        }
+        if row.visible_tuple(session).is_some_and(|t| same(t)) {
+            return Clash::Row(key.clone());
+        }
+    }
+    Clash::None
+}
+
+/// The 23505 of a row of `def`'s table that would repeat the values of another row in
+/// `index`'s columns.
+pub(super) fn violation(def: &TableDef, index: &IndexDef, tuple: &[Value]) -> PgError {
+    PgError::error(
+        sqlstate::UNIQUE_VIOLATION,
+        format!(
+            "duplicate key value violates unique constraint \"{}\"",
+            index.name
+        ),
+    )
+    .with_detail(format!(
+        "Key ({})=({}) already exists.",
+        column_names(def, index),
+        key_text(tuple.iter().collect(), &index.columns)
+    ))
+    .on(&def.name, None, Some(&index.name))
+}
+
+/// `CREATE UNIQUE INDEX` over `rows` that already repeat a key: PostgreSQL's 23505, naming
+/// the smallest repeated key (its index build finds it sorting the rows).
+pub(super) fn duplicated(def: &TableDef, index: &IndexDef, rows: &[&[Value]]) -> Option<PgError> {
+    let columns = &index.columns;
+    let mut keys: Vec<Vec<&Value>> = rows
+        .iter()
+        .filter(|row| columns.iter().all(|&c| row[c] != Value::Null))
+        .map(|row| columns.iter().map(|&c| &row[c]).collect())
+        .collect();
+    keys.sort();
+    let repeated = keys.windows(2).find(|pair| pair[0] == pair[1])?;
+    let values: Vec<String> = repeated[0].iter().map(|v| v.detail_text()).collect();
+    Some(
+        PgError::error(
+            sqlstate::UNIQUE_VIOLATION,
+            format!("could not create unique index \"{}\"", index.name),
+        )
+        .with_detail(format!(
+            "Key ({})=({}) is duplicated.",
+            column_names(def, index),
+            values.join(", ")
+        ))
+        .on(&def.name, None, Some(&index.name)),
+    )
+}
+
+/// The index's column names as a DETAIL writes them: `b, c`.
+fn column_names(def: &TableDef, index: &IndexDef) -> String {
+    index
+        .columns
+        .iter()
+        .map(|&c| def.columns[c].name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A key's values as a DETAIL writes them: `x, 1`.
+fn key_text(tuple: Vec<&Value>, columns: &[usize]) -> String {
+    columns
+        .iter()
+        .map(|&c| tuple[c].detail_text())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The name of a table's primary key index (and constraint).
@@ -26,10 +155,17 @@ pub fn primary_key_name(table: &str) -> String {
 }
 
 /// The name PostgreSQL gives an unnamed index of `table` on `columns`: the first of
-/// `<table>_<columns>_idx`, `..._idx1`, `..._idx2`, ... that `taken` does not refuse.
-pub fn choose_name(table: &str, columns: &[&str], taken: impl Fn(&str) -> bool) -> String {
+/// `<table>_<columns>_<label>`, `..._<label>1`, `..._<label>2`, ... that `taken` does not
+/// refuse (`idx` for `CREATE INDEX`, `key` for a `UNIQUE` constraint).
+pub fn choose_name(
+    table: &str,
+    columns: &[&str],
+    label: &str,
+    taken: impl Fn(&str) -> bool,
+) -> String {
     let addition = name_addition(&distinct_column_names(columns));
-    let mut label = "idx".to_string();
+    let base = label;
+    let mut label = base.to_string();
     let mut pass = 0u32;
     loop {
         let name = object_name(table, &addition, &label);
@@ -37,7 +173,7 @@ pub fn choose_name(table: &str, columns: &[&str], taken: impl Fn(&str) -> bool) 
             return name;
         }
         pass += 1;
-        label = format!("idx{pass}");
+        label = format!("{base}{pass}");
     }
 }
 
@@ -115,18 +251,21 @@ mod tests {
     fn names_are_chosen_as_postgresql_chooses_them() {
         let none = |_: &str| false;
         assert_eq!(
-            choose_name("locks", &["expires_at"], none),
+            choose_name("locks", &["expires_at"], "idx", none),
             "locks_expires_at_idx"
         );
         assert_eq!(
-            choose_name("locks", &["owner", "expires_at"], none),
+            choose_name("locks", &["owner", "expires_at"], "idx", none),
             "locks_owner_expires_at_idx"
         );
-        assert_eq!(choose_name("t3", &["a", "a"], none), "t3_a_a1_idx");
-        assert_eq!(choose_name("t3", &["a", "b", "a"], none), "t3_a_b_a1_idx");
+        assert_eq!(choose_name("t3", &["a", "a"], "idx", none), "t3_a_a1_idx");
+        assert_eq!(
+            choose_name("t3", &["a", "b", "a"], "key", none),
+            "t3_a_b_a1_key"
+        );
         let taken = |name: &str| name == "locks_expires_at_idx" || name == "locks_expires_at_idx1";
         assert_eq!(
-            choose_name("locks", &["expires_at"], taken),
+            choose_name("locks", &["expires_at"], "idx", taken),
             "locks_expires_at_idx2"
         );
     }
@@ -136,12 +275,12 @@ mod tests {
         // Measured on PostgreSQL 15: a 63-byte table name and a 58-byte column beside `d`.
         let table = "b".repeat(63);
         let column = "c".repeat(58);
-        let name = choose_name(&table, &[&column, "d"], |_| false);
+        let name = choose_name(&table, &[&column, "d"], "idx", |_| false);
         assert_eq!(name, format!("{}_{}_idx", "b".repeat(29), "c".repeat(29)));
         assert_eq!(name.len(), NAME_BYTES);
         // A multi-byte character is never cut in half.
         let wide = "é".repeat(40);
-        let name = choose_name(&wide, &["x"], |_| false);
+        let name = choose_name(&wide, &["x"], "idx", |_| false);
         assert!(
             name.len() <= NAME_BYTES && name.ends_with("_x_idx"),
             "{name}"
