@@ -1817,6 +1817,40 @@ fn unique_check(
     Ok(None)
 }
 
+/// The columns a `PRIMARY KEY` or `UNIQUE` constraint of `def` names (`kind`: `primary key`
+/// or `unique`), in order: 42703 for one the table lacks, 42701 for one named twice, both
+/// at the constraint's `start`.
+fn key_columns(
+    def: &TableDef,
+    columns: &[ast::IndexColumn],
+    kind: &str,
+    start: impl Fn() -> Option<u32>,
+) -> Result<Vec<usize>, PgError> {
+    let mut found = Vec::with_capacity(columns.len());
+    for column in columns {
+        let ast::Expr::Identifier(ident) = &column.column.expr else {
+            return Err(unsupported(&column.to_string()));
+        };
+        let name = ident_name(ident);
+        let Some(index) = def.column(&name) else {
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{name}\" named in key does not exist"),
+            )
+            .at(start()));
+        };
+        if found.contains(&index) {
+            return Err(PgError::error(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{name}\" appears twice in {kind} constraint"),
+            )
+            .at(start()));
+        }
+        found.push(index);
+    }
+    Ok(found)
+}
+
 /// Where a table constraint starts (`CONSTRAINT name`, else its first keyword), found back
 /// from its first column: PostgreSQL's position for a column it names that does not exist.
 fn constraint_start(
@@ -8437,6 +8471,8 @@ impl Analyzer<'_> {
         let mut checks: Vec<(Option<String>, Option<String>, ast::Expr)> = Vec::new();
         // `UNIQUE` constraints as written: a name if given, the columns.
         let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        // A primary key of several columns was declared (it is `def.indexes[0]`).
+        let mut composite_key = false;
         let multiple_keys = || {
             PgError::error(
                 sqlstate::INVALID_TABLE_DEFINITION,
@@ -8585,32 +8621,37 @@ impl Analyzer<'_> {
         for constraint in &create.constraints {
             match constraint {
                 TableConstraint::PrimaryKey(pk) => {
-                    if def.primary_key.is_some() {
-                        return Err(multiple_keys());
-                    }
-                    let [column] = pk.columns.as_slice() else {
-                        return Err(unsupported("a primary key of several columns"));
-                    };
-                    let ast::Expr::Identifier(ident) = &column.column.expr else {
-                        return Err(unsupported(&column.to_string()));
-                    };
-                    let index = def.column(&ident_name(ident)).ok_or_else(|| {
-                        PgError::error(
-                            sqlstate::UNDEFINED_COLUMN,
-                            format!(
-                                "column \"{}\" named in key does not exist",
-                                ident_name(ident)
-                            ),
-                        )
-                        .at(constraint_start(
+                    let start = || {
+                        constraint_start(
                             statement,
                             pk.name.as_ref(),
                             &pk.columns,
                             &["primary", "key"],
-                        ))
-                    })?;
-                    def.columns[index].not_null = true;
-                    def.primary_key = Some(index);
+                        )
+                    };
+                    if def.primary_key.is_some() || composite_key {
+                        return Err(multiple_keys().at(start()));
+                    }
+                    let columns = key_columns(&def, &pk.columns, "primary key", start)?;
+                    for &column in &columns {
+                        def.columns[column].not_null = true;
+                    }
+                    if let [column] = columns[..] {
+                        def.primary_key = Some(column);
+                    } else {
+                        // Several columns: rows are kept in the order they came, and the key is
+                        // a unique constraint of its own, named as the primary key, first.
+                        composite_key = true;
+                        def.indexes.insert(
+                            0,
+                            IndexDef {
+                                name: index::primary_key_name(&name),
+                                columns,
+                                unique: true,
+                                constraint: true,
+                            },
+                        );
+                    }
                 }
                 TableConstraint::Check(check) => checks.push((
                     check.name.as_ref().map(ident_name),
@@ -8619,29 +8660,15 @@ impl Analyzer<'_> {
                 )),
                 TableConstraint::Unique(unique) => {
                     unique_constraint_supported(unique)?;
-                    let mut columns = Vec::with_capacity(unique.columns.len());
-                    for column in &unique.columns {
-                        let ast::Expr::Identifier(ident) = &column.column.expr else {
-                            return Err(unsupported(&column.to_string()));
-                        };
-                        let Some(index) = def.column(&ident_name(ident)) else {
-                            let at = constraint_start(
-                                statement,
-                                unique.name.as_ref(),
-                                &unique.columns,
-                                &["unique"],
-                            );
-                            return Err(PgError::error(
-                                sqlstate::UNDEFINED_COLUMN,
-                                format!(
-                                    "column \"{}\" named in key does not exist",
-                                    ident_name(ident)
-                                ),
-                            )
-                            .at(at));
-                        };
-                        columns.push(index);
-                    }
+                    let start = || {
+                        constraint_start(
+                            statement,
+                            unique.name.as_ref(),
+                            &unique.columns,
+                            &["unique"],
+                        )
+                    };
+                    let columns = key_columns(&def, &unique.columns, "unique", start)?;
                     uniques.push((unique.name.as_ref().map(ident_name), columns));
                 }
                 other => return Err(unsupported(&format!("constraint {other}"))),
