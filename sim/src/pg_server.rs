@@ -641,6 +641,7 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
             bytes.extend_from_slice(&interval.months.to_be_bytes());
             bytes
         }
+        Value::Uuid(uuid) => uuid.to_be_bytes().to_vec(),
     })
 }
 
@@ -752,6 +753,9 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                         days: i32::from_be_bytes(days.try_into().map_err(|_| bad())?),
                         months: i32::from_be_bytes(months.try_into().map_err(|_| bad())?),
                     })
+                }
+                SqlType::Uuid => {
+                    Value::Uuid(u128::from_be_bytes(bytes.try_into().map_err(|_| bad())?))
                 }
                 SqlType::Numeric => {
                     return Err(error(

@@ -478,3 +478,58 @@ fn timestamps_travel_in_binary_both_ways() {
     });
     sim.run().unwrap();
 }
+
+/// A `uuid` as its 16 bytes in binary format (the client has no uuid type of its own here).
+#[derive(Debug, PartialEq)]
+struct Uuid16([u8; 16]);
+
+impl tokio_postgres::types::ToSql for Uuid16 {
+    fn to_sql(
+        &self,
+        _: &tokio_postgres::types::Type,
+        out: &mut BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::UUID
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Uuid16 {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Uuid16, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Uuid16(raw.try_into()?))
+    }
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        *ty == tokio_postgres::types::Type::UUID
+    }
+}
+
+#[test]
+fn uuids_travel_in_binary_both_ways() {
+    let mut sim = sim(7);
+    serve_postgres(&mut sim, wallets(), noop());
+    sim.client("caller", async {
+        let client = postgres_sim(POSTGRES_HOST, POSTGRES_PORT).await?;
+        let token = Uuid16(*b"\xa0\xee\xbc\x99\x9c\x0b\x4e\xf8\xbb\x6d\x6b\xb9\xbd\x38\x0a\x11");
+        let row = client
+            .query_one(
+                "SELECT $1::uuid, $1::uuid::text, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid",
+                &[&token],
+            )
+            .await?;
+        assert_eq!(row.get::<_, Uuid16>(0), token);
+        assert_eq!(
+            row.get::<_, String>(1),
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+        );
+        assert_eq!(row.get::<_, Uuid16>(2), Uuid16([0xff; 16]));
+        Ok(())
+    });
+    sim.run().unwrap();
+}

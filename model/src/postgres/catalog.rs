@@ -152,9 +152,10 @@ pub enum Expr {
     Cast(Box<Expr>, SqlType),
     /// `count(*)`: the number of rows (only in a select list).
     CountStar,
-    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)` over the selected rows (only in a select list;
-    /// see [`Expr::fold_aggregates`]), with the result type.
-    Aggregate(AggregateKind, Box<Expr>, SqlType),
+    /// `count(e)`, `sum(e)`, `min(e)`, `max(e)` over the selected rows, each value or each
+    /// distinct one (only in a select list; see [`Expr::fold_aggregates`]), with the result
+    /// type.
+    Aggregate(Aggregate, Box<Expr>, SqlType),
     /// `coalesce(a, b, ...)`: the first argument that is not NULL, all of one type.
     Coalesce(Vec<Expr>, SqlType),
     /// A scalar function of its arguments (already converted to the types it takes), with
@@ -606,7 +607,7 @@ impl AggregateKind {
             (AggregateKind::Sum, Int8 | Numeric) => Some(Numeric),
             (AggregateKind::Sum, Float8) => Some(Float8),
             (AggregateKind::Sum, _) => None,
-            (AggregateKind::Min | AggregateKind::Max, Bool) => None,
+            (AggregateKind::Min | AggregateKind::Max, Bool | Uuid) => None,
             (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
         }
     }
@@ -630,6 +631,27 @@ impl AggregateKind {
                 total.unwrap_or(Value::Null)
             }
         })
+    }
+}
+
+/// An aggregate call: the function, and whether it folds each distinct value once
+/// (`count(DISTINCT e)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Aggregate {
+    /// The function.
+    pub kind: AggregateKind,
+    /// `DISTINCT`: equal values (as `=` compares them) count once.
+    pub distinct: bool,
+}
+
+impl Aggregate {
+    /// Folds the argument's values over the rows.
+    fn over(self, mut values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
+        if self.distinct {
+            values.sort();
+            values.dedup_by(|a, b| Ord::cmp(&*a, &*b) == std::cmp::Ordering::Equal);
+        }
+        self.kind.over(values, result)
     }
 }
 

@@ -15,8 +15,8 @@ use sqlparser::ast::{
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
-    cast, time_operator, AggregateKind, BinOp, CheckDef, ClockFn, ClockReading, ColumnDef,
-    EvalContext, Expr, ScalarFn, SequenceKind, TableDef, TimeField,
+    cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ClockReading,
+    ColumnDef, EvalContext, Expr, ScalarFn, SequenceKind, TableDef, TimeField,
 };
 use super::datetime::Interval;
 use super::engine::{
@@ -1440,6 +1440,7 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
             fields: None,
             precision: None,
         } => SqlType::Interval,
+        DataType::Uuid => SqlType::Uuid,
         other => return Err(unsupported(&format!("type {other}"))),
     })
 }
@@ -1461,8 +1462,11 @@ fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
 /// between a timestamp and an interval.
 fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgError> {
     let other = |ty: SqlType| ty.is_number() || ty == SqlType::Bool;
+    let textual = |ty: SqlType| matches!(ty, SqlType::Text | SqlType::Unknown);
     let refused = (from.is_time() && other(to))
         || (other(from) && to.is_time())
+        || (from == SqlType::Uuid && !textual(to) && to != SqlType::Uuid)
+        || (to == SqlType::Uuid && !textual(from) && from != SqlType::Uuid)
         || (from.is_timestamp() && to == SqlType::Interval)
         || (from == SqlType::Interval && to.is_timestamp());
     if refused {
@@ -2391,7 +2395,17 @@ impl Analyzer<'_> {
                 let star = matches!(&function.args, FunctionArguments::List(list)
                     if list.args.len() == 1 && matches!(&list.args[0],
                         ast::FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
-                if name == "count" && star {
+                if name == "count" && star && function.filter.is_some() {
+                    // `count(*) FILTER (WHERE w)` counts the rows where `w` holds.
+                    let one = Expr::Const(Value::Int(1), SqlType::Int4);
+                    let argument = self.filtered(scope, function, one)?;
+                    self.aggregate_at.get_or_insert(position());
+                    let count = Aggregate {
+                        kind: AggregateKind::Count,
+                        distinct: false,
+                    };
+                    Expr::Aggregate(count, Box::new(argument), SqlType::Int8)
+                } else if name == "count" && star {
                     self.aggregate_at.get_or_insert(position());
                     Expr::CountStar
                 } else {
@@ -2959,8 +2973,7 @@ impl Analyzer<'_> {
         hint: SqlType,
     ) -> Result<Expr, PgError> {
         let position = self.statement.position_of(node);
-        let plain = function.filter.is_none()
-            && function.over.is_none()
+        let plain = function.over.is_none()
             && function.within_group.is_empty()
             && matches!(function.parameters, FunctionArguments::None);
         if let Some(clock) = ClockFn::parse(name) {
@@ -2976,9 +2989,30 @@ impl Analyzer<'_> {
             }
             return Err(unsupported(&node.to_string()));
         }
+        let distinct = matches!(&function.args, FunctionArguments::List(list)
+            if list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct));
+        if AggregateKind::parse(name).is_none() {
+            let clause = if distinct {
+                Some("DISTINCT")
+            } else if function.filter.is_some() {
+                Some("FILTER")
+            } else {
+                None
+            };
+            if let Some(clause) = clause {
+                return Err(PgError::error(
+                    "42809",
+                    format!("{clause} specified, but {name} is not an aggregate function"),
+                )
+                .at(position));
+            }
+        }
         let arguments: Option<Vec<&ast::Expr>> = match &function.args {
             FunctionArguments::List(list)
-                if plain && list.duplicate_treatment.is_none() && list.clauses.is_empty() =>
+                if plain
+                    && list.clauses.is_empty()
+                    && (list.duplicate_treatment.is_none()
+                        || AggregateKind::parse(name).is_some()) =>
             {
                 list.args
                     .iter()
@@ -2993,6 +3027,21 @@ impl Analyzer<'_> {
         let Some(arguments) = arguments else {
             return Err(unsupported(&node.to_string()));
         };
+        if name == "count" && arguments.is_empty() {
+            return Err(PgError::error(
+                "42809",
+                "count(*) must be used to call a parameterless aggregate function",
+            )
+            .at(position));
+        }
+        if AggregateKind::parse(name).is_some() && arguments.len() != 1 {
+            let types: Vec<SqlType> = self
+                .arguments(scope, &arguments)?
+                .iter()
+                .map(Expr::ty)
+                .collect();
+            return Err(undefined_function(name, &types, position));
+        }
         if let (Some(kind), [argument]) = (AggregateKind::parse(name), arguments.as_slice()) {
             let outer = self.aggregate_at.take();
             let inner = self.expr(scope, argument, SqlType::Unknown)?;
@@ -3008,10 +3057,15 @@ impl Analyzer<'_> {
             } else {
                 inner
             };
+            let inner = self.filtered(scope, function, inner)?;
             let Some(ty) = kind.result_type(inner.ty()) else {
                 return Err(undefined_function(name, &[inner.ty()], position));
             };
-            return Ok(Expr::Aggregate(kind, Box::new(inner), ty));
+            return Ok(Expr::Aggregate(
+                Aggregate { kind, distinct },
+                Box::new(inner),
+                ty,
+            ));
         }
         if let Some(advisory) = AdvisoryFn::parse(name) {
             return self.advisory_call(scope, advisory, name, &arguments, position);
@@ -3442,6 +3496,7 @@ fn time_type_name(ty: &DataType) -> Option<&'static str> {
         DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
         DataType::Timestamp(..) => "timestamp",
         DataType::Interval { .. } => "interval",
+        DataType::Uuid => "uuid",
         _ => return None,
     })
 }
@@ -3705,6 +3760,7 @@ impl Postgres {
                 Value::TimestampTz(_) => SqlType::TimestampTz,
                 Value::Timestamp(_) => SqlType::Timestamp,
                 Value::Interval(_) => SqlType::Interval,
+                Value::Uuid(_) => SqlType::Uuid,
             })
             .collect();
         let mut plan = match self.plan(statement, &declared, true) {
@@ -6737,6 +6793,34 @@ impl Analyzer<'_> {
             keys.push(key);
         }
         Ok(keys)
+    }
+
+    /// An aggregate's argument under its `FILTER (WHERE w)`: `CASE WHEN w THEN argument END`,
+    /// which every aggregate here skips where it is NULL, as it skips the rows `w` leaves out.
+    fn filtered(
+        &mut self,
+        scope: &Scope<'_>,
+        function: &ast::Function,
+        argument: Expr,
+    ) -> Result<Expr, PgError> {
+        let Some(node) = function.filter.as_deref() else {
+            return Ok(argument);
+        };
+        let before = self.aggregate_at.take();
+        let condition = self.expr(scope, node, SqlType::Bool)?;
+        if let Some(at) = self.aggregate_at {
+            return Err(
+                PgError::error("42803", "aggregate functions are not allowed in FILTER").at(at),
+            );
+        }
+        self.aggregate_at = before;
+        let condition = self.boolean(condition, "FILTER", self.statement.position_of(node))?;
+        let ty = argument.ty();
+        Ok(Expr::Case {
+            whens: vec![(condition, argument)],
+            otherwise: Box::new(Expr::Const(Value::Null, ty)),
+            ty,
+        })
     }
 
     fn filter(

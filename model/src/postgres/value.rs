@@ -33,6 +33,8 @@ pub enum SqlType {
     Timestamp,
     /// `interval`.
     Interval,
+    /// `uuid`.
+    Uuid,
 }
 
 impl SqlType {
@@ -49,6 +51,7 @@ impl SqlType {
             SqlType::TimestampTz => 1184,
             SqlType::Timestamp => 1114,
             SqlType::Interval => 1186,
+            SqlType::Uuid => 2950,
         }
     }
 
@@ -65,6 +68,7 @@ impl SqlType {
             1184 => SqlType::TimestampTz,
             1114 => SqlType::Timestamp,
             1186 => SqlType::Interval,
+            2950 => SqlType::Uuid,
             _ => return None,
         })
     }
@@ -83,6 +87,7 @@ impl SqlType {
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::Interval => "interval",
+            SqlType::Uuid => "uuid",
         }
     }
 
@@ -339,6 +344,9 @@ pub enum Value {
     Timestamp(i64),
     /// `interval`.
     Interval(Interval),
+    /// `uuid`: its 16 bytes, most significant first (so they order as PostgreSQL's
+    /// `memcmp`).
+    Uuid(u128),
 }
 
 impl PartialOrd for Value {
@@ -372,6 +380,7 @@ impl Ord for Value {
             // same instant.
             (TimestampTz(a) | Timestamp(a), TimestampTz(b) | Timestamp(b)) => a.cmp(b),
             (Interval(a), Interval(b)) => a.span().cmp(&b.span()),
+            (Uuid(a), Uuid(b)) => a.cmp(b),
             (a, b) => match (a.as_decimal(), b.as_decimal()) {
                 (Some(x), Some(y)) => x.cmp_value(y),
                 _ => a.rank().cmp(&b.rank()),
@@ -389,6 +398,7 @@ impl Value {
             Value::Bool(_) => 2,
             Value::TimestampTz(_) | Value::Timestamp(_) => 3,
             Value::Interval(_) => 4,
+            Value::Uuid(_) => 6,
         }
     }
 
@@ -428,6 +438,7 @@ impl Value {
             Value::TimestampTz(t) => datetime::timestamp_text(*t, true),
             Value::Timestamp(t) => datetime::timestamp_text(*t, false),
             Value::Interval(i) => i.to_text(),
+            Value::Uuid(u) => uuid_text(*u),
         })
     }
 
@@ -440,6 +451,7 @@ impl Value {
     pub fn parse_input(text: &str, ty: SqlType) -> Result<Value, PgError> {
         let invalid = || PgError::invalid_input(ty, text);
         match ty {
+            SqlType::Uuid => parse_uuid(text).map(Value::Uuid).ok_or_else(invalid),
             SqlType::Int4 | SqlType::Int8 => {
                 let trimmed = text.trim();
                 let body = trimmed.strip_prefix(['+', '-']).unwrap_or(trimmed);
@@ -517,6 +529,48 @@ pub fn format_float(value: f64) -> String {
     text
 }
 
+/// A `uuid` as PostgreSQL writes it: 32 lower-case hex digits in groups of 8-4-4-4-12.
+pub fn uuid_text(uuid: u128) -> String {
+    let hex = format!("{uuid:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// `uuid` input as PostgreSQL's `string_to_uuid` reads it: 32 hex digits in either case, a
+/// hyphen allowed after any group of four (not at the end), the whole optionally in braces;
+/// nothing else, not even white space.
+pub fn parse_uuid(text: &str) -> Option<u128> {
+    let bytes = text.as_bytes();
+    let (mut at, braces) = match bytes.first() {
+        Some(b'{') => (1, true),
+        _ => (0, false),
+    };
+    let mut uuid: u128 = 0;
+    for byte_index in 0..16 {
+        let pair = bytes.get(at..at + 2)?;
+        let high = char::from(pair[0]).to_digit(16)?;
+        let low = char::from(pair[1]).to_digit(16)?;
+        uuid = (uuid << 8) | u128::from(high * 16 + low);
+        at += 2;
+        if bytes.get(at) == Some(&b'-') && byte_index % 2 == 1 && byte_index < 15 {
+            at += 1;
+        }
+    }
+    if braces {
+        if bytes.get(at) != Some(&b'}') {
+            return None;
+        }
+        at += 1;
+    }
+    (at == bytes.len()).then_some(uuid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,5 +616,35 @@ mod tests {
         );
         assert_eq!(format_float(1.5), "1.5");
         assert_eq!(format_float(1e20), "1e+20");
+    }
+
+    #[test]
+    fn uuids_are_read_and_written_as_postgresql_reads_and_writes_them() {
+        let canonical = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+        let value = parse_uuid(canonical).expect("canonical form");
+        assert_eq!(uuid_text(value), canonical);
+        for accepted in [
+            "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+            "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+            "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+        ] {
+            assert_eq!(parse_uuid(accepted), Some(value), "{accepted}");
+        }
+        for refused in [
+            "",
+            " a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1",
+            "a-0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+            "a0eebc99--9c0b-4ef8-bb6d-6bb9bd380a11",
+            "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11é",
+        ] {
+            assert_eq!(parse_uuid(refused), None, "{refused:?}");
+        }
+        assert_eq!(uuid_text(0), "00000000-0000-0000-0000-000000000000");
     }
 }
