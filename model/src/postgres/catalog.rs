@@ -573,6 +573,9 @@ pub enum AggregateKind {
     Min,
     /// `max(e)`.
     Max,
+    /// `avg(e)`: the sum divided by the count, as `numeric` division divides (or in `double
+    /// precision`); NULL over no rows.
+    Avg,
 }
 
 impl AggregateKind {
@@ -583,6 +586,7 @@ impl AggregateKind {
             AggregateKind::Sum => "sum",
             AggregateKind::Min => "min",
             AggregateKind::Max => "max",
+            AggregateKind::Avg => "avg",
         }
     }
 
@@ -593,6 +597,7 @@ impl AggregateKind {
             AggregateKind::Sum,
             AggregateKind::Min,
             AggregateKind::Max,
+            AggregateKind::Avg,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -608,6 +613,9 @@ impl AggregateKind {
             (AggregateKind::Sum, Float8) => Some(Float8),
             (AggregateKind::Sum, _) => None,
             (AggregateKind::Min | AggregateKind::Max, Bool | Uuid) => None,
+            (AggregateKind::Avg, Int4 | Int8 | Numeric) => Some(Numeric),
+            (AggregateKind::Avg, Float8) => Some(Float8),
+            (AggregateKind::Avg, _) => None,
             (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
         }
     }
@@ -629,6 +637,22 @@ impl AggregateKind {
                     });
                 }
                 total.unwrap_or(Value::Null)
+            }
+            AggregateKind::Avg => {
+                let mut total: Option<Value> = None;
+                let mut count = 0i64;
+                for value in present {
+                    let value = cast(value, result)?;
+                    count += 1;
+                    total = Some(match total {
+                        None => value,
+                        Some(sum) => binary(BinOp::Add, sum, value, result)?,
+                    });
+                }
+                match total {
+                    None => Value::Null,
+                    Some(sum) => binary(BinOp::Div, sum, cast(Value::Int(count), result)?, result)?,
+                }
             }
         })
     }
