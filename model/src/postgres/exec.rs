@@ -7213,6 +7213,68 @@ impl Analyzer<'_> {
         planned
     }
 
+    /// `VALUES (a, b), (c, d)` as a query is `SELECT a AS column1, b AS column2 UNION ALL
+    /// SELECT c, d` with the same `ORDER BY` and `LIMIT`: each column of the rows' common type,
+    /// an untyped literal read as the type of the others, each expression where it was written
+    /// (so errors point into the rows). 42601 for rows of different lengths, at the first
+    /// value of the first row whose length differs.
+    fn values_as_selects(
+        &self,
+        query: &ast::Query,
+        values: &ast::Values,
+    ) -> Result<ast::Query, PgError> {
+        let width = values.rows.first().map_or(0, |row| row.len());
+        if let Some(row) = values.rows.iter().find(|row| row.len() != width) {
+            return Err(PgError::error(
+                sqlstate::SYNTAX_ERROR,
+                "VALUES lists must all be the same length",
+            )
+            .at(row
+                .first()
+                .and_then(|first| self.statement.position_of(first))));
+        }
+        let parsed = sqlparser::parser::Parser::parse_sql(
+            &sqlparser::dialect::PostgreSqlDialect {},
+            "SELECT NULL",
+        )
+        .ok()
+        .and_then(|mut statements| statements.pop());
+        let Some(ast::Statement::Query(template)) = parsed else {
+            unreachable!("a fixed query parses")
+        };
+        let SetExpr::Select(template) = *template.body else {
+            unreachable!("a fixed query is a SELECT")
+        };
+        let select_of = |row: &[ast::Expr]| {
+            let mut select = template.clone();
+            select.projection = row
+                .iter()
+                .enumerate()
+                .map(|(index, expr)| ast::SelectItem::ExprWithAlias {
+                    expr: expr.clone(),
+                    alias: ast::Ident::new(format!("column{}", index + 1)),
+                })
+                .collect();
+            SetExpr::Select(select)
+        };
+        let mut rows = values.rows.iter();
+        let first = rows
+            .next()
+            .ok_or_else(|| unsupported("VALUES without rows"))?;
+        let mut body = select_of(first);
+        for row in rows {
+            body = SetExpr::SetOperation {
+                left: Box::new(body),
+                op: ast::SetOperator::Union,
+                set_quantifier: ast::SetQuantifier::All,
+                right: Box::new(select_of(row)),
+            };
+        }
+        let mut rewritten = query.clone();
+        rewritten.body = Box::new(body);
+        Ok(rewritten)
+    }
+
     /// `left UNION right` (or `INTERSECT`, `EXCEPT`, `ALL` or not) as a relation of the
     /// statement: each side a relation (a query, or a set operation itself), the same number
     /// of columns on both (else 42601), each column of their common type (an untyped literal
@@ -7869,6 +7931,10 @@ impl Analyzer<'_> {
         }
         if let SetExpr::SetOperation { .. } = query.body.as_ref() {
             return self.set_operation_query(query, outer);
+        }
+        if let SetExpr::Values(values) = query.body.as_ref() {
+            let rows = self.values_as_selects(query, values)?;
+            return self.query_body(&rows, outer);
         }
         let SetExpr::Select(select) = query.body.as_ref() else {
             return Err(unsupported(&statement.text));
