@@ -161,6 +161,11 @@ struct RecursivePlan {
     types: Vec<SqlType>,
 }
 
+/// The most rows a `VALUES` list read as a query may have: it becomes a chain of `UNION ALL`s
+/// as long as the list, whose cost grows with the square of its length (1,000 rows take a
+/// fifth of a second).
+const VALUES_ROW_LIMIT: usize = 1_000;
+
 /// The most rows a `WITH RECURSIVE` query may make (so also rounds it may run): past it the
 /// statement fails with 54000, where PostgreSQL would go on (or stop early for a `LIMIT`
 /// outside, since it makes rows only as they are read).
@@ -7223,6 +7228,14 @@ impl Analyzer<'_> {
         query: &ast::Query,
         values: &ast::Values,
     ) -> Result<ast::Query, PgError> {
+        if values.rows.len() > VALUES_ROW_LIMIT {
+            return Err(PgError::error(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "a VALUES list of more than {VALUES_ROW_LIMIT} rows is more than this stand-in runs"
+                ),
+            ));
+        }
         let width = values.rows.first().map_or(0, |row| row.len());
         if let Some(row) = values.rows.iter().find(|row| row.len() != width) {
             return Err(PgError::error(
