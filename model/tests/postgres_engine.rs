@@ -872,3 +872,46 @@ fn correlated_subqueries_run_per_row() {
         .unwrap_err();
     assert!(error.starts_with("0A000 "), "{error}");
 }
+
+/// A `VALUES` list read as a query runs up to its row limit and is refused with 54000 past
+/// it, before anything runs; an `INSERT`'s own list has no such limit.
+#[test]
+fn a_values_list_as_a_query_is_bounded() {
+    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
+        let statement = parse_general(sql).map_err(|e| e.message)?;
+        match db.execute_sql(a, &statement, &[]).exec {
+            SqlExec::Done(Ok(result)) => Ok(result.rows),
+            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+            SqlExec::Blocked { .. } => Err("blocked".to_string()),
+        }
+    };
+    let rows = |n: usize| {
+        (0..n)
+            .map(|i| format!("({i})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    assert_eq!(
+        run(&format!(
+            "SELECT count(*), sum(x) FROM (VALUES {}) v(x)",
+            rows(1_000)
+        ))
+        .unwrap(),
+        vec![vec![Value::Int(1_000), Value::Int(499_500)]]
+    );
+    let error = run(&format!(
+        "SELECT count(*) FROM (VALUES {}) v(x)",
+        rows(1_001)
+    ))
+    .unwrap_err();
+    assert!(error.starts_with("54000 "), "{error}");
+    run("CREATE TABLE t (n bigint UNIQUE)").unwrap();
+    run(&format!("INSERT INTO t VALUES {}", rows(3_000))).unwrap();
+    assert_eq!(
+        run("SELECT count(*) FROM t").unwrap(),
+        vec![vec![Value::Int(3_000)]]
+    );
+}
