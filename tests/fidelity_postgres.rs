@@ -2238,41 +2238,46 @@ fn a_unique_key_waits_for_the_transaction_that_wrote_it() {
     const LIMIT: Duration = Duration::from_millis(200);
     use simple_step as step;
     async fn play(holder: &Client, waiter: &Client) -> Vec<StepEnd> {
-        let mut ends = Vec::new();
-        ends.push(
-            step(
-                waiter,
+        // (true: the holder, false: the waiter, whose waits lock_timeout cuts short).
+        let script = [
+            (
+                false,
                 "CREATE TABLE keys (id int PRIMARY KEY, k text UNIQUE)",
-            )
-            .await,
-        );
-        ends.push(step(waiter, "SET lock_timeout = '0.2s'").await);
-        ends.push(step(holder, "BEGIN").await);
-        ends.push(step(holder, "INSERT INTO keys VALUES (1, 'x')").await);
-        for sql in [
-            "INSERT INTO keys VALUES (2, 'x')",
-            "INSERT INTO keys VALUES (2, 'y')",
-            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT DO NOTHING",
-            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT (k) DO UPDATE SET id = 30",
-            "UPDATE keys SET k = 'x' WHERE id = 2",
-            "UPDATE keys SET id = 20 WHERE id = 2",
-            "CREATE INDEX ON keys (k)",
-        ] {
-            ends.push(step(waiter, sql).await);
+            ),
+            (false, "SET lock_timeout = '0.2s'"),
+            (true, "BEGIN"),
+            (true, "INSERT INTO keys VALUES (1, 'x')"),
+            (false, "INSERT INTO keys VALUES (2, 'x')"),
+            (false, "INSERT INTO keys VALUES (2, 'y')"),
+            (
+                false,
+                "INSERT INTO keys VALUES (3, 'x') ON CONFLICT DO NOTHING",
+            ),
+            (
+                false,
+                "INSERT INTO keys VALUES (3, 'x') ON CONFLICT (k) DO UPDATE SET id = 30",
+            ),
+            (false, "UPDATE keys SET k = 'x' WHERE id = 2"),
+            (false, "UPDATE keys SET id = 20 WHERE id = 2"),
+            (false, "CREATE INDEX ON keys (k)"),
+            (true, "COMMIT"),
+            (false, "INSERT INTO keys VALUES (4, 'x')"),
+            (true, "BEGIN"),
+            (true, "UPDATE keys SET k = 'z' WHERE id = 1"),
+            (false, "INSERT INTO keys VALUES (4, 'x')"),
+            (false, "INSERT INTO keys VALUES (4, 'z')"),
+            (true, "ROLLBACK"),
+            (true, "BEGIN"),
+            (true, "DELETE FROM keys WHERE id = 1"),
+            (false, "INSERT INTO keys VALUES (4, 'x')"),
+            (true, "COMMIT"),
+            (false, "INSERT INTO keys VALUES (4, 'x') RETURNING id"),
+            (false, "SELECT id || '=' || k FROM keys ORDER BY id"),
+        ];
+        let mut ends = Vec::with_capacity(script.len());
+        for (by_holder, sql) in script {
+            ends.push(step(if by_holder { holder } else { waiter }, sql).await);
         }
-        ends.push(step(holder, "COMMIT").await);
-        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
-        ends.push(step(holder, "BEGIN").await);
-        ends.push(step(holder, "UPDATE keys SET k = 'z' WHERE id = 1").await);
-        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
-        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'z')").await);
-        ends.push(step(holder, "ROLLBACK").await);
-        ends.push(step(holder, "BEGIN").await);
-        ends.push(step(holder, "DELETE FROM keys WHERE id = 1").await);
-        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x')").await);
-        ends.push(step(holder, "COMMIT").await);
-        ends.push(step(waiter, "INSERT INTO keys VALUES (4, 'x') RETURNING id").await);
-        ends.push(step(waiter, "SELECT id || '=' || k FROM keys ORDER BY id").await);
         ends
     }
     let local = LocalSet::new();

@@ -56,6 +56,22 @@ fn err(db: &mut Postgres, session: SessionId, statement: Statement, params: &[i6
     }
 }
 
+/// Runs `sql` (any statement, parsed whole) on `session`: its rows, or the error as `CODE
+/// message`, or `blocked`.
+fn general(
+    db: &mut Postgres,
+    session: SessionId,
+    sql: &str,
+) -> Result<Vec<Vec<leaselab_model::postgres::Value>>, String> {
+    use leaselab_model::postgres::{parse_general, SqlExec};
+    let statement = parse_general(sql).map_err(|e| e.message)?;
+    match db.execute_sql(session, &statement, &[]).exec {
+        SqlExec::Done(Ok(result)) => Ok(result.rows),
+        SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
+        SqlExec::Blocked { .. } => Err("blocked".to_string()),
+    }
+}
+
 fn wallet(balance: i64, fence: i64) -> Wallet {
     Wallet { balance, fence }
 }
@@ -617,14 +633,7 @@ fn joins_pair_rows_and_stay_bounded() {
     use leaselab_model::postgres::{parse_general, SqlExec, Value, JOIN_PAIR_LIMIT};
     let mut db = Postgres::new();
     let a = db.connect();
-    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
-        let statement = parse_general(sql).map_err(|e| e.message)?;
-        match db.execute_sql(a, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
-            SqlExec::Blocked { .. } => Err("blocked".to_string()),
-        }
-    };
+    let mut run = |sql: &str| general(&mut db, a, sql);
     run("CREATE TABLE w (id bigint PRIMARY KEY, balance bigint)").unwrap();
     run("CREATE TABLE h (id bigint PRIMARY KEY, w_id bigint, amount bigint)").unwrap();
     run("INSERT INTO w VALUES (1, 100), (2, 50)").unwrap();
@@ -718,18 +727,11 @@ fn joins_pair_rows_and_stay_bounded() {
 /// item of a `FROM` list is joined on its own, then paired with the rows before it.
 #[test]
 fn update_from_and_delete_using_change_each_target_row_once() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    use leaselab_model::postgres::Value;
     let mut db = Postgres::new();
     let a = db.connect();
     let b = db.connect();
-    let mut on = |session, sql: &str| -> Result<Vec<Vec<Value>>, String> {
-        let statement = parse_general(sql).map_err(|e| e.message)?;
-        match db.execute_sql(session, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
-            SqlExec::Blocked { .. } => Err("blocked".to_string()),
-        }
-    };
+    let mut on = |session, sql: &str| general(&mut db, session, sql);
     let int = Value::Int;
     on(a, "CREATE TABLE w (id bigint PRIMARY KEY, balance bigint)").unwrap();
     on(
@@ -808,17 +810,10 @@ fn update_from_and_delete_using_change_each_target_row_once() {
 /// does not run it is 0A000, never a wrong answer.
 #[test]
 fn correlated_subqueries_run_per_row() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    use leaselab_model::postgres::Value;
     let mut db = Postgres::new();
     let a = db.connect();
-    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
-        let statement = parse_general(sql).map_err(|e| e.message)?;
-        match db.execute_sql(a, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
-            SqlExec::Blocked { .. } => Err("blocked".to_string()),
-        }
-    };
+    let mut run = |sql: &str| general(&mut db, a, sql);
     let int = Value::Int;
     run("CREATE TABLE jobs (id bigint PRIMARY KEY, state text)").unwrap();
     run("CREATE TABLE claims (job_id bigint PRIMARY KEY, owner text)").unwrap();
@@ -877,17 +872,10 @@ fn correlated_subqueries_run_per_row() {
 /// it, before anything runs; an `INSERT`'s own list has no such limit.
 #[test]
 fn a_values_list_as_a_query_is_bounded() {
-    use leaselab_model::postgres::{parse_general, SqlExec, Value};
+    use leaselab_model::postgres::Value;
     let mut db = Postgres::new();
     let a = db.connect();
-    let mut run = |sql: &str| -> Result<Vec<Vec<Value>>, String> {
-        let statement = parse_general(sql).map_err(|e| e.message)?;
-        match db.execute_sql(a, &statement, &[]).exec {
-            SqlExec::Done(Ok(result)) => Ok(result.rows),
-            SqlExec::Done(Err(error)) => Err(format!("{} {}", error.code, error.message)),
-            SqlExec::Blocked { .. } => Err("blocked".to_string()),
-        }
-    };
+    let mut run = |sql: &str| general(&mut db, a, sql);
     let rows = |n: usize| {
         (0..n)
             .map(|i| format!("({i})"))

@@ -6811,15 +6811,7 @@ impl Analyzer<'_> {
         let Some(node) = function.filter.as_deref() else {
             return Ok(argument);
         };
-        let before = self.aggregate_at.take();
-        let condition = self.expr(scope, node, SqlType::Bool)?;
-        if let Some(at) = self.aggregate_at {
-            return Err(
-                PgError::error("42803", "aggregate functions are not allowed in FILTER").at(at),
-            );
-        }
-        self.aggregate_at = before;
-        let condition = self.boolean(condition, "FILTER", self.statement.position_of(node))?;
+        let condition = self.condition(scope, node, "FILTER")?;
         let ty = argument.ty();
         Ok(Expr::Case {
             whens: vec![(condition, argument)],
@@ -6836,16 +6828,28 @@ impl Analyzer<'_> {
         let Some(node) = selection else {
             return Ok(None);
         };
+        Ok(Some(self.condition(scope, node, "WHERE")?))
+    }
+
+    /// A `WHERE` or `FILTER` condition: boolean (42804 naming `clause` otherwise), without
+    /// aggregates (42803).
+    fn condition(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        clause: &str,
+    ) -> Result<Expr, PgError> {
         let before = self.aggregate_at.take();
         let expr = self.expr(scope, node, SqlType::Bool)?;
         if let Some(at) = self.aggregate_at {
-            return Err(
-                PgError::error("42803", "aggregate functions are not allowed in WHERE").at(at),
-            );
+            return Err(PgError::error(
+                "42803",
+                format!("aggregate functions are not allowed in {clause}"),
+            )
+            .at(at));
         }
         self.aggregate_at = before;
-        let position = self.statement.position_of(node);
-        Ok(Some(self.boolean(expr, "WHERE", position)?))
+        self.boolean(expr, clause, self.statement.position_of(node))
     }
 
     fn assignments(
