@@ -1617,6 +1617,19 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
 type StepEnd = Result<String, (String, String)>;
 
 /// Sends `sql` as a simple query on `client`: its [`StepEnd`].
+/// Two sessions on the real server, each set up by `set_up`.
+async fn real_pair(url: &str, set_up: &str) -> (Client, Client) {
+    let (a, _) = connect_real(url).await;
+    let (b, _) = connect_real(url).await;
+    for client in [&a, &b] {
+        client
+            .batch_execute(set_up)
+            .await
+            .expect("set the session up");
+    }
+    (a, b)
+}
+
 async fn simple_step(client: &Client, sql: &str) -> StepEnd {
     match client.simple_query(sql).await {
         Ok(messages) => Ok(messages
@@ -1690,14 +1703,7 @@ fn lock_timeout_and_statement_timeout_cancel_a_wait() {
             ))
             .await
             .expect("seed the row");
-        let (real_a, _) = connect_real(&url).await;
-        let (real_b, _) = connect_real(&url).await;
-        for client in [&real_a, &real_b] {
-            client
-                .batch_execute(&format!("SET search_path = {}", schema.name))
-                .await
-                .expect("set the session up");
-        }
+        let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
         let mut postgres = Postgres::new();
         postgres.seed_wallet(
             1,
@@ -2283,14 +2289,7 @@ fn a_unique_key_waits_for_the_transaction_that_wrote_it() {
     let local = LocalSet::new();
     local.block_on(&runtime(), async {
         let (schema, _admin) = Schema::create(&url, "unique_wait").await;
-        let (real_a, _) = connect_real(&url).await;
-        let (real_b, _) = connect_real(&url).await;
-        for client in [&real_a, &real_b] {
-            client
-                .batch_execute(&format!("SET search_path = {}", schema.name))
-                .await
-                .expect("set the session up");
-        }
+        let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
         let server = PgServer::new(
             Rc::new(RefCell::new(Postgres::new())),
             Rc::new(NoopObserver),

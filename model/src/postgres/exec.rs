@@ -1966,6 +1966,26 @@ fn position_of_first(analyzer: &Analyzer<'_>, arguments: &[&ast::Expr]) -> Optio
         .and_then(|node| analyzer.statement.position_of(*node))
 }
 
+/// The NOTICE of a `DROP ... IF EXISTS` whose `kind` (`table`, `sequence`, `index`) named
+/// `name` is not there.
+fn skipped(kind: &str, name: &str) -> PgError {
+    PgError {
+        severity: "NOTICE",
+        ..PgError::error(
+            "00000",
+            format!("{kind} \"{name}\" does not exist, skipping"),
+        )
+    }
+}
+
+/// `result`, with the NOTICE sent before it, if any.
+fn with_notice(result: SqlResult, notice: Option<PgError>) -> Outcome {
+    match notice {
+        Some(notice) => Outcome::Notice(result, notice),
+        None => Outcome::Done(result),
+    }
+}
+
 fn missing_relation(name: &str) -> PgError {
     PgError::error(
         sqlstate::UNDEFINED_TABLE,
@@ -4716,10 +4736,7 @@ impl Postgres {
             tag: "SELECT 1".to_string(),
             rows_affected: 1,
         };
-        Ok(match warning {
-            Some(notice) => Outcome::Notice(result, notice),
-            None => Outcome::Done(result),
-        })
+        Ok(with_notice(result, warning))
     }
 
     fn read_in_key_order(&self, plan: &SelectPlan) -> Option<bool> {
@@ -5491,13 +5508,7 @@ impl Postgres {
             }
             match self.tables.get(name.as_str()) {
                 None if if_exists => {
-                    notice = Some(PgError {
-                        severity: "NOTICE",
-                        ..PgError::error(
-                            "00000",
-                            format!("table \"{name}\" does not exist, skipping"),
-                        )
-                    });
+                    notice = Some(skipped("table", name));
                 }
                 None => {
                     return Err(PgError::error(
@@ -5529,10 +5540,7 @@ impl Postgres {
         }
         self.forget_waits_on_released(session);
         let result = tag_only("DROP TABLE");
-        Ok(match notice {
-            Some(notice) => Outcome::Notice(result, notice),
-            None => Outcome::Done(result),
-        })
+        Ok(with_notice(result, notice))
     }
 
     fn create_sequence(
@@ -5646,13 +5654,7 @@ impl Postgres {
                         .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
                 });
             } else if if_exists {
-                notice = Some(PgError {
-                    severity: "NOTICE",
-                    ..PgError::error(
-                        "00000",
-                        format!("sequence \"{name}\" does not exist, skipping"),
-                    )
-                });
+                notice = Some(skipped("sequence", name));
             } else {
                 return Err(PgError::error(
                     sqlstate::UNDEFINED_TABLE,
@@ -5667,10 +5669,7 @@ impl Postgres {
             self.forget_sequence(name);
         }
         let result = tag_only("DROP SEQUENCE");
-        Ok(match notice {
-            Some(notice) => Outcome::Notice(result, notice),
-            None => Outcome::Done(result),
-        })
+        Ok(with_notice(result, notice))
     }
 
     /// The `(table, column)`s whose default calls sequence `name` (written as a literal).
@@ -6074,13 +6073,7 @@ impl Postgres {
                     dropped.push((table, name));
                 }
                 None if if_exists => {
-                    notice = Some(PgError {
-                        severity: "NOTICE",
-                        ..PgError::error(
-                            "00000",
-                            format!("index \"{name}\" does not exist, skipping"),
-                        )
-                    });
+                    notice = Some(skipped("index", name));
                 }
                 None => {
                     return Err(PgError::error(
@@ -6098,10 +6091,7 @@ impl Postgres {
             }
         }
         let result = tag_only("DROP INDEX");
-        Ok(match notice {
-            Some(notice) => Outcome::Notice(result, notice),
-            None => Outcome::Done(result),
-        })
+        Ok(with_notice(result, notice))
     }
 
     fn truncate(
