@@ -1243,28 +1243,7 @@ fn next_in_sequence(
 /// the longer of the two names shortened first until it fits in 63 bytes (`makeObjectName`,
 /// at character boundaries).
 fn sequence_name(def: &TableDef, column: usize) -> String {
-    const NAME_BYTES: usize = 63;
-    let (table, column) = (def.name.as_str(), def.columns[column].name.as_str());
-    let available = NAME_BYTES - "__seq".len();
-    let (mut table_bytes, mut column_bytes) = (table.len(), column.len());
-    while table_bytes + column_bytes > available {
-        if table_bytes > column_bytes {
-            table_bytes -= 1;
-        } else {
-            column_bytes -= 1;
-        }
-    }
-    let clip = |name: &str, mut bytes: usize| {
-        while !name.is_char_boundary(bytes) {
-            bytes -= 1;
-        }
-        name[..bytes].to_string()
-    };
-    format!(
-        "{}_{}_seq",
-        clip(table, table_bytes),
-        clip(column, column_bytes)
-    )
+    index::object_name(&def.name, &def.columns[column].name, "seq")
 }
 
 /// The `serial` or identity column of `tables` whose sequence is called `name`: its table and

@@ -212,8 +212,9 @@ fn name_addition(columns: &[String]) -> String {
 }
 
 /// `makeObjectName`: `name1_name2_label`, the longer of the two names shortened byte by byte
-/// until the whole fits in 63 bytes (never a character cut in half).
-fn object_name(name1: &str, name2: &str, label: &str) -> String {
+/// until the whole fits in 63 bytes (never a character cut in half). Also how a `serial`
+/// column's sequence is named (`<table>_<column>_seq`).
+pub(super) fn object_name(name1: &str, name2: &str, label: &str) -> String {
     let overhead = label.len() + 1 + usize::from(!name2.is_empty());
     let available = NAME_BYTES.saturating_sub(overhead);
     let (mut keep1, mut keep2) = (name1.len(), name2.len());
