@@ -1549,13 +1549,7 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
     let local = LocalSet::new();
     local.block_on(&runtime(), async {
         let (schema, admin) = Schema::create(&url, "deadlock_victim").await;
-        admin
-            .batch_execute(&format!(
-                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100), (2, 100)",
-                schema.name
-            ))
-            .await
-            .expect("seed the rows");
+        seed_wallets(&admin, &schema.name, &[1, 2]).await;
         let (real_a, _) = connect_real(&url).await;
         let (real_b, _) = connect_real(&url).await;
         for client in [&real_a, &real_b] {
@@ -1617,6 +1611,18 @@ fn the_deadlock_victim_is_the_first_waiter_whose_timeout_passes_after_the_cycle_
 type StepEnd = Result<String, (String, String)>;
 
 /// Sends `sql` as a simple query on `client`: its [`StepEnd`].
+/// Wallet rows `ids`, each with a balance of 100, in the real server's `schema`.
+async fn seed_wallets(admin: &Client, schema: &str, ids: &[i64]) {
+    let rows: Vec<String> = ids.iter().map(|id| format!("({id}, 100)")).collect();
+    admin
+        .batch_execute(&format!(
+            "INSERT INTO {schema}.wallets (id, balance) VALUES {}",
+            rows.join(", ")
+        ))
+        .await
+        .expect("seed the wallet rows");
+}
+
 /// Two sessions on the real server, each set up by `set_up`.
 async fn real_pair(url: &str, set_up: &str) -> (Client, Client) {
     let (a, _) = connect_real(url).await;
@@ -1696,13 +1702,7 @@ fn lock_timeout_and_statement_timeout_cancel_a_wait() {
     let local = LocalSet::new();
     local.block_on(&runtime(), async {
         let (schema, admin) = Schema::create(&url, "lock_timeout").await;
-        admin
-            .batch_execute(&format!(
-                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100)",
-                schema.name
-            ))
-            .await
-            .expect("seed the row");
+        seed_wallets(&admin, &schema.name, &[1]).await;
         let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
         let mut postgres = Postgres::new();
         postgres.seed_wallet(
@@ -1881,13 +1881,7 @@ fn waiters_take_a_released_row_in_the_order_they_began_waiting() {
     let local = LocalSet::new();
     local.block_on(&runtime(), async {
         let (schema, admin) = Schema::create(&url, "lock_queue").await;
-        admin
-            .batch_execute(&format!(
-                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100)",
-                schema.name
-            ))
-            .await
-            .expect("seed the row");
+        seed_wallets(&admin, &schema.name, &[1]).await;
         let mut real = Vec::new();
         let mut pids = Vec::new();
         for _ in 0..3 {
@@ -2043,13 +2037,7 @@ fn a_soft_deadlock_aborts_the_waiter_that_finds_it() {
     let local = LocalSet::new();
     local.block_on(&runtime(), async {
         let (schema, admin) = Schema::create(&url, "soft_deadlock").await;
-        admin
-            .batch_execute(&format!(
-                "INSERT INTO {}.wallets (id, balance) VALUES (1, 100), (2, 100)",
-                schema.name
-            ))
-            .await
-            .expect("seed the rows");
+        seed_wallets(&admin, &schema.name, &[1, 2]).await;
         let mut real = Vec::new();
         let mut pids = Vec::new();
         for _ in 0..4 {
