@@ -903,3 +903,39 @@ fn a_values_list_as_a_query_is_bounded() {
         vec![vec![Value::Int(3_000)]]
     );
 }
+
+#[test]
+fn random_numbers_follow_the_servers_seed_and_setseed() {
+    use leaselab_model::postgres::Value;
+    // What a fresh session's first draws are, on a server seeded with `seed`.
+    let draws = |seed: u64| {
+        let mut db = Postgres::new();
+        db.set_random_seed(seed);
+        let a = db.connect();
+        let b = db.connect();
+        let mut run = |session, sql: &str| general(&mut db, session, sql).unwrap();
+        let from_a = run(a, "SELECT random(), random(), gen_random_uuid()");
+        let from_b = run(b, "SELECT random(), gen_random_uuid()");
+        (from_a, from_b)
+    };
+    let (a1, b1) = draws(1);
+    assert_eq!(draws(1), (a1.clone(), b1.clone()), "a seed replays");
+    assert_ne!(draws(2).0, a1, "another seed draws other numbers");
+    assert_ne!(a1[0][0], a1[0][1], "two draws differ");
+    assert_ne!(a1[0][0], b1[0][0], "two sessions draw differently");
+    assert_ne!(a1[0][2], b1[0][1], "uuids are never repeated");
+    for value in [&a1[0][0], &a1[0][1], &b1[0][0]] {
+        let Value::Float(x) = value else {
+            panic!("random() is a double: {value:?}")
+        };
+        assert!((0.0..1.0).contains(&x.0), "{x:?}");
+    }
+    // After setseed, whatever the server's seed, PostgreSQL 15's own numbers.
+    for seed in [1, 2] {
+        let mut db = Postgres::new();
+        db.set_random_seed(seed);
+        let a = db.connect();
+        let rows = general(&mut db, a, "SELECT setseed(0.5), random()").unwrap();
+        assert_eq!(rows[0][1].to_text().as_deref(), Some("0.9851677175347999"));
+    }
+}

@@ -243,6 +243,15 @@ impl PgServer {
             }
         }
         let session = SessionGuard::connect(self.postgres.clone(), self.transaction_ended.clone());
+        // A missing or empty database name means the user's, as in PostgreSQL.
+        let database = startup
+            .database
+            .as_deref()
+            .filter(|database| !database.is_empty())
+            .unwrap_or(&startup.user);
+        self.postgres
+            .borrow_mut()
+            .set_identity(session.id, &startup.user, database);
         let mut connection = PgConnection {
             server: self,
             io,

@@ -483,7 +483,10 @@ fn shared_world(
     timeline: Timeline,
 ) -> Result<(Rc<Shared>, Vec<CallerSpec>), ParamError> {
     let keys = &scenario.params.keys;
-    let (mut redis, postgres) = scenario.seeded_stand_ins();
+    let (mut redis, mut postgres) = scenario.seeded_stand_ins();
+    // `random()` and `gen_random_uuid()` in a safeguard's SQL vary with the run's seed (taken
+    // as it is: nothing is drawn from the run's streams, so every other event stays the same).
+    postgres.set_random_seed(seed);
     let initial_effects = redis.drain_effects();
     let replication = Schedule::needs_replica(scenario).then(|| {
         Replication::new(

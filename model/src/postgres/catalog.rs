@@ -2,7 +2,7 @@
 
 use super::advisory::AdvisoryFn;
 use super::error::{sqlstate, PgError};
-use super::sequence::SequenceFn;
+use super::random::VolatileFn;
 use super::value::{check_range, Decimal, Float, SqlType, Value};
 
 /// A table's definition.
@@ -164,10 +164,11 @@ pub enum Expr {
     /// An advisory lock function (`advisory.rs`) with its key arguments: run by the executor
     /// (it changes the server), never folded or evaluated as a value.
     Advisory(AdvisoryFn, Vec<Expr>),
-    /// A sequence function (`nextval`, `currval`, `setval`, `lastval`; `sequence.rs`) with
-    /// its arguments: it changes the server or reads the session, so the executor runs it
-    /// ([`Expr::replace_sequence_calls`]); never folded, never evaluated as a value.
-    SequenceCall(SequenceFn, Vec<Expr>),
+    /// A volatile function (a sequence function, `sequence.rs`; `random`, `setseed`,
+    /// `gen_random_uuid`, `random.rs`) with its arguments: it changes the server or reads the
+    /// session, so the executor runs it ([`Expr::replace_volatile_calls`]); never folded,
+    /// never evaluated as a value.
+    VolatileCall(VolatileFn, Vec<Expr>),
     /// The next value of a column's sequence: the default of a `serial`/`bigserial` column or
     /// an identity column. Taken by the executor of `INSERT` from the table's counter
     /// (sequences are not transactional: a rolled-back or failed insert uses its numbers up);
@@ -198,6 +199,10 @@ pub enum Expr {
     /// statement started, put in place before the statement runs ([`Expr::stamp_clock`]);
     /// never folded, never evaluated itself.
     Clock(ClockFn),
+    /// A function of the session (`current_user`, `current_database()`, `pg_backend_pid()`,
+    /// ...): put in place before the statement runs, as the clock is ([`Expr::stamp_clock`]);
+    /// never folded, never evaluated itself.
+    Session(SessionFn),
     /// `CASE WHEN c THEN v ... ELSE e END` (the `CASE x WHEN v` form as `x = v` conditions):
     /// the value of the first condition that is true, else `otherwise` (NULL when absent).
     Case {
@@ -243,6 +248,84 @@ impl ClockFn {
     }
 }
 
+/// The functions of the session that a statement reads once, before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SessionFn {
+    /// `current_user`, `user`, `current_role`: the role it connected as (no `SET ROLE` here).
+    CurrentUser,
+    /// `session_user`.
+    SessionUser,
+    /// `current_database()`, `current_catalog`.
+    CurrentDatabase,
+    /// `current_schema`, `current_schema()`: `public`, the stand-in's one schema.
+    CurrentSchema,
+    /// `pg_backend_pid()`: the process id the wire server announced in `BackendKeyData`.
+    BackendPid,
+}
+
+impl SessionFn {
+    /// The function a name calls, with whether it is written without parentheses
+    /// (`current_user`) rather than with empty ones (`current_database()`); `current_schema`
+    /// takes both.
+    pub fn parse(name: &str) -> Option<(SessionFn, Parentheses)> {
+        use Parentheses::{Never, Optional, Required};
+        Some(match name {
+            "current_user" | "user" | "current_role" => (SessionFn::CurrentUser, Never),
+            "session_user" => (SessionFn::SessionUser, Never),
+            "current_catalog" => (SessionFn::CurrentDatabase, Never),
+            "current_database" => (SessionFn::CurrentDatabase, Required),
+            "current_schema" => (SessionFn::CurrentSchema, Optional),
+            "pg_backend_pid" => (SessionFn::BackendPid, Required),
+            _ => return None,
+        })
+    }
+
+    /// Its result type (`name` in PostgreSQL for all but the pid: `text` here).
+    pub fn ty(self) -> SqlType {
+        match self {
+            SessionFn::BackendPid => SqlType::Int4,
+            _ => SqlType::Text,
+        }
+    }
+
+    /// Its value for a statement reading `reading`.
+    fn value(self, reading: &StatementReading<'_>) -> Value {
+        match self {
+            SessionFn::CurrentUser | SessionFn::SessionUser => {
+                Value::Text(reading.user.to_string())
+            }
+            SessionFn::CurrentDatabase => Value::Text(reading.database.to_string()),
+            SessionFn::CurrentSchema => Value::Text("public".to_string()),
+            SessionFn::BackendPid => Value::Int(i64::from(reading.pid)),
+        }
+    }
+}
+
+/// How a function without arguments is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parentheses {
+    /// Only as a keyword (`current_user`; `current_user()` is a syntax error).
+    Never,
+    /// Only with them (`current_database()`; the bare name is a column).
+    Required,
+    /// Either way.
+    Optional,
+}
+
+/// What a statement reads of its server and session before it runs: the clock, and who the
+/// session is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatementReading<'a> {
+    /// The clock.
+    pub clock: ClockReading,
+    /// The role the session connected as.
+    pub user: &'a str,
+    /// The database it connected to.
+    pub database: &'a str,
+    /// Its backend process id.
+    pub pid: i32,
+}
+
 /// The server's clock as a statement reads it: when its transaction started and when it
 /// started (microseconds since 2000-01-01 UTC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,9 +336,9 @@ pub struct ClockReading {
     pub statement: i64,
 }
 
-/// What runs a sequence function call for [`Expr::replace_sequence_calls`]: the function
+/// What runs a sequence function call for [`Expr::replace_volatile_calls`]: the function
 /// and its arguments in, its value out.
-pub type SequenceCaller<'a> = dyn FnMut(SequenceFn, &[Expr]) -> Result<Value, PgError> + 'a;
+pub type VolatileCaller<'a> = dyn FnMut(VolatileFn, &[Expr]) -> Result<Value, PgError> + 'a;
 
 /// How a column numbered by a sequence was declared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -701,7 +784,7 @@ impl Expr {
             | Expr::Sequence { ty, .. }
             | Expr::Subquery { ty, .. } => *ty,
             Expr::Outer(inner) => inner.ty(),
-            Expr::SequenceCall(..) => SqlType::Int8,
+            Expr::VolatileCall(function, _) => function.ty(),
             Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
@@ -709,6 +792,7 @@ impl Expr {
             Expr::Aggregate(_, _, ty) | Expr::Coalesce(_, ty) | Expr::Call(_, _, ty) => *ty,
             Expr::Case { ty, .. } => *ty,
             Expr::Clock(function) => function.ty(),
+            Expr::Session(function) => function.ty(),
             Expr::Advisory(function, _) => {
                 if function.answers_boolean() {
                     SqlType::Bool
@@ -837,7 +921,7 @@ impl Expr {
                     "a sequence's next value outside the VALUES of an INSERT",
                 ))
             }
-            Expr::SequenceCall(function, _) => {
+            Expr::VolatileCall(function, _) => {
                 return Err(PgError::unsupported_statement(&format!(
                     "{}() where the stand-in does not run it",
                     function.name()
@@ -856,6 +940,11 @@ impl Expr {
             Expr::Clock(..) => {
                 return Err(PgError::unsupported_statement(
                     "a clock function in a CHECK constraint",
+                ))
+            }
+            Expr::Session(..) => {
+                return Err(PgError::unsupported_statement(
+                    "a function of the session in a CHECK constraint",
                 ))
             }
         })
@@ -887,6 +976,7 @@ impl Expr {
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
             | Expr::Clock(..)
+            | Expr::Session(..)
             | Expr::Outer(..) => Ok(None),
             // Stable in PostgreSQL (it reads the session's time zone): its parts are folded,
             // it is not, so its error comes when a row is computed.
@@ -897,7 +987,7 @@ impl Expr {
                 Ok(None)
             }
             // Volatile: its arguments are folded, the call is not.
-            Expr::Advisory(_, arguments) | Expr::SequenceCall(_, arguments) => {
+            Expr::Advisory(_, arguments) | Expr::VolatileCall(_, arguments) => {
                 for argument in arguments {
                     argument.fold()?;
                 }
@@ -976,6 +1066,7 @@ impl Expr {
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
             | Expr::Clock(..)
+            | Expr::Session(..)
             | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
@@ -983,7 +1074,7 @@ impl Expr {
             Expr::Coalesce(arguments, _)
             | Expr::Call(_, arguments, _)
             | Expr::Advisory(_, arguments)
-            | Expr::SequenceCall(_, arguments) => arguments.iter().collect(),
+            | Expr::VolatileCall(_, arguments) => arguments.iter().collect(),
             Expr::Case {
                 whens, otherwise, ..
             } => whens
@@ -1065,6 +1156,7 @@ impl Expr {
             | Expr::Sequence { .. }
             | Expr::Subquery { .. }
             | Expr::Clock(..)
+            | Expr::Session(..)
             | Expr::Outer(..) => Vec::new(),
             Expr::Binary(_, l, r) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
@@ -1072,7 +1164,7 @@ impl Expr {
             Expr::Coalesce(arguments, _)
             | Expr::Call(_, arguments, _)
             | Expr::Advisory(_, arguments)
-            | Expr::SequenceCall(_, arguments) => arguments.iter_mut().collect(),
+            | Expr::VolatileCall(_, arguments) => arguments.iter_mut().collect(),
             Expr::Case {
                 whens, otherwise, ..
             } => whens
@@ -1083,12 +1175,18 @@ impl Expr {
         }
     }
 
-    /// Puts the clock's value in the place of every clock function call.
-    pub fn stamp_clock(&mut self, clock: ClockReading) {
+    /// Puts the clock's value in the place of every clock function call, and the session's
+    /// facts in the place of every function of the session.
+    pub fn stamp_clock(&mut self, reading: &StatementReading<'_>) {
+        let clock = reading.clock;
         // Iterative: every statement's plan is stamped, a chain of a thousand operators
         // among them.
         let mut pending: Vec<&mut Expr> = vec![self];
         while let Some(expr) = pending.pop() {
+            if let Expr::Session(function) = expr {
+                *expr = Expr::Const(function.value(reading), function.ty());
+                continue;
+            }
             let Expr::Clock(function) = expr else {
                 pending.extend(expr.parts_mut());
                 continue;
@@ -1171,22 +1269,22 @@ impl Expr {
         self.contains(&|e| matches!(e, Expr::Outer(..)))
     }
 
-    /// True when the expression calls a sequence function.
-    pub fn has_sequence_call(&self) -> bool {
-        self.contains(&|e| matches!(e, Expr::SequenceCall(..)))
+    /// True when the expression calls a volatile function ([`VolatileFn`]).
+    pub fn has_volatile_call(&self) -> bool {
+        self.contains(&|e| matches!(e, Expr::VolatileCall(..)))
     }
 
-    /// Puts in the place of every sequence function call the value `call` gives it, left to
+    /// Puts in the place of every volatile function call the value `call` gives it, left to
     /// right (`SELECT nextval('s'), nextval('s')` answers 1 and 2). The arms of a `CASE` are
     /// all visited: a call in an arm not taken still runs (a documented difference).
-    pub fn replace_sequence_calls(&mut self, call: &mut SequenceCaller<'_>) -> Result<(), PgError> {
-        if let Expr::SequenceCall(function, arguments) = self {
+    pub fn replace_volatile_calls(&mut self, call: &mut VolatileCaller<'_>) -> Result<(), PgError> {
+        if let Expr::VolatileCall(function, arguments) = self {
             let value = call(*function, arguments)?;
-            *self = Expr::Const(value, SqlType::Int8);
+            *self = Expr::Const(value, function.ty());
             return Ok(());
         }
         for part in self.parts_mut() {
-            part.replace_sequence_calls(call)?;
+            part.replace_volatile_calls(call)?;
         }
         Ok(())
     }

@@ -59,6 +59,7 @@ use super::catalog::{ClockReading, TableDef};
 use super::datetime;
 use super::error::{PgError, PgNotice};
 use super::exec::{SqlExec, SqlResult};
+use super::random::{self, Prng};
 use super::sequence::Sequence;
 use super::statement::{RowLock, Statement, WriteGuard};
 use super::value::Value;
@@ -359,6 +360,21 @@ pub(super) struct Session {
     /// When the open block started, on the server's clock (`now()`), once a driver has set
     /// the clock ([`Postgres::set_clock`]).
     pub(super) block_start: Option<i64>,
+    /// The generator of `random()` (`random.rs`), from the session's first call or
+    /// `setseed` on.
+    pub(super) prng: Option<Prng>,
+    /// The role and database it connected as, when its driver said
+    /// ([`Postgres::set_identity`]); else `postgres` and `postgres`.
+    pub(super) identity: Option<Arc<Identity>>,
+}
+
+/// Who a session is: what `current_user` and `current_database()` answer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// The role it connected as.
+    pub user: String,
+    /// The database it connected to.
+    pub database: String,
 }
 
 impl Session {
@@ -380,6 +396,8 @@ impl Session {
             sequence_values: BTreeMap::new(),
             last_sequence: None,
             block_start: None,
+            prng: None,
+            identity: None,
         }
     }
 }
@@ -423,6 +441,10 @@ impl Hash for Session {
         }
         if self.block_start.is_some() {
             self.block_start.hash(state);
+        }
+        if self.prng.is_some() || self.identity.is_some() {
+            self.prng.hash(state);
+            self.identity.hash(state);
         }
         if self.waited_row.is_some()
             || self.isolation != Isolation::ReadCommitted
@@ -473,6 +495,11 @@ pub struct Postgres {
     /// set it ([`Postgres::set_clock`]); None: never set, and the clock functions read
     /// [`datetime::DEFAULT_CLOCK`]. An input, not state: not part of the hash.
     pub(super) clock: Option<i64>,
+    /// Where the sessions' `random()` and the server's `gen_random_uuid()` start from
+    /// ([`Postgres::set_random_seed`]). A setting: not part of the hash.
+    pub(super) random_seed: u64,
+    /// The generator of `gen_random_uuid()`, from its first call on.
+    pub(super) uuid_prng: Option<Prng>,
 }
 
 /// When a session waiting for a row lock looks for a deadlock through itself.
@@ -547,6 +574,9 @@ impl Hash for Postgres {
         if !self.sequences.is_empty() {
             self.sequences.hash(state);
         }
+        if self.uuid_prng.is_some() {
+            self.uuid_prng.hash(state);
+        }
         let others: Vec<(&Arc<str>, &Table)> = self
             .tables
             .iter()
@@ -605,7 +635,63 @@ impl Postgres {
             advisory_released: Released::default(),
             sequences: BTreeMap::new(),
             clock: None,
+            random_seed: 0,
+            uuid_prng: None,
         }
+    }
+
+    /// Seeds what `random()` answers in each session before its `setseed`, and what
+    /// `gen_random_uuid()` answers (`random.rs`): a simulation gives its run's seed; 0 until
+    /// set.
+    pub fn set_random_seed(&mut self, seed: u64) {
+        self.random_seed = seed;
+    }
+
+    /// Records the role and database `session` connected as (what `current_user` and
+    /// `current_database()` answer).
+    pub fn set_identity(&mut self, session: SessionId, user: &str, database: &str) {
+        if let Some(state) = self.sessions.get_mut(&session) {
+            state.identity = Some(Arc::new(Identity {
+                user: user.to_string(),
+                database: database.to_string(),
+            }));
+        }
+    }
+
+    /// The role and database `session` connected as (`postgres` and `postgres` when its
+    /// driver did not say).
+    pub(super) fn identity_of(&self, session: SessionId) -> (&str, &str) {
+        match self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.identity.as_deref())
+        {
+            Some(identity) => (&identity.user, &identity.database),
+            None => ("postgres", "postgres"),
+        }
+    }
+
+    /// The next `random()` of `session`.
+    pub(super) fn next_random_double(&mut self, session: SessionId) -> f64 {
+        let seed = self.random_seed;
+        let state = self.session_mut(session);
+        state
+            .prng
+            .get_or_insert_with(|| random::session_prng(seed, session.0))
+            .next_double()
+    }
+
+    /// `setseed(seed)` for `session`.
+    pub(super) fn set_session_seed(&mut self, session: SessionId, seed: f64) {
+        self.session_mut(session).prng = Some(Prng::from_fraction(seed));
+    }
+
+    /// The next `gen_random_uuid()`.
+    pub(super) fn next_uuid(&mut self) -> u128 {
+        let seed = self.random_seed;
+        self.uuid_prng
+            .get_or_insert_with(|| random::uuid_prng(seed))
+            .next_uuid()
     }
 
     /// Sets the server's wall clock (microseconds since 2000-01-01 UTC, see

@@ -15,8 +15,9 @@ use sqlparser::ast::{
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
-    cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ClockReading,
-    ColumnDef, EvalContext, Expr, ScalarFn, SequenceKind, TableDef, TimeField,
+    cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ColumnDef,
+    EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading, TableDef,
+    TimeField,
 };
 use super::datetime::Interval;
 use super::engine::{
@@ -25,10 +26,11 @@ use super::engine::{
 };
 use super::error::{sqlstate, PgError, PgNotice};
 use super::index::{self, Clash, IndexDef};
+use super::random::{self, RandomFn, VolatileFn};
 use super::sequence::{relation_name, Sequence, SequenceFn};
 use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
-use super::value::{Decimal, SqlType, Value};
+use super::value::{Decimal, Float, SqlType, Value};
 
 /// A general statement's result: typed columns and rows of values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -594,35 +596,36 @@ fn replace_subqueries_in(plan: &mut Plan, results: &[Expr]) {
     }
 }
 
-/// Puts the clock's value in the place of every clock function call of a statement's plan:
-/// its subqueries' and relations' too, and the column defaults an `INSERT` took.
-fn stamp_clock_in(plan: &mut Plan, clock: ClockReading) {
+/// Puts the clock's value in the place of every clock function call of a statement's plan,
+/// and the session's facts in the place of every function of the session: its subqueries'
+/// and relations' too, and the column defaults an `INSERT` took.
+fn stamp_clock_in(plan: &mut Plan, reading: &StatementReading<'_>) {
     match plan {
         Plan::WithSubqueries(subqueries, inner) => {
             for subquery in subqueries {
                 if let SubqueryKind::In(left, _) = &mut subquery.kind {
-                    left.stamp_clock(clock);
+                    left.stamp_clock(reading);
                 }
-                stamp_clock_in(&mut subquery.plan, clock);
+                stamp_clock_in(&mut subquery.plan, reading);
             }
-            stamp_clock_in(inner, clock);
+            stamp_clock_in(inner, reading);
         }
         Plan::Recursive(recursive) => {
             let mut step = Plan::Select(recursive.step.clone());
-            stamp_clock_in(&mut step, clock);
+            stamp_clock_in(&mut step, reading);
             if let Plan::Select(stamped) = step {
                 recursive.step = stamped;
             }
         }
         _ => {
             for expr in plan_exprs_mut(plan) {
-                expr.stamp_clock(clock);
+                expr.stamp_clock(reading);
             }
             for correlated in correlated_mut(plan) {
                 if let SubqueryKind::In(left, _) = &mut correlated.kind {
-                    left.stamp_clock(clock);
+                    left.stamp_clock(reading);
                 }
-                stamp_clock_in(&mut correlated.plan, clock);
+                stamp_clock_in(&mut correlated.plan, reading);
             }
         }
     }
@@ -950,21 +953,21 @@ fn fold_constants(plan: &Plan) -> Result<(), PgError> {
         _ => {}
     }
     check_advisory_placement(plan)?;
-    check_sequence_call_placement(plan)?;
+    check_volatile_call_placement(plan)?;
     for expr in exprs {
         expr.fold()?;
     }
     check_correlated_placement(plan)
 }
 
-/// The placement rules of [`check_advisory_placement`] and [`check_sequence_call_placement`]
+/// The placement rules of [`check_advisory_placement`] and [`check_volatile_call_placement`]
 /// in correlated subqueries, however deep. (Their constants are not folded with the
 /// statement: PostgreSQL drops an `EXISTS` subquery's select list unevaluated, and the others
 /// raise their errors when they run.)
 fn check_correlated_placement(plan: &Plan) -> Result<(), PgError> {
     for subquery in correlated_of(plan) {
         check_advisory_placement(&subquery.plan)?;
-        check_sequence_call_placement(&subquery.plan)?;
+        check_volatile_call_placement(&subquery.plan)?;
         check_correlated_placement(&subquery.plan)?;
     }
     Ok(())
@@ -1022,19 +1025,21 @@ fn conflict_exprs(insert: &InsertPlan) -> Vec<&Expr> {
     }
 }
 
-/// Sequence functions run in the select list of a plain `SELECT` ([`is_plain_select`]), in the
-/// `VALUES` of an `INSERT` (a column's `DEFAULT nextval(..)` among them) and in the values an
-/// `UPDATE` sets: where lock and ledger users call them. Anywhere else they are 0A000.
-fn check_sequence_call_placement(plan: &Plan) -> Result<(), PgError> {
+/// Volatile functions (sequence functions, `random`, `setseed`, `gen_random_uuid`) run in the
+/// select list of a plain `SELECT` ([`is_plain_select`]), in the `VALUES` of an `INSERT` (a
+/// column's `DEFAULT nextval(..)` or `DEFAULT gen_random_uuid()` among them) and in the
+/// values an `UPDATE` sets: where lock and ledger users call them. Anywhere else they are
+/// 0A000.
+fn check_volatile_call_placement(plan: &Plan) -> Result<(), PgError> {
     let misplaced = |what: &str| {
         unsupported(&format!(
-            "a sequence function in {what}: the stand-in runs nextval, currval, setval and \
-             lastval only in the select list of a SELECT without FROM, WHERE, GROUP BY, \
-             ORDER BY, LIMIT, DISTINCT or FOR UPDATE, in the VALUES of an INSERT and in the \
-             values an UPDATE sets"
+            "a volatile function in {what}: the stand-in runs nextval, currval, setval, \
+             lastval, random, setseed and gen_random_uuid only in the select list of a SELECT \
+             without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or FOR UPDATE, in the \
+             VALUES of an INSERT and in the values an UPDATE sets"
         ))
     };
-    let calls = Expr::has_sequence_call;
+    let calls = Expr::has_volatile_call;
     match plan {
         Plan::Select(select) => {
             if !is_plain_select(select) && select.items.iter().any(|(_, e)| calls(e)) {
@@ -2100,6 +2105,17 @@ impl Analyzer<'_> {
     ) -> Result<Expr, PgError> {
         let position = || self.statement.position_of(node);
         Ok(match node {
+            // Keywords of PostgreSQL's grammar that the parser reads as names.
+            ast::Expr::Identifier(ident)
+                if ident.quote_style.is_none()
+                    && ["current_role", "current_schema"]
+                        .iter()
+                        .any(|keyword| ident.value.eq_ignore_ascii_case(keyword)) =>
+            {
+                let name = ident.value.to_lowercase();
+                let (function, _) = SessionFn::parse(&name).expect("a function of the session");
+                Expr::Session(function)
+            }
             ast::Expr::Identifier(ident) => scope.column(None, &ident_name(ident), node)?,
             ast::Expr::CompoundIdentifier(parts) => match parts.as_slice() {
                 [table, column] => {
@@ -2663,6 +2679,56 @@ impl Analyzer<'_> {
         Ok(Expr::Advisory(function, converted))
     }
 
+    /// A function of the session (`current_user`, `current_database()`, ...), written as it
+    /// may be: `current_user()` is PostgreSQL's syntax error at the parenthesis,
+    /// `pg_backend_pid(1)` its 42883.
+    fn session_function(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        function: &ast::Function,
+        session_fn: SessionFn,
+        parentheses: Parentheses,
+    ) -> Result<Expr, PgError> {
+        let position = self.statement.position_of(node);
+        let plain = function.over.is_none()
+            && function.within_group.is_empty()
+            && function.filter.is_none()
+            && matches!(function.parameters, FunctionArguments::None);
+        let list = match &function.args {
+            FunctionArguments::None if plain && parentheses != Parentheses::Required => {
+                return Ok(Expr::Session(session_fn));
+            }
+            FunctionArguments::List(list) if plain && list.clauses.is_empty() => list,
+            _ => return Err(unsupported(&node.to_string())),
+        };
+        if parentheses == Parentheses::Never {
+            let name_bytes = u32::try_from(function.name.to_string().len()).unwrap_or(0);
+            return Err(PgError::syntax_error_near("(").at(position.map(|p| p + name_bytes)));
+        }
+        let arguments: Option<Vec<&ast::Expr>> = list
+            .args
+            .iter()
+            .map(|arg| match arg {
+                ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let Some(arguments) = arguments else {
+            return Err(unsupported(&node.to_string()));
+        };
+        if !arguments.is_empty() || list.duplicate_treatment.is_some() {
+            let types: Vec<SqlType> = self
+                .arguments(scope, &arguments)?
+                .iter()
+                .map(Expr::ty)
+                .collect();
+            let name = function.name.to_string().to_lowercase();
+            return Err(undefined_function(&name, &types, position));
+        }
+        Ok(Expr::Session(session_fn))
+    }
+
     /// `nextval(regclass)`, `currval(regclass)`, `setval(regclass, bigint [, boolean])`,
     /// `lastval()`. A name written as a literal is looked up now, as PostgreSQL reads a
     /// `regclass` constant while it analyses the statement (42P01 pointing at it); one given
@@ -2716,7 +2782,38 @@ impl Analyzer<'_> {
                 return Err(missing_relation(&name).at(position_of_first(self, arguments)));
             }
         }
-        Ok(Expr::SequenceCall(function, converted))
+        Ok(Expr::VolatileCall(
+            VolatileFn::Sequence(function),
+            converted,
+        ))
+    }
+
+    /// `random()`, `setseed(double precision)`, `gen_random_uuid()` (`random.rs`): 42883 for
+    /// other arguments, as for any function without a match.
+    fn random_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: RandomFn,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let wanted = function.parameters();
+        let analysed = self.arguments(scope, arguments)?;
+        let fits = analysed.len() == wanted.len()
+            && analysed.iter().zip(wanted).all(|(argument, ty)| {
+                let from = argument.ty();
+                from == *ty || from == SqlType::Unknown || implicitly_castable(from, *ty)
+            });
+        if !fits {
+            let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+            return Err(undefined_function(function.name(), &types, position));
+        }
+        let mut converted = Vec::with_capacity(analysed.len());
+        for ((argument, ty), node) in analysed.into_iter().zip(wanted).zip(arguments) {
+            let at = self.statement.position_of(*node);
+            converted.push(self.convert(argument, *ty, at)?);
+        }
+        Ok(Expr::VolatileCall(VolatileFn::Random(function), converted))
     }
 
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
@@ -2993,6 +3090,9 @@ impl Analyzer<'_> {
             }
             return Err(unsupported(&node.to_string()));
         }
+        if let Some((session_fn, parentheses)) = SessionFn::parse(name) {
+            return self.session_function(scope, node, function, session_fn, parentheses);
+        }
         let distinct = matches!(&function.args, FunctionArguments::List(list)
             if list.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct));
         if AggregateKind::parse(name).is_none() {
@@ -3076,6 +3176,9 @@ impl Analyzer<'_> {
         }
         if let Some(function) = SequenceFn::parse(name) {
             return self.sequence_call(scope, function, &arguments, position);
+        }
+        if let Some(function) = RandomFn::parse(name) {
+            return self.random_call(scope, function, &arguments, position);
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());
@@ -3790,7 +3893,14 @@ impl Postgres {
         if let Some(refusal) = self.read_only_refusal(session, &plan) {
             return self.fail_sql(session, refusal);
         }
-        stamp_clock_in(&mut plan, self.clock_reading(session));
+        let (user, database) = self.identity_of(session);
+        let reading = StatementReading {
+            clock: self.clock_reading(session),
+            user,
+            database,
+            pid: session.pid(),
+        };
+        stamp_clock_in(&mut plan, &reading);
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let query = matches!(
             plan,
@@ -4495,7 +4605,7 @@ impl Postgres {
         if plan
             .items
             .iter()
-            .any(|(_, e)| e.has_advisory() || e.has_sequence_call())
+            .any(|(_, e)| e.has_advisory() || e.has_volatile_call())
         {
             return self.select_advisory(session, plan, params);
         }
@@ -4676,7 +4786,7 @@ impl Postgres {
         let mut warning = None;
         for (_, expr) in &plan.items {
             let Expr::Advisory(function, arguments) = expr else {
-                let resolved = self.resolve_sequence_calls(session, expr, &[], params)?;
+                let resolved = self.resolve_volatile_calls(session, expr, &[], params)?;
                 row.push(resolved.as_ref().unwrap_or(expr).eval(&cx)?);
                 continue;
             };
@@ -4939,7 +5049,7 @@ impl Postgres {
         let mut returned = Vec::new();
         let mut count = 0u64;
         let mut touched: Vec<Value> = Vec::new();
-        let calls = plan.rows.iter().flatten().any(Expr::has_sequence_call);
+        let calls = plan.rows.iter().flatten().any(Expr::has_volatile_call);
         // Each row to insert: its expressions and the source row they read (none for VALUES).
         let source_rows: Vec<Vec<Value>> = match &plan.source {
             Some(name) => self.relation_rows(name),
@@ -4969,7 +5079,7 @@ impl Postgres {
                     }
                     other => {
                         let resolved = if calls {
-                            self.resolve_sequence_calls(session, other, source_row, params)?
+                            self.resolve_volatile_calls(session, other, source_row, params)?
                         } else {
                             None
                         };
@@ -5208,12 +5318,12 @@ impl Postgres {
         };
         // Each row's key, its new values, and the values of `FROM`'s tables it was joined to.
         let mut changes: Vec<(Value, Vec<Value>, Vec<Value>)> = Vec::new();
-        let calls = plan.assignments.iter().any(|(_, e)| e.has_sequence_call());
+        let calls = plan.assignments.iter().any(|(_, e)| e.has_volatile_call());
         for (key, joined) in &candidates {
             let mut new = joined[..width].to_vec();
             for (index, expr) in &plan.assignments {
                 let resolved = if calls {
-                    self.resolve_sequence_calls(session, expr, joined, params)?
+                    self.resolve_volatile_calls(session, expr, joined, params)?
                 } else {
                     None
                 };
@@ -5657,7 +5767,7 @@ impl Postgres {
         for (table_name, table) in self.tables.iter() {
             for column in &table.def.columns {
                 let calls_it = |expr: &Expr| match expr {
-                    Expr::SequenceCall(_, arguments) => matches!(
+                    Expr::VolatileCall(_, arguments) => matches!(
                         arguments.first(),
                         Some(Expr::Const(Value::Text(text), _))
                             if relation_name(text).is_ok_and(|n| n == name)
@@ -5678,18 +5788,18 @@ impl Postgres {
 
     /// Every sequence function call in `expr` run now for `session`, on `row`, left to right,
     /// and put in its place; None when `expr` calls none.
-    fn resolve_sequence_calls(
+    fn resolve_volatile_calls(
         &mut self,
         session: SessionId,
         expr: &Expr,
         row: &[Value],
         params: &[Value],
     ) -> Result<Option<Expr>, PgError> {
-        if !expr.has_sequence_call() {
+        if !expr.has_volatile_call() {
             return Ok(None);
         }
         let mut resolved = expr.clone();
-        resolved.replace_sequence_calls(&mut |function, arguments| {
+        resolved.replace_volatile_calls(&mut |function, arguments| {
             let cx = EvalContext {
                 row,
                 excluded: None,
@@ -5699,9 +5809,37 @@ impl Postgres {
                 .iter()
                 .map(|a| a.eval(&cx))
                 .collect::<Result<Vec<_>, _>>()?;
-            self.sequence_value(session, function, values)
+            match function {
+                VolatileFn::Sequence(function) => self.sequence_value(session, function, values),
+                VolatileFn::Random(function) => self.random_value(session, function, &values),
+            }
         })?;
         Ok(Some(resolved))
+    }
+
+    /// One call of `random()`, `setseed()` or `gen_random_uuid()` for `session`
+    /// (`random.rs`); strict, as PostgreSQL's are (`setseed(NULL)` answers NULL, seeding
+    /// nothing).
+    fn random_value(
+        &mut self,
+        session: SessionId,
+        function: RandomFn,
+        values: &[Value],
+    ) -> Result<Value, PgError> {
+        if values.iter().any(Value::is_null) {
+            return Ok(Value::Null);
+        }
+        Ok(match function {
+            RandomFn::Random => Value::Float(Float(self.next_random_double(session))),
+            RandomFn::SetSeed => {
+                let [Value::Float(Float(seed))] = values else {
+                    unreachable!("setseed's argument was converted to double precision");
+                };
+                self.set_session_seed(session, random::check_seed(*seed)?);
+                Value::Text(String::new())
+            }
+            RandomFn::GenRandomUuid => Value::Uuid(self.next_uuid()),
+        })
     }
 
     /// One sequence function for `session` on its arguments' values, as PostgreSQL runs it:

@@ -40,6 +40,7 @@ pub mod exec;
 pub mod functions;
 pub mod index;
 mod lexer;
+pub mod random;
 pub mod sequence;
 pub mod settings;
 pub mod sql;
