@@ -419,6 +419,12 @@ pub enum ScalarFn {
     Extract(TimeField),
     /// `date_trunc(unit, timestamp)`, of the timestamp's type.
     DateTrunc,
+    /// `hashtext(text)`: PostgreSQL's hash of the text, as `integer`.
+    HashText,
+    /// `hashtextextended(text, bigint)`: the 64-bit hash with a seed, as `bigint`.
+    HashTextExtended,
+    /// `md5(text)`: the digest in hex.
+    Md5,
 }
 
 /// A field `extract` reads.
@@ -461,6 +467,9 @@ impl ScalarFn {
             "reverse" => ScalarFn::Reverse,
             "octet_length" => ScalarFn::OctetLength,
             "to_timestamp" => ScalarFn::ToTimestamp,
+            "hashtext" => ScalarFn::HashText,
+            "hashtextextended" => ScalarFn::HashTextExtended,
+            "md5" => ScalarFn::Md5,
             _ => return None,
         })
     }
@@ -536,6 +545,9 @@ impl ScalarFn {
                 | ToTimestamp
                 | Extract(_)
                 | DateTrunc
+                | HashText
+                | HashTextExtended
+                | Md5
         ) {
             return None;
         }
@@ -615,6 +627,9 @@ impl ScalarFn {
             Repeat => f::repeat(text(0), int(1)).map(Value::Text),
             Reverse => Ok(Value::Text(f::reverse(text(0)))),
             OctetLength => Ok(Value::Int(text(0).len() as i64)),
+            HashText => Ok(Value::Int(i64::from(f::hashtext(text(0))))),
+            HashTextExtended => Ok(Value::Int(f::hashtext_extended(text(0), int(1)))),
+            Md5 => Ok(Value::Text(f::md5_hex(text(0)))),
             _ => return None,
         })
     }

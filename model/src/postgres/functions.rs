@@ -363,9 +363,101 @@ pub fn reverse(text: &str) -> String {
     text.chars().rev().collect()
 }
 
+/// `md5(text)`: the digest of the text's bytes in lowercase hex.
+pub fn md5_hex(text: &str) -> String {
+    use md5::Digest;
+    hex::encode(md5::Md5::digest(text.as_bytes()))
+}
+
+/// Bob Jenkins' `mix` of three words, as PostgreSQL's `hashfn.c` writes it.
+fn jenkins_mix(a: &mut u32, b: &mut u32, c: &mut u32) {
+    *a = a.wrapping_sub(*c) ^ c.rotate_left(4);
+    *c = c.wrapping_add(*b);
+    *b = b.wrapping_sub(*a) ^ a.rotate_left(6);
+    *a = a.wrapping_add(*c);
+    *c = c.wrapping_sub(*b) ^ b.rotate_left(8);
+    *b = b.wrapping_add(*a);
+    *a = a.wrapping_sub(*c) ^ c.rotate_left(16);
+    *c = c.wrapping_add(*b);
+    *b = b.wrapping_sub(*a) ^ a.rotate_left(19);
+    *a = a.wrapping_add(*c);
+    *c = c.wrapping_sub(*b) ^ b.rotate_left(4);
+    *b = b.wrapping_add(*a);
+}
+
+/// Its `final`.
+fn jenkins_final(a: &mut u32, b: &mut u32, c: &mut u32) {
+    *c = (*c ^ *b).wrapping_sub(b.rotate_left(14));
+    *a = (*a ^ *c).wrapping_sub(c.rotate_left(11));
+    *b = (*b ^ *a).wrapping_sub(a.rotate_left(25));
+    *c = (*c ^ *b).wrapping_sub(b.rotate_left(16));
+    *a = (*a ^ *c).wrapping_sub(c.rotate_left(4));
+    *b = (*b ^ *a).wrapping_sub(a.rotate_left(14));
+    *c = (*c ^ *b).wrapping_sub(b.rotate_left(24));
+}
+
+/// PostgreSQL's `hash_bytes_extended` (`hash_bytes` is its `c` with no seed): lookup3 over
+/// little-endian words of twelve bytes, the last few bytes added into `a`, `b` and the top
+/// three bytes of `c`. Returns `(b, c)` after the final mix.
+fn hash_bytes(bytes: &[u8], seed: u64) -> (u32, u32) {
+    // The length is mixed in as a 32-bit count, as PostgreSQL's `int keylen` is.
+    let start = 0x9e37_79b9_u32
+        .wrapping_add(bytes.len() as u32)
+        .wrapping_add(3_923_095);
+    let (mut a, mut b, mut c) = (start, start, start);
+    if seed != 0 {
+        a = a.wrapping_add((seed >> 32) as u32);
+        b = b.wrapping_add(seed as u32);
+        jenkins_mix(&mut a, &mut b, &mut c);
+    }
+    let word = |chunk: &[u8]| {
+        let mut word = [0u8; 4];
+        word[..chunk.len()].copy_from_slice(chunk);
+        u32::from_le_bytes(word)
+    };
+    let mut blocks = bytes.chunks_exact(12);
+    for block in &mut blocks {
+        a = a.wrapping_add(word(&block[0..4]));
+        b = b.wrapping_add(word(&block[4..8]));
+        c = c.wrapping_add(word(&block[8..12]));
+        jenkins_mix(&mut a, &mut b, &mut c);
+    }
+    let rest = blocks.remainder();
+    a = a.wrapping_add(word(&rest[..rest.len().min(4)]));
+    if rest.len() > 4 {
+        b = b.wrapping_add(word(&rest[4..rest.len().min(8)]));
+    }
+    if rest.len() > 8 {
+        // The lowest byte of `c` is left for the length.
+        c = c.wrapping_add(word(&rest[8..]) << 8);
+    }
+    jenkins_final(&mut a, &mut b, &mut c);
+    (b, c)
+}
+
+/// `hashtext(text)`: PostgreSQL's hash of the text's bytes, as an `integer` (the key
+/// `pg_advisory_lock(hashtext('name'))` takes a named lock by).
+pub fn hashtext(text: &str) -> i32 {
+    hash_bytes(text.as_bytes(), 0).1 as i32
+}
+
+/// `hashtextextended(text, seed)`, as a `bigint`.
+pub fn hashtext_extended(text: &str, seed: i64) -> i64 {
+    let (b, c) = hash_bytes(text.as_bytes(), seed as u64);
+    ((u64::from(b) << 32) | u64::from(c)) as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What PostgreSQL 15 answers.
+    #[test]
+    fn hashes_are_postgresqls() {
+        assert_eq!(hashtext("migration"), -1_537_331_349);
+        assert_eq!(hashtext_extended("abc", 0), -6_747_756_470_228_489_321);
+        assert_eq!(md5_hex("abc"), "900150983cd24fb0d6963f7d28e17f72");
+    }
 
     fn d(text: &str) -> Decimal {
         Decimal::parse(text).expect("a number")
