@@ -10,10 +10,15 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// A streaming hasher: each word is folded in with a multiply-xor-rotate step, and the result
-/// goes through a full avalanche when finished.
+/// goes through a full avalanche when finished. Words go alternately into two lanes (each
+/// word is folded into the lane of two words before, and the lanes swap), so two chains of
+/// multiplications run side by side instead of one twice as long.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FingerprintHasher {
-    state: u64,
+    /// The lane the next word goes into.
+    next: u64,
+    /// The other lane.
+    other: u64,
     count: u64,
 }
 
@@ -21,8 +26,9 @@ impl FingerprintHasher {
     #[inline]
     fn mix(&mut self, word: u64) {
         self.count = self.count.wrapping_add(1);
-        let folded = (word ^ self.state.rotate_left(23)).wrapping_mul(K);
-        self.state = folded ^ (folded >> 29) ^ self.count;
+        let folded = (word ^ self.next.rotate_left(23)).wrapping_mul(K);
+        self.next = self.other;
+        self.other = folded ^ (folded >> 29) ^ self.count;
     }
 }
 
@@ -101,8 +107,10 @@ impl Hasher for FingerprintHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        // splitmix64's finaliser.
-        let mut z = self.state ^ self.count.wrapping_mul(K);
+        // The lanes joined (each through a multiplication, so neither cancels the other),
+        // then splitmix64's finaliser.
+        let lanes = self.next.wrapping_mul(K) ^ self.other.rotate_left(32).wrapping_mul(!K);
+        let mut z = lanes ^ self.count.wrapping_mul(K);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
