@@ -939,3 +939,35 @@ fn random_numbers_follow_the_servers_seed_and_setseed() {
         assert_eq!(rows[0][1].to_text().as_deref(), Some("0.9851677175347999"));
     }
 }
+
+#[test]
+fn generate_series_is_bounded_and_never_overflows() {
+    use leaselab_model::postgres::Value;
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| general(&mut db, a, sql);
+    assert_eq!(
+        run("SELECT count(*), sum(g) FROM generate_series(1, 100000) g").unwrap(),
+        vec![vec![Value::Int(100_000), Value::Int(5_000_050_000)]]
+    );
+    for sql in [
+        "SELECT count(*) FROM generate_series(1, 100001)",
+        "SELECT count(*) FROM generate_series(-9223372036854775808, 9223372036854775807)",
+        "SELECT count(*) FROM generate_series(9223372036854775807, -9223372036854775808, -1)",
+    ] {
+        let error = run(sql).unwrap_err();
+        assert!(error.starts_with("54000 "), "{sql}: {error}");
+    }
+    // The last steps before the ends of the range, and a step past them.
+    assert_eq!(
+        run("SELECT count(*), min(g), max(g) FROM generate_series(9223372036854775800, 9223372036854775807, 5) g").unwrap(),
+        vec![vec![
+            Value::Int(2),
+            Value::Int(9_223_372_036_854_775_800),
+            Value::Int(9_223_372_036_854_775_805)
+        ]]
+    );
+    assert!(run("SELECT * FROM generate_series(1, 2, 0)")
+        .unwrap_err()
+        .starts_with("22023 "));
+}

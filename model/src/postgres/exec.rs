@@ -145,6 +145,9 @@ enum Plan {
     SetOperation(SetOperationPlan),
     /// A `WITH RECURSIVE` query (only ever the plan of a [`SubqueryKind::Relation`]).
     Recursive(RecursivePlan),
+    /// `generate_series(start, stop [, step])` in `FROM` (only ever the plan of a
+    /// [`SubqueryKind::Relation`]).
+    Series(SeriesPlan),
     /// A query or change with uncorrelated subqueries: each runs first, in order (a subquery
     /// inside another comes before it), and its result takes the place of its
     /// [`Expr::Subquery`] in the later ones and in the plan.
@@ -162,6 +165,20 @@ struct RecursivePlan {
     all: bool,
     types: Vec<SqlType>,
 }
+
+/// `generate_series(start, stop [, step])` of integers: its bounds and step (1 when absent),
+/// converted to the series' type (`integer` or `bigint`).
+#[derive(Clone)]
+struct SeriesPlan {
+    start: Expr,
+    stop: Expr,
+    step: Option<Expr>,
+}
+
+/// The most rows `generate_series` in `FROM` may make: its rows are made before the
+/// statement reads them (PostgreSQL makes them as they are read), so past it the statement
+/// fails with 54000 rather than fill the memory.
+const SERIES_ROW_LIMIT: u64 = 100_000;
 
 /// The most rows a `VALUES` list read as a query may have: it becomes a chain of `UNION ALL`s
 /// as long as the list, whose cost grows with the square of its length (1,000 rows take a
@@ -1296,6 +1313,55 @@ fn generated_always(column: &str, message: String) -> PgError {
     PgError::error("428C9", message).with_detail(format!(
         "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
     ))
+}
+
+/// The rows of `generate_series(start, stop [, step])`: none when an argument is NULL;
+/// 22023 for a step of zero; 54000 past [`SERIES_ROW_LIMIT`] rows.
+fn series_rows(plan: &SeriesPlan, params: &[Value]) -> Result<SqlResult, PgError> {
+    let cx = EvalContext {
+        row: &[],
+        excluded: None,
+        params,
+    };
+    let start = plan.start.eval(&cx)?;
+    let stop = plan.stop.eval(&cx)?;
+    let step = match &plan.step {
+        Some(step) => step.eval(&cx)?,
+        None => Value::Int(1),
+    };
+    let mut rows = Vec::new();
+    if let (Value::Int(start), Value::Int(stop), Value::Int(step)) = (start, stop, step) {
+        if step == 0 {
+            return Err(PgError::error("22023", "step size cannot equal zero"));
+        }
+        // Counted in 128 bits: no bound or step of a bigint overflows it.
+        let (start, stop, step) = (i128::from(start), i128::from(stop), i128::from(step));
+        let count = if (step > 0 && start <= stop) || (step < 0 && start >= stop) {
+            (stop - start) / step + 1
+        } else {
+            0
+        };
+        if count > i128::from(SERIES_ROW_LIMIT) {
+            return Err(PgError::error(
+                "54000",
+                format!(
+                    "generate_series would make {count} rows; the stand-in makes at most \
+                     {SERIES_ROW_LIMIT} (it makes them all before the statement reads them)"
+                ),
+            ));
+        }
+        let mut value = start;
+        for _ in 0..count {
+            rows.push(vec![Value::Int(value as i64)]);
+            value += step;
+        }
+    }
+    Ok(SqlResult {
+        columns: Vec::new(),
+        tag: format!("SELECT {}", rows.len()),
+        rows_affected: rows.len() as u64,
+        rows,
+    })
 }
 
 /// Whether PostgreSQL casts `from` to `to` implicitly (among the number types).
@@ -3975,7 +4041,7 @@ impl Postgres {
             Plan::WithSubqueries(subqueries, plan) => {
                 self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
             }
-            Plan::SetOperation(_) | Plan::Recursive(_) => {
+            Plan::SetOperation(_) | Plan::Recursive(_) | Plan::Series(_) => {
                 unreachable!("only a relation of a statement")
             }
         };
@@ -4154,6 +4220,7 @@ impl Postgres {
             Plan::Recursive(recursive) => Ok(Outcome::Done(
                 self.recursive_rows(session, recursive, params)?,
             )),
+            Plan::Series(series) => Ok(Outcome::Done(series_rows(series, params)?)),
             _ => unreachable!("a part of a statement is a query or a change"),
         }
     }
@@ -7065,14 +7132,30 @@ impl Analyzer<'_> {
     }
 
     /// A table of a `FROM` list: a `WITH` query in reach (named alone), a table of the
-    /// catalogue, or a subquery with its alias. `outer`: the statement the query of this
-    /// `FROM` is a subquery of.
+    /// catalogue, a subquery with its alias, or `generate_series(...)`. `outer`: the
+    /// statement the query of this `FROM` is a subquery of.
     fn item_of_from(
         &mut self,
         factor: &TableFactor,
         outer: Option<&Rc<OuterScope>>,
     ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
         match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                with_hints,
+                version: None,
+                partitions,
+                with_ordinality: false,
+                ..
+            } if with_hints.is_empty()
+                && partitions.is_empty()
+                && matches!(name.0.as_slice(), [ast::ObjectNamePart::Identifier(ident)]
+                    if ident_name(ident) == "generate_series") =>
+            {
+                self.series(factor, &args.args, alias.as_ref())
+            }
             TableFactor::Table {
                 name,
                 alias,
@@ -7155,6 +7238,108 @@ impl Analyzer<'_> {
             }
             other => self.table_of_from(other),
         }
+    }
+
+    /// `generate_series(start, stop [, step])` in `FROM`, of `integer`s or `bigint`s, as a
+    /// relation of the statement of one column: named by the alias's column list, else by
+    /// the alias, else `generate_series`, as PostgreSQL names a function's column. Its
+    /// arguments are constants or parameters (a column of another `FROM` item would need
+    /// `LATERAL`).
+    fn series(
+        &mut self,
+        factor: &TableFactor,
+        arguments: &[ast::FunctionArg],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
+        let position = self.statement.position_of(factor);
+        let nodes: Option<Vec<&ast::Expr>> = arguments
+            .iter()
+            .map(|arg| match arg {
+                ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let Some(nodes) = nodes else {
+            return Err(unsupported(&factor.to_string()));
+        };
+        let empty = Scope {
+            table: None,
+            alias: None,
+            joined: Vec::new(),
+            hidden: 0,
+            outer: None,
+            excluded: false,
+            statement: self.statement,
+        };
+        let analysed = self.arguments(&empty, &nodes)?;
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        let integers = types
+            .iter()
+            .all(|ty| matches!(ty, SqlType::Int4 | SqlType::Int8 | SqlType::Unknown));
+        if !(2..=3).contains(&analysed.len()) || !integers {
+            if analysed.len() >= 2
+                && types
+                    .iter()
+                    .any(|ty| ty.is_time() || *ty == SqlType::Numeric)
+            {
+                return Err(unsupported(&format!(
+                    "{factor}: the stand-in's generate_series counts integers only"
+                )));
+            }
+            return Err(undefined_function("generate_series", &types, position));
+        }
+        if types.iter().all(|ty| *ty == SqlType::Unknown) {
+            // PostgreSQL's candidates (integer, bigint, numeric, timestamp, ...) tie.
+            let shown: Vec<&str> = types.iter().map(|ty| ty.name()).collect();
+            return Err(PgError::error(
+                "42725",
+                format!(
+                    "function generate_series({}) is not unique",
+                    shown.join(", ")
+                ),
+            )
+            .with_hint(
+                "Could not choose a best candidate function. You might need to add explicit \
+                 type casts.",
+            )
+            .at(position));
+        }
+        let ty = if types.contains(&SqlType::Int8) {
+            SqlType::Int8
+        } else {
+            SqlType::Int4
+        };
+        let mut converted = Vec::with_capacity(analysed.len());
+        for (argument, node) in analysed.into_iter().zip(&nodes) {
+            let at = self.statement.position_of(*node);
+            converted.push(self.convert(argument, ty, at)?);
+        }
+        let mut converted = converted.into_iter();
+        let (Some(start), Some(stop)) = (converted.next(), converted.next()) else {
+            unreachable!("two or three arguments")
+        };
+        let plan = Plan::Series(SeriesPlan {
+            start,
+            stop,
+            step: converted.next(),
+        });
+        let shown = alias.map_or_else(|| "generate_series".to_string(), |a| ident_name(&a.name));
+        let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
+        let items = [(shown.clone(), Expr::Const(Value::Null, ty))];
+        let first = self.subqueries.len();
+        let index = self.push_relation(plan, &items, column_aliases, true, first, |available| {
+            PgError::error(
+                "42P10",
+                format!(
+                    "table \"{shown}\" has {available} columns available but {} columns specified",
+                    column_aliases.len()
+                ),
+            )
+        })?;
+        let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
+            unreachable!("pushed as a relation")
+        };
+        Ok((def.clone(), Some(shown)))
     }
 
     /// Reads `query` as a relation of the statement (a subquery in `FROM`, a `WITH` query):
