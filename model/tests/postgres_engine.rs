@@ -971,3 +971,49 @@ fn generate_series_is_bounded_and_never_overflows() {
         .unwrap_err()
         .starts_with("22023 "));
 }
+
+#[test]
+fn declared_modifiers_change_what_is_stored() {
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let mut run = |sql: &str| general(&mut db, a, sql);
+    let text = |rows: Vec<Vec<leaselab_model::postgres::Value>>| -> Vec<Option<String>> {
+        rows.into_iter()
+            .flatten()
+            .map(|value| value.to_text())
+            .collect()
+    };
+    run("CREATE TABLE led (id int PRIMARY KEY, amount numeric(12,2), s smallint, v varchar(3))")
+        .unwrap();
+    run("INSERT INTO led VALUES (1, 1.005, 1, 'ab '), (2, -2.675, -32768, 'abc   ')").unwrap();
+    assert_eq!(
+        text(run("SELECT amount, v FROM led ORDER BY id").unwrap()),
+        [Some("1.01"), Some("ab "), Some("-2.68"), Some("abc")].map(|t| t.map(String::from))
+    );
+    for (sql, code) in [
+        (
+            "INSERT INTO led VALUES (3, 10000000000, 1, 'a')",
+            "22003 numeric field overflow",
+        ),
+        (
+            "INSERT INTO led VALUES (3, 1, 32768, 'a')",
+            "22003 smallint out of range",
+        ),
+        ("INSERT INTO led VALUES (3, 1, 1, 'abcd')", "22001 "),
+        (
+            "UPDATE led SET s = s * 2 WHERE id = 2",
+            "22003 smallint out of range",
+        ),
+    ] {
+        let error = run(sql).unwrap_err();
+        assert!(error.starts_with(code), "{sql}: {error}");
+    }
+    // An explicit cast cuts a text where a stored one is refused.
+    assert_eq!(
+        text(run("SELECT 'abcdef'::varchar(3), 2.5::numeric(1)").unwrap()),
+        [Some("abc"), Some("3")].map(|t| t.map(String::from))
+    );
+    assert!(run("CREATE TABLE r (x real)")
+        .unwrap_err()
+        .starts_with("0A000 "));
+}

@@ -1630,10 +1630,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         if let Some(general) = prepared.general.as_ref().filter(|_| !failed) {
             // PostgreSQL plans the statement when it is bound (in a failed block it refuses
             // the statement when it runs): a constant's error is the Bind's.
-            self.server.postgres.borrow().plan_sql_in(
+            self.server.postgres.borrow().bind_sql_in(
                 self.session.id,
                 &general.statement,
                 &general.params,
+                &values,
             )?;
         }
         let column_count = prepared.columns().len();

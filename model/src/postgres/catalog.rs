@@ -32,6 +32,100 @@ pub struct ColumnDef {
     pub not_null: bool,
     /// The `DEFAULT` expression (no columns, no parameters).
     pub default: Option<Expr>,
+    /// What its declared type adds to `ty` (`numeric(12,2)`, `varchar(255)`, `smallint`).
+    pub typmod: Option<Typmod>,
+}
+
+/// What a declared type adds to the stand-in's type of its values: `numeric(p, s)` rounds to
+/// `s` digits and holds at most `p`; `varchar(n)` holds at most `n` characters; `smallint`
+/// holds 16 bits. Applied where a value is stored in a column ([`Typmod::store`]) and by an
+/// explicit cast ([`Typmod::cast`]), as PostgreSQL's `apply_typmod`, `varchar` and `int2`
+/// input do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Typmod {
+    /// `numeric(precision, scale)`.
+    Numeric {
+        /// Significant digits (1 to 1000).
+        precision: u32,
+        /// Digits after the point (0 to `precision`).
+        scale: u32,
+    },
+    /// `varchar(n)` / `character varying(n)`.
+    VarChar(u32),
+    /// `smallint` / `int2` (stored as an `integer`).
+    SmallInt,
+}
+
+impl Typmod {
+    /// `value` stored in a column of this type: `numeric` rounded and checked (22003),
+    /// `varchar` checked (22001, but spaces past the end are cut), `smallint` checked
+    /// (22003).
+    pub fn store(self, value: Value) -> Result<Value, PgError> {
+        match (self, value) {
+            (Typmod::VarChar(length), Value::Text(text)) => {
+                let chars = text.chars().count();
+                if chars <= length as usize {
+                    return Ok(Value::Text(text));
+                }
+                let cut: String = text.chars().take(length as usize).collect();
+                if text[cut.len()..].chars().all(|c| c == ' ') {
+                    return Ok(Value::Text(cut));
+                }
+                Err(PgError::error(
+                    "22001",
+                    format!("value too long for type character varying({length})"),
+                ))
+            }
+            (typmod, value) => typmod.cast(value),
+        }
+    }
+
+    /// `value::type` written with this modifier: as [`Typmod::store`], except that a
+    /// `varchar` too long is cut, as an explicit cast cuts it.
+    pub fn cast(self, value: Value) -> Result<Value, PgError> {
+        Ok(match (self, value) {
+            (Typmod::Numeric { precision, scale }, Value::Numeric(decimal)) => {
+                let rounded = super::functions::cut_numeric(
+                    decimal,
+                    i64::from(scale),
+                    super::functions::Cut::Round,
+                )?;
+                let fits = 10i128
+                    .checked_pow(precision)
+                    .is_none_or(|limit| rounded.mantissa.abs() < limit);
+                if !fits {
+                    let digits = precision - scale;
+                    let bound = if digits == 0 {
+                        "1".to_string()
+                    } else {
+                        format!("10^{digits}")
+                    };
+                    return Err(PgError::error(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "numeric field overflow",
+                    )
+                    .with_detail(format!(
+                        "A field with precision {precision}, scale {scale} must round to an \
+                         absolute value less than {bound}."
+                    )));
+                }
+                Value::Numeric(rounded)
+            }
+            (Typmod::VarChar(length), Value::Text(text)) => {
+                Value::Text(text.chars().take(length as usize).collect())
+            }
+            (Typmod::SmallInt, Value::Int(v)) => {
+                if i16::try_from(v).is_err() {
+                    return Err(PgError::error(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "smallint out of range",
+                    ));
+                }
+                Value::Int(v)
+            }
+            (_, other) => other,
+        })
+    }
 }
 
 /// A CHECK constraint.
@@ -51,6 +145,7 @@ impl TableDef {
             ty: SqlType::Int8,
             not_null: true,
             default,
+            typmod: None,
         };
         TableDef {
             name: "wallets".to_string(),
@@ -425,6 +520,10 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
+    /// A declared type's modifier (`numeric(10, 2)`, `varchar(3)`, `smallint`) applied to a
+    /// value of the stand-in's type: by an explicit cast (true: [`Typmod::cast`]) or to a
+    /// value assigned to a column (false: [`Typmod::store`]).
+    Typmod(Typmod, bool),
 }
 
 /// A field `extract` reads.
@@ -475,6 +574,14 @@ impl ScalarFn {
     }
 
     fn apply(self, arguments: Vec<Value>, ty: SqlType) -> Result<Value, PgError> {
+        if let ScalarFn::Typmod(typmod, explicit) = self {
+            let value = arguments.into_iter().next().unwrap_or(Value::Null);
+            return if explicit {
+                typmod.cast(value)
+            } else {
+                typmod.store(value)
+            };
+        }
         if let Some(value) = self.apply_strict(&arguments) {
             return value;
         }
@@ -1187,6 +1294,20 @@ impl Expr {
                 .flat_map(|(c, v)| [c, v])
                 .chain([otherwise.as_mut()])
                 .collect(),
+        }
+    }
+
+    /// Puts each parameter's value in its place (what planning a bound statement sees).
+    pub fn bind_params(&mut self, values: &[Value]) {
+        let mut pending: Vec<&mut Expr> = vec![self];
+        while let Some(expr) = pending.pop() {
+            if let Expr::Param(index, ty) = expr {
+                if let Some(value) = values.get(*index) {
+                    *expr = Expr::Const(value.clone(), *ty);
+                }
+                continue;
+            }
+            pending.extend(expr.parts_mut());
         }
     }
 

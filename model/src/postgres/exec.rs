@@ -12,12 +12,13 @@ use sqlparser::ast::{
     OnConflictAction, OnInsert, OrderByKind, SelectItem, SetExpr, TableConstraint, TableFactor,
     TableObject, TimezoneInfo, TransactionMode, UnaryOperator,
 };
+use sqlparser::ast::{CharacterLength, ExactNumberInfo};
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::catalog::{
     cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ColumnDef,
     EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading, TableDef,
-    TimeField,
+    TimeField, Typmod,
 };
 use super::datetime::Interval;
 use super::engine::{
@@ -613,39 +614,49 @@ fn replace_subqueries_in(plan: &mut Plan, results: &[Expr]) {
     }
 }
 
-/// Puts the clock's value in the place of every clock function call of a statement's plan,
-/// and the session's facts in the place of every function of the session: its subqueries'
-/// and relations' too, and the column defaults an `INSERT` took.
-fn stamp_clock_in(plan: &mut Plan, reading: &StatementReading<'_>) {
+/// Calls `change` on every expression of a statement's plan: its subqueries' and relations'
+/// too, and the column defaults an `INSERT` took (what is put in place before it runs).
+fn change_exprs_in(plan: &mut Plan, change: &mut dyn FnMut(&mut Expr)) {
     match plan {
         Plan::WithSubqueries(subqueries, inner) => {
             for subquery in subqueries {
                 if let SubqueryKind::In(left, _) = &mut subquery.kind {
-                    left.stamp_clock(reading);
+                    change(left);
                 }
-                stamp_clock_in(&mut subquery.plan, reading);
+                change_exprs_in(&mut subquery.plan, change);
             }
-            stamp_clock_in(inner, reading);
+            change_exprs_in(inner, change);
         }
         Plan::Recursive(recursive) => {
             let mut step = Plan::Select(recursive.step.clone());
-            stamp_clock_in(&mut step, reading);
-            if let Plan::Select(stamped) = step {
-                recursive.step = stamped;
+            change_exprs_in(&mut step, change);
+            if let Plan::Select(changed) = step {
+                recursive.step = changed;
             }
         }
         _ => {
             for expr in plan_exprs_mut(plan) {
-                expr.stamp_clock(reading);
+                change(expr);
             }
             for correlated in correlated_mut(plan) {
                 if let SubqueryKind::In(left, _) = &mut correlated.kind {
-                    left.stamp_clock(reading);
+                    change(left);
                 }
-                stamp_clock_in(&mut correlated.plan, reading);
+                change_exprs_in(&mut correlated.plan, change);
             }
         }
     }
+}
+
+/// Puts the clock's value in the place of every clock function call of a statement's plan,
+/// and the session's facts in the place of every function of the session.
+fn stamp_clock_in(plan: &mut Plan, reading: &StatementReading<'_>) {
+    change_exprs_in(plan, &mut |expr| expr.stamp_clock(reading));
+}
+
+/// Puts the parameters' values in the place of the parameters of a statement's plan.
+fn bind_params_in(plan: &mut Plan, values: &[Value]) {
+    change_exprs_in(plan, &mut |expr| expr.bind_params(values));
 }
 
 /// The correlated subqueries of a query or change plan.
@@ -1364,6 +1375,27 @@ fn series_rows(plan: &SeriesPlan, params: &[Value]) -> Result<SqlResult, PgError
     })
 }
 
+/// `value` as stored in `column`: cast to its type, then its declared modifier applied
+/// ([`Typmod::store`]).
+fn stored(value: Value, column: &ColumnDef) -> Result<Value, PgError> {
+    let value = cast(value, column.ty)?;
+    match column.typmod {
+        Some(typmod) => typmod.store(value),
+        None => Ok(value),
+    }
+}
+
+/// A function's arguments when each is a plain expression (none named, no `*`).
+fn plain_arguments(arguments: &[ast::FunctionArg]) -> Option<Vec<&ast::Expr>> {
+    arguments
+        .iter()
+        .map(|arg| match arg {
+            ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether PostgreSQL casts `from` to `to` implicitly (among the number types).
 fn implicitly_castable(from: SqlType, to: SqlType) -> bool {
     use SqlType::{Float8, Int4, Int8, Numeric};
@@ -1468,6 +1500,55 @@ fn fuzzy_hint(
     }
 }
 
+/// What a declared type adds to its [`data_type`] ([`Typmod`]): a `numeric`'s precision and
+/// scale, a `varchar`'s length, `smallint`'s range. A modifier the stand-in does not apply
+/// (a `numeric` scale outside 0 to its precision, a length in bytes) is 0A000, never ignored.
+fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
+    let refused = || unsupported(&format!("type {ty}"));
+    Ok(match ty {
+        DataType::Numeric(info) | DataType::Decimal(info) => match *info {
+            ExactNumberInfo::None => None,
+            ExactNumberInfo::Precision(precision) => Some((precision, 0)),
+            ExactNumberInfo::PrecisionAndScale(precision, scale) => {
+                Some((precision, u64::try_from(scale).map_err(|_| refused())?))
+            }
+        }
+        .map(|(precision, scale)| {
+            if !(1..=1000).contains(&precision) {
+                return Err(PgError::error(
+                    "22023",
+                    format!("NUMERIC precision {precision} must be between 1 and 1000"),
+                ));
+            }
+            if scale > precision {
+                return Err(refused());
+            }
+            Ok(Typmod::Numeric {
+                precision: precision as u32,
+                scale: scale as u32,
+            })
+        })
+        .transpose()?,
+        DataType::Varchar(length) | DataType::CharacterVarying(length) => match length {
+            None => None,
+            Some(CharacterLength::IntegerLength { length, unit: None }) => {
+                if *length == 0 {
+                    return Err(PgError::error(
+                        "22023",
+                        "length for type varchar must be at least 1",
+                    ));
+                }
+                Some(Typmod::VarChar(
+                    u32::try_from(*length).map_err(|_| refused())?,
+                ))
+            }
+            Some(_) => return Err(refused()),
+        },
+        DataType::SmallInt(_) | DataType::Int2(_) => Some(Typmod::SmallInt),
+        _ => None,
+    })
+}
+
 fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
     Ok(match ty {
         DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
@@ -1482,11 +1563,9 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
         | DataType::String(_) => SqlType::Text,
         DataType::Boolean | DataType::Bool => SqlType::Bool,
         DataType::Numeric(_) | DataType::Decimal(_) => SqlType::Numeric,
-        DataType::DoublePrecision
-        | DataType::Float8
-        | DataType::Double(_)
-        | DataType::Real
-        | DataType::Float4 => SqlType::Float8,
+        // `real` (`float4`) is refused: its values are rounded to 24 bits and written with
+        // fewer digits, which a double would silently not do.
+        DataType::DoublePrecision | DataType::Float8 | DataType::Double(_) => SqlType::Float8,
         DataType::Timestamp(None, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
             SqlType::TimestampTz
         }
@@ -2406,7 +2485,21 @@ impl Analyzer<'_> {
                     _ => position().map(|at| self.statement.word_before(at, "cast").unwrap_or(at)),
                 };
                 castable(inner.ty(), target, cast_at)?;
-                self.convert(inner, target, position())?
+                let converted = self.convert(inner, target, position())?;
+                // A modifier out of range: PostgreSQL points at the type, after `::`.
+                let type_at = match kind {
+                    ast::CastKind::DoubleColon => cast_at.map(|at| at + 2),
+                    _ => None,
+                };
+                match type_modifier(ty).map_err(|error| match type_at {
+                    Some(at) if error.code != sqlstate::FEATURE_NOT_SUPPORTED => error.at(Some(at)),
+                    _ => error,
+                })? {
+                    Some(typmod) => {
+                        Expr::Call(ScalarFn::Typmod(typmod, true), vec![converted], target)
+                    }
+                    None => converted,
+                }
             }
             ast::Expr::Substring {
                 expr,
@@ -2774,15 +2867,7 @@ impl Analyzer<'_> {
             let name_bytes = u32::try_from(function.name.to_string().len()).unwrap_or(0);
             return Err(PgError::syntax_error_near("(").at(position.map(|p| p + name_bytes)));
         }
-        let arguments: Option<Vec<&ast::Expr>> = list
-            .args
-            .iter()
-            .map(|arg| match arg {
-                ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
-                _ => None,
-            })
-            .collect();
-        let Some(arguments) = arguments else {
+        let Some(arguments) = plain_arguments(&list.args) else {
             return Err(unsupported(&node.to_string()));
         };
         if !arguments.is_empty() || list.duplicate_treatment.is_some() {
@@ -3186,13 +3271,7 @@ impl Analyzer<'_> {
                     && (list.duplicate_treatment.is_none()
                         || AggregateKind::parse(name).is_some()) =>
             {
-                list.args
-                    .iter()
-                    .map(|arg| match arg {
-                        ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
-                        _ => None,
-                    })
-                    .collect()
+                plain_arguments(&list.args)
             }
             _ => None,
         };
@@ -3487,7 +3566,14 @@ impl Analyzer<'_> {
         let expr = self.expr(scope, node, column.ty)?;
         let position = self.statement.position_of(node);
         assignable(column, expr.ty(), position)?;
-        self.convert(expr, column.ty, position)
+        let converted = self.convert(expr, column.ty, position)?;
+        // The column's modifier as PostgreSQL's assignment coercion applies it: a function of
+        // the value, folded at planning when the value is a constant or parameter (so an
+        // error in it comes at Bind).
+        Ok(match column.typmod {
+            Some(typmod) => Expr::Call(ScalarFn::Typmod(typmod, false), vec![converted], column.ty),
+            None => converted,
+        })
     }
 
     /// A select list, its untyped literals and parameters read as text (PostgreSQL's
@@ -3793,6 +3879,17 @@ impl Postgres {
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
         let (plan, params) = self.plan(statement, declared, false)?;
+        self.described(session, plan, params)
+    }
+
+    /// The description of a planned statement, or 25006 for a query that would write in a
+    /// `READ ONLY` transaction.
+    fn described(
+        &self,
+        session: SessionId,
+        plan: Plan,
+        params: Vec<SqlType>,
+    ) -> Result<Description, PgError> {
         let query = match &plan {
             Plan::WithSubqueries(_, inner) => matches!(inner.as_ref(), Plan::Select(_)),
             other => matches!(other, Plan::Select(_)),
@@ -3801,6 +3898,28 @@ impl Postgres {
             return Err(refusal);
         }
         Ok(description(&plan, params))
+    }
+
+    /// What a Bind of `statement` with parameter `values` does: plans it as
+    /// [`Postgres::plan_sql_in`] does, then folds its constants with the parameters' values
+    /// in place, as PostgreSQL's custom plan for those values does (so an error of an
+    /// expression of constants and parameters alone, `$1::numeric(6, 2)` out of range, is
+    /// the Bind's, not the Execute's).
+    pub fn bind_sql_in(
+        &self,
+        session: SessionId,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        values: &[Value],
+    ) -> Result<Description, PgError> {
+        if values.is_empty() {
+            return self.plan_sql_in(session, statement, declared);
+        }
+        let (plan, params) = self.analyze(statement, declared, false)?;
+        let mut bound = plan.clone();
+        bind_params_in(&mut bound, values);
+        fold_constants(&bound)?;
+        self.described(session, plan, params)
     }
 
     /// 25006 when `session`'s transaction is `READ ONLY` and `plan` writes.
@@ -5159,7 +5278,7 @@ impl Postgres {
                         })?
                     }
                 };
-                tuple.push(cast(value, column.ty)?);
+                tuple.push(stored(value, column)?);
             }
             Self::check_row(&def, &tuple, params)?;
             // Whether `ON CONFLICT` handles a conflict on the unique index at a position of
@@ -5259,7 +5378,7 @@ impl Postgres {
                                 excluded: Some(&tuple),
                                 params,
                             })?;
-                            new[*index] = cast(value, def.columns[*index].ty)?;
+                            new[*index] = stored(value, &def.columns[*index])?;
                         }
                         Self::check_row(&def, &new, params)?;
                         if let Some(outcome) =
@@ -5401,7 +5520,7 @@ impl Postgres {
                     excluded: None,
                     params,
                 })?;
-                new[*index] = cast(value, def.columns[*index].ty)?;
+                new[*index] = stored(value, &def.columns[*index])?;
             }
             Self::check_row(&def, &new, params)?;
             changes.push((key.clone(), new, joined[width..].to_vec()));
@@ -7252,14 +7371,7 @@ impl Analyzer<'_> {
         alias: Option<&ast::TableAlias>,
     ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
         let position = self.statement.position_of(factor);
-        let nodes: Option<Vec<&ast::Expr>> = arguments
-            .iter()
-            .map(|arg| match arg {
-                ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
-                _ => None,
-            })
-            .collect();
-        let Some(nodes) = nodes else {
+        let Some(nodes) = plain_arguments(arguments) else {
             return Err(unsupported(&factor.to_string()));
         };
         let empty = Scope {
@@ -7431,6 +7543,7 @@ impl Analyzer<'_> {
                 ty,
                 not_null: false,
                 default: None,
+                typmod: None,
             });
         }
         let index = self.subqueries.len();
@@ -8961,6 +9074,7 @@ impl Analyzer<'_> {
             let mut col = ColumnDef {
                 name: column_name.clone(),
                 ty,
+                typmod: type_modifier(&column.data_type)?,
                 not_null: serial.is_some(),
                 default: serial.map(|ty| Expr::Sequence {
                     column: index,
