@@ -1500,6 +1500,9 @@ fn fuzzy_hint(
     }
 }
 
+/// PostgreSQL's largest `varchar(n)` (`MaxAttrSize`, 10 MB).
+const VARCHAR_MAX_LENGTH: u64 = 10_485_760;
+
 /// What a declared type adds to its [`data_type`] ([`Typmod`]): a `numeric`'s precision and
 /// scale, a `varchar`'s length, `smallint`'s range. A modifier the stand-in does not apply
 /// (a `numeric` scale outside 0 to its precision, a length in bytes) is 0A000, never ignored.
@@ -1536,6 +1539,12 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
                     return Err(PgError::error(
                         "22023",
                         "length for type varchar must be at least 1",
+                    ));
+                }
+                if *length > VARCHAR_MAX_LENGTH {
+                    return Err(PgError::error(
+                        "22023",
+                        format!("length for type varchar cannot exceed {VARCHAR_MAX_LENGTH}"),
                     ));
                 }
                 Some(Typmod::VarChar(
