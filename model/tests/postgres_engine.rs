@@ -1004,10 +1004,20 @@ fn declared_modifiers_change_what_is_stored() {
             "UPDATE led SET s = s * 2 WHERE id = 2",
             "22003 smallint out of range",
         ),
+        ("INSERT INTO led (id, v) SELECT 3, 'abcd'", "22001 "),
+        (
+            "INSERT INTO led (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET s = 40000",
+            "22003 smallint out of range",
+        ),
     ] {
         let error = run(sql).unwrap_err();
         assert!(error.starts_with(code), "{sql}: {error}");
     }
+    run("INSERT INTO led (id, amount) SELECT 4, 2.345").unwrap();
+    assert_eq!(
+        text(run("SELECT amount FROM led WHERE id = 4").unwrap()),
+        [Some("2.35".to_string())]
+    );
     // An explicit cast cuts a text where a stored one is refused.
     assert_eq!(
         text(run("SELECT 'abcdef'::varchar(3), 2.5::numeric(1)").unwrap()),

@@ -1375,13 +1375,14 @@ fn series_rows(plan: &SeriesPlan, params: &[Value]) -> Result<SqlResult, PgError
     })
 }
 
-/// `value` as stored in `column`: cast to its type, then its declared modifier applied
-/// ([`Typmod::store`]).
-fn stored(value: Value, column: &ColumnDef) -> Result<Value, PgError> {
-    let value = cast(value, column.ty)?;
+/// `expr` (already of `column`'s type) assigned to `column`: its declared modifier applied as
+/// PostgreSQL's assignment coercion applies it, as a function of the value, folded at planning
+/// when the value is a constant or parameter (so an error in it comes at Bind). Every value an
+/// `INSERT`, `UPDATE` or `ON CONFLICT` stores comes through here (and a column's default).
+fn with_modifier_of(column: &ColumnDef, expr: Expr) -> Expr {
     match column.typmod {
-        Some(typmod) => typmod.store(value),
-        None => Ok(value),
+        Some(typmod) => Expr::Call(ScalarFn::Typmod(typmod, false), vec![expr], column.ty),
+        None => expr,
     }
 }
 
@@ -3576,13 +3577,7 @@ impl Analyzer<'_> {
         let position = self.statement.position_of(node);
         assignable(column, expr.ty(), position)?;
         let converted = self.convert(expr, column.ty, position)?;
-        // The column's modifier as PostgreSQL's assignment coercion applies it: a function of
-        // the value, folded at planning when the value is a constant or parameter (so an
-        // error in it comes at Bind).
-        Ok(match column.typmod {
-            Some(typmod) => Expr::Call(ScalarFn::Typmod(typmod, false), vec![converted], column.ty),
-            None => converted,
-        })
+        Ok(with_modifier_of(column, converted))
     }
 
     /// A select list, its untyped literals and parameters read as text (PostgreSQL's
@@ -5287,7 +5282,7 @@ impl Postgres {
                         })?
                     }
                 };
-                tuple.push(stored(value, column)?);
+                tuple.push(cast(value, column.ty)?);
             }
             Self::check_row(&def, &tuple, params)?;
             // Whether `ON CONFLICT` handles a conflict on the unique index at a position of
@@ -5387,7 +5382,7 @@ impl Postgres {
                                 excluded: Some(&tuple),
                                 params,
                             })?;
-                            new[*index] = stored(value, &def.columns[*index])?;
+                            new[*index] = cast(value, def.columns[*index].ty)?;
                         }
                         Self::check_row(&def, &new, params)?;
                         if let Some(outcome) =
@@ -5529,7 +5524,7 @@ impl Postgres {
                     excluded: None,
                     params,
                 })?;
-                new[*index] = stored(value, &def.columns[*index])?;
+                new[*index] = cast(value, def.columns[*index].ty)?;
             }
             Self::check_row(&def, &new, params)?;
             changes.push((key.clone(), new, joined[width..].to_vec()));
@@ -8945,7 +8940,8 @@ impl Analyzer<'_> {
                 }
                 _ => {}
             }
-            row[target] = self.convert(Expr::Column(at, ty), column.ty, None)?;
+            let converted = self.convert(Expr::Column(at, ty), column.ty, None)?;
+            row[target] = with_modifier_of(column, converted);
         }
         // The relation's items and columns take the types the literals took.
         let subquery = &mut self.subqueries[index];
