@@ -2220,6 +2220,95 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
     });
 }
 
+/// DDL in a block holds what it changed until the block ends: another session's statement on
+/// a table the block truncated or dropped waits, as does creating a relation under a name the
+/// block created, while reading a table the block created answers at once that there is none;
+/// a rollback (also to a savepoint) gives everything back and lets go of it. Each wait is seen
+/// through `lock_timeout` (55P03 after it), on PostgreSQL and on the stand-in.
+#[test]
+fn ddl_in_a_block_holds_what_it_changed_until_the_block_ends() {
+    let Some(url) = database_url("ddl_in_a_block_holds_what_it_changed_until_the_block_ends")
+    else {
+        return;
+    };
+    const LIMIT: Duration = Duration::from_millis(200);
+    use simple_step as step;
+    async fn play(holder: &Client, other: &Client) -> Vec<StepEnd> {
+        // (true: the holder, false: the other session, whose waits lock_timeout cuts short).
+        let script = [
+            (false, "CREATE TABLE t (id int PRIMARY KEY, v text)"),
+            (false, "INSERT INTO t VALUES (1, 'x')"),
+            (false, "SET lock_timeout = '0.2s'"),
+            (true, "BEGIN"),
+            (true, "CREATE TABLE fresh (a int)"),
+            (false, "SELECT count(*) FROM fresh"),
+            (false, "CREATE TABLE fresh (b int)"),
+            (true, "TRUNCATE t"),
+            (false, "SELECT v FROM t"),
+            (false, "INSERT INTO t VALUES (2, 'y')"),
+            (true, "ROLLBACK"),
+            (false, "SELECT v FROM t ORDER BY id"),
+            (false, "SELECT count(*) FROM fresh"),
+            (true, "BEGIN"),
+            (true, "DROP TABLE t"),
+            (false, "SELECT v FROM t"),
+            (false, "DROP TABLE t"),
+            (true, "COMMIT"),
+            (false, "SELECT v FROM t"),
+            (true, "BEGIN"),
+            (true, "CREATE TABLE t (id int)"),
+            (true, "SAVEPOINT s"),
+            (true, "CREATE TABLE u (id int)"),
+            (true, "ROLLBACK TO s"),
+            (false, "CREATE TABLE u (id int)"),
+            (true, "INSERT INTO t VALUES (7)"),
+            (true, "COMMIT"),
+            (false, "SELECT count(*) FROM t"),
+            (false, "SELECT count(*) FROM u"),
+        ];
+        let mut ends = Vec::with_capacity(script.len());
+        for (by_holder, sql) in script {
+            ends.push(step(if by_holder { holder } else { other }, sql).await);
+        }
+        ends
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, _admin) = Schema::create(&url, "ddl_hold").await;
+        let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
+        let server = PgServer::new(
+            Rc::new(RefCell::new(Postgres::new())),
+            Rc::new(NoopObserver),
+        )
+        .with_deadlock_timeout(Duration::from_secs(1));
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+
+        let started = Instant::now();
+        let real = play(&real_a, &real_b).await;
+        let real_took = started.elapsed();
+        let started = Instant::now();
+        let ours = play(&stand_in[0], &stand_in[1]).await;
+        let ours_took = started.elapsed();
+        assert_eq!(ours, real, "stand-in vs PostgreSQL");
+        let lock_timeout = Err((
+            "55P03".to_string(),
+            "canceling statement due to lock timeout".to_string(),
+        ));
+        let waited: Vec<usize> = (0..real.len())
+            .filter(|&i| real[i] == lock_timeout)
+            .collect();
+        assert_eq!(waited, [6, 8, 9, 15, 16], "{real:?}");
+        assert_eq!(real[11], Ok("x".to_string()));
+        assert_eq!(real[27], Ok("1".to_string()));
+        for took in [real_took, ours_took] {
+            assert!(took >= LIMIT * waited.len() as u32, "{took:?}");
+        }
+        accept_loop.abort();
+        drop(schema);
+    });
+}
+
 /// A unique index makes a writer wait for the transaction that wrote a row with the same key
 /// (or deleted or changed one that had it), then refuses or lets it through as that
 /// transaction ended; `CREATE INDEX` waits for a transaction that wrote a row of the table.

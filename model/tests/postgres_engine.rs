@@ -1027,3 +1027,79 @@ fn declared_modifiers_change_what_is_stored() {
         .unwrap_err()
         .starts_with("0A000 "));
 }
+
+/// The safeguards' own statements (the typed fast path) wait like any other for a block that
+/// holds `wallets` by DDL, and see what that block's end leaves: its rows back after a
+/// rollback of `TRUNCATE`, none after a commit.
+#[test]
+fn typed_statements_wait_for_a_block_that_holds_wallets_by_ddl() {
+    let (mut db, holder) = setup();
+    let caller = db.connect();
+    assert_eq!(general(&mut db, holder, "BEGIN"), Ok(vec![]));
+    assert_eq!(general(&mut db, holder, "TRUNCATE wallets"), Ok(vec![]));
+    for statement in [SELECT, FOR_UPDATE, DEBIT] {
+        let params: &[i64] = if statement == DEBIT { &[10] } else { &[] };
+        match db.execute(caller, &statement, params) {
+            Exec::Blocked { by } => assert_eq!(by, holder),
+            other => panic!("{}: {other:?}", statement.sql()),
+        }
+        assert!(db.waiting_on(caller) == Some(holder));
+        assert!(!db.lock_wait_over(caller, holder));
+    }
+    assert_eq!(general(&mut db, holder, "ROLLBACK"), Ok(vec![]));
+    assert!(db.lock_wait_over(caller, holder));
+    let row = ok(&mut db, caller, SELECT, &[]);
+    assert_eq!(row.rows.len(), 1, "the rollback gave the row back");
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+
+    assert_eq!(general(&mut db, holder, "BEGIN"), Ok(vec![]));
+    assert_eq!(general(&mut db, holder, "TRUNCATE wallets"), Ok(vec![]));
+    assert!(matches!(
+        db.execute(caller, &DEBIT, &[10]),
+        Exec::Blocked { .. }
+    ));
+    assert_eq!(general(&mut db, holder, "COMMIT"), Ok(vec![]));
+    assert_eq!(ok(&mut db, caller, DEBIT, &[10]).tag, "UPDATE 0");
+    assert_eq!(db.wallet(ID), None);
+}
+
+/// A rollback gives back what DDL in the block changed, latest first, and a savepoint gives
+/// back only what came after it; no relation is left held once the block is over.
+#[test]
+fn ddl_is_undone_by_rollback_and_by_rollback_to_savepoint() {
+    let (mut db, s) = setup();
+    let other = db.connect();
+    let run = |db: &mut Postgres, sql: &str| general(db, s, sql);
+    run(&mut db, "BEGIN").unwrap();
+    run(&mut db, "CREATE TABLE a (n int)").unwrap();
+    run(&mut db, "INSERT INTO a VALUES (1)").unwrap();
+    run(&mut db, "SAVEPOINT one").unwrap();
+    run(&mut db, "DROP TABLE wallets").unwrap();
+    run(&mut db, "CREATE TABLE wallets (other text)").unwrap();
+    run(&mut db, "SAVEPOINT two").unwrap();
+    run(&mut db, "DROP TABLE a").unwrap();
+    run(&mut db, "CREATE SEQUENCE s").unwrap();
+    assert_eq!(
+        general(&mut db, other, "SELECT * FROM wallets"),
+        Err("blocked".to_string())
+    );
+    assert!(
+        general(&mut db, other, "SELECT * FROM a").is_err_and(|e| e.starts_with("42P01")),
+        "a was created in the block: the others never saw it"
+    );
+    run(&mut db, "ROLLBACK TO two").unwrap();
+    assert_eq!(run(&mut db, "SELECT n FROM a").unwrap().len(), 1);
+    assert!(run(&mut db, "SELECT nextval('s')").is_err());
+    run(&mut db, "ROLLBACK TO one").unwrap();
+    assert_eq!(
+        run(&mut db, "SELECT balance FROM wallets").unwrap().len(),
+        1
+    );
+    run(&mut db, "ROLLBACK").unwrap();
+    assert!(run(&mut db, "SELECT * FROM a").is_err_and(|e| e.starts_with("42P01")));
+    assert_eq!(db.wallet(ID), Some(wallet(100, 3)));
+    assert_eq!(
+        general(&mut db, other, "SELECT balance FROM wallets").map(|rows| rows.len()),
+        Ok(1)
+    );
+}

@@ -57,6 +57,7 @@ use std::sync::Arc;
 use super::advisory::{AdvisoryKey, AdvisoryLocks, AdvisoryMode, Released};
 use super::catalog::{ClockReading, TableDef};
 use super::datetime;
+use super::ddl::CatalogUndo;
 use super::error::{PgError, PgNotice};
 use super::exec::{SqlExec, SqlResult};
 use super::random::{self, Prng};
@@ -324,6 +325,8 @@ pub(super) struct Savepoint {
     pub(super) name: String,
     pub(super) locks: BTreeMap<(String, Value), Option<Written>>,
     pub(super) shared: Vec<(String, Value)>,
+    /// How many entries the session's DDL undo log had (`ddl.rs`).
+    pub(super) catalog_undo_len: usize,
 }
 
 /// A connected session.
@@ -366,6 +369,9 @@ pub(super) struct Session {
     /// The role and database it connected as, when its driver said
     /// ([`Postgres::set_identity`]); else `postgres` and `postgres`.
     pub(super) identity: Option<Arc<Identity>>,
+    /// What the open block's DDL changed, oldest first, to give back on rollback; the
+    /// relations named in it are the block's until it ends (`ddl.rs`).
+    pub(super) catalog_undo: Vec<CatalogUndo>,
 }
 
 /// Who a session is: what `current_user` and `current_database()` answer.
@@ -398,6 +404,7 @@ impl Session {
             block_start: None,
             prng: None,
             identity: None,
+            catalog_undo: Vec::new(),
         }
     }
 }
@@ -458,7 +465,13 @@ impl Hash for Session {
                 savepoint.name.hash(state);
                 savepoint.locks.hash(state);
                 savepoint.shared.hash(state);
+                if savepoint.catalog_undo_len > 0 {
+                    savepoint.catalog_undo_len.hash(state);
+                }
             }
+        }
+        if !self.catalog_undo.is_empty() {
+            self.catalog_undo.hash(state);
         }
     }
 }
@@ -586,22 +599,29 @@ impl Hash for Postgres {
             state.write_usize(others.len() + 1);
             for (name, table) in others {
                 name.hash(state);
-                table.def.hash(state);
-                if !table.sequences.is_empty() {
-                    table.sequences.hash(state);
-                }
-                for (key, row) in &table.rows {
-                    key.hash(state);
-                    row.committed.hash(state);
-                    row.lock
-                        .as_ref()
-                        .map(|lock| (lock.holder, &lock.uncommitted))
-                        .hash(state);
-                    row.shared.hash(state);
-                    if !row.waiters.is_empty() {
-                        row.waiters.hash(state);
-                    }
-                }
+                table.hash_contents(state);
+            }
+        }
+    }
+}
+
+impl Table {
+    /// Hashes the definition, the column sequences and every row.
+    pub(super) fn hash_contents<H: Hasher>(&self, state: &mut H) {
+        self.def.hash(state);
+        if !self.sequences.is_empty() {
+            self.sequences.hash(state);
+        }
+        for (key, row) in &self.rows {
+            key.hash(state);
+            row.committed.hash(state);
+            row.lock
+                .as_ref()
+                .map(|lock| (lock.holder, &lock.uncommitted))
+                .hash(state);
+            row.shared.hash(state);
+            if !row.waiters.is_empty() {
+                row.waiters.hash(state);
             }
         }
     }
@@ -960,7 +980,8 @@ impl Postgres {
             && state.savepoints.is_empty()
             && state.waited_row.is_none();
         let wallets_ok = statement.wallet_id().is_none() || self.canonical_wallets().is_some();
-        plain_session && wallets_ok
+        // A relation some block holds by DDL makes the others wait: the general path does.
+        plain_session && wallets_ok && !self.any_ddl_hold()
     }
 
     /// A typed statement through the general path, its result in the typed form.
@@ -1500,6 +1521,12 @@ impl Postgres {
     /// Ends `session`'s transaction: publishes (commit) or discards its versions, releases its
     /// locks, and forgets the waits on it.
     pub(super) fn end_transaction(&mut self, session: SessionId, ending: Ending) {
+        // What its DDL changed is kept or given back first (a table it dropped comes back
+        // with its rows, and with the row locks the loop below lets go of).
+        match ending {
+            Ending::Commit => self.commit_ddl(session),
+            Ending::Rollback | Ending::Abort => self.undo_ddl(session, 0),
+        }
         // The loop below changes only the rows `session` holds a lock on: the tables are
         // copied only if there are any.
         if self.holds_a_lock(session) {
@@ -1577,6 +1604,7 @@ impl Postgres {
         let state = self.session_mut(session);
         state.savepoints.truncate(depth + 1);
         let saved = state.savepoints[depth].clone();
+        self.undo_ddl(session, saved.catalog_undo_len);
         for (name, table) in self.tables_mut().iter_mut() {
             let mut vanished = Vec::new();
             for (key, row) in table.rows.iter_mut() {
@@ -1623,6 +1651,7 @@ impl Postgres {
     /// lock holders, the waits-for graph has no cycle (checking at once), committed wallet
     /// balances are not negative.
     fn check_invariants(&self) {
+        self.check_ddl_holds();
         for (name, table) in self.tables.iter() {
             for (key, row) in &table.rows {
                 if &**name == WALLETS && table.canonical {

@@ -2,6 +2,7 @@
 //! (names, types, parameters) and executed on the row store with the same transaction
 //! blocks, row locks and waiting as the typed statements.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use super::catalog::{
     TimeField, Typmod,
 };
 use super::datetime::Interval;
+use super::ddl::{CatalogUndo, DdlHold, TableChange};
 use super::engine::{
     lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
     Written,
@@ -2134,9 +2136,18 @@ fn missing_relation(name: &str) -> PgError {
     )
 }
 
+/// A statement analysed (or planned) and the types of its parameters, or why it is not.
+type Planned = Result<(Plan, Vec<SqlType>), PgError>;
+
 /// The analysis of one statement: the catalogue and the parameter types found so far.
 struct Analyzer<'a> {
     tables: &'a BTreeMap<Arc<str>, Table>,
+    /// The relations other sessions' open blocks hold by DDL (`ddl.rs`), as the session
+    /// whose statement this is sees them (none when no session is named).
+    ddl_holds: Vec<(Arc<str>, DdlHold)>,
+    /// The session the statement has to wait for: it named a relation that session's block
+    /// changed by DDL.
+    waits_for: &'a Cell<Option<SessionId>>,
     /// The sequences (`CREATE SEQUENCE`), relations beside the tables.
     sequences: &'a BTreeMap<Arc<str>, Sequence>,
     params: Vec<SqlType>,
@@ -2169,6 +2180,15 @@ struct Analyzer<'a> {
 impl Analyzer<'_> {
     fn table(&self, name: &ObjectName) -> Result<Arc<TableDef>, PgError> {
         let table = object_name(name)?;
+        let held = self.ddl_holds.iter().find(|(held, _)| **held == *table);
+        if let Some((_, hold)) = held {
+            if hold.created {
+                return Err(missing_relation(&table).at(self.statement.position_of(name)));
+            }
+            if self.waits_for.get().is_none() {
+                self.waits_for.set(Some(hold.holder));
+            }
+        }
         if self.sequences.contains_key(table.as_str())
             || column_sequence(self.tables, &table).is_some()
         {
@@ -3882,7 +3902,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.plan(statement, declared, false)?;
+        let (plan, params) = self.plan_in(Some(session), statement, declared, false).0?;
         self.described(session, plan, params)
     }
 
@@ -3919,7 +3939,9 @@ impl Postgres {
         if values.is_empty() {
             return self.plan_sql_in(session, statement, declared);
         }
-        let (plan, params) = self.analyze(statement, declared, false)?;
+        let (plan, params) = self
+            .analyze_in(Some(session), statement, declared, false)
+            .0?;
         let mut bound = plan.clone();
         bind_params_in(&mut bound, values);
         fold_constants(&bound)?;
@@ -3945,9 +3967,24 @@ impl Postgres {
         declared: &[SqlType],
         typed_by_values: bool,
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        let (plan, params) = self.analyze(statement, declared, typed_by_values)?;
-        fold_constants(&plan)?;
-        Ok((plan, params))
+        self.plan_in(None, statement, declared, typed_by_values).0
+    }
+
+    /// [`Postgres::plan`] as [`Postgres::analyze_in`] analyses: with the session that has to
+    /// be waited for first, if any.
+    fn plan_in(
+        &self,
+        viewer: Option<SessionId>,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        typed_by_values: bool,
+    ) -> (Planned, Option<SessionId>) {
+        let (analysis, waits_for) = self.analyze_in(viewer, statement, declared, typed_by_values);
+        let planned = analysis.and_then(|(plan, params)| {
+            fold_constants(&plan)?;
+            Ok((plan, params))
+        });
+        (planned, waits_for)
     }
 
     /// Resolves names and types (what a Parse does); constants are not folded yet.
@@ -3957,7 +3994,25 @@ impl Postgres {
         declared: &[SqlType],
         typed_by_values: bool,
     ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        let mut analyzer = Analyzer {
+        self.analyze_in(None, statement, declared, typed_by_values)
+            .0
+    }
+
+    /// [`Postgres::analyze`] with the catalogue as session `viewer` sees it (`ddl.rs`): a
+    /// relation another session's open block created is not there, and one such a block
+    /// changed makes the statement wait for that session (the second value, which comes
+    /// before any error: PostgreSQL waits for the lock when it looks the name up).
+    fn analyze_in(
+        &self,
+        viewer: Option<SessionId>,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        typed_by_values: bool,
+    ) -> (Planned, Option<SessionId>) {
+        let waits_for = Cell::new(None);
+        let analyzer = Analyzer {
+            ddl_holds: viewer.map(|s| self.ddl_holds(s)).unwrap_or_default(),
+            waits_for: &waits_for,
             aggregate_at: None,
             typed_by_values,
             tables: &self.tables,
@@ -3972,44 +4027,54 @@ impl Postgres {
             untyped_items_of: None,
             queries_open: 0,
         };
-        let mut plan = analyzer.statement()?;
-        if !analyzer.subqueries.is_empty() {
-            if !matches!(
-                plan,
-                Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
-            ) {
-                return Err(unsupported(&format!("a subquery in {}", statement.text)));
-            }
-            check_data_changing_relations(&analyzer.subqueries, &plan)?;
-            plan = Plan::WithSubqueries(std::mem::take(&mut analyzer.subqueries), Box::new(plan));
-        }
-        // Aggregates are computed only over a SELECT's rows; anywhere else PostgreSQL refuses
-        // them (and evaluating one on a single row would answer NULL).
-        if let Some(at) = analyzer.aggregate_at {
-            let in_returning =
-                |returning: &[(String, Expr)]| returning.iter().any(|(_, e)| e.is_aggregate());
-            let inner = match &plan {
-                Plan::WithSubqueries(_, inner) => inner.as_ref(),
-                other => other,
-            };
-            let place = match inner {
-                Plan::Select(_) => None,
-                Plan::Insert(insert) if !in_returning(&insert.returning) => Some("VALUES"),
-                Plan::Update(update) if !in_returning(&update.returning) => Some("UPDATE"),
-                Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => Some("RETURNING"),
-                _ => Some("this statement"),
-            };
-            if let Some(place) = place {
-                return Err(PgError::error(
-                    "42803",
-                    format!("aggregate functions are not allowed in {place}"),
-                )
-                .at(at));
-            }
-        }
-        Ok((plan, analyzer.params))
+        let result = analyzed(analyzer);
+        (result, waits_for.get())
     }
+}
 
+/// The rest of [`Postgres::analyze_in`]: the statement read whole, then what PostgreSQL
+/// checks of it as a whole.
+fn analyzed(mut analyzer: Analyzer<'_>) -> Planned {
+    let statement = analyzer.statement;
+    let mut plan = analyzer.statement()?;
+    if !analyzer.subqueries.is_empty() {
+        if !matches!(
+            plan,
+            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+        ) {
+            return Err(unsupported(&format!("a subquery in {}", statement.text)));
+        }
+        check_data_changing_relations(&analyzer.subqueries, &plan)?;
+        plan = Plan::WithSubqueries(std::mem::take(&mut analyzer.subqueries), Box::new(plan));
+    }
+    // Aggregates are computed only over a SELECT's rows; anywhere else PostgreSQL refuses
+    // them (and evaluating one on a single row would answer NULL).
+    if let Some(at) = analyzer.aggregate_at {
+        let in_returning =
+            |returning: &[(String, Expr)]| returning.iter().any(|(_, e)| e.is_aggregate());
+        let inner = match &plan {
+            Plan::WithSubqueries(_, inner) => inner.as_ref(),
+            other => other,
+        };
+        let place = match inner {
+            Plan::Select(_) => None,
+            Plan::Insert(insert) if !in_returning(&insert.returning) => Some("VALUES"),
+            Plan::Update(update) if !in_returning(&update.returning) => Some("UPDATE"),
+            Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_) => Some("RETURNING"),
+            _ => Some("this statement"),
+        };
+        if let Some(place) = place {
+            return Err(PgError::error(
+                "42803",
+                format!("aggregate functions are not allowed in {place}"),
+            )
+            .at(at));
+        }
+    }
+    Ok((plan, analyzer.params))
+}
+
+impl Postgres {
     /// Executes a general statement in `session` with typed parameter values.
     pub fn execute_sql(
         &mut self,
@@ -4061,7 +4126,11 @@ impl Postgres {
                 Value::Uuid(_) => SqlType::Uuid,
             })
             .collect();
-        let mut plan = match self.plan(statement, &declared, true) {
+        let (planned, waits_for) = self.plan_in(Some(session), statement, &declared, true);
+        if let (Some(holder), false) = (waits_for, failed) {
+            return from_typed(self.wait_for(session, holder));
+        }
+        let mut plan = match planned {
             Ok((plan, used)) => {
                 if failed && !matches!(plan, Plan::Commit | Plan::Rollback | Plan::RollbackTo(_)) {
                     return done(Err(PgError::in_failed_transaction()));
@@ -4083,6 +4152,9 @@ impl Postgres {
         };
         if let Some(refusal) = self.read_only_refusal(session, &plan) {
             return self.fail_sql(session, refusal);
+        }
+        if let Some(holder) = self.ddl_conflict(session, &plan) {
+            return from_typed(self.wait_for(session, holder));
         }
         let (user, database) = self.identity_of(session);
         let reading = StatementReading {
@@ -4135,13 +4207,15 @@ impl Postgres {
             Plan::Savepoint(name) => self.savepoint(session, name),
             Plan::Release(name) => self.release(session, &name),
             Plan::RollbackTo(name) => self.rollback_to(session, &name),
-            Plan::CreateTable(def, if_not_exists) => return self.create(def, if_not_exists),
+            Plan::CreateTable(def, if_not_exists) => {
+                return self.create(session, def, if_not_exists)
+            }
             Plan::DropTable(names, if_exists) => self.drop_tables(session, names, if_exists),
             Plan::CreateSequence(sequence, if_not_exists) => {
-                self.create_sequence(sequence, if_not_exists)
+                self.create_sequence(session, sequence, if_not_exists)
             }
             Plan::DropSequence(names, if_exists, cascade) => {
-                self.drop_sequences(names, if_exists, cascade)
+                self.drop_sequences(session, names, if_exists, cascade)
             }
             Plan::Truncate(names, restart) => self.truncate(session, names, restart),
             Plan::CreateIndex(index) => self.create_index(session, index),
@@ -5719,7 +5793,7 @@ impl Postgres {
         )))
     }
 
-    fn create(&mut self, def: TableDef, if_not_exists: bool) -> SqlExecuted {
+    fn create(&mut self, session: SessionId, def: TableDef, if_not_exists: bool) -> SqlExecuted {
         if self.relation(&def.name).is_some() {
             let message = format!("relation \"{}\" already exists", def.name);
             if if_not_exists {
@@ -5761,6 +5835,7 @@ impl Postgres {
             named.push(name.clone());
             def.indexes[position].name = name;
         }
+        self.remember_table(session, &def.name, TableChange::Created);
         self.create_table(def);
         done(Ok(tag_only("CREATE TABLE")))
     }
@@ -5806,17 +5881,21 @@ impl Postgres {
                 }
             }
         }
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
         for name in &names {
             let Some(table) = self.tables_mut().remove(name.as_str()) else {
                 continue;
             };
-            // Its columns' sequences go with it, and every session's `currval` of them.
-            let def = &table.def;
-            for column in 0..def.columns.len() {
-                if !matches!(def.columns[column].default, Some(Expr::Sequence { .. })) {
-                    continue;
-                }
-                self.forget_sequence(&sequence_name(def, column));
+            if in_block {
+                // Given back by a rollback; forgotten when the block commits.
+                let entry = CatalogUndo::Table {
+                    name: name.as_str().into(),
+                    before: Some(table),
+                    change: TableChange::Dropped,
+                };
+                self.remember_ddl(session, entry);
+            } else {
+                self.forget_column_sequences(&table.def);
             }
         }
         self.forget_waits_on_released(session);
@@ -5826,6 +5905,7 @@ impl Postgres {
 
     fn create_sequence(
         &mut self,
+        session: SessionId,
         sequence: Sequence,
         if_not_exists: bool,
     ) -> Result<Outcome, PgError> {
@@ -5843,7 +5923,9 @@ impl Postgres {
             }
             return Err(PgError::error(sqlstate::DUPLICATE_TABLE, message));
         }
-        self.sequences.insert(name.into(), sequence);
+        self.remember_sequence(session, &sequence.name);
+        self.sequences
+            .insert(sequence.name.as_str().into(), sequence);
         Ok(Outcome::Done(tag_only("CREATE SEQUENCE")))
     }
 
@@ -5852,6 +5934,7 @@ impl Postgres {
     /// goes with it: one created again under the name is another sequence.
     fn drop_sequences(
         &mut self,
+        session: SessionId,
         names: Vec<String>,
         if_exists: bool,
         cascade: bool,
@@ -5943,11 +6026,17 @@ impl Postgres {
                 ));
             }
         }
+        let in_block = self.status(session) == Some(TxStatus::InBlock);
         for name in &names {
-            if self.sequences.remove(name.as_str()).is_none() {
+            if !self.sequences.contains_key(name.as_str()) {
                 continue;
             }
-            self.forget_sequence(name);
+            // Given back by a rollback; forgotten when the block commits.
+            self.remember_sequence(session, name);
+            self.sequences.remove(name.as_str());
+            if !in_block {
+                self.forget_sequence(name);
+            }
         }
         let result = tag_only("DROP SEQUENCE");
         Ok(with_notice(result, notice))
@@ -6186,13 +6275,50 @@ impl Postgres {
     }
 
     /// A dropped sequence leaves every session's `currval` (and `lastval`, if it was the last).
-    fn forget_sequence(&mut self, name: &str) {
+    /// Forgets the sequences of `def`'s `serial` and identity columns (their table is
+    /// dropped), and every session's `currval` of them.
+    pub(super) fn forget_column_sequences(&mut self, def: &TableDef) {
+        for column in 0..def.columns.len() {
+            if matches!(def.columns[column].default, Some(Expr::Sequence { .. })) {
+                self.forget_sequence(&sequence_name(def, column));
+            }
+        }
+    }
+
+    pub(super) fn forget_sequence(&mut self, name: &str) {
         for state in self.sessions.values_mut() {
             state.sequence_values.remove(name);
             if state.last_sequence.as_deref() == Some(name) {
                 state.last_sequence = None;
             }
         }
+    }
+
+    /// The session whose open block holds, by DDL, a relation that DDL `plan` of `session`
+    /// names (or would create): `session` waits for it (`ddl.rs`). PostgreSQL waits so for a
+    /// relation the other block changed, and to create one under a name it created; DDL
+    /// naming a relation the other block created answers there at once that it does not
+    /// exist, and waits here.
+    fn ddl_conflict(&self, session: SessionId, plan: &Plan) -> Option<SessionId> {
+        let index_table = |name: &String| match self.relation(name) {
+            Some(Relation::Index { table, .. }) => table.to_string(),
+            _ => name.clone(),
+        };
+        let names: Vec<String> = match plan {
+            Plan::CreateTable(def, _) => vec![def.name.clone()],
+            Plan::DropTable(names, _) | Plan::Truncate(names, _) => names.clone(),
+            Plan::CreateSequence(sequence, _) => vec![sequence.name.clone()],
+            Plan::DropSequence(names, ..) => names.clone(),
+            Plan::CreateIndex(index) => std::iter::once(index.table.clone())
+                .chain(index.name.clone())
+                .collect(),
+            Plan::DropIndex(names, _) => names.iter().map(index_table).collect(),
+            _ => return None,
+        };
+        names
+            .iter()
+            .find_map(|name| self.ddl_hold(session, name))
+            .map(|hold| hold.holder)
     }
 
     /// What the relation `name` is, if there is one: relations share one namespace (tables,
@@ -6317,6 +6443,7 @@ impl Postgres {
                 return Err(error);
             }
         }
+        self.remember_definition(session, &plan.table);
         let table = self
             .tables_mut()
             .get_mut(plan.table.as_str())
@@ -6393,6 +6520,7 @@ impl Postgres {
             }
         }
         for (table, name) in dropped {
+            self.remember_definition(session, &table);
             if let Some(table) = self.tables_mut().get_mut(&table) {
                 Arc::make_mut(&mut table.def)
                     .indexes
@@ -6418,6 +6546,10 @@ impl Postgres {
             }
         }
         for name in &names {
+            let change = TableChange::Truncated {
+                restart: restart_sequences,
+            };
+            self.remember_table(session, name, change);
             if let Some(table) = self.tables_mut().get_mut(name.as_str()) {
                 table.rows.clear();
                 if restart_sequences {
@@ -6451,10 +6583,13 @@ impl Postgres {
                 }
             }
         }
-        self.session_mut(session).savepoints.push(Savepoint {
+        let state = self.session_mut(session);
+        let catalog_undo_len = state.catalog_undo.len();
+        state.savepoints.push(Savepoint {
             name,
             locks,
             shared,
+            catalog_undo_len,
         });
         Ok(Outcome::Done(tag_only("SAVEPOINT")))
     }

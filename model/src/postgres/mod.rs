@@ -34,6 +34,7 @@ pub mod advisory;
 pub mod answer;
 pub mod catalog;
 pub mod datetime;
+mod ddl;
 pub mod engine;
 pub mod error;
 pub mod exec;
