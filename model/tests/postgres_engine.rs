@@ -1103,3 +1103,37 @@ fn ddl_is_undone_by_rollback_and_by_rollback_to_savepoint() {
         Ok(1)
     );
 }
+
+/// A partial unique index compares only the rows its predicate holds for: a writer waits for
+/// the transaction that wrote such a row with its key, and a row outside the index never
+/// waits or clashes.
+#[test]
+fn a_partial_unique_index_waits_only_for_rows_it_holds() {
+    let mut db = Postgres::new();
+    let a = db.connect();
+    let b = db.connect();
+    for sql in [
+        "CREATE TABLE leases (id int PRIMARY KEY, resource text, released boolean)",
+        "CREATE UNIQUE INDEX ON leases (resource) WHERE NOT released",
+        "BEGIN",
+        "INSERT INTO leases VALUES (1, 'r', false)",
+    ] {
+        general(&mut db, a, sql).unwrap();
+    }
+    assert_eq!(
+        general(&mut db, b, "INSERT INTO leases VALUES (2, 'r', true)").map(|r| r.len()),
+        Ok(0)
+    );
+    assert_eq!(
+        general(&mut db, b, "INSERT INTO leases VALUES (3, 'r', false)"),
+        Err("blocked".to_string())
+    );
+    general(&mut db, a, "ROLLBACK").unwrap();
+    assert!(db.lock_wait_over(b, a));
+    assert_eq!(
+        general(&mut db, b, "INSERT INTO leases VALUES (3, 'r', false)").map(|r| r.len()),
+        Ok(0)
+    );
+    let clash = general(&mut db, a, "INSERT INTO leases VALUES (4, 'r', false)");
+    assert!(clash.is_err_and(|e| e.starts_with("23505")));
+}

@@ -1950,17 +1950,12 @@ fn unique_check(
 ) -> Result<Option<Outcome>, PgError> {
     for unique in def.indexes.iter().filter(|index| index.unique) {
         if let Some((_, old)) = own {
-            if unique.columns.iter().all(|&c| new[c] == old[c]) {
+            // A partial index's row may enter it with its key unchanged: checked then.
+            if unique.columns.iter().all(|&c| new[c] == old[c]) && unique.keyed(old)? {
                 continue;
             }
         }
-        match index::clash(
-            table,
-            &unique.columns,
-            new,
-            session,
-            own.map(|(key, _)| key),
-        ) {
+        match index::clash(table, unique, new, session, own.map(|(key, _)| key))? {
             Clash::None => {}
             Clash::Wait(holder) => return Ok(Some(Outcome::Wait(holder, None))),
             Clash::Row(_) => return Err(index::violation(def, unique, new)),
@@ -2026,11 +2021,8 @@ fn constraint_start(
     Some(at)
 }
 
-/// A `UNIQUE` constraint the stand-in keeps: plain columns, NULLs distinct, not deferrable.
+/// A `UNIQUE` constraint the stand-in keeps: plain columns, not deferrable.
 fn unique_constraint_supported(unique: &ast::UniqueConstraint) -> Result<(), PgError> {
-    if unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct {
-        return Err(unsupported("NULLS NOT DISTINCT"));
-    }
     if unique.characteristics.is_some()
         || !unique.include.is_empty()
         || !unique.index_options.is_empty()
@@ -2052,11 +2044,16 @@ struct CreateIndexPlan {
     if_not_exists: bool,
     concurrently: bool,
     unique: bool,
+    /// `WHERE`, analysed over the table's columns (when the table was there to analyse it
+    /// with; when it was not, running the plan finds it missing).
+    predicate: Option<Expr>,
+    nulls_not_distinct: bool,
 }
 
-/// A `CREATE [UNIQUE] INDEX` the stand-in runs: a B-tree or hash index on columns. A
-/// predicate, expressions, included columns, storage parameters, operator classes and `NULLS
-/// NOT DISTINCT` are refused as unsupported.
+/// A `CREATE [UNIQUE] INDEX` the stand-in runs: a B-tree or hash index on columns, partial or
+/// not, NULLs distinct or not. Expressions, included columns, storage parameters and operator
+/// classes are refused as unsupported. The predicate is analysed by the caller
+/// ([`Analyzer::index_predicate`]).
 fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgError> {
     let method = create
         .using
@@ -2065,14 +2062,10 @@ fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgErr
     if let Some(method) = method.filter(|m| m != "btree" && m != "hash") {
         return Err(unsupported(&format!("an index using {method}")));
     }
-    let refused = if create.predicate.is_some() {
-        Some("a partial index (WHERE)")
-    } else if !create.include.is_empty() {
+    let refused = if !create.include.is_empty() {
         Some("INCLUDE in an index")
     } else if !create.with.is_empty() || !create.index_options.is_empty() {
         Some("index storage parameters")
-    } else if create.nulls_distinct == Some(false) {
-        Some("NULLS NOT DISTINCT")
     } else if create.r#async || !create.alter_options.is_empty() {
         Some("this form of CREATE INDEX")
     } else {
@@ -2099,7 +2092,40 @@ fn create_index_plan(create: &ast::CreateIndex) -> Result<CreateIndexPlan, PgErr
         if_not_exists: create.if_not_exists,
         concurrently: create.concurrently,
         unique: create.unique,
+        predicate: None,
+        nulls_not_distinct: create.nulls_distinct == Some(false),
     })
+}
+
+/// Where PostgreSQL places the first subquery of `node` (its `SubLink`'s location): a scalar
+/// subquery at its parenthesis, `EXISTS` at the keyword, `IN` at `IN` (`NOT IN` at `NOT`).
+fn first_subquery_at(statement: &GeneralStatement, node: &ast::Expr) -> Option<u32> {
+    use ast::Expr as E;
+    let parenthesis =
+        |query: &ast::Query| statement.opening_parenthesis_before(statement.position_of(query)?);
+    match node {
+        E::Subquery(query) => parenthesis(query),
+        E::Exists { subquery, .. } => statement.keyword_before(parenthesis(subquery)?, "exists"),
+        E::In {
+            target: ast::InTarget::Subquery(subquery),
+            negated,
+            ..
+        } => {
+            let at = statement.keyword_before(parenthesis(subquery)?, "in")?;
+            if *negated {
+                statement.keyword_before(at, "not")
+            } else {
+                Some(at)
+            }
+        }
+        E::BinaryOp { left, right, .. } => {
+            first_subquery_at(statement, left).or_else(|| first_subquery_at(statement, right))
+        }
+        E::UnaryOp { expr, .. } | E::Nested(expr) | E::IsNull(expr) | E::IsNotNull(expr) => {
+            first_subquery_at(statement, expr)
+        }
+        _ => None,
+    }
 }
 
 /// Where the first argument of a call is written.
@@ -5371,7 +5397,7 @@ impl Postgres {
                 if !unique.unique || !handled(Some(position)) {
                     continue;
                 }
-                match index::clash(&table, &unique.columns, &tuple, session, None) {
+                match index::clash(&table, unique, &tuple, session, None)? {
                     Clash::None => {}
                     Clash::Wait(holder) => return Ok(Outcome::Wait(holder, None)),
                     Clash::Row(key) => {
@@ -5481,7 +5507,7 @@ impl Postgres {
                 if !unique.unique || handled(Some(position)) {
                     continue;
                 }
-                match index::clash(&table, &unique.columns, &tuple, session, None) {
+                match index::clash(&table, unique, &tuple, session, None)? {
                     Clash::None => {}
                     Clash::Wait(holder) => return Ok(Outcome::Wait(holder, None)),
                     Clash::Row(_) => return Err(index::violation(&def, unique, &tuple)),
@@ -6434,12 +6460,11 @@ impl Postgres {
                 .filter_map(|row| row.visible_tuple(session).map(Vec::as_slice))
                 .collect();
             let made = IndexDef {
-                name: name.clone(),
-                columns: columns.clone(),
-                unique: true,
-                constraint: false,
+                predicate: plan.predicate.clone(),
+                nulls_not_distinct: plan.nulls_not_distinct,
+                ..IndexDef::on(name.clone(), columns.clone(), true, false)
             };
-            if let Some(error) = index::duplicated(def, &made, &rows) {
+            if let Some(error) = index::duplicated(def, &made, &rows)? {
                 return Err(error);
             }
         }
@@ -6449,10 +6474,9 @@ impl Postgres {
             .get_mut(plan.table.as_str())
             .expect("the table was found above");
         Arc::make_mut(&mut table.def).indexes.push(IndexDef {
-            name,
-            columns,
-            unique: plan.unique,
-            constraint: false,
+            predicate: plan.predicate,
+            nulls_not_distinct: plan.nulls_not_distinct,
+            ..IndexDef::on(name, columns, plan.unique, false)
         });
         Ok(Outcome::Done(tag_only("CREATE INDEX")))
     }
@@ -6942,7 +6966,13 @@ impl Analyzer<'_> {
                 names.iter().map(object_name).collect::<Result<_, _>>()?,
                 *if_exists,
             ),
-            S::CreateIndex(create) => Plan::CreateIndex(create_index_plan(create)?),
+            S::CreateIndex(create) => {
+                let mut plan = create_index_plan(create)?;
+                if let Some(node) = &create.predicate {
+                    plan.predicate = self.index_predicate(&plan.table, node)?;
+                }
+                Plan::CreateIndex(plan)
+            }
             S::Drop {
                 object_type: ObjectType::Sequence,
                 if_exists,
@@ -9102,16 +9132,13 @@ impl Analyzer<'_> {
     /// The arbiter of `ON CONFLICT target`: the primary key or the unique index whose columns
     /// are the target's (in any order), or the constraint named; 42P10 or 42704 otherwise.
     fn arbiter(
-        &self,
+        &mut self,
         def: &TableDef,
         target: Option<&ast::ConflictTarget>,
     ) -> Result<Arbiter, PgError> {
         match target {
             None => Ok(Arbiter::All),
-            Some(ast::ConflictTarget::Columns {
-                columns,
-                predicate: None,
-            }) => {
+            Some(ast::ConflictTarget::Columns { columns, predicate }) => {
                 let mut wanted = Vec::with_capacity(columns.len());
                 for ident in columns {
                     let name = ident_name(ident);
@@ -9133,14 +9160,22 @@ impl Analyzer<'_> {
                     columns.sort_unstable();
                     columns == wanted
                 };
+                // `WHERE` infers a partial index whose predicate is the same condition (a
+                // whole index serves any); PostgreSQL also infers one whose predicate the
+                // condition implies in other ways.
+                let wanted_predicate = match predicate {
+                    Some(node) => Some(self.predicate_over(def, node)?),
+                    None => None,
+                };
                 if def.primary_key.is_some_and(|pk| same(&[pk])) {
                     return Ok(Arbiter::PrimaryKey);
                 }
-                match def
-                    .indexes
-                    .iter()
-                    .position(|index| index.unique && same(&index.columns))
-                {
+                let inferred = |index: &IndexDef| {
+                    index.unique
+                        && same(&index.columns)
+                        && (index.predicate.is_none() || index.predicate == wanted_predicate)
+                };
+                match def.indexes.iter().position(inferred) {
                     Some(index) => Ok(Arbiter::Index(index)),
                     None => Err(PgError::error(
                         "42P10",
@@ -9168,8 +9203,65 @@ impl Analyzer<'_> {
                     )),
                 }
             }
-            Some(other) => Err(unsupported(&format!("ON CONFLICT {other}"))),
         }
+    }
+
+    /// The predicate `node` of a partial index on `table`, analysed over the table's columns,
+    /// if the table is there (else running the plan finds it missing). PostgreSQL's refusals:
+    /// a subquery (0A000), an aggregate (42803), a function that is not immutable (42P17).
+    fn index_predicate(&mut self, table: &str, node: &ast::Expr) -> Result<Option<Expr>, PgError> {
+        let Some(def) = self.tables.get(table).map(|t| t.def.clone()) else {
+            return Ok(None);
+        };
+        let subqueries = self.subqueries.len();
+        let expr = self.predicate_over(&def, node)?;
+        if self.subqueries.len() > subqueries {
+            return Err(
+                PgError::error("0A000", "cannot use subquery in index predicate")
+                    .at(first_subquery_at(self.statement, node)),
+            );
+        }
+        if expr.contains(&|e| matches!(e, Expr::CountStar | Expr::Aggregate(..))) {
+            return Err(PgError::error(
+                "42803",
+                "aggregate functions are not allowed in index predicates",
+            )
+            .at(self.aggregate_at.flatten()));
+        }
+        let mutable = |e: &Expr| {
+            matches!(
+                e,
+                Expr::Clock(_)
+                    | Expr::Session(_)
+                    | Expr::VolatileCall(..)
+                    | Expr::Advisory(..)
+                    | Expr::Sequence { .. }
+            )
+        };
+        if expr.contains(&mutable) {
+            return Err(PgError::error(
+                "42P17",
+                "functions in index predicate must be marked IMMUTABLE",
+            ));
+        }
+        Ok(Some(expr))
+    }
+
+    /// A condition `node` over the columns of `def` (a partial index's predicate, or the
+    /// `WHERE` of an `ON CONFLICT` target that infers one).
+    fn predicate_over(&mut self, def: &TableDef, node: &ast::Expr) -> Result<Expr, PgError> {
+        let statement = self.statement;
+        let scope = Scope {
+            table: Some(def),
+            alias: None,
+            joined: Vec::new(),
+            hidden: 0,
+            outer: None,
+            excluded: false,
+            statement,
+        };
+        let expr = self.expr(&scope, node, SqlType::Bool)?;
+        self.boolean(expr, "WHERE", statement.position_of(node))
     }
 
     fn create_table(&mut self, create: &ast::CreateTable) -> Result<Plan, PgError> {
@@ -9184,7 +9276,8 @@ impl Analyzer<'_> {
         };
         let mut checks: Vec<(Option<String>, Option<String>, ast::Expr)> = Vec::new();
         // `UNIQUE` constraints as written: a name if given, the columns.
-        let mut uniques: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+        // Each `UNIQUE`: its name, its columns, and whether its NULLs are not distinct.
+        let mut uniques: Vec<(Option<String>, Vec<usize>, bool)> = Vec::new();
         // A primary key of several columns was declared (it is `def.indexes[0]`).
         let mut composite_key = false;
         let multiple_keys = || {
@@ -9308,7 +9401,9 @@ impl Analyzer<'_> {
                     ColumnOption::Unique(unique) => {
                         unique_constraint_supported(unique)?;
                         let given = option.name.as_ref().or(unique.name.as_ref());
-                        uniques.push((given.map(ident_name), vec![index]));
+                        let not_distinct =
+                            unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct;
+                        uniques.push((given.map(ident_name), vec![index], not_distinct));
                     }
                     ColumnOption::Check(check) => checks.push((
                         option
@@ -9357,15 +9452,8 @@ impl Analyzer<'_> {
                         // Several columns: rows are kept in the order they came, and the key is
                         // a unique constraint of its own, named as the primary key, first.
                         composite_key = true;
-                        def.indexes.insert(
-                            0,
-                            IndexDef {
-                                name: index::primary_key_name(&name),
-                                columns,
-                                unique: true,
-                                constraint: true,
-                            },
-                        );
+                        let key = IndexDef::on(index::primary_key_name(&name), columns, true, true);
+                        def.indexes.insert(0, key);
                     }
                 }
                 TableConstraint::Check(check) => checks.push((
@@ -9384,28 +9472,30 @@ impl Analyzer<'_> {
                         )
                     };
                     let columns = key_columns(&def, &unique.columns, "unique", start)?;
-                    uniques.push((unique.name.as_ref().map(ident_name), columns));
+                    let not_distinct =
+                        unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct;
+                    uniques.push((unique.name.as_ref().map(ident_name), columns, not_distinct));
                 }
                 other => return Err(unsupported(&format!("constraint {other}"))),
             }
         }
         // PostgreSQL makes one index of identical ones (the primary key's first), keeping a
         // name if the first had none; names are chosen when the table is made.
-        for (name, columns) in uniques {
-            if def.primary_key.is_some_and(|pk| columns == [pk]) {
+        for (name, columns, not_distinct) in uniques {
+            if !not_distinct && def.primary_key.is_some_and(|pk| columns == [pk]) {
                 continue;
             }
-            if let Some(prior) = def.indexes.iter_mut().find(|i| i.columns == columns) {
+            let identical =
+                |i: &&mut IndexDef| i.columns == columns && i.nulls_not_distinct == not_distinct;
+            if let Some(prior) = def.indexes.iter_mut().find(identical) {
                 if prior.name.is_empty() {
                     prior.name = name.unwrap_or_default();
                 }
                 continue;
             }
             def.indexes.push(IndexDef {
-                name: name.unwrap_or_default(),
-                columns,
-                unique: true,
-                constraint: true,
+                nulls_not_distinct: not_distinct,
+                ..IndexDef::on(name.unwrap_or_default(), columns, true, true)
             });
         }
         let scope_def = def.clone();

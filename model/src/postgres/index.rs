@@ -1,5 +1,5 @@
 //! Indexes: `CREATE [UNIQUE] INDEX`, `DROP INDEX` and `UNIQUE` constraints as a user's schema
-//! has them.
+//! has them, partial ones (`WHERE`, [`IndexDef::holds`]) and `NULLS NOT DISTINCT` ones among them.
 //!
 //! The stand-in scans its rows, so a plain index changes no answer; a unique one refuses a
 //! second row with the same values in its columns (none of them NULL) as PostgreSQL's
@@ -19,7 +19,7 @@ pub const NAME_BYTES: usize = 63;
 
 use std::cmp::Ordering;
 
-use super::catalog::TableDef;
+use super::catalog::{EvalContext, Expr, TableDef};
 use super::engine::{SessionId, Table, Written};
 use super::error::{sqlstate, PgError};
 use super::value::Value;
@@ -35,6 +35,48 @@ pub struct IndexDef {
     pub unique: bool,
     /// It is a `UNIQUE` constraint's (dropped with the constraint, not by `DROP INDEX`).
     pub constraint: bool,
+    /// `WHERE`: a partial index holds only the rows this condition (over the row's columns,
+    /// immutable) is true for; a unique one compares only those.
+    pub predicate: Option<Expr>,
+    /// `NULLS NOT DISTINCT`: a unique index compares NULLs as equal (by default two rows
+    /// with a NULL in a column of the key never clash).
+    pub nulls_not_distinct: bool,
+}
+
+impl IndexDef {
+    /// An index on `columns` without a predicate, NULLs distinct.
+    pub fn on(name: String, columns: Vec<usize>, unique: bool, constraint: bool) -> IndexDef {
+        IndexDef {
+            name,
+            columns,
+            unique,
+            constraint,
+            predicate: None,
+            nulls_not_distinct: false,
+        }
+    }
+
+    /// Whether the index holds `tuple`: always, but for a partial index whose predicate is not
+    /// true for it.
+    pub(super) fn holds(&self, tuple: &[Value]) -> Result<bool, PgError> {
+        let Some(predicate) = &self.predicate else {
+            return Ok(true);
+        };
+        let context = EvalContext {
+            row: tuple,
+            excluded: None,
+            params: &[],
+        };
+        Ok(predicate.eval(&context)? == Value::Bool(true))
+    }
+
+    /// Whether `tuple`'s key can clash with another: it is in the index, and none of its
+    /// values is NULL unless NULLs are not distinct.
+    pub(super) fn keyed(&self, tuple: &[Value]) -> Result<bool, PgError> {
+        let nulls_ok =
+            self.nulls_not_distinct || self.columns.iter().all(|&c| tuple[c] != Value::Null);
+        Ok(nulls_ok && self.holds(tuple)?)
+    }
 }
 
 /// How a row's values meet a unique index's other rows ([`clash`]).
@@ -50,21 +92,26 @@ pub(super) enum Clash {
 }
 
 /// Whether `tuple` may stand in `table` beside its other rows (the row `own`, the one being
-/// changed, aside) under a unique index on `columns`, as `session` writes it.
+/// changed, aside) under unique index `index`, as `session` writes it. An error is the
+/// predicate's of a partial index, on `tuple`.
 pub(super) fn clash(
     table: &Table,
-    columns: &[usize],
+    index: &IndexDef,
     tuple: &[Value],
     session: SessionId,
     own: Option<&Value>,
-) -> Clash {
-    if columns.iter().any(|&c| tuple[c] == Value::Null) {
-        return Clash::None;
+) -> Result<Clash, PgError> {
+    if !index.keyed(tuple)? {
+        return Ok(Clash::None);
     }
+    let columns = &index.columns;
+    // Another row's predicate was true or false when it was written, and is the same now
+    // (it is immutable): an error it could raise was raised then.
     let same = |other: &[Value]| {
         columns
             .iter()
             .all(|&c| other[c].cmp(&tuple[c]) == Ordering::Equal)
+            && index.holds(other).unwrap_or(false)
     };
     for (key, row) in &table.rows {
         if Some(key) == own {
@@ -74,16 +121,16 @@ pub(super) fn clash(
             if let Some(written) = &lock.uncommitted {
                 let pending = matches!(written, Written::Row(new) if same(new));
                 if pending || row.committed.as_deref().is_some_and(same) {
-                    return Clash::Wait(lock.holder);
+                    return Ok(Clash::Wait(lock.holder));
                 }
                 continue;
             }
         }
         if row.visible_tuple(session).is_some_and(|t| same(t)) {
-            return Clash::Row(key.clone());
+            return Ok(Clash::Row(key.clone()));
         }
     }
-    Clash::None
+    Ok(Clash::None)
 }
 
 /// The 23505 of a row of `def`'s table that would repeat the values of another row in
@@ -105,18 +152,26 @@ pub(super) fn violation(def: &TableDef, index: &IndexDef, tuple: &[Value]) -> Pg
 }
 
 /// `CREATE UNIQUE INDEX` over `rows` that already repeat a key: PostgreSQL's 23505, naming
-/// the smallest repeated key (its index build finds it sorting the rows).
-pub(super) fn duplicated(def: &TableDef, index: &IndexDef, rows: &[&[Value]]) -> Option<PgError> {
+/// the smallest repeated key (its index build finds it sorting the rows). An error is a
+/// partial index's predicate's, on a row.
+pub(super) fn duplicated(
+    def: &TableDef,
+    index: &IndexDef,
+    rows: &[&[Value]],
+) -> Result<Option<PgError>, PgError> {
     let columns = &index.columns;
-    let mut keys: Vec<Vec<&Value>> = rows
-        .iter()
-        .filter(|row| columns.iter().all(|&c| row[c] != Value::Null))
-        .map(|row| columns.iter().map(|&c| &row[c]).collect())
-        .collect();
+    let mut keys: Vec<Vec<&Value>> = Vec::with_capacity(rows.len());
+    for row in rows {
+        if index.keyed(row)? {
+            keys.push(columns.iter().map(|&c| &row[c]).collect());
+        }
+    }
     keys.sort();
-    let repeated = keys.windows(2).find(|pair| pair[0] == pair[1])?;
+    let Some(repeated) = keys.windows(2).find(|pair| pair[0] == pair[1]) else {
+        return Ok(None);
+    };
     let values: Vec<String> = repeated[0].iter().map(|v| v.detail_text()).collect();
-    Some(
+    Ok(Some(
         PgError::error(
             sqlstate::UNIQUE_VIOLATION,
             format!("could not create unique index \"{}\"", index.name),
@@ -127,7 +182,7 @@ pub(super) fn duplicated(def: &TableDef, index: &IndexDef, rows: &[&[Value]]) ->
             values.join(", ")
         ))
         .on(&def.name, None, Some(&index.name)),
-    )
+    ))
 }
 
 /// The index's column names as a DETAIL writes them: `b, c`.
