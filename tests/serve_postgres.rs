@@ -68,6 +68,47 @@ fn tokio_postgres_reads_and_debits_the_default_wallet() {
     });
 }
 
+/// A typed client reads a `smallint` column as `i16` and binds `i16` parameters (binary
+/// format, two bytes), as it does on PostgreSQL: the stand-in describes the column and the
+/// parameter as `int2`.
+#[test]
+fn tokio_postgres_reads_and_binds_smallint_as_i16() {
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let client = leaselab_sim::clients::postgres_url(&url)
+            .await
+            .expect("connect to leaselab serve postgres");
+        client
+            .batch_execute("CREATE TABLE slots (id int PRIMARY KEY, weight smallint NOT NULL)")
+            .await
+            .expect("create");
+        let insert = "INSERT INTO slots VALUES ($1, $2) RETURNING weight";
+        let row = client.query_one(insert, &[&1i32, &-7i16]).await.expect("insert");
+        assert_eq!(row.get::<_, i16>(0), -7);
+        let select = "SELECT weight, weight + weight, sum(weight) FROM slots WHERE weight = $1 GROUP BY weight";
+        let row = client.query_one(select, &[&-7i16]).await.expect("select");
+        assert_eq!(
+            (row.get::<_, i16>(0), row.get::<_, i16>(1), row.get::<_, i64>(2)),
+            (-7, -14, -7)
+        );
+        let statement = client.prepare(select).await.expect("prepare");
+        assert_eq!(statement.params(), [tokio_postgres::types::Type::INT2]);
+        let error = client
+            .execute("UPDATE slots SET weight = weight * 5000", &[])
+            .await
+            .expect_err("out of range");
+        assert_eq!(
+            error.as_db_error().map(|e| e.message()),
+            Some("smallint out of range")
+        );
+    });
+}
+
 #[test]
 fn psql_reads_the_wallets_given_on_the_command_line() {
     let server = Server::start(&["--wallet", "7=250", "--wallet", "8=0"]);

@@ -637,6 +637,7 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
     }
     Some(match value {
         Value::Null => return None,
+        Value::Int(v) if ty == SqlType::Int2 => (*v as i16).to_be_bytes().to_vec(),
         Value::Int(v) if ty == SqlType::Int4 => (*v as i32).to_be_bytes().to_vec(),
         Value::Int(v) => v.to_be_bytes().to_vec(),
         Value::Bool(b) => vec![u8::from(*b)],
@@ -733,6 +734,7 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
             Ok(match ty {
                 SqlType::Int8 => Value::Int(i64::from_be_bytes(bytes.try_into().map_err(|_| bad())?)),
                 SqlType::Int4 => Value::Int(i64::from(i32::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
+                SqlType::Int2 => Value::Int(i64::from(i16::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
                 SqlType::Bool => match bytes {
                     [b] => Value::Bool(*b != 0),
                     _ => return Err(bad()),

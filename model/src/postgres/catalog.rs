@@ -32,15 +32,14 @@ pub struct ColumnDef {
     pub not_null: bool,
     /// The `DEFAULT` expression (no columns, no parameters).
     pub default: Option<Expr>,
-    /// What its declared type adds to `ty` (`numeric(12,2)`, `varchar(255)`, `smallint`).
+    /// What its declared type adds to `ty` (`numeric(12,2)`, `varchar(255)`).
     pub typmod: Option<Typmod>,
 }
 
 /// What a declared type adds to the stand-in's type of its values: `numeric(p, s)` rounds to
-/// `s` digits and holds at most `p`; `varchar(n)` holds at most `n` characters; `smallint`
-/// holds 16 bits. Applied where a value is stored in a column ([`Typmod::store`]) and by an
-/// explicit cast ([`Typmod::cast`]), as PostgreSQL's `apply_typmod`, `varchar` and `int2`
-/// input do.
+/// `s` digits and holds at most `p`; `varchar(n)` holds at most `n` characters. Applied where
+/// a value is stored in a column ([`Typmod::store`]) and by an explicit cast
+/// ([`Typmod::cast`]), as PostgreSQL's `apply_typmod` and `varchar` input do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Typmod {
     /// `numeric(precision, scale)`.
@@ -52,14 +51,11 @@ pub enum Typmod {
     },
     /// `varchar(n)` / `character varying(n)`.
     VarChar(u32),
-    /// `smallint` / `int2` (stored as an `integer`).
-    SmallInt,
 }
 
 impl Typmod {
     /// `value` stored in a column of this type: `numeric` rounded and checked (22003),
-    /// `varchar` checked (22001, but spaces past the end are cut), `smallint` checked
-    /// (22003).
+    /// `varchar` checked (22001, but spaces past the end are cut).
     pub fn store(self, value: Value) -> Result<Value, PgError> {
         match (self, value) {
             (Typmod::VarChar(length), Value::Text(text)) => {
@@ -113,15 +109,6 @@ impl Typmod {
             }
             (Typmod::VarChar(length), Value::Text(text)) => {
                 Value::Text(text.chars().take(length as usize).collect())
-            }
-            (Typmod::SmallInt, Value::Int(v)) => {
-                if i16::try_from(v).is_err() {
-                    return Err(PgError::error(
-                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
-                        "smallint out of range",
-                    ));
-                }
-                Value::Int(v)
             }
             (_, other) => other,
         })
@@ -520,7 +507,7 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
-    /// A declared type's modifier (`numeric(10, 2)`, `varchar(3)`, `smallint`) applied to a
+    /// A declared type's modifier (`numeric(10, 2)`, `varchar(3)`) applied to a
     /// value of the stand-in's type: by an explicit cast (true: [`Typmod::cast`]) or to a
     /// value assigned to a column (false: [`Typmod::store`]).
     Typmod(Typmod, bool),
@@ -813,12 +800,12 @@ impl AggregateKind {
         use SqlType::*;
         match (self, argument) {
             (AggregateKind::Count, _) => Some(Int8),
-            (AggregateKind::Sum, Int4) => Some(Int8),
+            (AggregateKind::Sum, Int2 | Int4) => Some(Int8),
             (AggregateKind::Sum, Int8 | Numeric) => Some(Numeric),
             (AggregateKind::Sum, Float8) => Some(Float8),
             (AggregateKind::Sum, _) => None,
             (AggregateKind::Min | AggregateKind::Max, Bool | Uuid) => None,
-            (AggregateKind::Avg, Int4 | Int8 | Numeric) => Some(Numeric),
+            (AggregateKind::Avg, Int2 | Int4 | Int8 | Numeric) => Some(Numeric),
             (AggregateKind::Avg, Float8) => Some(Float8),
             (AggregateKind::Avg, _) => None,
             (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
@@ -1453,7 +1440,8 @@ pub fn binary_type(op: BinOp, left: SqlType, right: SqlType) -> SqlType {
             (Float8, _) | (_, Float8) => Float8,
             (Numeric, _) | (_, Numeric) => Numeric,
             (Int8, _) | (_, Int8) => Int8,
-            (Int4, Int4) => Int4,
+            (Int4, Int4 | Int2) | (Int2, Int4) => Int4,
+            (Int2, Int2) => Int2,
             (Unknown, other) | (other, Unknown) => other,
             _ => Int8,
         },
@@ -1579,10 +1567,10 @@ fn time_arithmetic(op: BinOp, l: Value, r: Value) -> Result<Value, PgError> {
 }
 
 fn overflow(ty: SqlType) -> PgError {
-    if ty == SqlType::Int4 {
-        PgError::integer_out_of_range()
-    } else {
-        PgError::bigint_out_of_range()
+    match ty {
+        SqlType::Int2 => PgError::smallint_out_of_range(),
+        SqlType::Int4 => PgError::integer_out_of_range(),
+        _ => PgError::bigint_out_of_range(),
     }
 }
 
@@ -1591,15 +1579,15 @@ pub fn cast(value: Value, ty: SqlType) -> Result<Value, PgError> {
     Ok(match (value, ty) {
         (Value::Null, _) => Value::Null,
         (Value::Text(text), ty) => Value::parse_input(&text, ty)?,
-        (Value::Int(v), SqlType::Int4 | SqlType::Int8) => check_range(v, ty)?,
+        (Value::Int(v), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => check_range(v, ty)?,
         (Value::Int(v), SqlType::Numeric) => Value::Numeric(Decimal::from_int(v)),
         (Value::Int(v), SqlType::Float8) => Value::Float(Float(v as f64)),
-        (Value::Numeric(d), SqlType::Int4 | SqlType::Int8) => {
+        (Value::Numeric(d), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
             let v = d.to_i64().ok_or_else(|| overflow(ty))?;
             check_range(v, ty)?
         }
         (Value::Numeric(d), SqlType::Float8) => Value::Float(Float(d.to_f64())),
-        (Value::Float(f), SqlType::Int4 | SqlType::Int8) => {
+        (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
             let rounded = f.0.round_ties_even();
             if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&rounded) {
                 return Err(overflow(ty));
@@ -1655,7 +1643,7 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
             time_arithmetic(arithmetic, l, r)?
         }
         arithmetic => match result {
-            SqlType::Int4 | SqlType::Int8 => {
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
                 let (Value::Int(a), Value::Int(b)) = (&l, &r) else {
                     return Ok(Value::Null);
                 };

@@ -202,6 +202,14 @@ impl PgError {
         )
     }
 
+    /// 22003 `smallint out of range`.
+    pub fn smallint_out_of_range() -> PgError {
+        PgError::error(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "smallint out of range",
+        )
+    }
+
     /// 22003 `integer out of range`.
     pub fn integer_out_of_range() -> PgError {
         PgError::error(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range")

@@ -1215,11 +1215,12 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
 /// The argument types each function of `functions.rs` takes, with the type it answers, in
 /// PostgreSQL's order of preference; empty for the functions analysed elsewhere.
 fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
-    use SqlType::{Float8, Int4, Int8, Numeric, Text};
+    use SqlType::{Float8, Int2, Int4, Int8, Numeric, Text};
     match function {
         // An unknown literal takes the numeric category's preferred type.
         ScalarFn::Abs => &[
             (&[Float8], Float8),
+            (&[Int2], Int2),
             (&[Int4], Int4),
             (&[Int8], Int8),
             (&[Numeric], Numeric),
@@ -1307,10 +1308,10 @@ enum SequenceTarget {
 
 /// The largest value a `serial` or identity column's sequence gives: its column type's.
 fn column_sequence_max(def: &TableDef, column: usize) -> i64 {
-    if def.columns[column].ty == SqlType::Int4 {
-        i64::from(i32::MAX)
-    } else {
-        i64::MAX
+    match def.columns[column].ty {
+        SqlType::Int2 => i64::from(i16::MAX),
+        SqlType::Int4 => i64::from(i32::MAX),
+        _ => i64::MAX,
     }
 }
 
@@ -1401,10 +1402,13 @@ fn plain_arguments(arguments: &[ast::FunctionArg]) -> Option<Vec<&ast::Expr>> {
 
 /// Whether PostgreSQL casts `from` to `to` implicitly (among the number types).
 fn implicitly_castable(from: SqlType, to: SqlType) -> bool {
-    use SqlType::{Float8, Int4, Int8, Numeric};
+    use SqlType::{Float8, Int2, Int4, Int8, Numeric};
     matches!(
         (from, to),
-        (Int4, Int8 | Numeric | Float8) | (Int8, Numeric | Float8) | (Numeric, Float8)
+        (Int2, Int4 | Int8 | Numeric | Float8)
+            | (Int4, Int8 | Numeric | Float8)
+            | (Int8, Numeric | Float8)
+            | (Numeric, Float8)
     )
 }
 
@@ -1556,7 +1560,6 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
             }
             Some(_) => return Err(refused()),
         },
-        DataType::SmallInt(_) | DataType::Int2(_) => Some(Typmod::SmallInt),
         _ => None,
     })
 }
@@ -1564,11 +1567,8 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
 fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
     Ok(match ty {
         DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
-        DataType::Int(_)
-        | DataType::Integer(_)
-        | DataType::Int4(_)
-        | DataType::SmallInt(_)
-        | DataType::Int2(_) => SqlType::Int4,
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => SqlType::Int4,
+        DataType::SmallInt(_) | DataType::Int2(_) => SqlType::Int2,
         DataType::Text
         | DataType::Varchar(_)
         | DataType::CharacterVarying(_)
@@ -2775,7 +2775,7 @@ impl Analyzer<'_> {
             unreachable!("binary() makes a binary expression");
         };
         let (lt, rt) = (l.ty(), r.ty());
-        let integer = |t: SqlType| matches!(t, SqlType::Int4 | SqlType::Int8);
+        let integer = SqlType::is_integer;
         let ty = if lt.is_number() && rt.is_number() && !(integer(lt) && integer(rt)) {
             if lt == SqlType::Float8 || rt == SqlType::Float8 {
                 SqlType::Float8
@@ -2831,7 +2831,7 @@ impl Analyzer<'_> {
             && matches!(types[0], SqlType::Text | SqlType::Unknown)
             && types[1..]
                 .iter()
-                .all(|t| matches!(t, SqlType::Int4 | SqlType::Unknown));
+                .all(|t| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Unknown));
         if !fits {
             return Err(undefined_function(name, &types, position));
         }
@@ -2876,10 +2876,8 @@ impl Analyzer<'_> {
         // to run (the values carry no narrower type); its declared type was checked when the
         // statement was parsed.
         let fits = |expr: &Expr| match (wanted, expr.ty()) {
-            (Some(SqlType::Int8), ty) => {
-                matches!(ty, SqlType::Int4 | SqlType::Int8 | SqlType::Unknown)
-            }
-            (Some(SqlType::Int4), SqlType::Int4 | SqlType::Unknown) => true,
+            (Some(SqlType::Int8), ty) => ty.is_integer() || ty == SqlType::Unknown,
+            (Some(SqlType::Int4), SqlType::Int2 | SqlType::Int4 | SqlType::Unknown) => true,
             (Some(SqlType::Int4), SqlType::Int8) => {
                 self.typed_by_values && matches!(expr, Expr::Param(..))
             }
@@ -2966,10 +2964,7 @@ impl Analyzer<'_> {
             let analysed = self.expr(scope, node, *ty)?;
             let fits = match ty {
                 SqlType::Text => matches!(analysed.ty(), SqlType::Text | SqlType::Unknown),
-                SqlType::Int8 => matches!(
-                    analysed.ty(),
-                    SqlType::Int4 | SqlType::Int8 | SqlType::Unknown
-                ),
+                SqlType::Int8 => analysed.ty().is_integer() || analysed.ty() == SqlType::Unknown,
                 _ => matches!(analysed.ty(), SqlType::Bool | SqlType::Unknown),
             };
             if !fits {
@@ -3697,11 +3692,12 @@ impl Analyzer<'_> {
 /// order among these: `integer` < `bigint` < `numeric` < `double precision`).
 fn number_rank(ty: SqlType) -> u8 {
     match ty {
-        SqlType::Int4 => 0,
-        SqlType::Int8 => 1,
-        SqlType::Numeric => 2,
-        SqlType::Float8 => 3,
-        _ => 4,
+        SqlType::Int2 => 0,
+        SqlType::Int4 => 1,
+        SqlType::Int8 => 2,
+        SqlType::Numeric => 3,
+        SqlType::Float8 => 4,
+        _ => 5,
     }
 }
 
@@ -7556,7 +7552,7 @@ impl Analyzer<'_> {
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         let integers = types
             .iter()
-            .all(|ty| matches!(ty, SqlType::Int4 | SqlType::Int8 | SqlType::Unknown));
+            .all(|ty| ty.is_integer() || *ty == SqlType::Unknown);
         if !(2..=3).contains(&analysed.len()) || !integers {
             if analysed.len() >= 2
                 && types
@@ -7569,8 +7565,12 @@ impl Analyzer<'_> {
             }
             return Err(undefined_function("generate_series", &types, position));
         }
-        if types.iter().all(|ty| *ty == SqlType::Unknown) {
-            // PostgreSQL's candidates (integer, bigint, numeric, timestamp, ...) tie.
+        if types
+            .iter()
+            .all(|ty| matches!(ty, SqlType::Unknown | SqlType::Int2))
+        {
+            // PostgreSQL's candidates (integer, bigint, numeric, timestamp, ...) tie: none
+            // takes a `smallint` without a cast.
             let shown: Vec<&str> = types.iter().map(|ty| ty.name()).collect();
             return Err(PgError::error(
                 "42725",
@@ -9296,6 +9296,7 @@ impl Analyzer<'_> {
             }
             let index = def.columns.len();
             let serial = match column.data_type.to_string().to_ascii_lowercase().as_str() {
+                "smallserial" | "serial2" => Some(SqlType::Int2),
                 "serial" | "serial4" => Some(SqlType::Int4),
                 "bigserial" | "serial8" => Some(SqlType::Int8),
                 _ => None,
@@ -9371,7 +9372,7 @@ impl Analyzer<'_> {
                                 ),
                             ));
                         }
-                        if !matches!(ty, SqlType::Int4 | SqlType::Int8) {
+                        if !ty.is_integer() {
                             return Err(PgError::error(
                                 "22023",
                                 "identity column type must be smallint, integer, or bigint",

@@ -10,6 +10,8 @@ use super::error::PgError;
 /// A column or expression type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SqlType {
+    /// `smallint` (`int2`).
+    Int2,
     /// `integer` (`int4`).
     Int4,
     /// `bigint` (`int8`).
@@ -41,6 +43,7 @@ impl SqlType {
     /// The type's OID as the protocol reports it.
     pub fn oid(self) -> u32 {
         match self {
+            SqlType::Int2 => 21,
             SqlType::Int4 => 23,
             SqlType::Int8 => 20,
             SqlType::Text | SqlType::Unknown => 25,
@@ -55,10 +58,11 @@ impl SqlType {
         }
     }
 
-    /// The type of a protocol OID (`int2` is read as `integer`).
+    /// The type of a protocol OID.
     pub fn from_oid(oid: u32) -> Option<SqlType> {
         Some(match oid {
-            21 | 23 => SqlType::Int4,
+            21 => SqlType::Int2,
+            23 => SqlType::Int4,
             20 => SqlType::Int8,
             25 | 1043 => SqlType::Text,
             16 => SqlType::Bool,
@@ -76,6 +80,7 @@ impl SqlType {
     /// The name PostgreSQL uses in messages.
     pub fn name(self) -> &'static str {
         match self {
+            SqlType::Int2 => "smallint",
             SqlType::Int4 => "integer",
             SqlType::Int8 => "bigint",
             SqlType::Text => "text",
@@ -105,8 +110,13 @@ impl SqlType {
     pub fn is_number(self) -> bool {
         matches!(
             self,
-            SqlType::Int4 | SqlType::Int8 | SqlType::Numeric | SqlType::Float8
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Numeric | SqlType::Float8
         )
+    }
+
+    /// True for `smallint`, `integer` and `bigint`.
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
     }
 }
 
@@ -452,7 +462,7 @@ impl Value {
         let invalid = || PgError::invalid_input(ty, text);
         match ty {
             SqlType::Uuid => parse_uuid(text).map(Value::Uuid).ok_or_else(invalid),
-            SqlType::Int4 | SqlType::Int8 => {
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
                 let trimmed = text.trim();
                 let body = trimmed.strip_prefix(['+', '-']).unwrap_or(trimmed);
                 if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
@@ -501,8 +511,11 @@ impl Value {
     }
 }
 
-/// `value` if it fits `ty` (`integer out of range` / `bigint out of range` otherwise).
+/// `value` if it fits `ty` (`smallint out of range` / `integer out of range` otherwise).
 pub fn check_range(value: i64, ty: SqlType) -> Result<Value, PgError> {
+    if ty == SqlType::Int2 && i16::try_from(value).is_err() {
+        return Err(PgError::smallint_out_of_range());
+    }
     if ty == SqlType::Int4 && i32::try_from(value).is_err() {
         return Err(PgError::integer_out_of_range());
     }
