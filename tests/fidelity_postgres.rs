@@ -2220,6 +2220,58 @@ fn advisory_locks_wait_hand_over_and_deadlock() {
     });
 }
 
+/// Plays `script`, simple queries on two sessions (true: the first), on PostgreSQL (in a
+/// schema of its own, named after `schema`) and on a stand-in, and checks that both end every
+/// step alike and that each took at least `limit` per statement the real server cut short
+/// with `lock_timeout` (55P03). Returns the step ends and which steps were cut short.
+fn same_waits_on_both(
+    url: &str,
+    schema: &str,
+    script: &[(bool, &str)],
+    limit: Duration,
+) -> (Vec<StepEnd>, Vec<usize>) {
+    async fn play(script: &[(bool, &str)], first: &Client, second: &Client) -> Vec<StepEnd> {
+        let mut ends = Vec::with_capacity(script.len());
+        for &(by_first, sql) in script {
+            ends.push(simple_step(if by_first { first } else { second }, sql).await);
+        }
+        ends
+    }
+    let local = LocalSet::new();
+    local.block_on(&runtime(), async {
+        let (schema, _admin) = Schema::create(url, schema).await;
+        let (real_a, real_b) = real_pair(url, &format!("SET search_path = {}", schema.name)).await;
+        let server = PgServer::new(
+            Rc::new(RefCell::new(Postgres::new())),
+            Rc::new(NoopObserver),
+        )
+        .with_deadlock_timeout(Duration::from_secs(1));
+        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
+        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
+
+        let started = Instant::now();
+        let real = play(script, &real_a, &real_b).await;
+        let real_took = started.elapsed();
+        let started = Instant::now();
+        let ours = play(script, &stand_in[0], &stand_in[1]).await;
+        let ours_took = started.elapsed();
+        assert_eq!(ours, real, "stand-in vs PostgreSQL");
+        let lock_timeout = Err((
+            "55P03".to_string(),
+            "canceling statement due to lock timeout".to_string(),
+        ));
+        let waited: Vec<usize> = (0..real.len())
+            .filter(|&i| real[i] == lock_timeout)
+            .collect();
+        for took in [real_took, ours_took] {
+            assert!(took >= limit * waited.len() as u32, "{took:?}");
+        }
+        accept_loop.abort();
+        drop(schema);
+        (real, waited)
+    })
+}
+
 /// DDL in a block holds what it changed until the block ends: another session's statement on
 /// a table the block truncated or dropped waits, as does creating a relation under a name the
 /// block created, while reading a table the block created answers at once that there is none;
@@ -2231,82 +2283,42 @@ fn ddl_in_a_block_holds_what_it_changed_until_the_block_ends() {
     else {
         return;
     };
-    const LIMIT: Duration = Duration::from_millis(200);
-    use simple_step as step;
-    async fn play(holder: &Client, other: &Client) -> Vec<StepEnd> {
-        // (true: the holder, false: the other session, whose waits lock_timeout cuts short).
-        let script = [
-            (false, "CREATE TABLE t (id int PRIMARY KEY, v text)"),
-            (false, "INSERT INTO t VALUES (1, 'x')"),
-            (false, "SET lock_timeout = '0.2s'"),
-            (true, "BEGIN"),
-            (true, "CREATE TABLE fresh (a int)"),
-            (false, "SELECT count(*) FROM fresh"),
-            (false, "CREATE TABLE fresh (b int)"),
-            (true, "TRUNCATE t"),
-            (false, "SELECT v FROM t"),
-            (false, "INSERT INTO t VALUES (2, 'y')"),
-            (true, "ROLLBACK"),
-            (false, "SELECT v FROM t ORDER BY id"),
-            (false, "SELECT count(*) FROM fresh"),
-            (true, "BEGIN"),
-            (true, "DROP TABLE t"),
-            (false, "SELECT v FROM t"),
-            (false, "DROP TABLE t"),
-            (true, "COMMIT"),
-            (false, "SELECT v FROM t"),
-            (true, "BEGIN"),
-            (true, "CREATE TABLE t (id int)"),
-            (true, "SAVEPOINT s"),
-            (true, "CREATE TABLE u (id int)"),
-            (true, "ROLLBACK TO s"),
-            (false, "CREATE TABLE u (id int)"),
-            (true, "INSERT INTO t VALUES (7)"),
-            (true, "COMMIT"),
-            (false, "SELECT count(*) FROM t"),
-            (false, "SELECT count(*) FROM u"),
-        ];
-        let mut ends = Vec::with_capacity(script.len());
-        for (by_holder, sql) in script {
-            ends.push(step(if by_holder { holder } else { other }, sql).await);
-        }
-        ends
-    }
-    let local = LocalSet::new();
-    local.block_on(&runtime(), async {
-        let (schema, _admin) = Schema::create(&url, "ddl_hold").await;
-        let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
-        let server = PgServer::new(
-            Rc::new(RefCell::new(Postgres::new())),
-            Rc::new(NoopObserver),
-        )
-        .with_deadlock_timeout(Duration::from_secs(1));
-        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
-        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
-
-        let started = Instant::now();
-        let real = play(&real_a, &real_b).await;
-        let real_took = started.elapsed();
-        let started = Instant::now();
-        let ours = play(&stand_in[0], &stand_in[1]).await;
-        let ours_took = started.elapsed();
-        assert_eq!(ours, real, "stand-in vs PostgreSQL");
-        let lock_timeout = Err((
-            "55P03".to_string(),
-            "canceling statement due to lock timeout".to_string(),
-        ));
-        let waited: Vec<usize> = (0..real.len())
-            .filter(|&i| real[i] == lock_timeout)
-            .collect();
-        assert_eq!(waited, [6, 8, 9, 15, 16], "{real:?}");
-        assert_eq!(real[11], Ok("x".to_string()));
-        assert_eq!(real[27], Ok("1".to_string()));
-        for took in [real_took, ours_took] {
-            assert!(took >= LIMIT * waited.len() as u32, "{took:?}");
-        }
-        accept_loop.abort();
-        drop(schema);
-    });
+    // (true: the holder, false: the other session, whose waits lock_timeout cuts short).
+    let script = [
+        (false, "CREATE TABLE t (id int PRIMARY KEY, v text)"),
+        (false, "INSERT INTO t VALUES (1, 'x')"),
+        (false, "SET lock_timeout = '0.2s'"),
+        (true, "BEGIN"),
+        (true, "CREATE TABLE fresh (a int)"),
+        (false, "SELECT count(*) FROM fresh"),
+        (false, "CREATE TABLE fresh (b int)"),
+        (true, "TRUNCATE t"),
+        (false, "SELECT v FROM t"),
+        (false, "INSERT INTO t VALUES (2, 'y')"),
+        (true, "ROLLBACK"),
+        (false, "SELECT v FROM t ORDER BY id"),
+        (false, "SELECT count(*) FROM fresh"),
+        (true, "BEGIN"),
+        (true, "DROP TABLE t"),
+        (false, "SELECT v FROM t"),
+        (false, "DROP TABLE t"),
+        (true, "COMMIT"),
+        (false, "SELECT v FROM t"),
+        (true, "BEGIN"),
+        (true, "CREATE TABLE t (id int)"),
+        (true, "SAVEPOINT s"),
+        (true, "CREATE TABLE u (id int)"),
+        (true, "ROLLBACK TO s"),
+        (false, "CREATE TABLE u (id int)"),
+        (true, "INSERT INTO t VALUES (7)"),
+        (true, "COMMIT"),
+        (false, "SELECT count(*) FROM t"),
+        (false, "SELECT count(*) FROM u"),
+    ];
+    let (real, waited) = same_waits_on_both(&url, "ddl_hold", &script, Duration::from_millis(200));
+    assert_eq!(waited, [6, 8, 9, 15, 16], "{real:?}");
+    assert_eq!(real[11], Ok("x".to_string()));
+    assert_eq!(real[27], Ok("1".to_string()));
 }
 
 /// A unique index makes a writer wait for the transaction that wrote a row with the same key
@@ -2318,83 +2330,44 @@ fn a_unique_key_waits_for_the_transaction_that_wrote_it() {
     let Some(url) = database_url("a_unique_key_waits_for_the_transaction_that_wrote_it") else {
         return;
     };
-    const LIMIT: Duration = Duration::from_millis(200);
-    use simple_step as step;
-    async fn play(holder: &Client, waiter: &Client) -> Vec<StepEnd> {
-        // (true: the holder, false: the waiter, whose waits lock_timeout cuts short).
-        let script = [
-            (
-                false,
-                "CREATE TABLE keys (id int PRIMARY KEY, k text UNIQUE)",
-            ),
-            (false, "SET lock_timeout = '0.2s'"),
-            (true, "BEGIN"),
-            (true, "INSERT INTO keys VALUES (1, 'x')"),
-            (false, "INSERT INTO keys VALUES (2, 'x')"),
-            (false, "INSERT INTO keys VALUES (2, 'y')"),
-            (
-                false,
-                "INSERT INTO keys VALUES (3, 'x') ON CONFLICT DO NOTHING",
-            ),
-            (
-                false,
-                "INSERT INTO keys VALUES (3, 'x') ON CONFLICT (k) DO UPDATE SET id = 30",
-            ),
-            (false, "UPDATE keys SET k = 'x' WHERE id = 2"),
-            (false, "UPDATE keys SET id = 20 WHERE id = 2"),
-            (false, "CREATE INDEX ON keys (k)"),
-            (true, "COMMIT"),
-            (false, "INSERT INTO keys VALUES (4, 'x')"),
-            (true, "BEGIN"),
-            (true, "UPDATE keys SET k = 'z' WHERE id = 1"),
-            (false, "INSERT INTO keys VALUES (4, 'x')"),
-            (false, "INSERT INTO keys VALUES (4, 'z')"),
-            (true, "ROLLBACK"),
-            (true, "BEGIN"),
-            (true, "DELETE FROM keys WHERE id = 1"),
-            (false, "INSERT INTO keys VALUES (4, 'x')"),
-            (true, "COMMIT"),
-            (false, "INSERT INTO keys VALUES (4, 'x') RETURNING id"),
-            (false, "SELECT id || '=' || k FROM keys ORDER BY id"),
-        ];
-        let mut ends = Vec::with_capacity(script.len());
-        for (by_holder, sql) in script {
-            ends.push(step(if by_holder { holder } else { waiter }, sql).await);
-        }
-        ends
-    }
-    let local = LocalSet::new();
-    local.block_on(&runtime(), async {
-        let (schema, _admin) = Schema::create(&url, "unique_wait").await;
-        let (real_a, real_b) = real_pair(&url, &format!("SET search_path = {}", schema.name)).await;
-        let server = PgServer::new(
-            Rc::new(RefCell::new(Postgres::new())),
-            Rc::new(NoopObserver),
-        )
-        .with_deadlock_timeout(Duration::from_secs(1));
-        let (stand_in, accept_loop) = serve_stand_in(server, 2).await;
-        let stand_in: Vec<Client> = stand_in.into_iter().map(|(client, _)| client).collect();
-
-        let started = Instant::now();
-        let real = play(&real_a, &real_b).await;
-        let real_took = started.elapsed();
-        let started = Instant::now();
-        let ours = play(&stand_in[0], &stand_in[1]).await;
-        let ours_took = started.elapsed();
-        assert_eq!(ours, real, "stand-in vs PostgreSQL");
-        let lock_timeout = Err((
-            "55P03".to_string(),
-            "canceling statement due to lock timeout".to_string(),
-        ));
-        let waited: Vec<usize> = (0..real.len())
-            .filter(|&i| real[i] == lock_timeout)
-            .collect();
-        assert_eq!(waited, [4, 6, 7, 8, 10, 15, 16, 20], "{real:?}");
-        assert_eq!(real.last(), Some(&Ok("4=x,20=y".to_string())));
-        for took in [real_took, ours_took] {
-            assert!(took >= LIMIT * waited.len() as u32, "{took:?}");
-        }
-        accept_loop.abort();
-        drop(schema);
-    });
+    // (true: the holder, false: the waiter, whose waits lock_timeout cuts short).
+    let script = [
+        (
+            false,
+            "CREATE TABLE keys (id int PRIMARY KEY, k text UNIQUE)",
+        ),
+        (false, "SET lock_timeout = '0.2s'"),
+        (true, "BEGIN"),
+        (true, "INSERT INTO keys VALUES (1, 'x')"),
+        (false, "INSERT INTO keys VALUES (2, 'x')"),
+        (false, "INSERT INTO keys VALUES (2, 'y')"),
+        (
+            false,
+            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT DO NOTHING",
+        ),
+        (
+            false,
+            "INSERT INTO keys VALUES (3, 'x') ON CONFLICT (k) DO UPDATE SET id = 30",
+        ),
+        (false, "UPDATE keys SET k = 'x' WHERE id = 2"),
+        (false, "UPDATE keys SET id = 20 WHERE id = 2"),
+        (false, "CREATE INDEX ON keys (k)"),
+        (true, "COMMIT"),
+        (false, "INSERT INTO keys VALUES (4, 'x')"),
+        (true, "BEGIN"),
+        (true, "UPDATE keys SET k = 'z' WHERE id = 1"),
+        (false, "INSERT INTO keys VALUES (4, 'x')"),
+        (false, "INSERT INTO keys VALUES (4, 'z')"),
+        (true, "ROLLBACK"),
+        (true, "BEGIN"),
+        (true, "DELETE FROM keys WHERE id = 1"),
+        (false, "INSERT INTO keys VALUES (4, 'x')"),
+        (true, "COMMIT"),
+        (false, "INSERT INTO keys VALUES (4, 'x') RETURNING id"),
+        (false, "SELECT id || '=' || k FROM keys ORDER BY id"),
+    ];
+    let (real, waited) =
+        same_waits_on_both(&url, "unique_wait", &script, Duration::from_millis(200));
+    assert_eq!(waited, [4, 6, 7, 8, 10, 15, 16, 20], "{real:?}");
+    assert_eq!(real.last(), Some(&Ok("4=x,20=y".to_string())));
 }

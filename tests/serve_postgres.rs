@@ -38,6 +38,21 @@ impl Server {
     }
 }
 
+/// A runtime for one test's client.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// A client of the served stand-in at `url`.
+async fn connect(url: &str) -> tokio_postgres::Client {
+    leaselab_sim::clients::postgres_url(url)
+        .await
+        .expect("connect to leaselab serve postgres")
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -49,14 +64,8 @@ impl Drop for Server {
 fn tokio_postgres_reads_and_debits_the_default_wallet() {
     let server = Server::start(&[]);
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let client = leaselab_sim::clients::postgres_url(&url)
-            .await
-            .expect("connect to leaselab serve postgres");
+    runtime().block_on(async {
+        let client = connect(&url).await;
         let select = "SELECT balance, fence FROM wallets WHERE id = 42";
         let row = client.query_one(select, &[]).await.expect("wallet 42");
         assert_eq!((row.get::<_, i64>(0), row.get::<_, i64>(1)), (100, 0));
@@ -75,14 +84,8 @@ fn tokio_postgres_reads_and_debits_the_default_wallet() {
 fn tokio_postgres_reads_and_binds_smallint_as_i16() {
     let server = Server::start(&["--no-wallets"]);
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let client = leaselab_sim::clients::postgres_url(&url)
-            .await
-            .expect("connect to leaselab serve postgres");
+    runtime().block_on(async {
+        let client = connect(&url).await;
         client
             .batch_execute("CREATE TABLE slots (id int PRIMARY KEY, weight smallint NOT NULL)")
             .await
@@ -138,14 +141,8 @@ fn psql_reads_the_wallets_given_on_the_command_line() {
 fn the_tutorials_sql_runs_unchanged() {
     let server = Server::start(&["--no-wallets"]);
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
-        let client = leaselab_sim::clients::postgres_url(&url)
-            .await
-            .expect("connect to leaselab serve postgres");
+    runtime().block_on(async {
+        let client = connect(&url).await;
         client
             .batch_execute(
                 "CREATE TABLE wallets (
@@ -201,11 +198,7 @@ fn the_tutorials_sql_runs_unchanged() {
 #[test]
 fn unknown_roles_and_databases_are_refused() {
     let server = Server::start(&["--role", "app", "--database", "ledger"]);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
+    runtime().block_on(async {
         let connect = |user: &str, database: &str| {
             format!("postgres://{user}@127.0.0.1:{}/{database}", server.port)
         };
@@ -247,11 +240,7 @@ fn a_deadlock_fails_the_first_waiter_after_the_deadlock_timeout() {
         "200ms",
     ]);
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
+    runtime().block_on(async {
         let a = leaselab_sim::clients::postgres_url(&url).await.expect("a");
         let b = leaselab_sim::clients::postgres_url(&url).await.expect("b");
         let debit = |id: i64| format!("UPDATE wallets SET balance = balance - 10 WHERE id = {id}");
