@@ -1655,6 +1655,21 @@ fn unique_names<'t>(
     Ok(())
 }
 
+impl<'a> Scope<'a> {
+    /// The scope of one table (or none), without an alias, joins or an outer statement.
+    fn plain(table: Option<&'a TableDef>, statement: &'a GeneralStatement) -> Scope<'a> {
+        Scope {
+            table,
+            alias: None,
+            joined: Vec::new(),
+            hidden: 0,
+            outer: None,
+            excluded: false,
+            statement,
+        }
+    }
+}
+
 impl Scope<'_> {
     /// The tables of the scope in row order: each definition, the name the statement calls
     /// it by (its alias, else its name) and where its columns start in a row.
@@ -3897,7 +3912,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.analyze(statement, declared, false)?;
+        let (plan, params) = self.analyze_in(None, statement, declared, false).0?;
         Ok(description(&plan, params))
     }
 
@@ -3910,7 +3925,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
-        let (plan, params) = self.plan(statement, declared, false)?;
+        let (plan, params) = self.plan_in(None, statement, declared, false).0?;
         Ok(description(&plan, params))
     }
 
@@ -3980,20 +3995,10 @@ impl Postgres {
         ))
     }
 
-    /// Analyses the statement and folds its constants. `typed_by_values`: the parameter types
-    /// are those of the values the statement is about to run with (every integer a `bigint`),
-    /// not those its client declared.
-    fn plan(
-        &self,
-        statement: &GeneralStatement,
-        declared: &[SqlType],
-        typed_by_values: bool,
-    ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        self.plan_in(None, statement, declared, typed_by_values).0
-    }
-
-    /// [`Postgres::plan`] as [`Postgres::analyze_in`] analyses: with the session that has to
-    /// be waited for first, if any.
+    /// Analyses the statement as [`Postgres::analyze_in`] does and folds its constants (with
+    /// the session that has to be waited for first, if any). `typed_by_values`: the
+    /// parameter types are those of the values the statement is about to run with (every
+    /// integer a `bigint`), not those its client declared.
     fn plan_in(
         &self,
         viewer: Option<SessionId>,
@@ -4009,18 +4014,8 @@ impl Postgres {
         (planned, waits_for)
     }
 
-    /// Resolves names and types (what a Parse does); constants are not folded yet.
-    fn analyze(
-        &self,
-        statement: &GeneralStatement,
-        declared: &[SqlType],
-        typed_by_values: bool,
-    ) -> Result<(Plan, Vec<SqlType>), PgError> {
-        self.analyze_in(None, statement, declared, typed_by_values)
-            .0
-    }
-
-    /// [`Postgres::analyze`] with the catalogue as session `viewer` sees it (`ddl.rs`): a
+    /// Resolves names and types (what a Parse does; constants are not folded yet), with the
+    /// catalogue as session `viewer` sees it (`ddl.rs`; everything without one): a
     /// relation another session's open block created is not there, and one such a block
     /// changed makes the statement wait for that session (the second value, which comes
     /// before any error: PostgreSQL waits for the lock when it looks the name up).
@@ -7539,15 +7534,7 @@ impl Analyzer<'_> {
         let Some(nodes) = plain_arguments(arguments) else {
             return Err(unsupported(&factor.to_string()));
         };
-        let empty = Scope {
-            table: None,
-            alias: None,
-            joined: Vec::new(),
-            hidden: 0,
-            outer: None,
-            excluded: false,
-            statement: self.statement,
-        };
+        let empty = Scope::plain(None, self.statement);
         let analysed = self.arguments(&empty, &nodes)?;
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         let integers = types
@@ -8903,15 +8890,7 @@ impl Analyzer<'_> {
                 _ => return Err(unsupported(&statement.text)),
             },
         };
-        let empty = Scope {
-            table: None,
-            alias: None,
-            joined: Vec::new(),
-            hidden: 0,
-            outer: None,
-            excluded: false,
-            statement,
-        };
+        let empty = Scope::plain(None, statement);
         let mut rows = Vec::new();
         let source = match source {
             Some((row, name)) => {
@@ -9251,15 +9230,7 @@ impl Analyzer<'_> {
     /// `WHERE` of an `ON CONFLICT` target that infers one).
     fn predicate_over(&mut self, def: &TableDef, node: &ast::Expr) -> Result<Expr, PgError> {
         let statement = self.statement;
-        let scope = Scope {
-            table: Some(def),
-            alias: None,
-            joined: Vec::new(),
-            hidden: 0,
-            outer: None,
-            excluded: false,
-            statement,
-        };
+        let scope = Scope::plain(Some(def), statement);
         let expr = self.expr(&scope, node, SqlType::Bool)?;
         self.boolean(expr, "WHERE", statement.position_of(node))
     }
@@ -9337,15 +9308,7 @@ impl Analyzer<'_> {
                             .at(explicit_default.and(default_at)));
                         }
                         explicit_default = Some(default_at);
-                        let empty = Scope {
-                            table: None,
-                            alias: None,
-                            joined: Vec::new(),
-                            hidden: 0,
-                            outer: None,
-                            excluded: false,
-                            statement,
-                        };
+                        let empty = Scope::plain(None, statement);
                         col.default = Some(self.assigned(&empty, expr, &col)?);
                     }
                     ColumnOption::Generated {
@@ -9500,15 +9463,7 @@ impl Analyzer<'_> {
             });
         }
         let scope_def = def.clone();
-        let scope = Scope {
-            table: Some(&scope_def),
-            alias: None,
-            joined: Vec::new(),
-            hidden: 0,
-            outer: None,
-            excluded: false,
-            statement,
-        };
+        let scope = Scope::plain(Some(&scope_def), statement);
         let mut used_names: Vec<String> = Vec::new();
         for (given, column, node) in checks {
             let expr = self.expr(&scope, &node, SqlType::Bool)?;
