@@ -46,8 +46,10 @@ pub enum Typmod {
     Numeric {
         /// Significant digits (1 to 1000).
         precision: u32,
-        /// Digits after the point (0 to `precision`).
-        scale: u32,
+        /// Digits after the point (-1000 to 1000, as PostgreSQL 15 allows: past `precision`
+        /// the value is a fraction below `10^(precision - scale)`; below 0 it is rounded to
+        /// tens, hundreds, ...).
+        scale: i32,
     },
     /// `varchar(n)` / `character varying(n)`.
     VarChar(u32),
@@ -86,11 +88,15 @@ impl Typmod {
                     i64::from(scale),
                     super::functions::Cut::Round,
                 )?;
-                let fits = 10i128
-                    .checked_pow(precision)
-                    .is_none_or(|limit| rounded.mantissa.abs() < limit);
+                // |value| < 10^(precision - scale), the value being mantissa × 10^-its scale.
+                let digits = i64::from(precision) - i64::from(scale);
+                let fits = match u32::try_from(digits + i64::from(rounded.scale)) {
+                    Ok(exponent) => 10i128
+                        .checked_pow(exponent)
+                        .is_none_or(|limit| rounded.mantissa.abs() < limit),
+                    Err(_) => rounded.mantissa == 0,
+                };
                 if !fits {
-                    let digits = precision - scale;
                     let bound = if digits == 0 {
                         "1".to_string()
                     } else {

@@ -1519,9 +1519,7 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
         DataType::Numeric(info) | DataType::Decimal(info) => match *info {
             ExactNumberInfo::None => None,
             ExactNumberInfo::Precision(precision) => Some((precision, 0)),
-            ExactNumberInfo::PrecisionAndScale(precision, scale) => {
-                Some((precision, u64::try_from(scale).map_err(|_| refused())?))
-            }
+            ExactNumberInfo::PrecisionAndScale(precision, scale) => Some((precision, scale)),
         }
         .map(|(precision, scale)| {
             if !(1..=1000).contains(&precision) {
@@ -1530,12 +1528,15 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
                     format!("NUMERIC precision {precision} must be between 1 and 1000"),
                 ));
             }
-            if scale > precision {
-                return Err(refused());
+            if !(-1000..=1000).contains(&scale) {
+                return Err(PgError::error(
+                    "22023",
+                    format!("NUMERIC scale {scale} must be between -1000 and 1000"),
+                ));
             }
             Ok(Typmod::Numeric {
                 precision: precision as u32,
-                scale: scale as u32,
+                scale: scale as i32,
             })
         })
         .transpose()?,
@@ -1565,6 +1566,20 @@ fn type_modifier(ty: &DataType) -> Result<Option<Typmod>, PgError> {
 }
 
 fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
+    // An integer type takes no modifier: PostgreSQL's grammar stops at the parenthesis.
+    if let DataType::BigInt(Some(_))
+    | DataType::Int8(Some(_))
+    | DataType::Int(Some(_))
+    | DataType::Integer(Some(_))
+    | DataType::Int4(Some(_))
+    | DataType::SmallInt(Some(_))
+    | DataType::Int2(Some(_)) = ty
+    {
+        return Err(PgError::error(
+            sqlstate::SYNTAX_ERROR,
+            "syntax error at or near \"(\"",
+        ));
+    }
     Ok(match ty {
         DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
         DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => SqlType::Int4,
@@ -9272,14 +9287,30 @@ impl Analyzer<'_> {
                 "bigserial" | "serial8" => Some(SqlType::Int8),
                 _ => None,
             };
+            // Where the column's type is written (for the errors of its modifier).
+            let type_at = statement
+                .position(column.name.span.end)
+                .and_then(|end| statement.next_word_at(end));
             let ty = match serial {
                 Some(ty) => ty,
-                None => data_type(&column.data_type)?,
+                None => data_type(&column.data_type).map_err(|error| match error.code {
+                    sqlstate::SYNTAX_ERROR => {
+                        let parenthesis = type_at.and_then(|at| statement.text_from(at, "("));
+                        error.at(parenthesis)
+                    }
+                    _ => error,
+                })?,
             };
             let mut col = ColumnDef {
                 name: column_name.clone(),
                 ty,
-                typmod: type_modifier(&column.data_type)?,
+                typmod: type_modifier(&column.data_type).map_err(|error| {
+                    // A modifier out of range: PostgreSQL points at the type.
+                    match error.code {
+                        sqlstate::FEATURE_NOT_SUPPORTED => error,
+                        _ => error.at(type_at),
+                    }
+                })?,
                 not_null: serial.is_some(),
                 default: serial.map(|ty| Expr::Sequence {
                     column: index,

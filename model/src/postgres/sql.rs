@@ -105,6 +105,17 @@ impl GeneralStatement {
         Some(position + found_chars)
     }
 
+    /// The position of the first character at or after `position` that is not white space.
+    pub fn next_word_at(&self, position: u32) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let skipped = self
+            .text
+            .chars()
+            .skip(index)
+            .position(|c| !c.is_whitespace())?;
+        Some(position + u32::try_from(skipped).ok()?)
+    }
+
     /// The position of the opening parenthesis before `position` with only white space
     /// between (a subquery's, before its `SELECT`); `None` when there is none.
     pub fn opening_parenthesis_before(&self, position: u32) -> Option<u32> {
