@@ -1137,3 +1137,34 @@ fn a_partial_unique_index_waits_only_for_rows_it_holds() {
     let clash = general(&mut db, a, "INSERT INTO leases VALUES (4, 'r', false)");
     assert!(clash.is_err_and(|e| e.starts_with("23505")));
 }
+
+/// A table a rollback gives back keeps in its rows' queues only the sessions still waiting:
+/// one that gave up while the table was dropped (a timeout) holds no one back.
+#[test]
+fn a_table_given_back_by_a_rollback_keeps_no_stale_waiter() {
+    let mut db = Postgres::new();
+    let (a, b, c) = (db.connect(), db.connect(), db.connect());
+    for sql in [
+        "CREATE TABLE t (id int PRIMARY KEY, n int)",
+        "INSERT INTO t VALUES (1, 0)",
+        "BEGIN",
+        "UPDATE t SET n = 1 WHERE id = 1",
+    ] {
+        general(&mut db, a, sql).unwrap();
+    }
+    assert_eq!(
+        general(&mut db, b, "UPDATE t SET n = 2 WHERE id = 1"),
+        Err("blocked".to_string())
+    );
+    general(&mut db, a, "DROP TABLE t").unwrap();
+    db.cancel_wait(
+        b,
+        PgError::error("55P03", "canceling statement due to lock timeout"),
+    );
+    general(&mut db, a, "ROLLBACK").unwrap();
+    assert_eq!(
+        general(&mut db, c, "UPDATE t SET n = 3 WHERE id = 1 RETURNING n").map(|rows| rows.len()),
+        Ok(1),
+        "b no longer waits: c goes first"
+    );
+}

@@ -217,6 +217,16 @@ impl Postgres {
                     change,
                 } => {
                     let restart = change == (TableChange::Truncated { restart: true });
+                    // A session queued for one of its rows while it was away may have stopped
+                    // waiting since (a timeout, a disconnect): only those still waiting keep
+                    // their place, or the queue would hold the others back for ever.
+                    for row in table.rows.values_mut() {
+                        row.waiters.retain(|waiter| {
+                            self.sessions
+                                .get(waiter)
+                                .is_some_and(|state| state.waiting_on.is_some())
+                        });
+                    }
                     let tables = self.tables_mut();
                     if let (false, Some(live)) = (restart, tables.get_mut(&name)) {
                         // Numbers a column's sequence gave are never given back.

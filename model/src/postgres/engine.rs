@@ -1707,8 +1707,13 @@ impl Postgres {
                         .as_ref()
                         .is_some_and(|l| l.holder == holder)
                         || row.shared.contains(&holder)
-                        || row.queued_ahead_of(waiter) == Some(holder))),
-                "{waiter:?} waits for {holder:?}, which holds no lock and is not queued ahead"
+                        || row.queued_ahead_of(waiter) == Some(holder)))
+                    || self
+                        .sessions
+                        .get(&holder)
+                        .is_some_and(|s| !s.catalog_undo.is_empty()),
+                "{waiter:?} waits for {holder:?}, which holds no lock or relation and is not \
+                 queued ahead"
             );
             assert!(
                 self.deadlock_check == DeadlockCheck::OnTimeout
