@@ -72,6 +72,15 @@ fn general(
     }
 }
 
+/// Runs each of `statements` on `session`; each must succeed.
+fn run_all(db: &mut Postgres, session: SessionId, statements: &[&str]) {
+    for sql in statements {
+        if let Err(error) = general(db, session, sql) {
+            panic!("{sql}: {error}");
+        }
+    }
+}
+
 fn wallet(balance: i64, fence: i64) -> Wallet {
     Wallet { balance, fence }
 }
@@ -1112,14 +1121,16 @@ fn a_partial_unique_index_waits_only_for_rows_it_holds() {
     let mut db = Postgres::new();
     let a = db.connect();
     let b = db.connect();
-    for sql in [
-        "CREATE TABLE leases (id int PRIMARY KEY, resource text, released boolean)",
-        "CREATE UNIQUE INDEX ON leases (resource) WHERE NOT released",
-        "BEGIN",
-        "INSERT INTO leases VALUES (1, 'r', false)",
-    ] {
-        general(&mut db, a, sql).unwrap();
-    }
+    run_all(
+        &mut db,
+        a,
+        &[
+            "CREATE TABLE leases (id int PRIMARY KEY, resource text, released boolean)",
+            "CREATE UNIQUE INDEX ON leases (resource) WHERE NOT released",
+            "BEGIN",
+            "INSERT INTO leases VALUES (1, 'r', false)",
+        ],
+    );
     assert_eq!(
         general(&mut db, b, "INSERT INTO leases VALUES (2, 'r', true)").map(|r| r.len()),
         Ok(0)
@@ -1144,14 +1155,16 @@ fn a_partial_unique_index_waits_only_for_rows_it_holds() {
 fn a_table_given_back_by_a_rollback_keeps_no_stale_waiter() {
     let mut db = Postgres::new();
     let (a, b, c) = (db.connect(), db.connect(), db.connect());
-    for sql in [
-        "CREATE TABLE t (id int PRIMARY KEY, n int)",
-        "INSERT INTO t VALUES (1, 0)",
-        "BEGIN",
-        "UPDATE t SET n = 1 WHERE id = 1",
-    ] {
-        general(&mut db, a, sql).unwrap();
-    }
+    run_all(
+        &mut db,
+        a,
+        &[
+            "CREATE TABLE t (id int PRIMARY KEY, n int)",
+            "INSERT INTO t VALUES (1, 0)",
+            "BEGIN",
+            "UPDATE t SET n = 1 WHERE id = 1",
+        ],
+    );
     assert_eq!(
         general(&mut db, b, "UPDATE t SET n = 2 WHERE id = 1"),
         Err("blocked".to_string())

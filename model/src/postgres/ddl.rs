@@ -254,19 +254,9 @@ impl Postgres {
 
     /// The open block of a session other than `session` that holds relation `name` by DDL.
     pub(super) fn ddl_hold(&self, session: SessionId, name: &str) -> Option<DdlHold> {
-        self.sessions
-            .iter()
-            .filter(|(&other, _)| other != session)
-            .find_map(|(&holder, state)| {
-                let first = state
-                    .catalog_undo
-                    .iter()
-                    .find(|entry| &**entry.name() == name)?;
-                Some(DdlHold {
-                    holder,
-                    created: first.created(),
-                })
-            })
+        self.ddl_holds(session)
+            .into_iter()
+            .find_map(|(held, hold)| (*held == *name).then_some(hold))
     }
 
     /// Every relation held by the open block of a session other than `session`, by name

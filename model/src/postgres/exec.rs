@@ -2051,8 +2051,9 @@ fn constraint_start(
     Some(at)
 }
 
-/// A `UNIQUE` constraint the stand-in keeps: plain columns, not deferrable.
-fn unique_constraint_supported(unique: &ast::UniqueConstraint) -> Result<(), PgError> {
+/// A `UNIQUE` constraint the stand-in keeps: plain columns, not deferrable. Answers whether
+/// its NULLs are not distinct.
+fn unique_constraint_supported(unique: &ast::UniqueConstraint) -> Result<bool, PgError> {
     if unique.characteristics.is_some()
         || !unique.include.is_empty()
         || !unique.index_options.is_empty()
@@ -2061,7 +2062,7 @@ fn unique_constraint_supported(unique: &ast::UniqueConstraint) -> Result<(), PgE
     {
         return Err(unsupported(&format!("constraint {unique}")));
     }
-    Ok(())
+    Ok(unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct)
 }
 
 /// `CREATE INDEX` as written: what it names is looked up when it runs.
@@ -9394,10 +9395,8 @@ impl Analyzer<'_> {
                         def.primary_key = Some(def.columns.len());
                     }
                     ColumnOption::Unique(unique) => {
-                        unique_constraint_supported(unique)?;
+                        let not_distinct = unique_constraint_supported(unique)?;
                         let given = option.name.as_ref().or(unique.name.as_ref());
-                        let not_distinct =
-                            unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct;
                         uniques.push((given.map(ident_name), vec![index], not_distinct));
                     }
                     ColumnOption::Check(check) => checks.push((
@@ -9457,7 +9456,7 @@ impl Analyzer<'_> {
                     (*check.expr).clone(),
                 )),
                 TableConstraint::Unique(unique) => {
-                    unique_constraint_supported(unique)?;
+                    let not_distinct = unique_constraint_supported(unique)?;
                     let start = || {
                         constraint_start(
                             statement,
@@ -9467,8 +9466,6 @@ impl Analyzer<'_> {
                         )
                     };
                     let columns = key_columns(&def, &unique.columns, "unique", start)?;
-                    let not_distinct =
-                        unique.nulls_distinct == ast::NullsDistinctOption::NotDistinct;
                     uniques.push((unique.name.as_ref().map(ident_name), columns, not_distinct));
                 }
                 other => return Err(unsupported(&format!("constraint {other}"))),
