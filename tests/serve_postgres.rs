@@ -113,6 +113,70 @@ fn tokio_postgres_reads_and_binds_smallint_as_i16() {
 }
 
 #[test]
+fn tokio_postgres_binds_and_reads_arrays_in_binary() {
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    runtime().block_on(async {
+        let client = connect(&url).await;
+        client
+            .batch_execute(
+                "CREATE TABLE jobs (id bigint PRIMARY KEY, state text NOT NULL, tags text[]); \
+                 INSERT INTO jobs VALUES (1, 'ready', NULL), (2, 'ready', NULL), (3, 'done', NULL)",
+            )
+            .await
+            .expect("set up");
+        // The batch claim: a list of ids bound as one bigint[] parameter.
+        let claim =
+            "UPDATE jobs SET state = 'claimed' WHERE id = ANY($1) AND state = 'ready' RETURNING id";
+        let statement = client.prepare(claim).await.expect("prepare");
+        assert_eq!(
+            statement.params(),
+            [tokio_postgres::types::Type::INT8_ARRAY]
+        );
+        let ids: Vec<i64> = vec![1, 3, 9];
+        let rows = client.query(&statement, &[&ids]).await.expect("claim");
+        let claimed: Vec<i64> = rows.iter().map(|row| row.get(0)).collect();
+        assert_eq!(claimed, [1]);
+        // Text arrays both ways, a NULL element kept.
+        let tags: Vec<Option<String>> = vec![Some("a b".into()), None, Some("\"q\"".into())];
+        let row = client
+            .query_one(
+                "UPDATE jobs SET tags = $1 WHERE id = 2 RETURNING tags",
+                &[&tags],
+            )
+            .await
+            .expect("tags");
+        assert_eq!(row.get::<_, Vec<Option<String>>>(0), tags);
+        let row = client
+            .query_one(
+                "SELECT array_agg(id), cardinality(max(tags)) FROM jobs WHERE state = ANY($1)",
+                &[&vec!["claimed", "ready"]],
+            )
+            .await
+            .expect("aggregate");
+        let mut ids: Vec<i64> = row.get(0);
+        ids.sort_unstable();
+        assert_eq!((ids, row.get::<_, i32>(1)), (vec![1, 2], 3));
+        // An empty array binds and reads back empty; a list of numbers is refused for a
+        // text[] parameter (the client checks the type the server described).
+        let empty: Vec<i64> = Vec::new();
+        let row = client
+            .query_one("SELECT $1::bigint[] || 5::bigint", &[&empty])
+            .await
+            .expect("empty");
+        assert_eq!(row.get::<_, Vec<i64>>(0), [5]);
+        let error = client
+            .query_one("SELECT id FROM jobs WHERE state = ANY($1)", &[&vec![1i64]])
+            .await
+            .expect_err("wrong element type");
+        assert!(
+            error.to_string().contains("serializing parameter 0"),
+            "{error}"
+        );
+    });
+}
+
+#[test]
 fn psql_reads_the_wallets_given_on_the_command_line() {
     let server = Server::start(&["--wallet", "7=250", "--wallet", "8=0"]);
     let output = match Command::new("psql")

@@ -652,7 +652,112 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
             bytes
         }
         Value::Uuid(uuid) => uuid.to_be_bytes().to_vec(),
+        Value::Array(elements) => {
+            let element = ty.element().unwrap_or(SqlType::Text);
+            encode_array_binary(elements, element)
+        }
     })
+}
+
+/// An array in PostgreSQL's binary form: dimensions (0 when empty, else 1), a has-NULLs
+/// flag, the element type's OID, the length and lower bound (1), then each element's length
+/// (-1 for NULL) and binary form.
+fn encode_array_binary(elements: &[Value], element: SqlType) -> Vec<u8> {
+    let mut out = Vec::new();
+    let dimensions: i32 = if elements.is_empty() { 0 } else { 1 };
+    out.extend_from_slice(&dimensions.to_be_bytes());
+    out.extend_from_slice(&i32::from(elements.iter().any(Value::is_null)).to_be_bytes());
+    out.extend_from_slice(&element.oid().to_be_bytes());
+    if !elements.is_empty() {
+        out.extend_from_slice(&(elements.len() as i32).to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+    }
+    for value in elements {
+        match encode_value(value, element, Format::Binary) {
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Some(bytes) => {
+                out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                out.extend_from_slice(&bytes);
+            }
+        }
+    }
+    out
+}
+
+/// Reads an array parameter's binary form (one dimension at most): 22P03 where it is cut
+/// short or its flags are not 0 or 1, 42804 for another element type, 0A000 for several
+/// dimensions.
+fn decode_array_binary(bytes: &[u8], element: SqlType, index: usize) -> Result<Value, PgError> {
+    let bad = || {
+        error(
+            "22P03",
+            format!("incorrect binary data format in bind parameter {index}"),
+        )
+    };
+    let mut at = 0usize;
+    let word = |at: &mut usize| -> Result<[u8; 4], PgError> {
+        let chunk: [u8; 4] = bytes
+            .get(*at..*at + 4)
+            .and_then(|chunk| chunk.try_into().ok())
+            .ok_or_else(bad)?;
+        *at += 4;
+        Ok(chunk)
+    };
+    let dimensions = i32::from_be_bytes(word(&mut at)?);
+    let flags = i32::from_be_bytes(word(&mut at)?);
+    let oid = u32::from_be_bytes(word(&mut at)?);
+    if !(0..=1).contains(&flags) {
+        return Err(error("22P03", "invalid array flags"));
+    }
+    if SqlType::from_oid(oid) != Some(element) {
+        return Err(error(
+            "42804",
+            format!(
+                "binary data has array element type {oid} ({}) instead of expected {} ({})",
+                SqlType::from_oid(oid).map_or("unknown", SqlType::name),
+                element.oid(),
+                element.name()
+            ),
+        ));
+    }
+    let count = match dimensions {
+        0 => 0,
+        1 => {
+            let length = i32::from_be_bytes(word(&mut at)?);
+            let _lower_bound = i32::from_be_bytes(word(&mut at)?);
+            usize::try_from(length).map_err(|_| bad())?
+        }
+        d if d < 0 => return Err(error("22P03", format!("invalid number of dimensions: {d}"))),
+        _ => {
+            return Err(error(
+                "0A000",
+                "leaselab: arrays of more than one dimension are not supported",
+            ))
+        }
+    };
+    // Each element takes four bytes at least: a count past what was sent is malformed,
+    // never an allocation.
+    if count > bytes.len() / 4 {
+        return Err(bad());
+    }
+    let mut elements = Vec::with_capacity(count);
+    for _ in 0..count {
+        let length = i32::from_be_bytes(word(&mut at)?);
+        if length == -1 {
+            elements.push(Value::Null);
+            continue;
+        }
+        let length = usize::try_from(length).map_err(|_| bad())?;
+        let start = at;
+        let end = start.checked_add(length).ok_or_else(bad)?;
+        let element_bytes = bytes.get(start..end).ok_or_else(bad)?;
+        at = end;
+        elements.push(decode_value(element_bytes, element, Format::Binary, index)?);
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    Ok(Value::Array(std::sync::Arc::new(elements)))
 }
 
 /// `numeric` in PostgreSQL's binary form: digit count, weight, sign, display scale, then
@@ -768,6 +873,7 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                 SqlType::Uuid => {
                     Value::Uuid(u128::from_be_bytes(bytes.try_into().map_err(|_| bad())?))
                 }
+                SqlType::Array(element) => return decode_array_binary(bytes, *element, index),
                 SqlType::Numeric => {
                     return Err(error(
                         "0A000",
@@ -2063,6 +2169,44 @@ mod tests {
                 .code,
             "0A000"
         );
+    }
+
+    #[test]
+    fn array_binary_form_round_trips_and_refuses_malformed_input() {
+        let int8s = SqlType::Int8.array_of().expect("bigint[]");
+        let value = Value::Array(std::sync::Arc::new(vec![
+            Value::Int(1),
+            Value::Null,
+            Value::Int(-3),
+        ]));
+        let bytes = encode_value(&value, int8s, Format::Binary).expect("not NULL");
+        assert_eq!(decode_value(&bytes, int8s, Format::Binary, 1), Ok(value));
+        let empty = Value::Array(std::sync::Arc::new(Vec::new()));
+        let bytes = encode_value(&empty, int8s, Format::Binary).expect("not NULL");
+        assert_eq!(bytes.len(), 12, "dimensions, flags, element type only");
+        assert_eq!(decode_value(&bytes, int8s, Format::Binary, 1), Ok(empty));
+        // One dimension of a billion elements in 20 bytes: refused, never allocated.
+        let mut huge = Vec::new();
+        for word in [1i32, 0, 20, 1_000_000_000, 1] {
+            huge.extend_from_slice(&word.to_be_bytes());
+        }
+        let code = |bytes: &[u8], ty| decode_value(bytes, ty, Format::Binary, 1).unwrap_err().code;
+        assert_eq!(code(&huge, int8s), "22P03");
+        assert_eq!(code(&huge[..7], int8s), "22P03");
+        let texts = SqlType::Text.array_of().expect("text[]");
+        let bytes = encode_value(
+            &Value::Array(std::sync::Arc::new(vec![Value::Int(1)])),
+            int8s,
+            Format::Binary,
+        )
+        .expect("not NULL");
+        assert_eq!(code(&bytes, texts), "42804");
+        let mut two_dimensions = bytes.clone();
+        two_dimensions[..4].copy_from_slice(&2i32.to_be_bytes());
+        assert_eq!(code(&two_dimensions, int8s), "0A000");
+        let mut flags = bytes;
+        flags[4..8].copy_from_slice(&7i32.to_be_bytes());
+        assert_eq!(code(&flags, int8s), "22P03");
     }
 
     #[test]

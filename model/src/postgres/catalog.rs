@@ -513,6 +513,20 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
+    /// `ARRAY[a, b, ...]`: an array of its arguments (NULLs kept), all of the element type.
+    MakeArray,
+    /// `left op ANY (array)` (false) or `left op ALL (array)` (true), `op` a comparison:
+    /// [`array::any_all`](super::array::any_all).
+    AnyAll(BinOp, bool),
+    /// `array[index]`: the element at a 1-based index, NULL outside.
+    Subscript,
+    /// `cardinality(array)`, as `integer`.
+    Cardinality,
+    /// `array_length(array, dimension)`, as `integer`.
+    ArrayLength,
+    /// `a || b` with an array on either side (true where the operand is an array, false
+    /// where it is an element).
+    ArrayConcat(bool, bool),
     /// A declared type's modifier (`numeric(10, 2)`, `varchar(3)`) applied to a
     /// value of the stand-in's type: by an explicit cast (true: [`Typmod::cast`]) or to a
     /// value assigned to a column (false: [`Typmod::store`]).
@@ -575,6 +589,9 @@ impl ScalarFn {
                 typmod.store(value)
             };
         }
+        if let Some(value) = self.apply_array(&arguments) {
+            return Ok(value);
+        }
         if let Some(value) = self.apply_strict(&arguments) {
             return value;
         }
@@ -616,6 +633,30 @@ impl ScalarFn {
 }
 
 impl ScalarFn {
+    /// The array functions ([`array`](super::array)); None for the others.
+    fn apply_array(self, arguments: &[Value]) -> Option<Value> {
+        use super::array;
+        let argument = |index: usize| arguments.get(index).unwrap_or(&Value::Null);
+        Some(match self {
+            ScalarFn::MakeArray => Value::Array(std::sync::Arc::new(arguments.to_vec())),
+            ScalarFn::AnyAll(op, all) => array::any_all(op, all, argument(0), argument(1)),
+            ScalarFn::Subscript => array::subscript(argument(0), argument(1)),
+            ScalarFn::Cardinality => array::cardinality(argument(0)),
+            ScalarFn::ArrayLength => array::array_length(argument(0), argument(1)),
+            ScalarFn::ArrayConcat(left, right) => {
+                let mut values = arguments.iter().cloned();
+                let a = values.next().unwrap_or(Value::Null);
+                let b = values.next().unwrap_or(Value::Null);
+                if a.is_null() && b.is_null() {
+                    Value::Null
+                } else {
+                    array::concat(a, b, left, right)
+                }
+            }
+            _ => return None,
+        })
+    }
+
     /// The functions of `functions.rs`, all strict (NULL for any NULL argument); None for
     /// the others.
     fn apply_strict(self, arguments: &[Value]) -> Option<Result<Value, PgError>> {
@@ -774,6 +815,8 @@ pub enum AggregateKind {
     /// `avg(e)`: the sum divided by the count, as `numeric` division divides (or in `double
     /// precision`); NULL over no rows.
     Avg,
+    /// `array_agg(e)`: the values in the order of the rows, NULLs kept; NULL over no rows.
+    ArrayAgg,
 }
 
 impl AggregateKind {
@@ -785,6 +828,7 @@ impl AggregateKind {
             AggregateKind::Min => "min",
             AggregateKind::Max => "max",
             AggregateKind::Avg => "avg",
+            AggregateKind::ArrayAgg => "array_agg",
         }
     }
 
@@ -796,6 +840,7 @@ impl AggregateKind {
             AggregateKind::Min,
             AggregateKind::Max,
             AggregateKind::Avg,
+            AggregateKind::ArrayAgg,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -814,14 +859,23 @@ impl AggregateKind {
             (AggregateKind::Avg, Int2 | Int4 | Int8 | Numeric) => Some(Numeric),
             (AggregateKind::Avg, Float8) => Some(Float8),
             (AggregateKind::Avg, _) => None,
+            (AggregateKind::ArrayAgg, element) => element.array_of(),
             (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
         }
     }
 
     /// Folds the argument's values over the rows.
     fn over(self, values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
+        if self == AggregateKind::ArrayAgg {
+            return Ok(if values.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(std::sync::Arc::new(values))
+            });
+        }
         let present = values.into_iter().filter(|v| !v.is_null());
         Ok(match self {
+            AggregateKind::ArrayAgg => unreachable!("array_agg keeps NULLs: folded above"),
             AggregateKind::Count => Value::Int(present.count() as i64),
             AggregateKind::Min => present.min().unwrap_or(Value::Null),
             AggregateKind::Max => present.max().unwrap_or(Value::Null),
@@ -1604,6 +1658,13 @@ pub fn cast(value: Value, ty: SqlType) -> Result<Value, PgError> {
             Decimal::parse(&super::value::format_float(f.0))
                 .ok_or_else(|| PgError::invalid_input(SqlType::Numeric, &f.0.to_string()))?,
         ),
+        (Value::Array(elements), SqlType::Array(element)) => {
+            let mut converted = Vec::with_capacity(elements.len());
+            for value in elements.iter() {
+                converted.push(cast(value.clone(), *element)?);
+            }
+            Value::Array(std::sync::Arc::new(converted))
+        }
         (Value::Timestamp(t), SqlType::TimestampTz) => Value::TimestampTz(t),
         (Value::TimestampTz(t), SqlType::Timestamp) => Value::Timestamp(t),
         (value, SqlType::Text) => Value::Text(value.to_text().unwrap_or_default()),

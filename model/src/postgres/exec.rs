@@ -16,6 +16,7 @@ use sqlparser::ast::{
 use sqlparser::ast::{CharacterLength, ExactNumberInfo};
 
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
+use super::array;
 use super::catalog::{
     cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ColumnDef,
     EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading, TableDef,
@@ -151,6 +152,9 @@ enum Plan {
     /// `generate_series(start, stop [, step])` in `FROM` (only ever the plan of a
     /// [`SubqueryKind::Relation`]).
     Series(SeriesPlan),
+    /// `unnest(array, ...)` in `FROM`: the arrays' elements side by side (only ever the plan
+    /// of a [`SubqueryKind::Relation`]).
+    Unnest(Vec<Expr>),
     /// A query or change with uncorrelated subqueries: each runs first, in order (a subquery
     /// inside another comes before it), and its result takes the place of its
     /// [`Expr::Subquery`] in the later ones and in the plan.
@@ -1378,6 +1382,39 @@ fn series_rows(plan: &SeriesPlan, params: &[Value]) -> Result<SqlResult, PgError
     })
 }
 
+/// The rows of `unnest(array, ...)`: the arrays' elements side by side, a shorter one
+/// padded with NULLs (a NULL array has no elements).
+fn unnest_rows(arrays: &[Expr], params: &[Value]) -> Result<SqlResult, PgError> {
+    let cx = EvalContext {
+        row: &[],
+        excluded: None,
+        params,
+    };
+    let values = arrays
+        .iter()
+        .map(|array| array.eval(&cx))
+        .collect::<Result<Vec<_>, _>>()?;
+    let count = values
+        .iter()
+        .map(|v| array::elements(v).len())
+        .max()
+        .unwrap_or(0);
+    let rows: Vec<Vec<Value>> = (0..count)
+        .map(|i| {
+            values
+                .iter()
+                .map(|v| array::elements(v).get(i).cloned().unwrap_or(Value::Null))
+                .collect()
+        })
+        .collect();
+    Ok(SqlResult {
+        columns: Vec::new(),
+        tag: format!("SELECT {}", rows.len()),
+        rows_affected: rows.len() as u64,
+        rows,
+    })
+}
+
 /// `expr` (already of `column`'s type) assigned to `column`: its declared modifier applied as
 /// PostgreSQL's assignment coercion applies it, as a function of the value, folded at planning
 /// when the value is a constant or parameter (so an error in it comes at Bind). Every value an
@@ -1604,8 +1641,39 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
             precision: None,
         } => SqlType::Interval,
         DataType::Uuid => SqlType::Uuid,
+        DataType::Array(
+            ast::ArrayElemTypeDef::SquareBracket(element, _)
+            | ast::ArrayElemTypeDef::Qualified(element, _),
+        ) => match data_type(element)?.array_of() {
+            Some(array) => array,
+            None => return Err(unsupported(&format!("type {ty}"))),
+        },
         other => return Err(unsupported(&format!("type {other}"))),
     })
+}
+
+/// The type a parameter passed as a value (not through the protocol) is declared as: its
+/// value's own (`bigint` for any integer; an array's from its first element that is not
+/// NULL, `text[]` when it has none).
+fn declared_type(value: &Value) -> SqlType {
+    match value {
+        Value::Null => SqlType::Unknown,
+        Value::Int(_) => SqlType::Int8,
+        Value::Text(_) => SqlType::Text,
+        Value::Bool(_) => SqlType::Bool,
+        Value::Numeric(_) => SqlType::Numeric,
+        Value::Float(_) => SqlType::Float8,
+        Value::TimestampTz(_) => SqlType::TimestampTz,
+        Value::Timestamp(_) => SqlType::Timestamp,
+        Value::Interval(_) => SqlType::Interval,
+        Value::Uuid(_) => SqlType::Uuid,
+        Value::Array(elements) => elements
+            .iter()
+            .find(|e| !e.is_null())
+            .map_or(SqlType::Text, declared_type)
+            .array_of()
+            .unwrap_or(SqlType::Unknown),
+    }
 }
 
 /// The type an untyped operand (a quoted literal, a parameter) of `op` takes beside one of
@@ -1615,6 +1683,8 @@ fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
     match (op, known) {
         (BinOp::Add, ts) if ts.is_timestamp() => SqlType::Interval,
         (BinOp::Mul | BinOp::Div, SqlType::Interval) => SqlType::Float8,
+        // `anyarray || anyarray`: the untyped side is the array.
+        (BinOp::Concat, array) if array.element().is_some() => array,
         // `text || anynonarray` and `anynonarray || text`: the untyped side is text.
         (BinOp::Concat, _) => SqlType::Text,
         _ => known,
@@ -1626,7 +1696,20 @@ fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
 fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgError> {
     let other = |ty: SqlType| ty.is_number() || ty == SqlType::Bool;
     let textual = |ty: SqlType| matches!(ty, SqlType::Text | SqlType::Unknown);
-    let refused = (from.is_time() && other(to))
+    if let (Some(from_element), Some(to_element)) = (from.element(), to.element()) {
+        // Element by element: refused where the elements' cast is.
+        return castable(from_element, to_element, position).map_err(|_| {
+            PgError::error(
+                "42846",
+                format!("cannot cast type {} to {}", from.name(), to.name()),
+            )
+            .at(position)
+        });
+    }
+    let array_and_scalar = (from.element().is_some() && to != SqlType::Text)
+        || (to.element().is_some() && !textual(from));
+    let refused = array_and_scalar
+        || (from.is_time() && other(to))
         || (other(from) && to.is_time())
         || (from == SqlType::Uuid && !textual(to) && to != SqlType::Uuid)
         || (to == SqlType::Uuid && !textual(from) && from != SqlType::Uuid)
@@ -2541,6 +2624,24 @@ impl Analyzer<'_> {
                 let result = balanced_or(tests).ok_or_else(|| unsupported(&node.to_string()))?;
                 negated_if(*negated, result)
             }
+            // The element type comes from the elements (a cast around it gives its own).
+            ast::Expr::Array(ast::Array { elem, .. }) => {
+                self.array_constructor(scope, elem, SqlType::Unknown, position())?
+            }
+            ast::Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.any_all(scope, node, left, compare_op, right, false)?,
+            ast::Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.any_all(scope, node, left, compare_op, right, true)?,
+            ast::Expr::CompoundFieldAccess { root, access_chain } => {
+                self.subscript(scope, node, root, access_chain)?
+            }
             ast::Expr::Between {
                 expr,
                 negated,
@@ -2563,7 +2664,14 @@ impl Analyzer<'_> {
                 ..
             } => {
                 let target = data_type(ty)?;
-                let inner = self.expr(scope, expr, target)?;
+                let inner = match array_constructor_of(expr) {
+                    // PostgreSQL gives the cast's type to `ARRAY[...]` (so `ARRAY[]::int[]`
+                    // is an empty `integer[]`).
+                    Some(elements) if target.element().is_some() => {
+                        self.array_constructor(scope, elements, target, position())?
+                    }
+                    _ => self.expr(scope, expr, target)?,
+                };
                 // PostgreSQL points at `::`, or at `CAST`.
                 let cast_at = match kind {
                     ast::CastKind::DoubleColon => self
@@ -2571,7 +2679,17 @@ impl Analyzer<'_> {
                         .and_then(|after| self.statement.text_from(after.saturating_sub(1), "::")),
                     _ => position().map(|at| self.statement.word_before(at, "cast").unwrap_or(at)),
                 };
-                castable(inner.ty(), target, cast_at)?;
+                match (inner.ty().element(), target.element()) {
+                    // PostgreSQL casts `ARRAY[...]`'s elements one by one: its error names
+                    // their types.
+                    (Some(from), Some(to)) if array_constructor_of(expr).is_some() => {
+                        let first = array_constructor_of(expr)
+                            .and_then(|elements| elements.first())
+                            .and_then(|first| self.statement.position_of(first));
+                        castable(from, to, first.or(cast_at))?
+                    }
+                    _ => castable(inner.ty(), target, cast_at)?,
+                }
                 let converted = self.convert(inner, target, position())?;
                 // A modifier out of range: PostgreSQL points at the type, after `::`.
                 let type_at = match kind {
@@ -2783,6 +2901,235 @@ impl Analyzer<'_> {
             converted.push(self.convert(e, ty, None)?);
         }
         Ok((converted, ty))
+    }
+
+    /// Where PostgreSQL points for an expression: at the `ARRAY` keyword of `ARRAY[...]` (the
+    /// node's span starts at its first element), else at the node.
+    fn array_aware_position(&self, node: &ast::Expr) -> Option<u32> {
+        let at = self.statement.position_of(node)?;
+        if !matches!(node, ast::Expr::Array(array) if !array.elem.is_empty()) {
+            return Some(at);
+        }
+        let bracket = self.statement.bracket_at_or_before(at)?;
+        Some(
+            self.statement
+                .keyword_before(bracket, "array")
+                .unwrap_or(at),
+        )
+    }
+
+    /// `ARRAY[a, b, ...]`: the elements in their common type (42804 where two cannot be
+    /// matched); an empty one takes its type from a cast around it, else 42P18.
+    #[inline(never)]
+    fn array_constructor(
+        &mut self,
+        scope: &Scope<'_>,
+        elements: &[ast::Expr],
+        hint: SqlType,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        if elements.is_empty() {
+            return match hint.element() {
+                Some(_) => Ok(Expr::Const(Value::Array(Arc::new(Vec::new())), hint)),
+                None => Err(
+                    PgError::error("42P18", "cannot determine type of empty array")
+                        .with_hint(
+                            "Explicitly cast to the desired type, for example ARRAY[]::integer[].",
+                        )
+                        .at(position),
+                ),
+            };
+        }
+        let element_hint = hint.element().unwrap_or(SqlType::Unknown);
+        let nodes: Vec<&ast::Expr> = elements.iter().collect();
+        let (converted, element) = self.common_type(scope, &nodes, element_hint, "ARRAY")?;
+        let Some(ty) = element.array_of() else {
+            return Err(unsupported(&format!("an array of {}", element.name())));
+        };
+        Ok(Expr::Call(ScalarFn::MakeArray, converted, ty))
+    }
+
+    /// `left op ANY (array)` and `left op ALL (array)` (`op` a comparison): the array typed
+    /// from the left side (an untyped literal or parameter becomes its array type), 42809
+    /// when the right side is not an array. With a subquery, `= ANY` is `IN` and `<> ALL`
+    /// `NOT IN`.
+    #[inline(never)]
+    fn any_all(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        left: &ast::Expr,
+        compare_op: &BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+    ) -> Result<Expr, PgError> {
+        let op = match compare_op {
+            BinaryOperator::Eq => BinOp::Eq,
+            BinaryOperator::NotEq => BinOp::Ne,
+            BinaryOperator::Lt => BinOp::Lt,
+            BinaryOperator::LtEq => BinOp::Le,
+            BinaryOperator::Gt => BinOp::Gt,
+            BinaryOperator::GtEq => BinOp::Ge,
+            _ => return Err(unsupported(&node.to_string())),
+        };
+        let op_at = self.operator_after(left);
+        if let ast::Expr::Subquery(query) = right {
+            let negated = match (op, all) {
+                (BinOp::Eq, false) => false,
+                (BinOp::Ne, true) => true,
+                _ => return Err(unsupported(&node.to_string())),
+            };
+            let membership = ast::Expr::In {
+                expr: Box::new(left.clone()),
+                target: ast::InTarget::Subquery(query.clone()),
+                negated,
+                global: false,
+            };
+            return self.expr(scope, &membership, SqlType::Bool);
+        }
+        let l = self.expr(scope, left, SqlType::Unknown)?;
+        let array_hint = l.ty().array_of().unwrap_or(SqlType::Unknown);
+        // Typed on its own first, as PostgreSQL types it: only an untyped literal or
+        // parameter takes the left side's array type.
+        let mut r = self.expr(scope, right, SqlType::Unknown)?;
+        if r.ty() == SqlType::Unknown {
+            let target = match array_hint {
+                SqlType::Unknown => SqlType::Text.array_of().unwrap_or(SqlType::Unknown),
+                known => known,
+            };
+            r = self.convert(r, target, self.statement.position_of(right))?;
+        }
+        let Some(element) = r.ty().element() else {
+            return Err(
+                PgError::error("42809", "op ANY/ALL (array) requires array on right side")
+                    .at(op_at),
+            );
+        };
+        let l = if l.ty() == SqlType::Unknown {
+            self.expr(scope, left, element)?
+        } else {
+            l
+        };
+        // Typed as `left op element` would be (42883 where there is no such operator).
+        let test = self.binary(op, l, Expr::Const(Value::Null, element), op_at)?;
+        let Expr::Binary(_, l, _) = test else {
+            unreachable!("a comparison gives a binary operation")
+        };
+        Ok(Expr::Call(
+            ScalarFn::AnyAll(op, all),
+            vec![*l, r],
+            SqlType::Bool,
+        ))
+    }
+
+    /// `array[index]`: the element (NULL outside the array); an index of another integer or
+    /// a `numeric` is converted as an assignment converts it.
+    #[inline(never)]
+    fn subscript(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        root: &ast::Expr,
+        chain: &[ast::AccessExpr],
+    ) -> Result<Expr, PgError> {
+        let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
+            return Err(unsupported(&node.to_string()));
+        };
+        let array = self.expr(scope, root, SqlType::Unknown)?;
+        let Some(element) = array.ty().element() else {
+            return Err(PgError::error(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "cannot subscript type {} because it does not support subscripting",
+                    array.ty().name()
+                ),
+            )
+            .at(self.statement.position_of(root)));
+        };
+        let at = self.statement.position_of(index);
+        let i = self.expr(scope, index, SqlType::Int4)?;
+        if !(i.ty().is_number() && i.ty() != SqlType::Float8) && i.ty() != SqlType::Unknown {
+            return Err(PgError::error(
+                sqlstate::DATATYPE_MISMATCH,
+                "array subscript must have type integer",
+            )
+            .at(at));
+        }
+        let i = self.convert(i, SqlType::Int4, at)?;
+        Ok(Expr::Call(ScalarFn::Subscript, vec![array, i], element))
+    }
+
+    /// `cardinality(array)` and `array_length(array, dimension)`, as `integer`; 42883 for
+    /// other arguments.
+    fn array_size_call(
+        &mut self,
+        scope: &Scope<'_>,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let mut values = self.arguments(scope, arguments)?;
+        let types: Vec<SqlType> = values.iter().map(Expr::ty).collect();
+        let small_integer =
+            |ty: SqlType| matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Unknown);
+        let function = match (name, types.as_slice()) {
+            ("cardinality", [array]) if array.element().is_some() => ScalarFn::Cardinality,
+            ("array_length", [array, dimension])
+                if array.element().is_some() && small_integer(*dimension) =>
+            {
+                ScalarFn::ArrayLength
+            }
+            _ => return Err(undefined_function(name, &types, position)),
+        };
+        if let Some(dimension) = values.get_mut(1) {
+            *dimension = self.convert(dimension.clone(), SqlType::Int4, position)?;
+        }
+        Ok(Expr::Call(function, values, SqlType::Int4))
+    }
+
+    /// `a || b` with an array on one side: two arrays of one type, or an array and a value of
+    /// its element type (an untyped one read as the element); None where neither fits.
+    fn array_concat(
+        &mut self,
+        l: Expr,
+        r: Expr,
+        position: Option<u32>,
+    ) -> Result<Option<Expr>, PgError> {
+        let (lt, rt) = (l.ty(), r.ty());
+        let (left_is_array, right_is_array, ty) = match (lt.element(), rt.element()) {
+            (Some(_), Some(_)) if lt == rt => (true, true, lt),
+            (Some(element), None)
+                if element == rt
+                    || rt == SqlType::Unknown
+                    || (element.is_number() && rt.is_number()) =>
+            {
+                (true, false, lt)
+            }
+            (None, Some(element))
+                if element == lt
+                    || lt == SqlType::Unknown
+                    || (element.is_number() && lt.is_number()) =>
+            {
+                (false, true, rt)
+            }
+            _ => return Ok(None),
+        };
+        let element = ty.element().unwrap_or(SqlType::Unknown);
+        let l = if left_is_array {
+            l
+        } else {
+            self.convert(l, element, position)?
+        };
+        let r = if right_is_array {
+            r
+        } else {
+            self.convert(r, element, position)?
+        };
+        Ok(Some(Expr::Call(
+            ScalarFn::ArrayConcat(left_is_array, right_is_array),
+            vec![l, r],
+            ty,
+        )))
     }
 
     /// `nullif(a, b)`: NULL when `a = b`, else `a`, typed as PostgreSQL types it: `a` as the
@@ -3054,9 +3401,40 @@ impl Analyzer<'_> {
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
     /// `IN`, ...): one character past the end of its left operand.
     fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
-        self.statement
+        let after = self
+            .statement
             .position(ast::Spanned::span(left).end)
-            .map(|p| p + 1)
+            .map(|p| p + 1)?;
+        if !matches!(
+            left,
+            ast::Expr::Cast {
+                kind: ast::CastKind::DoubleColon,
+                data_type: DataType::Array(_),
+                ..
+            } | ast::Expr::Array(_)
+        ) {
+            return Some(after);
+        }
+        // `ARRAY[...]` or a cast to an array type: the span stops before the closing
+        // bracket, and before `::type[]`.
+        let starts_with = |at: u32, text: &str| self.statement.text_from(at, text) == Some(at);
+        // (The span of a quoted literal ends one character later than others'.)
+        let mut at = if starts_with(after.saturating_sub(1), "::") {
+            after - 1
+        } else {
+            after
+        };
+        for _ in 0..4 {
+            at = self.statement.next_word_at(at)?;
+            if starts_with(at, "]") {
+                at += 1;
+            } else if starts_with(at, "::") && matches!(left, ast::Expr::Cast { .. }) {
+                at = self.statement.text_from(at, "]")? + 1;
+            } else {
+                break;
+            }
+        }
+        Some(at)
     }
 
     /// A function of [`signatures`]: the first signature the argument types match exactly
@@ -3376,6 +3754,12 @@ impl Analyzer<'_> {
             return Err(undefined_function(name, &types, position));
         }
         if let (Some(kind), [argument]) = (AggregateKind::parse(name), arguments.as_slice()) {
+            if kind == AggregateKind::ArrayAgg && (distinct || function.filter.is_some()) {
+                // Both would need the rows a FILTER leaves out told apart from NULLs.
+                return Err(unsupported(&format!(
+                    "{node}: array_agg with DISTINCT or FILTER"
+                )));
+            }
             let outer = self.aggregate_at.take();
             let inner = self.expr(scope, argument, SqlType::Unknown)?;
             if self.aggregate_at.is_some() {
@@ -3465,6 +3849,37 @@ impl Analyzer<'_> {
                 return Err(undefined_function(name, &types, position));
             }
             return self.binary(BinOp::Mod, l, r, position);
+        }
+        if let ("array_append" | "array_prepend" | "array_cat", [a, b]) =
+            (name, arguments.as_slice())
+        {
+            let mut l = self.expr(scope, a, SqlType::Unknown)?;
+            let mut r = self.expr(scope, b, SqlType::Unknown)?;
+            let types = [l.ty(), r.ty()];
+            let (left_array, right_array) = match name {
+                "array_append" => (true, false),
+                "array_prepend" => (false, true),
+                _ => (true, true),
+            };
+            if name == "array_cat" {
+                // An untyped side is read as the other's array type.
+                if l.ty() == SqlType::Unknown && r.ty().element().is_some() {
+                    l = self.convert(l, r.ty(), position)?;
+                } else if r.ty() == SqlType::Unknown && l.ty().element().is_some() {
+                    r = self.convert(r, l.ty(), position)?;
+                }
+            }
+            let fits = l.ty().element().is_some() == left_array
+                && r.ty().element().is_some() == right_array;
+            if fits {
+                if let Some(call) = self.array_concat(l, r, position)? {
+                    return Ok(call);
+                }
+            }
+            return Err(undefined_function(name, &types, position));
+        }
+        if matches!(name, "cardinality" | "array_length") {
+            return self.array_size_call(scope, name, &arguments, position);
         }
         if name == "coalesce" && !arguments.is_empty() {
             let (converted, ty) = self.common_type(scope, &arguments, hint, "COALESCE")?;
@@ -3601,7 +4016,20 @@ impl Analyzer<'_> {
             _ => (l, r),
         };
         let (lt, rt) = (l.ty(), r.ty());
+        let arrays = lt.element().is_some() || rt.element().is_some();
+        if arrays && op == BinOp::Concat {
+            if let Some(concatenated) = self.array_concat(l.clone(), r.clone(), position)? {
+                return Ok(concatenated);
+            }
+        }
         let ok = match op {
+            // Arrays compare with arrays of their own type only.
+            _ if arrays => {
+                !matches!(
+                    op,
+                    BinOp::Concat | BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod
+                ) && lt == rt
+            }
             BinOp::Concat => lt == SqlType::Text || rt == SqlType::Text,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 (lt.is_number() && rt.is_number()) || time_operator(op, lt, rt).is_some()
@@ -3646,7 +4074,7 @@ impl Analyzer<'_> {
         column: &ColumnDef,
     ) -> Result<Expr, PgError> {
         let expr = self.expr(scope, node, column.ty)?;
-        let position = self.statement.position_of(node);
+        let position = self.array_aware_position(node);
         assignable(column, expr.ty(), position)?;
         let converted = self.convert(expr, column.ty, position)?;
         Ok(with_modifier_of(column, converted))
@@ -3740,7 +4168,13 @@ fn assignable(column: &ColumnDef, ty: SqlType, position: Option<u32>) -> Result<
         || ty == SqlType::Unknown
         || (ty.is_number() && column.ty.is_number())
         || (ty.is_timestamp() && column.ty.is_timestamp())
-        || column.ty == SqlType::Text;
+        || column.ty == SqlType::Text
+        || ty
+            .element()
+            .zip(column.ty.element())
+            .is_some_and(|(from, to)| {
+                (from.is_number() && to.is_number()) || (from.is_timestamp() && to.is_timestamp())
+            });
     if compatible {
         return Ok(());
     }
@@ -3809,22 +4243,61 @@ fn column_name(node: &ast::Expr) -> String {
     }
     match node {
         ast::Expr::Nested(inner) => column_name(inner),
+        // A name as strong as a type's (`ARRAY[...]`, `CASE`, `EXISTS`) is kept through a cast.
+        ast::Expr::Cast { expr, .. } if cast_keeps_name(expr) => column_name(expr),
+        ast::Expr::Cast {
+            data_type: DataType::Array(ast::ArrayElemTypeDef::SquareBracket(element, _)),
+            expr,
+            kind,
+            format,
+        } => column_name(&ast::Expr::Cast {
+            data_type: element.as_ref().clone(),
+            expr: expr.clone(),
+            kind: kind.clone(),
+            format: format.clone(),
+        }),
         ast::Expr::Cast { data_type, .. } => match data_type {
             DataType::BigInt(_) | DataType::Int8(_) => "int8".to_string(),
             DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4".to_string(),
             DataType::Boolean | DataType::Bool => "bool".to_string(),
             DataType::Text => "text".to_string(),
             DataType::Numeric(_) | DataType::Decimal(_) => "numeric".to_string(),
+            DataType::DoublePrecision | DataType::Float8 | DataType::Double(_) => {
+                "float8".to_string()
+            }
+            DataType::SmallInt(_) | DataType::Int2(_) => "int2".to_string(),
+            DataType::Varchar(_) | DataType::CharacterVarying(_) => "varchar".to_string(),
             other => time_type_name(other).unwrap_or("?column?").to_string(),
         },
         ast::Expr::TypedString(typed) => time_type_name(&typed.data_type)
             .unwrap_or("?column?")
             .to_string(),
         ast::Expr::Interval(_) => "interval".to_string(),
+        ast::Expr::Array(_) => "array".to_string(),
+        ast::Expr::CompoundFieldAccess { root, .. } => column_name(root),
         ast::Expr::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => "bool".to_string(),
         ast::Expr::Case { .. } => "case".to_string(),
         ast::Expr::Exists { negated: false, .. } => "exists".to_string(),
         _ => "?column?".to_string(),
+    }
+}
+
+/// The elements of `ARRAY[...]` (in parentheses or not).
+fn array_constructor_of(node: &ast::Expr) -> Option<&[ast::Expr]> {
+    match node {
+        ast::Expr::Nested(inner) => array_constructor_of(inner),
+        ast::Expr::Array(array) => Some(&array.elem),
+        _ => None,
+    }
+}
+
+/// True for an expression whose column name outranks the type name of a cast around it.
+fn cast_keeps_name(node: &ast::Expr) -> bool {
+    match node {
+        ast::Expr::Nested(inner) => cast_keeps_name(inner),
+        ast::Expr::Array(_) | ast::Expr::Case { .. } => true,
+        ast::Expr::Exists { negated, .. } => !negated,
+        _ => false,
     }
 }
 
@@ -3846,6 +4319,7 @@ fn strong_name(node: &ast::Expr) -> Option<String> {
         ast::Expr::Identifier(ident) => Some(ident_name(ident)),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident_name),
         ast::Expr::Nested(inner) => strong_name(inner),
+        ast::Expr::CompoundFieldAccess { root, .. } => strong_name(root),
         ast::Expr::Function(f) => object_name(&f.name).ok(),
         ast::Expr::Substring { shorthand, .. } => {
             Some(if *shorthand { "substr" } else { "substring" }.to_string())
@@ -4144,21 +4618,7 @@ impl Postgres {
         let resuming = std::mem::take(&mut state.resuming);
         let waited_row = state.waited_row.take().filter(|_| resuming);
         let failed = state.status == TxStatus::Failed;
-        let declared: Vec<SqlType> = params
-            .iter()
-            .map(|v| match v {
-                Value::Null => SqlType::Unknown,
-                Value::Int(_) => SqlType::Int8,
-                Value::Text(_) => SqlType::Text,
-                Value::Bool(_) => SqlType::Bool,
-                Value::Numeric(_) => SqlType::Numeric,
-                Value::Float(_) => SqlType::Float8,
-                Value::TimestampTz(_) => SqlType::TimestampTz,
-                Value::Timestamp(_) => SqlType::Timestamp,
-                Value::Interval(_) => SqlType::Interval,
-                Value::Uuid(_) => SqlType::Uuid,
-            })
-            .collect();
+        let declared: Vec<SqlType> = params.iter().map(declared_type).collect();
         let (planned, waits_for) = self.plan_in(Some(session), statement, &declared, true);
         if let (Some(holder), false) = (waits_for, failed) {
             return from_typed(self.wait_for(session, holder));
@@ -4271,7 +4731,7 @@ impl Postgres {
             Plan::WithSubqueries(subqueries, plan) => {
                 self.with_subqueries(session, &subqueries, *plan, params, resuming, waited_row)
             }
-            Plan::SetOperation(_) | Plan::Recursive(_) | Plan::Series(_) => {
+            Plan::SetOperation(_) | Plan::Recursive(_) | Plan::Series(_) | Plan::Unnest(_) => {
                 unreachable!("only a relation of a statement")
             }
         };
@@ -4451,6 +4911,7 @@ impl Postgres {
                 self.recursive_rows(session, recursive, params)?,
             )),
             Plan::Series(series) => Ok(Outcome::Done(series_rows(series, params)?)),
+            Plan::Unnest(arrays) => Ok(Outcome::Done(unnest_rows(arrays, params)?)),
             _ => unreachable!("a part of a statement is a query or a change"),
         }
     }
@@ -7451,6 +7912,13 @@ impl Analyzer<'_> {
             {
                 self.series(factor, &args.args, alias.as_ref())
             }
+            TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_offset_alias: None,
+                with_ordinality: false,
+            } => self.unnest(factor, array_exprs, alias.as_ref()),
             TableFactor::Table {
                 name,
                 alias,
@@ -7611,6 +8079,58 @@ impl Analyzer<'_> {
         let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
         let items = [(shown.clone(), Expr::Const(Value::Null, ty))];
         let first = self.subqueries.len();
+        let index = self.push_relation(plan, &items, column_aliases, true, first, |available| {
+            PgError::error(
+                "42P10",
+                format!(
+                    "table \"{shown}\" has {available} columns available but {} columns specified",
+                    column_aliases.len()
+                ),
+            )
+        })?;
+        let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
+            unreachable!("pushed as a relation")
+        };
+        Ok((def.clone(), Some(shown)))
+    }
+
+    /// `unnest(array, ...)` in `FROM`: a relation of the statement with a column per array,
+    /// named by the alias's column list, else (one array) by the alias, else `unnest`. Its
+    /// arguments are constants or parameters, as `generate_series`' are.
+    fn unnest(
+        &mut self,
+        factor: &TableFactor,
+        nodes: &[ast::Expr],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
+        // The factor's span starts at its first argument; PostgreSQL points at the name.
+        let position = self
+            .statement
+            .position_of(factor)
+            .map(|at| self.statement.word_before(at, "unnest").unwrap_or(at));
+        let empty = Scope::plain(None, self.statement);
+        let node_refs: Vec<&ast::Expr> = nodes.iter().collect();
+        let arrays = self.arguments(&empty, &node_refs)?;
+        let types: Vec<SqlType> = arrays.iter().map(Expr::ty).collect();
+        if types.is_empty() || types.iter().any(|ty| ty.element().is_none()) {
+            return Err(undefined_function("unnest", &types, position));
+        }
+        let shown = alias.map_or_else(|| "unnest".to_string(), |a| ident_name(&a.name));
+        let column_name = if arrays.len() == 1 {
+            shown.clone()
+        } else {
+            "unnest".to_string()
+        };
+        let items: Vec<(String, Expr)> = types
+            .iter()
+            .map(|ty| {
+                let element = ty.element().unwrap_or(SqlType::Text);
+                (column_name.clone(), Expr::Const(Value::Null, element))
+            })
+            .collect();
+        let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
+        let first = self.subqueries.len();
+        let plan = Plan::Unnest(arrays);
         let index = self.push_relation(plan, &items, column_aliases, true, first, |available| {
             PgError::error(
                 "42P10",

@@ -13,6 +13,7 @@
 //! - [`sql`]: a query string split and parsed whole (`sqlparser`, PostgreSQL dialect);
 //! - [`exec`]: statements analysed against the catalogue and executed ([`Postgres::execute_sql`]);
 //! - [`catalog`], [`value`]: table definitions, typed expressions, values and `numeric`;
+//! - [`array`]: one-dimensional arrays: their text form both ways, `ANY`/`ALL`, subscripts;
 //! - [`datetime`]: `timestamp with time zone`, `timestamp` and `interval`: text forms, input,
 //!   arithmetic (the clock functions read the server's clock, [`Postgres::set_clock`]);
 //! - [`statement`]: the statements the safeguards send, typed, run natively by
@@ -32,6 +33,7 @@
 
 pub mod advisory;
 pub mod answer;
+pub mod array;
 pub mod catalog;
 pub mod datetime;
 mod ddl;

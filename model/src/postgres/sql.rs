@@ -105,6 +105,23 @@ impl GeneralStatement {
         Some(position + found_chars)
     }
 
+    /// The position of the `[` at `position` or just before it (only white space between):
+    /// where an array constructor opens, its first element's span starting at or after it.
+    pub fn bracket_at_or_before(&self, position: u32) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let chars: Vec<char> = self.text.chars().take(index + 1).collect();
+        let mut at = chars.len();
+        while at > 0 {
+            at -= 1;
+            match chars[at] {
+                '[' => return Some(self.offset + u32::try_from(at).ok()? + 1),
+                c if c.is_whitespace() || at + 1 == chars.len() => {}
+                _ => return None,
+            }
+        }
+        None
+    }
+
     /// The position of the first character at or after `position` that is not white space.
     pub fn next_word_at(&self, position: u32) -> Option<u32> {
         let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;

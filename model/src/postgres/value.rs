@@ -1,8 +1,11 @@
 //! SQL values and types: `bigint`, `integer`, `text`, `boolean`, `numeric`, `double precision`,
-//! `timestamp with time zone`, `timestamp`, `interval` (kept in `datetime.rs`), with PostgreSQL's text forms, input syntax and range errors.
+//! `timestamp with time zone`, `timestamp`, `interval` (kept in `datetime.rs`), `uuid`, and
+//! one-dimensional arrays of them (`array.rs`), with PostgreSQL's text forms, input syntax and
+//! range errors.
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use super::datetime::{self, Interval};
 use super::error::PgError;
@@ -37,6 +40,9 @@ pub enum SqlType {
     Interval,
     /// `uuid`.
     Uuid,
+    /// A one-dimensional array of an element type (never `unknown`, `void` or an array:
+    /// [`SqlType::array_of`] makes them).
+    Array(&'static SqlType),
 }
 
 impl SqlType {
@@ -55,6 +61,57 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::Interval => 1186,
             SqlType::Uuid => 2950,
+            SqlType::Array(element) => match element {
+                SqlType::Int2 => 1005,
+                SqlType::Int4 => 1007,
+                SqlType::Int8 => 1016,
+                SqlType::Bool => 1000,
+                SqlType::Numeric => 1231,
+                SqlType::Float8 => 1022,
+                SqlType::TimestampTz => 1185,
+                SqlType::Timestamp => 1115,
+                SqlType::Interval => 1187,
+                SqlType::Uuid => 2951,
+                _ => 1009,
+            },
+        }
+    }
+
+    /// The array type of this element type (None for `unknown`, `void` and arrays, which
+    /// have none here).
+    pub fn array_of(self) -> Option<SqlType> {
+        const INT2: SqlType = SqlType::Int2;
+        const INT4: SqlType = SqlType::Int4;
+        const INT8: SqlType = SqlType::Int8;
+        const TEXT: SqlType = SqlType::Text;
+        const BOOL: SqlType = SqlType::Bool;
+        const NUMERIC: SqlType = SqlType::Numeric;
+        const FLOAT8: SqlType = SqlType::Float8;
+        const TIMESTAMPTZ: SqlType = SqlType::TimestampTz;
+        const TIMESTAMP: SqlType = SqlType::Timestamp;
+        const INTERVAL: SqlType = SqlType::Interval;
+        const UUID: SqlType = SqlType::Uuid;
+        Some(SqlType::Array(match self {
+            SqlType::Int2 => &INT2,
+            SqlType::Int4 => &INT4,
+            SqlType::Int8 => &INT8,
+            SqlType::Text => &TEXT,
+            SqlType::Bool => &BOOL,
+            SqlType::Numeric => &NUMERIC,
+            SqlType::Float8 => &FLOAT8,
+            SqlType::TimestampTz => &TIMESTAMPTZ,
+            SqlType::Timestamp => &TIMESTAMP,
+            SqlType::Interval => &INTERVAL,
+            SqlType::Uuid => &UUID,
+            SqlType::Unknown | SqlType::Void | SqlType::Array(_) => return None,
+        }))
+    }
+
+    /// The element type of an array type.
+    pub fn element(self) -> Option<SqlType> {
+        match self {
+            SqlType::Array(element) => Some(*element),
+            _ => None,
         }
     }
 
@@ -73,6 +130,17 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1186 => SqlType::Interval,
             2950 => SqlType::Uuid,
+            1005 => SqlType::Int2.array_of()?,
+            1007 => SqlType::Int4.array_of()?,
+            1016 => SqlType::Int8.array_of()?,
+            1009 | 1015 => SqlType::Text.array_of()?,
+            1000 => SqlType::Bool.array_of()?,
+            1231 => SqlType::Numeric.array_of()?,
+            1021 | 1022 => SqlType::Float8.array_of()?,
+            1185 => SqlType::TimestampTz.array_of()?,
+            1115 => SqlType::Timestamp.array_of()?,
+            1187 => SqlType::Interval.array_of()?,
+            2951 => SqlType::Uuid.array_of()?,
             _ => return None,
         })
     }
@@ -93,6 +161,19 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::Interval => "interval",
             SqlType::Uuid => "uuid",
+            SqlType::Array(element) => match element {
+                SqlType::Int2 => "smallint[]",
+                SqlType::Int4 => "integer[]",
+                SqlType::Int8 => "bigint[]",
+                SqlType::Bool => "boolean[]",
+                SqlType::Numeric => "numeric[]",
+                SqlType::Float8 => "double precision[]",
+                SqlType::TimestampTz => "timestamp with time zone[]",
+                SqlType::Timestamp => "timestamp without time zone[]",
+                SqlType::Interval => "interval[]",
+                SqlType::Uuid => "uuid[]",
+                _ => "text[]",
+            },
         }
     }
 
@@ -357,6 +438,9 @@ pub enum Value {
     /// `uuid`: its 16 bytes, most significant first (so they order as PostgreSQL's
     /// `memcmp`).
     Uuid(u128),
+    /// A one-dimensional array (lower bound 1), its elements of the array type's element
+    /// type.
+    Array(Arc<Vec<Value>>),
 }
 
 impl PartialOrd for Value {
@@ -391,6 +475,9 @@ impl Ord for Value {
             (TimestampTz(a) | Timestamp(a), TimestampTz(b) | Timestamp(b)) => a.cmp(b),
             (Interval(a), Interval(b)) => a.span().cmp(&b.span()),
             (Uuid(a), Uuid(b)) => a.cmp(b),
+            // Element by element (NULL elements equal to each other and after the rest),
+            // then the longer one after.
+            (Array(a), Array(b)) => a.iter().cmp(b.iter()),
             (a, b) => match (a.as_decimal(), b.as_decimal()) {
                 (Some(x), Some(y)) => x.cmp_value(y),
                 _ => a.rank().cmp(&b.rank()),
@@ -409,6 +496,7 @@ impl Value {
             Value::TimestampTz(_) | Value::Timestamp(_) => 3,
             Value::Interval(_) => 4,
             Value::Uuid(_) => 6,
+            Value::Array(_) => 7,
         }
     }
 
@@ -449,6 +537,7 @@ impl Value {
             Value::Timestamp(t) => datetime::timestamp_text(*t, false),
             Value::Interval(i) => i.to_text(),
             Value::Uuid(u) => uuid_text(*u),
+            Value::Array(elements) => super::array::array_text(elements),
         })
     }
 
@@ -507,6 +596,7 @@ impl Value {
             SqlType::Interval => Interval::parse(text).map(Value::Interval),
             // void_in accepts anything and makes nothing of it.
             SqlType::Void => Ok(Value::Text(String::new())),
+            SqlType::Array(element) => super::array::parse_array(text, *element),
         }
     }
 }
