@@ -284,6 +284,121 @@ pub fn concat(left: Value, right: Value, left_is_array: bool, right_is_array: bo
     Value::Array(Arc::new(out))
 }
 
+/// `array_to_string(array, delimiter [, null_text])`: the elements' text forms joined, a
+/// NULL element skipped, or written as `null_text` when that is given and not NULL.
+pub fn to_string(array: &Value, delimiter: &Value, null_text: &Value) -> Value {
+    let (Value::Array(elements), Value::Text(delimiter)) = (array, delimiter) else {
+        return Value::Null;
+    };
+    let null_text = match null_text {
+        Value::Text(text) => Some(text.as_str()),
+        _ => None,
+    };
+    let texts: Vec<String> = elements
+        .iter()
+        .filter_map(|element| element.to_text().or_else(|| null_text.map(str::to_string)))
+        .collect();
+    Value::Text(texts.join(delimiter))
+}
+
+/// `string_to_array(text, delimiter [, null_text])`: the fields between delimiters (each
+/// character when the delimiter is NULL, the whole text when it is empty; no fields in an
+/// empty text), a field equal to `null_text` made NULL.
+pub fn from_string(text: &Value, delimiter: &Value, null_text: &Value) -> Value {
+    let Value::Text(text) = text else {
+        return Value::Null;
+    };
+    let fields: Vec<String> = if text.is_empty() {
+        Vec::new()
+    } else {
+        match delimiter {
+            Value::Text(d) if d.is_empty() => vec![text.clone()],
+            Value::Text(d) => text.split(d.as_str()).map(str::to_string).collect(),
+            _ => text.chars().map(String::from).collect(),
+        }
+    };
+    let elements = fields
+        .into_iter()
+        .map(|field| match null_text {
+            Value::Text(null_text) if *null_text == field => Value::Null,
+            _ => Value::Text(field),
+        })
+        .collect();
+    Value::Array(Arc::new(elements))
+}
+
+/// `array_position(array, value)`: the 1-based index of the first element not distinct from
+/// the value (a NULL finds a NULL).
+pub fn position(array: &Value, value: &Value) -> Value {
+    let Value::Array(elements) = array else {
+        return Value::Null;
+    };
+    elements
+        .iter()
+        .position(|element| element.cmp(value) == Ordering::Equal)
+        .map_or(Value::Null, |i| Value::Int(i as i64 + 1))
+}
+
+/// `array_remove(array, value)`: the elements not distinct from the value taken out.
+pub fn remove(array: &Value, value: &Value) -> Value {
+    let Value::Array(elements) = array else {
+        return Value::Null;
+    };
+    let kept = elements
+        .iter()
+        .filter(|element| element.cmp(&value) != Ordering::Equal)
+        .cloned()
+        .collect();
+    Value::Array(Arc::new(kept))
+}
+
+/// `split_part(text, delimiter, n)`: the `n`th field, counted from the end when `n` is
+/// negative, empty past the last; an empty delimiter makes the text one field. 22023 for 0.
+pub fn split_part(text: &str, delimiter: &str, n: i64) -> Result<String, PgError> {
+    if n == 0 {
+        return Err(PgError::error("22023", "field position must not be zero"));
+    }
+    let fields: Vec<&str> = if delimiter.is_empty() {
+        vec![text]
+    } else {
+        text.split(delimiter).collect()
+    };
+    let index = if n > 0 {
+        usize::try_from(n - 1).ok()
+    } else {
+        usize::try_from(n.unsigned_abs())
+            .ok()
+            .and_then(|back| fields.len().checked_sub(back))
+    };
+    Ok(index
+        .and_then(|i| fields.get(i))
+        .map_or_else(String::new, |field| field.to_string()))
+}
+
+/// `string_agg` over its rows' `ARRAY[text, delimiter]` pairs ([`AggregateKind::StringAgg`](
+/// super::catalog::AggregateKind::StringAgg)): NULL texts skipped, a NULL delimiter empty.
+pub fn string_agg(pairs: &[Value]) -> Value {
+    let mut out: Option<String> = None;
+    for pair in pairs {
+        let [text, delimiter, ..] = elements(pair) else {
+            continue;
+        };
+        let Value::Text(text) = text else {
+            continue;
+        };
+        match &mut out {
+            None => out = Some(text.clone()),
+            Some(joined) => {
+                if let Value::Text(delimiter) = delimiter {
+                    joined.push_str(delimiter);
+                }
+                joined.push_str(text);
+            }
+        }
+    }
+    out.map_or(Value::Null, Value::Text)
+}
+
 /// The elements of an array value (none for NULL).
 pub fn elements(array: &Value) -> &[Value] {
     match array {
@@ -341,6 +456,52 @@ mod tests {
             let error = parse(input).expect_err(input);
             assert!(error.ends_with(detail), "{input}: {error}");
         }
+    }
+
+    #[test]
+    fn split_part_counts_from_either_end() {
+        assert_eq!(split_part("a.b.c", ".", 2).as_deref(), Ok("b"));
+        assert_eq!(split_part("a.b.c", ".", -1).as_deref(), Ok("c"));
+        assert_eq!(split_part("a.b.c", ".", -3).as_deref(), Ok("a"));
+        assert_eq!(split_part("a.b.c", ".", -4).as_deref(), Ok(""));
+        assert_eq!(split_part("a.b.c", ".", i64::MAX).as_deref(), Ok(""));
+        assert_eq!(split_part("a.b.c", ".", i64::MIN).as_deref(), Ok(""));
+        assert_eq!(split_part("abc", "", 1).as_deref(), Ok("abc"));
+        assert_eq!(split_part("abc", ".", 0).unwrap_err().code, "22023");
+    }
+
+    #[test]
+    fn text_and_arrays_convert_both_ways() {
+        let text = |t: &str| Value::Text(t.to_string());
+        let fields = from_string(&text("a,*,,b"), &text(","), &text("*"));
+        assert_eq!(fields.to_text().as_deref(), Some("{a,NULL,\"\",b}"));
+        assert_eq!(
+            to_string(&fields, &text("-"), &Value::Null)
+                .to_text()
+                .as_deref(),
+            Some("a--b")
+        );
+        assert_eq!(
+            to_string(&fields, &text("-"), &text("?"))
+                .to_text()
+                .as_deref(),
+            Some("a-?--b")
+        );
+        let chars = from_string(&text("ab"), &Value::Null, &Value::Null);
+        assert_eq!(chars.to_text().as_deref(), Some("{a,b}"));
+        assert_eq!(position(&fields, &Value::Null), Value::Int(2));
+        assert_eq!(
+            remove(&fields, &text("a")).to_text().as_deref(),
+            Some("{NULL,\"\",b}")
+        );
+        let pair = |t: Value, d: &str| Value::Array(Arc::new(vec![t, text(d)]));
+        let rows = [
+            pair(text("x"), ","),
+            pair(Value::Null, ";"),
+            pair(text("y"), "+"),
+        ];
+        assert_eq!(string_agg(&rows), text("x+y"));
+        assert_eq!(string_agg(&rows[1..2]), Value::Null);
     }
 
     #[test]

@@ -513,6 +513,20 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
+    /// `split_part(text, delimiter, n)`: the `n`th field (from the end when negative).
+    SplitPart,
+    /// `concat_ws(separator, a, ...)`: the arguments' text forms joined by the separator,
+    /// NULLs skipped; NULL when the separator is.
+    ConcatWs,
+    /// `array_to_string(array, delimiter [, null_text])`.
+    ArrayToString,
+    /// `string_to_array(text, delimiter [, null_text])`, as `text[]`.
+    StringToArray,
+    /// `array_position(array, value)`: the 1-based index of the first element not distinct
+    /// from the value, as `integer`.
+    ArrayPosition,
+    /// `array_remove(array, value)`: the elements not distinct from the value taken out.
+    ArrayRemove,
     /// `ARRAY[a, b, ...]`: an array of its arguments (NULLs kept), all of the element type.
     MakeArray,
     /// `left op ANY (array)` (false) or `left op ALL (array)` (true), `op` a comparison:
@@ -576,6 +590,7 @@ impl ScalarFn {
             "hashtext" => ScalarFn::HashText,
             "hashtextextended" => ScalarFn::HashTextExtended,
             "md5" => ScalarFn::Md5,
+            "split_part" => ScalarFn::SplitPart,
             _ => return None,
         })
     }
@@ -639,6 +654,19 @@ impl ScalarFn {
         let argument = |index: usize| arguments.get(index).unwrap_or(&Value::Null);
         Some(match self {
             ScalarFn::MakeArray => Value::Array(std::sync::Arc::new(arguments.to_vec())),
+            ScalarFn::ConcatWs => match arguments.split_first() {
+                Some((Value::Text(separator), rest)) => Value::Text(
+                    rest.iter()
+                        .filter_map(Value::to_text)
+                        .collect::<Vec<_>>()
+                        .join(separator),
+                ),
+                _ => Value::Null,
+            },
+            ScalarFn::ArrayToString => array::to_string(argument(0), argument(1), argument(2)),
+            ScalarFn::StringToArray => array::from_string(argument(0), argument(1), argument(2)),
+            ScalarFn::ArrayPosition => array::position(argument(0), argument(1)),
+            ScalarFn::ArrayRemove => array::remove(argument(0), argument(1)),
             ScalarFn::AnyAll(op, all) => array::any_all(op, all, argument(0), argument(1)),
             ScalarFn::Subscript => array::subscript(argument(0), argument(1)),
             ScalarFn::Cardinality => array::cardinality(argument(0)),
@@ -689,6 +717,7 @@ impl ScalarFn {
                 | HashText
                 | HashTextExtended
                 | Md5
+                | SplitPart
         ) {
             return None;
         }
@@ -771,6 +800,7 @@ impl ScalarFn {
             HashText => Ok(Value::Int(i64::from(f::hashtext(text(0))))),
             HashTextExtended => Ok(Value::Int(f::hashtext_extended(text(0), int(1)))),
             Md5 => Ok(Value::Text(f::md5_hex(text(0)))),
+            SplitPart => super::array::split_part(text(0), text(1), int(2)).map(Value::Text),
             _ => return None,
         })
     }
@@ -817,6 +847,10 @@ pub enum AggregateKind {
     Avg,
     /// `array_agg(e)`: the values in the order of the rows, NULLs kept; NULL over no rows.
     ArrayAgg,
+    /// `string_agg(text, delimiter)`: the texts that are not NULL, each after the first
+    /// preceded by its row's delimiter; NULL when there are none. Its argument is the pair
+    /// `ARRAY[text, delimiter]`.
+    StringAgg,
 }
 
 impl AggregateKind {
@@ -829,6 +863,7 @@ impl AggregateKind {
             AggregateKind::Max => "max",
             AggregateKind::Avg => "avg",
             AggregateKind::ArrayAgg => "array_agg",
+            AggregateKind::StringAgg => "string_agg",
         }
     }
 
@@ -841,6 +876,7 @@ impl AggregateKind {
             AggregateKind::Max,
             AggregateKind::Avg,
             AggregateKind::ArrayAgg,
+            AggregateKind::StringAgg,
         ]
         .into_iter()
         .find(|kind| kind.name() == name)
@@ -860,12 +896,16 @@ impl AggregateKind {
             (AggregateKind::Avg, Float8) => Some(Float8),
             (AggregateKind::Avg, _) => None,
             (AggregateKind::ArrayAgg, element) => element.array_of(),
+            (AggregateKind::StringAgg, pair) => (pair.element() == Some(Text)).then_some(Text),
             (AggregateKind::Min | AggregateKind::Max, other) => Some(other),
         }
     }
 
     /// Folds the argument's values over the rows.
     fn over(self, values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
+        if self == AggregateKind::StringAgg {
+            return Ok(super::array::string_agg(&values));
+        }
         if self == AggregateKind::ArrayAgg {
             return Ok(if values.is_empty() {
                 Value::Null
@@ -875,7 +915,9 @@ impl AggregateKind {
         }
         let present = values.into_iter().filter(|v| !v.is_null());
         Ok(match self {
-            AggregateKind::ArrayAgg => unreachable!("array_agg keeps NULLs: folded above"),
+            AggregateKind::ArrayAgg | AggregateKind::StringAgg => {
+                unreachable!("array_agg and string_agg are folded above")
+            }
             AggregateKind::Count => Value::Int(present.count() as i64),
             AggregateKind::Min => present.min().unwrap_or(Value::Null),
             AggregateKind::Max => present.max().unwrap_or(Value::Null),
@@ -910,6 +952,22 @@ impl AggregateKind {
     }
 }
 
+/// The `ORDER BY` inside an aggregate call (`array_agg(v ORDER BY k DESC)`): how many keys
+/// follow the value in the call's argument, and per key (bit `i` for key `i`) whether it
+/// sorts descending and NULLs first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AggregateOrder {
+    /// The number of keys (at most [`AGGREGATE_ORDER_KEYS`]).
+    pub keys: u8,
+    /// Bit `i`: key `i` descending.
+    pub descending: u8,
+    /// Bit `i`: key `i` puts NULLs first.
+    pub nulls_first: u8,
+}
+
+/// The most keys an aggregate's `ORDER BY` may have here.
+pub const AGGREGATE_ORDER_KEYS: usize = 8;
+
 /// An aggregate call: the function, and whether it folds each distinct value once
 /// (`count(DISTINCT e)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -918,14 +976,65 @@ pub struct Aggregate {
     pub kind: AggregateKind,
     /// `DISTINCT`: equal values (as `=` compares them) count once.
     pub distinct: bool,
+    /// `ORDER BY` inside the call.
+    pub order: Option<AggregateOrder>,
 }
 
 impl Aggregate {
+    /// True when the call's argument is the array `ARRAY[value, key, ...]` (for `string_agg`
+    /// always `ARRAY[text, delimiter, key, ...]`): for `array_agg` always (so that a row
+    /// `FILTER` leaves out, a NULL array, is told apart from a NULL value), and for any
+    /// aggregate with `ORDER BY`.
+    pub fn wrapped(self) -> bool {
+        self.kind == AggregateKind::ArrayAgg || self.order.is_some()
+    }
+
     /// Folds the argument's values over the rows.
     fn over(self, mut values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
+        use std::cmp::Ordering;
         if self.distinct {
             values.sort();
-            values.dedup_by(|a, b| Ord::cmp(&*a, &*b) == std::cmp::Ordering::Equal);
+            values.dedup_by(|a, b| Ord::cmp(&*a, &*b) == Ordering::Equal);
+        }
+        if self.wrapped() {
+            // A row FILTER left out is a NULL array: it takes no part.
+            values.retain(|wrapper| !wrapper.is_null());
+        }
+        if let Some(order) = self.order {
+            let lead = if self.kind == AggregateKind::StringAgg {
+                2
+            } else {
+                1
+            };
+            // Stable: rows whose keys tie keep the order they were read in.
+            values.sort_by(|a, b| {
+                let (a, b) = (super::array::elements(a), super::array::elements(b));
+                for key in 0..usize::from(order.keys) {
+                    let (Some(x), Some(y)) = (a.get(lead + key), b.get(lead + key)) else {
+                        return Ordering::Equal;
+                    };
+                    let nulls_first = order.nulls_first & (1 << key) != 0;
+                    let ordering = match (x.is_null(), y.is_null()) {
+                        (true, true) => Ordering::Equal,
+                        (true, false) if nulls_first => Ordering::Less,
+                        (true, false) => Ordering::Greater,
+                        (false, true) if nulls_first => Ordering::Greater,
+                        (false, true) => Ordering::Less,
+                        (false, false) if order.descending & (1 << key) != 0 => y.cmp(x),
+                        (false, false) => x.cmp(y),
+                    };
+                    if ordering != Ordering::Equal {
+                        return ordering;
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        if self.wrapped() && self.kind != AggregateKind::StringAgg {
+            values = values
+                .into_iter()
+                .filter_map(|wrapper| super::array::elements(&wrapper).first().cloned())
+                .collect();
         }
         self.kind.over(values, result)
     }

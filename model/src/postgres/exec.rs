@@ -18,9 +18,9 @@ use sqlparser::ast::{CharacterLength, ExactNumberInfo};
 use super::advisory::{AdvisoryAction, AdvisoryFn, AdvisoryKey, AdvisoryMode, CallOutcome};
 use super::array;
 use super::catalog::{
-    cast, time_operator, Aggregate, AggregateKind, BinOp, CheckDef, ClockFn, ColumnDef,
-    EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading, TableDef,
-    TimeField, Typmod,
+    cast, time_operator, Aggregate, AggregateKind, AggregateOrder, BinOp, CheckDef, ClockFn,
+    ColumnDef, EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading,
+    TableDef, TimeField, Typmod, AGGREGATE_ORDER_KEYS,
 };
 use super::datetime::Interval;
 use super::ddl::{CatalogUndo, DdlHold, TableChange};
@@ -1250,6 +1250,7 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::OctetLength | ScalarFn::HashText => &[(&[Text], Int4)],
         ScalarFn::HashTextExtended => &[(&[Text, Int8], Int8)],
         ScalarFn::Md5 => &[(&[Text], Text)],
+        ScalarFn::SplitPart => &[(&[Text, Text, Int4], Text)],
         ScalarFn::LikeEscape => &[(&[Text, Text], Text)],
         ScalarFn::ToTimestamp => &[(&[Float8], SqlType::TimestampTz)],
         _ => &[],
@@ -2789,6 +2790,7 @@ impl Analyzer<'_> {
                     let count = Aggregate {
                         kind: AggregateKind::Count,
                         distinct: false,
+                        order: None,
                     };
                     Expr::Aggregate(count, Box::new(argument), SqlType::Int8)
                 } else if name == "count" && star {
@@ -3057,6 +3059,128 @@ impl Analyzer<'_> {
         }
         let i = self.convert(i, SqlType::Int4, at)?;
         Ok(Expr::Call(ScalarFn::Subscript, vec![array, i], element))
+    }
+
+    /// An aggregate call's `ORDER BY`: its keys (analysed over the rows, untyped ones as
+    /// text) and how each sorts; none without one. With `DISTINCT` every key must be one of
+    /// the arguments (42P10, as PostgreSQL says); more than [`AGGREGATE_ORDER_KEYS`] keys are
+    /// 0A000.
+    fn aggregate_order(
+        &mut self,
+        scope: &Scope<'_>,
+        order_by: &[ast::OrderByExpr],
+        (distinct, arguments): (bool, &[&ast::Expr]),
+        node: &ast::Expr,
+    ) -> Result<(Option<AggregateOrder>, Vec<Expr>), PgError> {
+        if order_by.is_empty() {
+            return Ok((None, Vec::new()));
+        }
+        if order_by.len() > AGGREGATE_ORDER_KEYS {
+            return Err(unsupported(&format!(
+                "{node}: an aggregate's ORDER BY with more than {AGGREGATE_ORDER_KEYS} keys"
+            )));
+        }
+        if distinct {
+            if let Some(stray) = order_by
+                .iter()
+                .find(|key| !arguments.iter().any(|argument| **argument == key.expr))
+            {
+                return Err(PgError::error(
+                    "42P10",
+                    "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                )
+                .at(self.statement.position_of(&stray.expr)));
+            }
+        }
+        let mut order = AggregateOrder {
+            keys: 0,
+            descending: 0,
+            nulls_first: 0,
+        };
+        let mut keys = Vec::with_capacity(order_by.len());
+        for (i, key) in order_by.iter().enumerate() {
+            let descending = match &key.options.sort {
+                None | Some(ast::OrderBySort::Asc) => false,
+                Some(ast::OrderBySort::Desc) => true,
+                Some(ast::OrderBySort::Using(_)) => return Err(unsupported(&key.to_string())),
+            };
+            // NULLs sort as the largest values unless told otherwise.
+            let nulls_first = key.options.nulls_first.unwrap_or(descending);
+            order.descending |= u8::from(descending) << i;
+            order.nulls_first |= u8::from(nulls_first) << i;
+            let expr = self.expr(scope, &key.expr, SqlType::Unknown)?;
+            keys.push(if expr.ty() == SqlType::Unknown {
+                self.convert(expr, SqlType::Text, None)?
+            } else {
+                expr
+            });
+        }
+        order.keys = u8::try_from(keys.len()).unwrap_or(u8::MAX);
+        Ok((Some(order), keys))
+    }
+
+    /// `concat_ws`, `array_to_string`, `string_to_array`, `array_position`, `array_remove`:
+    /// their arguments checked and converted as PostgreSQL resolves them (42883 naming the
+    /// types where none fits; a value looked for in an array read as its element type).
+    fn list_text_call(
+        &mut self,
+        scope: &Scope<'_>,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let mut values = self.arguments(scope, arguments)?;
+        let types: Vec<SqlType> = values.iter().map(Expr::ty).collect();
+        let textual = |ty: &SqlType| matches!(ty, SqlType::Text | SqlType::Unknown);
+        let texts = SqlType::Text.array_of().unwrap_or(SqlType::Text);
+        let (function, ty) = match (name, types.as_slice()) {
+            ("concat_ws", [separator, _, ..]) if textual(separator) => {
+                (ScalarFn::ConcatWs, SqlType::Text)
+            }
+            ("array_to_string", [array, rest @ ..])
+                if array.element().is_some()
+                    && (1..=2).contains(&rest.len())
+                    && rest.iter().all(textual) =>
+            {
+                (ScalarFn::ArrayToString, SqlType::Text)
+            }
+            ("string_to_array", all @ [_, _, ..]) if all.len() <= 3 && all.iter().all(textual) => {
+                (ScalarFn::StringToArray, texts)
+            }
+            ("array_position", [array, _]) if array.element().is_some() => {
+                (ScalarFn::ArrayPosition, SqlType::Int4)
+            }
+            ("array_remove", [array, _]) if array.element().is_some() => {
+                (ScalarFn::ArrayRemove, *array)
+            }
+            _ => return Err(undefined_function(name, &types, position)),
+        };
+        if matches!(function, ScalarFn::ArrayPosition | ScalarFn::ArrayRemove) {
+            let element = types[0].element().unwrap_or(SqlType::Text);
+            let value = self.expr(scope, arguments[1], element)?;
+            // Compared as `=` compares them (42883 naming the function where there is no
+            // such operator).
+            let value_type = value.ty();
+            let test = self
+                .binary(
+                    BinOp::Eq,
+                    Expr::Const(Value::Null, element),
+                    value,
+                    position,
+                )
+                .map_err(|_| undefined_function(name, &[types[0], value_type], position))?;
+            let Expr::Binary(_, _, value) = test else {
+                unreachable!("a comparison gives a binary operation")
+            };
+            values[1] = *value;
+        } else {
+            for value in values.iter_mut() {
+                if value.ty() == SqlType::Unknown {
+                    *value = self.convert(value.clone(), SqlType::Text, None)?;
+                }
+            }
+        }
+        Ok(Expr::Call(function, values, ty))
     }
 
     /// `cardinality(array)` and `array_length(array, dimension)`, as `integer`; 42883 for
@@ -3724,14 +3848,24 @@ impl Analyzer<'_> {
                 .at(position));
             }
         }
+        // An aggregate's `ORDER BY` (no other clause inside the parentheses is run).
+        let mut order_by: &[ast::OrderByExpr] = &[];
         let arguments: Option<Vec<&ast::Expr>> = match &function.args {
             FunctionArguments::List(list)
                 if plain
-                    && list.clauses.is_empty()
                     && (list.duplicate_treatment.is_none()
                         || AggregateKind::parse(name).is_some()) =>
             {
-                plain_arguments(&list.args)
+                match list.clauses.as_slice() {
+                    [] => plain_arguments(&list.args),
+                    [ast::FunctionArgumentClause::OrderBy(keys)]
+                        if AggregateKind::parse(name).is_some() =>
+                    {
+                        order_by = keys;
+                        plain_arguments(&list.args)
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         };
@@ -3745,6 +3879,45 @@ impl Analyzer<'_> {
             )
             .at(position));
         }
+        if let (Some(kind @ AggregateKind::StringAgg), [value, delimiter]) =
+            (AggregateKind::parse(name), arguments.as_slice())
+        {
+            let outer = self.aggregate_at.take();
+            let value = self.expr(scope, value, SqlType::Unknown)?;
+            let delimiter = self.expr(scope, delimiter, SqlType::Unknown)?;
+            let (order, keys) =
+                self.aggregate_order(scope, order_by, (distinct, &arguments), node)?;
+            if self.aggregate_at.is_some() {
+                return Err(
+                    PgError::error("42803", "aggregate function calls cannot be nested")
+                        .at(self.aggregate_at.flatten()),
+                );
+            }
+            self.aggregate_at = Some(outer.unwrap_or(position));
+            let types = [value.ty(), delimiter.ty()];
+            if !types
+                .iter()
+                .all(|ty| matches!(ty, SqlType::Text | SqlType::Unknown))
+            {
+                return Err(undefined_function(name, &types, position));
+            }
+            let value = self.convert(value, SqlType::Text, None)?;
+            let delimiter = self.convert(delimiter, SqlType::Text, None)?;
+            let texts = SqlType::Text.array_of().unwrap_or(SqlType::Text);
+            let mut parts = vec![value, delimiter];
+            parts.extend(keys);
+            let pair = Expr::Call(ScalarFn::MakeArray, parts, texts);
+            let pair = self.filtered(scope, function, pair)?;
+            return Ok(Expr::Aggregate(
+                Aggregate {
+                    kind,
+                    distinct,
+                    order,
+                },
+                Box::new(pair),
+                SqlType::Text,
+            ));
+        }
         if AggregateKind::parse(name).is_some() && arguments.len() != 1 {
             let types: Vec<SqlType> = self
                 .arguments(scope, &arguments)?
@@ -3754,14 +3927,10 @@ impl Analyzer<'_> {
             return Err(undefined_function(name, &types, position));
         }
         if let (Some(kind), [argument]) = (AggregateKind::parse(name), arguments.as_slice()) {
-            if kind == AggregateKind::ArrayAgg && (distinct || function.filter.is_some()) {
-                // Both would need the rows a FILTER leaves out told apart from NULLs.
-                return Err(unsupported(&format!(
-                    "{node}: array_agg with DISTINCT or FILTER"
-                )));
-            }
             let outer = self.aggregate_at.take();
             let inner = self.expr(scope, argument, SqlType::Unknown)?;
+            let (order, keys) =
+                self.aggregate_order(scope, order_by, (distinct, &arguments), node)?;
             if self.aggregate_at.is_some() {
                 return Err(
                     PgError::error("42803", "aggregate function calls cannot be nested")
@@ -3774,15 +3943,26 @@ impl Analyzer<'_> {
             } else {
                 inner
             };
-            let inner = self.filtered(scope, function, inner)?;
             let Some(ty) = kind.result_type(inner.ty()) else {
                 return Err(undefined_function(name, &[inner.ty()], position));
             };
-            return Ok(Expr::Aggregate(
-                Aggregate { kind, distinct },
-                Box::new(inner),
-                ty,
-            ));
+            let aggregate = Aggregate {
+                kind,
+                distinct,
+                order,
+            };
+            let inner = if aggregate.wrapped() {
+                let Some(wrapper) = inner.ty().array_of() else {
+                    return Err(unsupported(&format!("{node}: an aggregate of arrays")));
+                };
+                let mut parts = vec![inner];
+                parts.extend(keys);
+                Expr::Call(ScalarFn::MakeArray, parts, wrapper)
+            } else {
+                inner
+            };
+            let inner = self.filtered(scope, function, inner)?;
+            return Ok(Expr::Aggregate(aggregate, Box::new(inner), ty));
         }
         if let Some(advisory) = AdvisoryFn::parse(name) {
             return self.advisory_call(scope, advisory, name, &arguments, position);
@@ -3877,6 +4057,12 @@ impl Analyzer<'_> {
                 }
             }
             return Err(undefined_function(name, &types, position));
+        }
+        if matches!(
+            name,
+            "concat_ws" | "array_to_string" | "string_to_array" | "array_position" | "array_remove"
+        ) {
+            return self.list_text_call(scope, name, &arguments, position);
         }
         if matches!(name, "cardinality" | "array_length") {
             return self.array_size_call(scope, name, &arguments, position);
