@@ -46,6 +46,15 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
+/// Runs `body` with a client of a stand-in served without tables.
+fn on_a_stand_in_without_tables<F: std::future::Future<Output = ()>>(
+    body: impl FnOnce(tokio_postgres::Client) -> F,
+) {
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    runtime().block_on(async { body(connect(&url).await).await });
+}
+
 /// A client of the served stand-in at `url`.
 async fn connect(url: &str) -> tokio_postgres::Client {
     leaselab_sim::clients::postgres_url(url)
@@ -82,21 +91,25 @@ fn tokio_postgres_reads_and_debits_the_default_wallet() {
 /// parameter as `int2`.
 #[test]
 fn tokio_postgres_reads_and_binds_smallint_as_i16() {
-    let server = Server::start(&["--no-wallets"]);
-    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    runtime().block_on(async {
-        let client = connect(&url).await;
+    on_a_stand_in_without_tables(|client| async move {
         client
             .batch_execute("CREATE TABLE slots (id int PRIMARY KEY, weight smallint NOT NULL)")
             .await
             .expect("create");
         let insert = "INSERT INTO slots VALUES ($1, $2) RETURNING weight";
-        let row = client.query_one(insert, &[&1i32, &-7i16]).await.expect("insert");
+        let row = client
+            .query_one(insert, &[&1i32, &-7i16])
+            .await
+            .expect("insert");
         assert_eq!(row.get::<_, i16>(0), -7);
         let select = "SELECT weight, weight + weight, sum(weight) FROM slots WHERE weight = $1 GROUP BY weight";
         let row = client.query_one(select, &[&-7i16]).await.expect("select");
         assert_eq!(
-            (row.get::<_, i16>(0), row.get::<_, i16>(1), row.get::<_, i64>(2)),
+            (
+                row.get::<_, i16>(0),
+                row.get::<_, i16>(1),
+                row.get::<_, i64>(2)
+            ),
             (-7, -14, -7)
         );
         let statement = client.prepare(select).await.expect("prepare");
@@ -114,10 +127,7 @@ fn tokio_postgres_reads_and_binds_smallint_as_i16() {
 
 #[test]
 fn tokio_postgres_binds_and_reads_arrays_in_binary() {
-    let server = Server::start(&["--no-wallets"]);
-    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    runtime().block_on(async {
-        let client = connect(&url).await;
+    on_a_stand_in_without_tables(|client| async move {
         client
             .batch_execute(
                 "CREATE TABLE jobs (id bigint PRIMARY KEY, state text NOT NULL, tags text[]); \
@@ -203,10 +213,7 @@ fn psql_reads_the_wallets_given_on_the_command_line() {
 /// the id as a parameter, RETURNING) on a stand-in started without tables.
 #[test]
 fn the_tutorials_sql_runs_unchanged() {
-    let server = Server::start(&["--no-wallets"]);
-    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
-    runtime().block_on(async {
-        let client = connect(&url).await;
+    on_a_stand_in_without_tables(|client| async move {
         client
             .batch_execute(
                 "CREATE TABLE wallets (
@@ -225,7 +232,11 @@ fn the_tutorials_sql_runs_unchanged() {
             .expect("SELECT *");
         let row = &all[0];
         assert_eq!(
-            (row.get::<_, i64>(0), row.get::<_, i64>(1), row.get::<_, i64>(2)),
+            (
+                row.get::<_, i64>(0),
+                row.get::<_, i64>(1),
+                row.get::<_, i64>(2)
+            ),
             (42, 100, 0)
         );
         let debit = "UPDATE wallets SET balance = balance - 10 WHERE id = 42 AND balance >= 10";

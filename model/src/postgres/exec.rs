@@ -8262,10 +8262,22 @@ impl Analyzer<'_> {
             step: converted.next(),
         });
         let shown = alias.map_or_else(|| "generate_series".to_string(), |a| ident_name(&a.name));
-        let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
         let items = [(shown.clone(), Expr::Const(Value::Null, ty))];
+        self.function_relation(plan, &items, alias, shown)
+    }
+
+    /// A function's rows in `FROM` (`generate_series`, `unnest`) as a relation of the
+    /// statement named `shown`, its columns `items` renamed by the alias's column list.
+    fn function_relation(
+        &mut self,
+        plan: Plan,
+        items: &[(String, Expr)],
+        alias: Option<&ast::TableAlias>,
+        shown: String,
+    ) -> Result<(Arc<TableDef>, Option<String>), PgError> {
+        let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
         let first = self.subqueries.len();
-        let index = self.push_relation(plan, &items, column_aliases, true, first, |available| {
+        let index = self.push_relation(plan, items, column_aliases, true, first, |available| {
             PgError::error(
                 "42P10",
                 format!(
@@ -8314,22 +8326,7 @@ impl Analyzer<'_> {
                 (column_name.clone(), Expr::Const(Value::Null, element))
             })
             .collect();
-        let column_aliases = alias.map_or(&[][..], |a| a.columns.as_slice());
-        let first = self.subqueries.len();
-        let plan = Plan::Unnest(arrays);
-        let index = self.push_relation(plan, &items, column_aliases, true, first, |available| {
-            PgError::error(
-                "42P10",
-                format!(
-                    "table \"{shown}\" has {available} columns available but {} columns specified",
-                    column_aliases.len()
-                ),
-            )
-        })?;
-        let SubqueryKind::Relation { def, .. } = &self.subqueries[index].kind else {
-            unreachable!("pushed as a relation")
-        };
-        Ok((def.clone(), Some(shown)))
+        self.function_relation(Plan::Unnest(arrays), &items, alias, shown)
     }
 
     /// Reads `query` as a relation of the statement (a subquery in `FROM`, a `WITH` query):
