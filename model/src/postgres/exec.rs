@@ -3061,6 +3061,55 @@ impl Analyzer<'_> {
         Ok(Expr::Call(ScalarFn::Subscript, vec![array, i], element))
     }
 
+    /// An aggregate call over its analysed arguments: typed as PostgreSQL types it (42883
+    /// where it has no such function), its argument wrapped with the `ORDER BY` keys where
+    /// [`Aggregate::wrapped`], then `FILTER`ed.
+    fn aggregate_call(
+        &mut self,
+        scope: &Scope<'_>,
+        function: &ast::Function,
+        aggregate: Aggregate,
+        analysed: Vec<Expr>,
+        keys: Vec<Expr>,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let name = aggregate.kind.name();
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        let mut parts = Vec::with_capacity(analysed.len() + keys.len());
+        for value in analysed {
+            parts.push(if value.ty() == SqlType::Unknown {
+                self.convert(value, SqlType::Text, None)?
+            } else {
+                value
+            });
+        }
+        let ty = if aggregate.kind == AggregateKind::StringAgg {
+            if !types
+                .iter()
+                .all(|ty| matches!(ty, SqlType::Text | SqlType::Unknown))
+            {
+                return Err(undefined_function(name, &types, position));
+            }
+            SqlType::Text
+        } else {
+            match aggregate.kind.result_type(parts[0].ty()) {
+                Some(ty) => ty,
+                None => return Err(undefined_function(name, &[parts[0].ty()], position)),
+            }
+        };
+        let argument = if aggregate.wrapped() || aggregate.kind == AggregateKind::StringAgg {
+            let Some(wrapper) = parts[0].ty().array_of() else {
+                return Err(unsupported(&format!("{name}(...): an aggregate of arrays")));
+            };
+            parts.extend(keys);
+            Expr::Call(ScalarFn::MakeArray, parts, wrapper)
+        } else {
+            parts.swap_remove(0)
+        };
+        let argument = self.filtered(scope, function, argument)?;
+        Ok(Expr::Aggregate(aggregate, Box::new(argument), ty))
+    }
+
     /// An aggregate call's `ORDER BY`: its keys (analysed over the rows, untyped ones as
     /// text) and how each sorts; none without one. With `DISTINCT` every key must be one of
     /// the arguments (42P10, as PostgreSQL says); more than [`AGGREGATE_ORDER_KEYS`] keys are
@@ -3119,8 +3168,8 @@ impl Analyzer<'_> {
         Ok((Some(order), keys))
     }
 
-    /// `concat_ws`, `array_to_string`, `string_to_array`, `array_position`, `array_remove`:
-    /// their arguments checked and converted as PostgreSQL resolves them (42883 naming the
+    /// `concat_ws`, `array_to_string`, `string_to_array`, `array_position`, `array_remove`,
+    /// `cardinality`, `array_length`: their arguments checked and converted as PostgreSQL resolves them (42883 naming the
     /// types where none fits; a value looked for in an array read as its element type).
     fn list_text_call(
         &mut self,
@@ -3153,6 +3202,15 @@ impl Analyzer<'_> {
             ("array_remove", [array, _]) if array.element().is_some() => {
                 (ScalarFn::ArrayRemove, *array)
             }
+            ("cardinality", [array]) if array.element().is_some() => {
+                (ScalarFn::Cardinality, SqlType::Int4)
+            }
+            ("array_length", [array, dimension])
+                if array.element().is_some()
+                    && matches!(dimension, SqlType::Int2 | SqlType::Int4 | SqlType::Unknown) =>
+            {
+                (ScalarFn::ArrayLength, SqlType::Int4)
+            }
             _ => return Err(undefined_function(name, &types, position)),
         };
         if matches!(function, ScalarFn::ArrayPosition | ScalarFn::ArrayRemove) {
@@ -3173,6 +3231,8 @@ impl Analyzer<'_> {
                 unreachable!("a comparison gives a binary operation")
             };
             values[1] = *value;
+        } else if function == ScalarFn::ArrayLength {
+            values[1] = self.convert(values[1].clone(), SqlType::Int4, position)?;
         } else {
             for value in values.iter_mut() {
                 if value.ty() == SqlType::Unknown {
@@ -3181,34 +3241,6 @@ impl Analyzer<'_> {
             }
         }
         Ok(Expr::Call(function, values, ty))
-    }
-
-    /// `cardinality(array)` and `array_length(array, dimension)`, as `integer`; 42883 for
-    /// other arguments.
-    fn array_size_call(
-        &mut self,
-        scope: &Scope<'_>,
-        name: &str,
-        arguments: &[&ast::Expr],
-        position: Option<u32>,
-    ) -> Result<Expr, PgError> {
-        let mut values = self.arguments(scope, arguments)?;
-        let types: Vec<SqlType> = values.iter().map(Expr::ty).collect();
-        let small_integer =
-            |ty: SqlType| matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Unknown);
-        let function = match (name, types.as_slice()) {
-            ("cardinality", [array]) if array.element().is_some() => ScalarFn::Cardinality,
-            ("array_length", [array, dimension])
-                if array.element().is_some() && small_integer(*dimension) =>
-            {
-                ScalarFn::ArrayLength
-            }
-            _ => return Err(undefined_function(name, &types, position)),
-        };
-        if let Some(dimension) = values.get_mut(1) {
-            *dimension = self.convert(dimension.clone(), SqlType::Int4, position)?;
-        }
-        Ok(Expr::Call(function, values, SqlType::Int4))
     }
 
     /// `a || b` with an array on one side: two arrays of one type, or an array and a value of
@@ -3879,56 +3911,20 @@ impl Analyzer<'_> {
             )
             .at(position));
         }
-        if let (Some(kind @ AggregateKind::StringAgg), [value, delimiter]) =
-            (AggregateKind::parse(name), arguments.as_slice())
-        {
+        if let Some(kind) = AggregateKind::parse(name) {
+            let expected = if kind == AggregateKind::StringAgg {
+                2
+            } else {
+                1
+            };
+            // The arguments and the ORDER BY keys are inside the call: an aggregate in them
+            // is nested.
             let outer = self.aggregate_at.take();
-            let value = self.expr(scope, value, SqlType::Unknown)?;
-            let delimiter = self.expr(scope, delimiter, SqlType::Unknown)?;
-            let (order, keys) =
-                self.aggregate_order(scope, order_by, (distinct, &arguments), node)?;
-            if self.aggregate_at.is_some() {
-                return Err(
-                    PgError::error("42803", "aggregate function calls cannot be nested")
-                        .at(self.aggregate_at.flatten()),
-                );
-            }
-            self.aggregate_at = Some(outer.unwrap_or(position));
-            let types = [value.ty(), delimiter.ty()];
-            if !types
-                .iter()
-                .all(|ty| matches!(ty, SqlType::Text | SqlType::Unknown))
-            {
+            let analysed = self.arguments(scope, &arguments)?;
+            if analysed.len() != expected {
+                let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
                 return Err(undefined_function(name, &types, position));
             }
-            let value = self.convert(value, SqlType::Text, None)?;
-            let delimiter = self.convert(delimiter, SqlType::Text, None)?;
-            let texts = SqlType::Text.array_of().unwrap_or(SqlType::Text);
-            let mut parts = vec![value, delimiter];
-            parts.extend(keys);
-            let pair = Expr::Call(ScalarFn::MakeArray, parts, texts);
-            let pair = self.filtered(scope, function, pair)?;
-            return Ok(Expr::Aggregate(
-                Aggregate {
-                    kind,
-                    distinct,
-                    order,
-                },
-                Box::new(pair),
-                SqlType::Text,
-            ));
-        }
-        if AggregateKind::parse(name).is_some() && arguments.len() != 1 {
-            let types: Vec<SqlType> = self
-                .arguments(scope, &arguments)?
-                .iter()
-                .map(Expr::ty)
-                .collect();
-            return Err(undefined_function(name, &types, position));
-        }
-        if let (Some(kind), [argument]) = (AggregateKind::parse(name), arguments.as_slice()) {
-            let outer = self.aggregate_at.take();
-            let inner = self.expr(scope, argument, SqlType::Unknown)?;
             let (order, keys) =
                 self.aggregate_order(scope, order_by, (distinct, &arguments), node)?;
             if self.aggregate_at.is_some() {
@@ -3938,31 +3934,12 @@ impl Analyzer<'_> {
                 );
             }
             self.aggregate_at = Some(outer.unwrap_or(position));
-            let inner = if inner.ty() == SqlType::Unknown {
-                self.convert(inner, SqlType::Text, None)?
-            } else {
-                inner
-            };
-            let Some(ty) = kind.result_type(inner.ty()) else {
-                return Err(undefined_function(name, &[inner.ty()], position));
-            };
             let aggregate = Aggregate {
                 kind,
                 distinct,
                 order,
             };
-            let inner = if aggregate.wrapped() {
-                let Some(wrapper) = inner.ty().array_of() else {
-                    return Err(unsupported(&format!("{node}: an aggregate of arrays")));
-                };
-                let mut parts = vec![inner];
-                parts.extend(keys);
-                Expr::Call(ScalarFn::MakeArray, parts, wrapper)
-            } else {
-                inner
-            };
-            let inner = self.filtered(scope, function, inner)?;
-            return Ok(Expr::Aggregate(aggregate, Box::new(inner), ty));
+            return self.aggregate_call(scope, function, aggregate, analysed, keys, position);
         }
         if let Some(advisory) = AdvisoryFn::parse(name) {
             return self.advisory_call(scope, advisory, name, &arguments, position);
@@ -4060,12 +4037,15 @@ impl Analyzer<'_> {
         }
         if matches!(
             name,
-            "concat_ws" | "array_to_string" | "string_to_array" | "array_position" | "array_remove"
+            "concat_ws"
+                | "array_to_string"
+                | "string_to_array"
+                | "array_position"
+                | "array_remove"
+                | "cardinality"
+                | "array_length"
         ) {
             return self.list_text_call(scope, name, &arguments, position);
-        }
-        if matches!(name, "cardinality" | "array_length") {
-            return self.array_size_call(scope, name, &arguments, position);
         }
         if name == "coalesce" && !arguments.is_empty() {
             let (converted, ty) = self.common_type(scope, &arguments, hint, "COALESCE")?;
