@@ -95,12 +95,15 @@ impl ServerMessage {
     }
 }
 
-/// A deadlock DETAIL with each process id replaced by `P<n>` and each transaction id by
-/// `T<n>`, numbered in order of first appearance: the two servers' numbers differ, the
-/// pattern (who waits for whom) must not.
+/// A deadlock DETAIL with each process id replaced by `P<n>`, each transaction id by `T<n>`,
+/// each relation's and database's by `R<n>` and `D<n>`, numbered in order of first
+/// appearance: the two servers' numbers differ, the pattern (who waits for whom, for what)
+/// must not.
 fn numbered_by_appearance(detail: &str) -> String {
     let mut processes: Vec<String> = Vec::new();
     let mut transactions: Vec<String> = Vec::new();
+    let mut relations: Vec<String> = Vec::new();
+    let mut databases: Vec<String> = Vec::new();
     let mut previous = String::new();
     let mut words = Vec::new();
     for word in detail.split(' ') {
@@ -111,6 +114,8 @@ fn numbered_by_appearance(detail: &str) -> String {
         } else {
             let (kind, seen) = match previous.to_ascii_lowercase().as_str() {
                 "transaction" => ("T", &mut transactions),
+                "relation" => ("R", &mut relations),
+                "database" => ("D", &mut databases),
                 _ => ("P", &mut processes),
             };
             let at = match seen.iter().position(|d| *d == digits) {
@@ -1188,6 +1193,136 @@ fn a_waiting_update_reevaluates_its_where_clause_after_commit_and_after_rollback
             debit(Statement::Rollback),
         ],
     );
+}
+
+/// A step that sends `sql` as a simple query (a statement of a user's own, such as `LOCK
+/// TABLE`).
+fn text(who: Who, sql: &str) -> Step {
+    Step {
+        who,
+        sql: Sql {
+            statement: Statement::text(sql).expect("a statement within the interner's limits"),
+            params: Vec::new(),
+            wire: Wire::Simple,
+        },
+    }
+}
+
+/// `LOCK TABLE` against the safeguards' own statements: which modes make a reader, a
+/// `FOR UPDATE` and a writer wait and which let them by, a `LOCK` that waits for a reader's
+/// or a writer's transaction, two lockers one after the other, `NOWAIT`'s 55P03, the locks a
+/// savepoint gives back, and a deadlock of two `SHARE` locks whose holders both write (its
+/// DETAIL names the relation lock each waits for).
+#[test]
+fn lock_table_modes_against_the_safeguards_statements() {
+    let select = |lock| Statement::Select { id: PRESENT, lock };
+    let blocks = |mode: &str, statement: Statement, params: &[i64]| Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            text(Who::A, &format!("LOCK TABLE wallets IN {mode} MODE")),
+            step(Who::B, statement, params),
+            step(Who::A, select(None), &[]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::B, select(None), &[]),
+        ],
+    };
+    let mut cases = Vec::new();
+    for mode in [
+        "ACCESS SHARE",
+        "ROW SHARE",
+        "ROW EXCLUSIVE",
+        "SHARE UPDATE EXCLUSIVE",
+        "SHARE",
+        "SHARE ROW EXCLUSIVE",
+        "EXCLUSIVE",
+        "ACCESS EXCLUSIVE",
+    ] {
+        cases.push(blocks(mode, select(None), &[]));
+        cases.push(blocks(mode, select(Some(RowLock::ForUpdate)), &[]));
+        cases.push(blocks(mode, DEBIT, &[10]));
+    }
+    // A LOCK waits for the transactions that read or wrote the table.
+    for (reader, params, mode) in [
+        (select(None), &[][..], "ACCESS EXCLUSIVE"),
+        (select(Some(RowLock::ForUpdate)), &[][..], "EXCLUSIVE"),
+        (DEBIT, &[10][..], "SHARE"),
+        (DEBIT, &[10][..], "SHARE UPDATE EXCLUSIVE"),
+    ] {
+        cases.push(Case {
+            wallets: wallet_row(100, 1),
+            steps: vec![
+                step(Who::A, Statement::Begin, &[]),
+                step(Who::A, reader, params),
+                step(Who::B, Statement::Begin, &[]),
+                text(Who::B, &format!("LOCK TABLE wallets IN {mode} MODE")),
+                step(Who::A, DEBIT, &[5]),
+                step(Who::A, Statement::Rollback, &[]),
+                step(Who::B, DEBIT, &[1]),
+                step(Who::B, Statement::Commit, &[]),
+            ],
+        });
+    }
+    // Two lockers, one after the other; NOWAIT; a savepoint.
+    cases.push(Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            text(Who::A, "LOCK wallets IN SHARE ROW EXCLUSIVE MODE"),
+            step(Who::B, Statement::Begin, &[]),
+            text(Who::B, "LOCK TABLE wallets IN SHARE ROW EXCLUSIVE MODE"),
+            step(Who::A, DEBIT, &[10]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::B, DEBIT, &[10]),
+            step(Who::B, Statement::Commit, &[]),
+            step(Who::A, select(None), &[]),
+        ],
+    });
+    cases.push(Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            step(Who::A, select(Some(RowLock::ForUpdate)), &[]),
+            step(Who::B, Statement::Begin, &[]),
+            text(Who::B, "LOCK TABLE wallets IN SHARE MODE NOWAIT"),
+            text(Who::B, "LOCK TABLE wallets IN EXCLUSIVE MODE NOWAIT"),
+            step(Who::B, Statement::Rollback, &[]),
+            text(Who::B, "LOCK TABLE wallets IN EXCLUSIVE MODE NOWAIT"),
+            step(Who::A, Statement::Commit, &[]),
+        ],
+    });
+    cases.push(Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            text(Who::A, "LOCK TABLE wallets IN ROW SHARE MODE"),
+            text(Who::A, "SAVEPOINT s"),
+            text(Who::A, "LOCK TABLE wallets IN EXCLUSIVE MODE"),
+            step(Who::B, Statement::Begin, &[]),
+            step(Who::B, select(Some(RowLock::ForUpdate)), &[]),
+            text(Who::A, "ROLLBACK TO SAVEPOINT s"),
+            text(Who::A, "SAVEPOINT t"),
+            text(Who::A, "LOCK TABLE wallets IN SHARE MODE"),
+            text(Who::A, "RELEASE SAVEPOINT t"),
+            step(Who::B, DEBIT, &[10]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::B, Statement::Commit, &[]),
+        ],
+    });
+    cases.push(Case {
+        wallets: wallet_row(100, 1),
+        steps: vec![
+            step(Who::A, Statement::Begin, &[]),
+            text(Who::A, "LOCK TABLE wallets IN SHARE MODE"),
+            step(Who::B, Statement::Begin, &[]),
+            text(Who::B, "LOCK TABLE wallets IN SHARE MODE"),
+            step(Who::A, DEBIT, &[10]),
+            step(Who::B, DEBIT, &[10]),
+            step(Who::A, Statement::Commit, &[]),
+            step(Who::B, select(None), &[]),
+        ],
+    });
+    check_cases("lock_table_modes_against_the_safeguards_statements", &cases);
 }
 
 /// Regression: an UPDATE that waited for a concurrent writer and, after that committed, no

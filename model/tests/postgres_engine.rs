@@ -1150,7 +1150,10 @@ fn a_partial_unique_index_waits_only_for_rows_it_holds() {
 }
 
 /// A table a rollback gives back keeps in its rows' queues only the sessions still waiting:
-/// one that gave up while the table was dropped (a timeout) holds no one back.
+/// one that gave up (a timeout) before the table was dropped holds no one back. (A `DROP
+/// TABLE` while the other session still waits is a deadlock, as on PostgreSQL 15: the
+/// waiting `UPDATE` holds `ROW EXCLUSIVE` on the table, which `DROP TABLE`'s `ACCESS
+/// EXCLUSIVE` waits for.)
 #[test]
 fn a_table_given_back_by_a_rollback_keeps_no_stale_waiter() {
     let mut db = Postgres::new();
@@ -1169,11 +1172,17 @@ fn a_table_given_back_by_a_rollback_keeps_no_stale_waiter() {
         general(&mut db, b, "UPDATE t SET n = 2 WHERE id = 1"),
         Err("blocked".to_string())
     );
-    general(&mut db, a, "DROP TABLE t").unwrap();
+    assert_eq!(
+        general(&mut db, a, "SAVEPOINT s").and_then(|_| general(&mut db, a, "DROP TABLE t")),
+        Err("40P01 deadlock detected".to_string()),
+        "b's waiting UPDATE holds ROW EXCLUSIVE on t"
+    );
+    general(&mut db, a, "ROLLBACK TO SAVEPOINT s").unwrap();
     db.cancel_wait(
         b,
         PgError::error("55P03", "canceling statement due to lock timeout"),
     );
+    general(&mut db, a, "DROP TABLE t").unwrap();
     general(&mut db, a, "ROLLBACK").unwrap();
     assert_eq!(
         general(&mut db, c, "UPDATE t SET n = 3 WHERE id = 1 RETURNING n").map(|rows| rows.len()),

@@ -63,6 +63,7 @@ use super::exec::{SqlExec, SqlResult};
 use super::random::{self, Prng};
 use super::sequence::Sequence;
 use super::statement::{RowLock, Statement, WriteGuard};
+use super::table_lock::{TableHolds, TableLockMode};
 use super::value::Value;
 
 /// Process ids reported for sessions start here.
@@ -341,6 +342,10 @@ pub(super) struct Session {
     pub(super) waited_row: Option<(String, Value)>,
     /// The advisory lock a statement waits for (`advisory.rs`).
     pub(super) waited_advisory: Option<(AdvisoryKey, AdvisoryMode)>,
+    /// The table lock a statement waits for (`table_lock.rs`).
+    pub(super) waited_table: Option<(Arc<str>, TableLockMode)>,
+    /// The table locks its transaction holds (`table_lock.rs`).
+    pub(super) table_locks: TableHolds,
     /// The isolation level of the open block.
     pub(super) isolation: Isolation,
     /// The snapshot of a `REPEATABLE READ`/`SERIALIZABLE` block, taken at its first query.
@@ -384,6 +389,12 @@ pub struct Identity {
 }
 
 impl Session {
+    /// Whether its statement waits for an advisory or a table lock (a wait that lasts while
+    /// the lock is held, not while its holder's transaction is open).
+    pub(super) fn waits_for_a_named_lock(&self) -> bool {
+        self.waited_advisory.is_some() || self.waited_table.is_some()
+    }
+
     /// A session just connected: idle, at the default settings.
     pub(super) fn new_idle() -> Session {
         Session {
@@ -392,6 +403,8 @@ impl Session {
             resuming: false,
             waited_row: None,
             waited_advisory: None,
+            waited_table: None,
+            table_locks: TableHolds::new(),
             isolation: Isolation::ReadCommitted,
             snapshot: None,
             savepoints: Vec::new(),
@@ -431,6 +444,10 @@ impl Hash for Session {
         self.resuming.hash(state);
         if self.waited_advisory.is_some() {
             self.waited_advisory.hash(state);
+        }
+        if self.waited_table.is_some() || !self.table_locks.is_empty() {
+            self.waited_table.hash(state);
+            self.table_locks.hash(state);
         }
         if self.settings != SessionSettings::default()
             || self.settings_at_block_start.is_some()
@@ -499,8 +516,11 @@ pub struct Postgres {
     pub(super) deadlock_check: DeadlockCheck,
     /// Advisory locks held (`advisory.rs`).
     pub(super) advisory: AdvisoryLocks,
-    /// An advisory lock was let go since the driver last asked.
+    /// An advisory lock, or a table lock by `ROLLBACK TO SAVEPOINT`, was let go since the
+    /// driver last asked (a lock let go without a transaction ending).
     pub(super) advisory_released: Released,
+    /// The sessions waiting for a table lock, first first (`table_lock.rs`).
+    pub(super) table_queue: Vec<SessionId>,
     /// The sequences of `CREATE SEQUENCE` (`sequence.rs`), by name: relations, like tables,
     /// in one namespace with them. Not transactional.
     pub(super) sequences: BTreeMap<Arc<str>, Sequence>,
@@ -584,6 +604,9 @@ impl Hash for Postgres {
         if !self.advisory.is_empty() {
             self.advisory.hash(state);
         }
+        if !self.table_queue.is_empty() {
+            self.table_queue.hash(state);
+        }
         if !self.sequences.is_empty() {
             self.sequences.hash(state);
         }
@@ -653,6 +676,7 @@ impl Postgres {
             deadlock_check: DeadlockCheck::AtOnce,
             advisory: AdvisoryLocks::new(),
             advisory_released: Released::default(),
+            table_queue: Vec::new(),
             sequences: BTreeMap::new(),
             clock: None,
             random_seed: 0,
@@ -759,7 +783,7 @@ impl Postgres {
     /// this once per [`Exec::Blocked`] wait (again only when the session waits anew).
     pub fn check_deadlock(&mut self, session: SessionId) -> Option<PgError> {
         let cycle = self.cycle_through(session)?;
-        let error = PgError::deadlock_detected(deadlock_detail(&cycle));
+        let error = PgError::deadlock_detected(self.deadlock_detail(&cycle));
         Some(self.cancel_wait(session, error))
     }
 
@@ -772,8 +796,13 @@ impl Postgres {
         state.resuming = false;
         state.waited_row = None;
         state.waited_advisory = None;
+        state.waited_table = None;
         let _ = self.fail(session, error.clone());
         self.leave_lock_queues(session);
+        if self.status(session) == Some(TxStatus::Idle) {
+            // The statement was a transaction of its own: its table locks go with it.
+            self.session_mut(session).table_locks.clear();
+        }
         self.debug_check_invariants();
         error
     }
@@ -924,7 +953,9 @@ impl Postgres {
         params: &[i64],
     ) -> Executed {
         let executed = if self.fast_path_applies(session, statement) {
-            self.dispatch(session, statement, params)
+            let executed = self.dispatch(session, statement, params);
+            self.note_typed_table_lock(session, statement, &executed.exec);
+            executed
         } else {
             self.execute_typed_generally(session, statement, params)
         };
@@ -956,7 +987,10 @@ impl Postgres {
             && !state.resuming
             && state.status != TxStatus::Failed
             && (state.status != TxStatus::InBlock || state.queried);
+        // Inside a block a first read of `wallets` takes a table lock: not a read then either.
+        let locked = state.status == TxStatus::Idle || self.holds_table_lock(session, WALLETS);
         if !at_rest
+            || !locked
             || self.in_a_lock_queue(session)
             || params.len() != statement.param_count()
             || !self.fast_path_applies(session, statement)
@@ -967,6 +1001,35 @@ impl Postgres {
         Some(Exec::Done(Ok(select_result(
             self.visible_wallet(session, id),
         ))))
+    }
+
+    /// The table lock a typed statement run natively took on `wallets` (`table_lock.rs`),
+    /// recorded when it lasts past the statement: inside a block, or while it waits. Natively
+    /// no table lock can make it wait ([`Postgres::fast_path_applies`]).
+    fn note_typed_table_lock(&mut self, session: SessionId, statement: &Statement, exec: &Exec) {
+        let mode = match statement {
+            Statement::Select { lock: None, .. } => TableLockMode::AccessShare,
+            Statement::Select { lock: Some(_), .. } => TableLockMode::RowShare,
+            Statement::WriteFenced { .. }
+            | Statement::WriteBalance { .. }
+            | Statement::Debit { .. } => TableLockMode::RowExclusive,
+            _ => return,
+        };
+        let lasts = match exec {
+            Exec::Blocked { .. } => true,
+            Exec::Done(Ok(_)) => self.status(session) == Some(TxStatus::InBlock),
+            Exec::Done(Err(_)) => false,
+        };
+        let Some((table, _)) = self.tables.get_key_value(WALLETS) else {
+            return;
+        };
+        let table = table.clone();
+        if lasts {
+            self.record_table_lock(session, &table, mode);
+        } else if self.status(session) == Some(TxStatus::Idle) {
+            // An autocommit statement that had waited is over, and its lock with it.
+            self.session_mut(session).table_locks.clear();
+        }
     }
 
     /// Whether [`Postgres::dispatch`] may run `statement` natively.
@@ -981,7 +1044,8 @@ impl Postgres {
             && state.waited_row.is_none();
         let wallets_ok = statement.wallet_id().is_none() || self.canonical_wallets().is_some();
         // A relation some block holds by DDL makes the others wait: the general path does.
-        plain_session && wallets_ok && !self.any_ddl_hold()
+        // So does a table lock that would make a statement on a row wait.
+        plain_session && wallets_ok && !self.any_ddl_hold() && !self.any_blocking_table_lock()
     }
 
     /// A typed statement through the general path, its result in the typed form.
@@ -1087,6 +1151,7 @@ impl Postgres {
         };
         state.waiting_on = None;
         state.waited_advisory = None;
+        state.waited_table = None;
         let resuming = std::mem::take(&mut state.resuming);
         if state.status == TxStatus::Failed && !statement.ends_transaction() {
             return Executed::done(Err(PgError::in_failed_transaction()));
@@ -1270,7 +1335,10 @@ impl Postgres {
         debug_assert_ne!(session, holder, "a session never waits for itself");
         if self.deadlock_check == DeadlockCheck::AtOnce {
             if let Some(cycle) = self.wait_cycle(session, holder) {
-                return self.fail(session, PgError::deadlock_detected(deadlock_detail(&cycle)));
+                return self.fail(
+                    session,
+                    PgError::deadlock_detected(self.deadlock_detail(&cycle)),
+                );
             }
         }
         let state = self.session_mut(session);
@@ -1325,6 +1393,11 @@ impl Postgres {
     /// session ended); a session that waited behind it waits no more unless `session` now
     /// holds a lock (it took the row).
     pub(super) fn leave_lock_queues(&mut self, session: SessionId) {
+        if self.table_queue.contains(&session) {
+            // The sessions queued behind it may go on now.
+            self.leave_table_queue(session);
+            self.advisory_released.0 = true;
+        }
         if !self.in_a_lock_queue(session) {
             return;
         }
@@ -1347,6 +1420,13 @@ impl Postgres {
     pub fn lock_wait_over(&self, session: SessionId, by: SessionId) -> bool {
         if let Some((key, mode)) = self.sessions.get(&session).and_then(|s| s.waited_advisory) {
             return self.advisory_conflict(session, key, mode).is_none();
+        }
+        if let Some((table, mode)) = self
+            .sessions
+            .get(&session)
+            .and_then(|s| s.waited_table.as_ref())
+        {
+            return self.table_lock_blocker(session, table, *mode).is_none();
         }
         !self.in_transaction(by) && !self.queued_behind(session)
     }
@@ -1451,6 +1531,11 @@ impl Postgres {
                 .waiting_on
                 .and_then(|_| self.advisory_conflict(session, key, mode));
         }
+        if let Some((table, mode)) = &state.waited_table {
+            return state
+                .waiting_on
+                .and_then(|_| self.table_lock_blocker(session, table, *mode));
+        }
         let blocked_by = state.waiting_on;
         let queued_at = self.tables.values().find_map(|table| {
             table
@@ -1553,8 +1638,9 @@ impl Postgres {
             }
         }
         self.release_xact_holds(session);
+        self.session_mut(session).table_locks.clear();
         for other in self.sessions.values_mut() {
-            if other.waiting_on == Some(session) && other.waited_advisory.is_none() {
+            if other.waiting_on == Some(session) && !other.waits_for_a_named_lock() {
                 other.waiting_on = None;
             }
         }
@@ -1592,7 +1678,7 @@ impl Postgres {
     pub(super) fn forget_waits_on_released(&mut self, session: SessionId) {
         if !self.holds_a_lock(session) {
             for other in self.sessions.values_mut() {
-                if other.waiting_on == Some(session) && other.waited_advisory.is_none() {
+                if other.waiting_on == Some(session) && !other.waits_for_a_named_lock() {
                     other.waiting_on = None;
                 }
             }
@@ -1605,6 +1691,7 @@ impl Postgres {
         state.savepoints.truncate(depth + 1);
         let saved = state.savepoints[depth].clone();
         self.undo_ddl(session, saved.catalog_undo_len);
+        self.release_table_locks_after(session, depth);
         for (name, table) in self.tables_mut().iter_mut() {
             let mut vanished = Vec::new();
             for (key, row) in table.rows.iter_mut() {
@@ -1686,7 +1773,21 @@ impl Postgres {
                 }
             }
         }
+        for (at, waiter) in self.table_queue.iter().enumerate() {
+            assert!(
+                !self.table_queue[..at].contains(waiter),
+                "{waiter:?} queued twice for a table lock"
+            );
+            assert!(
+                self.sessions.contains_key(waiter),
+                "{waiter:?} queued for a table lock is connected"
+            );
+        }
         for (&waiter, state) in &self.sessions {
+            assert!(
+                state.waited_table.is_none() || self.table_queue.contains(&waiter),
+                "{waiter:?} waits for a table lock from its place in the queue"
+            );
             assert!(
                 waiter.0 < self.next_session,
                 "session numbers are issued in order"
@@ -1694,8 +1795,9 @@ impl Postgres {
             let Some(holder) = state.waiting_on else {
                 continue;
             };
-            if state.waited_advisory.is_some() {
-                // An advisory wait names the holder it met; it is over once the lock is free
+            if state.waits_for_a_named_lock() {
+                // An advisory or table lock wait names the holder it met; it is over once the
+                // lock is free
                 // (`lock_wait_over`), which the holder may have made it since.
                 continue;
             }
@@ -1814,22 +1916,47 @@ fn debit(row: Wallet, amount: i64) -> Result<Option<Wallet>, PgError> {
 }
 
 /// The DETAIL of a deadlock error: one line per wait around `cycle`.
-fn deadlock_detail(cycle: &[SessionId]) -> String {
-    assert!(cycle.len() >= 2, "a deadlock involves two sessions or more");
-    cycle
-        .iter()
-        .enumerate()
-        .map(|(at, waiter)| {
-            let blocker = cycle[(at + 1) % cycle.len()];
-            format!(
-                "Process {} waits for ShareLock on transaction {}; blocked by process {}.",
-                waiter.pid(),
-                blocker.shown_xid(),
-                blocker.pid()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The number a deadlock's DETAIL gives a table: the stand-in has no object identifiers, so
+/// the table's place in the catalogue after PostgreSQL's first user OID.
+const FIRST_TABLE_OID: usize = 16384;
+
+/// The number a deadlock's DETAIL gives the database.
+const DATABASE_OID: u32 = 16384;
+
+impl Postgres {
+    /// PostgreSQL's DETAIL for a deadlock of `cycle`: what each session waits for (a table
+    /// lock, or another's transaction, how a row lock wait reads) and whom.
+    fn deadlock_detail(&self, cycle: &[SessionId]) -> String {
+        assert!(cycle.len() >= 2, "a deadlock involves two sessions or more");
+        cycle
+            .iter()
+            .enumerate()
+            .map(|(at, waiter)| {
+                let blocker = cycle[(at + 1) % cycle.len()];
+                let waited_table = self
+                    .sessions
+                    .get(waiter)
+                    .and_then(|state| state.waited_table.as_ref());
+                let what = match waited_table {
+                    Some((table, mode)) => {
+                        let place = self.tables.keys().position(|name| name == table);
+                        format!(
+                            "{} on relation {} of database {DATABASE_OID}",
+                            mode.lock_name(),
+                            FIRST_TABLE_OID + place.unwrap_or(self.tables.len())
+                        )
+                    }
+                    None => format!("ShareLock on transaction {}", blocker.shown_xid()),
+                };
+                format!(
+                    "Process {} waits for {what}; blocked by process {}.",
+                    waiter.pid(),
+                    blocker.pid()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// The result of `SELECT balance, fence` returning `row`, if any.

@@ -34,6 +34,7 @@ use super::random::{self, RandomFn, VolatileFn};
 use super::sequence::{relation_name, Sequence, SequenceFn};
 use super::settings::{self, SetPlan};
 use super::sql::GeneralStatement;
+use super::table_lock::{self, TableLockMode, TableWait};
 use super::value::{Decimal, Float, SqlType, Value};
 
 /// A general statement's result: typed columns and rows of values.
@@ -136,6 +137,9 @@ enum Plan {
     CreateIndex(CreateIndexPlan),
     /// `DROP INDEX [IF EXISTS] names`.
     DropIndex(Vec<String>, bool),
+    /// `LOCK [TABLE] names [IN mode MODE] [NOWAIT]` (`table_lock.rs`): the tables, the mode,
+    /// and `NOWAIT`.
+    LockTables(Vec<Arc<str>>, TableLockMode, bool),
     /// `SHOW name` (its value is read when it runs).
     Show(String),
     /// `SET`, `RESET`, `SET TRANSACTION ...`, with the command tag.
@@ -2341,6 +2345,33 @@ impl Analyzer<'_> {
             .get(table.as_str())
             .map(|t| t.def.clone())
             .ok_or_else(|| missing_relation(&table).at(self.statement.position_of(name)))
+    }
+
+    /// The table `LOCK TABLE` names: 42809 for a sequence or an index, 42P01 (without a
+    /// position, as PostgreSQL reports it there) for no relation.
+    fn lockable_table(&self, name: &ObjectName) -> Result<Arc<str>, PgError> {
+        let table = object_name(name)?;
+        let kind = if self.sequences.contains_key(table.as_str())
+            || column_sequence(self.tables, &table).is_some()
+        {
+            Some("sequences")
+        } else if self.tables.values().any(|t| {
+            (t.def.primary_key.is_some() && index::primary_key_name(&t.def.name) == table)
+                || t.def.indexes.iter().any(|index| index.name == table)
+        }) {
+            Some("indexes")
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            return Err(
+                PgError::error("42809", format!("cannot lock relation \"{table}\""))
+                    .with_detail(format!("This operation is not supported for {kind}.")),
+            );
+        }
+        let def = self.table(name).map_err(|error| error.at(None))?;
+        let key = self.tables.get_key_value(def.name.as_str());
+        Ok(key.map_or_else(|| Arc::from(def.name.as_str()), |(key, _)| key.clone()))
     }
 
     /// The definition of the table named `name` in a plan: one of the catalogue, or one of
@@ -4763,6 +4794,7 @@ impl Postgres {
                 if state.status == TxStatus::Idle {
                     // The implicit transaction is over.
                     state.snapshot = None;
+                    state.table_locks.clear();
                 }
             }
         }
@@ -4781,6 +4813,7 @@ impl Postgres {
         };
         state.waiting_on = None;
         state.waited_advisory = None;
+        state.waited_table = None;
         let resuming = std::mem::take(&mut state.resuming);
         let waited_row = state.waited_row.take().filter(|_| resuming);
         let failed = state.status == TxStatus::Failed;
@@ -4814,6 +4847,10 @@ impl Postgres {
         }
         if let Some(holder) = self.ddl_conflict(session, &plan) {
             return from_typed(self.wait_for(session, holder));
+        }
+        let requests = self.table_lock_requests(&plan);
+        if let Err(wait) = self.take_table_locks(session, &requests) {
+            return from_typed(self.wait_for_table(session, wait));
         }
         let (user, database) = self.identity_of(session);
         let reading = StatementReading {
@@ -4879,6 +4916,13 @@ impl Postgres {
             Plan::Truncate(names, restart) => self.truncate(session, names, restart),
             Plan::CreateIndex(index) => self.create_index(session, index),
             Plan::DropIndex(names, if_exists) => self.drop_indexes(session, names, if_exists),
+            Plan::LockTables(tables, mode, nowait) => {
+                return match self.lock_tables(session, &tables, mode, nowait) {
+                    Ok(()) => done(Ok(tag_only("LOCK TABLE"))),
+                    Err(Ok(wait)) => from_typed(self.wait_for_table(session, wait)),
+                    Err(Err(error)) => self.fail_sql(session, error),
+                };
+            }
             Plan::Show(name) => self.show(session, &name).map(|value| {
                 Outcome::Done(SqlResult {
                     columns: vec![(settings::column_name(&name), SqlType::Text)],
@@ -6954,6 +6998,129 @@ impl Postgres {
         }
     }
 
+    /// The table locks a statement takes before it runs, in order (`table_lock.rs`): its
+    /// target's first, then every table it reads, each in the mode its use asks for. Tables
+    /// of the statement's own (a `WITH` query's, a subquery's in `FROM`) and names that are
+    /// no table now take none.
+    fn table_lock_requests(&self, plan: &Plan) -> Vec<(Arc<str>, TableLockMode)> {
+        let mut requests = Vec::new();
+        self.plan_table_locks(plan, &mut requests);
+        requests
+    }
+
+    fn plan_table_locks(&self, plan: &Plan, out: &mut Vec<(Arc<str>, TableLockMode)>) {
+        let mut take = |name: &str, mode: TableLockMode| {
+            if let Some((key, _)) = self.tables.get_key_value(name) {
+                if !out.contains(&(key.clone(), mode)) {
+                    out.push((key.clone(), mode));
+                }
+            }
+        };
+        match plan {
+            Plan::Select(select) => {
+                for (at, table) in select
+                    .table
+                    .iter()
+                    .chain(select.joins.iter().map(|join| &join.table))
+                    .enumerate()
+                {
+                    let locked = select.lock.is_some() && select.lock_tables.contains(&at);
+                    let mode = if locked {
+                        TableLockMode::RowShare
+                    } else {
+                        TableLockMode::AccessShare
+                    };
+                    take(table, mode);
+                }
+                self.subquery_table_locks(&select.correlated, out);
+            }
+            Plan::Insert(insert) => take(&insert.table, TableLockMode::RowExclusive),
+            Plan::Update(update) => {
+                take(&update.table, TableLockMode::RowExclusive);
+                for join in &update.joins {
+                    take(&join.table, TableLockMode::AccessShare);
+                }
+                self.subquery_table_locks(&update.correlated, out);
+            }
+            Plan::Delete(delete) => {
+                take(&delete.table, TableLockMode::RowExclusive);
+                for join in &delete.joins {
+                    take(&join.table, TableLockMode::AccessShare);
+                }
+                self.subquery_table_locks(&delete.correlated, out);
+            }
+            Plan::WithSubqueries(subqueries, inner) => {
+                if let Plan::Insert(InsertPlan { table, .. })
+                | Plan::Update(UpdatePlan { table, .. })
+                | Plan::Delete(DeletePlan { table, .. }) = inner.as_ref()
+                {
+                    take(table, TableLockMode::RowExclusive);
+                }
+                self.subquery_table_locks(subqueries, out);
+                self.plan_table_locks(inner, out);
+            }
+            Plan::Recursive(recursive) => {
+                self.plan_table_locks(&Plan::Select(recursive.step.clone()), out)
+            }
+            Plan::DropTable(names, _) | Plan::Truncate(names, _) => {
+                for name in names {
+                    take(name, TableLockMode::AccessExclusive);
+                }
+            }
+            Plan::CreateIndex(index) => take(&index.table, TableLockMode::Share),
+            Plan::DropIndex(names, _) => {
+                for name in names {
+                    if let Some(Relation::Index { table, .. }) = self.relation(name) {
+                        take(&table, TableLockMode::AccessExclusive);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn subquery_table_locks(
+        &self,
+        subqueries: &[Subquery],
+        out: &mut Vec<(Arc<str>, TableLockMode)>,
+    ) {
+        for subquery in subqueries {
+            self.plan_table_locks(&subquery.plan, out);
+        }
+    }
+
+    /// `LOCK TABLE`: only in a transaction block (25P01); each table in turn, the first that
+    /// has to wait making the statement wait (with `NOWAIT`, 55P03 instead). `Err(Ok(_))` is
+    /// a wait.
+    fn lock_tables(
+        &mut self,
+        session: SessionId,
+        tables: &[Arc<str>],
+        mode: TableLockMode,
+        nowait: bool,
+    ) -> Result<(), Result<TableWait, PgError>> {
+        if self.status(session) == Some(TxStatus::Idle) {
+            return Err(Err(PgError::error(
+                "25P01",
+                "LOCK TABLE can only be used in transaction blocks",
+            )));
+        }
+        let requests: Vec<(Arc<str>, TableLockMode)> =
+            tables.iter().map(|table| (table.clone(), mode)).collect();
+        match self.take_table_locks(session, &requests) {
+            Ok(()) => Ok(()),
+            Err(wait) if nowait => Err(Err(table_lock::not_obtained(&wait.table))),
+            Err(wait) => Err(Ok(wait)),
+        }
+    }
+
+    /// [`Postgres::wait_for`] a table lock: `session` queues for it first (so a deadlock's
+    /// DETAIL names what it waits for).
+    fn wait_for_table(&mut self, session: SessionId, wait: TableWait) -> Executed {
+        self.queue_for_table(session, wait.table, wait.mode);
+        self.wait_for(session, wait.holder)
+    }
+
     /// The session whose open block holds, by DDL, a relation that DDL `plan` of `session`
     /// names (or would create): `session` waits for it (`ddl.rs`). PostgreSQL waits so for a
     /// relation the other block changed, and to create one under a name it created; DDL
@@ -7280,6 +7447,7 @@ impl Postgres {
     fn release(&mut self, session: SessionId, name: &str) -> Result<Outcome, PgError> {
         let depth = self.find_savepoint(session, name, "RELEASE SAVEPOINT")?;
         self.session_mut(session).savepoints.truncate(depth);
+        self.keep_table_locks_at(session, depth);
         Ok(Outcome::Done(tag_only("RELEASE")))
     }
 
@@ -7657,6 +7825,36 @@ impl Analyzer<'_> {
                     return Err(unsupported(&statement.text));
                 }
                 Plan::Show(name)
+            }
+            S::Lock(lock) => {
+                // `ONLY name *` reads as a syntax error in PostgreSQL's grammar.
+                if let Some(target) = lock.tables.iter().find(|t| t.only && t.has_asterisk) {
+                    let after_name = statement.position(ast::Spanned::span(&target.name).end);
+                    let star = after_name.and_then(|position| {
+                        let skipped = statement
+                            .text
+                            .chars()
+                            .skip(usize::try_from(position - 1 - statement.offset).ok()?)
+                            .take_while(|c| c.is_whitespace())
+                            .count();
+                        Some(position + u32::try_from(skipped).ok()?)
+                    });
+                    return Err(PgError::error(
+                        sqlstate::SYNTAX_ERROR,
+                        "syntax error at or near \"*\"",
+                    )
+                    .at(star));
+                }
+                let tables = lock
+                    .tables
+                    .iter()
+                    .map(|target| self.lockable_table(&target.name))
+                    .collect::<Result<_, _>>()?;
+                Plan::LockTables(
+                    tables,
+                    TableLockMode::of_statement(lock.lock_mode.as_ref()),
+                    lock.nowait,
+                )
             }
             S::Set(set) => Plan::Set(settings::plan_set(set, &statement.text)?, "SET"),
             S::Reset(reset) => Plan::Set(settings::plan_reset(reset, &statement.text)?, "RESET"),

@@ -48,6 +48,7 @@ pub mod sequence;
 pub mod settings;
 pub mod sql;
 pub mod statement;
+pub mod table_lock;
 pub mod value;
 
 pub use answer::{describe_result, Answer};

@@ -490,4 +490,17 @@ fn hash_postgres<H: Hasher>(
         advisory.sort_unstable();
         advisory.hash(state);
     }
+    // Table locks held and asked for (none but the `wallets` locks a block's statements take
+    // in the built-in safeguards).
+    let mut table_locks: Vec<_> = postgres
+        .table_lock_holds()
+        .map(|(table, mode, holder, level)| (table, mode, session_name(holder), level))
+        .collect();
+    if !table_locks.is_empty() {
+        table_locks.sort_unstable();
+        table_locks.hash(state);
+    }
+    for (waiter, table, mode) in postgres.table_lock_queue() {
+        (session_name(waiter), table, mode).hash(state);
+    }
 }
