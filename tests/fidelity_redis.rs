@@ -1364,6 +1364,32 @@ fn string_op() -> impl Strategy<Value = Op> {
         1 => (name("hkeys"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         1 => (name("hvals"), key()).prop_map(|(c, k)| Op::new(vec![c, k])),
         1 => (name("hstrlen"), key(), field()).prop_map(|(c, k, f)| Op::new(vec![c, k, f])),
+        // Offsets past 512 MiB are refused before anything is written (an empty value at one
+        // changes nothing); no generated write makes a string that long.
+        3 => (name("setrange"),
+              key(),
+              prop::sample::select(vec![
+                  "0", "1", "2", "5", "12", "-1", "x", "1.5", "536870912", "536870911",
+                  "9223372036854775807",
+              ]),
+              value())
+            .prop_map(|(c, k, offset, v)| {
+                let v = if offset == "536870911" { text("") } else { v };
+                Op::new(vec![c, k, text(offset), v])
+            }),
+        // Database 0 only: the stand-in has no other, and a copy into another database of the
+        // real server would outlive the test's key prefix clean-up.
+        3 => (name("copy"),
+              key(),
+              key(),
+              prop::sample::select(vec![
+                  "", "REPLACE", "replace REPLACE", "DB 0", "db 0 replace", "DB 16", "DB -1",
+                  "DB x", "DB", "FOO", "DB 3000000000", "REPLACE DB",
+              ]))
+            .prop_map(|(c, a, b, options)| {
+                let options = options.split_whitespace().map(text);
+                Op::new([vec![c, a, b], options.collect()].concat())
+            }),
     ]
 }
 

@@ -189,8 +189,8 @@ pub enum Command {
     /// `HMSET`, `HSETNX`, `HKEYS`, `HVALS`, `HSTRLEN`), as its validated argument vector.
     Hash(Vec<Vec<u8>>),
     /// A string or key command no safeguard of ours sends (`MGET`, `MSET`, `MSETNX`,
-    /// `GETSET`, `SETEX`, `PSETEX`, `STRLEN`, `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`,
-    /// `PEXPIRETIME`), as its argument vector, checked against the command table (arity); its
+    /// `GETSET`, `SETEX`, `PSETEX`, `STRLEN`, `APPEND`, `SETRANGE`, `GETRANGE`, `COPY`, `DBSIZE`,
+    /// `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, ... `server/strings.rs` runs them), as its argument vector, checked against the command table (arity); its
     /// arguments are read when it runs, as Redis reads them (so inside `MULTI` a bad number
     /// fails at `EXEC`, not when queued).
     Strings(Vec<Vec<u8>>),
@@ -303,7 +303,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 122] = [
+const COMMANDS: [Spec; 125] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -354,6 +354,9 @@ const COMMANDS: [Spec; 122] = [
     spec("psetex", 4, true, KeyRule::First),
     spec("strlen", 2, false, KeyRule::First),
     spec("append", 3, true, KeyRule::First),
+    spec("setrange", 4, true, KeyRule::First),
+    spec("copy", -3, true, KeyRule::FirstTwo),
+    spec("dbsize", 1, false, KeyRule::None),
     spec("getrange", 4, false, KeyRule::First),
     spec("unlink", -2, true, KeyRule::AllFromFirst),
     spec("expiretime", 2, false, KeyRule::First),
@@ -772,7 +775,9 @@ impl Command {
             }
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
             | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
-            | "touch" | "getex" | "keys" | "scan" => Ok(Command::Strings(argv.to_vec())),
+            | "touch" | "getex" | "keys" | "scan" | "setrange" | "copy" | "dbsize" => {
+                Ok(Command::Strings(argv.to_vec()))
+            }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),

@@ -1,7 +1,8 @@
 //! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
 //! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
 //! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`,
-//! `GETEX`, `KEYS`, `SCAN` (Redis 7.0's `t_string.c`, `expire.c` and `db.c`). Each arrives as its argument vector, already checked against the command
+//! `GETEX`, `KEYS`, `SCAN`, `SETRANGE`, `COPY`, `DBSIZE` (Redis 7.0's `t_string.c`, `expire.c`
+//! and `db.c`). Each arrives as its argument vector, already checked against the command
 //! table's arity; its numbers are read here, when it runs, as Redis reads them.
 
 use std::sync::Arc;
@@ -91,6 +92,18 @@ impl Redis {
                 },
             },
             b"append" => self.append(&argv[1], &argv[2], now_ms),
+            b"setrange" => self.setrange(argv, now_ms),
+            b"copy" => self.copy(argv, now_ms),
+            b"dbsize" => {
+                // Keys past their deadline are not counted (Redis counts the ones its active
+                // expiry has not removed yet, which depends on when it last sampled).
+                let live = self
+                    .keyspace
+                    .values()
+                    .filter(|entry| !entry.is_expired_at(now_ms))
+                    .count();
+                Reply::Integer(i64::try_from(live).unwrap_or(i64::MAX))
+            }
             b"getex" => self.getex(argv, now_ms),
             b"keys" => {
                 // `keysCommand`: expired keys are skipped, not deleted.
@@ -255,6 +268,94 @@ impl Redis {
         Reply::Array(vec![Reply::Bulk(b"0".to_vec()), Reply::Array(keys)])
     }
 
+    /// `SETRANGE key offset value` (`setrangeCommand`): `value` written at `offset`, the string
+    /// padded with zero bytes up to it; the new length. An empty `value` changes nothing (and
+    /// creates no key); a negative offset is `ERR offset is out of range`, a string past 512
+    /// MiB is refused before anything is allocated. The TTL stays.
+    fn setrange(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let offset = match integer_arg(&argv[2]) {
+            Ok(offset) => offset,
+            Err(error) => return error,
+        };
+        let Ok(offset) = usize::try_from(offset) else {
+            return Reply::error("ERR offset is out of range");
+        };
+        let value = &argv[3];
+        let (mut current, expire_at_ms) = match self.lookup(&argv[1], now_ms) {
+            None if value.is_empty() => return Reply::Integer(0),
+            None => (Vec::new(), None),
+            Some(entry) => match entry.string_value() {
+                Ok(current) if value.is_empty() => return Reply::Integer(length(current)),
+                Ok(_) => (entry.value, entry.expire_at_ms),
+                Err(error) => return error,
+            },
+        };
+        let end = offset.saturating_add(value.len());
+        if end > MAX_STRING_BYTES {
+            return Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        }
+        if current.len() < end {
+            current.resize(end, 0);
+        }
+        current[offset..end].copy_from_slice(value);
+        let total = length(&current);
+        self.write_key(&argv[1], current, expire_at_ms);
+        Reply::Integer(total)
+    }
+
+    /// `COPY source destination [DB index] [REPLACE]` (`copyCommand`): 1 when `destination`
+    /// now holds a copy of `source`'s value and TTL, 0 when `source` is missing or
+    /// `destination` exists (without `REPLACE`). The stand-in has database 0 only: `DB 0` is
+    /// the same database, any other index `ERR DB index is out of range` (as `SELECT`).
+    fn copy(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let mut replace = false;
+        let mut j = 3;
+        while j < argv.len() {
+            if is_option(&argv[j], "replace") {
+                replace = true;
+            } else if is_option(&argv[j], "db") && j + 1 < argv.len() {
+                // `getIntFromObjectOrReply`: an index past `int` has its own error.
+                match integer_arg(&argv[j + 1]).map(i32::try_from) {
+                    Ok(Ok(0)) => {}
+                    Ok(Ok(_)) => return Reply::error("ERR DB index is out of range"),
+                    Ok(Err(_)) => {
+                        return Reply::error(
+                            "ERR value is out of range, value must between -2147483648 and \
+                             2147483647",
+                        )
+                    }
+                    Err(error) => return error,
+                }
+                j += 1;
+            } else {
+                return Reply::error(SYNTAX_ERROR);
+            }
+            j += 1;
+        }
+        let (source, destination) = (&argv[1], &argv[2]);
+        if source == destination {
+            return Reply::error("ERR source and destination objects are the same");
+        }
+        let Some(entry) = self.lookup(source, now_ms) else {
+            return Reply::Integer(0);
+        };
+        if self.lookup(destination, now_ms).is_some() {
+            if !replace {
+                return Reply::Integer(0);
+            }
+            self.delete_key(destination);
+        }
+        match &entry.collection {
+            Some(_) => {
+                self.keyspace
+                    .insert(Arc::from(destination.as_slice()), entry);
+                self.collection_written(destination);
+            }
+            None => self.write_key(destination, entry.value, entry.expire_at_ms),
+        }
+        Reply::Integer(1)
+    }
+
     /// `APPEND key value`: the new length; a missing key starts empty; the TTL stays.
     fn append(&mut self, key: &[u8], value: &[u8], now_ms: u64) -> Reply {
         let (mut current, expire_at_ms) = match self.lookup(key, now_ms) {
@@ -360,6 +461,45 @@ mod tests {
             Ok(command) => redis.apply(&command, now_ms),
             Err(error) => error,
         }
+    }
+
+    #[test]
+    fn dbsize_counts_the_keys_not_past_their_deadline() {
+        let mut redis = Redis::new();
+        assert_eq!(run(&mut redis, &["DBSIZE"], 0), Reply::Integer(0));
+        run(&mut redis, &["SET", "a", "1"], 0);
+        run(&mut redis, &["SET", "b", "1", "PX", "10"], 0);
+        run(&mut redis, &["HSET", "h", "f", "v"], 0);
+        assert_eq!(run(&mut redis, &["DBSIZE"], 9), Reply::Integer(3));
+        // At its deadline a key is still there (Redis expires it once `now > when`).
+        assert_eq!(run(&mut redis, &["DBSIZE"], 10), Reply::Integer(3));
+        assert_eq!(run(&mut redis, &["DBSIZE"], 11), Reply::Integer(2));
+        assert_eq!(
+            run(&mut redis, &["DBSIZE", "x"], 11),
+            wrong_arity_error("dbsize")
+        );
+    }
+
+    #[test]
+    fn copy_keeps_the_ttl_and_setrange_pads_with_zero_bytes() {
+        let mut redis = Redis::new();
+        run(&mut redis, &["SET", "a", "xy", "PX", "100"], 0);
+        assert_eq!(
+            run(&mut redis, &["SETRANGE", "a", "4", "z"], 0),
+            Reply::Integer(5)
+        );
+        assert_eq!(
+            run(&mut redis, &["GET", "a"], 0),
+            Reply::Bulk(b"xy\0\0z".to_vec())
+        );
+        assert_eq!(run(&mut redis, &["COPY", "a", "b"], 10), Reply::Integer(1));
+        assert_eq!(run(&mut redis, &["PTTL", "b"], 10), Reply::Integer(90));
+        assert_eq!(run(&mut redis, &["COPY", "a", "b"], 10), Reply::Integer(0));
+        assert_eq!(
+            run(&mut redis, &["SETRANGE", "b", "536870911", "zz"], 10),
+            Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+        );
+        assert_eq!(run(&mut redis, &["GET", "b"], 101), Reply::Nil);
     }
 
     #[test]
