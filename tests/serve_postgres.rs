@@ -186,6 +186,57 @@ fn tokio_postgres_binds_and_reads_arrays_in_binary() {
     });
 }
 
+/// `pg_sleep` holds its session's answer for the time asked, on the server's clock, while
+/// another session's statements go on; a lock taken before it is held all along (the classic
+/// way to watch a lock in psql).
+#[test]
+fn pg_sleep_holds_the_answer_and_the_locks_taken_before_it() {
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    runtime().block_on(async {
+        let (sleeper, other) = (connect(&url).await, connect(&url).await);
+        sleeper
+            .batch_execute(
+                "CREATE TABLE jobs (id int PRIMARY KEY, state text); \
+                 INSERT INTO jobs VALUES (1, 'new')",
+            )
+            .await
+            .expect("a table");
+        sleeper
+            .batch_execute("BEGIN; LOCK TABLE jobs IN EXCLUSIVE MODE")
+            .await
+            .expect("the lock");
+        let started = std::time::Instant::now();
+        let sleep = sleeper.batch_execute("SELECT pg_sleep(0.3); COMMIT");
+        let write = async {
+            // Wait until the sleep has started, then write: the EXCLUSIVE lock holds it up.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let read = other
+                .query_one("SELECT state FROM jobs", &[])
+                .await
+                .expect("a read goes on beside EXCLUSIVE");
+            assert_eq!(read.get::<_, String>(0), "new");
+            assert!(started.elapsed() < std::time::Duration::from_millis(250));
+            other
+                .execute("UPDATE jobs SET state = 'done'", &[])
+                .await
+                .expect("the write, once the sleeper committed");
+            started.elapsed()
+        };
+        let (slept, written_after) = tokio::join!(sleep, write);
+        slept.expect("pg_sleep and COMMIT");
+        let slept_for = started.elapsed();
+        assert!(
+            written_after >= std::time::Duration::from_millis(300),
+            "the UPDATE waited for the lock: {written_after:?}"
+        );
+        assert!(
+            slept_for >= std::time::Duration::from_millis(300),
+            "{slept_for:?}"
+        );
+    });
+}
+
 #[test]
 fn psql_reads_the_wallets_given_on_the_command_line() {
     let server = Server::start(&["--wallet", "7=250", "--wallet", "8=0"]);

@@ -1151,6 +1151,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                     .execute_with_notice(self.session.id, statement, params);
             match executed.exec {
                 Exec::Done(result) => {
+                    let result = match self.sleep_requested().await {
+                        Some(canceled) => Err(canceled),
+                        None => result,
+                    };
                     let done = result.as_ref().ok();
                     self.take_service_time(
                         done.map(|r| (r.tag.as_str(), r.rows_affected)),
@@ -1223,6 +1227,29 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             turmoil::wake_at(at);
             tokio::time::sleep_until(at).await;
         }
+    }
+
+    /// Waits out what the statement's `pg_sleep` calls asked for (on the runtime's clock:
+    /// simulated time in a run, real time when served). At the session's `statement_timeout`
+    /// (counted from when the message arrived) the statement is canceled instead, with
+    /// PostgreSQL's 57014, failing its transaction block as any error does; the error then.
+    async fn sleep_requested(&mut self) -> Option<PgError> {
+        let asked = self.engine_now().take_requested_sleep()?;
+        let now = tokio::time::Instant::now();
+        // `pg_sleep('infinity')`: some 136 years.
+        let until = now
+            .checked_add(asked)
+            .unwrap_or(now + std::time::Duration::from_secs(u64::from(u32::MAX)));
+        let (at, canceled) = match self.cancel_at(&SleepTimers::default()) {
+            Some((at, error)) if at < until => (at, Some(error)),
+            _ => (until, None),
+        };
+        turmoil::wake_at(at);
+        tokio::time::sleep_until(at).await;
+        let error = canceled?;
+        let error = self.engine_now().cancel_wait(self.session.id, error);
+        self.server.transaction_ended.notify_waiters();
+        Some(error)
     }
 
     /// Notes that the statement waits (again) for `by`: whether `by` is a new blocker (to be
@@ -1553,6 +1580,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                 .execute_sql(self.session.id, statement, params);
             match executed.exec {
                 SqlExec::Done(result) => {
+                    let result = match self.sleep_requested().await {
+                        Some(canceled) => Err(canceled),
+                        None => result,
+                    };
                     let done = result.as_ref().ok();
                     self.take_service_time(
                         done.map(|r| (r.tag.as_str(), r.rows_affected)),

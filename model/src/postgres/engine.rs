@@ -521,6 +521,8 @@ pub struct Postgres {
     pub(super) advisory_released: Released,
     /// The sessions waiting for a table lock, first first (`table_lock.rs`).
     pub(super) table_queue: Vec<SessionId>,
+    /// What `pg_sleep` asked the driver to wait (`random.rs`; a signal, not state).
+    pub(super) requested_sleep: super::random::RequestedSleep,
     /// The sequences of `CREATE SEQUENCE` (`sequence.rs`), by name: relations, like tables,
     /// in one namespace with them. Not transactional.
     pub(super) sequences: BTreeMap<Arc<str>, Sequence>,
@@ -677,6 +679,7 @@ impl Postgres {
             advisory: AdvisoryLocks::new(),
             advisory_released: Released::default(),
             table_queue: Vec::new(),
+            requested_sleep: super::random::RequestedSleep::default(),
             sequences: BTreeMap::new(),
             clock: None,
             random_seed: 0,
@@ -952,6 +955,7 @@ impl Postgres {
         statement: &Statement,
         params: &[i64],
     ) -> Executed {
+        self.requested_sleep.0 = None;
         let executed = if self.fast_path_applies(session, statement) {
             let executed = self.dispatch(session, statement, params);
             self.note_typed_table_lock(session, statement, &executed.exec);

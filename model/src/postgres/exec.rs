@@ -1072,7 +1072,7 @@ fn check_volatile_call_placement(plan: &Plan) -> Result<(), PgError> {
     let misplaced = |what: &str| {
         unsupported(&format!(
             "a volatile function in {what}: the stand-in runs nextval, currval, setval, \
-             lastval, random, setseed and gen_random_uuid only in the select list of a SELECT \
+             lastval, random, setseed, gen_random_uuid and pg_sleep only in the select list of a SELECT \
              without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or FOR UPDATE, in the \
              VALUES of an INSERT and in the values an UPDATE sets"
         ))
@@ -3557,12 +3557,13 @@ impl Analyzer<'_> {
         ))
     }
 
-    /// `random()`, `setseed(double precision)`, `gen_random_uuid()` (`random.rs`): 42883 for
-    /// other arguments, as for any function without a match.
+    /// `random()`, `setseed(double precision)`, `gen_random_uuid()`, `pg_sleep(double
+    /// precision)` (`random.rs`): 42883 for other arguments, as for any function without a
+    /// match.
     fn random_call(
         &mut self,
         scope: &Scope<'_>,
-        function: RandomFn,
+        function: VolatileFn,
         arguments: &[&ast::Expr],
         position: Option<u32>,
     ) -> Result<Expr, PgError> {
@@ -3582,7 +3583,7 @@ impl Analyzer<'_> {
             let at = self.statement.position_of(*node);
             converted.push(self.convert(argument, *ty, at)?);
         }
-        Ok(Expr::VolatileCall(VolatileFn::Random(function), converted))
+        Ok(Expr::VolatileCall(function, converted))
     }
 
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
@@ -3979,7 +3980,10 @@ impl Analyzer<'_> {
             return self.sequence_call(scope, function, &arguments, position);
         }
         if let Some(function) = RandomFn::parse(name) {
-            return self.random_call(scope, function, &arguments, position);
+            return self.random_call(scope, VolatileFn::Random(function), &arguments, position);
+        }
+        if name == "pg_sleep" {
+            return self.random_call(scope, VolatileFn::Sleep, &arguments, position);
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());
@@ -4786,6 +4790,7 @@ impl Postgres {
         statement: &GeneralStatement,
         params: &[Value],
     ) -> SqlExecuted {
+        self.requested_sleep.0 = None;
         let executed = self.dispatch_sql(session, statement, params);
         self.note_block_start(session);
         if let SqlExec::Done(_) = executed.exec {
@@ -6797,6 +6802,7 @@ impl Postgres {
             match function {
                 VolatileFn::Sequence(function) => self.sequence_value(session, function, values),
                 VolatileFn::Random(function) => self.random_value(session, function, &values),
+                VolatileFn::Sleep => Ok(self.sleep_call(&values)),
             }
         })?;
         Ok(Some(resolved))

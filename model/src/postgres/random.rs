@@ -14,9 +14,10 @@
 //! These functions are volatile: the executor runs each call where it stands, left to right,
 //! like a sequence function ([`VolatileFn`]).
 
+use super::engine::Postgres;
 use super::error::PgError;
 use super::sequence::SequenceFn;
-use super::value::SqlType;
+use super::value::{SqlType, Value};
 
 /// A function whose every call the executor runs (it reads or changes the server or the
 /// session): never folded, never evaluated as a value.
@@ -26,6 +27,9 @@ pub enum VolatileFn {
     Sequence(SequenceFn),
     /// `random`, `setseed`, `gen_random_uuid`.
     Random(RandomFn),
+    /// `pg_sleep(double precision)`: `void`; the statement asks its server to wait that many
+    /// seconds before it answers ([`Postgres::take_requested_sleep`]).
+    Sleep,
 }
 
 impl VolatileFn {
@@ -34,6 +38,7 @@ impl VolatileFn {
         match self {
             VolatileFn::Sequence(function) => function.name(),
             VolatileFn::Random(function) => function.name(),
+            VolatileFn::Sleep => "pg_sleep",
         }
     }
 
@@ -44,6 +49,16 @@ impl VolatileFn {
             VolatileFn::Random(RandomFn::Random) => SqlType::Float8,
             VolatileFn::Random(RandomFn::SetSeed) => SqlType::Void,
             VolatileFn::Random(RandomFn::GenRandomUuid) => SqlType::Uuid,
+            VolatileFn::Sleep => SqlType::Void,
+        }
+    }
+
+    /// The types of its arguments.
+    pub fn parameters(self) -> &'static [SqlType] {
+        match self {
+            VolatileFn::Sequence(_) => &[],
+            VolatileFn::Random(function) => function.parameters(),
+            VolatileFn::Sleep => &[SqlType::Float8],
         }
     }
 }
@@ -261,5 +276,47 @@ mod tests {
         ] {
             assert_eq!(format_g(value), text, "{value}");
         }
+    }
+}
+
+/// The time `pg_sleep` calls asked for since the server's driver last took it, in
+/// microseconds: a signal to the driver, not part of the state (every value compares and
+/// hashes alike). A served or simulated server waits it out before the statement answers; the
+/// model checker's statements take no time, so there it is never taken.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct RequestedSleep(pub(super) Option<u64>);
+
+impl PartialEq for RequestedSleep {
+    fn eq(&self, _: &RequestedSleep) -> bool {
+        true
+    }
+}
+
+impl Eq for RequestedSleep {}
+
+impl Postgres {
+    /// One `pg_sleep(seconds)` call: strict (NULL answers NULL), nothing for zero, negative or
+    /// NaN seconds, else the time is added to what the statement asks its server to wait.
+    pub(super) fn sleep_call(&mut self, values: &[Value]) -> Value {
+        match values {
+            [Value::Float(super::value::Float(seconds))] => {
+                if *seconds > 0.0 {
+                    // A float to integer cast saturates: infinity asks for the longest wait.
+                    let micros = (seconds * 1_000_000.0) as u64;
+                    let total = self.requested_sleep.0.unwrap_or(0).saturating_add(micros);
+                    self.requested_sleep.0 = Some(total);
+                }
+                Value::Text(String::new())
+            }
+            _ => Value::Null,
+        }
+    }
+
+    /// The time the last statement's `pg_sleep` calls asked for, if any (taking it).
+    pub fn take_requested_sleep(&mut self) -> Option<std::time::Duration> {
+        self.requested_sleep
+            .0
+            .take()
+            .map(std::time::Duration::from_micros)
     }
 }
