@@ -54,8 +54,8 @@ struct SleepTimers {
 /// How many bytes to read from the socket at a time.
 const READ_CHUNK_BYTES: usize = 16 * 1024;
 
-/// The `server_version` reported at startup.
-pub const SERVER_VERSION: &str = "15.8";
+/// The `server_version` reported at startup (`SHOW server_version`'s and `version()`'s).
+pub use leaselab_model::postgres::settings::SERVER_VERSION;
 
 /// The roles and databases a server knows; connections naming others are refused as
 /// PostgreSQL refuses them.

@@ -349,6 +349,14 @@ pub enum SessionFn {
     CurrentSchema,
     /// `pg_backend_pid()`: the process id the wire server announced in `BackendKeyData`.
     BackendPid,
+    /// `version()`: PostgreSQL's version line, naming the stand-in as its compiler (the
+    /// version is `SHOW server_version`'s).
+    Version,
+    /// `txid_current()`: the transaction's number, given it if it has none
+    /// (`Postgres::assign_txid`).
+    TxidCurrent,
+    /// `txid_current_if_assigned()`: the transaction's number, NULL if it has none.
+    TxidCurrentIfAssigned,
 }
 
 impl SessionFn {
@@ -364,6 +372,9 @@ impl SessionFn {
             "current_database" => (SessionFn::CurrentDatabase, Required),
             "current_schema" => (SessionFn::CurrentSchema, Optional),
             "pg_backend_pid" => (SessionFn::BackendPid, Required),
+            "version" => (SessionFn::Version, Required),
+            "txid_current" => (SessionFn::TxidCurrent, Required),
+            "txid_current_if_assigned" => (SessionFn::TxidCurrentIfAssigned, Required),
             _ => return None,
         })
     }
@@ -372,6 +383,7 @@ impl SessionFn {
     pub fn ty(self) -> SqlType {
         match self {
             SessionFn::BackendPid => SqlType::Int4,
+            SessionFn::TxidCurrent | SessionFn::TxidCurrentIfAssigned => SqlType::Int8,
             _ => SqlType::Text,
         }
     }
@@ -385,6 +397,13 @@ impl SessionFn {
             SessionFn::CurrentDatabase => Value::Text(reading.database.to_string()),
             SessionFn::CurrentSchema => Value::Text("public".to_string()),
             SessionFn::BackendPid => Value::Int(i64::from(reading.pid)),
+            SessionFn::Version => Value::Text(format!(
+                "PostgreSQL {} on x86_64-pc-linux-gnu, compiled by the leaselab stand-in, 64-bit",
+                super::settings::SERVER_VERSION
+            )),
+            SessionFn::TxidCurrent | SessionFn::TxidCurrentIfAssigned => {
+                reading.txid.map_or(Value::Null, Value::Int)
+            }
         }
     }
 }
@@ -412,6 +431,9 @@ pub struct StatementReading<'a> {
     pub database: &'a str,
     /// Its backend process id.
     pub pid: i32,
+    /// Its transaction's number, if it has one (given before the statement runs when it calls
+    /// `txid_current()`).
+    pub txid: Option<i64>,
 }
 
 /// The server's clock as a statement reads it: when its transaction started and when it

@@ -346,6 +346,8 @@ pub(super) struct Session {
     pub(super) waited_table: Option<(Arc<str>, TableLockMode)>,
     /// The table locks its transaction holds (`table_lock.rs`).
     pub(super) table_locks: TableHolds,
+    /// Its transaction's number, once `txid_current()` gave it one (`random.rs`).
+    pub(super) txid: Option<i64>,
     /// The isolation level of the open block.
     pub(super) isolation: Isolation,
     /// The snapshot of a `REPEATABLE READ`/`SERIALIZABLE` block, taken at its first query.
@@ -405,6 +407,7 @@ impl Session {
             waited_advisory: None,
             waited_table: None,
             table_locks: TableHolds::new(),
+            txid: None,
             isolation: Isolation::ReadCommitted,
             snapshot: None,
             savepoints: Vec::new(),
@@ -448,6 +451,9 @@ impl Hash for Session {
         if self.waited_table.is_some() || !self.table_locks.is_empty() {
             self.waited_table.hash(state);
             self.table_locks.hash(state);
+        }
+        if self.txid.is_some() {
+            self.txid.hash(state);
         }
         if self.settings != SessionSettings::default()
             || self.settings_at_block_start.is_some()
@@ -523,6 +529,8 @@ pub struct Postgres {
     pub(super) table_queue: Vec<SessionId>,
     /// What `pg_sleep` asked the driver to wait (`random.rs`; a signal, not state).
     pub(super) requested_sleep: super::random::RequestedSleep,
+    /// The number the next transaction that calls `txid_current()` gets (None: none has).
+    pub(super) next_txid: Option<i64>,
     /// The sequences of `CREATE SEQUENCE` (`sequence.rs`), by name: relations, like tables,
     /// in one namespace with them. Not transactional.
     pub(super) sequences: BTreeMap<Arc<str>, Sequence>,
@@ -609,6 +617,9 @@ impl Hash for Postgres {
         if !self.table_queue.is_empty() {
             self.table_queue.hash(state);
         }
+        if self.next_txid.is_some() {
+            self.next_txid.hash(state);
+        }
         if !self.sequences.is_empty() {
             self.sequences.hash(state);
         }
@@ -680,6 +691,7 @@ impl Postgres {
             advisory_released: Released::default(),
             table_queue: Vec::new(),
             requested_sleep: super::random::RequestedSleep::default(),
+            next_txid: None,
             sequences: BTreeMap::new(),
             clock: None,
             random_seed: 0,
@@ -804,7 +816,7 @@ impl Postgres {
         self.leave_lock_queues(session);
         if self.status(session) == Some(TxStatus::Idle) {
             // The statement was a transaction of its own: its table locks go with it.
-            self.session_mut(session).table_locks.clear();
+            self.end_implicit_transaction(session);
         }
         self.debug_check_invariants();
         error
@@ -1032,7 +1044,16 @@ impl Postgres {
             self.record_table_lock(session, &table, mode);
         } else if self.status(session) == Some(TxStatus::Idle) {
             // An autocommit statement that had waited is over, and its lock with it.
-            self.session_mut(session).table_locks.clear();
+            self.end_implicit_transaction(session);
+        }
+    }
+
+    /// What a transaction leaves behind in its session once it ends (also the transaction of
+    /// a statement outside a block): its table locks and its number.
+    pub(super) fn end_implicit_transaction(&mut self, session: SessionId) {
+        if let Some(state) = self.sessions.get_mut(&session) {
+            state.table_locks.clear();
+            state.txid = None;
         }
     }
 
@@ -1642,7 +1663,7 @@ impl Postgres {
             }
         }
         self.release_xact_holds(session);
-        self.session_mut(session).table_locks.clear();
+        self.end_implicit_transaction(session);
         for other in self.sessions.values_mut() {
             if other.waiting_on == Some(session) && !other.waits_for_a_named_lock() {
                 other.waiting_on = None;

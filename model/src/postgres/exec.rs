@@ -664,6 +664,16 @@ fn stamp_clock_in(plan: &mut Plan, reading: &StatementReading<'_>) {
     change_exprs_in(plan, &mut |expr| expr.stamp_clock(reading));
 }
 
+/// Whether a statement's plan calls `function` (`txid_current()`, which numbers the
+/// transaction before the statement runs).
+fn calls_session_fn(plan: &mut Plan, function: SessionFn) -> bool {
+    let mut found = false;
+    change_exprs_in(plan, &mut |expr| {
+        found = found || expr.contains(&|e| matches!(e, Expr::Session(f) if *f == function));
+    });
+    found
+}
+
 /// Puts the parameters' values in the place of the parameters of a statement's plan.
 fn bind_params_in(plan: &mut Plan, values: &[Value]) {
     change_exprs_in(plan, &mut |expr| expr.bind_params(values));
@@ -4799,7 +4809,7 @@ impl Postgres {
                 if state.status == TxStatus::Idle {
                     // The implicit transaction is over.
                     state.snapshot = None;
-                    state.table_locks.clear();
+                    self.end_implicit_transaction(session);
                 }
             }
         }
@@ -4857,12 +4867,18 @@ impl Postgres {
         if let Err(wait) = self.take_table_locks(session, &requests) {
             return from_typed(self.wait_for_table(session, wait));
         }
+        let txid = if calls_session_fn(&mut plan, SessionFn::TxidCurrent) {
+            self.assign_txid(session)
+        } else {
+            self.sessions.get(&session).and_then(|state| state.txid)
+        };
         let (user, database) = self.identity_of(session);
         let reading = StatementReading {
             clock: self.clock_reading(session),
             user,
             database,
             pid: session.pid(),
+            txid,
         };
         stamp_clock_in(&mut plan, &reading);
         let in_block = self.status(session) == Some(TxStatus::InBlock);

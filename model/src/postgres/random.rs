@@ -14,7 +14,7 @@
 //! These functions are volatile: the executor runs each call where it stands, left to right,
 //! like a sequence function ([`VolatileFn`]).
 
-use super::engine::Postgres;
+use super::engine::{Postgres, SessionId};
 use super::error::PgError;
 use super::sequence::SequenceFn;
 use super::value::{SqlType, Value};
@@ -318,5 +318,40 @@ impl Postgres {
             .0
             .take()
             .map(std::time::Duration::from_micros)
+    }
+}
+
+/// The number the first transaction that asks for one gets (`txid_current()`); later ones count
+/// up. PostgreSQL's numbers depend on the server's history; only their order and equality are
+/// the same here.
+const FIRST_TXID: i64 = 10_000;
+
+impl Postgres {
+    /// The number of `session`'s transaction, given it now if it has none: what
+    /// `txid_current()` reads (a statement outside a block is a transaction of its own; the
+    /// statement's calls are stamped with it before it runs, as `current_user` is, and
+    /// `txid_current_if_assigned()` reads the number the transaction has then). PostgreSQL also
+    /// numbers a transaction at its first write; the stand-in numbers only the ones that ask,
+    /// so the numbers' order follows the calls.
+    pub(super) fn assign_txid(&mut self, session: SessionId) -> Option<i64> {
+        let next = self.next_txid.unwrap_or(FIRST_TXID);
+        let state = self.sessions.get_mut(&session)?;
+        if state.txid.is_none() {
+            state.txid = Some(next);
+            self.next_txid = Some(next.saturating_add(1));
+        }
+        state.txid
+    }
+
+    /// The numbers `txid_current()` gave: the next one (None before the first), and each
+    /// session's whose transaction has one (for state hashes).
+    pub fn transaction_numbers(
+        &self,
+    ) -> (Option<i64>, impl Iterator<Item = (SessionId, i64)> + '_) {
+        let given = self
+            .sessions
+            .iter()
+            .filter_map(|(&session, state)| Some((session, state.txid?)));
+        (self.next_txid, given)
     }
 }

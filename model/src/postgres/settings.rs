@@ -22,6 +22,9 @@ use sqlparser::ast;
 use super::engine::{Isolation, Session, SessionSettings, TxStatus};
 use super::error::{sqlstate, PgError, PgNotice};
 
+/// The version `SHOW server_version` and `version()` give.
+pub const SERVER_VERSION: &str = "15.8";
+
 /// What a `SET` or `RESET` does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SetPlan {
@@ -802,7 +805,7 @@ pub fn showable(name: &str) -> bool {
 fn default_value(name: &str) -> Option<&'static str> {
     Some(match name {
         "transaction_isolation" | "default_transaction_isolation" => "read committed",
-        "server_version" => "15.8",
+        "server_version" => SERVER_VERSION,
         "deadlock_timeout" => "1s",
         "search_path" => "\"$user\", public",
         "standard_conforming_strings" => "on",

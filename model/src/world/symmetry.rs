@@ -503,4 +503,14 @@ fn hash_postgres<H: Hasher>(
     for (waiter, table, mode) in postgres.table_lock_queue() {
         (session_name(waiter), table, mode).hash(state);
     }
+    // Transaction numbers (only a safeguard file's `txid_current()` gives them).
+    let (next_txid, given) = postgres.transaction_numbers();
+    if let Some(next) = next_txid {
+        next.hash(state);
+        let mut given: Vec<(u64, i64)> = given
+            .map(|(session, txid)| (session_name(session), txid))
+            .collect();
+        given.sort_unstable();
+        given.hash(state);
+    }
 }
