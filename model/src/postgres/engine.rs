@@ -816,7 +816,7 @@ impl Postgres {
         self.leave_lock_queues(session);
         if self.status(session) == Some(TxStatus::Idle) {
             // The statement was a transaction of its own: its table locks go with it.
-            self.end_implicit_transaction(session);
+            self.leave_transaction_behind(session);
         }
         self.debug_check_invariants();
         error
@@ -1044,13 +1044,13 @@ impl Postgres {
             self.record_table_lock(session, &table, mode);
         } else if self.status(session) == Some(TxStatus::Idle) {
             // An autocommit statement that had waited is over, and its lock with it.
-            self.end_implicit_transaction(session);
+            self.leave_transaction_behind(session);
         }
     }
 
     /// What a transaction leaves behind in its session once it ends (also the transaction of
     /// a statement outside a block): its table locks and its number.
-    pub(super) fn end_implicit_transaction(&mut self, session: SessionId) {
+    pub(super) fn leave_transaction_behind(&mut self, session: SessionId) {
         if let Some(state) = self.sessions.get_mut(&session) {
             state.table_locks.clear();
             state.txid = None;
@@ -1663,7 +1663,7 @@ impl Postgres {
             }
         }
         self.release_xact_holds(session);
-        self.end_implicit_transaction(session);
+        self.leave_transaction_behind(session);
         for other in self.sessions.values_mut() {
             if other.waiting_on == Some(session) && !other.waits_for_a_named_lock() {
                 other.waiting_on = None;

@@ -4809,7 +4809,7 @@ impl Postgres {
                 if state.status == TxStatus::Idle {
                     // The implicit transaction is over.
                     state.snapshot = None;
-                    self.end_implicit_transaction(session);
+                    self.leave_transaction_behind(session);
                 }
             }
         }

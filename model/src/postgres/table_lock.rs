@@ -68,47 +68,20 @@ impl TableLockMode {
         1 << (self as u8)
     }
 
-    /// The modes this one conflicts with, as bits (`lock.c`'s `LockConflicts`).
+    /// The modes this one conflicts with, as bits (bit n for the mode n places from `ACCESS
+    /// SHARE`): `lock.c`'s `LockConflicts`, one row per mode, weakest first.
     fn conflicts(self) -> u8 {
-        use TableLockMode::*;
-        let modes: &[TableLockMode] = match self {
-            AccessShare => &[AccessExclusive],
-            RowShare => &[Exclusive, AccessExclusive],
-            RowExclusive => &[Share, ShareRowExclusive, Exclusive, AccessExclusive],
-            ShareUpdateExclusive => &[
-                ShareUpdateExclusive,
-                Share,
-                ShareRowExclusive,
-                Exclusive,
-                AccessExclusive,
-            ],
-            Share => &[
-                RowExclusive,
-                ShareUpdateExclusive,
-                ShareRowExclusive,
-                Exclusive,
-                AccessExclusive,
-            ],
-            ShareRowExclusive => &[
-                RowExclusive,
-                ShareUpdateExclusive,
-                Share,
-                ShareRowExclusive,
-                Exclusive,
-                AccessExclusive,
-            ],
-            Exclusive => &[
-                RowShare,
-                RowExclusive,
-                ShareUpdateExclusive,
-                Share,
-                ShareRowExclusive,
-                Exclusive,
-                AccessExclusive,
-            ],
-            AccessExclusive => &TableLockMode::ALL,
-        };
-        modes.iter().fold(0, |bits, mode| bits | mode.bit())
+        const CONFLICTS: [u8; 8] = [
+            0b1000_0000, // ACCESS SHARE: ACCESS EXCLUSIVE
+            0b1100_0000, // ROW SHARE: EXCLUSIVE and up
+            0b1111_0000, // ROW EXCLUSIVE: SHARE and up
+            0b1111_1000, // SHARE UPDATE EXCLUSIVE: itself and up
+            0b1110_1100, // SHARE: ROW EXCLUSIVE, SHARE UPDATE EXCLUSIVE, SHARE ROW EXCLUSIVE and up
+            0b1111_1100, // SHARE ROW EXCLUSIVE: ROW EXCLUSIVE and up
+            0b1111_1110, // EXCLUSIVE: ROW SHARE and up
+            0b1111_1111, // ACCESS EXCLUSIVE: every mode
+        ];
+        CONFLICTS[self as usize]
     }
 
     /// Whether a lock of this mode and one of `other` held by another session conflict.
