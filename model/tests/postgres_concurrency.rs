@@ -585,7 +585,7 @@ fn advisory_lock_waits_end_when_the_lock_is_free() {
         run(&mut db, a, "SELECT pg_advisory_unlock(7)"),
         Ok(Value::Bool(true))
     );
-    assert!(db.take_advisory_released());
+    assert!(db.take_lock_released());
     assert!(db.lock_wait_over(b, a));
     assert_eq!(run(&mut db, b, "SELECT pg_advisory_lock(7)"), void);
     assert_eq!(

@@ -1368,12 +1368,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
     /// releases its locks at once), or when its statement had waited: it has left the row's
     /// queue, and the next in line now sleeps on the row's holder instead of on the tuple
     /// lock, a new sleep in PostgreSQL's terms that starts its `deadlock_timeout` again; or
-    /// when an advisory lock was let go.
+    /// when a lock was let go without a transaction ending (an advisory lock, table locks
+    /// given back by `ROLLBACK TO SAVEPOINT`).
     fn wake_waiters_if_locks_released(&self, left_a_queue: bool) {
-        // A session-level advisory lock is let go without its transaction ending.
-        let advisory_released = self.server.postgres.borrow_mut().take_advisory_released();
+        let lock_released = self.server.postgres.borrow_mut().take_lock_released();
         if left_a_queue
-            || advisory_released
+            || lock_released
             || self.transaction_status() != TransactionStatus::InTransaction
         {
             self.server.transaction_ended.notify_waiters();

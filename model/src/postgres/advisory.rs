@@ -134,7 +134,7 @@ impl Holds {
 /// Who holds one advisory lock name, and how.
 pub(super) type AdvisoryLocks = BTreeMap<(AdvisoryKey, AdvisoryMode, SessionId), Holds>;
 
-/// Whether an advisory lock was let go since a server last asked: a signal to the driver,
+/// Whether a lock was let go since a server last asked (`Postgres::take_lock_released`): a signal to the driver,
 /// not part of the state (every value compares and hashes alike).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Released(pub(super) bool);
@@ -239,7 +239,7 @@ impl Postgres {
                 if holds.is_empty() {
                     self.advisory.remove(&(key, mode, session));
                 }
-                self.advisory_released.0 = true;
+                self.lock_released.0 = true;
                 CallOutcome::Done(Value::Bool(true), None)
             }
             AdvisoryAction::UnlockAll => unreachable!("handled above"),
@@ -273,15 +273,15 @@ impl Postgres {
         }
         self.advisory.retain(|_, h| !h.is_empty());
         if self.advisory != before {
-            self.advisory_released.0 = true;
+            self.lock_released.0 = true;
         }
     }
 
-    /// Takes the flag set whenever an advisory lock was let go since the last call: a
-    /// server driving waiting sessions wakes them then (a session-level lock is let go
-    /// without its transaction ending).
-    pub fn take_advisory_released(&mut self) -> bool {
-        std::mem::take(&mut self.advisory_released.0)
+    /// Takes the flag set whenever a lock was let go without a transaction ending since the
+    /// last call (a session-level advisory lock; table locks given back by `ROLLBACK TO
+    /// SAVEPOINT` or a table queue left): a server driving waiting sessions wakes them then.
+    pub fn take_lock_released(&mut self) -> bool {
+        std::mem::take(&mut self.lock_released.0)
     }
 
     /// The advisory locks held: name, mode, holder, session-level and transaction-level

@@ -524,7 +524,7 @@ pub struct Postgres {
     pub(super) advisory: AdvisoryLocks,
     /// An advisory lock, or a table lock by `ROLLBACK TO SAVEPOINT`, was let go since the
     /// driver last asked (a lock let go without a transaction ending).
-    pub(super) advisory_released: Released,
+    pub(super) lock_released: Released,
     /// The sessions waiting for a table lock, first first (`table_lock.rs`).
     pub(super) table_queue: Vec<SessionId>,
     /// What `pg_sleep` asked the driver to wait (`random.rs`; a signal, not state).
@@ -688,7 +688,7 @@ impl Postgres {
             next_session: 0,
             deadlock_check: DeadlockCheck::AtOnce,
             advisory: AdvisoryLocks::new(),
-            advisory_released: Released::default(),
+            lock_released: Released::default(),
             table_queue: Vec::new(),
             requested_sleep: super::random::RequestedSleep::default(),
             next_txid: None,
@@ -1421,7 +1421,7 @@ impl Postgres {
         if self.table_queue.contains(&session) {
             // The sessions queued behind it may go on now.
             self.leave_table_queue(session);
-            self.advisory_released.0 = true;
+            self.lock_released.0 = true;
         }
         if !self.in_a_lock_queue(session) {
             return;

@@ -1397,18 +1397,20 @@ fn series_rows(plan: &SeriesPlan, params: &[Value]) -> Result<SqlResult, PgError
     })
 }
 
-/// The rows of `unnest(array, ...)`: the arrays' elements side by side, a shorter one
-/// padded with NULLs (a NULL array has no elements).
-fn unnest_rows(arrays: &[Expr], params: &[Value]) -> Result<SqlResult, PgError> {
+/// The values of `exprs`, in order, on `row` (the first error stops it).
+fn eval_each(exprs: &[Expr], row: &[Value], params: &[Value]) -> Result<Vec<Value>, PgError> {
     let cx = EvalContext {
-        row: &[],
+        row,
         excluded: None,
         params,
     };
-    let values = arrays
-        .iter()
-        .map(|array| array.eval(&cx))
-        .collect::<Result<Vec<_>, _>>()?;
+    exprs.iter().map(|expr| expr.eval(&cx)).collect()
+}
+
+/// The rows of `unnest(array, ...)`: the arrays' elements side by side, a shorter one
+/// padded with NULLs (a NULL array has no elements).
+fn unnest_rows(arrays: &[Expr], params: &[Value]) -> Result<SqlResult, PgError> {
+    let values = eval_each(arrays, &[], params)?;
     let count = values
         .iter()
         .map(|v| array::elements(v).len())
@@ -2065,6 +2067,34 @@ enum Relation {
     },
 }
 
+/// What the relation `name` is among `tables` and `sequences` (see [`Postgres::relation`]).
+fn relation_in(
+    tables: &BTreeMap<Arc<str>, Table>,
+    sequences: &BTreeMap<Arc<str>, Sequence>,
+    name: &str,
+) -> Option<Relation> {
+    if tables.contains_key(name) {
+        return Some(Relation::Table);
+    }
+    if sequences.contains_key(name) || column_sequence(tables, name).is_some() {
+        return Some(Relation::Sequence);
+    }
+    tables.iter().find_map(|(table_name, table)| {
+        let def = &table.def;
+        let primary = def.primary_key.is_some() && index::primary_key_name(&def.name) == name;
+        let constraint = primary
+            || def
+                .indexes
+                .iter()
+                .find(|index| index.name == name)?
+                .constraint;
+        Some(Relation::Index {
+            table: table_name.clone(),
+            constraint,
+        })
+    })
+}
+
 /// Whether `new`, a changed version of the row at `own.0` (whose values were `own.1`), may
 /// stand beside the other rows of `table` under each of its unique indexes whose columns it
 /// changed (an unchanged key is not checked again, as PostgreSQL inserts no index entry for
@@ -2361,17 +2391,10 @@ impl Analyzer<'_> {
     /// position, as PostgreSQL reports it there) for no relation.
     fn lockable_table(&self, name: &ObjectName) -> Result<Arc<str>, PgError> {
         let table = object_name(name)?;
-        let kind = if self.sequences.contains_key(table.as_str())
-            || column_sequence(self.tables, &table).is_some()
-        {
-            Some("sequences")
-        } else if self.tables.values().any(|t| {
-            (t.def.primary_key.is_some() && index::primary_key_name(&t.def.name) == table)
-                || t.def.indexes.iter().any(|index| index.name == table)
-        }) {
-            Some("indexes")
-        } else {
-            None
+        let kind = match relation_in(self.tables, self.sequences, &table) {
+            Some(Relation::Sequence) => Some("sequences"),
+            Some(Relation::Index { .. }) => Some("indexes"),
+            Some(Relation::Table) | None => None,
         };
         if let Some(kind) = kind {
             return Err(
@@ -5781,10 +5804,7 @@ impl Postgres {
                 row.push(resolved.as_ref().unwrap_or(expr).eval(&cx)?);
                 continue;
             };
-            let values = arguments
-                .iter()
-                .map(|a| a.eval(&cx))
-                .collect::<Result<Vec<_>, _>>()?;
+            let values = eval_each(arguments, &[], params)?;
             let key = match values.as_slice() {
                 [Value::Int(key)] => Some(AdvisoryKey::Big(*key)),
                 [Value::Int(a), Value::Int(b)] => match (i32::try_from(*a), i32::try_from(*b)) {
@@ -6806,15 +6826,7 @@ impl Postgres {
         }
         let mut resolved = expr.clone();
         resolved.replace_volatile_calls(&mut |function, arguments| {
-            let cx = EvalContext {
-                row,
-                excluded: None,
-                params,
-            };
-            let values = arguments
-                .iter()
-                .map(|a| a.eval(&cx))
-                .collect::<Result<Vec<_>, _>>()?;
+            let values = eval_each(arguments, row, params)?;
             match function {
                 VolatileFn::Sequence(function) => self.sequence_value(session, function, values),
                 VolatileFn::Random(function) => self.random_value(session, function, &values),
@@ -7173,26 +7185,7 @@ impl Postgres {
     /// What the relation `name` is, if there is one: relations share one namespace (tables,
     /// sequences, and indexes, a primary key's among them).
     fn relation(&self, name: &str) -> Option<Relation> {
-        if self.tables.contains_key(name) {
-            return Some(Relation::Table);
-        }
-        if self.is_sequence(name) {
-            return Some(Relation::Sequence);
-        }
-        self.tables.iter().find_map(|(table_name, table)| {
-            let def = &table.def;
-            let primary = def.primary_key.is_some() && index::primary_key_name(&def.name) == name;
-            let constraint = primary
-                || def
-                    .indexes
-                    .iter()
-                    .find(|index| index.name == name)?
-                    .constraint;
-            Some(Relation::Index {
-                table: table_name.clone(),
-                constraint,
-            })
-        })
+        relation_in(&self.tables, &self.sequences, name)
     }
 
     /// `CREATE INDEX`: the table and its columns looked up, the name checked or chosen, the
@@ -7856,7 +7849,10 @@ impl Analyzer<'_> {
                         let skipped = statement
                             .text
                             .chars()
-                            .skip(usize::try_from(position - 1 - statement.offset).ok()?)
+                            .skip(
+                                usize::try_from(position.checked_sub(1 + statement.offset)?)
+                                    .ok()?,
+                            )
                             .take_while(|c| c.is_whitespace())
                             .count();
                         Some(position + u32::try_from(skipped).ok()?)

@@ -279,7 +279,7 @@ impl Postgres {
             .table_locks
             .retain(|_, &mut level| usize::from(level) <= depth);
         if state.table_locks.len() != before {
-            self.advisory_released.0 = true;
+            self.lock_released.0 = true;
         }
     }
 
