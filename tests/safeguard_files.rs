@@ -636,6 +636,203 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
     assert!(error.to_string().contains("$3"), "{error}");
 }
 
+/// The shipped row-lock file with its read and write replaced (and its own name).
+fn row_lock_with(name: &str, replace: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(repo("safeguards/row-lock.toml")).unwrap();
+    assert!(text.contains("name = \"row-lock\""));
+    text = text.replace("name = \"row-lock\"", &format!("name = \"{name}\""));
+    for (from, to) in replace {
+        assert!(text.contains(from), "the file has {from:?}");
+        text = text.replace(from, to);
+    }
+    text
+}
+
+fn register(name: &str, text: &str) -> Safeguard {
+    let spec = spec::compile(&format!("{name}.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    Safeguard::User(user::register(spec).expect("registers"))
+}
+
+/// A transaction written as a list of statements, read and write on the caller's one
+/// connection: with the row locked by `FOR UPDATE` nothing is lost (50 racing callers spend
+/// exactly the 100, the 40 who find too little money roll back and let the row go), the same
+/// transaction without the row lock loses updates under READ COMMITTED, and under REPEATABLE
+/// READ the second writer is refused with 40001 and rolls back: in the simulation and in the
+/// checker alike.
+#[test]
+fn a_transaction_across_the_read_and_the_write_holds_the_row_lock_until_its_commit() {
+    let race = tutorial("step1-race", Variant::default());
+    let row_lock = load("safeguards/row-lock.toml");
+    let unlocked = register(
+        "tx-unlocked",
+        &row_lock_with("tx-unlocked", &[(" FOR UPDATE", "")]),
+    );
+    let repeatable = register(
+        "tx-repeatable",
+        &row_lock_with(
+            "tx-repeatable",
+            &[
+                (" FOR UPDATE", ""),
+                ("\"BEGIN\"", "\"BEGIN ISOLATION LEVEL REPEATABLE READ\""),
+            ],
+        ),
+    );
+    for seed in 1..=3 {
+        let report = run(&with(&race, row_lock), seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Ok, "seed {seed}");
+        assert!(report.finished, "seed {seed}: no caller is left waiting");
+        assert_eq!(
+            (
+                report.ledger.accepted,
+                report.ledger.insufficient,
+                report.ledger.failed
+            ),
+            (10, 40, 0),
+            "seed {seed}: every spend serialised by the row lock"
+        );
+        assert_eq!(report.ledger.final_balance, 0, "seed {seed}");
+        // Each caller that found too little money rolled its transaction back at once.
+        assert_eq!(rollbacks(&report), 40, "seed {seed}");
+
+        let report = run(&with(&race, unlocked), seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Broken, "seed {seed}");
+
+        let report = run(&with(&race, repeatable), seed).expect("runs");
+        assert_eq!(report.ledger.verdict, Verdict::Ok, "seed {seed}");
+        assert!(
+            report.ledger.rejected > 0,
+            "seed {seed}: 40001 refuses writes"
+        );
+        assert_eq!(report.ledger.failed, 0, "seed {seed}");
+    }
+    let verdict = |safeguard| {
+        let report = check_two_callers(safeguard, None);
+        (
+            report.verdict(leaselab_checker::LEDGER),
+            report.verdict(leaselab_checker::WRITE_REJECTED),
+        )
+    };
+    use leaselab_checker::PropertyVerdict::{Found, NotFound, Safe, Violated};
+    assert_eq!(verdict(row_lock), (Some(Safe), Some(NotFound)));
+    assert_eq!(verdict(unlocked).0, Some(Violated));
+    assert_eq!(verdict(repeatable), (Some(Safe), Some(Found)));
+}
+
+/// A statement that fails inside the transaction rolls it back before the caller ends: the
+/// row lock it took goes with it, so every caller in turn gets the row, fails the same way,
+/// and nothing is written.
+#[test]
+fn a_failed_statement_rolls_the_transaction_back_and_lets_the_row_go() {
+    let failing = register(
+        "tx-failing",
+        &row_lock_with(
+            "tx-failing",
+            &[(
+                "SET balance = $1 WHERE",
+                "SET balance = $1 / (balance - balance) WHERE",
+            )],
+        ),
+    );
+    let race = tutorial("step1-race", Variant::default());
+    let report = run(&with(&race, failing), 1).expect("runs");
+    assert!(report.finished, "no caller is left waiting for the row");
+    assert_eq!(report.ledger.failed, 50, "{:?}", report.ledger);
+    assert_eq!(report.ledger.accepted, 0);
+    assert_eq!(report.ledger.final_balance, 100);
+    let failure = report
+        .callers
+        .iter()
+        .find_map(|c| match &c.outcome {
+            Some(leaselab_model::safeguard::Outcome::Failed(error)) => Some(error.clone()),
+            _ => None,
+        })
+        .expect("a failure");
+    assert!(failure.contains("22012"), "{failure}");
+    assert_eq!(
+        rollbacks(&report),
+        50,
+        "each failed transaction is rolled back"
+    );
+}
+
+/// How many `ROLLBACK`s the callers sent and saw answered.
+fn rollbacks(report: &leaselab_sim::run::RunReport) -> usize {
+    report
+        .events
+        .iter()
+        .filter(|event| {
+            matches!(
+                &event.what,
+                leaselab_sim::events::What::SqlReply {
+                    reading: Some(leaselab_model::safeguard::reading::Reading::RolledBack),
+                    ..
+                }
+            )
+        })
+        .count()
+}
+
+/// The statement lists are checked as one protocol when the file is read: every transaction
+/// begun is committed by the end of the write, none inside another, no ROLLBACK or AND CHAIN,
+/// one statement per entry, the read ends with its query, the write has one change.
+#[test]
+fn a_file_whose_transaction_does_not_add_up_is_refused() {
+    /// Replacements in the file, the field named and words of the message.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case<'_>; 8] = [
+        (
+            &[("  \"COMMIT\",\n", "")],
+            "[write] sql",
+            "is never ended: end the write with \"COMMIT\"",
+        ),
+        (
+            &[("  \"BEGIN\",\n", "")],
+            "[write] sql statement 2",
+            "ends a transaction that is not open",
+        ),
+        (
+            &[("\"COMMIT\"", "\"ROLLBACK\"")],
+            "[write] sql statement 2",
+            "ROLLBACK would undo the caller's own write",
+        ),
+        (
+            &[("\"COMMIT\"", "\"COMMIT AND CHAIN\"")],
+            "[write] sql statement 2",
+            "AND CHAIN",
+        ),
+        (
+            &[("  \"BEGIN\",\n", "  \"BEGIN\",\n  \"START TRANSACTION\",\n")],
+            "[read] sql statement 2",
+            "inside the one [read] sql statement 1 began",
+        ),
+        (
+            &[("  \"BEGIN\",\n  \"SELECT", "  \"BEGIN; SELECT")],
+            "[read] sql",
+            "one statement per entry",
+        ),
+        (
+            &[("FOR UPDATE\",\n", "FOR UPDATE\",\n  \"SAVEPOINT s\",\n")],
+            "[read] sql statement 3",
+            "the read's last statement is the query",
+        ),
+        (
+            &[(
+                "  \"COMMIT\",\n",
+                "  \"INSERT INTO wallets (id, balance) VALUES (7, 1)\",\n  \"COMMIT\",\n",
+            )],
+            "[write] sql",
+            "has 2 such statements",
+        ),
+    ];
+    for (replace, field, message) in cases {
+        let text = row_lock_with("tx-bad", replace);
+        let error = spec::compile("tx-bad.toml", &text).expect_err(field);
+        assert_eq!(error.field, field, "{error}");
+        assert!(error.message.contains(message), "{error}");
+        assert!(error.line > 0, "{error}: points into the file");
+    }
+}
+
 /// redsync's file with its release script made to never end (Redis would block on it
 /// forever), written into `dir`.
 fn endless_redsync(dir: &Path) -> PathBuf {
@@ -761,7 +958,7 @@ proptest! {
 
     #[test]
     fn no_edit_of_a_valid_file_makes_the_compiler_panic(
-        file in 0usize..4,
+        file in 0usize..6,
         edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4, any::<char>()), 1..6),
     ) {
         let files = [
@@ -770,6 +967,7 @@ proptest! {
             "safeguards/redsync.toml",
             "safeguards/version-column.toml",
             "safeguards/watch-multi.toml",
+            "safeguards/row-lock.toml",
         ];
         let mut chars: Vec<char> = std::fs::read_to_string(repo(files[file])).unwrap().chars().collect();
         for (at, kind, c) in edits {
@@ -815,6 +1013,7 @@ fn the_shipped_files_run_against_the_real_servers() {
         ("step2-lock", "safeguards/redsync.toml"),
         ("step1-race", "safeguards/version-column.toml"),
         ("step1-race", "safeguards/watch-multi.toml"),
+        ("step1-race", "safeguards/row-lock.toml"),
         ("step5-fencing", "safeguards/redis-fenced.toml"),
         ("step6-verify", "safeguards/tutorial/fenced-cas.toml"),
     ] {

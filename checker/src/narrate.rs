@@ -452,6 +452,21 @@ fn sql_phrase(
                 .unwrap_or_default();
             format!("{who} writes balance {balance}{fence}{condition}{verdict}")
         }
+        // A safeguard file's statements: the query that read the balance, and the COMMIT
+        // at which its write landed (or was told refused).
+        (Reading::BalanceRead { balance, fence }, _) => match fence {
+            Some(fence) => format!("{who}: {sql} -> balance {balance} (version {fence})"),
+            None => format!("{who}: {sql} -> balance {balance}"),
+        },
+        (Reading::Wrote { balance, .. }, Statement::Commit) => {
+            format!("{who}: COMMIT: balance {balance} written")
+        }
+        (Reading::WriteRefused { .. }, Statement::Commit) => {
+            format!("{who}: COMMIT: the write changed nothing: REJECTED")
+        }
+        (Reading::WriteRefused { .. }, _) => {
+            format!("{who}: {sql} -> {}: REJECTED", describe_result(result))
+        }
         (Reading::Wrote { balance, .. }, _) => format!("{who} writes balance {balance}"),
         (Reading::Debited { amount }, _) => {
             format!("{who} debits {amount} (balance >= {amount})")

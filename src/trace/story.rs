@@ -1015,6 +1015,7 @@ fn sql_mark(
         | Reading::Begun
         | Reading::Committed
         | Reading::RolledBack
+        | Reading::Ran { .. }
         | Reading::Failed { .. }) => (Kind::Note, reading.describe()),
         _ => return None,
     };

@@ -21,9 +21,12 @@ use crate::redis::Reply;
 use super::lock::{Acquire, Lock, Release, RoundStep};
 use super::reading::Reading;
 use super::retry::{Backoff, Retry};
+use super::step::SqlRequest;
 use super::step::{CallerStats, Input, Machine, Outcome, Point, Step, SINGLE_REDIS};
 use super::store::{unexpected, Read, Store, Written};
+use super::user::{SqlStep, TxEffect};
 use super::watchdog::Watchdog;
+use crate::postgres::Statement;
 
 /// Where the caller is, with what it has learnt so far: the fencing token from the acquire
 /// on (`None` for a protocol without tokens), the balance it read from the read on, the
@@ -43,8 +46,10 @@ enum Phase {
     FollowingUp {
         fence: Option<i64>,
     },
+    /// `at`: which request of the read is out (a file's SQL read may send several).
     Reading {
         fence: Option<i64>,
+        at: u8,
     },
     AfterRead {
         fence: Option<i64>,
@@ -62,9 +67,20 @@ enum Phase {
         fence: Option<i64>,
         read: Read,
     },
+    /// `at`: which request of the write is out; `landed`: what the judged one said, once
+    /// it answered (a file's SQL write may send more, e.g. its `COMMIT`).
     Writing {
         fence: Option<i64>,
         read: Read,
+        at: u8,
+        landed: Option<bool>,
+    },
+    /// A file's transaction block is given up with `ROLLBACK` (the caller does not write,
+    /// or a statement failed); the outcome is decided.
+    RollingBack {
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
     },
     BeforeRelease {
         fence: Option<i64>,
@@ -90,13 +106,14 @@ impl Phase {
             Phase::Start | Phase::Acquiring | Phase::BackingOff => (None, None),
             Phase::AfterAcquire { fence }
             | Phase::FollowingUp { fence }
-            | Phase::Reading { fence } => (*fence, None),
+            | Phase::Reading { fence, .. } => (*fence, None),
             Phase::AfterRead { fence, read }
             | Phase::Working { fence, read }
             | Phase::Refreshing { fence, read }
             | Phase::BeforeWrite { fence, read }
-            | Phase::Writing { fence, read } => (*fence, Some(*read)),
-            Phase::BeforeRelease { fence, read, .. }
+            | Phase::Writing { fence, read, .. } => (*fence, Some(*read)),
+            Phase::RollingBack { fence, read, .. }
+            | Phase::BeforeRelease { fence, read, .. }
             | Phase::Releasing { fence, read, .. }
             | Phase::Finished { fence, read, .. } => (*fence, *read),
         }
@@ -116,6 +133,7 @@ impl Phase {
             Phase::Refreshing { .. } => "Refreshing",
             Phase::BeforeWrite { .. } => "BeforeWrite",
             Phase::Writing { .. } => "Writing",
+            Phase::RollingBack { .. } => "RollingBack",
             Phase::BeforeRelease { .. } => "BeforeRelease",
             Phase::Releasing { .. } => "Releasing",
             Phase::Finished { .. } => "Finished",
@@ -213,6 +231,7 @@ impl LockedSpend {
                 | Phase::Refreshing { .. }
                 | Phase::BeforeWrite { .. }
                 | Phase::Writing { .. }
+                | Phase::RollingBack { .. }
                 | Phase::BeforeRelease { .. }
         );
         let lost = self.watchdog.is_some_and(|w| w.lost);
@@ -242,8 +261,8 @@ impl LockedSpend {
     }
 
     fn start_reading(&mut self, fence: Option<i64>) -> Step {
-        self.phase = Phase::Reading { fence };
-        self.store.read_step()
+        self.phase = Phase::Reading { fence, at: 0 };
+        self.store.read_step(0)
     }
 
     fn on_acquire(&mut self, now_ms: u64, input: &Input) -> Step {
@@ -300,13 +319,29 @@ impl LockedSpend {
         self.start_reading(fence)
     }
 
-    fn on_read(&mut self, fence: Option<i64>, input: &Input) -> Step {
+    fn on_read(&mut self, fence: Option<i64>, at: u8, input: &Input) -> Step {
+        if at + 1 < self.store.len(SqlStep::Read) {
+            return match self.store.on_statement(SqlStep::Read, input) {
+                Ok(()) => {
+                    self.phase = Phase::Reading { fence, at: at + 1 };
+                    self.store.read_step(at + 1)
+                }
+                Err(written) => {
+                    let open = self.store.block_open(SqlStep::Read, at, false);
+                    self.give_up(open, fence, None, failure(written))
+                }
+            };
+        }
         match self.store.on_read(input) {
             Ok(read) => {
                 self.phase = Phase::AfterRead { fence, read };
                 Step::Reached(Point::AfterRead)
             }
-            Err(error) => self.release(fence, None, Outcome::Failed(error)),
+            Err(error) => {
+                let ran = matches!(input, Input::Sql(Ok(_)));
+                let open = self.store.block_open(SqlStep::Read, at, ran);
+                self.give_up(open, fence, None, Outcome::Failed(error))
+            }
         }
     }
 
@@ -315,7 +350,8 @@ impl LockedSpend {
             let outcome = Outcome::InsufficientFunds {
                 read_balance: Some(read.balance),
             };
-            return self.release(fence, Some(read), outcome);
+            let open = self.store.read_leaves_block_open();
+            return self.give_up(open, fence, Some(read), outcome);
         }
         self.work_end_ms = now_ms + self.work_ms;
         self.work(now_ms, fence, read)
@@ -367,10 +403,28 @@ impl LockedSpend {
 
     fn before_write(&mut self, fence: Option<i64>, read: Read) -> Step {
         if self.watchdog.is_some_and(|w| w.lost) {
-            return self.release(fence, Some(read), Outcome::LostLock);
+            let open = self.store.read_leaves_block_open();
+            return self.give_up(open, fence, Some(read), Outcome::LostLock);
         }
-        self.phase = Phase::Writing { fence, read };
+        self.write_request(fence, read, 0, None)
+    }
+
+    /// Request `at` of the write goes out.
+    fn write_request(
+        &mut self,
+        fence: Option<i64>,
+        read: Read,
+        at: u8,
+        landed: Option<bool>,
+    ) -> Step {
+        self.phase = Phase::Writing {
+            fence,
+            read,
+            at,
+            landed,
+        };
         self.store.write_step(
+            at,
             read.balance - self.amount,
             self.write_token(fence),
             read.fence,
@@ -382,20 +436,84 @@ impl LockedSpend {
         fence.or(self.lock.write_token()).unwrap_or(0)
     }
 
-    fn on_write(&mut self, now_ms: u64, fence: Option<i64>, read: Read, input: &Input) -> Step {
-        let outcome = match self.store.on_write(input) {
-            Written::Landed => Outcome::Accepted {
+    /// The answer to request `at` of the write. The judged request says landed or refused;
+    /// the others (a file's `BEGIN`, `COMMIT`, ...) only have to run. The outcome is decided
+    /// when the last request answered (a transaction's change lands at its `COMMIT`), or at
+    /// the first that fails (an open block is then rolled back).
+    fn on_write(
+        &mut self,
+        now_ms: u64,
+        fence: Option<i64>,
+        read: Read,
+        at: u8,
+        landed: Option<bool>,
+        input: &Input,
+    ) -> Step {
+        let answer = if at == self.store.write_judged() {
+            match self.store.on_write(input) {
+                Written::Landed => Ok(Some(true)),
+                // PostgreSQL refusing the transaction (an error) ends it: handled below.
+                Written::Refused if !matches!(input, Input::Sql(Err(_))) => Ok(Some(false)),
+                written => Err(written),
+            }
+        } else {
+            self.store
+                .on_statement(SqlStep::Write, input)
+                .map(|()| landed)
+        };
+        let landed = match answer {
+            Ok(landed) => landed,
+            Err(written) => {
+                let open = self.store.block_open(SqlStep::Write, at, false);
+                let outcome = match written {
+                    Written::Refused => Outcome::WriteRejected {
+                        read_balance: read.balance,
+                        fence,
+                    },
+                    written => failure(written),
+                };
+                return self.give_up(open, fence, Some(read), outcome);
+            }
+        };
+        if at + 1 < self.store.len(SqlStep::Write) {
+            return self.write_request(fence, read, at + 1, landed);
+        }
+        let outcome = match landed {
+            Some(true) => Outcome::Accepted {
                 read_balance: Some(read.balance),
                 fence,
                 write_acked_ms: now_ms,
             },
-            Written::Refused => Outcome::WriteRejected {
+            Some(false) => Outcome::WriteRejected {
                 read_balance: read.balance,
                 fence,
             },
-            Written::Failed(error) => Outcome::Failed(error),
+            None => Outcome::Failed("the write has no statement that changes the row".into()),
         };
         self.release(fence, Some(read), outcome)
+    }
+
+    /// Keeps the outcome and, when the caller's transaction block is `open`, rolls it back
+    /// first (so that no row lock outlives the caller); then releases the lock.
+    fn give_up(
+        &mut self,
+        open: bool,
+        fence: Option<i64>,
+        read: Option<Read>,
+        outcome: Outcome,
+    ) -> Step {
+        if !open {
+            return self.release(fence, read, outcome);
+        }
+        self.phase = Phase::RollingBack {
+            fence,
+            read,
+            outcome,
+        };
+        Step::Sql(SqlRequest {
+            statement: Statement::Rollback,
+            params: vec![],
+        })
     }
 
     /// Keeps the outcome and releases the lock, if there is one.
@@ -491,14 +609,31 @@ impl Machine for LockedSpend {
                     self.release(fence, None, Outcome::GaveUp)
                 }
             }
-            (Phase::Reading { fence }, _) => self.on_read(fence, &input),
+            (Phase::Reading { fence, at }, _) => self.on_read(fence, at, &input),
             (Phase::AfterRead { fence, read }, Input::Resumed) => {
                 self.after_read(now_ms, fence, read)
             }
             (Phase::Working { fence, read }, Input::Woke) => self.work(now_ms, fence, read),
             (Phase::Refreshing { fence, read }, _) => self.on_refresh(now_ms, fence, read, &input),
             (Phase::BeforeWrite { fence, read }, Input::Resumed) => self.before_write(fence, read),
-            (Phase::Writing { fence, read }, _) => self.on_write(now_ms, fence, read, &input),
+            (
+                Phase::Writing {
+                    fence,
+                    read,
+                    at,
+                    landed,
+                },
+                _,
+            ) => self.on_write(now_ms, fence, read, at, landed, &input),
+            // Whatever the ROLLBACK answered, the block is gone (or the connection is).
+            (
+                Phase::RollingBack {
+                    fence,
+                    read,
+                    outcome,
+                },
+                _,
+            ) => self.release(fence, read, outcome),
             (
                 Phase::BeforeRelease {
                     fence,
@@ -544,10 +679,16 @@ impl Machine for LockedSpend {
                 (_, Input::Redis(Reply::Integer(1))) => Reading::ExpirySet,
                 _ => failed(unexpected("FollowingUp", input)),
             },
+            Phase::Reading { at, .. } if at + 1 < self.store.len(SqlStep::Read) => {
+                match self.store.on_statement(SqlStep::Read, input) {
+                    Ok(()) => statement_reading(self.store.effect(SqlStep::Read, *at), input),
+                    Err(written) => failed(error_of(written)),
+                }
+            }
             Phase::Reading { .. } => match self.store.on_read(input) {
                 Ok(read) => Reading::BalanceRead {
                     balance: read.balance,
-                    fence: self.store.read_fence(&read),
+                    fence: self.store.read_fence(&read, input),
                 },
                 Err(error) => failed(error),
             },
@@ -555,23 +696,52 @@ impl Machine for LockedSpend {
                 true => Reading::Refreshed,
                 false => Reading::LeaseLost,
             },
-            Phase::Writing { fence, read } => {
+            Phase::Writing {
+                fence,
+                read,
+                at,
+                landed,
+            } => {
                 let balance = read.balance - self.amount;
                 let (fence, seen) = self.store.write_marks(self.write_token(*fence), read.fence);
-                match self.store.on_write(input) {
-                    Written::Landed => Reading::Wrote {
+                let last = *at + 1 == self.store.len(SqlStep::Write);
+                let answer = if *at == self.store.write_judged() {
+                    match self.store.on_write(input) {
+                        Written::Landed => Ok(Some(true)),
+                        Written::Refused if !matches!(input, Input::Sql(Err(_))) => Ok(Some(false)),
+                        written => Err(written),
+                    }
+                } else {
+                    self.store
+                        .on_statement(SqlStep::Write, input)
+                        .map(|()| *landed)
+                };
+                // The write is told landed or refused by its last request (a transaction's
+                // change lands at its COMMIT); a refusal of the transaction, at once.
+                match answer {
+                    Ok(Some(true)) if last => Reading::Wrote {
                         balance,
                         fence,
                         seen,
                     },
-                    Written::Refused => Reading::WriteRefused {
+                    Ok(Some(false)) if last => Reading::WriteRefused {
                         balance,
                         fence,
                         seen,
                     },
-                    Written::Failed(error) => failed(error),
+                    Ok(_) => statement_reading(self.store.effect(SqlStep::Write, *at), input),
+                    Err(Written::Refused) => Reading::WriteRefused {
+                        balance,
+                        fence,
+                        seen,
+                    },
+                    Err(written) => failed(error_of(written)),
                 }
             }
+            Phase::RollingBack { .. } => match input {
+                Input::Sql(Ok(_)) => Reading::RolledBack,
+                _ => failed(unexpected("ROLLBACK", input)),
+            },
             Phase::Releasing { .. } => self.lock.release_reading(input),
             Phase::Start
             | Phase::BackingOff
@@ -583,5 +753,37 @@ impl Machine for LockedSpend {
             | Phase::Finished { .. } => return None,
         };
         Some(reading)
+    }
+}
+
+/// The outcome of a request that failed.
+fn failure(written: Written) -> Outcome {
+    Outcome::Failed(error_of(written))
+}
+
+/// What went wrong with a request that failed.
+fn error_of(written: Written) -> String {
+    match written {
+        Written::Failed(error) => error,
+        Written::Landed | Written::Refused => {
+            "a statement's answer was taken for the write's".to_string()
+        }
+    }
+}
+
+/// The reading of a file's statement that is not its step's judged one: a transaction
+/// statement as the built-ins read theirs, anything else by its command tag.
+fn statement_reading(effect: Option<TxEffect>, input: &Input) -> Reading {
+    match (effect, input) {
+        (Some(TxEffect::Begins), _) => Reading::Begun,
+        (Some(TxEffect::Ends), Input::Sql(Ok(result))) if result.tag == "COMMIT" => {
+            Reading::Committed
+        }
+        (_, Input::Sql(Ok(result))) => Reading::Ran {
+            tag: result.tag.clone(),
+        },
+        (_, input) => Reading::Failed {
+            error: unexpected("statement", input),
+        },
     }
 }

@@ -73,6 +73,12 @@ pub enum Reading {
     Committed,
     /// The transaction was rolled back.
     RolledBack,
+    /// A statement of a safeguard file ran that neither reads the balance nor decides the
+    /// write (`LOCK TABLE`, `SAVEPOINT`, the write's `UPDATE` before its `COMMIT`, ...).
+    Ran {
+        /// Its command tag, e.g. `LOCK TABLE` or `UPDATE 1`.
+        tag: String,
+    },
     /// PostgreSQL aborted the transaction with an error the caller answers by rolling back
     /// and running the transaction again: 40P01 `deadlock detected` or 40001 `could not
     /// serialize access due to concurrent update`.
@@ -141,6 +147,7 @@ impl Reading {
             Reading::Begun => "BEGIN".to_string(),
             Reading::Committed => "COMMIT".to_string(),
             Reading::RolledBack => "ROLLBACK".to_string(),
+            Reading::Ran { tag } => tag.clone(),
             Reading::MustRetry { sqlstate, attempt } => {
                 let what = match sqlstate.as_str() {
                     "40P01" => "deadlock detected",

@@ -32,6 +32,17 @@
 //! and `[write] pipeline = [["MULTI"], ["SET", "{balance_key}", "{new_balance}"], ["EXEC"]]`
 //! with `landed = "array"`, `refused = "nil"`; its patterns judge the last command's reply.
 //!
+//! A SQL step may send several statements, in order, on the caller's one PostgreSQL
+//! connection: `[read] sql = ["BEGIN", "SELECT balance FROM wallets WHERE id = {wallet_id}
+//! FOR UPDATE"]` and `[write] sql = ["UPDATE wallets SET balance = $1 WHERE id =
+//! {wallet_id}", "COMMIT"]` hold the row lock from the read to the commit. The read is judged
+//! on its last statement (the query), the write on its one statement that changes the row;
+//! the write's outcome is known when its last statement answered (its change lands at
+//! `COMMIT`). A transaction begun must be committed by the end of the write; `ROLLBACK` and
+//! `AND CHAIN` are refused: a caller that does not write (too little money, a lost lock, a
+//! failed statement) sends `ROLLBACK` itself. PostgreSQL refusing the transaction (40001,
+//! 40P01) is a refused write.
+//!
 //! Variables: `{lock_key}`, `{fence_key}`, `{balance_key}`, `{token}`, `{ttl_ms}`,
 //! `{wallet_id}`, `{amount}`, and in the write only `{new_balance}` and `{fence}` (the
 //! caller's fencing token, 0 without one). A SQL read returns one row of
@@ -54,7 +65,8 @@ use super::retry::Retry;
 use super::step::MAX_PIPELINE_COMMANDS;
 use super::user::{
     AcquireSpec, Pattern, Piece, ReadSpec, RefreshSpec, ReleaseSpec, RequestTemplate, SqlParam,
-    SqlSpec, Template, UserSpec, Var, Vars, WriteSpec,
+    SqlSpec, SqlStatementSpec, Template, TxEffect, UserSpec, Var, Vars, WriteSpec,
+    MAX_SQL_STATEMENTS,
 };
 use super::{BalanceIn, Keys};
 
@@ -104,6 +116,26 @@ impl std::error::Error for SpecError {}
 enum Patterns {
     One(String),
     Many(Vec<String>),
+}
+
+/// One SQL statement or several, sent in order.
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "not SQL: write one statement in quotes, or a list of them in order (e.g. [\"BEGIN\", \"SELECT ...\"])"
+)]
+enum SqlText {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl SqlText {
+    fn statements(&self) -> Vec<&str> {
+        match self {
+            SqlText::One(one) => vec![one.as_str()],
+            SqlText::Many(many) => many.iter().map(String::as_str).collect(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -163,7 +195,7 @@ struct RefreshRepr {
 struct ReadRepr {
     command: Option<Spanned<Vec<String>>>,
     pipeline: Option<Spanned<Vec<Vec<String>>>>,
-    sql: Option<Spanned<String>>,
+    sql: Option<Spanned<SqlText>>,
     #[serde(default)]
     params: Option<Spanned<Vec<String>>>,
 }
@@ -178,7 +210,7 @@ struct WriteRepr {
     args: Option<Spanned<Vec<String>>>,
     landed: Option<Spanned<Patterns>>,
     refused: Option<Spanned<Patterns>>,
-    sql: Option<Spanned<String>>,
+    sql: Option<Spanned<SqlText>>,
     params: Option<Spanned<Vec<String>>>,
 }
 
@@ -652,6 +684,14 @@ pub fn compile(file: &str, text: &str) -> Result<UserSpec, SpecError> {
         }
     };
 
+    if let (ReadSpec::Sql(read_sql), WriteSpec::Sql(write_sql)) = (&read, &write) {
+        let span = |sql: &Option<Spanned<SqlText>>| sql.as_ref().map_or(0..0, Spanned::span);
+        check_blocks(
+            &source,
+            (read_sql, span(&repr.read.get_ref().sql)),
+            (write_sql, span(&repr.write.get_ref().sql)),
+        )?;
+    }
     if let (Some(retry), None) = (&repr.retry, &repr.acquire) {
         return Err(source.at(
             retry.span(),
@@ -1148,28 +1188,95 @@ fn pipeline_template(
 fn sql_spec(
     source: &Source<'_>,
     table: &str,
-    sql: &Spanned<String>,
+    sql: &Spanned<SqlText>,
     params: &Option<Spanned<Vec<String>>>,
     is_write: bool,
 ) -> Result<SqlSpec, SpecError> {
     let field = format!("{table} sql");
-    let text = template(source, &field, sql.span(), sql.get_ref())?;
-    for piece in &text.0 {
-        if let Piece::Var(var) = piece {
-            if *var != Var::WalletId {
+    let texts = sql.get_ref().statements();
+    if texts.is_empty() || texts.len() > MAX_SQL_STATEMENTS {
+        return Err(source.at(
+            sql.span(),
+            &field,
+            format!(
+                "a SQL step sends 1 to {MAX_SQL_STATEMENTS} statements, not {}",
+                texts.len()
+            ),
+        ));
+    }
+    let keys = Keys::for_wallet("", 42);
+    let mut statements = Vec::with_capacity(texts.len());
+    let mut highest = 0;
+    for (index, text) in texts.iter().enumerate() {
+        // Errors name the statement when there are several.
+        let field = match texts.len() {
+            1 => field.clone(),
+            _ => format!("{field} statement {}", index + 1),
+        };
+        let template = template(source, &field, sql.span(), text)?;
+        for piece in &template.0 {
+            if let Piece::Var(var) = piece {
+                if *var != Var::WalletId {
+                    return Err(source.at(
+                        sql.span(),
+                        &field,
+                        "SQL names its values as $1, $2, ... (listed in `params`); the only \
+                         {variable} in SQL text is {wallet_id}",
+                    ));
+                }
+            }
+        }
+        let rendered = String::from_utf8_lossy(&template.render(&sample_vars(&keys))).into_owned();
+        let parsed = match crate::postgres::parse_general(&rendered) {
+            Ok(parsed) => parsed,
+            Err(error) if error.message.contains("multiple commands") => {
                 return Err(source.at(
                     sql.span(),
                     &field,
-                    "SQL names its values as $1, $2, ... (listed in `params`); the only \
-                     {variable} in SQL text is {wallet_id}",
-                ));
+                    "one statement per entry: list them in order, e.g. sql = [\"BEGIN\", \
+                     \"SELECT balance FROM wallets WHERE id = {wallet_id} FOR UPDATE\"]",
+                ))
             }
+            Err(error) => {
+                return Err(source.at(sql.span(), &field, format!("not SQL: {}", error.message)))
+            }
+        };
+        let effect = tx_effect(&parsed.ast).map_err(|why| source.at(sql.span(), &field, why))?;
+        match Statement::text(&rendered) {
+            Ok(statement) => highest = highest.max(statement.param_count()),
+            Err(error) => return Err(source.at(sql.span(), &field, error)),
         }
+        statements.push(SqlStatementSpec {
+            sql: template,
+            effect,
+        });
     }
-    let keys = Keys::for_wallet("", 42);
-    let rendered = String::from_utf8_lossy(&text.render(&sample_vars(&keys))).into_owned();
-    if let Err(error) = crate::postgres::parse_general(&rendered) {
-        return Err(source.at(sql.span(), &field, format!("not SQL: {}", error.message)));
+    let data = statements
+        .iter()
+        .filter(|s| s.effect == TxEffect::Data)
+        .count();
+    if !is_write && statements.last().map(|s| s.effect) != Some(TxEffect::Data) {
+        let field = match statements.len() {
+            1 => field,
+            n => format!("{field} statement {n}"),
+        };
+        return Err(source.at(
+            sql.span(),
+            &field,
+            "the read's last statement is the query whose row is balance[, version]; a \
+             transaction statement (BEGIN, COMMIT, SAVEPOINT, SET, LOCK) cannot end it",
+        ));
+    }
+    if is_write && data != 1 {
+        return Err(source.at(
+            sql.span(),
+            &field,
+            format!(
+                "the write is judged on its one statement that changes the row (landed when it \
+                 changed 1 row, refused when 0); this write has {data} such statements besides \
+                 BEGIN, COMMIT, SAVEPOINT, SET and LOCK"
+            ),
+        ));
     }
     let mut names = Vec::new();
     if let Some(params) = params {
@@ -1202,23 +1309,99 @@ fn sql_spec(
             ));
         }
     }
-    let highest = match Statement::text(&rendered) {
-        Ok(statement) => statement.param_count(),
-        Err(error) => return Err(source.at(sql.span(), &field, error)),
-    };
     if highest != names.len() {
         let span = params.as_ref().map_or(sql.span(), Spanned::span);
         return Err(source.at(
             span,
             &format!("{table} params"),
             format!(
-                "the statement uses ${highest} as its highest parameter but `params` names {}",
+                "the statements use ${highest} as their highest parameter but `params` names {}",
                 names.len()
             ),
         ));
     }
     Ok(SqlSpec {
-        sql: text,
+        statements,
         params: names,
     })
+}
+
+/// What a statement does to the transaction block; refused: statements that would undo or
+/// outlive the caller's own transaction.
+fn tx_effect(ast: &sqlparser::ast::Statement) -> Result<TxEffect, String> {
+    use sqlparser::ast::Statement as S;
+    Ok(match ast {
+        S::StartTransaction { .. } => TxEffect::Begins,
+        S::Commit { chain: false, .. } => TxEffect::Ends,
+        S::Commit { chain: true, .. } | S::Rollback { chain: true, .. } => {
+            return Err(
+                "AND CHAIN opens a new transaction the caller never ends; leave it out".to_string(),
+            )
+        }
+        S::Rollback {
+            savepoint: None, ..
+        } => {
+            return Err(
+                "ROLLBACK would undo the caller's own write; the caller rolls back by \
+                        itself when it does not write (too little money, a lost lock, an error)"
+                    .to_string(),
+            )
+        }
+        S::Rollback { .. }
+        | S::Savepoint { .. }
+        | S::ReleaseSavepoint { .. }
+        | S::Set(_)
+        | S::Reset(_)
+        | S::Lock(_) => TxEffect::Control,
+        _ => TxEffect::Data,
+    })
+}
+
+/// The transaction blocks of the read and the write, in order: every `BEGIN` is ended by a
+/// `COMMIT` before the write is done, none begins inside another, none ends what is not open.
+fn check_blocks(
+    source: &Source<'_>,
+    read: (&SqlSpec, std::ops::Range<usize>),
+    write: (&SqlSpec, std::ops::Range<usize>),
+) -> Result<(), SpecError> {
+    let mut open: Option<String> = None;
+    for (table, (spec, span)) in [("[read]", &read), ("[write]", &write)] {
+        for (index, statement) in spec.statements.iter().enumerate() {
+            let here = match spec.statements.len() {
+                1 => format!("{table} sql"),
+                _ => format!("{table} sql statement {}", index + 1),
+            };
+            match (statement.effect, &open) {
+                (TxEffect::Begins, Some(began)) => {
+                    return Err(source.at(
+                        span.clone(),
+                        &here,
+                        format!(
+                            "begins a transaction inside the one {began} began (PostgreSQL \
+                             only warns and goes on); remove one of them"
+                        ),
+                    ))
+                }
+                (TxEffect::Begins, None) => open = Some(here),
+                (TxEffect::Ends, None) => {
+                    return Err(source.at(
+                        span.clone(),
+                        &here,
+                        "ends a transaction that is not open: add \"BEGIN\" before it (in the \
+                         read, to hold what the read locked until the write) or remove it",
+                    ))
+                }
+                (TxEffect::Ends, Some(_)) => open = None,
+                (TxEffect::Control | TxEffect::Data, _) => {}
+            }
+        }
+    }
+    match open {
+        Some(began) => Err(source.at(
+            write.1,
+            "[write] sql",
+            format!("the transaction {began} begins is never ended: end the write with \"COMMIT\""),
+        )),
+        None => Ok(()),
+    }
 }

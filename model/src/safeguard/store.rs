@@ -7,6 +7,7 @@ use crate::postgres::{PgError, QueryResult, Statement, WriteGuard};
 use crate::redis::{Command, Reply};
 
 use super::step::{Input, RedisRequest, SqlRequest, Step, SINGLE_REDIS};
+use super::user::{SqlStep, TxEffect};
 
 /// The balance store of a lock-based safeguard.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,8 +50,8 @@ pub enum Written {
 }
 
 impl Store {
-    /// The request that reads the balance.
-    pub fn read_step(&self) -> Step {
+    /// Request `at` of the read (a built-in store's read is one request, `at` 0).
+    pub fn read_step(&self, at: u8) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
                 node: SINGLE_REDIS,
@@ -64,11 +65,62 @@ impl Store {
                 },
                 params: vec![],
             }),
-            Store::User(store) => store.read_step(),
+            Store::User(store) => store.read_step(at),
         }
     }
 
-    /// Interprets the answer to [`Store::read_step`].
+    /// How many requests a step sends (a file's SQL step may send several statements, one
+    /// after the other on the caller's connection; everything else is one request).
+    pub fn len(&self, step: SqlStep) -> u8 {
+        match self {
+            Store::User(store) => store.len(step),
+            Store::Redis { .. } | Store::Postgres { .. } => 1,
+        }
+    }
+
+    /// The write's request whose answer tells landed from refused.
+    pub fn write_judged(&self) -> u8 {
+        match self {
+            Store::User(store) => store.write_judged(),
+            Store::Redis { .. } | Store::Postgres { .. } => 0,
+        }
+    }
+
+    /// What request `at` of a step does to the transaction block (none: not a statement
+    /// of a file).
+    pub fn effect(&self, step: SqlStep, at: u8) -> Option<TxEffect> {
+        match self {
+            Store::User(store) => store.effect(step, at),
+            Store::Redis { .. } | Store::Postgres { .. } => None,
+        }
+    }
+
+    /// True when a transaction block is open once request `at` of a step answered
+    /// (`succeeded`: without an error); only a file's SQL steps open one.
+    pub fn block_open(&self, step: SqlStep, at: u8, succeeded: bool) -> bool {
+        match self {
+            Store::User(store) => store.block_open(step, at, succeeded),
+            Store::Redis { .. } | Store::Postgres { .. } => false,
+        }
+    }
+
+    /// True when the read leaves a transaction block open for the write.
+    pub fn read_leaves_block_open(&self) -> bool {
+        match self {
+            Store::User(store) => store.read_leaves_block_open(),
+            Store::Redis { .. } | Store::Postgres { .. } => false,
+        }
+    }
+
+    /// Judges the answer to a request of a step that is not the one the step is judged on.
+    pub fn on_statement(&self, step: SqlStep, input: &Input) -> Result<(), Written> {
+        match self {
+            Store::User(store) => store.on_statement(step, input),
+            Store::Redis { .. } | Store::Postgres { .. } => Ok(()),
+        }
+    }
+
+    /// Interprets the answer to [`Store::read_step`]'s last request.
     pub fn on_read(&self, input: &Input) -> Result<Read, String> {
         match (self, input) {
             (Store::Redis { .. }, Input::Redis(Reply::Bulk(bytes))) => std::str::from_utf8(bytes)
@@ -90,9 +142,9 @@ impl Store {
         }
     }
 
-    /// The request that writes `new_balance`, carrying `fence` (the caller's token) and
-    /// `seen_fence` (the version read).
-    pub fn write_step(&self, new_balance: i64, fence: i64, seen_fence: i64) -> Step {
+    /// Request `at` of the write of `new_balance`, carrying `fence` (the caller's token) and
+    /// `seen_fence` (the version read). A built-in store's write is one request, `at` 0.
+    pub fn write_step(&self, at: u8, new_balance: i64, fence: i64, seen_fence: i64) -> Step {
         match self {
             Store::Redis { key } => Step::Redis {
                 node: SINGLE_REDIS,
@@ -116,7 +168,7 @@ impl Store {
                     params,
                 })
             }
-            Store::User(store) => store.write_step(new_balance, fence, seen_fence),
+            Store::User(store) => store.write_step(at, new_balance, fence, seen_fence),
         }
     }
 
@@ -137,16 +189,22 @@ impl Store {
         }
     }
 
-    /// The fence a read reports: the row's (PostgreSQL), none for a Redis balance.
-    pub fn read_fence(&self, read: &Read) -> Option<i64> {
+    /// The fence a read reports: the row's (PostgreSQL), a file's query's second column
+    /// when it has one (`input` is the answer read), none for a Redis balance.
+    pub fn read_fence(&self, read: &Read, input: &Input) -> Option<i64> {
         match self {
             Store::Redis { .. } => None,
             Store::Postgres { .. } => Some(read.fence),
-            Store::User(store) => store.reads_version().then_some(read.fence),
+            Store::User(_) => match input {
+                Input::Sql(Ok(result)) if result.rows.first().is_some_and(|row| row.len() == 2) => {
+                    Some(read.fence)
+                }
+                _ => None,
+            },
         }
     }
 
-    /// Interprets the answer to [`Store::write_step`].
+    /// Interprets the answer to [`Store::write_step`]'s judged request.
     pub fn on_write(&self, input: &Input) -> Written {
         match (self, input) {
             (Store::User(store), _) => store.on_write(input),

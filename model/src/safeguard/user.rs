@@ -9,7 +9,7 @@
 //! the tutorial's: then it *is* the built-in script or statement, and a file that spells a
 //! tutorial safeguard runs byte for byte as the built-in one.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::postgres::Statement;
 use crate::redis::{Command, Reply, ScriptId};
@@ -342,13 +342,50 @@ impl SqlParam {
     ];
 }
 
-/// A SQL statement of the file, `{wallet_id}` still in its text.
+/// What a statement of a SQL step does to the caller's transaction block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TxEffect {
+    /// `BEGIN` or `START TRANSACTION`: opens a block.
+    Begins,
+    /// `COMMIT` or `END`: closes it.
+    Ends,
+    /// `SAVEPOINT`, `RELEASE`, `ROLLBACK TO`, `SET`, `RESET`, `LOCK`: changes no row.
+    Control,
+    /// Anything else: a query or a change (the read's last statement, the write's judged one).
+    Data,
+}
+
+/// One statement of a SQL step, `{wallet_id}` still in its text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SqlSpec {
+pub struct SqlStatementSpec {
     /// The text.
     pub sql: Template,
-    /// What `$1`, `$2`, ... are.
+    /// What it does to the transaction block.
+    pub effect: TxEffect,
+}
+
+/// A SQL step of the file: its statements, sent in order on the caller's one connection.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SqlSpec {
+    /// The statements (1 to [`MAX_SQL_STATEMENTS`]).
+    pub statements: Vec<SqlStatementSpec>,
+    /// What `$1`, `$2`, ... are (each statement is sent as many as its highest `$n`).
     pub params: Vec<SqlParam>,
+}
+
+/// The most statements one SQL step may send.
+pub const MAX_SQL_STATEMENTS: usize = 16;
+
+impl SqlSpec {
+    /// The statement whose answer the step is judged on: the last one that is not a
+    /// transaction statement (the read's query, the write's change). The file is refused
+    /// when there is none.
+    pub fn judged(&self) -> usize {
+        self.statements
+            .iter()
+            .rposition(|s| s.effect == TxEffect::Data)
+            .unwrap_or(self.statements.len() - 1)
+    }
 }
 
 /// How the balance is read.
@@ -453,10 +490,17 @@ impl UserSpec {
     /// a Redis write with `refused` replies.
     pub fn can_reject(&self) -> bool {
         match &self.write {
-            WriteSpec::Sql(sql) => sql
-                .params
-                .iter()
-                .any(|p| matches!(p, SqlParam::Fence | SqlParam::Version)),
+            // A conditional write, or one in a transaction, which PostgreSQL may refuse with
+            // 40001 (REPEATABLE READ, SERIALIZABLE) or 40P01.
+            WriteSpec::Sql(sql) => {
+                let begins =
+                    |sql: &SqlSpec| sql.statements.iter().any(|s| s.effect == TxEffect::Begins);
+                sql.params
+                    .iter()
+                    .any(|p| matches!(p, SqlParam::Fence | SqlParam::Version))
+                    || begins(sql)
+                    || matches!(&self.read, ReadSpec::Sql(read) if begins(read))
+            }
             WriteSpec::Redis { refused, .. } => !refused.is_empty(),
         }
     }
@@ -610,6 +654,15 @@ impl UserLock {
     }
 }
 
+/// Which SQL step of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SqlStep {
+    /// The read.
+    Read,
+    /// The write.
+    Write,
+}
+
 /// One caller's balance store from a file, its statements resolved for the run's wallet.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct UserStore {
@@ -621,10 +674,10 @@ pub struct UserStore {
     pub wallet_id: i64,
     /// The amount.
     pub amount: i64,
-    /// The read statement (SQL reads).
-    pub read_statement: Option<Statement>,
-    /// The write statement (SQL writes).
-    pub write_statement: Option<Statement>,
+    /// The read's statements, in order (empty for a Redis read).
+    pub read_statements: Arc<[Statement]>,
+    /// The write's statements, in order (empty for a Redis write).
+    pub write_statements: Arc<[Statement]>,
 }
 
 impl UserStore {
@@ -640,25 +693,27 @@ impl UserStore {
             new_balance: None,
             fence: None,
         };
-        let statement = |sql: &SqlSpec| {
-            let text = String::from_utf8_lossy(&sql.sql.render(&vars)).into_owned();
-            Statement::text(&text)
+        let statements = |sql: &SqlSpec| -> Result<Arc<[Statement]>, String> {
+            sql.statements
+                .iter()
+                .map(|s| Statement::text(&String::from_utf8_lossy(&s.sql.render(&vars))))
+                .collect()
         };
-        let read_statement = match &user.read {
-            ReadSpec::Sql(sql) => Some(statement(sql)?),
-            ReadSpec::Redis(_) => None,
+        let read_statements = match &user.read {
+            ReadSpec::Sql(sql) => statements(sql)?,
+            ReadSpec::Redis(_) => Arc::from([]),
         };
-        let write_statement = match &user.write {
-            WriteSpec::Sql(sql) => Some(statement(sql)?),
-            WriteSpec::Redis { .. } => None,
+        let write_statements = match &user.write {
+            WriteSpec::Sql(sql) => statements(sql)?,
+            WriteSpec::Redis { .. } => Arc::from([]),
         };
         Ok(UserStore {
             spec,
             keys: keys.clone(),
             wallet_id,
             amount,
-            read_statement,
-            write_statement,
+            read_statements,
+            write_statements,
         })
     }
 
@@ -672,6 +727,75 @@ impl UserStore {
             new_balance,
             fence,
         }
+    }
+
+    /// The step's SQL, none for a Redis step.
+    fn sql(&self, step: SqlStep) -> Option<&'static SqlSpec> {
+        match (step, &get(self.spec).read, &get(self.spec).write) {
+            (SqlStep::Read, ReadSpec::Sql(sql), _) | (SqlStep::Write, _, WriteSpec::Sql(sql)) => {
+                Some(sql)
+            }
+            _ => None,
+        }
+    }
+
+    /// How many requests the step sends: its statements, or 1 (a Redis request).
+    pub fn len(&self, step: SqlStep) -> u8 {
+        self.sql(step).map_or(1, |sql| {
+            u8::try_from(sql.statements.len()).unwrap_or(u8::MAX)
+        })
+    }
+
+    /// The statement of the write whose rows tell landed from refused (0 for a Redis write).
+    pub fn write_judged(&self) -> u8 {
+        self.sql(SqlStep::Write)
+            .map_or(0, |sql| u8::try_from(sql.judged()).unwrap_or(u8::MAX))
+    }
+
+    /// What statement `at` of the step does to the transaction block (none for Redis).
+    pub fn effect(&self, step: SqlStep, at: u8) -> Option<TxEffect> {
+        self.sql(step)
+            .and_then(|sql| sql.statements.get(usize::from(at)))
+            .map(|s| s.effect)
+    }
+
+    /// True when a transaction block is open once statement `at` of the step answered
+    /// (`succeeded`: without an error). The read's block stays open into the write; a failed
+    /// statement leaves an open block aborted (still open: it needs a `ROLLBACK`), a failed
+    /// `COMMIT` ends it, a failed `BEGIN` opens none.
+    pub fn block_open(&self, step: SqlStep, at: u8, succeeded: bool) -> bool {
+        let walk = |sql: Option<&SqlSpec>, upto: usize, mut open: bool| {
+            for s in sql.map_or(&[][..], |sql| {
+                &sql.statements[..upto.min(sql.statements.len())]
+            }) {
+                open = match s.effect {
+                    TxEffect::Begins => true,
+                    TxEffect::Ends => false,
+                    TxEffect::Control | TxEffect::Data => open,
+                };
+            }
+            open
+        };
+        let read = self.sql(SqlStep::Read);
+        let before = match step {
+            SqlStep::Read => walk(read, usize::from(at), false),
+            SqlStep::Write => walk(
+                self.sql(SqlStep::Write),
+                usize::from(at),
+                walk(read, usize::MAX, false),
+            ),
+        };
+        match (self.effect(step, at), succeeded) {
+            (Some(TxEffect::Begins), true) => true,
+            (Some(TxEffect::Ends), _) => false,
+            _ => before,
+        }
+    }
+
+    /// True when the read leaves a transaction block open for the write.
+    pub fn read_leaves_block_open(&self) -> bool {
+        let last = self.len(SqlStep::Read) - 1;
+        self.block_open(SqlStep::Read, last, true)
     }
 
     fn params(&self, sql: &SqlSpec, new_balance: i64, fence: i64, seen: i64) -> Vec<i64> {
@@ -688,14 +812,33 @@ impl UserStore {
             .collect()
     }
 
-    /// The read.
-    pub fn read_step(&self) -> Step {
-        match (&get(self.spec).read, self.read_statement) {
-            (ReadSpec::Sql(sql), Some(statement)) => Step::Sql(SqlRequest {
-                statement,
-                params: self.params(sql, 0, 0, 0),
-            }),
-            (ReadSpec::Redis(request), _) => Step::Redis {
+    /// Statement `at` of a SQL step, sent as many of the step's parameters as it uses.
+    fn sql_step(&self, step: SqlStep, at: u8, mut params: Vec<i64>) -> Step {
+        let statements = match step {
+            SqlStep::Read => &self.read_statements,
+            SqlStep::Write => &self.write_statements,
+        };
+        match statements.get(usize::from(at)) {
+            Some(&statement) => {
+                params.truncate(statement.param_count());
+                Step::Sql(SqlRequest { statement, params })
+            }
+            None => Step::Done(super::Outcome::Failed(format!(
+                "statement {} of the {} was not prepared",
+                usize::from(at) + 1,
+                match step {
+                    SqlStep::Read => "read",
+                    SqlStep::Write => "write",
+                }
+            ))),
+        }
+    }
+
+    /// Request `at` of the read (0 for a Redis read).
+    pub fn read_step(&self, at: u8) -> Step {
+        match &get(self.spec).read {
+            ReadSpec::Sql(sql) => self.sql_step(SqlStep::Read, at, self.params(sql, 0, 0, 0)),
+            ReadSpec::Redis(request) => Step::Redis {
                 node: super::step::SINGLE_REDIS,
                 request: match request_or_echo(request, &self.vars(None, None)) {
                     Some(request) => request,
@@ -703,13 +846,11 @@ impl UserStore {
                 },
                 timeout_ms: None,
             },
-            (ReadSpec::Sql(_), None) => Step::Done(super::Outcome::Failed(
-                "the read statement was not prepared".to_string(),
-            )),
         }
     }
 
-    /// Reads the balance (and the version, for a query with two columns).
+    /// Reads the balance (and the version, for a query with two columns) from the answer to
+    /// the read's last request.
     pub fn on_read(&self, input: &Input) -> Result<Read, String> {
         let judged;
         let input = match (&get(self.spec).read, input) {
@@ -746,19 +887,15 @@ impl UserStore {
         }
     }
 
-    /// True when reads report a version (a SQL read).
-    pub fn reads_version(&self) -> bool {
-        matches!(get(self.spec).read, ReadSpec::Sql(_))
-    }
-
-    /// The write of `new_balance`.
-    pub fn write_step(&self, new_balance: i64, fence: i64, seen: i64) -> Step {
-        match (&get(self.spec).write, self.write_statement) {
-            (WriteSpec::Sql(sql), Some(statement)) => Step::Sql(SqlRequest {
-                statement,
-                params: self.params(sql, new_balance, fence, seen),
-            }),
-            (WriteSpec::Redis { request, .. }, _) => Step::Redis {
+    /// Request `at` of the write of `new_balance` (0 for a Redis write).
+    pub fn write_step(&self, at: u8, new_balance: i64, fence: i64, seen: i64) -> Step {
+        match &get(self.spec).write {
+            WriteSpec::Sql(sql) => self.sql_step(
+                SqlStep::Write,
+                at,
+                self.params(sql, new_balance, fence, seen),
+            ),
+            WriteSpec::Redis { request, .. } => Step::Redis {
                 node: super::step::SINGLE_REDIS,
                 request: match request_or_echo(request, &self.vars(Some(new_balance), Some(fence)))
                 {
@@ -767,9 +904,6 @@ impl UserStore {
                 },
                 timeout_ms: None,
             },
-            (WriteSpec::Sql(_), None) => Step::Done(super::Outcome::Failed(
-                "the write statement was not prepared".to_string(),
-            )),
         }
     }
 
@@ -784,7 +918,9 @@ impl UserStore {
         }
     }
 
-    /// Judges the write's answer.
+    /// Judges the answer to the write's judged request. PostgreSQL's refusals of a
+    /// transaction (class 40: `40001` could not serialize, `40P01` deadlock) wrote nothing:
+    /// refused, as a changed-nothing write is.
     pub fn on_write(&self, input: &Input) -> Written {
         match (&get(self.spec).write, input) {
             (WriteSpec::Sql(_), Input::Sql(Ok(result))) => match result.rows_affected {
@@ -792,6 +928,9 @@ impl UserStore {
                 1 => Written::Landed,
                 n => Written::Failed(format!("the write changed {n} rows, expected 0 or 1")),
             },
+            (WriteSpec::Sql(_), Input::Sql(Err(error))) if error.code.starts_with("40") => {
+                Written::Refused
+            }
             (
                 WriteSpec::Redis {
                     request,
@@ -810,6 +949,25 @@ impl UserStore {
                 }
             }
             _ => Written::Failed(unexpected("write", input)),
+        }
+    }
+
+    /// Judges the answer to a statement that is not the step's judged one: `Ok` when it ran,
+    /// else what went wrong (`Refused` for PostgreSQL's refusals of the transaction, as
+    /// [`UserStore::on_write`]).
+    pub fn on_statement(&self, step: SqlStep, input: &Input) -> Result<(), Written> {
+        match input {
+            Input::Sql(Ok(_)) => Ok(()),
+            Input::Sql(Err(error)) if step == SqlStep::Write && error.code.starts_with("40") => {
+                Err(Written::Refused)
+            }
+            _ => Err(Written::Failed(unexpected(
+                match step {
+                    SqlStep::Read => "read",
+                    SqlStep::Write => "write",
+                },
+                input,
+            ))),
         }
     }
 }
