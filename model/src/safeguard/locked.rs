@@ -449,19 +449,7 @@ impl LockedSpend {
         landed: Option<bool>,
         input: &Input,
     ) -> Step {
-        let answer = if at == self.store.write_judged() {
-            match self.store.on_write(input) {
-                Written::Landed => Ok(Some(true)),
-                // PostgreSQL refusing the transaction (an error) ends it: handled below.
-                Written::Refused if !matches!(input, Input::Sql(Err(_))) => Ok(Some(false)),
-                written => Err(written),
-            }
-        } else {
-            self.store
-                .on_statement(SqlStep::Write, input)
-                .map(|()| landed)
-        };
-        let landed = match answer {
+        let landed = match self.write_answer(at, landed, input) {
             Ok(landed) => landed,
             Err(written) => {
                 let open = self.store.block_open(SqlStep::Write, at, false);
@@ -491,6 +479,28 @@ impl LockedSpend {
             None => Outcome::Failed("the write has no statement that changes the row".into()),
         };
         self.release(fence, Some(read), outcome)
+    }
+
+    /// What the answer to request `at` of the write says: what the judged request found
+    /// (landed or refused) once it answered, `landed` until then; an error when the request
+    /// failed (`Refused` when PostgreSQL refused the transaction, which ends it).
+    fn write_answer(
+        &self,
+        at: u8,
+        landed: Option<bool>,
+        input: &Input,
+    ) -> Result<Option<bool>, Written> {
+        if at != self.store.write_judged() {
+            return self
+                .store
+                .on_statement(SqlStep::Write, input)
+                .map(|()| landed);
+        }
+        match self.store.on_write(input) {
+            Written::Landed => Ok(Some(true)),
+            Written::Refused if !matches!(input, Input::Sql(Err(_))) => Ok(Some(false)),
+            written => Err(written),
+        }
     }
 
     /// Keeps the outcome and, when the caller's transaction block is `open`, rolls it back
@@ -705,17 +715,7 @@ impl Machine for LockedSpend {
                 let balance = read.balance - self.amount;
                 let (fence, seen) = self.store.write_marks(self.write_token(*fence), read.fence);
                 let last = *at + 1 == self.store.len(SqlStep::Write);
-                let answer = if *at == self.store.write_judged() {
-                    match self.store.on_write(input) {
-                        Written::Landed => Ok(Some(true)),
-                        Written::Refused if !matches!(input, Input::Sql(Err(_))) => Ok(Some(false)),
-                        written => Err(written),
-                    }
-                } else {
-                    self.store
-                        .on_statement(SqlStep::Write, input)
-                        .map(|()| *landed)
-                };
+                let answer = self.write_answer(*at, *landed, input);
                 // The write is told landed or refused by its last request (a transaction's
                 // change lands at its COMMIT); a refusal of the transaction, at once.
                 match answer {
