@@ -1208,11 +1208,7 @@ fn sql_spec(
     let mut statements = Vec::with_capacity(texts.len());
     let mut highest = 0;
     for (index, text) in texts.iter().enumerate() {
-        // Errors name the statement when there are several.
-        let field = match texts.len() {
-            1 => field.clone(),
-            _ => format!("{field} statement {}", index + 1),
-        };
+        let field = statement_field(table, texts.len(), index);
         let template = template(source, &field, sql.span(), text)?;
         for piece in &template.0 {
             if let Piece::Var(var) = piece {
@@ -1233,8 +1229,9 @@ fn sql_spec(
                 return Err(source.at(
                     sql.span(),
                     &field,
-                    "one statement per entry: list them in order, e.g. sql = [\"BEGIN\", \
-                     \"SELECT balance FROM wallets WHERE id = {wallet_id} FOR UPDATE\"]",
+                    "one statement per entry (this one holds none, or several): list them in \
+                     order, e.g. sql = [\"BEGIN\", \"SELECT balance FROM wallets WHERE id = \
+                     {wallet_id} FOR UPDATE\"]",
                 ))
             }
             Err(error) => {
@@ -1256,10 +1253,7 @@ fn sql_spec(
         .filter(|s| s.effect == TxEffect::Data)
         .count();
     if !is_write && statements.last().map(|s| s.effect) != Some(TxEffect::Data) {
-        let field = match statements.len() {
-            1 => field,
-            n => format!("{field} statement {n}"),
-        };
+        let field = statement_field(table, statements.len(), statements.len() - 1);
         return Err(source.at(
             sql.span(),
             &field,
@@ -1326,6 +1320,15 @@ fn sql_spec(
     })
 }
 
+/// The field an error about statement `index` (of `count`) of a SQL step names: the
+/// statement when there are several, e.g. `[read] sql statement 2`.
+fn statement_field(table: &str, count: usize, index: usize) -> String {
+    match count {
+        1 => format!("{table} sql"),
+        _ => format!("{table} sql statement {}", index + 1),
+    }
+}
+
 /// What a statement does to the transaction block; refused: statements that would undo or
 /// outlive the caller's own transaction.
 fn tx_effect(ast: &sqlparser::ast::Statement) -> Result<TxEffect, String> {
@@ -1367,10 +1370,7 @@ fn check_blocks(
     let mut open: Option<String> = None;
     for (table, (spec, span)) in [("[read]", &read), ("[write]", &write)] {
         for (index, statement) in spec.statements.iter().enumerate() {
-            let here = match spec.statements.len() {
-                1 => format!("{table} sql"),
-                _ => format!("{table} sql statement {}", index + 1),
-            };
+            let here = statement_field(table, spec.statements.len(), index);
             match (statement.effect, &open) {
                 (TxEffect::Begins, Some(began)) => {
                     return Err(source.at(

@@ -377,6 +377,11 @@ pub struct SqlSpec {
 pub const MAX_SQL_STATEMENTS: usize = 16;
 
 impl SqlSpec {
+    /// True when a statement of the step begins a transaction block.
+    pub fn begins_block(&self) -> bool {
+        self.statements.iter().any(|s| s.effect == TxEffect::Begins)
+    }
+
     /// The statement whose answer the step is judged on: the last one that is not a
     /// transaction statement (the read's query, the write's change). The file is refused
     /// when there is none.
@@ -493,13 +498,11 @@ impl UserSpec {
             // A conditional write, or one in a transaction, which PostgreSQL may refuse with
             // 40001 (REPEATABLE READ, SERIALIZABLE) or 40P01.
             WriteSpec::Sql(sql) => {
-                let begins =
-                    |sql: &SqlSpec| sql.statements.iter().any(|s| s.effect == TxEffect::Begins);
                 sql.params
                     .iter()
                     .any(|p| matches!(p, SqlParam::Fence | SqlParam::Version))
-                    || begins(sql)
-                    || matches!(&self.read, ReadSpec::Sql(read) if begins(read))
+                    || sql.begins_block()
+                    || matches!(&self.read, ReadSpec::Sql(read) if read.begins_block())
             }
             WriteSpec::Redis { refused, .. } => !refused.is_empty(),
         }
