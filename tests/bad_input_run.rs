@@ -122,6 +122,52 @@ fn careless_and_extreme_runs_get_the_documented_exit_code_and_a_message() {
             2,
             &["--callers"],
         ),
+        // Runs that put nothing to the test.
+        Case::new(
+            "nothing to spend: a run in which no spend reaches the storage is inconclusive",
+            &["run", "step2-lock", "--callers", "5", "--balance", "0"],
+            3,
+            &[
+                "accepted=0 balance=0 expected=0 INCONCLUSIVE",
+                "no spend reached the storage (5 found too little money)",
+                "--balance",
+            ],
+        ),
+        Case::new(
+            "a batch of only such runs is inconclusive",
+            &[
+                "run",
+                "step2-lock",
+                "--callers",
+                "5",
+                "--balance",
+                "0",
+                "--runs",
+                "3",
+            ],
+            3,
+            &[
+                "OK in 0; untested in 3 (no spend reached the storage)",
+                "untested seeds: 1 2 3",
+            ],
+        ),
+        Case::new(
+            "a batch is judged on its tested runs: one untested seed beside a tested one is OK",
+            &[
+                "run",
+                "transfer-unordered",
+                "--callers",
+                "50",
+                "--runs",
+                "2",
+                "--no-save-traces",
+            ],
+            0,
+            &[
+                "OK in 1; untested in 1",
+                "seed 1: untested: no spend reached the storage (50 failed; first: app-1 failed",
+            ],
+        ),
         // Time limits.
         Case::new(
             "long work past a short time limit is inconclusive, fast",

@@ -179,12 +179,14 @@ pub struct RunReport {
 /// stopped at its time limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RunVerdict {
-    /// Every caller finished and the ledger holds.
+    /// Every caller finished, the ledger holds, and at least one spend reached the storage.
     Ok,
     /// The ledger is broken in a way no unfinished caller can explain.
     Broken,
-    /// Callers were still running at the time limit, and what the ledger shows so far may
-    /// still be their doing: no verdict.
+    /// No verdict: callers were still running at the time limit, and what the ledger shows so
+    /// far may still be their doing; or every caller finished without a spend reaching the
+    /// storage (each failed, gave up, lost its lock or found too little money), so the ledger
+    /// was never put to the test ([`RunReport::untested`]).
     Inconclusive,
 }
 
@@ -202,7 +204,9 @@ impl RunVerdict {
 impl RunReport {
     /// The run's verdict.
     ///
-    /// A finished run is judged by its ledger. An unfinished one (stopped at its time limit)
+    /// A finished run is judged by its ledger: BROKEN when it is broken, OK when it holds and
+    /// some spend was put to the storage, INCONCLUSIVE when none was ([`RunReport::untested`]:
+    /// a ledger nobody wrote to holds whatever the safeguard does). An unfinished one (stopped at its time limit)
     /// is BROKEN only when the violation is already visible: the balance is negative, or it
     /// is not `initial - amount * a` for any number `a` of accepted spends between those
     /// acknowledged and those plus the unfinished callers (each may have a write in flight
@@ -214,6 +218,8 @@ impl RunReport {
         if self.finished {
             return if broken {
                 RunVerdict::Broken
+            } else if self.untested() {
+                RunVerdict::Inconclusive
             } else {
                 RunVerdict::Ok
             };
@@ -242,6 +248,19 @@ impl RunReport {
         }
     }
 
+    /// True when every caller finished, the ledger holds, and yet no spend reached the storage:
+    /// none was accepted, refused by the storage, or landed unacknowledged. Every caller failed,
+    /// gave up, lost its lock or found too little money, so nothing the safeguard guards
+    /// happened, and the ledger holding proves nothing about it.
+    pub fn untested(&self) -> bool {
+        let ledger = &self.ledger;
+        self.finished
+            && ledger.verdict == leaselab_model::ledger::Verdict::Ok
+            && ledger.accepted == 0
+            && ledger.rejected == 0
+            && ledger.unacknowledged == 0
+    }
+
     /// True when the run is BROKEN ([`RunReport::verdict`]).
     pub fn broken(&self) -> bool {
         self.verdict() == RunVerdict::Broken
@@ -253,10 +272,11 @@ impl RunReport {
     }
 
     /// The ledger's line, e.g. `accepted=1 balance=90 expected=90 OK`, with the run's
-    /// verdict as its last word (`INCONCLUSIVE` for an unfinished run that proves nothing).
+    /// verdict as its last word (`INCONCLUSIVE` for an unfinished or untested run, which proves
+    /// nothing).
     pub fn line(&self) -> String {
         let ledger = &self.ledger;
-        if self.finished {
+        if self.finished && !self.untested() {
             return ledger.line();
         }
         ledger.line_with(self.verdict().as_str())
@@ -1607,5 +1627,35 @@ mod tests {
         let mut negative = explained;
         negative.ledger.final_balance = -10;
         assert_eq!(negative.verdict(), RunVerdict::Broken);
+    }
+
+    #[test]
+    fn a_finished_run_in_which_no_spend_reached_the_storage_is_inconclusive() {
+        // Nothing to spend: every caller takes the lock, reads 0 and writes nothing.
+        let mut empty = scenario("step2-lock");
+        empty.callers = 5;
+        empty.initial_balance = 0;
+        let report = run(&empty, 1).unwrap();
+        assert!(report.finished);
+        assert_eq!(report.ledger.insufficient, 5, "{}", report.line());
+        assert_eq!(report.ledger.verdict, leaselab_model::ledger::Verdict::Ok);
+        assert!(report.untested());
+        assert_eq!(report.verdict(), RunVerdict::Inconclusive);
+        assert!(report.line().ends_with("INCONCLUSIVE"), "{}", report.line());
+        // One spend that lands is enough to judge the run by its ledger.
+        let mut some = empty.clone();
+        some.initial_balance = 10;
+        let judged = run(&some, 1).unwrap();
+        assert_eq!(judged.ledger.accepted, 1, "{}", judged.line());
+        assert!(!judged.untested());
+        assert_eq!(judged.verdict(), RunVerdict::Ok);
+        // So is a write the storage refused (step 5: B's stale fence), and a broken ledger
+        // stays BROKEN whatever else the run shows.
+        let mut refused = run(&scenario("step5-fencing"), 1).unwrap();
+        refused.ledger.accepted = 0;
+        refused.ledger.final_balance = refused.ledger.initial_balance;
+        refused.ledger.expected_balance = refused.ledger.initial_balance;
+        assert!(refused.ledger.rejected > 0 && !refused.untested());
+        assert_eq!(refused.verdict(), RunVerdict::Ok);
     }
 }

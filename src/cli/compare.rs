@@ -194,7 +194,8 @@ impl Side {
 
     /// Adds one run.
     pub fn add(&mut self, report: &RunReport) {
-        if report.verdict() == RunVerdict::Inconclusive {
+        // A run stopped at its time limit; one that only spent nothing still has its counters.
+        if report.verdict() == RunVerdict::Inconclusive && !report.untested() {
             self.inconclusive += 1;
         }
         for (spread, value) in self.spreads.iter_mut().zip(counters(report)) {

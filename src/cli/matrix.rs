@@ -18,7 +18,7 @@ pub const EXIT_STATUS: &str = "Exit status: the cells the tutorial speaks about 
 verdict (BROKEN cells are findings, not failures). 0 every pinned cell as the tutorial says and \
 no cell INCONCLUSIVE; 1 a pinned cell disagrees (marked !), whether it came out SAFE or BROKEN; \
 2 bad usage or input; 3 no pinned cell disagrees but a cell is INCONCLUSIVE (raise \
---max-states).";
+--max-states; or, when no seed of a cell put a spend to the storage, try more --runs).";
 
 /// The options of `leaselab matrix` (its description is on the subcommand).
 #[derive(Debug, ClapArgs)]
@@ -529,9 +529,8 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
     let pinned = matrix.cells.iter().filter(|c| c.expected.is_some()).count();
     let unexpected = matrix.unexpected();
     let inconclusive = matrix.inconclusive();
-    let _ = writeln!(
-        text,
-        "\n{} of {pinned} cells pinned to the tutorial as it says{}{}",
+    let summary = format!(
+        "{} of {pinned} cells pinned to the tutorial as it says{}{}",
         pinned - unexpected.len(),
         if unexpected.is_empty() {
             String::new()
@@ -552,6 +551,8 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
             format!("; INCONCLUSIVE: {}", names.join(", "))
         }
     );
+    text.push('\n');
+    wrap(&mut text, &summary, "", "  ");
     for cell in &inconclusive {
         if let Some(reason) = &cell.exhaustive.reason {
             let _ = writeln!(
@@ -560,12 +561,23 @@ pub fn render(matrix: &Matrix, columns: &[Column]) -> String {
                 cell.row, cell.column
             );
         }
-        if cell.simulated.inconclusive > 0 {
-            let _ = writeln!(
-                text,
-                "  {} × {}: simulated INCONCLUSIVE: {} of {} runs reached no verdict",
-                cell.row, cell.column, cell.simulated.inconclusive, cell.simulated.runs
+        let simulated = &cell.simulated;
+        if simulated.inconclusive > 0 {
+            let line = format!(
+                "{} × {}: simulated INCONCLUSIVE: {} of {} runs stopped at their time limit with \
+                    callers still running",
+                cell.row, cell.column, simulated.inconclusive, simulated.runs
             );
+            wrap(&mut text, &line, "  ", "    ");
+        } else if simulated.verdict == Verdict::Inconclusive && simulated.untested > 0 {
+            let line =
+                format!(
+                "{} × {}: simulated INCONCLUSIVE: in none of its {} runs did a spend reach the \
+                    storage ({} callers gave up, {} failed, the others lost the lock or found \
+                    too little money), so the ledger holding says nothing about the safeguard",
+                cell.row, cell.column, simulated.runs, simulated.cost.gave_up, simulated.cost.failed
+            );
+            wrap(&mut text, &line, "  ", "    ");
         }
     }
     text

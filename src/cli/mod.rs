@@ -50,7 +50,8 @@ pub const EXIT_CODES: &str =
     "Exit codes: 0 every verdict OK/SAFE; 1 a violation was found (for tour and matrix, whose \
 verdicts are the tutorial's claims: a row or pinned cell that disagrees with what the tutorial \
 says; a BROKEN cell the tutorial predicts is a finding, not a failure); 2 bad usage or input; \
-3 INCONCLUSIVE (a bound or limit stopped the work before a verdict).";
+3 INCONCLUSIVE (a bound or limit stopped the work before a verdict, or no spend reached the \
+storage, so the ledger was never put to the test).";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]

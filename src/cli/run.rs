@@ -48,7 +48,7 @@ use clap::Args as ClapArgs;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use leaselab_model::fault::{Fault, Host};
 use leaselab_model::redis::aof::Appendfsync;
-use leaselab_model::safeguard::{Point, Safeguard};
+use leaselab_model::safeguard::{Outcome, Point, Safeguard};
 use leaselab_model::scenario::{Scenario, TimingPreset, Variant, SAFETY_SCENARIOS, TUTORIAL_STEPS};
 use leaselab_model::world::FaultsOn;
 use leaselab_sim::events::render;
@@ -523,6 +523,53 @@ pub fn max_time_limit() -> String {
     format!("{}m", MAX_TIME_LIMIT_MS / 60_000)
 }
 
+/// The line saying why a run has no verdict (or, unfinished, why it is BROKEN all the same),
+/// and what to do.
+pub fn inconclusive_note(report: &RunReport, explicit_limit: bool) -> String {
+    if report.untested() {
+        format!("INCONCLUSIVE: {}", untested_note(report))
+    } else {
+        unfinished_note(report, explicit_limit)
+    }
+}
+
+/// Why a finished run in which no spend reached the storage is untested (INCONCLUSIVE on its
+/// own): how the callers ended, the first of them that did not simply find too little money,
+/// and what to change.
+pub fn untested_note(report: &RunReport) -> String {
+    let ledger = &report.ledger;
+    let ends: Vec<String> = [
+        (ledger.failed, "failed"),
+        (ledger.gave_up, "gave up"),
+        (ledger.lost_lock, "lost the lock"),
+        (ledger.insufficient, "found too little money"),
+    ]
+    .iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, what)| format!("{count} {what}"))
+    .collect();
+    let first = report
+        .callers
+        .iter()
+        .find_map(|caller| match &caller.outcome {
+            Some(outcome @ (Outcome::Failed(_) | Outcome::GaveUp | Outcome::LostLock)) => {
+                Some(format!("; first: {} {}", caller.host, outcome.describe()))
+            }
+            _ => None,
+        });
+    let hint = if ledger.insufficient == report.scenario.callers {
+        "start with a balance of at least the amount (--balance)"
+    } else {
+        "see each caller's outcome with --json or --events"
+    };
+    format!(
+        "no spend reached the storage ({}{}), so the ledger holding says nothing about the \
+            safeguard; {hint}",
+        ends.join(", "),
+        first.unwrap_or_default()
+    )
+}
+
 /// The line saying why an unfinished run has the verdict it has, and what to do.
 pub fn unfinished_note(report: &RunReport, explicit_limit: bool) -> String {
     let limit = format_ms(report.elapsed_ms);
@@ -908,8 +955,12 @@ pub struct Tally {
     pub ok: u64,
     /// BROKEN runs' seeds.
     pub broken: SeedList,
-    /// INCONCLUSIVE runs' seeds.
+    /// INCONCLUSIVE runs' seeds (stopped at their time limit).
     pub inconclusive: SeedList,
+    /// Untested runs' seeds ([`RunReport::untested`]): finished, no spend put to the storage.
+    pub untested: SeedList,
+    /// Why the first untested run is so (`seed N: ...`).
+    pub untested_note: Option<String>,
     /// Each counter of [`counters`] with its spread.
     pub counters: Vec<(&'static str, Spread)>,
     /// The first BROKEN run.
@@ -938,6 +989,8 @@ impl Tally {
             ok: 0,
             broken: SeedList::default(),
             inconclusive: SeedList::default(),
+            untested: SeedList::default(),
+            untested_note: None,
             counters: Vec::new(),
             first_broken: None,
             first_inconclusive: None,
@@ -958,6 +1011,16 @@ impl Tally {
         }
         match report.verdict() {
             RunVerdict::Ok => self.ok += 1,
+            RunVerdict::Inconclusive if report.untested() => {
+                self.untested.push(report.seed);
+                if self.untested_note.is_none() {
+                    self.untested_note = Some(format!(
+                        "seed {}: untested: {}",
+                        report.seed,
+                        untested_note(report)
+                    ));
+                }
+            }
             RunVerdict::Broken => {
                 self.broken.push(report.seed);
                 if self.first_broken.is_none() {
@@ -986,7 +1049,13 @@ impl Tally {
     /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
     /// INCONCLUSIVE run, which outranks OK.
     pub fn status(&self) -> Status {
-        status(&self.broken, &self.trespassing, &self.inconclusive)
+        status(
+            &self.broken,
+            &self.trespassing,
+            &self.inconclusive,
+            &self.untested,
+            self.runs,
+        )
     }
 
     /// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
@@ -996,6 +1065,7 @@ impl Tally {
             self.broken.total(),
             self.inconclusive.total(),
             self.ok,
+            self.untested.total(),
         )
     }
 
@@ -1017,6 +1087,8 @@ impl Tally {
             ok: self.ok,
             broken: self.broken.clone(),
             inconclusive: self.inconclusive.clone(),
+            untested: self.untested.clone(),
+            untested_note: self.untested_note.clone(),
             counters: self
                 .counters
                 .iter()
@@ -1026,7 +1098,7 @@ impl Tally {
                 format!(
                     "seed {}: {}",
                     report.seed,
-                    unfinished_note(report, explicit_limit)
+                    inconclusive_note(report, explicit_limit)
                 )
             }),
             trespassing: self.trespassing.clone(),
@@ -1035,11 +1107,19 @@ impl Tally {
     }
 }
 
-/// A batch's status from its BROKEN, trespassing and INCONCLUSIVE runs.
-fn status(broken: &SeedList, trespassing: &SeedList, inconclusive: &SeedList) -> Status {
+/// A batch's status from its BROKEN, trespassing, INCONCLUSIVE and untested runs. An untested
+/// run is no evidence either way: a batch is judged on the others, and is INCONCLUSIVE when
+/// every run was untested.
+fn status(
+    broken: &SeedList,
+    trespassing: &SeedList,
+    inconclusive: &SeedList,
+    untested: &SeedList,
+    runs: u64,
+) -> Status {
     if broken.total() > 0 || trespassing.total() > 0 {
         Status::Violation
-    } else if inconclusive.total() > 0 {
+    } else if inconclusive.total() > 0 || (runs > 0 && untested.total() == runs) {
         Status::Inconclusive
     } else {
         Status::Ok
@@ -1060,9 +1140,17 @@ pub fn trespass_lines(report: &RunReport) -> Vec<String> {
         .collect()
 }
 
-/// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`.
-fn verdicts_line(runs: u64, broken: u64, inconclusive: u64, ok: u64) -> String {
-    format!("BROKEN in {broken} of {runs} runs; INCONCLUSIVE in {inconclusive}; OK in {ok}")
+/// `BROKEN in 1 of 20 runs; INCONCLUSIVE in 0; OK in 19`, and `; untested in N` when some
+/// runs put no spend to the storage.
+fn verdicts_line(runs: u64, broken: u64, inconclusive: u64, ok: u64, untested: u64) -> String {
+    let mut line =
+        format!("BROKEN in {broken} of {runs} runs; INCONCLUSIVE in {inconclusive}; OK in {ok}");
+    if untested > 0 {
+        line.push_str(&format!(
+            "; untested in {untested} (no spend reached the storage)"
+        ));
+    }
+    line
 }
 
 /// What `run --runs` prints at its end: made from its own runs ([`Tally::summary`]), or
@@ -1085,6 +1173,10 @@ pub struct Summary {
     pub broken: SeedList,
     /// INCONCLUSIVE runs' seeds.
     pub inconclusive: SeedList,
+    /// Untested runs' seeds: finished with no spend put to the storage.
+    pub untested: SeedList,
+    /// Why the first untested run is so (`seed N: ...`).
+    pub untested_note: Option<String>,
     /// Each counter with its spread (empty when no run was made).
     pub counters: Vec<(String, Spread)>,
     /// Why the first INCONCLUSIVE run is so (`seed N: ...`).
@@ -1099,7 +1191,13 @@ impl Summary {
     /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
     /// INCONCLUSIVE run, which outranks OK.
     pub fn status(&self) -> Status {
-        status(&self.broken, &self.trespassing, &self.inconclusive)
+        status(
+            &self.broken,
+            &self.trespassing,
+            &self.inconclusive,
+            &self.untested,
+            self.runs,
+        )
     }
 
     /// The JSON object before the runs' details: what ran.
@@ -1130,6 +1228,10 @@ impl Summary {
             "inconclusive_seeds": self.inconclusive.seeds,
             "inconclusive_seeds_not_listed": self.inconclusive.more,
         "inconclusive_note": self.inconclusive_note,
+            "untested_runs": self.untested.total(),
+            "untested_seeds": self.untested.seeds,
+            "untested_seeds_not_listed": self.untested.more,
+            "untested_note": self.untested_note,
             "trespassing_runs": self.trespassing.total(),
             "trespassing_seeds": self.trespassing.seeds,
             "trespassing_seeds_not_listed": self.trespassing.more,
@@ -1169,7 +1271,8 @@ impl Summary {
                 self.runs,
                 self.broken.total(),
                 self.inconclusive.total(),
-                self.ok
+                self.ok,
+                self.untested.total()
             )
         );
         // The ledger's verdicts above; a caller that changed a lock it did not hold is a
@@ -1204,6 +1307,12 @@ impl Summary {
             out!("inconclusive seeds: {}", self.inconclusive.text());
         }
         if let Some(note) = &self.inconclusive_note {
+            out!("{note}");
+        }
+        if self.untested.total() > 0 {
+            out!("untested seeds: {}", self.untested.text());
+        }
+        if let Some(note) = &self.untested_note {
             out!("{note}");
         }
         if let Some(real) = &self.real {
@@ -1408,8 +1517,8 @@ fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, expl
             }
         }
     }
-    if !report.finished {
-        out!("{}", unfinished_note(report, explicit));
+    if report.verdict() == RunVerdict::Inconclusive || !report.finished {
+        out!("{}", inconclusive_note(report, explicit));
     }
     out!("digest {}", report.digest);
     if let Some(config) = real {
@@ -1443,6 +1552,8 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         ok: 0,
         broken: SeedList::default(),
         inconclusive: SeedList::default(),
+        untested: SeedList::default(),
+        untested_note: None,
         counters: Vec::new(),
         inconclusive_note: None,
         trespassing: SeedList::default(),
@@ -1451,6 +1562,7 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
     let mut details: Vec<(u64, serde_json::Value)> = Vec::new();
     let (mut broken, mut inconclusive, mut trespassing) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_inconclusive: Option<(u64, String)> = None;
+    let (mut untested, mut first_untested) = (Vec::new(), None::<(u64, String)>);
     let mut first_trespass: Option<(u64, String)> = None;
     for file in files {
         let shard = file.shard;
@@ -1496,6 +1608,16 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         };
         let shard_broken = list("broken")?;
         let shard_inconclusive = list("inconclusive")?;
+        let shard_untested = list("untested")?;
+        if let Some(&seed) = shard_untested.seeds.first() {
+            let note: Option<String> = file.typed_field("untested_note")?;
+            if first_untested
+                .as_ref()
+                .is_none_or(|(first, _)| seed < *first)
+            {
+                first_untested = note.map(|note| (seed, note));
+            }
+        }
         let shard_trespassing = list("trespassing")?;
         if let Some(&seed) = shard_trespassing.seeds.first() {
             let note: Option<String> = file.typed_field("trespass_note")?;
@@ -1507,9 +1629,9 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
             }
         }
         let ok = file.u64_field("ok_runs")?;
-        if ok + shard_broken.total() + shard_inconclusive.total() != runs {
+        if ok + shard_broken.total() + shard_inconclusive.total() + shard_untested.total() != runs {
             return Err(file.error(format!(
-                "the OK, BROKEN and INCONCLUSIVE runs do not add up to 'runs' {runs}"
+                "the OK, BROKEN, INCONCLUSIVE and untested runs do not add up to 'runs' {runs}"
             )));
         }
         if let Some(&seed) = shard_inconclusive.seeds.first() {
@@ -1525,6 +1647,7 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         summary.ok += ok;
         broken.push(shard_broken);
         inconclusive.push(shard_inconclusive);
+        untested.push(shard_untested);
         trespassing.push(shard_trespassing);
         let counters = file.array_field("counters")?;
         if runs == 0 {
@@ -1567,6 +1690,8 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
     summary.broken = SeedList::merged(&broken);
     summary.inconclusive = SeedList::merged(&inconclusive);
     summary.inconclusive_note = first_inconclusive.map(|(_, note)| note);
+    summary.untested = SeedList::merged(&untested);
+    summary.untested_note = first_untested.map(|(_, note)| note);
     summary.trespassing = SeedList::merged(&trespassing);
     summary.trespass_note = first_trespass.map(|(_, note)| note);
     details.sort_by_key(|(seed, _)| *seed);

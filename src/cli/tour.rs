@@ -562,7 +562,8 @@ impl TourTable {
             "A row is as expected when its BROKEN count matches the pattern (every / most / no run) \
              and every run passes the row's check; a row expected to break and breaking is the \
              tutorial's finding. INCONCLUSIVE runs stopped at their time limit with callers still \
-             running; a row they leave undecided is neither."
+             running, or spent nothing (no spend reached the storage); a row they leave undecided \
+             is neither."
         );
         if let Some(real) = &self.real {
             out!("{real}");

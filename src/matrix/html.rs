@@ -277,7 +277,7 @@ initial &minus; amount &times; accepted, never negative. {pinned} cells are pinn
 <table class="list">
 <tr><th>&#10003;</th><td>SAFE: held in every explored interleaving / every seed</td></tr>
 <tr><th>&#10007;</th><td>BROKEN: a lost update or a negative balance; click the cell for its counterexample</td></tr>
-<tr><th>?</th><td>INCONCLUSIVE: the bound or the time limit stopped the work before a verdict</td></tr>
+<tr><th>?</th><td>INCONCLUSIVE: the bound or the time limit stopped the work before a verdict, or no seed put a spend to the storage</td></tr>
 <tr><th>&middot;</th><td>n/a: the fault does not apply to the safeguard</td></tr>
 <tr><th>-</th><td>(exhaustive) the checker cannot express the fault</td></tr>
 <tr><th>!</th><td>the cell disagrees with what the tutorial says</td></tr>

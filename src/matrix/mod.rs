@@ -824,7 +824,8 @@ pub enum Verdict {
     Safe,
     /// A lost update or a negative balance, with a counterexample.
     Broken,
-    /// The bound or the time limit stopped the work before a verdict.
+    /// The bound or the time limit stopped the work before a verdict, or no seed put a spend
+    /// to the storage.
     Inconclusive,
     /// The fault does not apply to the safeguard.
     NotApplicable,
@@ -921,6 +922,11 @@ pub struct Simulated {
     pub broken: u64,
     /// Runs stopped at their time limit without a verdict.
     pub inconclusive: u64,
+    /// Runs that finished with no spend put to the storage ([`RunReport::untested`]): every
+    /// caller gave up, lost its lock, failed or found too little money. They are no evidence
+    /// either way; a cell whose every run is one is INCONCLUSIVE.
+    #[serde(default)]
+    pub untested: u64,
     /// Fencing tokens issued twice, over all runs (a failover lost an `INCR`).
     pub tokens_reissued: u64,
     /// The cost, over every run.
@@ -1266,6 +1272,7 @@ pub fn run_cell(
             runs: 0,
             broken: 0,
             inconclusive: 0,
+            untested: 0,
             tokens_reissued: 0,
             cost: Cost::default(),
             counterexample: None,
@@ -1391,7 +1398,7 @@ fn simulate(
         .checked_add(options.runs.saturating_sub(1))
         .ok_or("the seeds would run past the largest seed")?;
     let mut elapsed = Vec::new();
-    let (mut broken, mut inconclusive, mut reissued) = (0, 0, 0);
+    let (mut broken, mut inconclusive, mut untested, mut reissued) = (0, 0, 0, 0);
     let (mut gave_up, mut rejected, mut failed) = (0, 0, 0);
     let mut shortest: Option<RunReport> = None;
     let run = |seed| {
@@ -1405,6 +1412,7 @@ fn simulate(
         &mut |report: RunReport| {
             match report.verdict() {
                 RunVerdict::Ok => {}
+                RunVerdict::Inconclusive if report.untested() => untested += 1,
                 RunVerdict::Broken => {
                     broken += 1;
                     if shortest
@@ -1440,7 +1448,7 @@ fn simulate(
     };
     let verdict = if broken > 0 {
         Verdict::Broken
-    } else if inconclusive > 0 {
+    } else if inconclusive > 0 || untested == options.runs {
         Verdict::Inconclusive
     } else {
         Verdict::Safe
@@ -1464,6 +1472,7 @@ fn simulate(
         runs: options.runs,
         broken,
         inconclusive,
+        untested,
         tokens_reissued: reissued,
         cost,
         counterexample,
