@@ -608,24 +608,41 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
         summary[2]
     };
     median(&["redis_round_trip"]);
-    let warm = median(&["postgres", "warm_statement"]);
-    let first = median(&["postgres", "first_statement"]);
-    let first_p90 = calibration["postgres"]["first_statement"]["p90_us"]
+    median(&["postgres", "warm_statement"]);
+    median(&["postgres", "first_statement"]);
+    median(&["postgres", "write"]);
+    // The simulation takes the network latency from a caller's round trips in real runs, and
+    // PostgreSQL's costs from the statements of real step6 runs, over the two round trips it
+    // charges for a statement (client CPU 20 + tick 100 µs on the localhost timing, plus two
+    // latencies).
+    median(&["caller_round_trip"]);
+    let caller = &calibration["caller_round_trip"];
+    let latency = (
+        one_way(caller["p10_us"].as_u64().expect("p10")),
+        one_way(caller["p90_us"].as_u64().expect("p90")),
+    );
+    let latency = (latency.0, latency.1.max(latency.0));
+    assert_eq!(
+        document["latency_us"],
+        serde_json::json!([latency.0, latency.1])
+    );
+    assert_eq!(calibration["in_run"]["runs"], 1, "7 writes: one step6 run");
+    let first = median(&["in_run", "first_statement"]);
+    let first_p90 = calibration["in_run"]["first_statement"]["p90_us"]
         .as_u64()
         .expect("p90");
-    let write = median(&["postgres", "write"]);
-    // The extras are what the simulation does not charge already: two round trips each,
-    // rounded to 10 µs; the first statement's as a fixed part and a random one.
-    let (fixed, tail) = fixed_and_tail(extra_of(first, warm), first, first_p90);
+    let write = median(&["in_run", "write"]);
+    let round_trip = 20 + 100 + latency.0 + latency.1;
+    let (fixed, tail) = fixed_and_tail(extra_of(first, round_trip), first, first_p90);
     assert_eq!(document["pg_first_statement_us"].as_u64(), Some(fixed));
     assert_eq!(document["pg_first_statement_tail_us"].as_u64(), Some(tail));
     assert_eq!(
         document["median_only"]["pg_first_statement_us"].as_u64(),
-        Some(extra_of(first, warm))
+        Some(extra_of(first, round_trip))
     );
     assert_eq!(
         document["pg_commit_us"].as_u64(),
-        Some(extra_of(write, warm))
+        Some(extra_of(write, round_trip))
     );
     let left = leftovers(&config, pid);
     assert!(left.is_empty(), "calibrate left behind: {left:?}");
@@ -644,6 +661,8 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
             "3",
             "--pg-commit-us",
             "123",
+            "--latency-us",
+            "40-60",
             "--json",
         ],
     );
@@ -651,19 +670,29 @@ fn calibrate_measures_postgres_as_a_caller_meets_it_and_cleans_up() {
     let document: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
     let calibration = &document["calibration"];
     assert_eq!(calibration["samples"], 3, "{stdout}");
-    let warm = calibration["postgres"]["warm_statement"]["median_us"]
-        .as_u64()
-        .expect("warm");
-    let first = calibration["postgres"]["first_statement"]["median_us"]
+    // --latency-us wins over the measured latency, and the costs are taken over it.
+    assert_eq!(
+        document["latency_us"],
+        serde_json::json!([40, 60]),
+        "{stdout}"
+    );
+    let first = calibration["in_run"]["first_statement"]["median_us"]
         .as_u64()
         .expect("first");
-    let first_p90 = calibration["postgres"]["first_statement"]["p90_us"]
+    let first_p90 = calibration["in_run"]["first_statement"]["p90_us"]
         .as_u64()
         .expect("p90");
-    let (fixed, tail) = fixed_and_tail(extra_of(first, warm), first, first_p90);
+    let round_trip = 20 + 100 + 40 + 60;
+    let (fixed, tail) = fixed_and_tail(extra_of(first, round_trip), first, first_p90);
     assert_eq!(document["pg_first_statement_us"].as_u64(), Some(fixed));
     assert_eq!(document["pg_first_statement_tail_us"].as_u64(), Some(tail));
     assert_eq!(document["pg_commit_us"].as_u64(), Some(123));
+}
+
+/// The one-way latency for a measured round trip, computed apart from the code under test:
+/// what is left after client CPU 20 and a tick of 100 µs, halved, rounded to 10 µs.
+fn one_way(round_trip_us: u64) -> u64 {
+    (round_trip_us.saturating_sub(120) / 2 + 5) / 10 * 10
 }
 
 /// The first statement's fit, computed apart from the code under test: an exponential tail

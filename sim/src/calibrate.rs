@@ -26,10 +26,14 @@
 
 use std::time::{Duration, Instant};
 
-use leaselab_model::scenario::{Timing, MAX_TIMING_COST_US};
+use leaselab_model::postgres::Statement;
+use leaselab_model::scenario::{Scenario, Timing, Variant, MAX_TIMING_COST_US};
 use serde::Serialize;
 
-use crate::real::{connect_postgres_checked, connect_redis_checked, Namespace, RealError};
+use crate::events::What;
+use crate::real::{
+    connect_postgres_checked, connect_redis_checked, Namespace, RealConfig, RealError,
+};
 
 /// The most samples of each kind a calibration takes (each first statement opens a session).
 pub const MAX_SAMPLES: u32 = 1_000;
@@ -106,8 +110,28 @@ pub struct Calibration {
     pub load_callers: u32,
     /// `PING` on a warm connection, on an idle client (Redis measured).
     pub redis_round_trip: Option<Samples>,
+    /// A caller's Redis requests inside real runs, request sent to reply read as the run's own
+    /// events time them: the driver, the client and the event log included, which a bare
+    /// `PING` does not see ([`caller_round_trips`]; Redis measured).
+    pub caller_round_trip: Option<Samples>,
     /// The PostgreSQL measurements (PostgreSQL measured).
     pub postgres: Option<PostgresCosts>,
+    /// The same statements as the tutorial's step 6 callers meet them inside real runs
+    /// (both servers measured; [`in_run_statements`]).
+    pub in_run: Option<InRunStatements>,
+}
+
+/// PostgreSQL's statements inside real step6-verify runs (50 callers, one client thread), µs
+/// from a caller's `sql-request` event to its `sql-reply`: what the probe of
+/// [`PostgresCosts`] cannot see, the run's own client loop answering later under its load.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InRunStatements {
+    /// Real runs made.
+    pub runs: u32,
+    /// Each caller's first statement (its `SELECT`, prepared on first use).
+    pub first_statement: Samples,
+    /// Each writer's fenced `UPDATE` (prepared on first use; its commit).
+    pub write: Samples,
 }
 
 /// PostgreSQL's statement times, µs, at the client.
@@ -160,13 +184,69 @@ impl PostgresCosts {
     }
 }
 
+/// The most one-way latency a calibration sets, µs: far above any localhost measurement.
+pub const MAX_CALIBRATED_LATENCY_US: u64 = 100_000;
+
+/// Requests a lone step2-lock caller sends in one run: acquire, read, write, release.
+const REQUESTS_PER_RUN: u32 = 4;
+
 impl Calibration {
+    /// The one-way network latency (min, max), µs, under which the simulation's Redis round
+    /// trips span what a caller measured in real runs ([`Calibration::caller_round_trip`]),
+    /// from its 10th to its 90th percentile. A simulated round trip takes the client CPU, a
+    /// tick and the two one-way latencies (`crate::caller`'s module docs), so each bound is
+    /// `(measured − tick − client CPU) / 2`, at least 0, rounded to 10 µs. None without the
+    /// measurement.
+    pub fn latency_us(&self, timing: &Timing) -> Option<(u64, u64)> {
+        let measured = self.caller_round_trip.as_ref()?;
+        let floor_us = timing.tick_us.saturating_add(timing.client_cpu_us);
+        let one_way = |round_trip_us: u64| {
+            let us = round_trip_us.saturating_sub(floor_us) / 2;
+            (us.saturating_add(5) / 10 * 10).min(MAX_CALIBRATED_LATENCY_US)
+        };
+        let min_us = one_way(measured.p10_us);
+        Some((min_us, one_way(measured.p90_us).max(min_us)))
+    }
+
+    /// The round trip a simulated caller's statement costs on average under `timing` and a
+    /// one-way latency drawn from `latency_us` (min, max): client CPU, a tick and two
+    /// latencies of their mean, µs.
+    pub fn simulated_round_trip_us(timing: &Timing, latency_us: (u64, u64)) -> u64 {
+        let (min_us, max_us) = latency_us;
+        timing
+            .client_cpu_us
+            .saturating_add(timing.tick_us)
+            .saturating_add(min_us)
+            .saturating_add(max_us)
+    }
+
+    /// The PostgreSQL times [`Calibration::apply`] takes its costs from: those inside real
+    /// runs, against the two round trips the simulation charges for a statement under
+    /// `timing` and `latency_us` (as if those were the warm statement), when measured; else
+    /// the probe's.
+    pub fn postgres_costs(&self, timing: &Timing, latency_us: (u64, u64)) -> Option<PostgresCosts> {
+        match &self.in_run {
+            Some(in_run) => Some(PostgresCosts {
+                warm_statement: Samples::new(vec![Calibration::simulated_round_trip_us(
+                    timing, latency_us,
+                )]),
+                first_statement: in_run.first_statement.clone(),
+                write: in_run.write.clone(),
+            }),
+            None => self.postgres.clone(),
+        }
+    }
+
     /// `timing` with the PostgreSQL costs this calibration measured (unchanged without them):
     /// a session's first statement as a fixed part and a random part fitted to its median
     /// and 90th percentile ([`PostgresCosts::first_statement_with_tail_us`]), a commit that
-    /// wrote by its median.
-    pub fn apply(&self, mut timing: Timing) -> Timing {
-        if let Some(postgres) = &self.postgres {
+    /// wrote by its median. Measured inside real runs when it was ([`InRunStatements`]): then
+    /// the extra time is what is left after the two round trips the simulation charges for
+    /// the statement ([`Calibration::simulated_round_trip_us`] under the latency the
+    /// simulation will run with, `latency_us`); else the probe's, after two of its warm
+    /// statements.
+    pub fn apply(&self, mut timing: Timing, latency_us: (u64, u64)) -> Timing {
+        if let Some(postgres) = self.postgres_costs(&timing, latency_us) {
             let (fixed_us, tail_us) = postgres.first_statement_with_tail_us();
             timing.pg_first_statement_us = fixed_us;
             timing.pg_first_statement_tail_us = tail_us;
@@ -194,7 +274,7 @@ pub fn calibrate(config: &CalibrateConfig) -> Result<Calibration, RealError> {
         .enable_all()
         .build()
         .map_err(|error| RealError::Server(format!("cannot start a tokio runtime: {error}")))?;
-    runtime.block_on(async {
+    let mut calibration = runtime.block_on(async {
         let redis_round_trip = match &config.redis_url {
             Some(url) => Some(redis_round_trips(url, config.samples).await?),
             None => None,
@@ -213,16 +293,115 @@ pub fn calibrate(config: &CalibrateConfig) -> Result<Calibration, RealError> {
             load.stop().await?;
         }
         let postgres = postgres?;
-        Ok(Calibration {
+        Ok::<_, RealError>(Calibration {
             samples: config.samples,
             load_callers: match (&config.redis_url, &config.postgres_url) {
                 (Some(_), Some(_)) => config.load_callers,
                 _ => 0,
             },
             redis_round_trip,
+            caller_round_trip: None,
             postgres,
+            in_run: None,
         })
+    })?;
+    // Real runs bring their own runtime: measured after the probes, with nothing else going.
+    if let Some(url) = &config.redis_url {
+        calibration.caller_round_trip = Some(caller_round_trips(url, config.samples)?);
+        if let Some(postgres_url) = &config.postgres_url {
+            calibration.in_run = Some(in_run_statements(url, postgres_url, config.samples)?);
+        }
+    }
+    Ok(calibration)
+}
+
+/// Writers in one step6-verify run: the balance of 100 pays for ten spends of 10.
+const WRITES_PER_STEP6_RUN: u32 = 10;
+
+/// Statement times inside real step6-verify runs, as many runs as it takes for `samples`
+/// writes (ten a run; each run's fifty first statements all kept).
+pub fn in_run_statements(
+    redis_url: &str,
+    postgres_url: &str,
+    samples: u32,
+) -> Result<InRunStatements, RealError> {
+    let scenario = Scenario::tutorial("step6-verify", Variant::default())
+        .map_err(|error| RealError::Refused(error.to_string()))?;
+    let config = RealConfig::new(Some(redis_url.to_string()), Some(postgres_url.to_string()));
+    let runs = samples.div_ceil(WRITES_PER_STEP6_RUN);
+    let (mut firsts_us, mut writes_us) = (Vec::new(), Vec::new());
+    for seed in 1..=u64::from(runs) {
+        let report = crate::real::run(&scenario, seed, &config)?;
+        let mut sent: std::collections::BTreeMap<&str, (i64, bool)> = Default::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for event in &report.events {
+            match &event.what {
+                What::SqlRequest { statement, .. } => {
+                    let write = matches!(statement, Statement::WriteFenced { .. });
+                    sent.insert(event.host.as_str(), (event.t_us, write));
+                }
+                What::SqlReply { .. } => {
+                    let Some((at_us, write)) = sent.remove(event.host.as_str()) else {
+                        continue;
+                    };
+                    let took_us = u64::try_from(event.t_us - at_us).unwrap_or(0);
+                    if seen.insert(event.host.as_str()) {
+                        firsts_us.push(took_us);
+                    } else if write {
+                        writes_us.push(took_us);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if firsts_us.is_empty() || writes_us.is_empty() {
+        return Err(RealError::Server(format!(
+            "--postgres {postgres_url}: the calibration's step6-verify runs recorded no statement \
+             (first statements {}, writes {})",
+            firsts_us.len(),
+            writes_us.len()
+        )));
+    }
+    Ok(InRunStatements {
+        runs,
+        first_statement: Samples::new(firsts_us),
+        write: Samples::new(writes_us),
     })
+}
+
+/// `samples` Redis round trips of a caller in real runs: step2-lock with one caller (so nothing
+/// queues behind anything), as many runs as it takes at four requests each, every request's
+/// time from its `redis-request` event to its `redis-reply` (the times the network latency of
+/// the simulation stands for).
+pub fn caller_round_trips(redis_url: &str, samples: u32) -> Result<Samples, RealError> {
+    let mut scenario = Scenario::tutorial("step2-lock", Variant::default())
+        .map_err(|error| RealError::Refused(error.to_string()))?;
+    scenario.callers = 1;
+    let config = RealConfig::new(Some(redis_url.to_string()), None);
+    let mut times_us = Vec::with_capacity(samples as usize);
+    for seed in 1..=u64::from(samples.div_ceil(REQUESTS_PER_RUN)) {
+        let report = crate::real::run(&scenario, seed, &config)?;
+        let mut sent_us = None;
+        for event in &report.events {
+            match event.what {
+                What::RedisRequest { .. } => sent_us = Some(event.t_us),
+                What::RedisReply { .. } => {
+                    if let Some(sent) = sent_us.take() {
+                        times_us.push(u64::try_from(event.t_us - sent).unwrap_or(0));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if times_us.is_empty() {
+        return Err(RealError::Server(format!(
+            "--redis {redis_url}: the calibration's runs recorded no Redis round trip"
+        )));
+    }
+    times_us.truncate(samples as usize);
+    Ok(Samples::new(times_us))
 }
 
 fn elapsed_us(start: Instant) -> u64 {
@@ -499,9 +678,11 @@ mod tests {
             samples: 1,
             load_callers: 0,
             redis_round_trip: Some(Samples::new(vec![90])),
+            caller_round_trip: None,
             postgres: Some(costs(150, 1_230, 754)),
+            in_run: None,
         };
-        let timing = calibration.apply(Timing::localhost());
+        let timing = calibration.apply(Timing::localhost(), (100, 200));
         assert_eq!(timing.pg_first_statement_us, 930);
         assert_eq!(
             timing.pg_first_statement_tail_us, 0,
@@ -512,7 +693,7 @@ mod tests {
         let mut spread = calibration.clone();
         let postgres = spread.postgres.as_mut().expect("measured");
         postgres.first_statement.p90_us = 2_839;
-        let timing = spread.apply(Timing::localhost());
+        let timing = spread.apply(Timing::localhost(), (100, 200));
         assert_eq!(
             (
                 timing.pg_first_statement_us,
@@ -527,6 +708,84 @@ mod tests {
             postgres: None,
             ..calibration
         };
-        assert_eq!(without.apply(Timing::localhost()), Timing::localhost());
+        assert_eq!(
+            without.apply(Timing::localhost(), (100, 200)),
+            Timing::localhost()
+        );
+    }
+
+    #[test]
+    fn statements_measured_in_real_runs_are_taken_over_the_simulated_round_trips() {
+        let timing = Timing::localhost();
+        let mut calibration = Calibration {
+            samples: 1,
+            load_callers: 0,
+            redis_round_trip: None,
+            caller_round_trip: None,
+            postgres: Some(costs(150, 1_230, 754)),
+            in_run: None,
+        };
+        // The probe alone: its extras over two of its warm statements.
+        let probed = calibration.apply(timing, (100, 200));
+        assert_eq!(
+            (probed.pg_first_statement_us, probed.pg_commit_us),
+            (930, 450)
+        );
+        // Measured in real runs: over two simulated round trips, each client CPU 20 + tick
+        // 100 + two latencies of mean 150 = 420 µs (or 120 µs with no latency).
+        calibration.in_run = Some(InRunStatements {
+            runs: 1,
+            first_statement: Samples::new(vec![1_500]),
+            write: Samples::new(vec![1_200]),
+        });
+        assert_eq!(
+            Calibration::simulated_round_trip_us(&timing, (100, 200)),
+            420
+        );
+        let in_run = calibration.apply(timing, (100, 200));
+        assert_eq!(
+            (in_run.pg_first_statement_us, in_run.pg_commit_us),
+            (660, 360)
+        );
+        let no_latency = calibration.apply(timing, (0, 0));
+        assert_eq!(
+            (no_latency.pg_first_statement_us, no_latency.pg_commit_us),
+            (1_260, 960)
+        );
+        // The clock parts are not the calibration's to change.
+        assert_eq!(in_run.tick_us, timing.tick_us);
+        assert_eq!(in_run.client_cpu_us, timing.client_cpu_us);
+    }
+
+    #[test]
+    fn the_latency_makes_a_simulated_round_trip_span_the_measured_ones() {
+        let timing = Timing::localhost();
+        let mut calibration = Calibration {
+            samples: 10,
+            load_callers: 0,
+            redis_round_trip: None,
+            caller_round_trip: None,
+            postgres: None,
+            in_run: None,
+        };
+        assert_eq!(calibration.latency_us(&timing), None, "nothing measured");
+        // 10th percentile 50 µs: under a tick plus the client CPU (120 µs), so no latency;
+        // 90th percentile 320 µs: (320 − 120) / 2 = 100 µs each way.
+        calibration.caller_round_trip = Some(Samples::new(vec![
+            50, 60, 80, 90, 100, 110, 150, 190, 320, 400,
+        ]));
+        assert_eq!(calibration.latency_us(&timing), Some((0, 100)));
+        // The 4 Dec step-5 measurement, 200–390 µs: 40–135, rounded to 10 µs.
+        calibration.caller_round_trip = Some(Samples::new(vec![200, 390]));
+        assert_eq!(calibration.latency_us(&timing), Some((40, 140)));
+        // A 1 ms tick leaves no room for latency under such round trips.
+        assert_eq!(calibration.latency_us(&Timing::tick_1ms()), Some((0, 0)));
+        // A huge measurement is capped.
+        calibration.caller_round_trip = Some(Samples::new(vec![u64::MAX]));
+        let (min_us, max_us) = calibration.latency_us(&timing).unwrap();
+        assert_eq!(
+            (min_us, max_us),
+            (MAX_CALIBRATED_LATENCY_US, MAX_CALIBRATED_LATENCY_US)
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! `compare --calibrate` does the same before it compares.
 
 use clap::Args as ClapArgs;
-use leaselab_model::scenario::Timing;
+use leaselab_model::scenario::{Timing, TimingPreset};
 use leaselab_sim::calibrate::{
     calibrate, CalibrateConfig, Calibration, Samples, MAX_LOAD_CALLERS, MAX_SAMPLES,
 };
@@ -85,10 +85,29 @@ pub fn describe(calibration: &Calibration) -> Vec<String> {
     if let Some(redis) = &calibration.redis_round_trip {
         lines.push(row("Redis PING", redis));
     }
+    if let Some(caller) = &calibration.caller_round_trip {
+        lines.push(row("Redis request of a caller, real run", caller));
+    }
     if let Some(postgres) = &calibration.postgres {
         lines.push(row("PostgreSQL warm SELECT", &postgres.warm_statement));
         lines.push(row("PostgreSQL first statement", &postgres.first_statement));
         lines.push(row("PostgreSQL first write", &postgres.write));
+    }
+    if let Some(in_run) = &calibration.in_run {
+        lines.push(row(
+            "first statement, real step6 runs",
+            &in_run.first_statement,
+        ));
+        lines.push(row("fenced UPDATE, real step6 runs", &in_run.write));
+    }
+    if calibration.in_run.is_some() {
+        lines.push(String::new());
+        lines.push(
+            "PostgreSQL's costs are taken from the real runs: each median less the two round trips \
+             the simulation charges for a statement (client CPU, a tick, two one-way latencies)"
+                .to_string(),
+        );
+    } else if let Some(postgres) = &calibration.postgres {
         lines.push(String::new());
         lines.push(format!(
             "a session's first statement: {} µs over its two round trips (median first − 2 × median warm)",
@@ -112,11 +131,15 @@ pub fn execute(args: Args) -> CommandResult {
         args.samples,
         args.load_callers,
     )?;
-    let timing = calibration.apply(Timing::localhost());
+    let localhost = TimingPreset::localhost();
+    let latency = calibration.latency_us(&localhost.timing);
+    let timing = calibration.apply(localhost.timing, latency.unwrap_or(localhost.latency_us));
+    let latency_flag = latency
+        .map(|(min_us, max_us)| format!("--latency-us {min_us}-{max_us} "))
+        .unwrap_or_default();
     // The first statement's median alone, without a random part.
     let median_only = calibration
-        .postgres
-        .as_ref()
+        .postgres_costs(&localhost.timing, latency.unwrap_or(localhost.latency_us))
         .map(|postgres| postgres.first_statement_extra_us());
     if args.json {
         let document = serde_json::json!({
@@ -126,6 +149,7 @@ pub fn execute(args: Args) -> CommandResult {
             "pg_first_statement_us": timing.pg_first_statement_us,
             "pg_first_statement_tail_us": timing.pg_first_statement_tail_us,
             "pg_commit_us": timing.pg_commit_us,
+            "latency_us": latency,
             "median_only": median_only.map(|first_us| serde_json::json!({
                 "pg_first_statement_us": first_us,
                 "pg_first_statement_tail_us": 0,
@@ -146,15 +170,18 @@ pub fn execute(args: Args) -> CommandResult {
     }
     out!("");
     out!(
-        "compare with these: leaselab compare --pg-first-statement-us {} --pg-first-statement-tail-us {} --pg-commit-us {} (or leaselab compare --calibrate)",
+        "compare with these: leaselab compare {latency_flag}--pg-first-statement-us {} --pg-first-statement-tail-us {} --pg-commit-us {} (or leaselab compare --calibrate)",
         timing.pg_first_statement_us,
         timing.pg_first_statement_tail_us,
         timing.pg_commit_us
     );
     out!("  (a first statement's fixed part and the mean of its random part, fitted to the median and 90th percentile above)");
+    if latency.is_some() {
+        out!("  (the one-way latency under which a simulated round trip, a tick, the client CPU and two latencies, spans the caller's round trips' 10th to 90th percentile)");
+    }
     if let Some(first_us) = median_only {
         out!(
-            "or, with the median alone: leaselab compare --pg-first-statement-us {first_us} --pg-first-statement-tail-us 0 --pg-commit-us {}",
+            "or, with the median alone: leaselab compare {latency_flag}--pg-first-statement-us {first_us} --pg-first-statement-tail-us 0 --pg-commit-us {}",
             timing.pg_commit_us
         );
     }

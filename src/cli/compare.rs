@@ -88,11 +88,11 @@ pub struct Args {
     /// 1000 for `localhost`, 0 for `tick-1ms`).
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub timer_lag_us: Option<u64>,
-    /// Measure the real PostgreSQL's first-statement and commit costs first (as `leaselab
-    /// calibrate` does) and simulate with them: a first statement's fixed part and random
-    /// part fitted to the measured median and 90th percentile, a commit's median;
-    /// `--pg-first-statement-us`, `--pg-first-statement-tail-us` and `--pg-commit-us` still
-    /// win.
+    /// Measure the real servers first (as `leaselab calibrate` does) and simulate with what
+    /// was measured: the network latency from a caller's Redis round trips in real runs, a
+    /// first statement's fixed part and random part fitted to the measured median and 90th
+    /// percentile, a commit's median; `--latency-us`, `--pg-first-statement-us`,
+    /// `--pg-first-statement-tail-us` and `--pg-commit-us` still win.
     #[arg(long)]
     pub calibrate: bool,
     /// Samples of each kind for `--calibrate`.
@@ -112,18 +112,35 @@ pub struct Args {
 }
 
 impl Args {
-    /// The simulated side's timing: `--timing` (else the default), with what a calibration
-    /// measured, then each part a flag names, replaced.
-    fn sim_timing(&self, calibration: Option<&Calibration>) -> Result<Timing, UsageError> {
-        let mut timing = self.timing.unwrap_or_default().timing;
-        if let Some(calibration) = calibration {
-            timing = calibration.apply(timing);
-        }
-        let parts = [
+    /// The simulated side's timing and one-way latency: `--timing` (else the default), its
+    /// tick, client CPU and timers as the flags set them, then what a calibration measured
+    /// (the latency, then the PostgreSQL costs over the round trips that timing and latency
+    /// give), then each PostgreSQL cost a flag names, replaced.
+    fn sim_timing(
+        &self,
+        calibration: Option<&Calibration>,
+    ) -> Result<(Timing, (u64, u64)), UsageError> {
+        let preset = self.timing.unwrap_or_default();
+        let mut timing = preset.timing;
+        let clock_parts = [
             (self.tick_us, &mut timing.tick_us),
             (self.client_cpu_us, &mut timing.client_cpu_us),
             (self.timer_us, &mut timing.timer_us),
             (self.timer_lag_us, &mut timing.timer_lag_us),
+        ];
+        for (flag, part) in clock_parts {
+            if let Some(value) = flag {
+                *part = value;
+            }
+        }
+        let latency_us = self
+            .latency_us
+            .or_else(|| calibration?.latency_us(&timing))
+            .unwrap_or(preset.latency_us);
+        if let Some(calibration) = calibration {
+            timing = calibration.apply(timing, latency_us);
+        }
+        let postgres_parts = [
             (
                 self.pg_first_statement_us,
                 &mut timing.pg_first_statement_us,
@@ -134,7 +151,7 @@ impl Args {
             ),
             (self.pg_commit_us, &mut timing.pg_commit_us),
         ];
-        for (flag, part) in parts {
+        for (flag, part) in postgres_parts {
             if let Some(value) = flag {
                 *part = value;
             }
@@ -142,7 +159,7 @@ impl Args {
         timing
             .validate()
             .map_err(|error| UsageError::new(format!("the simulation's timing: {}", error.0)))?;
-        Ok(timing)
+        Ok((timing, latency_us))
     }
 }
 
@@ -278,10 +295,7 @@ pub fn execute(args: Args) -> CommandResult {
     } else {
         None
     };
-    let timing = args.sim_timing(calibration.as_ref())?;
-    let (min_us, max_us) = args
-        .latency_us
-        .unwrap_or(args.timing.unwrap_or_default().latency_us);
+    let (timing, (min_us, max_us)) = args.sim_timing(calibration.as_ref())?;
     let mut rows = rows()?;
     if let Some(only) = &args.only {
         rows.retain(|row| row.step.contains(only.as_str()) || row.variant.contains(only.as_str()));

@@ -116,8 +116,10 @@ pub enum Command {
     /// simulated range next to the real one, and whether they overlap.
     #[command(after_help = compare::COMPARE_EXIT_CODES)]
     Compare(compare::Args),
-    /// Measure the real servers' costs the simulation's timing models: a PostgreSQL session's
-    /// first statement and a commit that wrote, over their round trips.
+    /// Measure the real servers' costs the simulation's timing models: the network latency
+    /// (a caller's Redis round trips in real runs), and a PostgreSQL session's first
+    /// statement and a commit that wrote (in real step 6 runs, and by a probe), over their
+    /// round trips.
     ///
     /// Prints the `compare` flags that use them; `leaselab compare --calibrate` measures and
     /// uses them in one go. Example: `leaselab calibrate --samples 100`.
