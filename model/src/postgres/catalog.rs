@@ -537,6 +537,15 @@ pub enum ScalarFn {
     Md5,
     /// `split_part(text, delimiter, n)`: the `n`th field (from the end when negative).
     SplitPart,
+    /// `format(formatstr, args...)`: [`super::functions::format`]; the arguments of any type,
+    /// by their text forms.
+    Format,
+    /// `quote_ident(text)`: [`super::functions::quote_ident`].
+    QuoteIdent,
+    /// `quote_literal(value)`: [`super::functions::quote_literal`] of its text form.
+    QuoteLiteral,
+    /// `quote_nullable(value)`: as `quote_literal`, and `NULL` (the text) for NULL.
+    QuoteNullable,
     /// `concat_ws(separator, a, ...)`: the arguments' text forms joined by the separator,
     /// NULLs skipped; NULL when the separator is.
     ConcatWs,
@@ -613,6 +622,7 @@ impl ScalarFn {
             "hashtextextended" => ScalarFn::HashTextExtended,
             "md5" => ScalarFn::Md5,
             "split_part" => ScalarFn::SplitPart,
+            "quote_ident" => ScalarFn::QuoteIdent,
             _ => return None,
         })
     }
@@ -645,6 +655,20 @@ impl ScalarFn {
         if self == ScalarFn::Concat {
             let texts: Vec<String> = arguments.filter_map(|v| v.to_text()).collect();
             return Ok(Value::Text(texts.concat()));
+        }
+        if self == ScalarFn::Format {
+            let Some(formatstr) = arguments.next().and_then(|v| v.to_text()) else {
+                return Ok(Value::Null);
+            };
+            let texts: Vec<Option<String>> = arguments.map(|v| v.to_text()).collect();
+            return super::functions::format(&formatstr, &texts).map(Value::Text);
+        }
+        if matches!(self, ScalarFn::QuoteLiteral | ScalarFn::QuoteNullable) {
+            return Ok(match arguments.next().and_then(|v| v.to_text()) {
+                Some(text) => Value::Text(super::functions::quote_literal(&text)),
+                None if self == ScalarFn::QuoteNullable => Value::Text("NULL".to_string()),
+                None => Value::Null,
+            });
         }
         if self == ScalarFn::Substr {
             let arguments: Vec<Value> = arguments.collect();
@@ -740,6 +764,7 @@ impl ScalarFn {
                 | HashTextExtended
                 | Md5
                 | SplitPart
+                | QuoteIdent
         ) {
             return None;
         }
@@ -823,6 +848,7 @@ impl ScalarFn {
             HashTextExtended => Ok(Value::Int(f::hashtext_extended(text(0), int(1)))),
             Md5 => Ok(Value::Text(f::md5_hex(text(0)))),
             SplitPart => super::array::split_part(text(0), text(1), int(2)).map(Value::Text),
+            QuoteIdent => Ok(Value::Text(f::quote_ident(text(0)))),
             _ => return None,
         })
     }
@@ -1278,9 +1304,13 @@ impl Expr {
             | Expr::Clock(..)
             | Expr::Session(..)
             | Expr::Outer(..) => Ok(None),
-            // Stable in PostgreSQL (it reads the session's time zone): its parts are folded,
-            // it is not, so its error comes when a row is computed.
-            stable if stable.reads_time_zone() => {
+            // Stable in PostgreSQL (it reads the session's time zone, or calls its arguments'
+            // output functions as `format` does): its parts are folded, it is not, so its
+            // error comes when a row is computed.
+            stable
+                if stable.reads_time_zone()
+                    || matches!(stable, Expr::Call(ScalarFn::Format, ..)) =>
+            {
                 for part in stable.parts() {
                     part.fold()?;
                 }

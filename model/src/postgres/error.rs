@@ -80,6 +80,10 @@ pub mod sqlstate {
     pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
     /// `invalid_text_representation`.
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    /// `invalid_parameter_value` (a bad `format()` specification, ...).
+    pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    /// `null_value_not_allowed` (`format('%I', NULL)`).
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
     /// `division_by_zero`.
     pub const DIVISION_BY_ZERO: &str = "22012";
     /// `not_null_violation`.

@@ -1265,6 +1265,7 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::HashTextExtended => &[(&[Text, Int8], Int8)],
         ScalarFn::Md5 => &[(&[Text], Text)],
         ScalarFn::SplitPart => &[(&[Text, Text, Int4], Text)],
+        ScalarFn::QuoteIdent => &[(&[Text], Text)],
         ScalarFn::LikeEscape => &[(&[Text, Text], Text)],
         ScalarFn::ToTimestamp => &[(&[Float8], SqlType::TimestampTz)],
         _ => &[],
@@ -3403,6 +3404,45 @@ impl Analyzer<'_> {
             .collect()
     }
 
+    /// The functions that take their arguments by their text forms, whatever their types:
+    /// `format(formatstr, args...)` (the format a `text`), `quote_literal(value)` and
+    /// `quote_nullable(value)`; an untyped literal is `text`. None for any other name; other
+    /// argument counts or a format of another type are PostgreSQL's 42883.
+    fn text_of_any_call(
+        &mut self,
+        scope: &Scope<'_>,
+        name: &str,
+        arguments: &[&ast::Expr],
+        position: Option<u32>,
+    ) -> Result<Option<Expr>, PgError> {
+        let function = match name {
+            "format" => ScalarFn::Format,
+            "quote_literal" => ScalarFn::QuoteLiteral,
+            "quote_nullable" => ScalarFn::QuoteNullable,
+            _ => return Ok(None),
+        };
+        let analysed = self.arguments(scope, arguments)?;
+        let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        let fits = match function {
+            ScalarFn::Format => types
+                .first()
+                .is_some_and(|ty| matches!(ty, SqlType::Text | SqlType::Unknown)),
+            _ => types.len() == 1,
+        };
+        if !fits {
+            return Err(undefined_function(name, &types, position));
+        }
+        let mut converted = Vec::with_capacity(analysed.len());
+        for argument in analysed {
+            converted.push(if argument.ty() == SqlType::Unknown {
+                self.convert(argument, SqlType::Text, None)?
+            } else {
+                argument
+            });
+        }
+        Ok(Some(Expr::Call(function, converted, SqlType::Text)))
+    }
+
     /// `substr(text, start [, count])` (also written `substring(...)`, with `FROM`/`FOR`):
     /// a text and one or two `integer`s, else PostgreSQL's 42883 naming the types.
     fn substr_call(
@@ -4017,6 +4057,9 @@ impl Analyzer<'_> {
         }
         if name == "pg_sleep" {
             return self.random_call(scope, VolatileFn::Sleep, &arguments, position);
+        }
+        if let Some(call) = self.text_of_any_call(scope, name, &arguments, position)? {
+            return Ok(call);
         }
         if name == "concat" {
             let mut converted = Vec::with_capacity(arguments.len());

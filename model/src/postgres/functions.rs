@@ -363,6 +363,385 @@ pub fn reverse(text: &str) -> String {
     text.chars().rev().collect()
 }
 
+/// The keywords PostgreSQL 15 does not take as a bare identifier everywhere (its
+/// `pg_get_keywords()` whose `catcode` is not `U`): `quote_ident` quotes them.
+const NON_UNRESERVED_KEYWORDS: [&str; 151] = [
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "authorization",
+    "between",
+    "bigint",
+    "binary",
+    "bit",
+    "boolean",
+    "both",
+    "case",
+    "cast",
+    "char",
+    "character",
+    "check",
+    "coalesce",
+    "collate",
+    "collation",
+    "column",
+    "concurrently",
+    "constraint",
+    "create",
+    "cross",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_schema",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "dec",
+    "decimal",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "extract",
+    "false",
+    "fetch",
+    "float",
+    "for",
+    "foreign",
+    "freeze",
+    "from",
+    "full",
+    "grant",
+    "greatest",
+    "group",
+    "grouping",
+    "having",
+    "ilike",
+    "in",
+    "initially",
+    "inner",
+    "inout",
+    "int",
+    "integer",
+    "intersect",
+    "interval",
+    "into",
+    "is",
+    "isnull",
+    "join",
+    "lateral",
+    "leading",
+    "least",
+    "left",
+    "like",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "national",
+    "natural",
+    "nchar",
+    "none",
+    "normalize",
+    "not",
+    "notnull",
+    "null",
+    "nullif",
+    "numeric",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "out",
+    "outer",
+    "overlaps",
+    "overlay",
+    "placing",
+    "position",
+    "precision",
+    "primary",
+    "real",
+    "references",
+    "returning",
+    "right",
+    "row",
+    "select",
+    "session_user",
+    "setof",
+    "similar",
+    "smallint",
+    "some",
+    "substring",
+    "symmetric",
+    "table",
+    "tablesample",
+    "then",
+    "time",
+    "timestamp",
+    "to",
+    "trailing",
+    "treat",
+    "trim",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "values",
+    "varchar",
+    "variadic",
+    "verbose",
+    "when",
+    "where",
+    "window",
+    "with",
+    "xmlattributes",
+    "xmlconcat",
+    "xmlelement",
+    "xmlexists",
+    "xmlforest",
+    "xmlnamespaces",
+    "xmlparse",
+    "xmlpi",
+    "xmlroot",
+    "xmlserialize",
+    "xmltable",
+];
+
+/// `quote_ident(text)`, as `ruleutils.c`'s `quote_identifier`: unchanged when it starts with
+/// a lowercase letter or `_`, holds only lowercase letters, digits and `_`, and is no keyword
+/// that needs quoting; else in double quotes, each `"` doubled.
+pub fn quote_ident(ident: &str) -> String {
+    let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+    let safe = ident
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && ident.chars().all(plain)
+        && NON_UNRESERVED_KEYWORDS.binary_search(&ident).is_err();
+    if safe {
+        return ident.to_string();
+    }
+    format!("\"{}\"", ident.replace('"', "\"\""))
+}
+
+/// `quote_literal(text)`, as `quote.c` quotes it: in single quotes with `'` doubled, and with
+/// `\\` doubled and an `E` in front when the text holds a backslash.
+pub fn quote_literal(text: &str) -> String {
+    let escape = if text.contains('\\') { "E" } else { "" };
+    format!(
+        "{escape}'{}'",
+        text.replace('\\', "\\\\").replace('\'', "''")
+    )
+}
+
+/// A `format()` error: 22023 with PostgreSQL's hint about `%%` where it gives one.
+fn format_error(message: String, hint: bool) -> PgError {
+    let error = PgError::error(sqlstate::INVALID_PARAMETER_VALUE, message);
+    if hint {
+        error.with_hint("For a single \"%\" use \"%%\".")
+    } else {
+        error
+    }
+}
+
+fn unterminated() -> PgError {
+    format_error("unterminated format() type specifier".to_string(), true)
+}
+
+fn numbered_from_one() -> PgError {
+    format_error(
+        "format specifies argument 0, but arguments are numbered from 1".to_string(),
+        false,
+    )
+}
+
+/// Digits at `chars[*at..]` as a number (None when there are none), as `varlena.c`'s
+/// `text_format_parse_digits`: past an `int` is 22003, running off the end 22023.
+fn format_digits(chars: &[char], at: &mut usize) -> Result<Option<i64>, PgError> {
+    let mut value: Option<i64> = None;
+    while let Some(digit) = chars.get(*at).and_then(|c| c.to_digit(10)) {
+        let next = value.unwrap_or(0) * 10 + i64::from(digit);
+        if next > i64::from(i32::MAX) {
+            return Err(PgError::error(
+                sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                "number is out of range",
+            ));
+        }
+        value = Some(next);
+        *at += 1;
+        if *at >= chars.len() {
+            return Err(unterminated());
+        }
+    }
+    Ok(value)
+}
+
+/// One `%` specification after its `%`: (argument position, width argument position (0: the
+/// next argument), minus flag, width), as `text_format_parse_format` reads it; `at` is left
+/// on the type character.
+fn format_spec(
+    chars: &[char],
+    at: &mut usize,
+) -> Result<(Option<i64>, Option<i64>, bool, i64), PgError> {
+    let advance = |at: &mut usize| {
+        *at += 1;
+        if *at >= chars.len() {
+            Err(unterminated())
+        } else {
+            Ok(())
+        }
+    };
+    let mut position = None;
+    if let Some(n) = format_digits(chars, at)? {
+        if chars[*at] != '$' {
+            return Ok((None, None, false, n));
+        }
+        if n == 0 {
+            return Err(numbered_from_one());
+        }
+        position = Some(n);
+        advance(at)?;
+    }
+    let mut minus = false;
+    while chars[*at] == '-' {
+        minus = true;
+        advance(at)?;
+    }
+    let (mut width_position, mut width) = (None, 0);
+    if chars[*at] == '*' {
+        advance(at)?;
+        match format_digits(chars, at)? {
+            Some(n) => {
+                if chars[*at] != '$' {
+                    return Err(format_error(
+                        "width argument position must be ended by \"$\"".to_string(),
+                        false,
+                    ));
+                }
+                if n == 0 {
+                    return Err(numbered_from_one());
+                }
+                width_position = Some(n);
+                advance(at)?;
+            }
+            None => width_position = Some(0),
+        }
+    } else if let Some(n) = format_digits(chars, at)? {
+        width = n;
+    }
+    Ok((position, width_position, minus, width))
+}
+
+/// `text` padded to `width` characters, on the right when `left` or the width is negative
+/// (`text_format_append_string`); past [`BUILT_TEXT_LIMIT_BYTES`] is 54000.
+fn format_pad(out: &mut String, text: &str, left: bool, width: i64) -> Result<(), PgError> {
+    let left = left || width < 0;
+    let width = usize::try_from(width.unsigned_abs()).unwrap_or(usize::MAX);
+    let have = text.chars().count();
+    if have >= width {
+        out.push_str(text);
+        return Ok(());
+    }
+    if out.len().saturating_add(width) > BUILT_TEXT_LIMIT_BYTES {
+        return Err(too_long());
+    }
+    let spaces = " ".repeat(width - have);
+    if left {
+        out.push_str(text);
+        out.push_str(&spaces);
+    } else {
+        out.push_str(&spaces);
+        out.push_str(text);
+    }
+    Ok(())
+}
+
+/// `format(formatstr, args...)` as `varlena.c`'s `text_format` runs it: `%s` (the value's
+/// text, NULL as nothing), `%I` (`quote_ident`; NULL is 22004), `%L` (`quote_literal`; NULL
+/// as `NULL`), `%%`; an argument position `n$`, the `-` flag, a width, `*` or `*n$` for a width
+/// taken from an argument. `arguments` are the values after the format, as text (None: NULL).
+pub fn format(formatstr: &str, arguments: &[Option<String>]) -> Result<String, PgError> {
+    let chars: Vec<char> = formatstr.chars().collect();
+    let mut out = String::new();
+    let mut next = 0usize; // the next argument, counted from 0 after the format
+    let mut at = 0;
+    while at < chars.len() {
+        if chars[at] != '%' {
+            out.push(chars[at]);
+            at += 1;
+            continue;
+        }
+        at += 1;
+        if at >= chars.len() {
+            return Err(unterminated());
+        }
+        if chars[at] == '%' {
+            out.push('%');
+            at += 1;
+            continue;
+        }
+        let (position, width_position, minus, mut width) = format_spec(&chars, &mut at)?;
+        let kind = chars[at];
+        if !matches!(kind, 's' | 'I' | 'L') {
+            return Err(format_error(
+                format!("unrecognized format() type specifier \"{kind}\""),
+                true,
+            ));
+        }
+        let mut take = |wanted: Option<i64>| -> Result<Option<String>, PgError> {
+            if let Some(n) = wanted.filter(|n| *n > 0) {
+                next = usize::try_from(n - 1).unwrap_or(usize::MAX);
+            }
+            let value = arguments
+                .get(next)
+                .cloned()
+                .ok_or_else(|| format_error("too few arguments for format()".to_string(), false))?;
+            next += 1;
+            Ok(value)
+        };
+        if let Some(wanted) = width_position {
+            width = match take(Some(wanted))? {
+                None => 0,
+                Some(text) => text.trim().parse::<i32>().map(i64::from).map_err(|_| {
+                    PgError::error(
+                        sqlstate::INVALID_TEXT_REPRESENTATION,
+                        format!("invalid input syntax for type integer: \"{text}\""),
+                    )
+                })?,
+            };
+        }
+        let value = take(position)?;
+        let text = match (kind, value) {
+            (_, None) if kind == 's' => String::new(),
+            ('L', None) => "NULL".to_string(),
+            (_, None) => {
+                return Err(PgError::error(
+                    sqlstate::NULL_VALUE_NOT_ALLOWED,
+                    "null values cannot be formatted as an SQL identifier",
+                ))
+            }
+            ('I', Some(text)) => quote_ident(&text),
+            ('L', Some(text)) => quote_literal(&text),
+            (_, Some(text)) => text,
+        };
+        format_pad(&mut out, &text, minus, width)?;
+        at += 1;
+    }
+    Ok(out)
+}
+
 /// `md5(text)`: the digest of the text's bytes in lowercase hex.
 pub fn md5_hex(text: &str) -> String {
     use md5::Digest;
@@ -450,6 +829,58 @@ pub fn hashtext_extended(text: &str, seed: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keyword_list_is_sorted_for_its_binary_search() {
+        assert!(NON_UNRESERVED_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+        for keyword in NON_UNRESERVED_KEYWORDS {
+            assert_eq!(quote_ident(keyword), format!("\"{keyword}\""));
+        }
+        // Unreserved keywords stay bare.
+        assert_eq!(quote_ident("balance"), "balance");
+        assert_eq!(quote_ident("begin"), "begin");
+    }
+
+    #[test]
+    fn format_reads_positions_flags_and_widths_as_postgres_does() {
+        let args = |values: &[Option<&str>]| -> Vec<Option<String>> {
+            values.iter().map(|v| v.map(str::to_string)).collect()
+        };
+        assert_eq!(format("%s-%s", &args(&[Some("a"), None])).unwrap(), "a-");
+        assert_eq!(
+            format("%2$s%1$s%s", &args(&[Some("a"), Some("b")])).unwrap(),
+            "bab"
+        );
+        assert_eq!(
+            format("|%-3s|%3s|", &args(&[Some("a"), Some("b")])).unwrap(),
+            "|a  |  b|"
+        );
+        assert_eq!(
+            format("|%*s|", &args(&[Some("-3"), Some("x")])).unwrap(),
+            "|x  |"
+        );
+        assert_eq!(
+            format("%L %L", &args(&[None, Some("it's")])).unwrap(),
+            "NULL 'it''s'"
+        );
+        assert_eq!(
+            format("%I", &args(&[Some("Wallets")])).unwrap(),
+            "\"Wallets\""
+        );
+        assert_eq!(format("100%%", &[]).unwrap(), "100%");
+        let code = |f: &str, a: &[Option<&str>]| format(f, &args(a)).unwrap_err().code;
+        assert_eq!(code("%s %s", &[Some("a")]), "22023");
+        assert_eq!(code("%", &[]), "22023");
+        assert_eq!(code("%5", &[]), "22023");
+        assert_eq!(code("%q", &[]), "22023");
+        assert_eq!(code("%0$s", &[Some("a")]), "22023");
+        assert_eq!(code("%I", &[None]), "22004");
+        assert_eq!(code("%99999999999s", &[Some("a")]), "22003");
+        assert_eq!(code("%*s", &[Some("wide"), Some("a")]), "22P02");
+        // A width the result cannot hold is refused before anything is allocated.
+        assert_eq!(code("%2147483647s", &[Some("a")]), "54000");
+        assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
+    }
 
     /// What PostgreSQL 15 answers.
     #[test]
