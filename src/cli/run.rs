@@ -1526,6 +1526,23 @@ fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, expl
     }
 }
 
+/// Keeps in `first` the note of the earliest seed in `seeds` over the shards read so far: the
+/// shard's `field` when its first seed of the kind comes before the one kept.
+fn earliest_note(
+    first: &mut Option<(u64, String)>,
+    seeds: &SeedList,
+    file: &ShardFile,
+    field: &str,
+) -> Result<(), UsageError> {
+    if let Some(&seed) = seeds.seeds.first() {
+        let note: Option<String> = file.typed_field(field)?;
+        if first.as_ref().is_none_or(|(kept, _)| seed < *kept) {
+            *first = note.map(|note| (seed, note));
+        }
+    }
+    Ok(())
+}
+
 /// `leaselab merge` of `run --runs ... --shard K/N --json` outputs: the summary of all the
 /// runs, as `run --runs` without `--shard` prints it (the runs' details in seed order, the
 /// counts, the first seeds of each verdict, the same medians: each shard carries its
@@ -1609,40 +1626,26 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         let shard_broken = list("broken")?;
         let shard_inconclusive = list("inconclusive")?;
         let shard_untested = list("untested")?;
-        if let Some(&seed) = shard_untested.seeds.first() {
-            let note: Option<String> = file.typed_field("untested_note")?;
-            if first_untested
-                .as_ref()
-                .is_none_or(|(first, _)| seed < *first)
-            {
-                first_untested = note.map(|note| (seed, note));
-            }
-        }
+        earliest_note(&mut first_untested, &shard_untested, file, "untested_note")?;
         let shard_trespassing = list("trespassing")?;
-        if let Some(&seed) = shard_trespassing.seeds.first() {
-            let note: Option<String> = file.typed_field("trespass_note")?;
-            if first_trespass
-                .as_ref()
-                .is_none_or(|(first, _)| seed < *first)
-            {
-                first_trespass = note.map(|note| (seed, note));
-            }
-        }
+        earliest_note(
+            &mut first_trespass,
+            &shard_trespassing,
+            file,
+            "trespass_note",
+        )?;
         let ok = file.u64_field("ok_runs")?;
         if ok + shard_broken.total() + shard_inconclusive.total() + shard_untested.total() != runs {
             return Err(file.error(format!(
                 "the OK, BROKEN, INCONCLUSIVE and untested runs do not add up to 'runs' {runs}"
             )));
         }
-        if let Some(&seed) = shard_inconclusive.seeds.first() {
-            let note: Option<String> = file.typed_field("inconclusive_note")?;
-            if first_inconclusive
-                .as_ref()
-                .is_none_or(|(first, _)| seed < *first)
-            {
-                first_inconclusive = note.map(|note| (seed, note));
-            }
-        }
+        earliest_note(
+            &mut first_inconclusive,
+            &shard_inconclusive,
+            file,
+            "inconclusive_note",
+        )?;
         summary.runs += runs;
         summary.ok += ok;
         broken.push(shard_broken);

@@ -3405,9 +3405,10 @@ impl Analyzer<'_> {
     }
 
     /// The functions that take their arguments by their text forms, whatever their types:
-    /// `format(formatstr, args...)` (the format a `text`), `quote_literal(value)` and
-    /// `quote_nullable(value)`; an untyped literal is `text`. None for any other name; other
-    /// argument counts or a format of another type are PostgreSQL's 42883.
+    /// `concat(values...)`, `format(formatstr, args...)` (the format a `text`),
+    /// `quote_literal(value)` and `quote_nullable(value)`; an untyped literal is `text`. None
+    /// for any other name; no arguments, other counts or a format of another type are
+    /// PostgreSQL's 42883.
     fn text_of_any_call(
         &mut self,
         scope: &Scope<'_>,
@@ -3416,6 +3417,7 @@ impl Analyzer<'_> {
         position: Option<u32>,
     ) -> Result<Option<Expr>, PgError> {
         let function = match name {
+            "concat" => ScalarFn::Concat,
             "format" => ScalarFn::Format,
             "quote_literal" => ScalarFn::QuoteLiteral,
             "quote_nullable" => ScalarFn::QuoteNullable,
@@ -3424,6 +3426,7 @@ impl Analyzer<'_> {
         let analysed = self.arguments(scope, arguments)?;
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
         let fits = match function {
+            ScalarFn::Concat => !types.is_empty(),
             ScalarFn::Format => types
                 .first()
                 .is_some_and(|ty| matches!(ty, SqlType::Text | SqlType::Unknown)),
@@ -4060,20 +4063,6 @@ impl Analyzer<'_> {
         }
         if let Some(call) = self.text_of_any_call(scope, name, &arguments, position)? {
             return Ok(call);
-        }
-        if name == "concat" {
-            let mut converted = Vec::with_capacity(arguments.len());
-            for e in self.arguments(scope, &arguments)? {
-                converted.push(if e.ty() == SqlType::Unknown {
-                    self.convert(e, SqlType::Text, None)?
-                } else {
-                    e
-                });
-            }
-            if converted.is_empty() {
-                return Err(undefined_function(name, &[], position));
-            }
-            return Ok(Expr::Call(ScalarFn::Concat, converted, SqlType::Text));
         }
         if let ("date_trunc", [unit, value]) = (name, arguments.as_slice()) {
             let unit = self.expr(scope, unit, SqlType::Unknown)?;

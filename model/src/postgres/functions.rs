@@ -647,6 +647,13 @@ fn format_spec(
 /// `text` padded to `width` characters, on the right when `left` or the width is negative
 /// (`text_format_append_string`); past [`BUILT_TEXT_LIMIT_BYTES`] is 54000.
 fn format_pad(out: &mut String, text: &str, left: bool, width: i64) -> Result<(), PgError> {
+    // -INT_MIN has no int: PostgreSQL refuses it before taking the absolute value.
+    if width <= i64::from(i32::MIN) {
+        return Err(PgError::error(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "number is out of range",
+        ));
+    }
     let left = left || width < 0;
     let width = usize::try_from(width.unsigned_abs()).unwrap_or(usize::MAX);
     let have = text.chars().count();
@@ -879,6 +886,7 @@ mod tests {
         assert_eq!(code("%*s", &[Some("wide"), Some("a")]), "22P02");
         // A width the result cannot hold is refused before anything is allocated.
         assert_eq!(code("%2147483647s", &[Some("a")]), "54000");
+        assert_eq!(code("%*s", &[Some("-2147483648"), Some("a")]), "22003");
         assert_eq!(quote_literal("a\\b'c"), "E'a\\\\b''c'");
     }
 
