@@ -1190,3 +1190,50 @@ fn a_table_given_back_by_a_rollback_keeps_no_stale_waiter() {
         "b no longer waits: c goes first"
     );
 }
+
+/// A short query cannot make a text without bound: every function and operator that builds
+/// a longer text than its inputs (`replace` multiplies, `||` and `string_agg` add up, `format`
+/// repeats an argument by position) is refused past 64 MiB before it builds anything, with
+/// the 54000 `repeat` and `lpad` give. Just under it, they build.
+#[test]
+fn texts_built_from_short_queries_are_refused_past_the_limit_before_they_are_built() {
+    let (mut db, session) = setup();
+    let refused = "54000 requested length too large";
+    for sql in [
+        // 64 * 1 MiB... times a thousand: a petabyte, were it built.
+        "SELECT length(replace(repeat('a', 60000000), 'a', repeat('b', 60000000)))",
+        "SELECT length(replace(repeat('a', 100), 'a', repeat('b', 1000000)))",
+        "SELECT length(repeat('x', 40000000) || repeat('x', 40000000))",
+        "SELECT length(concat(repeat('x', 40000000), 'y', repeat('x', 40000000)))",
+        "SELECT length(concat_ws(repeat('-', 20000000), 'a', 'b', 'c', 'd'))",
+        "SELECT length(array_to_string(ARRAY[repeat('x', 40000000), repeat('y', 40000000)], ','))",
+        "SELECT length(array_to_string(ARRAY[NULL, NULL, NULL]::text[], ',', repeat('n', 30000000)))",
+        "SELECT length(string_agg(repeat('x', 10000000), '')) FROM generate_series(1, 8)",
+        "SELECT length(format('%1$s%1$s', repeat('x', 40000000)))",
+        "WITH RECURSIVE t(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM t) SELECT length(s) FROM t",
+    ] {
+        assert_eq!(general(&mut db, session, sql), Err(refused.to_string()), "{sql}");
+    }
+    use leaselab_model::postgres::Value;
+    for (sql, length) in [
+        (
+            "SELECT length(replace(repeat('a', 60), 'a', repeat('b', 1000000)))",
+            60_000_000,
+        ),
+        (
+            "SELECT length(repeat('x', 30000000) || repeat('x', 30000000))",
+            60_000_000,
+        ),
+        (
+            "SELECT length(string_agg(repeat('x', 1000000), ',')) FROM generate_series(1, 20)",
+            20_000_019,
+        ),
+        ("SELECT length(concat_ws(',', 'a', NULL, 'b'))", 3),
+    ] {
+        assert_eq!(
+            general(&mut db, session, sql),
+            Ok(vec![vec![Value::Int(length)]]),
+            "{sql}"
+        );
+    }
+}

@@ -174,6 +174,21 @@ impl TableDef {
 
 /// An operand of `||` as text: a boolean as its cast to text writes it (`true`, where its
 /// output form is `t`), anything else in its output form.
+/// A bound on the bytes of joining `values` (arrays' elements included) with a separator of
+/// `separator_bytes` after each: a text counts its bytes, any other value 64 (the longest
+/// text form of a number, time or `uuid` the stand-in keeps is shorter). What `concat_ws`,
+/// `array_to_string` and `string_agg` would build, counted without building it.
+fn joined_bytes(values: &[Value], separator_bytes: usize) -> usize {
+    values.iter().fold(0usize, |total, value| {
+        let own = match value {
+            Value::Array(elements) => joined_bytes(elements, separator_bytes),
+            Value::Text(text) => text.len().saturating_add(separator_bytes),
+            _ => 64usize.saturating_add(separator_bytes),
+        };
+        total.saturating_add(own)
+    })
+}
+
 fn concat_text(value: &Value) -> String {
     match value {
         Value::Bool(b) => b.to_string(),
@@ -636,6 +651,23 @@ impl ScalarFn {
                 typmod.store(value)
             };
         }
+        // At most every text given, each with a separator (and an array's NULLs with the
+        // null text): refused before it is built.
+        let text_len = |index: usize| match arguments.get(index) {
+            Some(Value::Text(text)) => text.len(),
+            _ => 0,
+        };
+        match self {
+            ScalarFn::ConcatWs => super::functions::built_text_fits(joined_bytes(
+                arguments.get(1..).unwrap_or_default(),
+                text_len(0),
+            ))?,
+            ScalarFn::ArrayToString => super::functions::built_text_fits(joined_bytes(
+                &arguments[..arguments.len().min(1)],
+                text_len(1).saturating_add(text_len(2)),
+            ))?,
+            _ => {}
+        }
         if let Some(value) = self.apply_array(&arguments) {
             return Ok(value);
         }
@@ -654,6 +686,7 @@ impl ScalarFn {
         }
         if self == ScalarFn::Concat {
             let texts: Vec<String> = arguments.filter_map(|v| v.to_text()).collect();
+            super::functions::built_text_fits(texts.iter().map(String::len).sum())?;
             return Ok(Value::Text(texts.concat()));
         }
         if self == ScalarFn::Format {
@@ -824,7 +857,7 @@ impl ScalarFn {
                 Some(Value::Float(x)) => Value::Float(Float(f::sign_float(x.0))),
                 _ => Value::Null,
             }),
-            Replace => Ok(Value::Text(f::replace(text(0), text(1), text(2)))),
+            Replace => f::replace(text(0), text(1), text(2)).map(Value::Text),
             Strpos => Ok(Value::Int(f::strpos(text(0), text(1)))),
             Btrim => Ok(Value::Text(f::trim(text(0), trim_characters(), Ends::Both))),
             Ltrim => Ok(Value::Text(f::trim(
@@ -952,6 +985,8 @@ impl AggregateKind {
     /// Folds the argument's values over the rows.
     fn over(self, values: Vec<Value>, result: SqlType) -> Result<Value, PgError> {
         if self == AggregateKind::StringAgg {
+            // Each row's pair holds its text and the delimiter before it.
+            super::functions::built_text_fits(joined_bytes(&values, 0))?;
             return Ok(super::array::string_agg(&values));
         }
         if self == AggregateKind::ArrayAgg {
@@ -1852,7 +1887,11 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
         BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
             Value::Bool(compare(l.cmp(&r)))
         }
-        BinOp::Concat => Value::Text(format!("{}{}", concat_text(&l), concat_text(&r))),
+        BinOp::Concat => {
+            let (l, r) = (concat_text(&l), concat_text(&r));
+            super::functions::built_text_fits(l.len().saturating_add(r.len()))?;
+            Value::Text(l + &r)
+        }
         BinOp::And | BinOp::Or | BinOp::DistinctFrom => {
             unreachable!("AND, OR and IS DISTINCT FROM are evaluated before")
         }

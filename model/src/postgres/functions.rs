@@ -260,12 +260,19 @@ pub fn sign_float(value: f64) -> f64 {
 }
 
 /// `replace(text, from, to)`: every occurrence, left to right; an empty `from` changes nothing.
-pub fn replace(text: &str, from: &str, to: &str) -> String {
+pub fn replace(text: &str, from: &str, to: &str) -> Result<String, PgError> {
     if from.is_empty() {
-        text.to_string()
-    } else {
-        text.replace(from, to)
+        return Ok(text.to_string());
     }
+    // Each occurrence may grow the text: count them before building anything.
+    if to.len() > from.len() {
+        let grown = text
+            .matches(from)
+            .count()
+            .saturating_mul(to.len() - from.len());
+        built_text_fits(text.len().saturating_add(grown))?;
+    }
+    Ok(text.replace(from, to))
 }
 
 /// `strpos(text, needle)` / `position(needle IN text)`: the first occurrence's character
@@ -341,6 +348,18 @@ pub fn right(text: &str, n: i64) -> String {
 /// 1 GB; past this smaller one the stand-in already answers PostgreSQL's error, so a hostile
 /// argument cannot make it allocate gigabytes.
 pub const BUILT_TEXT_LIMIT_BYTES: usize = 64 << 20;
+
+/// 54000 `requested length too large` when a text of `bytes` would pass
+/// [`BUILT_TEXT_LIMIT_BYTES`]: every function and operator that builds a text longer than its
+/// inputs checks it before building (`repeat`, `lpad`, `replace`, `||`, `concat`, `format`,
+/// `string_agg`, `array_to_string`), so no query makes an unbounded text from a short one.
+pub fn built_text_fits(bytes: usize) -> Result<(), PgError> {
+    if bytes > BUILT_TEXT_LIMIT_BYTES {
+        Err(too_long())
+    } else {
+        Ok(())
+    }
+}
 
 fn too_long() -> PgError {
     PgError::error(
@@ -743,6 +762,7 @@ pub fn format(formatstr: &str, arguments: &[Option<String>]) -> Result<String, P
             ('L', Some(text)) => quote_literal(&text),
             (_, Some(text)) => text,
         };
+        built_text_fits(out.len().saturating_add(text.len()))?;
         format_pad(&mut out, &text, minus, width)?;
         at += 1;
     }
