@@ -318,6 +318,7 @@ impl Serialize for RunReport {
             seed: self.seed,
             line: self.line(),
             verdict: self.verdict().as_str(),
+            untested: self.untested(),
             unfinished: self.unfinished(),
             ledger,
             callers: self
@@ -357,6 +358,9 @@ struct ReportView<'a> {
     seed: u64,
     line: String,
     verdict: &'static str,
+    /// Present (true) only for a run in which no spend reached the storage.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    untested: bool,
     unfinished: u32,
     ledger: &'a Ledger,
     callers: Vec<CallerView<'a>>,
@@ -1642,6 +1646,8 @@ mod tests {
         assert!(report.untested());
         assert_eq!(report.verdict(), RunVerdict::Inconclusive);
         assert!(report.line().ends_with("INCONCLUSIVE"), "{}", report.line());
+        assert_eq!(report.to_json()["untested"], true);
+        assert_eq!(report.to_json()["unfinished"], 0);
         // One spend that lands is enough to judge the run by its ledger.
         let mut some = empty.clone();
         some.initial_balance = 10;
@@ -1649,6 +1655,10 @@ mod tests {
         assert_eq!(judged.ledger.accepted, 1, "{}", judged.line());
         assert!(!judged.untested());
         assert_eq!(judged.verdict(), RunVerdict::Ok);
+        assert!(
+            judged.to_json().get("untested").is_none(),
+            "left out when false"
+        );
         // So is a write the storage refused (step 5: B's stale fence), and a broken ledger
         // stays BROKEN whatever else the run shows.
         let mut refused = run(&scenario("step5-fencing"), 1).unwrap();

@@ -1047,7 +1047,7 @@ impl Tally {
     }
 
     /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
-    /// INCONCLUSIVE run, which outranks OK.
+    /// INCONCLUSIVE run (or a batch of only untested ones), which outranks OK.
     pub fn status(&self) -> Status {
         status(
             &self.broken,
@@ -1189,7 +1189,7 @@ pub struct Summary {
 
 impl Summary {
     /// The command's status: a BROKEN run or a lock changed by a non-holder outranks an
-    /// INCONCLUSIVE run, which outranks OK.
+    /// INCONCLUSIVE run (or a batch of only untested ones), which outranks OK.
     pub fn status(&self) -> Status {
         status(
             &self.broken,
