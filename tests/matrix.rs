@@ -653,6 +653,32 @@ fn a_cell_in_which_no_seed_spends_anything_is_inconclusive_not_safe() {
     let spending = cell("lease", Column::DuplicatedAcquire);
     assert_eq!(spending.simulated.untested, 0, "{:?}", spending.simulated);
     assert_eq!(spending.simulated.verdict, Verdict::Safe);
+
+    // The command exits 3 for it and says why, in the text and in the HTML cell's title.
+    let html = temp_dir("untested").join("report.html");
+    let output = leaselab(&[
+        "matrix",
+        "--safeguard",
+        "setnx-del",
+        "--fault",
+        "dacq",
+        "--runs",
+        "2",
+        "--no-save-traces",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("in none of its 2 runs did a spend reach"),
+        "{text}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("2 spent nothing (no spend reached the storage)"),
+        "the cell's title says why"
+    );
 }
 
 /// Redis's clock 2% fast against a lease sized with a 0.5% margin: the lease expires under

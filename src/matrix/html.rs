@@ -104,13 +104,27 @@ pub fn report(matrix: &Matrix, columns: &[Column]) -> String {
                 cell.exhaustive.verdict.symbol(),
                 cell.simulated.verdict.symbol()
             );
+            let simulated = &cell.simulated;
+            let mut undecided = String::new();
+            if simulated.inconclusive > 0 {
+                undecided.push_str(&format!(
+                    ", {} stopped at their time limit",
+                    simulated.inconclusive
+                ));
+            }
+            if simulated.untested > 0 {
+                undecided.push_str(&format!(
+                    ", {} spent nothing (no spend reached the storage)",
+                    simulated.untested
+                ));
+            }
             let title = format!(
-                "exhaustive: {} ({}); simulated: {} ({}/{} BROKEN){}",
+                "exhaustive: {} ({}); simulated: {} ({}/{} BROKEN{undecided}){}",
                 cell.exhaustive.verdict.as_str(),
                 cell.exhaustive.bound,
-                cell.simulated.verdict.as_str(),
-                cell.simulated.broken,
-                cell.simulated.runs,
+                simulated.verdict.as_str(),
+                simulated.broken,
+                simulated.runs,
                 if cell.unexpected {
                     "; NOT as the tutorial says"
                 } else {
