@@ -30,7 +30,7 @@ use leaselab_model::postgres::Statement;
 use leaselab_model::scenario::{Scenario, Timing, Variant, MAX_TIMING_COST_US};
 use serde::Serialize;
 
-use crate::events::What;
+use crate::events::{Event, What};
 use crate::real::{
     connect_postgres_checked, connect_redis_checked, Namespace, RealConfig, RealError,
 };
@@ -332,26 +332,15 @@ pub fn in_run_statements(
     let (mut firsts_us, mut writes_us) = (Vec::new(), Vec::new());
     for seed in 1..=u64::from(runs) {
         let report = crate::real::run(&scenario, seed, &config)?;
-        let mut sent: std::collections::BTreeMap<&str, (i64, bool)> = Default::default();
         let mut seen = std::collections::BTreeSet::new();
-        for event in &report.events {
-            match &event.what {
-                What::SqlRequest { statement, .. } => {
-                    let write = matches!(statement, Statement::WriteFenced { .. });
-                    sent.insert(event.host.as_str(), (event.t_us, write));
-                }
-                What::SqlReply { .. } => {
-                    let Some((at_us, write)) = sent.remove(event.host.as_str()) else {
-                        continue;
-                    };
-                    let took_us = u64::try_from(event.t_us - at_us).unwrap_or(0);
-                    if seen.insert(event.host.as_str()) {
-                        firsts_us.push(took_us);
-                    } else if write {
-                        writes_us.push(took_us);
-                    }
-                }
-                _ => {}
+        for (request, took_us) in timed_requests(&report.events) {
+            let What::SqlRequest { statement, .. } = &request.what else {
+                continue;
+            };
+            if seen.insert(request.host.as_str()) {
+                firsts_us.push(took_us);
+            } else if matches!(statement, Statement::WriteFenced { .. }) {
+                writes_us.push(took_us);
             }
         }
     }
@@ -370,6 +359,30 @@ pub fn in_run_statements(
     })
 }
 
+/// Every request a caller sent to Redis or PostgreSQL in a run's events, in order, with the
+/// µs from it to its reply (a request without one, timed out or cut off, is left out).
+fn timed_requests(events: &[Event]) -> Vec<(&Event, u64)> {
+    let mut sent: std::collections::BTreeMap<&str, &Event> = Default::default();
+    let mut timed = Vec::new();
+    for event in events {
+        match event.what {
+            What::RedisRequest { .. } | What::SqlRequest { .. } => {
+                sent.insert(event.host.as_str(), event);
+            }
+            What::RedisReply { .. } | What::SqlReply { .. } => {
+                if let Some(request) = sent.remove(event.host.as_str()) {
+                    timed.push((
+                        request,
+                        u64::try_from(event.t_us - request.t_us).unwrap_or(0),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    timed
+}
+
 /// `samples` Redis round trips of a caller in real runs: step2-lock with one caller (so nothing
 /// queues behind anything), as many runs as it takes at four requests each, every request's
 /// time from its `redis-request` event to its `redis-reply` (the times the network latency of
@@ -382,18 +395,13 @@ pub fn caller_round_trips(redis_url: &str, samples: u32) -> Result<Samples, Real
     let mut times_us = Vec::with_capacity(samples as usize);
     for seed in 1..=u64::from(samples.div_ceil(REQUESTS_PER_RUN)) {
         let report = crate::real::run(&scenario, seed, &config)?;
-        let mut sent_us = None;
-        for event in &report.events {
-            match event.what {
-                What::RedisRequest { .. } => sent_us = Some(event.t_us),
-                What::RedisReply { .. } => {
-                    if let Some(sent) = sent_us.take() {
-                        times_us.push(u64::try_from(event.t_us - sent).unwrap_or(0));
-                    }
-                }
-                _ => {}
-            }
-        }
+        let requests = timed_requests(&report.events);
+        times_us.extend(
+            requests
+                .into_iter()
+                .filter(|(request, _)| matches!(request.what, What::RedisRequest { .. }))
+                .map(|(_, took_us)| took_us),
+        );
     }
     if times_us.is_empty() {
         return Err(RealError::Server(format!(
