@@ -6,6 +6,7 @@
 //! - [`cli`]: the `leaselab` commands, one module each;
 //! - [`exit`]: exit codes and user-facing errors;
 //! - [`matrix`]: every safeguard under every fault, decided exhaustively and by simulation;
+//! - [`memory`]: the binary's allocator, which lets a statement's memory be bounded;
 //! - [`parallel`]: seeds run side by side, their results handed on in seed order;
 //! - [`shard`]: `--shard K/N`, one part of a command's work;
 //! - [`trace`]: trace files: save, load, replay, shrink, show.
@@ -17,6 +18,7 @@
 pub mod cli;
 pub mod exit;
 pub mod matrix;
+pub mod memory;
 pub mod parallel;
 pub mod shard;
 pub mod trace;

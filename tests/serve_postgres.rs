@@ -398,3 +398,79 @@ fn a_deadlock_fails_the_first_waiter_after_the_deadlock_timeout() {
         );
     });
 }
+
+/// The most memory the server process ever held (VmHWM), in KiB, where Linux tells it.
+fn peak_kib(server: &Server) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id())).ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A short query over many rows cannot take all of memory: a statement that comes to hold
+/// more than the stand-in's limit (an aggregate gathering big texts, a sort of them, a join
+/// copying big stored rows) fails with PostgreSQL's 53200 `out of memory`, the server's peak
+/// stays near the limit, and the session goes on.
+#[test]
+fn a_statement_that_would_hold_too_much_memory_fails_with_53200() {
+    let limit_mib = leaselab_model::memory::STATEMENT_MEMORY_LIMIT_BYTES >> 20;
+    let server = Server::start(&["--no-wallets"]);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres", server.port);
+    runtime().block_on(async {
+        let client = connect(&url).await;
+        client
+            .batch_execute(
+                "CREATE TABLE big (t text); \
+                 INSERT INTO big SELECT repeat('x', 20000000) FROM generate_series(1, 8)",
+            )
+            .await
+            .expect("160 MB of rows are within the limit");
+        for sql in [
+            // array_agg gathers 1 GB before array_to_string could refuse its length.
+            "SELECT length(array_to_string(array_agg(repeat('x', 10000000)), '')) \
+             FROM generate_series(1, 100)",
+            "SELECT length(r) FROM (SELECT repeat('x', 10000000) r \
+             FROM generate_series(1, 100) ORDER BY 1) s LIMIT 1",
+            // 64 pairs of 20 MB rows: 2.5 GB of copies before any expression runs, by
+            // either way of joining.
+            "SELECT count(*) FROM big a, big b",
+            "SELECT count(*) FROM big a CROSS JOIN big b",
+        ] {
+            let error = client
+                .simple_query(sql)
+                .await
+                .expect_err("past the statement's memory limit");
+            let db = error.as_db_error().expect("a server error");
+            assert_eq!(
+                (db.code().code(), db.message()),
+                ("53200", "out of memory"),
+                "{sql}"
+            );
+            let detail = db.detail().expect("a DETAIL");
+            assert!(
+                detail.contains(&format!("past the {limit_mib} MiB")),
+                "{detail}"
+            );
+            let row = client
+                .query_one("SELECT 1", &[])
+                .await
+                .expect("the session goes on");
+            assert_eq!(row.get::<_, i32>(0), 1);
+        }
+        let within = client
+            .query_one(
+                "SELECT count(*) FROM (SELECT repeat('x', 1000000) r \
+                 FROM generate_series(1, 200) ORDER BY 1) s",
+                &[],
+            )
+            .await
+            .expect("200 MB held at once is within the limit");
+        assert_eq!(within.get::<_, i64>(0), 200);
+    });
+    if let Some(peak) = peak_kib(&server) {
+        let limit_kib = u64::try_from(limit_mib).expect("MiB") * 1024;
+        assert!(
+            peak < 3 * limit_kib,
+            "the server peaked at {peak} KiB against a {limit_kib} KiB statement limit"
+        );
+    }
+}

@@ -23,6 +23,7 @@ pub mod fault;
 pub mod fingerprint;
 pub mod intern;
 pub mod ledger;
+pub mod memory;
 pub mod postgres;
 pub mod redis;
 pub mod safeguard;

@@ -1184,6 +1184,7 @@ impl Expr {
 
     /// Evaluates the expression.
     pub fn eval(&self, cx: &EvalContext<'_>) -> Result<Value, PgError> {
+        PgError::check_statement_memory()?;
         Ok(match self {
             Expr::Const(value, _) => value.clone(),
             Expr::Param(index, _) => cx.params.get(*index).cloned().unwrap_or(Value::Null),

@@ -130,6 +130,8 @@ pub mod sqlstate {
     pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     /// `program_limit_exceeded`.
     pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+    /// `out_of_memory`.
+    pub const OUT_OF_MEMORY: &str = "53200";
 }
 
 impl PgError {
@@ -188,6 +190,26 @@ impl PgError {
     /// The same error at a position of the query text (1-based, in characters).
     pub fn at(self, position: Option<u32>) -> PgError {
         PgError { position, ..self }
+    }
+
+    /// 53200 `out of memory` when the running statement holds more than
+    /// [`crate::memory::STATEMENT_MEMORY_LIMIT_BYTES`], `Ok` otherwise. The executor asks as it
+    /// evaluates, so a statement that would gather rows without bound stops instead.
+    pub fn check_statement_memory() -> Result<(), PgError> {
+        match crate::memory::statement_over_limit() {
+            None => Ok(()),
+            Some(held_bytes) => Err(PgError::error(sqlstate::OUT_OF_MEMORY, "out of memory")
+                .with_detail(format!(
+                    "The statement held {} MiB at once, past the {} MiB one statement may hold \
+                     in this stand-in.",
+                    held_bytes >> 20,
+                    crate::memory::STATEMENT_MEMORY_LIMIT_BYTES >> 20
+                ))
+                .with_hint(
+                    "PostgreSQL would spill a sort or aggregate this large to disk; the stand-in \
+                     keeps every row in memory. Read fewer or smaller rows.",
+                )),
+        }
     }
 
     /// 22P02 `invalid input syntax for type <type>: "<text>"`.

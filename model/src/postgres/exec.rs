@@ -4668,6 +4668,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
+        let _memory = crate::memory::StatementScope::enter();
         let (plan, params) = self.analyze_in(None, statement, declared, false).0?;
         Ok(description(&plan, params))
     }
@@ -4681,6 +4682,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
+        let _memory = crate::memory::StatementScope::enter();
         let (plan, params) = self.plan_in(None, statement, declared, false).0?;
         Ok(description(&plan, params))
     }
@@ -4695,6 +4697,7 @@ impl Postgres {
         statement: &GeneralStatement,
         declared: &[SqlType],
     ) -> Result<Description, PgError> {
+        let _memory = crate::memory::StatementScope::enter();
         let (plan, params) = self.plan_in(Some(session), statement, declared, false).0?;
         self.described(session, plan, params)
     }
@@ -4729,6 +4732,7 @@ impl Postgres {
         declared: &[SqlType],
         values: &[Value],
     ) -> Result<Description, PgError> {
+        let _memory = crate::memory::StatementScope::enter();
         if values.is_empty() {
             return self.plan_sql_in(session, statement, declared);
         }
@@ -4855,6 +4859,7 @@ impl Postgres {
         statement: &GeneralStatement,
         params: &[Value],
     ) -> SqlExecuted {
+        let _memory = crate::memory::StatementScope::enter();
         self.requested_sleep.0 = None;
         let executed = self.dispatch_sql(session, statement, params);
         self.note_block_start(session);
@@ -5427,6 +5432,7 @@ impl Postgres {
             let Some(tuple) = self.visible(session, table, &key, row) else {
                 continue;
             };
+            PgError::check_statement_memory()?;
             if passes(filter, &tuple, None, params)? {
                 out.push((key, tuple));
             }
@@ -5484,6 +5490,7 @@ impl Postgres {
             let mut out = Vec::with_capacity(rows.len() * item.len());
             for (keys, left) in &rows {
                 for (item_keys, right) in &item {
+                    PgError::check_statement_memory()?;
                     let mut keys = keys.clone();
                     keys.extend_from_slice(item_keys);
                     let mut row = left.clone();
@@ -5520,6 +5527,7 @@ impl Postgres {
         for (keys, left) in &rows {
             let mut met = false;
             for (index, (key, other)) in right.iter().enumerate() {
+                PgError::check_statement_memory()?;
                 pair.clear();
                 pair.extend_from_slice(left);
                 pair.extend_from_slice(other);
