@@ -194,6 +194,8 @@ pub enum Command {
     /// arguments are read when it runs, as Redis reads them (so inside `MULTI` a bad number
     /// fails at `EXEC`, not when queued).
     Strings(Vec<Vec<u8>>),
+    /// `INFO [section ...]`, as its argument vector (`server/info.rs`).
+    Info(Vec<Vec<u8>>),
     /// A list, set or sorted-set command (see [`COLLECTION_COMMANDS`]), as its argument
     /// vector checked against the command table (arity); read when it runs, as `Strings`.
     Collection(Vec<Vec<u8>>),
@@ -303,7 +305,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 125] = [
+const COMMANDS: [Spec; 126] = [
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -325,6 +327,7 @@ const COMMANDS: [Spec; 125] = [
     spec("publish", 3, false, KeyRule::None),
     spec("wait", 3, false, KeyRule::None),
     spec("time", 1, false, KeyRule::None),
+    spec("info", -1, false, KeyRule::None),
     spec("ping", -1, false, KeyRule::None),
     spec("get", 2, false, KeyRule::First),
     spec("set", -3, true, KeyRule::First),
@@ -767,6 +770,7 @@ impl Command {
             "publish" => Ok(Command::Publish(argv[1].clone(), argv[2].clone())),
             "wait" => parse_wait(argv),
             "time" => Ok(Command::Time),
+            "info" => Ok(Command::Info(argv.to_vec())),
             "hset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hset")),
             "hmset" if argv.len() % 2 == 1 => Err(wrong_arity_error("hmset")),
             "hset" | "hget" | "hincrby" | "hexists" | "hdel" | "hgetall" | "hlen" | "hmget"
@@ -868,9 +872,10 @@ impl Command {
                 vec![word("WAIT"), number(*replicas), number(*timeout)]
             }
             Command::Time => vec![word("TIME")],
-            Command::Hash(argv) | Command::Strings(argv) | Command::Collection(argv) => {
-                argv.clone()
-            }
+            Command::Hash(argv)
+            | Command::Strings(argv)
+            | Command::Collection(argv)
+            | Command::Info(argv) => argv.clone(),
             Command::DelEx(key, condition) => match condition {
                 DelexCondition::Always => vec![word("DELEX"), key.clone()],
                 DelexCondition::IfEqual(v) => {
@@ -934,6 +939,7 @@ impl Command {
             | Command::Publish(..)
             | Command::Wait(..)
             | Command::Time
+            | Command::Info(_)
             | Command::ScriptLoad(_)
             | Command::ScriptFlush
             | Command::ScriptExists(_)

@@ -28,6 +28,7 @@ use sha1::{Digest, Sha1};
 use super::scripts::{self, ScriptHost, ScriptId};
 
 mod collections;
+mod info;
 mod strings;
 
 /// The version this stand-in answers as (the real server it is checked against).
@@ -510,6 +511,7 @@ impl Redis {
             Command::Hash(argv) => self.hash_command(argv, now_ms),
             Command::Collection(argv) => self.collection_command(argv, now_ms),
             Command::Strings(argv) => self.strings_command(argv, now_ms),
+            Command::Info(argv) => self.info(argv, now_ms),
             Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
             Command::Time => Reply::Array(vec![
                 Reply::Bulk((now_ms / 1_000).to_string().into_bytes()),
