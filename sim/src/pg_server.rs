@@ -642,6 +642,7 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
         Value::Int(v) => v.to_be_bytes().to_vec(),
         Value::Bool(b) => vec![u8::from(*b)],
         Value::Float(f) => f.0.to_be_bytes().to_vec(),
+        Value::Text(t) if ty == SqlType::RegType => SqlType::regtype_oid(t)?.to_be_bytes().to_vec(),
         Value::Text(t) => t.clone().into_bytes(),
         Value::Numeric(decimal) => encode_numeric_binary(*decimal),
         Value::TimestampTz(t) | Value::Timestamp(t) => t.to_be_bytes().to_vec(),
@@ -851,6 +852,11 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                     Value::Text(String::from_utf8(bytes.to_vec()).map_err(|_| bad())?)
                 }
                 SqlType::Void => Value::Text(String::new()),
+                SqlType::RegType => {
+                    let oid = u32::from_be_bytes(bytes.try_into().map_err(|_| bad())?);
+                    let ty = SqlType::from_oid(oid).filter(|ty| *ty != SqlType::Unknown);
+                    Value::Text(ty.ok_or_else(bad)?.name().to_string())
+                }
                 SqlType::TimestampTz | SqlType::Timestamp => {
                     let micros = i64::from_be_bytes(bytes.try_into().map_err(|_| bad())?);
                     let micros = leaselab_model::postgres::datetime::checked(micros)?;
@@ -2118,6 +2124,34 @@ mod tests {
             ..service
         };
         assert_eq!(none.first_statement_of(5), ms(2));
+    }
+
+    #[test]
+    fn regtype_binary_form_is_the_type_oid() {
+        let regtype = |name: &str| Value::Text(name.to_string());
+        for (name, oid) in [("integer", 23_u32), ("bigint[]", 1016), ("regtype", 2206)] {
+            assert_eq!(
+                encode_value(&regtype(name), SqlType::RegType, Format::Binary),
+                Some(oid.to_be_bytes().to_vec()),
+                "{name}"
+            );
+            assert_eq!(
+                decode_value(&oid.to_be_bytes(), SqlType::RegType, Format::Binary, 1),
+                Ok(regtype(name))
+            );
+        }
+        assert_eq!(
+            encode_value(&regtype("integer"), SqlType::RegType, Format::Text),
+            Some(b"integer".to_vec())
+        );
+        assert!(decode_value(&[0, 0, 0], SqlType::RegType, Format::Binary, 1).is_err());
+        assert!(decode_value(
+            &999_999_u32.to_be_bytes(),
+            SqlType::RegType,
+            Format::Binary,
+            1
+        )
+        .is_err());
     }
 
     #[test]

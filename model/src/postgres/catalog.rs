@@ -550,6 +550,10 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
+    /// `pg_typeof(any)`: the type of its argument as `regtype`. Called with the argument and
+    /// the type's name (a constant the analysis put second); a stable function in
+    /// PostgreSQL, so its argument is computed (and fails) when a row is.
+    TypeOf,
     /// `split_part(text, delimiter, n)`: the `n`th field (from the end when negative).
     SplitPart,
     /// `format(formatstr, args...)`: [`super::functions::format`]; the arguments of any type,
@@ -688,6 +692,9 @@ impl ScalarFn {
             let texts: Vec<String> = arguments.filter_map(|v| v.to_text()).collect();
             super::functions::built_text_fits(texts.iter().map(String::len).sum())?;
             return Ok(Value::Text(texts.concat()));
+        }
+        if self == ScalarFn::TypeOf {
+            return Ok(arguments.nth(1).unwrap_or(Value::Null));
         }
         if self == ScalarFn::Format {
             let Some(formatstr) = arguments.next().and_then(|v| v.to_text()) else {
@@ -1194,6 +1201,9 @@ impl Expr {
                 .and_then(|row| row.get(*index))
                 .cloned()
                 .unwrap_or(Value::Null),
+            Expr::Cast(inner, ty) if inner.ty() == SqlType::RegType && ty.is_integer() => {
+                cast(regtype_as_oid(inner.eval(cx)?), *ty)?
+            }
             Expr::Cast(inner, ty) => cast(inner.eval(cx)?, *ty)?,
             Expr::Not(inner) => match inner.eval(cx)? {
                 Value::Bool(b) => Value::Bool(!b),
@@ -1243,7 +1253,11 @@ impl Expr {
                 }
             }
             Expr::Binary(op, left, right) => {
-                let (l, r) = (left.eval(cx)?, right.eval(cx)?);
+                let (mut l, mut r) = (left.eval(cx)?, right.eval(cx)?);
+                if left.ty() == SqlType::RegType && right.ty() == SqlType::RegType {
+                    // Types compare as their OIDs.
+                    (l, r) = (regtype_as_oid(l), regtype_as_oid(r));
+                }
                 binary(*op, l, r, self.ty())?
             }
             Expr::CountStar | Expr::Aggregate(..) => Value::Null,
@@ -1345,7 +1359,7 @@ impl Expr {
             // error comes when a row is computed.
             stable
                 if stable.reads_time_zone()
-                    || matches!(stable, Expr::Call(ScalarFn::Format, ..)) =>
+                    || matches!(stable, Expr::Call(ScalarFn::Format | ScalarFn::TypeOf, ..)) =>
             {
                 for part in stable.parts() {
                     part.fold()?;
@@ -1828,6 +1842,16 @@ fn overflow(ty: SqlType) -> PgError {
         SqlType::Int2 => PgError::smallint_out_of_range(),
         SqlType::Int4 => PgError::integer_out_of_range(),
         _ => PgError::bigint_out_of_range(),
+    }
+}
+
+/// A `regtype` value as its type's OID (an `oid` is what a `regtype` is underneath).
+fn regtype_as_oid(value: Value) -> Value {
+    match &value {
+        Value::Text(name) => {
+            SqlType::regtype_oid(name).map_or(value, |oid| Value::Int(i64::from(oid)))
+        }
+        _ => value,
     }
 }
 

@@ -1659,6 +1659,11 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
             precision: None,
         } => SqlType::Interval,
         DataType::Uuid => SqlType::Uuid,
+        DataType::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("regtype") =>
+        {
+            SqlType::RegType
+        }
         DataType::Array(
             ast::ArrayElemTypeDef::SquareBracket(element, _)
             | ast::ArrayElemTypeDef::Qualified(element, _),
@@ -1731,6 +1736,8 @@ fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgE
         || (other(from) && to.is_time())
         || (from == SqlType::Uuid && !textual(to) && to != SqlType::Uuid)
         || (to == SqlType::Uuid && !textual(from) && from != SqlType::Uuid)
+        || (from == SqlType::RegType && !textual(to) && to != SqlType::RegType && !to.is_integer())
+        || (to == SqlType::RegType && !textual(from) && from != SqlType::RegType)
         || (from.is_timestamp() && to == SqlType::Interval)
         || (from == SqlType::Interval && to.is_timestamp());
     if refused {
@@ -4147,6 +4154,19 @@ impl Analyzer<'_> {
         ) {
             return self.list_text_call(scope, name, &arguments, position);
         }
+        if name == "pg_typeof" {
+            let analysed = self.arguments(scope, &arguments)?;
+            let [argument] = <[Expr; 1]>::try_from(analysed).map_err(|analysed| {
+                let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+                undefined_function(name, &types, position)
+            })?;
+            let type_name = Value::Text(argument.ty().name().to_string());
+            return Ok(Expr::Call(
+                ScalarFn::TypeOf,
+                vec![argument, Expr::Const(type_name, SqlType::Text)],
+                SqlType::RegType,
+            ));
+        }
         if name == "coalesce" && !arguments.is_empty() {
             let (converted, ty) = self.common_type(scope, &arguments, hint, "COALESCE")?;
             return Ok(Expr::Coalesce(converted, ty));
@@ -4567,13 +4587,19 @@ fn cast_keeps_name(node: &ast::Expr) -> bool {
     }
 }
 
-/// The name PostgreSQL's parser gives a time type (a column named after a cast to it).
+/// The name PostgreSQL's parser gives a time type or `regtype` (a column named after a cast
+/// to it).
 fn time_type_name(ty: &DataType) -> Option<&'static str> {
     Some(match ty {
         DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
         DataType::Timestamp(..) => "timestamp",
         DataType::Interval { .. } => "interval",
         DataType::Uuid => "uuid",
+        DataType::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("regtype") =>
+        {
+            "regtype"
+        }
         _ => return None,
     })
 }

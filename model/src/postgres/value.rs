@@ -40,6 +40,9 @@ pub enum SqlType {
     Interval,
     /// `uuid`.
     Uuid,
+    /// `regtype`: a type, as `pg_typeof` answers it; its value is the type's name
+    /// ([`SqlType::name`]), which is also its text form.
+    RegType,
     /// A one-dimensional array of an element type (never `unknown`, `void` or an array:
     /// [`SqlType::array_of`] makes them).
     Array(&'static SqlType),
@@ -61,6 +64,7 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::Interval => 1186,
             SqlType::Uuid => 2950,
+            SqlType::RegType => 2206,
             SqlType::Array(element) => match element {
                 SqlType::Int2 => 1005,
                 SqlType::Int4 => 1007,
@@ -103,7 +107,7 @@ impl SqlType {
             SqlType::Timestamp => &TIMESTAMP,
             SqlType::Interval => &INTERVAL,
             SqlType::Uuid => &UUID,
-            SqlType::Unknown | SqlType::Void | SqlType::Array(_) => return None,
+            SqlType::Unknown | SqlType::Void | SqlType::RegType | SqlType::Array(_) => return None,
         }))
     }
 
@@ -130,6 +134,7 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1186 => SqlType::Interval,
             2950 => SqlType::Uuid,
+            2206 => SqlType::RegType,
             1005 => SqlType::Int2.array_of()?,
             1007 => SqlType::Int4.array_of()?,
             1016 => SqlType::Int8.array_of()?,
@@ -143,6 +148,11 @@ impl SqlType {
             2951 => SqlType::Uuid.array_of()?,
             _ => return None,
         })
+    }
+
+    /// The OID of the type a `regtype` value names (its binary form), if the stand-in has it.
+    pub fn regtype_oid(value: &str) -> Option<u32> {
+        regtype_of(value).ok().map(SqlType::oid)
     }
 
     /// The name PostgreSQL uses in messages.
@@ -161,6 +171,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::Interval => "interval",
             SqlType::Uuid => "uuid",
+            SqlType::RegType => "regtype",
             SqlType::Array(element) => match element {
                 SqlType::Int2 => "smallint[]",
                 SqlType::Int4 => "integer[]",
@@ -591,6 +602,7 @@ impl Value {
                 _ => Err(invalid()),
             },
             SqlType::Text | SqlType::Unknown => Ok(Value::Text(text.to_string())),
+            SqlType::RegType => regtype_input(text).map(Value::Text),
             SqlType::TimestampTz => datetime::parse_timestamp(text, true).map(Value::TimestampTz),
             SqlType::Timestamp => datetime::parse_timestamp(text, false).map(Value::Timestamp),
             SqlType::Interval => Interval::parse(text).map(Value::Interval),
@@ -672,6 +684,61 @@ pub fn parse_uuid(text: &str) -> Option<u128> {
         at += 1;
     }
     (at == bytes.len()).then_some(uuid)
+}
+
+/// A type name read as `regtype` reads it (`'int4'`, `'integer'`, `'double precision'`,
+/// `'bigint[]'`, any case, spaces around): the canonical name, which is the value. A name of a
+/// type PostgreSQL has and the stand-in does not is 0A000; any other 42704.
+fn regtype_input(text: &str) -> Result<String, PgError> {
+    regtype_of(text).map(|ty| ty.name().to_string())
+}
+
+/// The type a `regtype` value (or input) names.
+fn regtype_of(text: &str) -> Result<SqlType, PgError> {
+    let lowered = text.trim().to_ascii_lowercase();
+    let words: Vec<&str> = lowered.split_ascii_whitespace().collect();
+    let joined = words.join(" ");
+    let (base, array) = match joined.strip_suffix("[]") {
+        Some(base) => (base.trim_end(), true),
+        None => (joined.as_str(), false),
+    };
+    let ty = match base {
+        "smallint" | "int2" => SqlType::Int2,
+        "integer" | "int" | "int4" => SqlType::Int4,
+        "bigint" | "int8" => SqlType::Int8,
+        "text" => SqlType::Text,
+        "boolean" | "bool" => SqlType::Bool,
+        "numeric" | "decimal" => SqlType::Numeric,
+        "double precision" | "float8" | "float" => SqlType::Float8,
+        "timestamp with time zone" | "timestamptz" => SqlType::TimestampTz,
+        "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+        "interval" => SqlType::Interval,
+        "uuid" => SqlType::Uuid,
+        "void" if !array => SqlType::Void,
+        "unknown" if !array => SqlType::Unknown,
+        "regtype" if !array => SqlType::RegType,
+        "real" | "float4" | "character varying" | "varchar" | "character" | "char" | "bpchar"
+        | "date" | "time" | "json" | "jsonb" | "bytea" | "name" | "oid" | "regclass" | "money"
+        | "inet" | "xml" => {
+            return Err(PgError::error(
+                super::error::sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("type \"{}\" is not one this stand-in has", text.trim()),
+            ))
+        }
+        _ => {
+            return Err(PgError::error(
+                "42704",
+                format!("type \"{}\" does not exist", text.trim()),
+            ))
+        }
+    };
+    if array {
+        ty.array_of().ok_or_else(|| {
+            PgError::error("42704", format!("type \"{}\" does not exist", text.trim()))
+        })
+    } else {
+        Ok(ty)
+    }
 }
 
 #[cfg(test)]
