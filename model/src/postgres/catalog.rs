@@ -504,6 +504,10 @@ pub enum ScalarFn {
     ILike,
     /// `pattern ESCAPE e` rewritten with `\` as the escape (`like_escape`).
     LikeEscape,
+    /// `text ~ pattern`: [`super::regexp::is_match`].
+    RegexMatch,
+    /// `text ~* pattern`: the same without regard to case.
+    RegexIMatch,
     /// `round(numeric [, digits])` / `round(double precision)`.
     Round,
     /// `trunc(numeric [, digits])` / `trunc(double precision)`.
@@ -780,6 +784,8 @@ impl ScalarFn {
             self,
             Like | ILike
                 | LikeEscape
+                | RegexMatch
+                | RegexIMatch
                 | Round
                 | Trunc
                 | Floor
@@ -855,6 +861,8 @@ impl ScalarFn {
             Like => f::like(text(0), text(1)).map(Value::Bool),
             ILike => f::ilike(text(0), text(1)).map(Value::Bool),
             LikeEscape => f::like_escape(text(0), text(1)).map(Value::Text),
+            RegexMatch => super::regexp::is_match(text(0), text(1), false).map(Value::Bool),
+            RegexIMatch => super::regexp::is_match(text(0), text(1), true).map(Value::Bool),
             Round => cut(Cut::Round),
             Trunc => cut(Cut::Trunc),
             Floor => cut(Cut::Floor),

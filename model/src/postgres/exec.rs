@@ -2464,6 +2464,12 @@ impl Analyzer<'_> {
                     BinaryOperator::And => BinOp::And,
                     BinaryOperator::Or => BinOp::Or,
                     BinaryOperator::StringConcat => BinOp::Concat,
+                    BinaryOperator::PGRegexMatch
+                    | BinaryOperator::PGRegexIMatch
+                    | BinaryOperator::PGRegexNotMatch
+                    | BinaryOperator::PGRegexNotIMatch => {
+                        return self.regex_operator(scope, left, right, op);
+                    }
                     other => return Err(unsupported(&format!("operator {other}"))),
                 };
                 if matches!(op, BinOp::And | BinOp::Or) {
@@ -3903,6 +3909,42 @@ impl Analyzer<'_> {
             ScalarFn::ILike
         } else {
             ScalarFn::Like
+        };
+        let test = Expr::Call(function, vec![left, right], SqlType::Bool);
+        Ok(negated_if(negated, test))
+    }
+
+    /// `value ~ pattern` and its kin (`~*`, `!~`, `!~*`): both sides text (an unknown literal
+    /// read as text), else 42883 naming the operator as `LIKE`'s is named.
+    fn regex_operator(
+        &mut self,
+        scope: &Scope<'_>,
+        value: &ast::Expr,
+        pattern: &ast::Expr,
+        op: &BinaryOperator,
+    ) -> Result<Expr, PgError> {
+        let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Unknown);
+        let left = self.expr(scope, value, SqlType::Unknown)?;
+        let right = self.expr(scope, pattern, SqlType::Unknown)?;
+        if !(text(left.ty()) && text(right.ty())) {
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {op} {}",
+                    left.ty().name(),
+                    right.ty().name()
+                ),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+            .at(self.operator_after(value)));
+        }
+        let left = self.convert(left, SqlType::Text, self.statement.position_of(value))?;
+        let right = self.convert(right, SqlType::Text, self.statement.position_of(pattern))?;
+        let (function, negated) = match op {
+            BinaryOperator::PGRegexIMatch => (ScalarFn::RegexIMatch, false),
+            BinaryOperator::PGRegexNotMatch => (ScalarFn::RegexMatch, true),
+            BinaryOperator::PGRegexNotIMatch => (ScalarFn::RegexIMatch, true),
+            _ => (ScalarFn::RegexMatch, false),
         };
         let test = Expr::Call(function, vec![left, right], SqlType::Bool);
         Ok(negated_if(negated, test))

@@ -22,6 +22,8 @@
 //! - [`answer`]: an answer as the event log stores it, and its one rendering;
 //! - [`functions`]: `LIKE`/`ILIKE`, the rounding family and the text functions, as
 //!   PostgreSQL computes them;
+//! - [`regexp`]: `~`, `~*`, `!~`, `!~*`: PostgreSQL's regular expressions, translated for the
+//!   `regex` crate;
 //! - [`settings`]: `SET`, `RESET`, `SHOW`: the isolation settings run, parameters without
 //!   effect kept, time limits refused unless 0;
 //! - [`index`]: `CREATE INDEX`/`DROP INDEX`: names in the catalogue, chosen as PostgreSQL
@@ -44,6 +46,7 @@ pub mod functions;
 pub mod index;
 mod lexer;
 pub mod random;
+pub mod regexp;
 pub mod sequence;
 pub mod settings;
 pub mod sql;
