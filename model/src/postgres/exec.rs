@@ -1230,6 +1230,28 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
     .at(position)
 }
 
+/// 42883 `operator does not exist: <left> <symbol> <right>` with PostgreSQL's hint.
+fn undefined_operator(
+    left: SqlType,
+    symbol: &str,
+    right: SqlType,
+    position: Option<u32>,
+) -> PgError {
+    PgError::error(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!(
+            "operator does not exist: {} {symbol} {}",
+            left.name(),
+            right.name()
+        ),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add \
+         explicit type casts.",
+    )
+    .at(position)
+}
+
 /// The argument types each function of `functions.rs` takes, with the type it answers, in
 /// PostgreSQL's order of preference; empty for the functions analysed elsewhere.
 fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
@@ -3871,30 +3893,13 @@ impl Analyzer<'_> {
         negated: bool,
         case_insensitive: bool,
     ) -> Result<Expr, PgError> {
-        let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Unknown);
-        let left = self.expr(scope, value, SqlType::Unknown)?;
-        let right = self.expr(scope, pattern, SqlType::Unknown)?;
-        if !(text(left.ty()) && text(right.ty())) {
-            let symbol = match (negated, case_insensitive) {
-                (false, false) => "~~",
-                (true, false) => "!~~",
-                (false, true) => "~~*",
-                (true, true) => "!~~*",
-            };
-            let op_position = self.operator_after(value);
-            return Err(PgError::error(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "operator does not exist: {} {symbol} {}",
-                    left.ty().name(),
-                    right.ty().name()
-                ),
-            )
-            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-            .at(op_position));
-        }
-        let left = self.convert(left, SqlType::Text, self.statement.position_of(value))?;
-        let mut right = self.convert(right, SqlType::Text, self.statement.position_of(pattern))?;
+        let symbol = match (negated, case_insensitive) {
+            (false, false) => "~~",
+            (true, false) => "!~~",
+            (false, true) => "~~*",
+            (true, true) => "!~~*",
+        };
+        let (left, mut right) = self.text_operands(scope, value, pattern, symbol)?;
         if let Some(escape) = escape {
             let position = self.statement.position_of(escape);
             right = self.signature_call(
@@ -3914,6 +3919,28 @@ impl Analyzer<'_> {
         Ok(negated_if(negated, test))
     }
 
+    /// The two operands of a text operator (`LIKE` as `~~`, `~`, ...), each analysed alone and
+    /// then read as text (an unknown literal too); 42883 at the operator naming `symbol` when
+    /// either is of another type.
+    fn text_operands(
+        &mut self,
+        scope: &Scope<'_>,
+        value: &ast::Expr,
+        pattern: &ast::Expr,
+        symbol: &str,
+    ) -> Result<(Expr, Expr), PgError> {
+        let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Unknown);
+        let left = self.expr(scope, value, SqlType::Unknown)?;
+        let right = self.expr(scope, pattern, SqlType::Unknown)?;
+        if !(text(left.ty()) && text(right.ty())) {
+            let at = self.operator_after(value);
+            return Err(undefined_operator(left.ty(), symbol, right.ty(), at));
+        }
+        let left = self.convert(left, SqlType::Text, self.statement.position_of(value))?;
+        let right = self.convert(right, SqlType::Text, self.statement.position_of(pattern))?;
+        Ok((left, right))
+    }
+
     /// `value ~ pattern` and its kin (`~*`, `!~`, `!~*`): both sides text (an unknown literal
     /// read as text), else 42883 naming the operator as `LIKE`'s is named.
     fn regex_operator(
@@ -3923,23 +3950,7 @@ impl Analyzer<'_> {
         pattern: &ast::Expr,
         op: &BinaryOperator,
     ) -> Result<Expr, PgError> {
-        let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Unknown);
-        let left = self.expr(scope, value, SqlType::Unknown)?;
-        let right = self.expr(scope, pattern, SqlType::Unknown)?;
-        if !(text(left.ty()) && text(right.ty())) {
-            return Err(PgError::error(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "operator does not exist: {} {op} {}",
-                    left.ty().name(),
-                    right.ty().name()
-                ),
-            )
-            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-            .at(self.operator_after(value)));
-        }
-        let left = self.convert(left, SqlType::Text, self.statement.position_of(value))?;
-        let right = self.convert(right, SqlType::Text, self.statement.position_of(pattern))?;
+        let (left, right) = self.text_operands(scope, value, pattern, &op.to_string())?;
         let (function, negated) = match op {
             BinaryOperator::PGRegexIMatch => (ScalarFn::RegexIMatch, false),
             BinaryOperator::PGRegexNotMatch => (ScalarFn::RegexMatch, true),
@@ -4384,12 +4395,7 @@ impl Analyzer<'_> {
                 BinOp::Concat => "||",
                 _ => "?",
             };
-            return Err(PgError::error(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {symbol} {}", lt.name(), rt.name()),
-            )
-            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-            .at(position));
+            return Err(undefined_operator(lt, symbol, rt, position));
         }
         Ok(Expr::Binary(op, Box::new(l), Box::new(r)))
     }
