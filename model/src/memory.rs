@@ -62,7 +62,7 @@ impl StatementScope {
     /// Starts (or joins) the measurement of the statement running on this thread.
     pub fn enter() -> Self {
         let live = live_bytes();
-        let _ = SCOPE.try_with(|scope| {
+        SCOPE.with(|scope| {
             let (depth, baseline) = scope.get();
             let baseline = if depth == 0 { live } else { baseline };
             scope.set((depth.saturating_add(1), baseline));
@@ -75,7 +75,7 @@ impl StatementScope {
 
 impl Drop for StatementScope {
     fn drop(&mut self) {
-        let _ = SCOPE.try_with(|scope| {
+        SCOPE.with(|scope| {
             let (depth, baseline) = scope.get();
             debug_assert!(depth > 0, "a statement scope ends that never began");
             scope.set((depth.saturating_sub(1), baseline));
@@ -86,7 +86,7 @@ impl Drop for StatementScope {
 /// The bytes the running statement holds when that is past [`STATEMENT_MEMORY_LIMIT_BYTES`];
 /// `None` when it is within the limit or no statement is running on this thread.
 pub fn statement_over_limit() -> Option<usize> {
-    let (depth, baseline) = SCOPE.try_with(Cell::get).unwrap_or((0, 0));
+    let (depth, baseline) = SCOPE.with(Cell::get);
     if depth == 0 {
         return None;
     }

@@ -120,7 +120,12 @@ fn translate(pattern: &str, mut case_insensitive: bool) -> Result<(String, bool)
     }
     let mut rest = pattern.strip_prefix("***:").unwrap_or(pattern);
     let mut expanded = false;
-    if let Some(options) = rest.strip_prefix("(?") {
+    // Embedded options are letters (`(?i)`); `(?:`, `(?=`, ... at the start are groups and
+    // constraints, read below.
+    let options = rest
+        .strip_prefix("(?")
+        .filter(|after| after.starts_with(|c: char| c.is_ascii_alphabetic()));
+    if let Some(options) = options {
         let Some(end) = options.find(')') else {
             return Err(invalid("invalid embedded option"));
         };
@@ -473,6 +478,11 @@ mod tests {
         assert_eq!(matches("a.b", "***=a.b"), Ok(true));
         assert_eq!(matches("axb", "***=a.b"), Ok(false));
         assert_eq!(matches("ABC", "(?i)abc"), Ok(true));
+        assert_eq!(
+            matches("abc", "(?:ab)c"),
+            Ok(true),
+            "a group at the start is no option"
+        );
         assert_eq!(is_match("ABC", "(?c)abc", true), Ok(false));
         assert_eq!(matches("ab", "(?x) a  b # comment"), Ok(true));
         assert_eq!(matches("]", "[]a]"), Ok(true));
@@ -543,6 +553,7 @@ mod tests {
         );
         assert!(refused("(a)\\1").starts_with("0A000 back-references"));
         assert!(refused("a(?=b)").starts_with("0A000 lookahead"));
+        assert!(refused("(?=b)a").starts_with("0A000 lookahead"));
         assert!(refused("(?n)a").starts_with("0A000 newline-sensitive"));
     }
 
