@@ -381,5 +381,35 @@ fn bad_shards_and_bad_inputs_are_refused_with_exit_2() {
         &[dir.join("absent.json").to_str().unwrap()],
         "cannot read it",
     );
+    // A device is not read at all (it would never end), nor a fifo waited on.
+    refuse(&["/dev/zero"], "a device, not a regular file");
+    let fifo = dir.join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    refuse(&[fifo.to_str().unwrap()], "a named pipe (fifo)");
+    // Matrix shards whose names would ask for rows x columns cells: refused before any cell
+    // is laid out (a file of 2 MB asked for 5.6 TB).
+    let matrix = |rows: Vec<String>, columns: Vec<String>| {
+        let path = dir.join("matrix.json");
+        let value = serde_json::json!({
+            "command": "matrix", "shard": "1/1", "rows": rows, "columns": columns,
+            "runs": 16, "first_seed": 1, "max_states": 1000, "cells": [],
+        });
+        std::fs::write(&path, value.to_string()).unwrap();
+        path
+    };
+    let names = |count: usize, name: &str| vec![name.to_string(); count];
+    let path = matrix(names(1, "lease"), names(100_000, "failover"));
+    refuse(&[path.to_str().unwrap()], "'failover' is given twice");
+    let many: Vec<String> = (0..100_000).map(|n| format!("row-{n}")).collect();
+    let path = matrix(many, names(1, "failover"));
+    refuse(&[path.to_str().unwrap()], "100000 safeguards");
+    let path = matrix(names(2, "lease"), names(1, "failover"));
+    refuse(&[path.to_str().unwrap()], "'lease' is given twice");
+    let path = matrix(Vec::new(), Vec::new());
+    refuse(&[path.to_str().unwrap()], "no rows or no columns");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -226,6 +226,18 @@ pub fn execute(args: Args) -> CommandResult {
     Ok(status(&matrix))
 }
 
+/// The most rows a merged matrix may have (the built-in safeguards and the files given).
+const MAX_MERGED_ROWS: usize = 4096;
+
+/// The first name given twice in `names`, if any.
+fn repeated(names: &[String]) -> Option<&str> {
+    let mut seen = std::collections::BTreeSet::new();
+    names
+        .iter()
+        .find(|name| !seen.insert(name.as_str()))
+        .map(String::as_str)
+}
+
 /// `leaselab merge` of `matrix --shard K/N --json` outputs: every cell once, in the
 /// matrix's order, printed as `matrix` prints it.
 pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
@@ -255,6 +267,27 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
                 .ok_or_else(|| files[0].error(format!("field 'columns': unknown fault '{name}'")))
         })
         .collect::<Result<Vec<Column>, UsageError>>()?;
+    if first.rows.is_empty() || first.columns.is_empty() {
+        return Err(files[0].error(
+            "no rows or no columns: a matrix's output names at least one safeguard and one fault",
+        ));
+    }
+    if let Some(column) = repeated(&first.columns) {
+        return Err(files[0].error(format!(
+            "field 'columns': '{column}' is given twice; a matrix names each fault once"
+        )));
+    }
+    if let Some(row) = repeated(&first.rows) {
+        return Err(files[0].error(format!(
+            "field 'rows': '{row}' is given twice; a matrix names each safeguard once"
+        )));
+    }
+    if first.rows.len() > MAX_MERGED_ROWS {
+        return Err(files[0].error(format!(
+            "field 'rows': {} safeguards, more than a matrix has ({MAX_MERGED_ROWS} at most)",
+            first.rows.len()
+        )));
+    }
     let width = first.columns.len();
     let count = first.rows.len() * width;
     let mut by_position: Vec<Option<matrix::Cell>> = vec![None; count];

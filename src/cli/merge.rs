@@ -21,7 +21,7 @@ use crate::exit::{CommandResult, UsageError};
 use crate::shard::Shard;
 
 /// The largest shard output read (bytes).
-pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Combine the `--json` outputs of a command's shards into the unsharded result.
 #[derive(Debug, ClapArgs)]
@@ -149,16 +149,14 @@ pub fn read_shards(paths: &[PathBuf]) -> Result<Vec<ShardFile>, UsageError> {
 
 fn read_shard(path: &Path) -> Result<ShardFile, UsageError> {
     let refuse = |what: String| UsageError::new(format!("merge: {}: {what}", path.display()));
-    let size = std::fs::metadata(path)
-        .map_err(|error| refuse(format!("cannot read it: {error}")))?
-        .len();
-    if size > MAX_INPUT_BYTES {
-        return Err(refuse(format!(
-            "{size} bytes, more than a shard output may be ({MAX_INPUT_BYTES})"
-        )));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| refuse(format!("cannot read it: {error}")))?;
+    let bytes = crate::input::read_regular(path, MAX_INPUT_BYTES)
+        .map_err(|error| refuse(format!("{error}; expected a shard's --json output")))?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        refuse(format!(
+            "not UTF-8 text (invalid byte at offset {}); give the output of a command run with --shard K/N --json",
+            error.utf8_error().valid_up_to()
+        ))
+    })?;
     let value: Value = serde_json::from_str(&text).map_err(|error| {
         refuse(format!(
             "not JSON ({error}); give the output of a command run with --shard K/N --json"

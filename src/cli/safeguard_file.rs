@@ -2,7 +2,6 @@
 //! loaded, checked and registered so that `run`, `check`, `frontier` and `matrix` drive it
 //! like a built-in one.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use leaselab_model::safeguard::{spec, user, Safeguard};
@@ -32,33 +31,8 @@ pub fn load_text(shown: &str, text: &str) -> Result<Safeguard, UsageError> {
 
 /// The file's text: a regular file of at most [`spec::MAX_FILE_BYTES`], in UTF-8.
 fn read(path: &Path) -> Result<String, String> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // A fifo opens at once and is refused below instead of waiting for a writer.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(|error| error.to_string())?;
-    let metadata = file.metadata().map_err(|error| error.to_string())?;
-    if !metadata.is_file() {
-        return Err("not a regular file".to_string());
-    }
-    let limit = spec::MAX_FILE_BYTES as u64;
-    if metadata.len() > limit {
-        return Err(format!(
-            "{} bytes; a safeguard file may have at most {limit}",
-            metadata.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
+    let bytes = crate::input::read_regular(path, spec::MAX_FILE_BYTES as u64)
         .map_err(|error| error.to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("more than {limit} bytes"));
-    }
     String::from_utf8(bytes).map_err(|error| {
         format!(
             "not UTF-8 text (invalid byte at offset {})",

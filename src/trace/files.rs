@@ -11,8 +11,9 @@
 //! - [`write_atomic`]: a temporary file in the same directory, renamed over the target, so a
 //!   failure never leaves a half-written file.
 
+use crate::input::InputError;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::load::Problem;
@@ -140,44 +141,16 @@ impl Walk {
 /// Reads the trace file at `path` as text: a regular file of at most [`MAX_TRACE_BYTES`],
 /// holding UTF-8 that is not only whitespace. A fifo is refused without waiting for a writer.
 pub fn read_text(path: &Path) -> Result<String, Problem> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // Opening a fifo for reading blocks until a writer comes; non-blocking, it opens at
-        // once and is refused below as not a regular file.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options
-        .open(path)
-        .map_err(|error| Problem::Io(error.to_string()))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| Problem::Io(error.to_string()))?;
-    if metadata.is_dir() {
-        return Err(Problem::NotAFile(
+    let bytes = crate::input::read_regular(path, MAX_TRACE_BYTES).map_err(|error| match error {
+        InputError::Io(error) => Problem::Io(error),
+        InputError::Directory => Problem::NotAFile(
             "it is a directory; expected a trace file (`leaselab replay DIR` replays every trace in a directory)".into(),
-        ));
-    }
-    if !metadata.is_file() {
-        return Err(Problem::NotAFile(format!(
-            "it is {}, not a regular file; expected a trace file",
-            kind_of(&metadata)
-        )));
-    }
-    if metadata.len() > MAX_TRACE_BYTES {
-        return Err(Problem::TooLarge {
-            bytes: Some(metadata.len()),
-        });
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_TRACE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| Problem::Io(error.to_string()))?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        return Err(Problem::TooLarge { bytes: None }); // it grew while being read
-    }
+        ),
+        InputError::NotAFile(kind) => Problem::NotAFile(format!(
+            "it is {kind}, not a regular file; expected a trace file"
+        )),
+        InputError::TooLarge { bytes, .. } => Problem::TooLarge { bytes },
+    })?;
     if bytes.is_empty() {
         return Err(Problem::Empty { whitespace: false });
     }
@@ -197,26 +170,6 @@ pub fn read_text(path: &Path) -> Result<String, Problem> {
         return Err(Problem::Empty { whitespace: true });
     }
     Ok(text)
-}
-
-/// What a path that is not a regular file or directory is, in words.
-fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        let kind = metadata.file_type();
-        if kind.is_fifo() {
-            return "a named pipe (fifo)";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
-    }
-    let _ = metadata;
-    "a special file"
 }
 
 /// The identity of an existing file: its real path and, on unix, its device and inode (so
@@ -266,7 +219,7 @@ fn resolve_output(path: &Path) -> Result<Identity, String> {
             if !metadata.is_file() {
                 return Err(format!(
                     "{shown}: is {}, not a regular file; give a file path for the output",
-                    kind_of(&metadata)
+                    crate::input::kind_of(&metadata)
                 ));
             }
             Ok(Identity {
