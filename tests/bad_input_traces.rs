@@ -49,6 +49,16 @@ fn workspace() -> PathBuf {
         "toomany.json",
         edited("\"callers\": 2,", "\"callers\": 99999999,").as_bytes(),
     );
+    // A work of 2^64 - 1 ms: replayed, it ran away to gigabytes (the clock overflowed).
+    write(
+        "longwork.json",
+        edited("\"work_ms\": 0,", "\"work_ms\": 18446744073709551615,").as_bytes(),
+    );
+    // A work of about 31 years: allowed, but the run stops at its time limit unfinished.
+    write(
+        "yearswork.json",
+        edited("\"work_ms\": 0,", "\"work_ms\": 999999999999,").as_bytes(),
+    );
     write(
         "newer.json",
         edited("\"format_version\": 3,", "\"format_version\": 9,").as_bytes(),
@@ -286,6 +296,38 @@ fn hostile_traces_and_outputs_get_exit_2_and_a_message_naming_them() {
             &["show", "./t.json", "--svg", "t.json"],
             2,
             &["--svg t.json", "input trace ./t.json"],
+            d,
+        ),
+        case(
+            "a work longer than the command line takes",
+            &["replay", "longwork.json"],
+            2,
+            &[
+                "longwork.json",
+                "scenario.work_ms",
+                "longer than leaselab runs",
+            ],
+            d,
+        ),
+        case(
+            "a replay that reaches no verdict",
+            &["replay", "yearswork.json"],
+            3,
+            &["yearswork.json", "INCONCLUSIVE", "1 inconclusive"],
+            d,
+        ),
+        case(
+            "html over the trace compared with",
+            &[
+                "show",
+                "t.json",
+                "--compare",
+                "hard.json",
+                "--html",
+                "hard.json",
+            ],
+            2,
+            &["--html hard.json", "input trace"],
             d,
         ),
         case(

@@ -141,3 +141,58 @@ fn a_walk_lists_each_real_file_once() {
     let found = trace::files(&[dir.join("a"), dir.join("b"), dir.clone()]).unwrap();
     assert_eq!(found, vec![dir.join("a/t.json")]);
 }
+
+/// The step 5 trace with its first event moved by 1 µs and the digest made to match: a trace
+/// whose run behaves differently now (replay says "behaviour changed").
+fn stale_step5() -> String {
+    use sha1::{Digest as _, Sha1};
+    let text = std::fs::read_to_string(committed(
+        "traces/tutorial/step5-fencing-unfenced-5cead0d2686e.json",
+    ))
+    .unwrap();
+    let text = text.replacen("{\"t_us\":0,", "{\"t_us\":1,", 1);
+    let events: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.contains("\"events\": ["))
+        .skip(1)
+        .take_while(|line| line.trim() != "]")
+        .map(|line| line.trim().trim_end_matches(','))
+        .collect();
+    assert!(events.len() > 10, "the trace's events were found");
+    let mut hasher = Sha1::new();
+    for event in &events {
+        hasher.update(event.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digest = hex::encode(hasher.finalize());
+    let old = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("\"digest\""))
+        .unwrap()
+        .to_string();
+    text.replacen(&old, &format!("  \"digest\": \"{digest}\","), 1)
+}
+
+#[test]
+fn replay_update_never_writes_over_another_trace() {
+    let dir = scratch("update");
+    let updated_name = "step5-fencing-unfenced-5cead0d2686e.json";
+    std::fs::write(dir.join("a.json"), stale_step5()).unwrap();
+    // Another trace already sits under the name the update would take.
+    let other = std::fs::read(committed("traces/tutorial/step1-race-a10959063b71.json")).unwrap();
+    std::fs::write(dir.join(updated_name), &other).unwrap();
+    let output = leaselab(&dir, &["replay", "--update", "a.json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("holds another trace"), "{stderr}");
+    assert_eq!(std::fs::read(dir.join(updated_name)).unwrap(), other);
+    assert!(dir.join("a.json").exists(), "the stale trace stays");
+    // With the name free, the update is written and the stale trace goes.
+    std::fs::remove_file(dir.join(updated_name)).unwrap();
+    let output = leaselab(&dir, &["replay", "--update", "a.json"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("updated"), "{stdout}");
+    assert_eq!(names(&dir), vec![updated_name.to_string()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

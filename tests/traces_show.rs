@@ -164,3 +164,27 @@ fn the_html_renders_in_a_headless_browser() {
     let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
     assert_eq!((width, height), (1400, 900));
 }
+
+#[test]
+fn a_trace_cannot_send_escape_sequences_to_the_terminal() {
+    let text = std::fs::read_to_string(shipped("step5-fencing-unfenced")).unwrap();
+    let from = "\"name\": \"step5-fencing --unfenced\",";
+    assert!(text.contains(from), "the trace names its scenario");
+    // A scenario name that would clear the screen and set the window title.
+    let hostile = text.replacen(
+        from,
+        "\"name\": \"step5 \\u001b[2J\\u001b]0;owned\\u0007 --unfenced\",",
+        1,
+    );
+    let dir = std::env::temp_dir().join(format!("leaselab-escape-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("escape.json");
+    std::fs::write(&path, hostile).unwrap();
+    let shown = show(&path);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "control characters reached the terminal: {shown:?}"
+    );
+    assert!(shown.contains("\\u{1b}[2J"), "{shown}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

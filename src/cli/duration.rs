@@ -31,7 +31,7 @@ pub fn parse_ms(text: &str) -> Result<u64, String> {
     if ms.fract() != 0.0 {
         return Err(format!("'{text}' is not a whole number of milliseconds"));
     }
-    if ms > 1e12 {
+    if ms > crate::trace::load::MAX_DURATION_MS as f64 {
         return Err(format!("'{text}' is too long (at most about 31 years)"));
     }
     Ok(ms as u64)

@@ -36,7 +36,7 @@ pub fn execute(args: Args) -> CommandResult {
         ));
     }
     let mut status = Status::Ok;
-    let (mut reproduced, mut changed, mut fixed) = (0, 0, 0);
+    let (mut reproduced, mut changed, mut fixed, mut inconclusive) = (0, 0, 0, 0);
     let mut unreadable = Vec::new();
     for path in &files {
         // The replay's own error already names the file.
@@ -54,12 +54,33 @@ pub fn execute(args: Args) -> CommandResult {
                 continue;
             }
         };
-        println!("{}: {}", path.display(), result.describe(&trace));
+        println!(
+            "{}: {}",
+            path.display(),
+            trace::text::printable(&result.describe(&trace))
+        );
         match &result.outcome {
             Outcome::Reproduced if result.reproduced() => reproduced += 1,
             Outcome::BehaviourChanged { .. } if args.update => {
                 let updated = TraceFile::from_report(&result.report, trace.file.origin.clone());
                 let dir = path.parent().unwrap_or(std::path::Path::new("."));
+                let target = updated.path_in(dir);
+                // Never over another trace: a file already under the new name is written over
+                // only when it is this trace itself or already holds exactly the update.
+                if target.exists()
+                    && target != *path
+                    && !trace::files::same_file(&target, path)
+                    && crate::input::read_regular(&target, trace::files::MAX_TRACE_BYTES)
+                        .ok()
+                        .as_deref()
+                        != Some(updated.to_text().as_bytes())
+                {
+                    return Err(UsageError::new(format!(
+                        "{}: the updated trace would be written to {}, which holds another trace; nothing was changed (move that file away and run again)",
+                        path.display(),
+                        target.display()
+                    )));
+                }
                 let new_path = updated.save_in(dir).map_err(|error| {
                     UsageError::new(format!("{}: cannot write: {error}", dir.display()))
                 })?;
@@ -74,16 +95,24 @@ pub fn execute(args: Args) -> CommandResult {
                 reproduced += 1;
             }
             Outcome::BehaviourChanged { .. } => changed += 1,
+            Outcome::Inconclusive { .. } => inconclusive += 1,
             _ => fixed += 1,
         }
         let updated = args.update && matches!(result.outcome, Outcome::BehaviourChanged { .. });
-        if !result.reproduced() && !updated {
+        if matches!(result.outcome, Outcome::Inconclusive { .. }) {
+            status = status.worst(Status::Inconclusive);
+        } else if !result.reproduced() && !updated {
             status = Status::Violation;
         }
     }
     println!(
-        "{} trace(s): {reproduced} reproduced, {changed} behaviour changed, {fixed} no longer fail{}",
+        "{} trace(s): {reproduced} reproduced, {changed} behaviour changed, {fixed} no longer fail{}{}",
         files.len(),
+        if inconclusive > 0 {
+            format!(", {inconclusive} inconclusive")
+        } else {
+            String::new()
+        },
         if unreadable.is_empty() {
             String::new()
         } else {

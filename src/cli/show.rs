@@ -69,6 +69,9 @@ pub fn execute(args: Args) -> CommandResult {
     // Refuse outputs that would destroy the trace or each other before any work.
     let mut outputs = Outputs::new();
     outputs.input(&args.file);
+    if let Some(other) = &args.compare {
+        outputs.input(other);
+    }
     if let Some(path) = &args.svg {
         outputs.output("--svg", path).map_err(UsageError::new)?;
     }
@@ -76,7 +79,6 @@ pub fn execute(args: Args) -> CommandResult {
         outputs.output("--html", path).map_err(UsageError::new)?;
     }
     if let Some(other) = &args.compare {
-        outputs.input(other);
         return compare(&args, other);
     }
     let trace = trace::load(&args.file)?;
@@ -87,7 +89,7 @@ pub fn execute(args: Args) -> CommandResult {
         .width
         .or_else(columns_from_env)
         .unwrap_or(DEFAULT_WIDTH);
-    print!("{}", text::show(&trace, &story, width));
+    print!("{}", text::printable(&text::show(&trace, &story, width)));
     let pictures = [(&args.svg, "--svg"), (&args.html, "--html")];
     for (path, flag) in pictures {
         let Some(path) = path else { continue };
@@ -134,7 +136,14 @@ fn compare(args: &Args, other: &std::path::Path) -> CommandResult {
         .unwrap_or(DEFAULT_WIDTH);
     print!(
         "{}",
-        trace::compare::text(&left, &left_story, &right, &right_story, &comparison, width)
+        text::printable(&trace::compare::text(
+            &left,
+            &left_story,
+            &right,
+            &right_story,
+            &comparison,
+            width
+        ))
     );
     if let Some(path) = &args.html {
         // Both pictures focused alike, on the run with the violation (else the left one), so

@@ -330,7 +330,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
     if version < u64::from(FORMAT_VERSION) {
         return Err(fail(Problem::OlderVersion { version }));
     }
-    // 3. Every field of the right type.
+    // 3. Every field of the right type, and no duration longer than the command line takes.
+    for part in ["scenario", "origin"] {
+        if let Some(value) = object.get(part) {
+            if let Some((field, message)) = overlong_duration(part, value) {
+                return Err(fail(Problem::Field {
+                    line: locate(text, &field),
+                    field,
+                    message,
+                }));
+            }
+        }
+    }
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let file: TraceFile = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let field = error.path().to_string();
@@ -421,6 +432,54 @@ pub fn parse(path: &Path, text: &str) -> Result<Trace, TraceError> {
         ledger,
         model,
     })
+}
+
+/// The longest duration a trace may give, in milliseconds: what the command line takes
+/// (`cli::duration`, about 31 years). Longer ones would overflow the simulation's clock.
+pub const MAX_DURATION_MS: u64 = 1_000_000_000_000;
+
+/// The first number under `value` (at `path`) in a field named `..._ms` or `..._us` (or a
+/// list of them) that is longer than [`MAX_DURATION_MS`], with what to say about it.
+fn overlong_duration(path: &str, value: &serde_json::Value) -> Option<(String, String)> {
+    let limit_for = |name: &str| {
+        if name.ends_with("_ms") {
+            Some((MAX_DURATION_MS, "ms"))
+        } else if name.ends_with("_us") {
+            Some((MAX_DURATION_MS * 1_000, "us"))
+        } else {
+            None
+        }
+    };
+    let too_long = |field: String, number: &serde_json::Value, (limit, unit): (u64, &str)| {
+        let over = match number.as_u64() {
+            Some(n) => n > limit,
+            None => number.as_f64().is_some_and(|n| n > limit as f64),
+        };
+        over.then(|| {
+            (
+                field,
+                format!("{number}{unit} is longer than leaselab runs (at most {limit}{unit}, about 31 years)"),
+            )
+        })
+    };
+    match value {
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(name, inner)| {
+            let field = format!("{path}.{name}");
+            match (limit_for(name), inner) {
+                (Some(limit), serde_json::Value::Number(_)) => too_long(field, inner, limit),
+                (Some(limit), serde_json::Value::Array(items)) => items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(index, item)| too_long(format!("{field}[{index}]"), item, limit)),
+                _ => overlong_duration(&field, inner),
+            }
+        }),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| overlong_duration(&format!("{path}[{index}]"), item)),
+        _ => None,
+    }
 }
 
 /// serde_json appends " at line L column C"; the error reports the position itself.

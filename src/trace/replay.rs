@@ -3,7 +3,9 @@
 //! - **reproduced**: the same verdict and the same digest — the very same run;
 //! - **behaviour changed**: the same verdict, but a different event log (the simulation or
 //!   a safeguard changed; the failure is still there);
-//! - **no longer fails**: the verdict changed (the bug was fixed, or the trace went stale).
+//! - **no longer fails**: the verdict changed (the bug was fixed, or the trace went stale);
+//! - **inconclusive**: the run reached no verdict (time limit, or nothing spent), so it
+//!   neither reproduces nor refutes the trace.
 //!
 //! A trace from a model counterexample is also replayed on the model: its path must still
 //! violate its property.
@@ -24,6 +26,12 @@ pub enum Outcome {
     BehaviourChanged {
         /// The new digest.
         digest: String,
+    },
+    /// The run did not reach a verdict (it stopped at its time limit with callers still
+    /// running, or no spend reached the storage): it neither reproduces nor refutes the trace.
+    Inconclusive {
+        /// The new ledger line.
+        line: String,
     },
     /// The verdict is not the recorded one any more.
     NoLongerFails {
@@ -88,6 +96,11 @@ impl Replay {
                 "no longer fails: recorded {}, now {line} (fixed, or the trace is stale)",
                 trace.file.ledger.line()
             ),
+            Outcome::Inconclusive { line } => format!(
+                "INCONCLUSIVE: recorded {}, but the run reached no verdict ({line}; it stopped \
+                 at its time limit with callers still running, or no spend reached the storage)",
+                trace.file.ledger.line()
+            ),
         };
         match &self.model {
             Some(ModelReplay::StillViolates) | None => {}
@@ -110,7 +123,13 @@ pub fn replay(trace: &Trace) -> Result<Replay, crate::exit::UsageError> {
             trace.path.display()
         ))
     })?;
-    let outcome = if report.ledger.verdict != trace.ledger.verdict {
+    let outcome = if report.ledger.verdict != trace.ledger.verdict
+        && report.verdict() == leaselab_sim::run::RunVerdict::Inconclusive
+    {
+        Outcome::Inconclusive {
+            line: report.ledger.line(),
+        }
+    } else if report.ledger.verdict != trace.ledger.verdict {
         Outcome::NoLongerFails {
             line: report.ledger.line(),
         }

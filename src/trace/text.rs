@@ -328,6 +328,25 @@ pub fn wrap(text: &mut String, line: &str, first: &str, rest: &str, width: usize
     text.push('\n');
 }
 
+/// `text` safe to print on a terminal: a control character a trace carried (an escape
+/// sequence in a scenario's name, say) is written as its `\u{..}` escape, so a trace cannot
+/// drive the terminal; line breaks and tabs stay.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
+}
+
 /// Everything `leaselab show` prints for one trace.
 pub fn show(trace: &Trace, story: &Story, width: usize) -> String {
     // Prose lines longer than the width wrap between words; shorter ones stay as they are.
