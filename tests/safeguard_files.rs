@@ -847,6 +847,75 @@ fn endless_redsync(dir: &Path) -> PathBuf {
     endless
 }
 
+/// redsync's file with `matcher` (Lua that calls a pattern function on a large string, for
+/// a very long time) before its release, written into `dir` as `name`.
+fn matching_redsync(dir: &Path, name: &str, matcher: &str) -> PathBuf {
+    let source = std::fs::read_to_string(repo("safeguards/redsync.toml")).unwrap();
+    let release = r#"return redis.call(\"DEL\", KEYS[1])"#;
+    let slow = source.replace(release, &format!("{matcher} {release}"));
+    assert_ne!(slow, source, "the release script was not found");
+    let path = dir.join(name);
+    std::fs::write(&path, slow).unwrap();
+    path
+}
+
+#[test]
+fn a_pattern_match_that_would_run_for_hours_is_stopped_with_exit_2() {
+    use common::bad_input::{check_all, scratch, Case};
+    let dir = scratch("safeguard-files-patterns");
+    // Backtracking: about n^5 steps for n = 100,000; caught by pcall in the second.
+    let gsub = matching_redsync(
+        &dir,
+        "gsub.toml",
+        "string.gsub(string.rep('a', 100000), 'a*a*a*a*a*b', '')",
+    );
+    let caught = matching_redsync(
+        &dir,
+        "caught.toml",
+        "pcall(string.match, string.rep('a', 100000), '(a-)(a-)(a-)(a-)b')",
+    );
+    // A plain find that compares a million bytes at each of millions of places.
+    let find = matching_redsync(
+        &dir,
+        "find.toml",
+        "string.find(string.rep('a', 4000000), string.rep('a', 1000000) .. 'b', 1, true)",
+    );
+    let stopped = [
+        "ran past 100000000 pattern-matching steps",
+        "BUSY",
+        "no verdict",
+    ];
+    let mut cases = Vec::new();
+    for (what, file) in [
+        ("gsub, simulated", &gsub),
+        ("a caught match, simulated", &caught),
+        ("a plain find, simulated", &find),
+    ] {
+        cases.push(
+            Case::new(what, &[], 2, &stopped)
+                .with_args(vec![
+                    "run".into(),
+                    "step2-lock".into(),
+                    "--callers".into(),
+                    "2".into(),
+                    "--safeguard-file".into(),
+                    file.display().to_string(),
+                ])
+                .deadline(Duration::from_secs(120)),
+        );
+    }
+    cases.push(
+        Case::new("gsub, checked", &[], 2, &stopped)
+            .with_args(vec![
+                "check".into(),
+                "--safeguard-file".into(),
+                gsub.display().to_string(),
+            ])
+            .deadline(Duration::from_secs(120)),
+    );
+    check_all(cases);
+}
+
 #[test]
 fn the_cli_runs_a_file_and_refuses_a_bad_one_with_exit_2() {
     use common::bad_input::{check_all, scratch, Case};

@@ -417,3 +417,63 @@ fn a_huge_allocation_is_an_error_not_a_crash() {
         Reply::Integer(8)
     );
 }
+
+#[test]
+fn a_script_that_ran_out_of_memory_leaves_the_next_ones_working() {
+    let mut redis = Redis::new();
+    // A million nested tables: the heap limit stops it; its garbage must not stop the rest.
+    let source = "local t = {} local c = t for i = 1, 1000000 do c[1] = {} c = c[1] end return 1";
+    assert!(eval_args(&mut redis, source, &[], &[]).is_error());
+    assert_eq!(
+        eval_args(&mut redis, "return 1", &[], &[]),
+        Reply::Integer(1)
+    );
+    let Reply::Error(error) = eval_args(&mut redis, "return (", &[], &[]) else {
+        panic!("a syntax error is an error");
+    };
+    assert!(error.contains("Error compiling script"), "{error}");
+    assert!(!error.contains("memory"), "{error}");
+}
+
+#[test]
+fn a_pattern_match_that_would_run_for_hours_is_stopped_and_cannot_be_caught() {
+    let mut redis = Redis::new();
+    for source in [
+        "return string.find(string.rep('a', 100000), 'a*a*a*a*a*b')",
+        "local ok = pcall(string.gsub, string.rep('a', 100000), '(a-)(a-)(a-)(a-)b', '') \
+         return 'caught'",
+        "for w in string.gmatch(string.rep('a', 100000), 'a*a*a*a*b') do end return 2",
+        "return string.find(string.rep('a', 4000000), string.rep('a', 1000000) .. 'b', 1, true)",
+    ] {
+        let Reply::Error(error) = eval_args(&mut redis, source, &[], &[]) else {
+            panic!("{source}: stopped with an error");
+        };
+        assert!(
+            error.contains("steps of one pattern match"),
+            "{source}: {error}"
+        );
+    }
+    // Patterns that finish answer as Lua 5.1 answers them.
+    assert_eq!(
+        eval_args(
+            &mut redis,
+            "return {string.find('lock:{wallet:42}', '{(.-)}')}",
+            &[],
+            &[]
+        ),
+        Reply::Array(vec![
+            Reply::Integer(6),
+            Reply::Integer(16),
+            Reply::Bulk(b"wallet:42".to_vec()),
+        ])
+    );
+    assert_eq!(
+        eval_args(
+            &mut redis,
+            "return string.gsub('a,b,,c', ',', ';')",
+            &[],
+            &[]
+        ),
+        Reply::Bulk(b"a;b;;c".to_vec())
+    );
+}

@@ -16,8 +16,8 @@
 //!
 //! Deliberate differences: `cjson`, `cmsgpack`, `struct` and `bit` are absent; library tables
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
-//! [`INSTRUCTION_BUDGET`] Lua instructions, or allocates more than [`MEMORY_LIMIT`] bytes, is
-//! stopped with an error (Redis would keep running it and answer `BUSY` to every other client
+//! [`INSTRUCTION_BUDGET`] Lua instructions, allocates more than [`MEMORY_LIMIT`] bytes, or
+//! takes more than [`MATCH_STEPS`] steps in one pattern-matching call, is stopped with an error (Redis would keep running it and answer `BUSY` to every other client
 //! until `SCRIPT KILL`), and recorded ([`first_stopped_script`]) so that no verdict rests on
 //! it; replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
 
@@ -38,6 +38,14 @@ use super::scripts::{sha1_hex_of, ScriptHost};
 pub const INSTRUCTION_BUDGET: u64 = 10_000_000;
 /// Bytes the Lua VM may hold.
 pub const MEMORY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// The most steps one call of `string.find`/`match`/`gmatch`/`gsub` may take: Lua's count
+/// hook never fires inside them, so the vendored Lua counts them itself
+/// (`model/vendor/lua-src/PATCH.md`) and raises [`MATCH_STOPPED`] past this many.
+pub const MATCH_STEPS: u64 = 100_000_000;
+
+/// The error the vendored Lua raises when a pattern match runs past [`MATCH_STEPS`].
+const MATCH_STOPPED: &str = "leaselab: pattern matching stopped after 100000000 steps";
 
 /// The first script this process stopped for its budget or memory limit.
 static FIRST_STOPPED: OnceLock<String> = OnceLock::new();
@@ -112,8 +120,10 @@ local env
 -- (`redis.call`'s errors), the text of a Rust helper's error.
 local function rethrow(ok, ...)
   if ok then return ok, ... end
-  if exhausted() then error((...), 0) end
   local e = ...
+  if exhausted() or (type(e) == 'string' and G.string.find(e, MATCH_STOPPED, 1, true)) then
+    error(e, 0)
+  end
   if type(e) == 'userdata' then return ok, describe(e) end
   if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then return ok, e.err end
   return ok, ...
@@ -366,7 +376,8 @@ fn new_vm() -> mlua::Result<Vm> {
     let describe = lua.create_function(|_, value: Value| Ok(describe_error(&value)))?;
     let prelude = PRELUDE
         .replace("VERSION_TEXT", &format!("'{VERSION}'"))
-        .replace("VERSION_NUMBER", &VERSION_NUM.to_string());
+        .replace("VERSION_NUMBER", &VERSION_NUM.to_string())
+        .replace("MATCH_STOPPED", &format!("'{MATCH_STOPPED}'"));
     let (env, run): (Table, Function) = lua.load(prelude).set_name("=leaselab").call((
         lua.globals(),
         redis.clone(),
@@ -671,7 +682,18 @@ fn with_vm<R>(f: impl FnOnce(&mut Vm) -> R) -> Result<R, Reply> {
                 }
             }
         }
-        Ok(f(slot.as_mut().expect("created above")))
+        let vm = slot.as_mut().expect("created above");
+        let result = f(vm);
+        // Lua 5.1 has no emergency collection: garbage a script left near the memory limit
+        // (its own tables, after it failed for memory) would make every later allocation, and
+        // so every later script, fail. Collect it now; a VM still that full is started anew.
+        if vm.lua.used_memory() > MEMORY_LIMIT / 2 {
+            let _ = vm.lua.gc_collect();
+            if vm.lua.used_memory() > MEMORY_LIMIT / 2 {
+                *slot = None;
+            }
+        }
+        Ok(result)
     })
 }
 
@@ -751,6 +773,21 @@ pub(crate) fn run_script(
             }
         };
         let line: i64 = error.raw_get("line").unwrap_or(0);
+        let message = match error.raw_get::<Value>("err") {
+            Ok(Value::String(text)) => one_line(&text.as_bytes()),
+            _ => "ERR unknown error".to_string(),
+        };
+        if message.contains(MATCH_STOPPED) {
+            note_stopped(
+                sha1,
+                &format!("ran past {MATCH_STEPS} pattern-matching steps in one call"),
+            );
+            return Err(Reply::Error(format!(
+                "ERR the leaselab stand-in stopped this script after {MATCH_STEPS} steps of one \
+                 pattern match (Redis would keep running it and answer BUSY to every other \
+                 client) script: {sha1}, on @user_script:{line}."
+            )));
+        }
         if out_of_budget {
             note_stopped(
                 sha1,
@@ -762,10 +799,6 @@ pub(crate) fn run_script(
                  client) script: {sha1}, on @user_script:{line}."
             )));
         }
-        let message = match error.raw_get::<Value>("err") {
-            Ok(Value::String(text)) => one_line(&text.as_bytes()),
-            _ => "ERR unknown error".to_string(),
-        };
         Ok(Reply::Error(format!(
             "{message} script: {sha1}, on @user_script:{line}."
         )))
