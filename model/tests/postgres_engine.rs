@@ -1237,3 +1237,106 @@ fn texts_built_from_short_queries_are_refused_past_the_limit_before_they_are_bui
         );
     }
 }
+
+/// `wrap` applied `depth` times, starting from `inner`.
+fn nested(wrap: impl Fn(String) -> String, inner: &str, depth: usize) -> String {
+    (0..depth).fold(inner.to_string(), |e, _| wrap(e))
+}
+
+#[test]
+fn nested_nullif_coalesce_greatest_and_case_take_work_in_proportion_to_their_depth() {
+    use leaselab_model::postgres::Value;
+    let (mut db, session) = setup();
+    // Each of these doubled its work (or its size) at every level: 40 levels would have
+    // taken days. PostgreSQL answers them at once.
+    let mut cases = vec![
+        (
+            nested(|e| format!("nullif({e}, 2)"), "1", 40),
+            Value::Int(1),
+        ),
+        (
+            nested(|e| format!("coalesce({e}, 2)"), "null", 40),
+            Value::Int(2),
+        ),
+        (
+            nested(|e| format!("coalesce(null, {e})"), "3", 40),
+            Value::Int(3),
+        ),
+        (
+            nested(|e| format!("greatest(1, {e})"), "2", 40),
+            Value::Int(2),
+        ),
+        (
+            nested(|e| format!("case when true then {e} else 4 end"), "3", 40),
+            Value::Int(3),
+        ),
+        (
+            nested(|e| format!("case when false then 1 else {e} end"), "5", 40),
+            Value::Int(5),
+        ),
+    ];
+    // A chain of 999 operators (the most a statement may hold): its every node used to
+    // recompute the types below it, some n^3 steps in all.
+    cases.push((vec!["1"; 1000].join(" + "), Value::Int(1000)));
+    for (expression, expected) in cases {
+        let sql = format!("SELECT {expression}");
+        let rows = general(&mut db, session, &sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert_eq!(rows, vec![vec![expected]], "{sql}");
+    }
+}
+
+#[test]
+fn nullif_evaluates_its_first_argument_once_and_keeps_its_types() {
+    use leaselab_model::postgres::Value;
+    let (mut db, session) = setup();
+    let one = |db: &mut Postgres, sql: &str| {
+        general(db, session, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    assert_eq!(one(&mut db, "SELECT nullif(1, 1)"), vec![vec![Value::Null]]);
+    assert_eq!(
+        one(&mut db, "SELECT nullif(1, 2)"),
+        vec![vec![Value::Int(1)]]
+    );
+    assert_eq!(
+        one(&mut db, "SELECT nullif(NULL, 2)"),
+        vec![vec![Value::Null]]
+    );
+    assert_eq!(
+        one(&mut db, "SELECT nullif(2, NULL)"),
+        vec![vec![Value::Int(2)]]
+    );
+    assert_eq!(
+        one(&mut db, "SELECT nullif('a', 'a'), nullif('a', 'b')"),
+        vec![vec![Value::Null, Value::Text("a".into())]]
+    );
+    // Promoted as `=` promotes them: 1 = 1.0, and the result is numeric.
+    assert_eq!(
+        one(
+            &mut db,
+            "SELECT nullif(1, 1.0), pg_typeof(nullif(1, 2.5))::text"
+        ),
+        vec![vec![Value::Null, Value::Text("numeric".into())]]
+    );
+    // A sequence advanced once per NULLIF, not once per use of its first argument.
+    run_all(&mut db, session, &["CREATE SEQUENCE s"]);
+    assert_eq!(
+        one(&mut db, "SELECT nullif(nextval('s'), 0)"),
+        vec![vec![Value::Int(1)]]
+    );
+    assert_eq!(
+        one(&mut db, "SELECT nextval('s')"),
+        vec![vec![Value::Int(2)]]
+    );
+}
+
+#[test]
+fn a_parameter_number_no_bind_can_reach_is_42p02_not_all_of_memory() {
+    let (mut db, session) = setup();
+    for sql in ["SELECT $2147483647", "SELECT $65536", "SELECT 1 + $9999999"] {
+        let error = general(&mut db, session, sql).expect_err(sql);
+        assert!(
+            error.starts_with("42P02 there is no parameter $"),
+            "{sql}: {error}"
+        );
+    }
+}

@@ -150,10 +150,10 @@ impl TableDef {
             primary_key: Some(0),
             checks: vec![CheckDef {
                 name: "wallets_balance_check".to_string(),
-                expr: Expr::Binary(
+                expr: Expr::binary_node(
                     BinOp::Ge,
-                    Box::new(Expr::Column(1, SqlType::Int8)),
-                    Box::new(Expr::Const(Value::Int(0), SqlType::Int4)),
+                    Expr::Column(1, SqlType::Int8),
+                    Expr::Const(Value::Int(0), SqlType::Int4),
                 ),
             }],
             indexes: Vec::new(),
@@ -243,8 +243,9 @@ pub enum Expr {
     Column(usize, SqlType),
     /// A column of `excluded` (the row `INSERT ... ON CONFLICT` proposed).
     Excluded(usize, SqlType),
-    /// A binary operation with its result type.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// A binary operation with its result type (kept, not computed from the operands each
+    /// time: a chain of a thousand operators would take a thousand steps per node).
+    Binary(BinOp, Box<Expr>, Box<Expr>, SqlType),
     /// `NOT`.
     Not(Box<Expr>),
     /// Unary minus.
@@ -489,6 +490,10 @@ pub enum ScalarFn {
     Lower,
     /// `length(text)` / `char_length(text)`: characters, as `integer`.
     Length,
+    /// `nullif(a, b)`, its arguments already in the types `=` compares them in: NULL when
+    /// `a = b`, else `a` (evaluated once). The bool says they compare as type OIDs (both
+    /// `regtype`).
+    NullIf(bool),
     /// `greatest(a, b, ...)`: the largest argument that is not NULL.
     Greatest,
     /// `least(a, b, ...)`: the smallest argument that is not NULL.
@@ -651,6 +656,18 @@ impl ScalarFn {
     }
 
     fn apply(self, arguments: Vec<Value>, ty: SqlType) -> Result<Value, PgError> {
+        if let ScalarFn::NullIf(as_oids) = self {
+            let mut arguments = arguments.into_iter();
+            let a = arguments.next().unwrap_or(Value::Null);
+            let b = arguments.next().unwrap_or(Value::Null);
+            let (l, r) = if as_oids {
+                (regtype_as_oid(a.clone()), regtype_as_oid(b))
+            } else {
+                (a.clone(), b)
+            };
+            let equal = binary(BinOp::Eq, l, r, SqlType::Bool)? == Value::Bool(true);
+            return Ok(if equal { Value::Null } else { a });
+        }
         if let ScalarFn::Typmod(typmod, explicit) = self {
             let value = arguments.into_iter().next().unwrap_or(Value::Null);
             return if explicit {
@@ -1149,6 +1166,12 @@ pub struct EvalContext<'a> {
 }
 
 impl Expr {
+    /// `left op right`, its type computed once from its operands'.
+    pub fn binary_node(op: BinOp, left: Expr, right: Expr) -> Expr {
+        let ty = binary_type(op, left.ty(), right.ty());
+        Expr::Binary(op, Box::new(left), Box::new(right), ty)
+    }
+
     /// The expression's type.
     pub fn ty(&self) -> SqlType {
         match self {
@@ -1161,7 +1184,7 @@ impl Expr {
             | Expr::Subquery { ty, .. } => *ty,
             Expr::Outer(inner) => inner.ty(),
             Expr::VolatileCall(function, _) => function.ty(),
-            Expr::Binary(op, left, right) => binary_type(*op, left.ty(), right.ty()),
+            Expr::Binary(.., ty) => *ty,
             Expr::Not(_) | Expr::IsNull(..) => SqlType::Bool,
             Expr::Neg(inner) => inner.ty(),
             Expr::CountStar => SqlType::Int8,
@@ -1231,7 +1254,7 @@ impl Expr {
                 Value::Interval(i) => Value::Interval(i.negated()?),
                 other => other,
             },
-            Expr::Binary(BinOp::And, left, right) => {
+            Expr::Binary(BinOp::And, left, right, _) => {
                 let l = left.eval(cx)?;
                 if l == Value::Bool(false) {
                     return Ok(l);
@@ -1242,7 +1265,7 @@ impl Expr {
                     _ => Value::Null,
                 }
             }
-            Expr::Binary(BinOp::Or, left, right) => {
+            Expr::Binary(BinOp::Or, left, right, _) => {
                 let l = left.eval(cx)?;
                 if l == Value::Bool(true) {
                     return Ok(l);
@@ -1253,14 +1276,14 @@ impl Expr {
                     _ => Value::Null,
                 }
             }
-            Expr::Binary(BinOp::DistinctFrom, left, right) => {
+            Expr::Binary(BinOp::DistinctFrom, left, right, _) => {
                 match (left.eval(cx)?, right.eval(cx)?) {
                     (Value::Null, Value::Null) => Value::Bool(false),
                     (Value::Null, _) | (_, Value::Null) => Value::Bool(true),
                     (l, r) => Value::Bool(l.cmp(&r) != std::cmp::Ordering::Equal),
                 }
             }
-            Expr::Binary(op, left, right) => {
+            Expr::Binary(op, left, right, _) => {
                 let (mut l, mut r) = (left.eval(cx)?, right.eval(cx)?);
                 if left.ty() == SqlType::RegType && right.ty() == SqlType::RegType {
                     // Types compare as their OIDs.
@@ -1382,7 +1405,7 @@ impl Expr {
                 Ok(None)
             }
             Expr::Aggregate(_, argument, _) => argument.fold().map(|_| None),
-            Expr::Binary(op @ (BinOp::And | BinOp::Or), left, right) => {
+            Expr::Binary(op @ (BinOp::And | BinOp::Or), left, right, _) => {
                 // A false decides an AND, a true an OR.
                 let decides = Value::Bool(*op == BinOp::Or);
                 let left = left.fold()?;
@@ -1456,7 +1479,7 @@ impl Expr {
             | Expr::Clock(..)
             | Expr::Session(..)
             | Expr::Outer(..) => Vec::new(),
-            Expr::Binary(_, l, r) => vec![l, r],
+            Expr::Binary(_, l, r, _) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
             Expr::Coalesce(arguments, _)
@@ -1492,7 +1515,7 @@ impl Expr {
                     .collect::<Result<Vec<_>, _>>()?;
                 Expr::Const(kind.over(values, *ty)?, *ty)
             }
-            Expr::Binary(op, l, r) => Expr::Binary(*op, fold(l)?, fold(r)?),
+            Expr::Binary(op, l, r, ty) => Expr::Binary(*op, fold(l)?, fold(r)?, *ty),
             Expr::Not(e) => Expr::Not(fold(e)?),
             Expr::Neg(e) => Expr::Neg(fold(e)?),
             Expr::IsNull(e, negated) => Expr::IsNull(fold(e)?, *negated),
@@ -1546,7 +1569,7 @@ impl Expr {
             | Expr::Clock(..)
             | Expr::Session(..)
             | Expr::Outer(..) => Vec::new(),
-            Expr::Binary(_, l, r) => vec![l, r],
+            Expr::Binary(_, l, r, _) => vec![l, r],
             Expr::Not(e) | Expr::Neg(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => vec![e],
             Expr::Aggregate(_, e, _) => vec![e],
             Expr::Coalesce(arguments, _)
@@ -1614,7 +1637,7 @@ impl Expr {
     fn reads_time_zone(&self) -> bool {
         use SqlType::{Interval, Text, Timestamp, TimestampTz};
         match self {
-            Expr::Binary(op, left, right) => {
+            Expr::Binary(op, left, right, _) => {
                 let types = (left.ty(), right.ty());
                 match op {
                     BinOp::Add | BinOp::Sub => {

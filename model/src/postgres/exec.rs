@@ -790,11 +790,7 @@ fn subquery_result(
                 .into_iter()
                 .map(|row| {
                     let value = row.into_iter().next().unwrap_or(Value::Null);
-                    Expr::Binary(
-                        BinOp::Eq,
-                        Box::new(left.clone()),
-                        Box::new(Expr::Const(value, *ty)),
-                    )
+                    Expr::binary_node(BinOp::Eq, left.clone(), Expr::Const(value, *ty))
                 })
                 .collect();
             balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
@@ -1488,6 +1484,11 @@ fn implicitly_castable(from: SqlType, to: SqlType) -> bool {
             | (Numeric, Float8)
     )
 }
+
+/// The highest parameter number a statement may use: a Bind message counts its values in 16
+/// bits. (PostgreSQL takes `$N` up to 536,870,911 in a Parse and sizes its type list by it;
+/// past 65,535 such a statement can never be executed.)
+pub const MAX_PARAMETERS: usize = 65_535;
 
 fn unsupported(what: &str) -> PgError {
     PgError::unsupported_statement(what)
@@ -2500,7 +2501,7 @@ impl Analyzer<'_> {
                     let name = if op == BinOp::And { "AND" } else { "OR" };
                     let l = self.boolean(l, name, self.statement.position_of(left.as_ref()))?;
                     let r = self.boolean(r, name, self.statement.position_of(right.as_ref()))?;
-                    return Ok(Expr::Binary(op, Box::new(l), Box::new(r)));
+                    return Ok(Expr::binary_node(op, l, r));
                 }
                 let (l, r) = self.typed_operands(scope, left, right, op)?;
                 // The operator's position: just after the left operand.
@@ -2642,7 +2643,7 @@ impl Analyzer<'_> {
                     Expr::Const(Value::Null, ty),
                     self.statement.position_of(node),
                 )?;
-                let Expr::Binary(_, left, _) = test else {
+                let Expr::Binary(_, left, _, _) = test else {
                     unreachable!("binary gives a binary operation")
                 };
                 let member =
@@ -2701,11 +2702,7 @@ impl Analyzer<'_> {
             }
             ast::Expr::IsTrue(inner) => {
                 let e = self.expr(scope, inner, SqlType::Bool)?;
-                Expr::Binary(
-                    BinOp::Eq,
-                    Box::new(e),
-                    Box::new(Expr::Const(Value::Bool(true), SqlType::Bool)),
-                )
+                Expr::binary_node(BinOp::Eq, e, Expr::Const(Value::Bool(true), SqlType::Bool))
             }
             ast::Expr::In {
                 expr,
@@ -2755,7 +2752,7 @@ impl Analyzer<'_> {
                 let high = self.expr(scope, high, ty)?;
                 let ge = self.binary(BinOp::Ge, value.clone(), low, position())?;
                 let le = self.binary(BinOp::Le, value, high, position())?;
-                let both = Expr::Binary(BinOp::And, Box::new(ge), Box::new(le));
+                let both = Expr::binary_node(BinOp::And, ge, le);
                 negated_if(*negated, both)
             }
             ast::Expr::Cast {
@@ -2969,9 +2966,11 @@ impl Analyzer<'_> {
         what: &str,
     ) -> Result<(Vec<Expr>, SqlType), PgError> {
         let mut ty = SqlType::Unknown;
+        let mut analysed = Vec::with_capacity(arguments.len());
         for argument in arguments {
             let e = self.expr(scope, argument, SqlType::Unknown)?;
             let t = e.ty();
+            analysed.push(e);
             if ty == SqlType::Unknown
                 || (ty.is_number() && t.is_number() && number_rank(t) > number_rank(ty))
             {
@@ -2986,8 +2985,15 @@ impl Analyzer<'_> {
             };
         }
         let mut converted = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            let e = self.expr(scope, argument, ty)?;
+        for (argument, first) in arguments.iter().zip(analysed) {
+            // Analysed again with the common type only when it had none of its own (an
+            // untyped literal, NULL, a parameter): analysing every argument twice doubled the
+            // work at every level of nested COALESCE, GREATEST or CASE.
+            let e = if first.ty() == SqlType::Unknown {
+                self.expr(scope, argument, ty)?
+            } else {
+                first
+            };
             if e.ty() != ty && e.ty() != SqlType::Unknown && !(e.ty().is_number() && ty.is_number())
             {
                 return Err(PgError::error(
@@ -3114,7 +3120,7 @@ impl Analyzer<'_> {
         };
         // Typed as `left op element` would be (42883 where there is no such operator).
         let test = self.binary(op, l, Expr::Const(Value::Null, element), op_at)?;
-        let Expr::Binary(_, l, _) = test else {
+        let Expr::Binary(_, l, _, _) = test else {
             unreachable!("a comparison gives a binary operation")
         };
         Ok(Expr::Call(
@@ -3327,7 +3333,7 @@ impl Analyzer<'_> {
                     position,
                 )
                 .map_err(|_| undefined_function(name, &[types[0], value_type], position))?;
-            let Expr::Binary(_, _, value) = test else {
+            let Expr::Binary(_, _, value, _) = test else {
                 unreachable!("a comparison gives a binary operation")
             };
             values[1] = *value;
@@ -3405,7 +3411,7 @@ impl Analyzer<'_> {
             l = self.expr(scope, a, r.ty())?;
         }
         let test = self.binary(BinOp::Eq, l, r, position)?;
-        let Expr::Binary(_, l, r) = &test else {
+        let Expr::Binary(_, l, r, _) = &test else {
             unreachable!("binary() makes a binary expression");
         };
         let (lt, rt) = (l.ty(), r.ty());
@@ -3419,12 +3425,14 @@ impl Analyzer<'_> {
         } else {
             lt
         };
-        let value = self.convert((**l).clone(), ty, position)?;
-        Ok(Expr::Case {
-            whens: vec![(test, Expr::Const(Value::Null, ty))],
-            otherwise: Box::new(value),
-            ty,
-        })
+        // One node that evaluates `a` once (a CASE would hold it twice, and nested NULLIFs
+        // would double at every level).
+        let as_oids = lt == SqlType::RegType && rt == SqlType::RegType;
+        let Expr::Binary(_, l, r, _) = test else {
+            unreachable!("binary() makes a binary expression");
+        };
+        let nullif = Expr::Call(ScalarFn::NullIf(as_oids), vec![*l, *r], lt);
+        self.convert(nullif, ty, position)
     }
 
     /// A function's arguments, each analysed with no type expected.
@@ -4275,6 +4283,15 @@ impl Analyzer<'_> {
                     .ok()
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| unsupported(name))?;
+                if index > MAX_PARAMETERS {
+                    // A Bind carries at most this many values, so no such parameter can ever
+                    // be given (and its type list would be all of memory).
+                    return Err(PgError::error(
+                        sqlstate::UNDEFINED_PARAMETER,
+                        format!("there is no parameter {name}"),
+                    )
+                    .at(position));
+                }
                 let ty = self.param_type(index - 1, hint);
                 Expr::Param(index - 1, ty)
             }
@@ -4397,7 +4414,7 @@ impl Analyzer<'_> {
             };
             return Err(undefined_operator(lt, symbol, rt, position));
         }
-        Ok(Expr::Binary(op, Box::new(l), Box::new(r)))
+        Ok(Expr::binary_node(op, l, r))
     }
 
     /// An expression assigned to a column: converted to the column's type, or 42804.
@@ -7662,10 +7679,10 @@ fn from_typed(executed: Executed) -> SqlExecuted {
 /// The primary-key value a WHERE clause pins with a top-level `pk = constant` conjunct.
 fn pinned_key(filter: Option<&Expr>, pk: usize, params: &[Value]) -> Option<Value> {
     match filter? {
-        Expr::Binary(BinOp::And, left, right) => {
+        Expr::Binary(BinOp::And, left, right, _) => {
             pinned_key(Some(left), pk, params).or_else(|| pinned_key(Some(right), pk, params))
         }
-        Expr::Binary(BinOp::Eq, left, right) => {
+        Expr::Binary(BinOp::Eq, left, right, _) => {
             let constant = |e: &Expr| -> Option<Value> {
                 match e {
                     Expr::Const(..) | Expr::Param(..) | Expr::Cast(..) => e
@@ -9363,7 +9380,7 @@ impl Analyzer<'_> {
             let r = Expr::Column(right_offset + index, right.columns[index].ty);
             let equal = self.binary(BinOp::Eq, l.clone(), r.clone(), None)?;
             on = Some(match on {
-                Some(before) => Expr::Binary(BinOp::And, Box::new(before), Box::new(equal)),
+                Some(before) => Expr::binary_node(BinOp::And, before, equal),
                 None => equal,
             });
             let ty = l.ty();
@@ -10553,7 +10570,7 @@ fn balanced_or(mut terms: Vec<Expr>) -> Option<Expr> {
         n => {
             let right = terms.split_off(n / 2);
             let (left, right) = (balanced_or(terms)?, balanced_or(right)?);
-            Some(Expr::Binary(BinOp::Or, Box::new(left), Box::new(right)))
+            Some(Expr::binary_node(BinOp::Or, left, right))
         }
     }
 }

@@ -187,9 +187,13 @@ impl Parsed {
 /// Splits `sql` into statements and parses them all; the first error stops it (nothing
 /// runs then). An empty list means an empty query.
 pub fn parse_query(sql: &str) -> Result<Vec<Parsed>, PgError> {
+    // The parsed statements are held together until they have all run: a query of many
+    // thousands of statements is bound like one statement (53200 past the limit).
+    let _scope = crate::memory::StatementScope::enter();
     let pieces = split(sql)?;
     let mut parsed = Vec::with_capacity(pieces.len());
     for (text, offset) in pieces {
+        PgError::check_statement_memory()?;
         let starts_with_start = text
             .split_whitespace()
             .next()
