@@ -381,6 +381,28 @@ fn bad_shards_and_bad_inputs_are_refused_with_exit_2() {
         &[dir.join("absent.json").to_str().unwrap()],
         "cannot read it",
     );
+    // A run listed twice in place of another; a shard that names no counters.
+    let twice = dir.join("twice.json");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&paths[0]).unwrap()).unwrap();
+    let first_run = value["runs_detail"][0].clone();
+    let runs_listed = value["runs_detail"].as_array().unwrap().len();
+    assert!(runs_listed >= 2, "shard 1 of 4 runs in 3 lists two runs");
+    value["runs_detail"][1] = first_run;
+    std::fs::write(&twice, value.to_string()).unwrap();
+    refuse(
+        &[twice.to_str().unwrap(), &paths[1], &paths[2]],
+        "lists seed",
+    );
+    let nameless = dir.join("nameless.json");
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&paths[0]).unwrap()).unwrap();
+    value["counters"] = serde_json::json!([]);
+    std::fs::write(&nameless, value.to_string()).unwrap();
+    refuse(
+        &[nameless.to_str().unwrap(), &paths[1], &paths[2]],
+        "names other counters",
+    );
     // A device is not read at all (it would never end), nor a fifo waited on.
     refuse(&["/dev/zero"], "a device, not a regular file");
     let fifo = dir.join("fifo");

@@ -1392,7 +1392,7 @@ pub fn merge_suite(files: &[ShardFile], json: bool) -> CommandResult {
                 (position, status, line, entry.get("entry"))
             else {
                 return Err(file.error(format!(
-                    "field 'entries' item {index} lacks 'position', 'status_code', 'line' or                      'entry'"
+                    "field 'entries' item {index} lacks 'position', 'status_code', 'line' or 'entry'"
                 )));
             };
             if position >= count as u64 || !file.shard.owns(position) {

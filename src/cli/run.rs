@@ -1577,6 +1577,8 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         trespass_note: None,
     };
     let mut details: Vec<(u64, serde_json::Value)> = Vec::new();
+    let mut listed = std::collections::BTreeSet::new();
+    let mut counters_named = false;
     let (mut broken, mut inconclusive, mut trespassing) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_inconclusive: Option<(u64, String)> = None;
     let (mut untested, mut first_untested) = (Vec::new(), None::<(u64, String)>);
@@ -1600,6 +1602,13 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         }
         for detail in shard_details {
             let seed = detail.get("seed").and_then(serde_json::Value::as_u64);
+            if let Some(seed) = seed {
+                if !listed.insert(seed) {
+                    return Err(file.error(format!(
+                        "field 'runs_detail' lists seed {seed} twice: not a shard's output"
+                    )));
+                }
+            }
             match seed {
                 Some(seed) if seeds.shard_owns(shard, seed) => details.push((seed, detail.clone())),
                 _ => {
@@ -1656,7 +1665,9 @@ pub fn merge(files: &[ShardFile], json: bool) -> CommandResult {
         if runs == 0 {
             continue;
         }
-        let merging = !summary.counters.is_empty();
+        // The first shard with runs names the counters; every other one names the same.
+        let merging = counters_named;
+        counters_named = true;
         if merging && counters.len() != summary.counters.len() {
             return Err(file.error("field 'counters' names other counters than the other shards"));
         }

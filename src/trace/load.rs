@@ -453,7 +453,8 @@ fn overlong_duration(path: &str, value: &serde_json::Value) -> Option<(String, S
     let too_long = |field: String, number: &serde_json::Value, (limit, unit): (u64, &str)| {
         let over = match number.as_u64() {
             Some(n) => n > limit,
-            None => number.as_f64().is_some_and(|n| n > limit as f64),
+            // Negative ones (a clock jumping back) are as long as their size.
+            None => number.as_f64().is_some_and(|n| n.abs() > limit as f64),
         };
         over.then(|| {
             (
@@ -554,6 +555,31 @@ mod tests {
         assert_eq!(locate(text, "scenario.faults[1].at"), Some(6));
         assert_eq!(locate(text, "scenario.faults[0].at"), Some(5));
         assert_eq!(locate(text, "nowhere"), None);
+    }
+
+    #[test]
+    fn durations_past_31_years_are_named_by_their_path() {
+        let scenario = serde_json::json!({
+            "work_ms": 1000, "start_offsets_ms": [0, 5],
+            "faults": [{"kind": "clock-jump", "at_ms": 10, "jump_ms": -2_000_000_000_000i64}],
+            "timing": {"tick_us": 100},
+        });
+        let (field, message) =
+            overlong_duration("scenario", &scenario).expect("a jump too far back");
+        assert_eq!(field, "scenario.faults[0].jump_ms");
+        assert!(message.contains("longer than leaselab runs"), "{message}");
+        let fine = serde_json::json!({"work_ms": MAX_DURATION_MS, "timing": {"tick_us": 1000}});
+        assert_eq!(overlong_duration("scenario", &fine), None);
+        let offsets = serde_json::json!({"start_offsets_ms": [0, u64::MAX]});
+        assert_eq!(
+            overlong_duration("scenario", &offsets).map(|(field, _)| field),
+            Some("scenario.start_offsets_ms[1]".to_string())
+        );
+        let tick = serde_json::json!({"timing": {"tick_us": MAX_DURATION_MS * 1000 + 1}});
+        assert_eq!(
+            overlong_duration("scenario", &tick).map(|(field, _)| field),
+            Some("scenario.timing.tick_us".to_string())
+        );
     }
 
     #[test]
