@@ -254,6 +254,8 @@ pub fn run(model: &LeaseModel, options: RunOptions, counters: &Counters) -> Chec
             (generated, unique, checker.max_depth(), stopped, found)
         }
     };
+    // The stand-in steps this thread remembered keep stand-ins of this search alive.
+    leaselab_model::world::forget_remembered_steps();
     let exhausted = stopped.is_none();
     let bound = model.config().bound_text();
     let witnessed = found.iter().any(|(name, _)| *name == SETTLED)

@@ -286,10 +286,12 @@ pub enum Reload {
 
 mod clocks;
 mod nodes;
+mod step_memo;
 mod symmetry;
 
 pub use clocks::{ClockFaults, ClockState, NTP_SLEW_RATE_PPM};
 pub use nodes::{NodeFault, NodeFaults, RedisNode};
+pub use step_memo::forget as forget_remembered_steps;
 pub use symmetry::Memo;
 
 /// What a run is made of that never changes while it runs.
@@ -1806,15 +1808,42 @@ impl World {
 
     fn run_sql(&mut self, index: usize, request: Arc<SqlRequest>, sink: &mut Sink<'_>) {
         let session = self.slots[index].session;
+        let statement = &request.statement;
+        // A user's SQL may read the clock (`now()`): the server's is the world's, from the
+        // simulation's epoch. The safeguards' own statements never read it, so their states
+        // do not differ by when a block started.
+        let clock = matches!(statement, Statement::Text(_))
+            .then(|| datetime::DEFAULT_CLOCK + self.now_ms as i64 * 1000);
+        let recalled =
+            step_memo::recall_postgres(&self.setup, &self.postgres, session, &request, clock);
+        let exec = match recalled {
+            Some((postgres, exec)) => {
+                self.postgres = postgres;
+                exec
+            }
+            None => {
+                let before = Arc::clone(&self.postgres);
+                let exec = self.execute_sql(session, &request, clock);
+                let step = (Arc::clone(&self.postgres), exec.clone());
+                step_memo::remember_postgres(&self.setup, &before, session, &request, clock, step);
+                exec
+            }
+        };
+        self.finish_sql(index, request, exec, sink);
+    }
+
+    /// Runs `session`'s `request` on PostgreSQL, its clock set first when `clock` is some.
+    fn execute_sql(
+        &mut self,
+        session: SessionId,
+        request: &SqlRequest,
+        clock: Option<i64>,
+    ) -> Exec {
         let (statement, params) = (&request.statement, &request.params[..]);
-        if matches!(statement, Statement::Text(_)) {
-            // A user's SQL may read the clock (`now()`): the server's is the world's, from
-            // the simulation's epoch. The safeguards' own statements never read it, so their
-            // states do not differ by when a block started.
-            let now = datetime::DEFAULT_CLOCK + self.now_ms as i64 * 1000;
+        if let Some(now) = clock {
             self.postgres_mut().set_clock(now);
         }
-        let exec = match self.postgres.execute_read_only(session, statement, params) {
+        match self.postgres.execute_read_only(session, statement, params) {
             Some(exec) => {
                 #[cfg(debug_assertions)]
                 {
@@ -1828,7 +1857,17 @@ impl World {
                 exec
             }
             None => self.postgres_mut().execute(session, statement, params),
-        };
+        }
+    }
+
+    /// Hands what `request` did to caller `index`.
+    fn finish_sql(
+        &mut self,
+        index: usize,
+        request: Arc<SqlRequest>,
+        exec: Exec,
+        sink: &mut Sink<'_>,
+    ) {
         match exec {
             Exec::Done(result) => {
                 // With reply faults or partitions a caller's outcome may never come (a later
@@ -1893,14 +1932,31 @@ impl World {
             return Reply::Integer(i64::from(acked));
         }
         let now_ms = self.redis_time(self.now_ms);
-        let reply = run_request(self.redis_mut(), request, now_ms);
-        self.ship_effects();
+        let (redis, reply, effects) =
+            match step_memo::recall_redis(&self.setup, &self.redis, request, now_ms) {
+                Some(step) => step,
+                None => {
+                    let before = Arc::clone(&self.redis);
+                    let reply = run_request(self.redis_mut(), request, now_ms);
+                    let effects = self.redis_mut().drain_effects();
+                    let step = (Arc::clone(&self.redis), reply, effects);
+                    step_memo::remember_redis(&self.setup, &before, request, now_ms, step.clone());
+                    step
+                }
+            };
+        self.redis = redis;
+        self.queue_for_replica(effects);
         reply
     }
 
     /// Queues the primary's new effects for the replica.
     fn ship_effects(&mut self) {
         let effects = self.redis_mut().drain_effects();
+        self.queue_for_replica(effects);
+    }
+
+    /// Queues `effects`, the primary's, for the replica.
+    fn queue_for_replica(&mut self, effects: Vec<Effect>) {
         if let Some(replica) = &mut self.replica {
             if !effects.is_empty() {
                 Arc::make_mut(replica).backlog.extend(effects);

@@ -1,0 +1,204 @@
+//! Remembered stand-in steps: the same request to the same stand-in gives the same answer.
+//!
+//! The checker's worlds share their stand-ins (one copy of each distinct Redis and PostgreSQL
+//! among the worlds of a search), and a level asks the same shared copy the same request from
+//! many worlds: every interleaving of the other callers' steps reaches the lock or the row in
+//! the same state. A stand-in is a pure function of its value, the request and the time it is
+//! asked at, so each thread remembers the last [`ENTRIES`] steps it took: the stand-in before
+//! (by pointer, kept alive by the entry so the address cannot be reused), the request and the
+//! time, and what came of it (the stand-in after, shared, its reply and the effects it
+//! recorded for replicas). A remembered step copies, runs and frees nothing, and the stand-in
+//! after keeps the fingerprints symmetry reduction remembered for it (`symmetry::Memo`).
+//!
+//! Entries also name the world's `Setup` by pointer: stand-ins are only shared among the
+//! worlds of one search, and so are the steps remembered here. Only the single Redis and
+//! PostgreSQL are remembered (not a caller's pipeline with its connection's transaction
+//! state, nor Redlock's nodes).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use crate::fingerprint::{BuildPassThrough, FingerprintHasher};
+use crate::postgres::{Exec, Postgres, SessionId};
+use crate::redis::replication::Effect;
+use crate::redis::{Redis, Reply};
+use crate::safeguard::{RedisRequest, SqlRequest};
+
+use super::symmetry::Memo;
+use super::Setup;
+
+/// How many steps of each stand-in a thread remembers before it forgets them all (a few
+/// megabytes: the stand-ins they keep alive are mostly shared with the worlds anyway).
+pub(super) const ENTRIES: usize = 4096;
+
+/// An `Arc`'s address, as the key of a remembered step names it.
+fn address<T>(arc: &Arc<T>) -> usize {
+    Arc::as_ptr(arc) as *const u8 as usize
+}
+
+/// A Redis step remembered: what it was asked (the `Arc`s kept so their addresses stay
+/// theirs) and what it gave.
+struct RedisEntry {
+    setup: Arc<Setup>,
+    before: Arc<Memo<Redis>>,
+    request: RedisRequest,
+    now_ms: u64,
+    step: RedisStep,
+}
+
+/// What a Redis step gave: the stand-in after, its reply, the effects it recorded.
+pub(super) type RedisStep = (Arc<Memo<Redis>>, Reply, Vec<Effect>);
+
+/// A PostgreSQL step remembered.
+struct PostgresEntry {
+    setup: Arc<Setup>,
+    before: Arc<Memo<Postgres>>,
+    session: SessionId,
+    request: SqlRequest,
+    /// The server's clock, for statements that may read it (a user's SQL); else None.
+    clock: Option<i64>,
+    step: PostgresStep,
+}
+
+/// What a PostgreSQL step gave: the stand-in after and what the statement did.
+pub(super) type PostgresStep = (Arc<Memo<Postgres>>, Exec);
+
+/// Entries by the hash of what they were asked (several may share one).
+struct Table<E> {
+    entries: HashMap<u64, Vec<E>, BuildPassThrough>,
+    len: usize,
+}
+
+impl<E> Default for Table<E> {
+    fn default() -> Table<E> {
+        Table {
+            entries: HashMap::default(),
+            len: 0,
+        }
+    }
+}
+
+impl<E> Table<E> {
+    fn find(&self, hash: u64, matches: impl Fn(&E) -> bool) -> Option<&E> {
+        self.entries.get(&hash)?.iter().find(|entry| matches(entry))
+    }
+
+    fn insert(&mut self, hash: u64, entry: E) {
+        if self.len >= ENTRIES {
+            *self = Table::default();
+        }
+        self.entries.entry(hash).or_default().push(entry);
+        self.len += 1;
+    }
+}
+
+#[derive(Default)]
+struct Steps {
+    redis: Table<RedisEntry>,
+    postgres: Table<PostgresEntry>,
+}
+
+thread_local! {
+    static STEPS: RefCell<Steps> = RefCell::new(Steps::default());
+}
+
+fn key_hash(setup: &Arc<Setup>, before: usize, what: impl Hash) -> u64 {
+    let mut hasher = FingerprintHasher::default();
+    hasher.write_usize(address(setup));
+    hasher.write_usize(before);
+    what.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The remembered step of `before` on `request` at `now_ms`, if this thread took it lately.
+pub(super) fn recall_redis(
+    setup: &Arc<Setup>,
+    before: &Arc<Memo<Redis>>,
+    request: &RedisRequest,
+    now_ms: u64,
+) -> Option<RedisStep> {
+    let hash = key_hash(setup, address(before), (request, now_ms));
+    STEPS.with(|steps| {
+        steps
+            .borrow()
+            .redis
+            .find(hash, |entry| {
+                Arc::ptr_eq(&entry.setup, setup)
+                    && Arc::ptr_eq(&entry.before, before)
+                    && entry.now_ms == now_ms
+                    && entry.request == *request
+            })
+            .map(|entry| entry.step.clone())
+    })
+}
+
+/// Remembers that `before` on `request` at `now_ms` gave `step`.
+pub(super) fn remember_redis(
+    setup: &Arc<Setup>,
+    before: &Arc<Memo<Redis>>,
+    request: &RedisRequest,
+    now_ms: u64,
+    step: RedisStep,
+) {
+    let hash = key_hash(setup, address(before), (request, now_ms));
+    let entry = RedisEntry {
+        setup: Arc::clone(setup),
+        before: Arc::clone(before),
+        request: request.clone(),
+        now_ms,
+        step,
+    };
+    STEPS.with(|steps| steps.borrow_mut().redis.insert(hash, entry));
+}
+
+/// The remembered step of `before` on `session`'s `request`, if this thread took it lately.
+pub(super) fn recall_postgres(
+    setup: &Arc<Setup>,
+    before: &Arc<Memo<Postgres>>,
+    session: SessionId,
+    request: &SqlRequest,
+    clock: Option<i64>,
+) -> Option<PostgresStep> {
+    let hash = key_hash(setup, address(before), (session, request, clock));
+    STEPS.with(|steps| {
+        steps
+            .borrow()
+            .postgres
+            .find(hash, |entry| {
+                Arc::ptr_eq(&entry.setup, setup)
+                    && Arc::ptr_eq(&entry.before, before)
+                    && entry.session == session
+                    && entry.clock == clock
+                    && entry.request == *request
+            })
+            .map(|entry| entry.step.clone())
+    })
+}
+
+/// Remembers that `before` on `session`'s `request` gave `step`.
+pub(super) fn remember_postgres(
+    setup: &Arc<Setup>,
+    before: &Arc<Memo<Postgres>>,
+    session: SessionId,
+    request: &SqlRequest,
+    clock: Option<i64>,
+    step: PostgresStep,
+) {
+    let hash = key_hash(setup, address(before), (session, request, clock));
+    let entry = PostgresEntry {
+        setup: Arc::clone(setup),
+        before: Arc::clone(before),
+        session,
+        request: request.clone(),
+        clock,
+        step,
+    };
+    STEPS.with(|steps| steps.borrow_mut().postgres.insert(hash, entry));
+}
+
+/// Forgets every remembered step of this thread (and lets go of the stand-ins they kept).
+pub fn forget() {
+    STEPS.with(|steps| *steps.borrow_mut() = Steps::default());
+}
