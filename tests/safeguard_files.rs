@@ -111,7 +111,7 @@ fn the_tutorial_files_run_byte_for_byte_as_the_built_in_safeguards() {
                 builtin.name(),
                 scenario.name
             );
-            assert_eq!(got.digest, expected.digest, "{what}");
+            assert_eq!(got.digest(), expected.digest(), "{what}");
             assert_eq!(got.ledger, expected.ledger, "{what}");
             let outcomes = |r: &leaselab_sim::run::RunReport| {
                 r.callers

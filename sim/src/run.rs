@@ -147,8 +147,9 @@ pub struct RunReport {
     pub callers: Vec<CallerReport>,
     /// Everything that happened, in order.
     pub events: Vec<Event>,
-    /// SHA-1 of the event log: equal digests, equal runs.
-    pub digest: String,
+    /// SHA-1 of the event log ([`RunReport::digest`]), computed when first asked for: a
+    /// batch of runs that saves and prints no digest does not pay for one.
+    digest: std::sync::OnceLock<String>,
     /// From the release to the last caller's end (or the horizon), ms.
     pub elapsed_ms: u64,
     /// `wallets.fence` at the end (balance in PostgreSQL only).
@@ -202,6 +203,12 @@ impl RunVerdict {
 }
 
 impl RunReport {
+    /// SHA-1 of the event log: equal digests, equal runs. Computed once, from `events` as
+    /// they are when first asked for (nothing changes them after the run).
+    pub fn digest(&self) -> &str {
+        self.digest.get_or_init(|| digest(&self.events))
+    }
+
     /// The run's verdict.
     ///
     /// A finished run is judged by its ledger: BROKEN when it is broken, OK when it holds and
@@ -344,7 +351,7 @@ impl Serialize for RunReport {
             tokens_reissued: self.tokens_reissued,
             balance_missing: self.balance_missing,
             trespasses: self.trespasses.iter().map(Trespass::describe).collect(),
-            digest: &self.digest,
+            digest: self.digest(),
             events: &self.events,
         }
         .serialize(serializer)
@@ -684,8 +691,11 @@ fn host_callers(
         // The caller host: set up, wait for the release, drive the machine to its end (its
         // surroundings on turmoil are in `crate::caller`).
         let shared = shared.clone();
+        // Boxed at once: the driver's future is large (kilobytes), and turmoil and tokio move
+        // the host's future several times before it first runs.
+        let driven = Box::pin(drive(spec, shared));
         sim.client(name, async move {
-            drive(spec, shared).await;
+            driven.await;
             Ok(())
         });
     }
@@ -931,7 +941,7 @@ pub(crate) fn assemble(
         seed,
         ledger,
         callers,
-        digest: digest(&events),
+        digest: std::sync::OnceLock::new(),
         events,
         elapsed_ms,
         final_fence: state.final_fence,

@@ -83,7 +83,7 @@ fn the_1ms_tick_has_no_service_time_and_changes_nothing() {
     unserved.timing.pg_first_statement_us = 0;
     unserved.timing.pg_commit_us = 0;
     let b = run(&unserved, 7).unwrap();
-    assert_eq!(a.digest, b.digest);
+    assert_eq!(a.digest(), b.digest());
 }
 
 /// A statement inside a transaction block pays nothing for its write; the block's `COMMIT`
@@ -138,8 +138,12 @@ fn a_first_statement_tail_spreads_sessions_and_replays_by_seed() {
     scenario.timing.pg_first_statement_tail_us = 1_000;
     let tailed = run(&scenario, 3).unwrap();
     let again = run(&scenario, 3).unwrap();
-    assert_eq!(tailed.digest, again.digest, "the same seed, the same run");
-    assert_ne!(tailed.digest, plain.digest);
+    assert_eq!(
+        tailed.digest(),
+        again.digest(),
+        "the same seed, the same run"
+    );
+    assert_ne!(tailed.digest(), plain.digest());
     let firsts = |report: &RunReport| -> Vec<i64> {
         (1..=scenario.callers)
             .filter_map(|index| {

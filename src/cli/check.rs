@@ -568,7 +568,7 @@ fn save_counterexample(
         let (shrunk, sizes) = super::shrink::shrink_and_save(
             &translation.report.scenario,
             translation.report.seed,
-            &translation.report.digest,
+            translation.report.digest(),
             dir,
         )?;
         eprint!("{sizes}");

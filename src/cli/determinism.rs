@@ -103,7 +103,7 @@ fn digest_line(rows: &[Row], index: u64, seed: u64) -> Result<String, UsageError
     Ok(format!(
         "{} {seed} {}",
         index % rows.len() as u64,
-        report.digest
+        report.digest()
     ))
 }
 

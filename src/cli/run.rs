@@ -1393,7 +1393,7 @@ pub fn execute(args: Args) -> CommandResult {
                     "verdict": report.verdict().as_str(),
                     "trespasses": report.trespasses.len(),
                     "unfinished": report.unfinished(),
-                    "digest": report.digest,
+                    "digest": report.digest(),
                     "elapsed_ms": report.elapsed_ms,
                 });
                 print_json_detail(&detail, tally.runs == owned);
@@ -1436,7 +1436,7 @@ pub fn execute(args: Args) -> CommandResult {
                 let (path, sizes) = super::shrink::shrink_and_save(
                     &report.scenario,
                     report.seed,
-                    &report.digest,
+                    report.digest(),
                     dir,
                 )?;
                 eprint!("{sizes}");
@@ -1520,7 +1520,7 @@ fn print_single(args: &Args, report: &RunReport, real: Option<&RealConfig>, expl
     if report.verdict() == RunVerdict::Inconclusive || !report.finished {
         out!("{}", inconclusive_note(report, explicit));
     }
-    out!("digest {}", report.digest);
+    out!("digest {}", report.digest());
     if let Some(config) = real {
         out!("{}", real_note(config));
     }

@@ -83,7 +83,7 @@ impl Replay {
             Outcome::Reproduced => format!(
                 "reproduced: {} (digest {})",
                 self.report.ledger.line(),
-                short(&self.report.digest)
+                short(self.report.digest())
             ),
             Outcome::BehaviourChanged { digest } => format!(
                 "behaviour changed: still {} but the event log differs (digest {} was {}); \
@@ -133,9 +133,9 @@ pub fn replay(trace: &Trace) -> Result<Replay, crate::exit::UsageError> {
         Outcome::NoLongerFails {
             line: report.ledger.line(),
         }
-    } else if report.digest != trace.file.digest {
+    } else if report.digest() != trace.file.digest {
         Outcome::BehaviourChanged {
-            digest: report.digest.clone(),
+            digest: report.digest().to_string(),
         }
     } else {
         Outcome::Reproduced

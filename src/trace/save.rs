@@ -27,7 +27,7 @@ impl TraceFile {
             scenario: ScenarioSpec::from_scenario(&report.scenario),
             seed: report.seed,
             ledger: report.ledger.clone(),
-            digest: report.digest.clone(),
+            digest: report.digest().to_string(),
             events: report.events.iter().map(RawEvent::of).collect(),
         }
     }

@@ -1,4 +1,4 @@
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::mem;
 use std::pin::Pin;
@@ -78,6 +78,16 @@ pub struct Rt<'a> {
     /// How far the runtime's clock is behind the simulation: the steps in
     /// which the host was skipped (see [`Rt::skip`]).
     lag: Duration,
+
+    /// The runtime's paused clock as last read by [`Rt::now`]; forgotten
+    /// whenever the runtime is entered in a way that may move it (a tick, a
+    /// catch-up, new software, a new runtime). Reading the clock enters the
+    /// runtime and locks its clock, once per host per step otherwise.
+    clock: Cell<Option<Instant>>,
+
+    /// The waker a tick polls the `LocalSet` with ([`NoteWoken`]) and the
+    /// runtime's waker inside it: made once, not at every poll.
+    note_waker: RefCell<Option<(Waker, Waker)>>,
 }
 
 /// The waker the `LocalSet` is polled with during a tick: notes that the host
@@ -136,6 +146,8 @@ impl<'a> Rt<'a> {
             config,
             woken: Arc::new(AtomicBool::new(true)),
             lag: Duration::ZERO,
+            clock: Cell::new(None),
+            note_waker: RefCell::new(None),
         }
     }
 
@@ -158,6 +170,8 @@ impl<'a> Rt<'a> {
             config,
             woken: Arc::new(AtomicBool::new(true)),
             lag: Duration::ZERO,
+            clock: Cell::new(None),
+            note_waker: RefCell::new(None),
         }
     }
 
@@ -174,6 +188,8 @@ impl<'a> Rt<'a> {
             config,
             woken: Arc::new(AtomicBool::new(true)),
             lag: Duration::ZERO,
+            clock: Cell::new(None),
+            note_waker: RefCell::new(None),
         }
     }
 
@@ -190,8 +206,15 @@ impl<'a> Rt<'a> {
     }
 
     pub(crate) fn now(&self) -> Instant {
-        let _guard = self.tokio.enter();
-        Instant::now()
+        if let Some(now) = self.clock.get() {
+            return now;
+        }
+        let now = {
+            let _guard = self.tokio.enter();
+            Instant::now()
+        };
+        self.clock.set(Some(now));
+        now
     }
 
     /// The simulation's time on this runtime's clock: [`Rt::now`] plus the
@@ -223,6 +246,7 @@ impl<'a> Rt<'a> {
             return true;
         }
         self.woken.store(false, Ordering::Relaxed);
+        self.clock.set(None);
         self.tokio.block_on(tokio::time::advance(lag));
         !self.woken.load(Ordering::Relaxed)
     }
@@ -252,7 +276,7 @@ impl<'a> Rt<'a> {
     pub(crate) fn tick(&mut self, duration: Duration) -> Result<bool> {
         debug_assert!(self.lag.is_zero(), "a skipped host ticks only after catching up");
         self.woken.store(false, Ordering::Relaxed);
-        let woken = self.woken.clone();
+        self.clock.set(None);
         // The tick's own sleep is polled with the runtime's waker, not with
         // `NoteWoken`: its end wakes no task of the host's software.
         let plain: RefCell<Option<Waker>> = RefCell::new(None);
@@ -268,15 +292,26 @@ impl<'a> Rt<'a> {
             plain.replace(Some(cx.waker().clone()));
             // The `LocalSet` keeps the waker it was last polled with, and wakes
             // it when one of its tasks is woken from outside: `woken` notes it.
-            let waker = Waker::from(Arc::new(NoteWoken {
-                woken: woken.clone(),
-                inner: cx.waker().clone(),
-            }));
+            let waker = {
+                let mut cached = self.note_waker.borrow_mut();
+                match cached.as_ref() {
+                    Some((inner, note)) if inner.will_wake(cx.waker()) => note.clone(),
+                    _ => {
+                        let note = Waker::from(Arc::new(NoteWoken {
+                            woken: self.woken.clone(),
+                            inner: cx.waker().clone(),
+                        }));
+                        *cached = Some((cx.waker().clone(), note.clone()));
+                        note
+                    }
+                }
+            };
             match run.as_mut().poll(&mut Context::from_waker(&waker)) {
                 Poll::Ready(()) => Poll::Ready(()),
                 Poll::Pending => Poll::Pending,
             }
         }));
+        self.clock.set(None);
 
         // pull for software completion
         match &self.handle {
@@ -315,6 +350,7 @@ impl<'a> Rt<'a> {
         self.cancel_tasks();
 
         if let Kind::Host { software } = &self.kind {
+            self.clock.set(None);
             let handle = with(&self.tokio, &self.local, || {
                 tokio::task::spawn_local(software())
             });
@@ -335,6 +371,8 @@ impl<'a> Rt<'a> {
 
         _ = mem::replace(&mut self.tokio, tokio);
         drop(mem::replace(&mut self.local, local));
+        self.clock.set(None);
+        self.note_waker.replace(None);
         // A new runtime: nothing to catch up, no timer declared on its clock,
         // and its software starts at once.
         self.lag = Duration::ZERO;

@@ -1,6 +1,7 @@
 use rand::{rngs::SmallRng, seq::SliceRandom, Rng, SeedableRng};
 use std::cell::RefCell;
 use std::future::Future;
+use std::mem;
 use std::net::IpAddr;
 use std::ops::DerefMut;
 use std::sync::Arc;
@@ -42,6 +43,11 @@ pub struct Sim<'a> {
 
     /// See [`Sim::host_ticks`].
     host_ticks: u64,
+
+    /// Buffers of [`Sim::step`]: the indexes in `rts` of the hosts running
+    /// and stopped this step.
+    running: Vec<usize>,
+    stopped: Vec<usize>,
 }
 
 impl<'a> Sim<'a> {
@@ -60,6 +66,8 @@ impl<'a> Sim<'a> {
             steps: 1, // bumped after each step
             missed_wakes: 0,
             host_ticks: 0,
+            running: Vec::new(),
+            stopped: Vec::new(),
         }
     }
 
@@ -434,7 +442,13 @@ impl<'a> Sim<'a> {
     /// `tick`: no message may be delivered to it, no task of it was woken, and
     /// no declared timer falls due by the end of the step. Declared deadlines
     /// already passed are dropped (a timer that did fire woke its task).
-    fn is_idle(world: &RefCell<World>, addr: IpAddr, rt: &Rt<'_>, tick: Duration) -> bool {
+    fn is_idle(
+        world: &RefCell<World>,
+        index: usize,
+        addr: IpAddr,
+        rt: &Rt<'_>,
+        tick: Duration,
+    ) -> bool {
         if rt.is_woken() {
             return false;
         }
@@ -443,7 +457,7 @@ impl<'a> Sim<'a> {
             return false;
         }
         let now = rt.sim_now();
-        let wakes = &mut world.hosts.get_mut(&addr).expect("missing host").wakes;
+        let wakes = &mut world.host_at(index, addr).wakes;
         while wakes.peek().is_some_and(|next| next.0 <= now) {
             wakes.pop();
         }
@@ -474,13 +488,16 @@ impl<'a> Sim<'a> {
         if steps == 0 || !self.world.borrow().topology.is_quiet(runs) {
             return 0;
         }
-        for (&addr, rt) in self.rts.iter().filter(|(_, rt)| rt.is_software_running()) {
+        for (index, (&addr, rt)) in self.rts.iter().enumerate() {
+            if !rt.is_software_running() {
+                continue;
+            }
             if rt.is_woken() {
                 return 0;
             }
             let now = rt.sim_now();
             let mut world = self.world.borrow_mut();
-            let wakes = &mut world.hosts.get_mut(&addr).expect("missing host").wakes;
+            let wakes = &mut world.host_at(index, addr).wakes;
             while wakes.peek().is_some_and(|next| next.0 <= now) {
                 wakes.pop();
             }
@@ -498,11 +515,11 @@ impl<'a> Sim<'a> {
         let duration = tick * u32::try_from(steps).unwrap_or(u32::MAX);
         let steps = u64::from(u32::try_from(steps).unwrap_or(u32::MAX));
         self.world.borrow_mut().topology.tick_by(duration);
-        for (&addr, rt) in self.rts.iter_mut() {
+        for (index, (&addr, rt)) in self.rts.iter_mut().enumerate() {
             if rt.is_software_running() {
                 rt.skip(duration);
             }
-            self.world.borrow_mut().tick(addr, duration);
+            self.world.borrow_mut().tick_at(index, addr, duration);
         }
         self.elapsed += duration;
         self.steps += steps as usize;
@@ -534,21 +551,33 @@ impl<'a> Sim<'a> {
         // encountered.
 
         let skip_idle = self.skips_idle_hosts();
-        let (mut running, stopped): (Vec<_>, Vec<_>) = self
-            .rts
-            .iter_mut()
-            .partition(|(_, rt)| rt.is_software_running());
+        // The hosts by their index in `rts`: running ones in the order they
+        // run this step, stopped ones. Two buffers kept between steps, so a
+        // step allocates nothing for them; shuffled as the list of hosts was
+        // (the same draws: a shuffle's depend only on the length).
+        let mut running = mem::take(&mut self.running);
+        let mut stopped = mem::take(&mut self.stopped);
+        running.clear();
+        stopped.clear();
+        for (index, rt) in self.rts.values().enumerate() {
+            if rt.is_software_running() {
+                running.push(index);
+            } else {
+                stopped.push(index);
+            }
+        }
         if self.config.random_node_order {
             running.shuffle(&mut self.world.borrow_mut().rng);
         }
 
-        for (&addr, rt) in running {
-            if skip_idle && Self::is_idle(&self.world, addr, rt, tick) {
+        for &index in &running {
+            let (&addr, rt) = self.rts.get_index_mut(index).expect("missing host");
+            if skip_idle && Self::is_idle(&self.world, index, addr, rt, tick) {
                 rt.skip(tick);
                 if rt.is_client() {
                     is_finished = false;
                 }
-                self.world.borrow_mut().tick(addr, tick);
+                self.world.borrow_mut().tick_at(index, addr, tick);
                 continue;
             }
             if !rt.catch_up() {
@@ -584,15 +613,18 @@ impl<'a> Sim<'a> {
             let mut world = self.world.borrow_mut();
             world.current = None;
 
-            world.tick(addr, tick);
+            world.tick_at(index, addr, tick);
         }
 
         // Tick the nodes that are not actively running (i.e., crashed) to ensure their clock keeps up
         // with the rest of the simulation when they are restarted (bounced).
-        for (&addr, _rt) in stopped {
+        for &index in &stopped {
+            let (&addr, _rt) = self.rts.get_index(index).expect("missing host");
             let mut world = self.world.borrow_mut();
-            world.tick(addr, tick);
+            world.tick_at(index, addr, tick);
         }
+        self.running = running;
+        self.stopped = stopped;
 
         self.elapsed += tick;
         self.steps += 1;

@@ -6,7 +6,7 @@ use crate::{config, TRACING_TARGET};
 use crate::fast_hash::FastMap;
 use rand::{Rng, RngCore};
 use rand_distr::{Distribution, Exp};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::io::{Error, ErrorKind, Result};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -34,7 +34,9 @@ pub(crate) struct Topology {
 
     /// For each host, the indexes of the links that may hold messages ready
     /// for it, so that delivery does not scan every link for every host.
-    ready: BTreeMap<IpAddr, BTreeSet<usize>>,
+    /// Looked up by host and searched as a whole (`is_quiet`), never visited
+    /// in an order that matters: a hash map, not a B-tree of addresses.
+    ready: FastMap<IpAddr, BTreeSet<usize>>,
 }
 
 /// This type is used as the key in the [`Topology::links`] map. See [`new`]
@@ -194,7 +196,7 @@ impl Topology {
             rt,
             now,
             in_flight: BTreeSet::new(),
-            ready: BTreeMap::new(),
+            ready: FastMap::default(),
         }
     }
 

@@ -270,12 +270,18 @@ impl World {
             .enqueue_message(&mut self.rng, src, dst, message)
     }
 
-    /// Tick the host at `addr` by `duration`.
-    pub(crate) fn tick(&mut self, addr: IpAddr, duration: Duration) {
-        self.hosts
-            .get_mut(&addr)
-            .expect("missing host")
-            .timer
-            .tick(duration);
+    /// Ticks the host at `index` in `hosts` on by `duration`; `index` is its
+    /// index among the simulation's runtimes too: both are registered
+    /// together, in one order, and never removed.
+    pub(crate) fn tick_at(&mut self, index: usize, addr: IpAddr, duration: Duration) {
+        self.host_at(index, addr).timer.tick(duration);
+    }
+
+    /// The host at `index` in `hosts` (see [`World::tick_at`]), which must be
+    /// `addr`.
+    pub(crate) fn host_at(&mut self, index: usize, addr: IpAddr) -> &mut Host {
+        let (&at, host) = self.hosts.get_index_mut(index).expect("missing host");
+        debug_assert_eq!(at, addr, "hosts and runtimes are registered in one order");
+        host
     }
 }
