@@ -2848,3 +2848,180 @@ fn info_matches_redis_in_every_field_the_stand_in_gives() {
         }
     });
 }
+
+/// Serves a fresh stand-in on a loopback port from a thread of its own, so that the test's
+/// thread can talk to it over blocking [`RawConnection`]s. The thread ends with the process.
+fn stand_in_on_its_own_thread() -> SocketAddr {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let local = LocalSet::new();
+        local.block_on(&runtime(), async move {
+            let address = start_stand_in().await;
+            sender
+                .send(address)
+                .expect("the test waits for the address");
+            std::future::pending::<()>().await;
+        });
+    });
+    receiver.recv().expect("the stand-in's address")
+}
+
+/// Sends `argv` on a new connection and reads until the server closes it: the bytes it
+/// answered before closing (none when it closes without a reply).
+fn answer_before_close(url: &str, argv: &[Vec<u8>]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut connection = RawConnection::open(url);
+    connection
+        .writer
+        .write_all(&encode_argv(argv))
+        .expect("send");
+    let mut answered = Vec::new();
+    connection
+        .reader
+        .read_to_end(&mut answered)
+        .expect("the server closes the connection");
+    answered
+}
+
+/// What a connection says about itself and the server's gatekeeping, byte for byte on two raw
+/// connections: `AUTH` on a server without a password, `CLIENT SETNAME`/`GETNAME`,
+/// `READONLY`/`READWRITE`/`CLUSTER` outside cluster mode, `EXEC` with arguments (EXECABORT,
+/// the transaction discarded), `redis.log`'s argument checks, `QUIT` with arguments and an
+/// HTTP request (closed without a reply). `CLIENT ID` and `HELLO`'s `id` differ in value (each
+/// server counts its own connections): both must be integers that grow with each connection.
+#[test]
+fn connection_commands_match_redis() {
+    let test = "connection_commands_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
+    let key = format!("{}k", keys.prefix);
+    let eval = |source: &str| vec!["EVAL".to_string(), source.to_string(), "0".to_string()];
+    let words = |words: &[&str]| -> Vec<String> {
+        words.iter().map(|word| word.replace("$k", &key)).collect()
+    };
+    let steps: Vec<Vec<String>> = vec![
+        words(&["AUTH", "pw"]),
+        words(&["AUTH", "default", "pw"]),
+        words(&["AUTH", "nobody", "pw"]),
+        words(&["AUTH", "a", "b", "c"]),
+        words(&["AUTH"]),
+        words(&["CLIENT", "GETNAME"]),
+        words(&["CLIENT", "SETNAME", "lock-client"]),
+        words(&["CLIENT", "GETNAME"]),
+        words(&["client", "getname"]),
+        words(&["CLIENT", "SETNAME", ""]),
+        words(&["CLIENT", "GETNAME"]),
+        words(&["CLIENT", "GETNAME", "x"]),
+        words(&["CLIENT", "ID", "x"]),
+        words(&["READONLY"]),
+        words(&["READWRITE"]),
+        words(&["READONLY", "x"]),
+        words(&["CLUSTER", "INFO"]),
+        words(&["CLUSTER", "KEYSLOT", "$k"]),
+        words(&["cluster", "nodes"]),
+        words(&["CLUSTER", "NOSUCH"]),
+        words(&["CLUSTER"]),
+        words(&["CLUSTER", "INFO", "x"]),
+        words(&["CLUSTER", "KEYSLOT"]),
+        words(&["EXEC", "x"]),
+        words(&["MULTI"]),
+        words(&["SET", "$k", "v"]),
+        words(&["EXEC", "x"]),
+        words(&["EXEC"]),
+        words(&["GET", "$k"]),
+        eval("return redis.log(redis.LOG_WARNING, 'leaselab fidelity test')"),
+        eval("return redis.log(99, 'x')"),
+        eval("return redis.log('x')"),
+        eval("return redis.log()"),
+        eval("return redis.log('3', 'x')"),
+        eval("return redis.log(3.7, 'x')"),
+        eval("return redis.log(-0.5, 'x')"),
+        eval("return redis.log(-1, 'x')"),
+        eval("return redis.log(4, 'x', 'y')"),
+        eval("return redis.log('abc', 'x')"),
+        eval("return redis.pcall('auth', 'default', 'x')"),
+        words(&["QUIT", "x", "y"]),
+    ];
+    let mut real = RawConnection::open(&url);
+    let mut ours = RawConnection::open(&stand_in);
+    let mut transcript = String::new();
+    for step in &steps {
+        let argv: Vec<Vec<u8>> = step.iter().map(|w| w.clone().into_bytes()).collect();
+        let from_redis = real.send(&argv);
+        let from_stand_in = ours.send(&argv);
+        let shown = step.join(" ").replace(&key, "$k");
+        transcript.push_str(&format!(
+            "  {shown} -> Redis {:?}, stand-in {:?}\n",
+            String::from_utf8_lossy(&from_redis),
+            String::from_utf8_lossy(&from_stand_in)
+        ));
+        assert_eq!(
+            from_redis, from_stand_in,
+            "{shown}: the stand-in answered differently\n{transcript}"
+        );
+    }
+    // After QUIT both close the connection.
+    for connection in [&mut real, &mut ours] {
+        let mut rest = Vec::new();
+        let read = std::io::Read::read_to_end(&mut connection.reader, &mut rest);
+        assert!(
+            matches!(read, Ok(0)),
+            "the connection stays open after QUIT: {read:?}"
+        );
+    }
+
+    // An HTTP request: closed without a word.
+    for request in [vec!["POST", "/", "HTTP/1.1"], vec!["Host:", "example.com"]] {
+        let argv: Vec<Vec<u8>> = request.iter().map(|w| w.as_bytes().to_vec()).collect();
+        assert_eq!(
+            answer_before_close(&url, &argv),
+            b"".to_vec(),
+            "Redis: {request:?}"
+        );
+        assert_eq!(
+            answer_before_close(&stand_in, &argv),
+            b"".to_vec(),
+            "stand-in: {request:?}"
+        );
+    }
+
+    // Connection ids: integers, growing with each connection; `HELLO`'s is the connection's.
+    for server in [&url, &stand_in] {
+        let id = |connection: &mut RawConnection| -> i64 {
+            let reply = connection.send(&[b"CLIENT".to_vec(), b"ID".to_vec()]);
+            let text = String::from_utf8(reply).expect("text");
+            text.strip_prefix(':')
+                .and_then(|rest| rest.strip_suffix("\r\n"))
+                .and_then(|number| number.parse().ok())
+                .unwrap_or_else(|| panic!("{server}: CLIENT ID answered {text:?}"))
+        };
+        let mut first = RawConnection::open(server);
+        let mut second = RawConnection::open(server);
+        let (a, b) = (id(&mut first), id(&mut second));
+        assert!(a > 0 && b > a, "{server}: ids {a} then {b}");
+        let hello = second.send(&[
+            b"HELLO".to_vec(),
+            b"2".to_vec(),
+            b"SETNAME".to_vec(),
+            b"via-hello".to_vec(),
+        ]);
+        let hello = String::from_utf8_lossy(&hello).into_owned();
+        assert!(
+            hello.contains(&format!("$2\r\nid\r\n:{b}\r\n")),
+            "{server}: HELLO does not give the connection's id {b}: {hello:?}"
+        );
+        assert_eq!(
+            second.send(&[b"CLIENT".to_vec(), b"GETNAME".to_vec()]),
+            b"$9\r\nvia-hello\r\n".to_vec(),
+            "{server}: HELLO ... SETNAME names the connection"
+        );
+    }
+    report(&format!(
+        "{test}: {} commands, QUIT, two HTTP requests and connection ids answered as Redis does",
+        steps.len()
+    ));
+}

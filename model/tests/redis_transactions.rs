@@ -153,3 +153,62 @@ fn a_server_nobody_watches_tracks_nothing() {
     run(&mut watched, &mut a, &["WATCH", "k"], 0);
     assert_ne!(watched, plain, "a watched key is counted");
 }
+
+/// `FLUSHALL`/`FLUSHDB` break the watch only of keys it removed that a command would have
+/// seen, as Redis 7.0's `touchAllWatchedKeysInDb` does (checked by hand against Redis 7.0.15:
+/// a watched key that did not exist, or had expired, survives the flush's EXEC).
+#[test]
+fn a_flush_touches_only_watched_keys_it_removed() {
+    for (setup, expect_exec) in [
+        // Absent when watched and flushed: the EXEC runs.
+        (&[][..], Reply::Array(vec![Reply::ok()])),
+        // There when watched and flushed: the EXEC is refused.
+        (&[&["SET", "w", "1"][..]][..], Reply::NilArray),
+        // Expired before the watch, still stored when flushed: the EXEC runs.
+        (
+            &[&["SET", "w", "1", "PX", "5"][..]][..],
+            Reply::Array(vec![Reply::ok()]),
+        ),
+    ] {
+        let mut redis = Redis::new();
+        let (mut a, mut b) = (Session::new(), Session::new());
+        for command in setup {
+            run(&mut redis, &mut b, command, 0);
+        }
+        assert_eq!(run(&mut redis, &mut a, &["WATCH", "w"], 10), Reply::ok());
+        assert_eq!(run(&mut redis, &mut b, &["FLUSHDB"], 10), Reply::ok());
+        assert_eq!(run(&mut redis, &mut a, &["MULTI"], 10), Reply::ok());
+        assert_eq!(
+            run(&mut redis, &mut a, &["SET", "w", "3"], 10),
+            status("QUEUED")
+        );
+        assert_eq!(
+            run(&mut redis, &mut a, &["EXEC"], 10),
+            expect_exec,
+            "after {setup:?}"
+        );
+    }
+}
+
+/// An `EXEC` with arguments is refused with EXECABORT and discards the transaction and the
+/// watched keys, inside `MULTI` or not (Redis 7.0's `rejectCommand`).
+#[test]
+fn exec_with_arguments_discards_the_transaction() {
+    const ABORT: &str =
+        "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command";
+    let mut redis = Redis::new();
+    let mut a = Session::new();
+    assert_eq!(run(&mut redis, &mut a, &["EXEC", "x"], 0), err(ABORT));
+    assert_eq!(run(&mut redis, &mut a, &["MULTI"], 0), Reply::ok());
+    assert_eq!(
+        run(&mut redis, &mut a, &["SET", "k", "v"], 0),
+        status("QUEUED")
+    );
+    assert_eq!(run(&mut redis, &mut a, &["EXEC", "x"], 0), err(ABORT));
+    assert!(!a.in_transaction());
+    assert_eq!(
+        run(&mut redis, &mut a, &["EXEC"], 0),
+        err("ERR EXEC without MULTI")
+    );
+    assert_eq!(redis.peek(b"k", 0), None, "the queued SET never ran");
+}

@@ -56,10 +56,13 @@ pub struct RedisServer {
     millisecond: std::time::Duration,
 }
 
-/// One connection's state beyond its transaction: its replication offset for `WAIT`.
-#[derive(Clone, Copy, Debug, Default)]
+/// One connection's state beyond its transaction: its id (`CLIENT ID`, `HELLO`'s `id`), its
+/// name (`CLIENT SETNAME`, `HELLO ... SETNAME`; `CLIENT GETNAME`), and its replication offset
+/// for `WAIT`.
+#[derive(Clone, Debug, Default)]
 struct Conn {
     id: u64,
+    name: Option<Vec<u8>>,
     /// The primary's offset right after this connection's last write.
     write_offset: u64,
 }
@@ -157,6 +160,7 @@ impl RedisServer {
             ConnectionEvents::opened(self.observer.clone(), Protocol::Redis, conn_id, peer);
         let mut conn = Conn {
             id: conn_id,
+            name: None,
             write_offset: 0,
         };
         let mut input = RequestReader::new();
@@ -176,7 +180,7 @@ impl RedisServer {
             match after {
                 AfterBatch::Close => return stream.shutdown().await,
                 AfterBatch::Wait(argv, replicas, timeout_ms) => {
-                    let reply = self.wait(conn, replicas, timeout_ms).await;
+                    let reply = self.wait(&conn, replicas, timeout_ms).await;
                     self.observer.redis_command(conn.id, &argv, &reply);
                     encode_reply(&reply, &mut output);
                     // The requests after WAIT that have arrived run before the next read.
@@ -211,7 +215,12 @@ impl RedisServer {
                     if argv.is_empty() {
                         continue;
                     }
-                    if let Some((replicas, timeout_ms)) = self.must_block(*conn, session, &argv) {
+                    if is_cross_protocol(&argv) {
+                        // Redis 7.0 takes `POST` and `Host:` for an HTTP request sent to it (a
+                        // cross-protocol attack) and closes the connection without a reply.
+                        return AfterBatch::Close;
+                    }
+                    if let Some((replicas, timeout_ms)) = self.must_block(conn, session, &argv) {
                         return AfterBatch::Wait(argv, replicas, timeout_ms);
                     }
                     let (reply, quit) = self.execute(conn, session, &argv);
@@ -231,7 +240,8 @@ impl RedisServer {
     /// Executes one command in the connection's session (MULTI/EXEC/WATCH); the flag says
     /// whether it was QUIT.
     fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> (Reply, bool) {
-        let quit = argv.len() == 1 && argv[0].eq_ignore_ascii_case(b"QUIT");
+        // Redis 7.0 answers QUIT before looking at its arguments, inside MULTI too.
+        let quit = argv[0].eq_ignore_ascii_case(b"QUIT");
         let before = self.offset();
         let reply = if quit {
             Reply::ok()
@@ -240,7 +250,12 @@ impl RedisServer {
             Reply::Integer(self.acked(conn.write_offset))
         } else {
             let now_ms = (self.clock_ms)();
-            self.redis.borrow_mut().execute_in(session, argv, now_ms)
+            let reply = self.redis.borrow_mut().execute_in(session, argv, now_ms);
+            if session.in_transaction() {
+                reply
+            } else {
+                conn.about_itself(argv, reply)
+            }
         };
         self.observer.redis_command(conn.id, argv, &reply);
         // The observer shipped the command's changes: a write moves the connection's offset.
@@ -253,7 +268,7 @@ impl RedisServer {
 
     /// `WAIT numreplicas timeout` outside `MULTI` that finds too few replicas caught up: what
     /// to wait for.
-    fn must_block(&self, conn: Conn, session: &Session, argv: &[Vec<u8>]) -> Option<(i64, u64)> {
+    fn must_block(&self, conn: &Conn, session: &Session, argv: &[Vec<u8>]) -> Option<(i64, u64)> {
         let Some(Command::Wait(replicas, timeout_ms)) = wait_outside_multi(session, argv) else {
             return None;
         };
@@ -263,7 +278,7 @@ impl RedisServer {
     /// Blocks until `replicas` replicas have applied the connection's last write or
     /// `timeout_ms` passed (0: no timeout); the count then. Looks once per tick, each wake-up
     /// declared to the simulation.
-    async fn wait(&self, conn: Conn, replicas: i64, timeout_ms: u64) -> Reply {
+    async fn wait(&self, conn: &Conn, replicas: i64, timeout_ms: u64) -> Reply {
         // Look again every tick (every millisecond outside the simulation), so that a WAIT
         // answers in the tick its replicas caught up, as Redis answers in the event-loop turn.
         let step = self.millisecond.min(std::time::Duration::from_millis(1));
@@ -284,6 +299,51 @@ impl RedisServer {
             tokio::time::sleep_until(next).await;
         }
     }
+}
+
+impl Conn {
+    /// The stand-in's `reply` to `argv` (run outside a transaction), with what only the
+    /// connection knows: its id in `CLIENT ID` and `HELLO`, its name in `CLIENT GETNAME`, and
+    /// the name a successful `CLIENT SETNAME` or `HELLO ... SETNAME` gives it.
+    fn about_itself(&mut self, argv: &[Vec<u8>], reply: Reply) -> Reply {
+        if matches!(reply, Reply::Error(_)) {
+            return reply;
+        }
+        let is = |index: usize, word: &str| {
+            argv.get(index)
+                .is_some_and(|arg| arg.eq_ignore_ascii_case(word.as_bytes()))
+        };
+        if is(0, "client") && is(1, "id") {
+            return Reply::Integer(i64::try_from(self.id).unwrap_or(i64::MAX));
+        }
+        if is(0, "client") && is(1, "getname") {
+            return self.name.clone().map_or(Reply::Nil, Reply::Bulk);
+        }
+        if is(0, "client") && is(1, "setname") {
+            // An empty name clears it.
+            self.name = Some(argv[2].clone()).filter(|name| !name.is_empty());
+            return reply;
+        }
+        if is(0, "hello") {
+            if let Some(at) = (2..argv.len()).rev().find(|&at| is(at - 1, "setname")) {
+                self.name = Some(argv[at].clone()).filter(|name| !name.is_empty());
+            }
+            if let Reply::Array(mut fields) = reply {
+                // `server, redis, version, V, proto, 2, id, N, ...`
+                if let Some(id) = fields.get_mut(7) {
+                    *id = Reply::Integer(i64::try_from(self.id).unwrap_or(i64::MAX));
+                }
+                return Reply::Array(fields);
+            }
+        }
+        reply
+    }
+}
+
+/// True for the first word of an HTTP request (`POST`, a `Host:` header), which Redis 7.0
+/// treats as a cross-protocol attack.
+fn is_cross_protocol(argv: &[Vec<u8>]) -> bool {
+    argv[0].eq_ignore_ascii_case(b"post") || argv[0].eq_ignore_ascii_case(b"host:")
 }
 
 /// The command if `argv` is a valid `WAIT` that runs now (not queued inside `MULTI`).

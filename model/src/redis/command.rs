@@ -305,7 +305,10 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 126] = [
+const COMMANDS: [Spec; 129] = [
+    spec("auth", -2, false, KeyRule::None),
+    spec("readonly", 1, false, KeyRule::None),
+    spec("readwrite", 1, false, KeyRule::None),
     spec("hset", -4, true, KeyRule::First),
     spec("hget", 3, false, KeyRule::First),
     spec("hincrby", 4, true, KeyRule::First),
@@ -496,15 +499,46 @@ pub const COLLECTION_COMMANDS: [&str; 56] = [
 ];
 
 /// Commands that only exist as containers of subcommands.
-const CONTAINERS: [Spec; 2] = [
+const CONTAINERS: [Spec; 3] = [
     spec("client", -2, false, KeyRule::None),
     spec("script", -2, false, KeyRule::None),
+    spec("cluster", -2, false, KeyRule::None),
 ];
 
-/// The supported subcommands.
-const SUBCOMMANDS: [Spec; 5] = [
+/// The supported subcommands, and every subcommand of `CLUSTER` in Redis 7.0 with its arity
+/// (outside cluster mode each is refused the same way, after the arity check).
+const SUBCOMMANDS: [Spec; 34] = [
     spec("client|setinfo", 4, false, KeyRule::None),
     spec("client|setname", 3, false, KeyRule::None),
+    spec("client|getname", 2, false, KeyRule::None),
+    spec("client|id", 2, false, KeyRule::None),
+    spec("cluster|addslots", -3, false, KeyRule::None),
+    spec("cluster|addslotsrange", -4, false, KeyRule::None),
+    spec("cluster|bumpepoch", 2, false, KeyRule::None),
+    spec("cluster|count-failure-reports", 3, false, KeyRule::None),
+    spec("cluster|countkeysinslot", 3, false, KeyRule::None),
+    spec("cluster|delslots", -3, false, KeyRule::None),
+    spec("cluster|delslotsrange", -4, false, KeyRule::None),
+    spec("cluster|failover", -2, false, KeyRule::None),
+    spec("cluster|flushslots", 2, false, KeyRule::None),
+    spec("cluster|forget", 3, false, KeyRule::None),
+    spec("cluster|getkeysinslot", 4, false, KeyRule::None),
+    spec("cluster|help", 2, false, KeyRule::None),
+    spec("cluster|info", 2, false, KeyRule::None),
+    spec("cluster|keyslot", 3, false, KeyRule::None),
+    spec("cluster|links", 2, false, KeyRule::None),
+    spec("cluster|meet", -4, false, KeyRule::None),
+    spec("cluster|myid", 2, false, KeyRule::None),
+    spec("cluster|nodes", 2, false, KeyRule::None),
+    spec("cluster|replicas", 3, false, KeyRule::None),
+    spec("cluster|replicate", 3, false, KeyRule::None),
+    spec("cluster|reset", -2, false, KeyRule::None),
+    spec("cluster|saveconfig", 2, false, KeyRule::None),
+    spec("cluster|set-config-epoch", 3, false, KeyRule::None),
+    spec("cluster|setslot", -4, false, KeyRule::None),
+    spec("cluster|shards", 2, false, KeyRule::None),
+    spec("cluster|slaves", 3, false, KeyRule::None),
+    spec("cluster|slots", 2, false, KeyRule::None),
     spec("script|load", 3, false, KeyRule::None),
     spec("script|flush", -2, false, KeyRule::None),
     spec("script|exists", -3, false, KeyRule::None),
@@ -795,6 +829,10 @@ impl Command {
             "flushall" | "flushdb" => parse_flush(argv),
             "select" => parse_select(argv),
             "hello" => parse_hello(argv),
+            "auth" => parse_auth(argv),
+            "readonly" | "readwrite" => Ok(Command::Housekeeping(argv.to_vec())),
+            "client|getname" | "client|id" => Ok(Command::Housekeeping(argv.to_vec())),
+            name if name.starts_with("cluster|") => Ok(Command::Housekeeping(argv.to_vec())),
             "client|setinfo" => parse_client_setinfo(argv),
             "client|setname" => parse_client_setname(argv),
             "script|load" => Ok(Command::ScriptLoad(argv[2].clone())),
@@ -1320,6 +1358,23 @@ fn parse_hello(argv: &[Vec<u8>]) -> Result<Command, Reply> {
         return Err(Reply::error(NOPROTO));
     }
     Ok(Command::Housekeeping(argv.to_vec()))
+}
+
+/// `AUTH [username] password` on a server whose default user has no password (Redis 7.0's
+/// default): the password alone is refused with Redis's hint, `default` with any password is
+/// accepted, any other user does not exist.
+fn parse_auth(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+    match argv.len() {
+        2 => Err(Reply::error(
+            "ERR AUTH <password> called without any password configured for the default \
+             user. Are you sure your configuration is correct?",
+        )),
+        3 if argv[1] == b"default" => Ok(Command::Housekeeping(argv.to_vec())),
+        3 => Err(Reply::error(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+        )),
+        _ => Err(Reply::error(SYNTAX_ERROR)),
+    }
 }
 
 /// `CLIENT SETINFO <LIB-NAME|LIB-VER> value`, as Redis 7.2 validates it.

@@ -191,7 +191,6 @@ redis.error_reply = function(...)
   if s:sub(1, 1) ~= '-' then s = '-' .. s end
   return error_table(s)
 end
-redis.log = function() end
 redis.debug = function() end
 redis.breakpoint = function() return false end
 redis.replicate_commands = function() return true end
@@ -303,6 +302,23 @@ fn new_vm() -> mlua::Result<Vm> {
         Ok(sha1_hex_of(&bytes))
     })?;
     redis.raw_set("sha1hex", sha1)?;
+    // `redis.log(level, message, ...)`: checked as Redis 7.0's `luaLogCommand` checks it (a
+    // function of C's, so that a script's `return redis.log(...)` keeps its own frame and
+    // an error its line); the stand-in keeps no log.
+    let log = lua.create_function(|lua, args: Variadic<Value>| {
+        if args.len() < 2 {
+            return Err(raised("ERR redis.log() requires two arguments or more."));
+        }
+        let Some(level) = lua.coerce_number(args[0].clone())? else {
+            return Err(raised("ERR First argument must be a number (log level)."));
+        };
+        // C's conversion to int, toward zero: 3.7 is 3, -0.5 is 0.
+        if !(level.trunc() >= 0.0 && level.trunc() <= 3.0) {
+            return Err(raised("ERR Invalid debug level."));
+        }
+        Ok(())
+    })?;
+    redis.raw_set("log", log)?;
     let random = lua.create_function(|lua, args: Variadic<Value>| {
         let r = RAND.with(|cell| {
             let mut state = cell.get();

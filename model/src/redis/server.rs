@@ -211,9 +211,9 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 11] = [
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 12] = [
     "eval", "evalsha", "script", "client", "hello", "multi", "exec", "discard", "watch", "unwatch",
-    "wait",
+    "wait", "auth",
 ];
 
 impl Redis {
@@ -527,8 +527,18 @@ impl Redis {
             }
             Command::ScriptExists(shas) => self.script_exists(shas),
             Command::FlushAll => {
-                for touches in self.watch_touches.values_mut() {
-                    *touches += 1;
+                // A watched key is touched only if the flush removed it as a key a command
+                // would have seen: Redis 7.0's `touchAllWatchedKeysInDb` skips keys that do not
+                // exist and keys already expired when they were watched (here: a key expired
+                // by now, whose watchers' EXEC sees that anyway, see `transaction_command`).
+                for (key, touches) in self.watch_touches.iter_mut() {
+                    let present = self
+                        .keyspace
+                        .get(key.as_slice())
+                        .is_some_and(|entry| !entry.is_expired_at(now_ms));
+                    if present {
+                        *touches += 1;
+                    }
                 }
                 self.keyspace.clear();
                 self.record(|| Effect::FlushAll);
@@ -622,6 +632,17 @@ impl Redis {
             _ => None,
         };
         match transaction_command {
+            // Redis 7.0 rejects an EXEC it cannot run by discarding the transaction (and the
+            // watched keys) with EXECABORT, inside MULTI or not (`rejectCommand`).
+            Some(Err(_)) if name == b"exec" => {
+                session.queue = None;
+                session.aborted = false;
+                session.watched.clear();
+                Reply::error(
+                    "EXECABORT Transaction discarded because of: wrong number of arguments for \
+                     'exec' command",
+                )
+            }
             Some(Err(error)) => {
                 if in_multi {
                     session.aborted = true;
@@ -1396,6 +1417,9 @@ impl Redis {
         if is_hello(argv) {
             return self.hello();
         }
+        if let Some(reply) = self.cluster_housekeeping(argv) {
+            return reply;
+        }
         let is_select = argv
             .first()
             .is_some_and(|name| name.eq_ignore_ascii_case(b"select"));
@@ -1410,6 +1434,49 @@ impl Redis {
             };
         }
         Reply::ok()
+    }
+
+    /// `READONLY`, `READWRITE`, `CLUSTER ...` and `CLIENT ID|GETNAME`: the first three are
+    /// refused outside cluster mode as Redis 7.0 refuses them; in cluster mode `READONLY` and
+    /// `READWRITE` answer `+OK` and `CLUSTER KEYSLOT` the key's slot. The stand-in keeps no
+    /// connections, so `CLIENT ID` is 1 and `CLIENT GETNAME` nil here; a server that serves
+    /// connections answers them itself (`leaselab-sim`'s `RedisServer`).
+    fn cluster_housekeeping(&self, argv: &[Vec<u8>]) -> Option<Reply> {
+        let name = argv.first()?;
+        let named = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+        let sub = |n: &str| {
+            argv.get(1)
+                .is_some_and(|s| s.eq_ignore_ascii_case(n.as_bytes()))
+        };
+        if named("client") {
+            return if sub("id") {
+                Some(Reply::Integer(1))
+            } else if sub("getname") {
+                Some(Reply::Nil)
+            } else {
+                None
+            };
+        }
+        if !(named("readonly") || named("readwrite") || named("cluster")) {
+            return None;
+        }
+        if !self.cluster_mode {
+            return Some(Reply::error(
+                "ERR This instance has cluster support disabled",
+            ));
+        }
+        if !named("cluster") {
+            return Some(Reply::ok());
+        }
+        if sub("keyslot") {
+            return Some(Reply::Integer(i64::from(super::cluster::key_slot(
+                &argv[2],
+            ))));
+        }
+        let shown = String::from_utf8_lossy(&argv[1]).to_uppercase();
+        Some(Reply::Error(format!(
+            "ERR the leaselab stand-in does not support CLUSTER {shown}"
+        )))
     }
 
     /// The RESP2 answer to `HELLO` / `HELLO 2`, as Redis 7.0 gives it (the stand-in has no
