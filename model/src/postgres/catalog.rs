@@ -1894,6 +1894,11 @@ pub fn cast(value: Value, ty: SqlType) -> Result<Value, PgError> {
         (Value::Int(v), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => check_range(v, ty)?,
         (Value::Int(v), SqlType::Numeric) => Value::Numeric(Decimal::from_int(v)),
         (Value::Int(v), SqlType::Float8) => Value::Float(Float(v as f64)),
+        // `bool(integer)` and `int4(boolean)`, the casts between them PostgreSQL has.
+        (Value::Int(v), SqlType::Bool) => Value::Bool(v != 0),
+        (Value::Bool(b), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => Value::Int(i64::from(b)),
+        // `booltext`: the cast spells it out, where the output function gives `t`/`f`.
+        (Value::Bool(b), SqlType::Text) => Value::Text(if b { "true" } else { "false" }.into()),
         (Value::Numeric(d), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
             let v = d.to_i64().ok_or_else(|| overflow(ty))?;
             check_range(v, ty)?

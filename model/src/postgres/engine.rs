@@ -435,6 +435,20 @@ pub(super) struct SessionSettings {
     pub(super) default_read_only: bool,
     /// Parameters that change nothing the stand-in does, as set (kept for `SHOW`).
     pub(super) others: BTreeMap<String, String>,
+    /// `SET LOCAL`s of the open block, over `others` until the block ends (`None`: the
+    /// parameter's default).
+    pub(super) locals: BTreeMap<String, Option<String>>,
+}
+
+impl SessionSettings {
+    /// The value `SET` and `SET LOCAL` gave parameter `name`, if any (`Some(None)`: reset to
+    /// its default by a `SET LOCAL`).
+    pub(super) fn value_of(&self, name: &str) -> Option<Option<&String>> {
+        match self.locals.get(name) {
+            Some(local) => Some(local.as_ref()),
+            None => self.others.get(name).map(Some),
+        }
+    }
 }
 
 impl Hash for Session {
@@ -1678,12 +1692,14 @@ impl Postgres {
         state.savepoints.clear();
         if ending != Ending::Abort {
             state.queried = false;
-            // A block's `SET`s stay when it commits and are undone when it rolls back.
+            // A block's `SET`s stay when it commits and are undone when it rolls back; its
+            // `SET LOCAL`s end either way.
             if let Some(before) = state.settings_at_block_start.take() {
                 if ending == Ending::Rollback {
                     state.settings = *before;
                 }
             }
+            state.settings.locals.clear();
             state.isolation = state.settings.default_isolation;
             state.read_only = state.settings.default_read_only;
         }

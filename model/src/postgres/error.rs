@@ -96,6 +96,8 @@ pub mod sqlstate {
     pub const UNDEFINED_COLUMN: &str = "42703";
     /// `ambiguous_column`.
     pub const AMBIGUOUS_COLUMN: &str = "42702";
+    /// `undefined_object`: a type (or another object) that does not exist.
+    pub const UNDEFINED_OBJECT: &str = "42704";
     /// `duplicate_alias`: a table name or alias given twice in one `FROM`.
     pub const DUPLICATE_ALIAS: &str = "42712";
     /// `duplicate_table`.

@@ -1694,8 +1694,49 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
             Some(array) => array,
             None => return Err(unsupported(&format!("type {ty}"))),
         },
+        // A name PostgreSQL has no type of is the user's mistake (42704; the caller places
+        // it); one it has that is not kept here is 0A000.
+        DataType::Custom(name, _) if !is_known_type_name(name) => {
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{}\" does not exist", qualified_type_name(name)),
+            ))
+        }
         other => return Err(unsupported(&format!("type {other}"))),
     })
+}
+
+/// The name of a type as PostgreSQL looks it up: the last part, folded to lower case unless
+/// quoted.
+fn type_name_of(name: &ast::ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|part| part.as_ident())
+        .map(ident_name)
+        .unwrap_or_default()
+}
+
+/// A type's name as PostgreSQL's error shows it: every part, each folded as an identifier.
+fn qualified_type_name(name: &ast::ObjectName) -> String {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|part| part.as_ident().map(ident_name).unwrap_or_default())
+        .collect();
+    parts.join(".")
+}
+
+/// Whether PostgreSQL has a type of this name (in `pg_catalog`; a qualified name outside it
+/// is not looked at).
+fn is_known_type_name(name: &ast::ObjectName) -> bool {
+    let schema_ok = match name.0.len() {
+        1 => true,
+        2 => name.0[0]
+            .as_ident()
+            .is_some_and(|schema| ident_name(schema) == "pg_catalog"),
+        _ => false,
+    };
+    !schema_ok || super::catalog_names::is_builtin_type(&type_name_of(name))
 }
 
 /// The type a parameter passed as a value (not through the protocol) is declared as: its
@@ -1741,6 +1782,10 @@ fn untyped_operand_type(op: BinOp, known: SqlType) -> SqlType {
 /// between a timestamp and an interval.
 fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgError> {
     let other = |ty: SqlType| ty.is_number() || ty == SqlType::Bool;
+    // Between a boolean and a number only `integer` has a cast (`int4(boolean)`,
+    // `bool(integer)`); `bigint`, `smallint`, `numeric` and `double precision` have none.
+    let boolean_and_number = (from == SqlType::Bool && to.is_number() && to != SqlType::Int4)
+        || (to == SqlType::Bool && from.is_number() && from != SqlType::Int4);
     let textual = |ty: SqlType| matches!(ty, SqlType::Text | SqlType::Unknown);
     if let (Some(from_element), Some(to_element)) = (from.element(), to.element()) {
         // Element by element: refused where the elements' cast is.
@@ -1755,6 +1800,7 @@ fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgE
     let array_and_scalar = (from.element().is_some() && to != SqlType::Text)
         || (to.element().is_some() && !textual(from));
     let refused = array_and_scalar
+        || boolean_and_number
         || (from.is_time() && other(to))
         || (other(from) && to.is_time())
         || (from == SqlType::Uuid && !textual(to) && to != SqlType::Uuid)
@@ -2030,8 +2076,23 @@ impl Scope<'_> {
                 return Ok(outer);
             }
         }
+        // In `ON CONFLICT ... DO UPDATE` the row proposed for insertion is in reach as
+        // `excluded`, with the target's columns: a bare name of one of them is ambiguous.
+        let proposed_too = self.excluded
+            && qualifier.is_none()
+            && self.table.is_some_and(|table| table.column(name).is_some());
         match found.as_slice() {
+            [_] if proposed_too => Err(PgError::error(
+                sqlstate::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .at(position)),
             [only] => Ok(only.clone()),
+            // Every table has PostgreSQL's system columns (`xmax = 0` tells an upsert's insert
+            // from its update): there, but not kept here.
+            [] if SYSTEM_COLUMNS.contains(&name) => {
+                Err(unsupported(&format!("the system column {name}")))
+            }
             [] => {
                 // PostgreSQL looks through every table of the statement, in reach or not
                 // (its `searchRangeTableForCol`): an exact match out of reach is named as
@@ -2055,6 +2116,9 @@ impl Scope<'_> {
         }
     }
 }
+
+/// The system columns every PostgreSQL table has.
+const SYSTEM_COLUMNS: [&str; 6] = ["tableoid", "xmin", "cmin", "xmax", "cmax", "ctid"];
 
 fn missing_column(shown: &str, hint: Option<String>) -> PgError {
     let error = PgError::error(
@@ -2346,6 +2410,12 @@ fn with_notice(result: SqlResult, notice: Option<PgError>) -> Outcome {
 }
 
 fn missing_relation(name: &str) -> PgError {
+    // A view or table of PostgreSQL's catalogue (`pg_locks`, `pg_stat_activity`) is there in
+    // PostgreSQL: not run here, rather than missing.
+    let unqualified = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    if super::catalog_names::is_catalog_relation(unqualified) {
+        return unsupported(&format!("the catalogue relation {unqualified}"));
+    }
     PgError::error(
         sqlstate::UNDEFINED_TABLE,
         format!("relation \"{name}\" does not exist"),
@@ -2761,7 +2831,14 @@ impl Analyzer<'_> {
                 kind,
                 ..
             } => {
-                let target = data_type(ty)?;
+                let target = data_type(ty).map_err(|error| match (error.code, kind) {
+                    // PostgreSQL points at the type's name, after `::`.
+                    (sqlstate::UNDEFINED_OBJECT, ast::CastKind::DoubleColon) => {
+                        let at = self.double_colon_after(expr).map(|at| at + 2);
+                        error.at(at.and_then(|at| self.statement.next_word_at(at)))
+                    }
+                    _ => error,
+                })?;
                 let inner = match array_constructor_of(expr) {
                     // PostgreSQL gives the cast's type to `ARRAY[...]` (so `ARRAY[]::int[]`
                     // is an empty `integer[]`).
@@ -2772,9 +2849,7 @@ impl Analyzer<'_> {
                 };
                 // PostgreSQL points at `::`, or at `CAST`.
                 let cast_at = match kind {
-                    ast::CastKind::DoubleColon => self
-                        .operator_after(expr)
-                        .and_then(|after| self.statement.text_from(after.saturating_sub(1), "::")),
+                    ast::CastKind::DoubleColon => self.double_colon_after(expr),
                     _ => position().map(|at| self.statement.word_before(at, "cast").unwrap_or(at)),
                 };
                 match (inner.ty().element(), target.element()) {
@@ -2879,6 +2954,8 @@ impl Analyzer<'_> {
                 let star = matches!(&function.args, FunctionArguments::List(list)
                     if list.args.len() == 1 && matches!(&list.args[0],
                         ast::FunctionArg::Unnamed(FunctionArgExpr::Wildcard)));
+                // `count(*) OVER (...)` is a window function: not run here (below, refused).
+                let star = star && function.over.is_none() && function.within_group.is_empty();
                 if name == "count" && star && function.filter.is_some() {
                     // `count(*) FILTER (WHERE w)` counts the rows where `w` holds.
                     let one = Expr::Const(Value::Int(1), SqlType::Int4);
@@ -3707,6 +3784,26 @@ impl Analyzer<'_> {
 
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
     /// `IN`, ...): one character past the end of its left operand.
+    /// Where the `::` of a cast of `expr` stands: the first one after `expr`, and after a
+    /// cast `expr` is itself (`3::bigint::boolean`: its span ends before its type), the first
+    /// one after that cast's own `::`.
+    fn double_colon_after(&self, expr: &ast::Expr) -> Option<u32> {
+        if let ast::Expr::Cast {
+            expr: inner,
+            kind: ast::CastKind::DoubleColon,
+            data_type,
+            ..
+        } = expr
+        {
+            if !matches!(data_type, DataType::Array(_)) {
+                let inner_at = self.double_colon_after(inner)?;
+                return self.statement.text_from(inner_at + 2, "::");
+            }
+        }
+        self.operator_after(expr)
+            .and_then(|after| self.statement.text_from(after.saturating_sub(1), "::"))
+    }
+
     fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
         let after = self
             .statement
@@ -4245,6 +4342,13 @@ impl Analyzer<'_> {
                 return self.signature_call(scope, function, name, &arguments, position);
             }
             _ => {}
+        }
+        // A name PostgreSQL has no function of is the user's mistake: its 42883, naming the
+        // arguments' types. One it has that is not run here is 0A000.
+        if !super::catalog_names::is_builtin_function(name) {
+            let analysed = self.arguments(scope, &arguments)?;
+            let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+            return Err(undefined_function(name, &types, position));
         }
         Err(unsupported(&node.to_string()))
     }
@@ -8231,7 +8335,36 @@ impl Analyzer<'_> {
                 }
             }
             let before = self.aggregate_at.take();
-            let key = self.expr(scope, node, SqlType::Unknown)?;
+            let key = match self.expr(scope, node, SqlType::Unknown) {
+                // A bare name no table of `FROM` has may name a select-list item (by its
+                // alias or derived name), as PostgreSQL's `findTargetlistEntrySQL92` allows.
+                Err(error) if error.code == sqlstate::UNDEFINED_COLUMN => {
+                    let ast::Expr::Identifier(ident) = node else {
+                        return Err(error);
+                    };
+                    let name = ident_name(ident);
+                    let mut named = items.iter().filter(|(item, _)| *item == name);
+                    let Some((_, first)) = named.next() else {
+                        return Err(error);
+                    };
+                    if named.any(|(_, other)| other != first) {
+                        return Err(PgError::error(
+                            sqlstate::AMBIGUOUS_COLUMN,
+                            format!("GROUP BY \"{name}\" is ambiguous"),
+                        )
+                        .at(self.statement.position_of(node)));
+                    }
+                    if first.is_aggregate() {
+                        return Err(PgError::error(
+                            "42803",
+                            "aggregate functions are not allowed in GROUP BY",
+                        )
+                        .at(self.statement.position_of(node)));
+                    }
+                    first.clone()
+                }
+                other => other?,
+            };
             if let Some(at) = self.aggregate_at {
                 return Err(PgError::error(
                     "42803",
@@ -9646,15 +9779,23 @@ impl Analyzer<'_> {
                             }
                         }
                     }
+                    // A bare name of a select-list item is that item, before any column of
+                    // `FROM` (PostgreSQL's `findTargetlistEntrySQL92`); two items of that
+                    // name that differ make it ambiguous.
                     ast::Expr::Identifier(ident)
-                        if items.iter().any(|(name, _)| *name == ident_name(ident))
-                            && !scope.has_column(&ident_name(ident)) =>
+                        if items.iter().any(|(name, _)| *name == ident_name(ident)) =>
                     {
-                        items
-                            .iter()
-                            .find(|(name, _)| *name == ident_name(ident))
-                            .map(|(_, e)| e.clone())
-                            .expect("found")
+                        let name = ident_name(ident);
+                        let mut named = items.iter().filter(|(item, _)| *item == name);
+                        let (_, first) = named.next().expect("found");
+                        if named.any(|(_, other)| other != first) {
+                            return Err(PgError::error(
+                                sqlstate::AMBIGUOUS_COLUMN,
+                                format!("ORDER BY \"{name}\" is ambiguous"),
+                            )
+                            .at(self.statement.position_of(&item.expr)));
+                        }
+                        first.clone()
                     }
                     node => self.expr(&scope, node, SqlType::Unknown)?,
                 };
@@ -10283,6 +10424,11 @@ impl Analyzer<'_> {
 
     fn create_table(&mut self, create: &ast::CreateTable) -> Result<Plan, PgError> {
         let statement = self.statement;
+        // `CREATE TABLE ... AS query` (and `... LIKE`, `... CLONE`): not made here, refused
+        // rather than made empty.
+        if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
+            return Err(unsupported("CREATE TABLE ... AS / LIKE"));
+        }
         let name = object_name(&create.name)?;
         let mut def = TableDef {
             name: name.clone(),
@@ -10329,6 +10475,7 @@ impl Analyzer<'_> {
                         let parenthesis = type_at.and_then(|at| statement.text_from(at, "("));
                         error.at(parenthesis)
                     }
+                    sqlstate::UNDEFINED_OBJECT => error.at(type_at),
                     _ => error,
                 })?,
             };

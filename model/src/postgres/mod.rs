@@ -37,6 +37,7 @@ pub mod advisory;
 pub mod answer;
 pub mod array;
 pub mod catalog;
+mod catalog_names;
 pub mod datetime;
 mod ddl;
 pub mod engine;

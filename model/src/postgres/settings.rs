@@ -43,6 +43,8 @@ pub enum SetPlan {
     Other(String, Option<String>),
     /// `RESET ALL`.
     ResetAll,
+    /// `SET LOCAL` of a parameter that changes nothing here: its value until the block ends.
+    Local(String, Option<String>),
 }
 
 /// Parameters accepted and kept, with no effect on what the stand-in does.
@@ -706,16 +708,14 @@ pub fn plan_set(set: &ast::Set, text: &str) -> Result<SetPlan, PgError> {
             let name = variable.to_string().to_lowercase();
             let value = value_text(values);
             let plan = plan_parameter(&name, value, text)?;
-            // `SET LOCAL` lasts until the block ends: run only where that makes no difference.
-            if matches!(scope, Some(ast::ContextModifier::Local))
-                && !matches!(
-                    plan,
-                    SetPlan::Other(..)
-                        | SetPlan::TransactionIsolation(_)
-                        | SetPlan::TransactionReadOnly(_)
-                )
-            {
-                return Err(unsupported(text));
+            // `SET LOCAL` lasts until the block ends: kept apart for the parameters kept as
+            // text; the block's own isolation and access mode last that long anyway.
+            if matches!(scope, Some(ast::ContextModifier::Local)) {
+                return match plan {
+                    SetPlan::Other(name, value) => Ok(SetPlan::Local(name, value)),
+                    SetPlan::TransactionIsolation(_) | SetPlan::TransactionReadOnly(_) => Ok(plan),
+                    _ => Err(unsupported(text)),
+                };
             }
             Ok(plan)
         }
@@ -825,8 +825,8 @@ fn default_value(name: &str) -> Option<&'static str> {
 pub(super) fn time_limit_ms(session: &Session, name: &str) -> u64 {
     session
         .settings
-        .others
-        .get(name)
+        .value_of(name)
+        .flatten()
         .and_then(|text| milliseconds(name, text).ok())
         .unwrap_or(0)
 }
@@ -849,7 +849,7 @@ pub(super) fn show(session: &Session, name: &str) -> Result<String, PgError> {
     if let Some(read_only) = read_only {
         return Ok(if read_only { "on" } else { "off" }.to_string());
     }
-    if let Some(value) = session.settings.others.get(name) {
+    if let Some(Some(value)) = session.settings.value_of(name) {
         return Ok(value.clone());
     }
     default_value(name)
@@ -902,6 +902,20 @@ pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNot
         session.isolation = level;
         return Ok(None);
     }
+    if let SetPlan::Local(name, value) = plan {
+        if !in_block {
+            // Outside a block it would end with its own statement: nothing to keep.
+            return Ok(Some(PgError::warning(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "SET LOCAL can only be used in transaction blocks",
+            )));
+        }
+        if session.settings_at_block_start.is_none() {
+            session.settings_at_block_start = Some(Box::new(session.settings.clone()));
+        }
+        session.settings.locals.insert(name, value);
+        return Ok(None);
+    }
     if in_block && session.settings_at_block_start.is_none() {
         session.settings_at_block_start = Some(Box::new(session.settings.clone()));
     }
@@ -911,14 +925,20 @@ pub(super) fn apply(session: &mut Session, plan: SetPlan) -> Result<Option<PgNot
         SetPlan::DefaultReadOnly(read_only) => {
             settings.default_read_only = read_only.unwrap_or_default()
         }
+        // A `SET` after a `SET LOCAL` of the same parameter outlasts the block.
         SetPlan::Other(name, Some(value)) => {
+            settings.locals.remove(&name);
             settings.others.insert(name, value);
         }
         SetPlan::Other(name, None) => {
+            settings.locals.remove(&name);
             settings.others.remove(&name);
         }
         SetPlan::ResetAll => *settings = SessionSettings::default(),
-        SetPlan::TransactionIsolation(_) | SetPlan::TransactionReadOnly(_) | SetPlan::Both(..) => {
+        SetPlan::TransactionIsolation(_)
+        | SetPlan::TransactionReadOnly(_)
+        | SetPlan::Both(..)
+        | SetPlan::Local(..) => {
             unreachable!("handled above")
         }
     }
