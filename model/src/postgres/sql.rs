@@ -184,9 +184,51 @@ impl Parsed {
     }
 }
 
+/// How many queries of typed statements each thread remembers ([`parse_query`]).
+const REMEMBERED_QUERIES: usize = 32;
+
+/// The longest query text remembered, in bytes.
+const REMEMBERED_QUERY_BYTES: usize = 1024;
+
+thread_local! {
+    /// The last few queries, by text, whose statements are all typed ones (the safeguards'
+    /// own SQL, sent over and over): parsing is a pure function of the text, so a remembered
+    /// parse is the parse. A general statement's syntax tree is not kept.
+    static REMEMBERED: std::cell::RefCell<std::collections::VecDeque<(String, Vec<Parsed>)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
 /// Splits `sql` into statements and parses them all; the first error stops it (nothing
 /// runs then). An empty list means an empty query.
 pub fn parse_query(sql: &str) -> Result<Vec<Parsed>, PgError> {
+    if sql.len() <= REMEMBERED_QUERY_BYTES {
+        let hit = REMEMBERED.with(|remembered| {
+            let remembered = remembered.borrow();
+            remembered
+                .iter()
+                .find(|(text, _)| text == sql)
+                .map(|(_, parsed)| parsed.clone())
+        });
+        if let Some(parsed) = hit {
+            return Ok(parsed);
+        }
+    }
+    let parsed = parse_query_afresh(sql)?;
+    let typed = parsed.iter().all(|p| matches!(p, Parsed::Typed(..)));
+    if typed && sql.len() <= REMEMBERED_QUERY_BYTES {
+        REMEMBERED.with(|remembered| {
+            let mut remembered = remembered.borrow_mut();
+            if remembered.len() == REMEMBERED_QUERIES {
+                remembered.pop_front();
+            }
+            remembered.push_back((sql.to_string(), parsed.clone()));
+        });
+    }
+    Ok(parsed)
+}
+
+/// [`parse_query`] without the remembered parses.
+fn parse_query_afresh(sql: &str) -> Result<Vec<Parsed>, PgError> {
     // The parsed statements are held together until they have all run: a query of many
     // thousands of statements is bound like one statement (53200 past the limit).
     let _scope = crate::memory::StatementScope::enter();
@@ -526,6 +568,28 @@ fn operators_in(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remembered_parse_is_the_parse() {
+        let texts = [
+            "UPDATE wallets SET balance = $1, fence = $2 WHERE id = 42 AND fence < $2",
+            "BEGIN; SELECT balance FROM wallets WHERE id = 42 FOR UPDATE",
+            "SELECT 1 FROM wallets WHERE id = 42 AND",
+            "SELECT upper(owner) AS o FROM spend GROUP BY o",
+        ];
+        for _ in 0..3 {
+            for text in texts {
+                let fresh = parse_query_afresh(text);
+                assert_eq!(parse_query(text), fresh, "{text}");
+            }
+        }
+        // More texts than are remembered: the first ones are parsed afresh again, the same.
+        for n in 0..(REMEMBERED_QUERIES as u64 + 8) {
+            let text = format!("SELECT balance FROM wallets WHERE id = {n}");
+            assert_eq!(parse_query(&text), parse_query_afresh(&text));
+        }
+        assert!(REMEMBERED.with(|r| r.borrow().len()) <= REMEMBERED_QUERIES);
+    }
 
     #[test]
     fn a_query_splits_into_statements_with_offsets() {
