@@ -8,6 +8,7 @@
 //! SELECT DISTINCT typname FROM pg_type WHERE typnamespace = 'pg_catalog'::regnamespace ORDER BY 1;
 //! SELECT relname FROM pg_class WHERE relnamespace = 'pg_catalog'::regnamespace
 //!     AND relkind IN ('r', 'v', 'm', 'p') ORDER BY 1;
+//! SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T') ORDER BY 1;
 //! ```
 
 /// Every function name of `pg_catalog`, sorted by bytes.
@@ -712,6 +713,30 @@ pub fn is_catalog_relation(name: &str) -> bool {
     RELATION_NAMES.binary_search(&name).is_ok()
 }
 
+/// PostgreSQL 15's reserved keywords and those that may name a type or a function but not a
+/// table or a column (`pg_get_keywords()`'s categories R and T), sorted by bytes.
+#[rustfmt::skip]
+static RESERVED_FOR_NAMES: [&str; 100] = [
+    "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "authorization",
+    "binary", "both", "case", "cast", "check", "collate", "collation", "column", "concurrently",
+    "constraint", "create", "cross", "current_catalog", "current_date", "current_role",
+    "current_schema", "current_time", "current_timestamp", "current_user", "default", "deferrable",
+    "desc", "distinct", "do", "else", "end", "except", "false", "fetch", "for", "foreign",
+    "freeze", "from", "full", "grant", "group", "having", "ilike", "in", "initially", "inner",
+    "intersect", "into", "is", "isnull", "join", "lateral", "leading", "left", "like", "limit",
+    "localtime", "localtimestamp", "natural", "not", "notnull", "null", "offset", "on", "only",
+    "or", "order", "outer", "overlaps", "placing", "primary", "references", "returning", "right",
+    "select", "session_user", "similar", "some", "symmetric", "table", "tablesample", "then", "to",
+    "trailing", "true", "union", "unique", "user", "using", "variadic", "verbose", "when", "where",
+    "window", "with",
+];
+
+/// Whether PostgreSQL's grammar refuses `word`, unquoted, as the name of a table or a
+/// column (`user`, `order`, `left`): a syntax error there.
+pub fn is_reserved_for_names(word: &str) -> bool {
+    RESERVED_FOR_NAMES.binary_search(&word).is_ok()
+}
+
 /// Whether PostgreSQL 15 has a built-in function named `name` (any arguments).
 pub fn is_builtin_function(name: &str) -> bool {
     FUNCTION_NAMES.binary_search(&name).is_ok()
@@ -733,6 +758,9 @@ mod tests {
         assert!(FUNCTION_NAMES.windows(2).all(|w| w[0] < w[1]));
         assert!(TYPE_NAMES.windows(2).all(|w| w[0] < w[1]));
         assert!(RELATION_NAMES.windows(2).all(|w| w[0] < w[1]));
+        assert!(RESERVED_FOR_NAMES.windows(2).all(|w| w[0] < w[1]));
+        assert!(is_reserved_for_names("user") && is_reserved_for_names("left"));
+        assert!(!is_reserved_for_names("time") && !is_reserved_for_names("wallets"));
         assert!(is_catalog_relation("pg_locks") && is_catalog_relation("pg_stat_activity"));
         assert!(!is_catalog_relation("wallets"));
         for name in [

@@ -10429,6 +10429,24 @@ impl Analyzer<'_> {
         if create.query.is_some() || create.like.is_some() || create.clone.is_some() {
             return Err(unsupported("CREATE TABLE ... AS / LIKE"));
         }
+        // A reserved word, unquoted, is not a name in PostgreSQL's grammar (`CREATE TABLE
+        // user`, a column named `order`): its syntax error at the word, as written.
+        let reserved = create
+            .name
+            .0
+            .last()
+            .and_then(|part| part.as_ident())
+            .into_iter()
+            .chain(create.columns.iter().map(|column| &column.name))
+            .find(|ident| {
+                ident.quote_style.is_none()
+                    && super::catalog_names::is_reserved_for_names(&ident.value.to_lowercase())
+            });
+        if let Some(ident) = reserved {
+            return Err(
+                PgError::syntax_error_near(&ident.value).at(statement.position(ident.span.start))
+            );
+        }
         let name = object_name(&create.name)?;
         let mut def = TableDef {
             name: name.clone(),
