@@ -3782,8 +3782,6 @@ impl Analyzer<'_> {
         Ok(Expr::VolatileCall(function, converted))
     }
 
-    /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
-    /// `IN`, ...): one character past the end of its left operand.
     /// Where the `::` of a cast of `expr` stands: the first one after `expr`, and after a
     /// cast `expr` is itself (`3::bigint::boolean`: its span ends before its type), the first
     /// one after that cast's own `::`.
@@ -3804,6 +3802,8 @@ impl Analyzer<'_> {
             .and_then(|after| self.statement.text_from(after.saturating_sub(1), "::"))
     }
 
+    /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
+    /// `IN`, ...): one character past the end of its left operand.
     fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
         let after = self
             .statement
