@@ -2944,6 +2944,12 @@ fn connection_commands_match_redis() {
         eval("return redis.log(4, 'x', 'y')"),
         eval("return redis.log('abc', 'x')"),
         eval("return redis.pcall('auth', 'default', 'x')"),
+        eval("return redis.pcall('blpop', 'leaselab-absent', '0')"),
+        eval("return redis.pcall('subscribe', 'leaselab-channel')"),
+        eval("return redis.pcall('blpop', 'leaselab-absent')"),
+        eval("return redis.pcall('bzpopmin', 'leaselab-absent', '1')"),
+        eval("return redis.pcall('brpoplpush', 'a', 'b')"),
+        eval("return redis.pcall('unsubscribe')"),
         words(&["QUIT", "x", "y"]),
     ];
     let mut real = RawConnection::open(&url);

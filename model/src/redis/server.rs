@@ -216,6 +216,26 @@ const SCRIPT_FORBIDDEN_COMMANDS: [&str; 12] = [
     "wait", "auth",
 ];
 
+/// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the blocking
+/// pops and publish/subscribe), with their arity: a script calling one gets Redis's errors
+/// (the arity's, else `not allowed from script`), not the unknown command's.
+const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 14] = [
+    ("blmove", 6),
+    ("blmpop", -5),
+    ("blpop", -3),
+    ("brpop", -3),
+    ("brpoplpush", 4),
+    ("bzmpop", -5),
+    ("bzpopmax", -3),
+    ("bzpopmin", -3),
+    ("psubscribe", -2),
+    ("punsubscribe", -1),
+    ("ssubscribe", -2),
+    ("subscribe", -2),
+    ("sunsubscribe", -1),
+    ("unsubscribe", -1),
+];
+
 impl Redis {
     /// An empty primary, cluster mode off.
     pub fn new() -> Redis {
@@ -1390,12 +1410,17 @@ impl Redis {
             &lowered
         };
         let known = plain_spec(name).map(|spec| (spec.arity, spec.write));
+        let forbidden_elsewhere = SCRIPT_FORBIDDEN_ELSEWHERE
+            .iter()
+            .find(|(other, _)| *other == name)
+            .map(|&(_, arity)| arity);
         // Redis's order: the command table, the arity, then the no-script flag.
-        let wrong_arity = known.is_some_and(|(arity, _)| !arity_ok(arity, argv.len()));
+        let arity = known.map(|(arity, _)| arity).or(forbidden_elsewhere);
+        let wrong_arity = arity.is_some_and(|arity| !arity_ok(arity, argv.len()));
         if wrong_arity {
             return Reply::error("ERR Wrong number of args calling Redis command from script");
         }
-        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name) {
+        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name) || forbidden_elsewhere.is_some() {
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         let Some((_, write)) = known else {
