@@ -2012,11 +2012,7 @@ impl Scope<'_> {
         match found.as_slice() {
             [] => Ok(None),
             [only] => Ok(Some(Expr::Outer(Box::new(only.clone())))),
-            _ => Err(PgError::error(
-                sqlstate::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
-            )
-            .at(position)),
+            _ => Err(ambiguous("column reference", name, position)),
         }
     }
 
@@ -2082,11 +2078,7 @@ impl Scope<'_> {
             && qualifier.is_none()
             && self.table.is_some_and(|table| table.column(name).is_some());
         match found.as_slice() {
-            [_] if proposed_too => Err(PgError::error(
-                sqlstate::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
-            )
-            .at(position)),
+            [_] if proposed_too => Err(ambiguous("column reference", name, position)),
             [only] => Ok(only.clone()),
             // Every table has PostgreSQL's system columns (`xmax = 0` tells an upsert's insert
             // from its update): there, but not kept here.
@@ -2108,13 +2100,35 @@ impl Scope<'_> {
                 };
                 Err(missing_column(&shown, hint).at(position))
             }
-            _ => Err(PgError::error(
-                sqlstate::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
-            )
-            .at(position)),
+            _ => Err(ambiguous("column reference", name, position)),
         }
     }
+}
+
+/// 42702: `<what> "name" is ambiguous` (`column reference`, `GROUP BY`, `ORDER BY`).
+fn ambiguous(what: &str, name: &str, position: Option<u32>) -> PgError {
+    PgError::error(
+        sqlstate::AMBIGUOUS_COLUMN,
+        format!("{what} \"{name}\" is ambiguous"),
+    )
+    .at(position)
+}
+
+/// The select-list item a bare `name` in `GROUP BY` or `ORDER BY` names
+/// (PostgreSQL's `findTargetlistEntrySQL92`): `None` if no item has that name, `Err` if two
+/// that differ do.
+fn select_list_item<'i>(items: &'i [(String, Expr)], name: &str) -> Result<Option<&'i Expr>, ()> {
+    let mut named = items
+        .iter()
+        .filter(|(item, _)| item == name)
+        .map(|(_, e)| e);
+    let Some(first) = named.next() else {
+        return Ok(None);
+    };
+    if named.any(|other| other != first) {
+        return Err(());
+    }
+    Ok(Some(first))
 }
 
 /// The system columns every PostgreSQL table has.
@@ -8343,23 +8357,18 @@ impl Analyzer<'_> {
                         return Err(error);
                     };
                     let name = ident_name(ident);
-                    let mut named = items.iter().filter(|(item, _)| *item == name);
-                    let Some((_, first)) = named.next() else {
-                        return Err(error);
+                    let position = self.statement.position_of(node);
+                    let first = match select_list_item(items, &name) {
+                        Ok(Some(first)) => first,
+                        Ok(None) => return Err(error),
+                        Err(()) => return Err(ambiguous("GROUP BY", &name, position)),
                     };
-                    if named.any(|(_, other)| other != first) {
-                        return Err(PgError::error(
-                            sqlstate::AMBIGUOUS_COLUMN,
-                            format!("GROUP BY \"{name}\" is ambiguous"),
-                        )
-                        .at(self.statement.position_of(node)));
-                    }
                     if first.is_aggregate() {
                         return Err(PgError::error(
                             "42803",
                             "aggregate functions are not allowed in GROUP BY",
                         )
-                        .at(self.statement.position_of(node)));
+                        .at(position));
                     }
                     first.clone()
                 }
@@ -9786,16 +9795,13 @@ impl Analyzer<'_> {
                         if items.iter().any(|(name, _)| *name == ident_name(ident)) =>
                     {
                         let name = ident_name(ident);
-                        let mut named = items.iter().filter(|(item, _)| *item == name);
-                        let (_, first) = named.next().expect("found");
-                        if named.any(|(_, other)| other != first) {
-                            return Err(PgError::error(
-                                sqlstate::AMBIGUOUS_COLUMN,
-                                format!("ORDER BY \"{name}\" is ambiguous"),
-                            )
-                            .at(self.statement.position_of(&item.expr)));
+                        match select_list_item(&items, &name) {
+                            Ok(Some(item)) => item.clone(),
+                            _ => {
+                                let position = self.statement.position_of(&item.expr);
+                                return Err(ambiguous("ORDER BY", &name, position));
+                            }
                         }
-                        first.clone()
                     }
                     node => self.expr(&scope, node, SqlType::Unknown)?,
                 };
