@@ -249,9 +249,11 @@ impl PgServer {
             .as_deref()
             .filter(|database| !database.is_empty())
             .unwrap_or(&startup.user);
-        self.postgres
-            .borrow_mut()
-            .set_identity(session.id, &startup.user, database);
+        {
+            let mut postgres = self.postgres.borrow_mut();
+            postgres.set_identity(session.id, &startup.user, database);
+            postgres.set_application_name(session.id, &startup.application_name);
+        }
         let mut connection = PgConnection {
             server: self,
             io,

@@ -180,8 +180,11 @@ impl TxStatus {
 pub(super) struct Row {
     pub(super) committed: Option<Tuple>,
     pub(super) lock: Option<RowLockHeld>,
-    /// Sessions holding a `FOR SHARE` lock (sorted, no duplicates).
+    /// Sessions holding a `FOR SHARE` or `FOR KEY SHARE` lock (sorted, no duplicates).
     pub(super) shared: Vec<SessionId>,
+    /// Those of `shared` whose lock is only `FOR KEY SHARE`, which a `FOR NO KEY UPDATE`
+    /// lock (and an `UPDATE` that changes no key) does not wait for (sorted).
+    pub(super) key_only: Vec<SessionId>,
     /// Sessions whose statement waits for this row's lock, in the order they began waiting:
     /// PostgreSQL's queue on the tuple lock. When the lock is let go, the first of them takes
     /// it next; the others wait behind it. A session that has never waited for the row is not
@@ -208,6 +211,9 @@ pub(super) struct RowLockHeld {
     pub(super) holder: SessionId,
     /// The holder's uncommitted version, if it wrote the row.
     pub(super) uncommitted: Option<Written>,
+    /// The lock is `FOR NO KEY UPDATE`'s (taken also by an `UPDATE` that changes no key), not
+    /// `FOR UPDATE`'s: a `FOR KEY SHARE` lock may stand beside it.
+    pub(super) no_key: bool,
 }
 
 /// A table: its definition and rows by primary key (or by insertion number without one).
@@ -232,6 +238,7 @@ impl Row {
             Some(RowLockHeld {
                 holder,
                 uncommitted: Some(written),
+                ..
             }) if *holder == session => match written {
                 Written::Row(tuple) => Some(tuple),
                 Written::Deleted => None,
@@ -258,6 +265,65 @@ impl Row {
         self.queued_ahead_of(session)
             .or_else(|| self.exclusively_locked_by_other(session))
             .or_else(|| self.shared.iter().copied().find(|&s| s != session))
+    }
+
+    /// [`Row::locked_by_other`] for a `FOR NO KEY UPDATE` lock, which a `FOR KEY SHARE` lock
+    /// does not hold back.
+    pub(super) fn locked_by_other_no_key(&self, session: SessionId) -> Option<SessionId> {
+        self.queued_ahead_of(session)
+            .or_else(|| self.exclusively_locked_by_other(session))
+            .or_else(|| {
+                self.shared
+                    .iter()
+                    .copied()
+                    .find(|&s| s != session && !self.key_only.contains(&s))
+            })
+    }
+
+    /// [`Row::locked_by_other`] for a `FOR KEY SHARE` lock, which only a `FOR UPDATE` lock
+    /// (and the queue in front of it) holds back.
+    pub(super) fn key_locked_by_other(&self, session: SessionId) -> Option<SessionId> {
+        if self.lock.as_ref().is_some_and(|lock| lock.no_key) {
+            return None;
+        }
+        self.exclusively_locked_by_other(session)
+    }
+
+    /// Gives `session` a `FOR SHARE` (`key_only`: `FOR KEY SHARE`) lock, unless it holds one
+    /// at least as strong.
+    pub(super) fn share_with(&mut self, session: SessionId, key_only: bool) {
+        if self.lock.as_ref().is_some_and(|l| l.holder == session) {
+            return;
+        }
+        if self.shared.contains(&session) {
+            if !key_only {
+                self.key_only.retain(|&s| s != session);
+            }
+            return;
+        }
+        self.shared.push(session);
+        self.shared.sort();
+        if key_only {
+            self.key_only.push(session);
+            self.key_only.sort();
+        }
+    }
+
+    /// Hashes what only the weaker locks set (nothing when no lock is weaker, so a state of
+    /// `FOR UPDATE` and `FOR SHARE` locks hashes as it did before they existed).
+    fn hash_lock_strengths<H: Hasher>(&self, state: &mut H) {
+        if self.lock.as_ref().is_some_and(|lock| lock.no_key) {
+            state.write_u8(1);
+        }
+        if !self.key_only.is_empty() {
+            self.key_only.hash(state);
+        }
+    }
+
+    /// Lets go of `session`'s `FOR SHARE` or `FOR KEY SHARE` lock.
+    pub(super) fn unshare(&mut self, session: SessionId) {
+        self.shared.retain(|&s| s != session);
+        self.key_only.retain(|&s| s != session);
     }
 
     /// [`Row::locked_by_other`] for a `FOR SHARE` lock, which only the exclusive lock (and
@@ -328,6 +394,8 @@ pub(super) struct Savepoint {
     pub(super) shared: Vec<(String, Value)>,
     /// How many entries the session's DDL undo log had (`ddl.rs`).
     pub(super) catalog_undo_len: usize,
+    /// The session's settings (`SET`, `SET LOCAL`), which `ROLLBACK TO` gives back.
+    pub(super) settings: Box<SessionSettings>,
 }
 
 /// A connected session.
@@ -388,6 +456,8 @@ pub struct Identity {
     pub user: String,
     /// The database it connected to.
     pub database: String,
+    /// The `application_name` its startup message gave (what `SHOW` answers until a `SET`).
+    pub application_name: String,
 }
 
 impl Session {
@@ -504,6 +574,9 @@ impl Hash for Session {
                 savepoint.shared.hash(state);
                 if savepoint.catalog_undo_len > 0 {
                     savepoint.catalog_undo_len.hash(state);
+                }
+                if *savepoint.settings != SessionSettings::default() {
+                    savepoint.settings.hash(state);
                 }
             }
         }
@@ -622,6 +695,7 @@ impl Hash for Postgres {
             if !row.waiters.is_empty() {
                 row.waiters.hash(state);
             }
+            row.hash_lock_strengths(state);
         }
         self.sessions.hash(state);
         self.next_session.hash(state);
@@ -673,6 +747,7 @@ impl Table {
             if !row.waiters.is_empty() {
                 row.waiters.hash(state);
             }
+            row.hash_lock_strengths(state);
         }
     }
 }
@@ -724,10 +799,30 @@ impl Postgres {
     /// `current_database()` answer).
     pub fn set_identity(&mut self, session: SessionId, user: &str, database: &str) {
         if let Some(state) = self.sessions.get_mut(&session) {
+            let application_name = state
+                .identity
+                .as_ref()
+                .map(|identity| identity.application_name.clone())
+                .unwrap_or_default();
             state.identity = Some(Arc::new(Identity {
                 user: user.to_string(),
                 database: database.to_string(),
+                application_name,
             }));
+        }
+    }
+
+    /// Gives `session` the `application_name` of its startup message, after
+    /// [`Postgres::set_identity`].
+    pub fn set_application_name(&mut self, session: SessionId, name: &str) {
+        if let Some(state) = self.sessions.get_mut(&session) {
+            let mut identity = state.identity.as_deref().cloned().unwrap_or(Identity {
+                user: "postgres".to_string(),
+                database: "postgres".to_string(),
+                application_name: String::new(),
+            });
+            identity.application_name = name.to_string();
+            state.identity = Some(Arc::new(identity));
         }
     }
 
@@ -899,6 +994,7 @@ impl Postgres {
                 committed: Some(tuple),
                 lock: None,
                 shared: Vec::new(),
+                key_only: Vec::new(),
                 waiters: Vec::new(),
             });
     }
@@ -1316,7 +1412,7 @@ impl Postgres {
         }
         let visible = row.visible_to(session);
         if self.status(session) == Some(TxStatus::InBlock) {
-            self.lock_row(session, id, None);
+            self.lock_row(session, id, None, false);
         }
         Executed::done(Ok(select_result(Some(visible))))
     }
@@ -1336,7 +1432,7 @@ impl Postgres {
         if row.visible_tuple(session).is_none() {
             return Executed::done(Ok(update_result(0)));
         }
-        let blocker = row.locked_by_other(session);
+        let blocker = row.locked_by_other_no_key(session);
         let new_row = match plan(row.visible_to(session)) {
             Ok(None) if resuming => {
                 // After the wait PostgreSQL locks the newest version, then re-checks the WHERE
@@ -1346,7 +1442,7 @@ impl Postgres {
                     return self.wait_for_row(session, holder, WALLETS, &Value::Int(id));
                 }
                 if self.status(session) == Some(TxStatus::InBlock) {
-                    self.lock_row(session, id, None);
+                    self.lock_row(session, id, None, true);
                 }
                 return Executed::done(Ok(update_result(0)));
             }
@@ -1362,7 +1458,7 @@ impl Postgres {
             return self.wait_for_row(session, holder, WALLETS, &Value::Int(id));
         }
         match self.status(session) {
-            Some(TxStatus::InBlock) => self.lock_row(session, id, Some(new_row)),
+            Some(TxStatus::InBlock) => self.lock_row(session, id, Some(new_row), true),
             _ => self.commit_row(id, new_row),
         }
         Executed::done(Ok(update_result(1)))
@@ -1617,8 +1713,8 @@ impl Postgres {
     }
 
     /// Takes (or keeps) `session`'s lock on row `id`, storing its new uncommitted version if
-    /// it wrote one.
-    fn lock_row(&mut self, session: SessionId, id: i64, written: Option<Wallet>) {
+    /// it wrote one; `no_key` for an `UPDATE`'s lock (the typed statements change no key).
+    fn lock_row(&mut self, session: SessionId, id: i64, written: Option<Wallet>, no_key: bool) {
         let row = self.wallet_row_mut(id).expect("locking an existing row");
         let tuple = written.map(|w| {
             Written::Row(vec![
@@ -1627,7 +1723,7 @@ impl Postgres {
                 Value::Int(w.fence),
             ])
         });
-        lock_row_in(row, session, tuple);
+        lock_row_in_as(row, session, tuple, no_key);
     }
 
     /// Writes a new committed version directly (a statement outside a transaction block).
@@ -1657,7 +1753,7 @@ impl Postgres {
             for table in self.tables_mut().values_mut() {
                 let mut vanished = Vec::new();
                 for (key, row) in table.rows.iter_mut() {
-                    row.shared.retain(|&s| s != session);
+                    row.unshare(session);
                     let Some(lock) = row.lock.take_if(|lock| lock.holder == session) else {
                         continue;
                     };
@@ -1731,6 +1827,9 @@ impl Postgres {
         let state = self.session_mut(session);
         state.savepoints.truncate(depth + 1);
         let saved = state.savepoints[depth].clone();
+        // Settings changed after the savepoint go back as a rollback of the block would
+        // take them back; the block's own start is still remembered for its end.
+        state.settings = (*saved.settings).clone();
         self.undo_ddl(session, saved.catalog_undo_len);
         self.release_table_locks_after(session, depth);
         for (name, table) in self.tables_mut().iter_mut() {
@@ -1738,14 +1837,15 @@ impl Postgres {
             for (key, row) in table.rows.iter_mut() {
                 let id = (name.to_string(), key.clone());
                 if !saved.shared.contains(&id) {
-                    row.shared.retain(|&s| s != session);
+                    row.unshare(session);
                 }
-                if row.lock.as_ref().is_some_and(|l| l.holder == session) {
+                if let Some(held) = row.lock.as_ref().filter(|l| l.holder == session) {
                     match saved.locks.get(&id) {
                         Some(written) => {
                             row.lock = Some(RowLockHeld {
                                 holder: session,
                                 uncommitted: written.clone(),
+                                no_key: held.no_key,
                             })
                         }
                         None => row.lock = None,
@@ -1869,16 +1969,28 @@ impl Postgres {
 
 /// Takes (or keeps) `session`'s exclusive lock on `row`, storing a write if there is one.
 pub(super) fn lock_row_in(row: &mut Row, session: SessionId, written: Option<Written>) {
-    let earlier = match row.lock.take() {
+    lock_row_in_as(row, session, written, false);
+}
+
+/// [`lock_row_in`] with the lock's strength: `no_key` for `FOR NO KEY UPDATE` and an
+/// `UPDATE` that changes no key, else `FOR UPDATE`'s; a lock held already keeps the stronger.
+pub(super) fn lock_row_in_as(
+    row: &mut Row,
+    session: SessionId,
+    written: Option<Written>,
+    no_key: bool,
+) {
+    let (earlier, earlier_no_key) = match row.lock.take() {
         Some(lock) => {
             assert_eq!(lock.holder, session, "a row lock has one holder");
-            lock.uncommitted
+            (lock.uncommitted, lock.no_key)
         }
-        None => None,
+        None => (None, true),
     };
     row.lock = Some(RowLockHeld {
         holder: session,
         uncommitted: written.or(earlier),
+        no_key: no_key && earlier_no_key,
     });
 }
 

@@ -25,8 +25,8 @@ use super::catalog::{
 use super::datetime::Interval;
 use super::ddl::{CatalogUndo, DdlHold, TableChange};
 use super::engine::{
-    lock_row_in, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId, Table, TxStatus,
-    Written,
+    lock_row_in, lock_row_in_as, Exec, Executed, Isolation, Postgres, Row, Savepoint, SessionId,
+    Table, TxStatus, Written,
 };
 use super::error::{sqlstate, PgError, PgNotice};
 use super::index::{self, Clash, IndexDef};
@@ -87,7 +87,9 @@ pub struct Description {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LockMode {
     Update,
+    NoKeyUpdate,
     Share,
+    KeyShare,
 }
 
 impl LockMode {
@@ -95,7 +97,9 @@ impl LockMode {
     fn name(self) -> &'static str {
         match self {
             LockMode::Update => "FOR UPDATE",
+            LockMode::NoKeyUpdate => "FOR NO KEY UPDATE",
             LockMode::Share => "FOR SHARE",
+            LockMode::KeyShare => "FOR KEY SHARE",
         }
     }
 
@@ -298,6 +302,7 @@ fn table_of_rows(def: Arc<TableDef>, rows: Vec<Vec<Value>>) -> Table {
                 committed: Some(tuple),
                 lock: None,
                 shared: Vec::new(),
+                key_only: Vec::new(),
                 waiters: Vec::new(),
             };
             (Value::Int(number), row)
@@ -551,7 +556,9 @@ struct Joined<'a> {
 fn writes(plan: &Plan) -> Option<&'static str> {
     let locking = |select: &SelectPlan| match select.lock {
         Some((LockMode::Update, _)) => Some("SELECT FOR UPDATE"),
+        Some((LockMode::NoKeyUpdate, _)) => Some("SELECT FOR NO KEY UPDATE"),
         Some((LockMode::Share, _)) => Some("SELECT FOR SHARE"),
+        Some((LockMode::KeyShare, _)) => Some("SELECT FOR KEY SHARE"),
         None => None,
     };
     match plan {
@@ -2204,6 +2211,18 @@ fn relation_in(
     })
 }
 
+/// Whether `assignments` (an `UPDATE`'s or `ON CONFLICT DO UPDATE`'s) set a key column of
+/// `def` (see [`index::changes_key`]): its lock on a row it has not changed yet is then `FOR
+/// UPDATE`'s, else `FOR NO KEY UPDATE`'s (PostgreSQL's `ExecUpdateLockMode`).
+fn assigns_key(def: &TableDef, assignments: &[(usize, Expr)]) -> bool {
+    assignments.iter().any(|(column, _)| {
+        def.primary_key == Some(*column)
+            || def.indexes.iter().any(|index| {
+                index.unique && index.predicate.is_none() && index.columns.contains(column)
+            })
+    })
+}
+
 /// Whether `new`, a changed version of the row at `own.0` (whose values were `own.1`), may
 /// stand beside the other rows of `table` under each of its unique indexes whose columns it
 /// changed (an unchanged key is not checked again, as PostgreSQL inserts no index entry for
@@ -2784,10 +2803,12 @@ impl Analyzer<'_> {
                 let position = self.statement.position_of(node);
                 self.signature_call(scope, function, name, &arguments, position)?
             }
-            ast::Expr::IsTrue(inner) => {
-                let e = self.expr(scope, inner, SqlType::Bool)?;
-                Expr::binary_node(BinOp::Eq, e, Expr::Const(Value::Bool(true), SqlType::Bool))
-            }
+            ast::Expr::IsTrue(inner)
+            | ast::Expr::IsNotTrue(inner)
+            | ast::Expr::IsFalse(inner)
+            | ast::Expr::IsNotFalse(inner)
+            | ast::Expr::IsUnknown(inner)
+            | ast::Expr::IsNotUnknown(inner) => self.boolean_test(scope, node, inner)?,
             ast::Expr::In {
                 expr,
                 target: ast::InTarget::List(list),
@@ -4103,6 +4124,38 @@ impl Analyzer<'_> {
     /// `a IS [NOT] DISTINCT FROM b`: compared as `=` compares them, NULL a value like any
     /// other.
     #[inline(never)]
+    /// `IS [NOT] TRUE`, `IS [NOT] FALSE`, `IS [NOT] UNKNOWN` (`node`) of `inner`: never NULL
+    /// (`NULL IS TRUE` is false), as `IS [NOT] DISTINCT FROM` a boolean constant or `IS [NOT]
+    /// NULL`; the argument must be a boolean (42804 at it).
+    fn boolean_test(
+        &mut self,
+        scope: &Scope<'_>,
+        node: &ast::Expr,
+        inner: &ast::Expr,
+    ) -> Result<Expr, PgError> {
+        let (name, constant, negated) = match node {
+            ast::Expr::IsTrue(_) => ("IS TRUE", Some(true), false),
+            ast::Expr::IsNotTrue(_) => ("IS NOT TRUE", Some(true), true),
+            ast::Expr::IsFalse(_) => ("IS FALSE", Some(false), false),
+            ast::Expr::IsNotFalse(_) => ("IS NOT FALSE", Some(false), true),
+            ast::Expr::IsUnknown(_) => ("IS UNKNOWN", None, false),
+            _ => ("IS NOT UNKNOWN", None, true),
+        };
+        let e = self.expr(scope, inner, SqlType::Bool)?;
+        let e = self.boolean(e, name, self.statement.position_of(inner))?;
+        Ok(match constant {
+            Some(constant) => {
+                let test = Expr::binary_node(
+                    BinOp::DistinctFrom,
+                    e,
+                    Expr::Const(Value::Bool(constant), SqlType::Bool),
+                );
+                negated_if(!negated, test)
+            }
+            None => Expr::IsNull(Box::new(e), negated),
+        })
+    }
+
     fn distinct_from(
         &mut self,
         scope: &Scope<'_>,
@@ -5057,6 +5110,20 @@ fn analyzed(mut analyzer: Analyzer<'_>) -> Planned {
             .at(at));
         }
     }
+    // A parameter nothing gave a type (`$1 IS NULL`, `count($1)`, one the statement does not
+    // use) is PostgreSQL's 42P18 once the statement is read (`check_variable_parameters`).
+    if !analyzer.typed_by_values {
+        if let Some(at) = analyzer
+            .params
+            .iter()
+            .position(|ty| *ty == SqlType::Unknown)
+        {
+            return Err(PgError::error(
+                "42P18",
+                format!("could not determine data type of parameter ${}", at + 1),
+            ));
+        }
+    }
     Ok((plan, analyzer.params))
 }
 
@@ -5958,7 +6025,9 @@ impl Postgres {
                     let row = self.tables[table].rows.get(target);
                     let blocker = row.and_then(|r| match mode {
                         LockMode::Update => r.locked_by_other(session),
+                        LockMode::NoKeyUpdate => r.locked_by_other_no_key(session),
                         LockMode::Share => r.exclusively_locked_by_other(session),
+                        LockMode::KeyShare => r.key_locked_by_other(session),
                     });
                     if let Some(holder) = blocker {
                         match wait {
@@ -5992,14 +6061,9 @@ impl Postgres {
                     if let Some(row) = rows.get_mut(key) {
                         match mode {
                             LockMode::Update => lock_row_in(row, session, None),
-                            LockMode::Share => {
-                                if row.lock.as_ref().is_none_or(|l| l.holder != session)
-                                    && !row.shared.contains(&session)
-                                {
-                                    row.shared.push(session);
-                                    row.shared.sort();
-                                }
-                            }
+                            LockMode::NoKeyUpdate => lock_row_in_as(row, session, None, true),
+                            LockMode::Share => row.share_with(session, false),
+                            LockMode::KeyShare => row.share_with(session, true),
                         }
                     }
                 }
@@ -6429,16 +6493,23 @@ impl Postgres {
                         }
                         touched.push(key.clone());
                         let row = table.rows.get(&key).expect("exists");
-                        if let Some(holder) = row.locked_by_other(session) {
+                        let assigns_key = assigns_key(&def, assignments);
+                        let holder = if assigns_key {
+                            row.locked_by_other(session)
+                        } else {
+                            row.locked_by_other_no_key(session)
+                        };
+                        if let Some(holder) = holder {
                             return Ok(Outcome::Wait(holder, None));
                         }
                         let keep_lock = in_block;
                         if !passes(filter.as_ref(), &old, Some(&tuple), params)? {
                             if keep_lock {
-                                lock_row_in(
+                                lock_row_in_as(
                                     table.rows.get_mut(&key).expect("exists"),
                                     session,
                                     None,
+                                    !assigns_key,
                                 );
                             }
                             continue;
@@ -6458,9 +6529,10 @@ impl Postgres {
                         {
                             return Ok(outcome);
                         }
+                        let no_key = !index::changes_key(&def, &old, &new);
                         let row = table.rows.get_mut(&key).expect("exists");
                         if in_block {
-                            lock_row_in(row, session, Some(Written::Row(new.clone())));
+                            lock_row_in_as(row, session, Some(Written::Row(new.clone())), no_key);
                         } else {
                             row.committed = Some(new.clone());
                         }
@@ -6486,6 +6558,7 @@ impl Postgres {
                 committed: None,
                 lock: None,
                 shared: Vec::new(),
+                key_only: Vec::new(),
                 waiters: Vec::new(),
             });
             if in_block {
@@ -6597,10 +6670,27 @@ impl Postgres {
             Self::check_row(&def, &new, params)?;
             changes.push((key.clone(), new, joined[width..].to_vec()));
         }
+        // Each row's lock: `FOR NO KEY UPDATE`'s when the row keeps its key, as PostgreSQL's
+        // `heap_update` decides it row by row.
+        let no_key: Vec<bool> = changes
+            .iter()
+            .map(|(key, new, _)| {
+                let row = self.tables[plan.table.as_str()].rows.get(key);
+                let old = row.and_then(|r| r.visible_tuple(session));
+                old.is_some_and(|old| !index::changes_key(&def, old, new))
+            })
+            .collect();
         let mut blocker = None;
-        for (key, _, _) in &changes {
+        for ((key, _, _), &no_key) in changes.iter().zip(&no_key) {
             let row = self.tables[plan.table.as_str()].rows.get(key);
-            if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+            let holder = row.and_then(|r| {
+                if no_key {
+                    r.locked_by_other_no_key(session)
+                } else {
+                    r.locked_by_other(session)
+                }
+            });
+            if let Some(holder) = holder {
                 blocker = Some((holder, key.clone()));
                 break;
             }
@@ -6622,10 +6712,19 @@ impl Postgres {
         } else {
             None
         };
+        // The lock of a row the statement re-checks after its wait.
+        let assigns_key = assigns_key(&def, &plan.assignments);
         if let Some(key) = &resume_key {
             let row = self.tables[plan.table.as_str()].rows.get(key);
             if row.is_some_and(|r| r.visible_tuple(session).is_some()) {
-                if let Some(holder) = row.and_then(|r| r.locked_by_other(session)) {
+                let holder = row.and_then(|r| {
+                    if assigns_key {
+                        r.locked_by_other(session)
+                    } else {
+                        r.locked_by_other_no_key(session)
+                    }
+                });
+                if let Some(holder) = holder {
                     return Ok(Outcome::Wait(
                         holder,
                         Some((plan.table.clone(), key.clone())),
@@ -6640,13 +6739,13 @@ impl Postgres {
         if let Some(key) = resume_key.filter(|_| in_block) {
             if let Some(row) = table.rows.get_mut(&key) {
                 if row.visible_tuple(session).is_some() {
-                    lock_row_in(row, session, None);
+                    lock_row_in_as(row, session, None, !assigns_key);
                 }
             }
         }
         let mut returned = Vec::new();
         let has_unique = def.indexes.iter().any(|index| index.unique);
-        for (key, new, from) in &changes {
+        for ((key, new, from), &no_key) in changes.iter().zip(&no_key) {
             if has_unique {
                 // Each row is checked as it changes, against the rows changed before it.
                 let old = table.rows.get(key).and_then(|r| r.visible_tuple(session));
@@ -6660,12 +6759,17 @@ impl Postgres {
             }
             let new_key = def.primary_key.map(|pk| new[pk].clone());
             if let Some(new_key) = new_key.filter(|k| k != key) {
-                let clash = table
-                    .rows
-                    .get(&new_key)
-                    .and_then(|r| r.visible_tuple(session))
-                    .is_some()
-                    && !changes.iter().any(|(k, _, _)| *k == new_key);
+                // Checked row by row as PostgreSQL checks it: a row of this statement that
+                // has not moved yet still holds its key (`SET id = id + 1` over 1 and 2 is
+                // 23505 at 2); one that moved already left its key free.
+                let there = table.rows.get(&new_key);
+                let pending_other = there
+                    .and_then(|r| r.lock.as_ref())
+                    .filter(|l| l.holder != session && l.uncommitted.is_some());
+                if let Some(lock) = pending_other {
+                    return Ok(Outcome::Wait(lock.holder, None));
+                }
+                let clash = there.and_then(|r| r.visible_tuple(session)).is_some();
                 if clash {
                     let pk = &def.columns[def.primary_key.expect("key")];
                     return Err(PgError::error(
@@ -6693,6 +6797,7 @@ impl Postgres {
                     committed: None,
                     lock: None,
                     shared: Vec::new(),
+                    key_only: Vec::new(),
                     waiters: Vec::new(),
                 });
                 if in_block {
@@ -6703,7 +6808,7 @@ impl Postgres {
             } else {
                 let row = table.rows.get_mut(key).expect("candidate exists");
                 if in_block {
-                    lock_row_in(row, session, Some(Written::Row(new.clone())));
+                    lock_row_in_as(row, session, Some(Written::Row(new.clone())), no_key);
                 } else {
                     row.committed = Some(new.clone());
                 }
@@ -7674,11 +7779,13 @@ impl Postgres {
         }
         let state = self.session_mut(session);
         let catalog_undo_len = state.catalog_undo.len();
+        let settings = Box::new(state.settings.clone());
         state.savepoints.push(Savepoint {
             name,
             locks,
             shared,
             catalog_undo_len,
+            settings,
         });
         Ok(Outcome::Done(tag_only("SAVEPOINT")))
     }
@@ -8915,8 +9022,11 @@ impl Analyzer<'_> {
         outer: Option<Rc<OuterScope>>,
     ) -> Result<SelectPlan, PgError> {
         if let Some(lock) = query.locks.first() {
+            let locks = self.statement.locks;
             let mode = match lock.lock_type {
+                LockType::Update if locks.no_key_update => "NO KEY UPDATE",
                 LockType::Update => "UPDATE",
+                LockType::Share if locks.key_share => "KEY SHARE",
                 LockType::Share => "SHARE",
             };
             return Err(PgError::error(
@@ -9836,9 +9946,11 @@ impl Analyzer<'_> {
         let (lock, lock_of) = match query.locks.as_slice() {
             [] => (None, None),
             [clause] => {
-                let mode = match clause.lock_type {
-                    LockType::Update => LockMode::Update,
-                    LockType::Share => LockMode::Share,
+                let mode = match (clause.lock_type, statement.locks) {
+                    (LockType::Update, locks) if locks.no_key_update => LockMode::NoKeyUpdate,
+                    (LockType::Update, _) => LockMode::Update,
+                    (LockType::Share, locks) if locks.key_share => LockMode::KeyShare,
+                    (LockType::Share, _) => LockMode::Share,
                 };
                 let wait = match clause.nonblock {
                     None => Wait::Block,

@@ -813,6 +813,13 @@ fn default_value(name: &str) -> Option<&'static str> {
         "timezone" => "UTC",
         "datestyle" => "ISO, MDY",
         "intervalstyle" => "postgres",
+        // As a server initdb'd in UTF-8 on this machine's `C.UTF-8` locale answers.
+        "client_encoding" => "UTF8",
+        "lc_messages" => "C.UTF-8",
+        "bytea_output" => "hex",
+        "client_min_messages" => "notice",
+        "extra_float_digits" => "1",
+        "synchronous_commit" => "on",
         "lock_timeout"
         | "statement_timeout"
         | "idle_in_transaction_session_timeout"
@@ -851,6 +858,13 @@ pub(super) fn show(session: &Session, name: &str) -> Result<String, PgError> {
     }
     if let Some(Some(value)) = session.settings.value_of(name) {
         return Ok(value.clone());
+    }
+    if name == "application_name" {
+        let startup = session
+            .identity
+            .as_ref()
+            .map(|i| i.application_name.clone());
+        return Ok(startup.unwrap_or_default());
     }
     default_value(name)
         .map(str::to_string)

@@ -34,6 +34,20 @@ pub struct GeneralStatement {
     /// The character index at which each line of `text` starts, and the number of characters
     /// (so that a position costs a look-up, not a scan of the text).
     lines: (Vec<u32>, u32),
+    /// Its locking clauses' strengths, which the SQL parser does not read.
+    pub locks: LockStrengths,
+}
+
+/// The weaker row locks of a statement's locking clauses: `FOR NO KEY UPDATE` and `FOR KEY
+/// SHARE`, which the SQL parser lacks, are parsed as `FOR UPDATE` and `FOR SHARE` and marked
+/// here (a statement mixing `FOR UPDATE` with `FOR NO KEY UPDATE`, or `FOR SHARE` with `FOR
+/// KEY SHARE`, is 0A000).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStrengths {
+    /// Its `FOR UPDATE` clauses are `FOR NO KEY UPDATE`.
+    pub no_key_update: bool,
+    /// Its `FOR SHARE` clauses are `FOR KEY SHARE`.
+    pub key_share: bool,
 }
 
 impl GeneralStatement {
@@ -52,6 +66,7 @@ impl GeneralStatement {
             text,
             offset,
             lines: (starts, count),
+            locks: LockStrengths::default(),
         }
     }
 
@@ -276,17 +291,96 @@ fn parse_piece(text: String, offset: u32) -> Result<GeneralStatement, PgError> {
     if operators_in(&text) > OPERATOR_LIMIT {
         return Err(stack_depth_exceeded());
     }
+    let (parsed_text, locks) = weaker_locks(&text)?;
     let dialect = PostgreSqlDialect {};
     let statements = Parser::new(&dialect)
         .with_recursion_limit(RECURSION_LIMIT)
-        .try_with_sql(&text)
+        .try_with_sql(parsed_text.as_deref().unwrap_or(&text))
         .and_then(|mut parser| parser.parse_statements())
         .map_err(|error| syntax_error(&text, offset, &error.to_string()))?;
     let mut statements = statements.into_iter();
     let (Some(ast), None) = (statements.next(), statements.next()) else {
         return Err(syntax_error(&text, offset, "found: EOF"));
     };
-    Ok(GeneralStatement::new(ast, text, offset))
+    let mut statement = GeneralStatement::new(ast, text, offset);
+    statement.locks = locks;
+    Ok(statement)
+}
+
+/// `text` with the words `NO KEY` of `FOR NO KEY UPDATE` and `KEY` of `FOR KEY SHARE` blanked
+/// out (each character a space, so positions stay), for the SQL parser, and what they were;
+/// `None` when it has neither.
+fn weaker_locks(text: &str) -> Result<(Option<String>, LockStrengths), PgError> {
+    let lowered = text.to_ascii_lowercase();
+    if !lowered.contains("key") {
+        return Ok((None, LockStrengths::default()));
+    }
+    let dialect = PostgreSqlDialect {};
+    let Ok(tokens) = Tokenizer::new(&dialect, text).tokenize_with_location() else {
+        return Ok((None, LockStrengths::default()));
+    };
+    let words: Vec<(String, sqlparser::tokenizer::Span)> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => (w.value.to_ascii_lowercase(), t.span),
+            _ => (String::new(), t.span),
+        })
+        .collect();
+    let char_index = CharIndex::new(text);
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    let (mut update, mut no_key_update, mut share, mut key_share) = (false, false, false, false);
+    for (at, (word, _)) in words.iter().enumerate() {
+        if word != "for" {
+            continue;
+        }
+        let next: Vec<&str> = words[at + 1..]
+            .iter()
+            .take(3)
+            .map(|(w, _)| w.as_str())
+            .collect();
+        match next.as_slice() {
+            ["no", "key", "update", ..] => {
+                no_key_update = true;
+                blank.extend([at + 1, at + 2].map(|i| {
+                    let span = words[i].1;
+                    (
+                        char_index.locate(span.start).1,
+                        char_index.locate(span.end).1,
+                    )
+                }));
+            }
+            ["key", "share", ..] => {
+                key_share = true;
+                let span = words[at + 1].1;
+                blank.push((
+                    char_index.locate(span.start).1,
+                    char_index.locate(span.end).1,
+                ));
+            }
+            ["update", ..] => update = true,
+            ["share", ..] => share = true,
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return Ok((None, LockStrengths::default()));
+    }
+    if (update && no_key_update) || (share && key_share) {
+        return Err(PgError::unsupported_statement(text));
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for (start, end) in blank {
+        bytes[start..end].fill(b' ');
+    }
+    let blanked = String::from_utf8(bytes).expect("ASCII words blanked in UTF-8 text");
+    Ok((
+        Some(blanked),
+        LockStrengths {
+            no_key_update,
+            key_share,
+        },
+    ))
 }
 
 /// `ABORT [WORK | TRANSACTION]`, which the dialect does not parse, as `ROLLBACK`.
@@ -367,6 +461,15 @@ fn split(sql: &str) -> Result<Vec<(String, u32)>, PgError> {
                     end_byte = char_index.locate(end).1;
                 }
                 flush(&mut start, end_byte);
+            }
+            // PostgreSQL's lexer refuses `""` wherever it stands, before anything runs.
+            Token::Word(ref word) if word.quote_style == Some('"') && word.value.is_empty() => {
+                let at = char_index.locate(token.span.start).0 as u32 + 1;
+                return Err(PgError::error(
+                    sqlstate::SYNTAX_ERROR,
+                    "zero-length delimited identifier at or near \"\"\"\"",
+                )
+                .at(Some(at)));
             }
             _ => {
                 if start.is_none() {

@@ -347,7 +347,13 @@ impl Decimal {
         if other.mantissa == 0 {
             return None;
         }
+        // PostgreSQL's `select_div_scale`, on base-10000 digits: the weight and value of each
+        // side's first non-zero digit (a zero has weight 0 and first digit 0); when the first
+        // digits are equal the quotient is taken to be below one.
         let weight = |d: Decimal| -> i64 {
+            if d.mantissa == 0 {
+                return 0;
+            }
             let digits = d.mantissa.unsigned_abs().to_string().len() as i64;
             let integer_digits = digits - i64::from(d.scale);
             (integer_digits - 1).div_euclid(4)
@@ -363,7 +369,7 @@ impl Decimal {
             }
         };
         let mut qweight = weight(self) - weight(other);
-        if first_group(self) < first_group(other) {
+        if first_group(self) <= first_group(other) {
             qweight -= 1;
         }
         let scale = (16 - qweight * 4)
