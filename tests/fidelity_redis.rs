@@ -59,6 +59,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
+use sha1::Digest as _;
 use tokio::task::LocalSet;
 
 /// The environment variable naming the real server.
@@ -2889,6 +2890,120 @@ fn answer_before_close(url: &str, argv: &[Vec<u8>]) -> Vec<u8> {
 /// the transaction discarded), `redis.log`'s argument checks, `QUIT` with arguments and an
 /// HTTP request (closed without a reply). `CLIENT ID` and `HELLO`'s `id` differ in value (each
 /// server counts its own connections): both must be integers that grow with each connection.
+/// Sends each step on one connection to Redis at `url` and one to the stand-in, and checks
+/// that the replies are the same bytes (`key` shown as `$k`); the connections, for more.
+fn compare_steps(
+    url: &str,
+    stand_in: &str,
+    key: &str,
+    steps: &[Vec<String>],
+) -> (RawConnection, RawConnection) {
+    let mut real = RawConnection::open(url);
+    let mut ours = RawConnection::open(stand_in);
+    let mut transcript = String::new();
+    for step in steps {
+        let argv: Vec<Vec<u8>> = step.iter().map(|w| w.clone().into_bytes()).collect();
+        let from_redis = real.send(&argv);
+        let from_stand_in = ours.send(&argv);
+        let shown = step.join(" ").replace(key, "$k");
+        transcript.push_str(&format!(
+            "  {shown} -> Redis {:?}, stand-in {:?}\n",
+            String::from_utf8_lossy(&from_redis),
+            String::from_utf8_lossy(&from_stand_in)
+        ));
+        assert_eq!(
+            from_redis, from_stand_in,
+            "{shown}: the stand-in answered differently\n{transcript}"
+        );
+    }
+    (real, ours)
+}
+
+/// Scripts' `#!lua` lines and their flags, `EVAL_RO` and `EVALSHA_RO`, byte for byte.
+#[test]
+fn script_flags_match_redis() {
+    let test = "script_flags_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
+    let key = format!("{}k", keys.prefix);
+    let with_key = |name: &str, source: &str| -> Vec<String> {
+        vec![
+            name.to_string(),
+            source.to_string(),
+            "1".to_string(),
+            key.clone(),
+            "v".to_string(),
+        ]
+    };
+    let eval = |source: &str| with_key("EVAL", source);
+    let eval_ro = |source: &str| with_key("EVAL_RO", source);
+    let load = |source: &str| vec!["SCRIPT".to_string(), "LOAD".to_string(), source.to_string()];
+    let sha = |source: &str| hex::encode(sha1::Sha1::digest(source.as_bytes()));
+    let writer = "return redis.call('set', KEYS[1], ARGV[1])";
+    let reader = "return redis.call('get', KEYS[1])";
+    let steps: Vec<Vec<String>> = vec![
+        eval(&format!("#!lua\n{writer}")),
+        eval(&format!("#!lua flags=no-writes\n{writer}")),
+        eval(&format!("#!lua flags=no-writes\n{reader}")),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('set', KEYS[1], ARGV[1])"),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('publish', 'leaselab-nobody', 'm')"),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('pexpire', KEYS[1], 100000)"),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('eval', 'return 1', 0)"),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('nosuch')"),
+        eval("#!lua flags=no-writes\nreturn redis.pcall('set')"),
+        eval("#!lua flags=allow-oom,no-writes\nreturn redis.call('exists', KEYS[1])"),
+        eval("#!lua flags=allow-stale,no-cluster,allow-cross-slot-keys,allow-oom\nreturn 1"),
+        eval("#!lua flags=\nreturn 3"),
+        eval("#!lua  flags=no-writes  \nreturn 4"),
+        eval("#!lua\r\nreturn ARGV[1]"),
+        eval("#!lua\n"),
+        eval("#!lua 'flags=no-writes'\nreturn redis.pcall('del', KEYS[1])"),
+        eval("#!lua flags=no-writes flags=allow-oom\nreturn redis.pcall('del', KEYS[1])"),
+        eval("#!lua"),
+        eval("#!"),
+        eval("#!python foo=1\nreturn 1"),
+        eval("#! lua\nreturn 1"),
+        eval("#!LUA\nreturn 1"),
+        eval("#!luax\nreturn 1"),
+        eval("#!lua \"abc\nreturn 1"),
+        eval("#!lua flags=\"no-writes\"x\nreturn 1"),
+        eval("#!lua name=x\nreturn 1"),
+        eval("#!lua flags\nreturn 1"),
+        eval("#!lua flags=foo\nreturn 1"),
+        eval("#!lua flags=no-writes,\nreturn 1"),
+        eval("#!lua flags=no-writes,,allow-oom\nreturn 1"),
+        eval("#!lua\nreturn nil +"),
+        eval("  #!lua\nreturn 1"),
+        load("#!lua flags=foo\nreturn 1"),
+        load(&format!("#!lua flags=no-writes\n{writer}")),
+        with_key("EVALSHA", &sha(&format!("#!lua flags=no-writes\n{writer}"))),
+        eval_ro(writer),
+        eval_ro("return redis.pcall('set', KEYS[1], ARGV[1])"),
+        eval_ro(reader),
+        eval_ro(&format!("#!lua\n{reader}")),
+        eval_ro(&format!("#!lua flags=no-writes\n{reader}")),
+        eval_ro("#!lua flags=allow-oom\nreturn 1"),
+        eval_ro("return redis.pcall('eval_ro', 'return 1', 0)"),
+        load(writer),
+        with_key("EVALSHA_RO", &sha(writer)),
+        with_key("evalsha_ro", &sha(reader)),
+        with_key("EVALSHA_RO", &"0".repeat(40)),
+        vec![
+            "EVAL_RO".to_string(),
+            "return 1".to_string(),
+            "-1".to_string(),
+        ],
+        vec!["EVAL_RO".to_string(), "return 1".to_string()],
+        vec!["EVALSHA_RO".to_string(), "abc".to_string(), "0".to_string()],
+        vec!["GET".to_string(), key.clone()],
+    ];
+    compare_steps(&url, &stand_in, &key, &steps);
+}
+
 #[test]
 fn connection_commands_match_redis() {
     let test = "connection_commands_match_redis";
@@ -2952,24 +3067,7 @@ fn connection_commands_match_redis() {
         eval("return redis.pcall('unsubscribe')"),
         words(&["QUIT", "x", "y"]),
     ];
-    let mut real = RawConnection::open(&url);
-    let mut ours = RawConnection::open(&stand_in);
-    let mut transcript = String::new();
-    for step in &steps {
-        let argv: Vec<Vec<u8>> = step.iter().map(|w| w.clone().into_bytes()).collect();
-        let from_redis = real.send(&argv);
-        let from_stand_in = ours.send(&argv);
-        let shown = step.join(" ").replace(&key, "$k");
-        transcript.push_str(&format!(
-            "  {shown} -> Redis {:?}, stand-in {:?}\n",
-            String::from_utf8_lossy(&from_redis),
-            String::from_utf8_lossy(&from_stand_in)
-        ));
-        assert_eq!(
-            from_redis, from_stand_in,
-            "{shown}: the stand-in answered differently\n{transcript}"
-        );
-    }
+    let (mut real, mut ours) = compare_steps(&url, &stand_in, &key, &steps);
     // After QUIT both close the connection.
     for connection in [&mut real, &mut ours] {
         let mut rest = Vec::new();

@@ -201,7 +201,7 @@ pub enum Command {
     Collection(Vec<Vec<u8>>),
     /// `DELEX key [IFEQ v | IFNE v]` (Redis 8.4 semantics).
     DelEx(Vec<u8>, DelexCondition),
-    /// `EVAL script numkeys key... arg...`.
+    /// `EVAL script numkeys key... arg...` (`EVAL_RO` when `read_only`).
     Eval {
         /// The script source.
         script: Vec<u8>,
@@ -209,8 +209,10 @@ pub enum Command {
         keys: Vec<Vec<u8>>,
         /// ARGV.
         args: Vec<Vec<u8>>,
+        /// `EVAL_RO`: the script may not write.
+        read_only: bool,
     },
-    /// `EVALSHA sha1 numkeys key... arg...`.
+    /// `EVALSHA sha1 numkeys key... arg...` (`EVALSHA_RO` when `read_only`).
     EvalSha {
         /// The SHA1 of the script, as 40 hex digits (any case).
         sha1: String,
@@ -218,6 +220,8 @@ pub enum Command {
         keys: Vec<Vec<u8>>,
         /// ARGV.
         args: Vec<Vec<u8>>,
+        /// `EVALSHA_RO`: the script may not write.
+        read_only: bool,
     },
     /// `SCRIPT LOAD script`.
     ScriptLoad(Vec<u8>),
@@ -305,7 +309,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 129] = [
+const COMMANDS: [Spec; 131] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),
@@ -343,6 +347,8 @@ const COMMANDS: [Spec; 129] = [
     spec("delex", -2, true, KeyRule::First),
     spec("eval", -3, false, KeyRule::Eval),
     spec("evalsha", -3, false, KeyRule::Eval),
+    spec("eval_ro", -3, false, KeyRule::Eval),
+    spec("evalsha_ro", -3, false, KeyRule::Eval),
     spec("flushall", -1, true, KeyRule::None),
     spec("flushdb", -1, true, KeyRule::None),
     spec("select", 2, false, KeyRule::None),
@@ -824,8 +830,8 @@ impl Command {
             "watch" => Ok(Command::Transaction(Transaction::Watch(argv[1..].to_vec()))),
             "unwatch" => Ok(Command::Transaction(Transaction::Unwatch)),
             "delex" => parse_delex(argv),
-            "eval" => parse_eval(argv),
-            "evalsha" => parse_evalsha(argv),
+            "eval" | "eval_ro" => parse_eval(argv, found.fullname == "eval_ro"),
+            "evalsha" | "evalsha_ro" => parse_evalsha(argv, found.fullname == "evalsha_ro"),
             "flushall" | "flushdb" => parse_flush(argv),
             "select" => parse_select(argv),
             "hello" => parse_hello(argv),
@@ -923,11 +929,23 @@ impl Command {
                     vec![word("DELEX"), key.clone(), word("IFNE"), v.clone()]
                 }
             },
-            Command::Eval { script, keys, args } => {
-                script_call_argv(word("EVAL"), script.clone(), keys, args)
+            Command::Eval {
+                script,
+                keys,
+                args,
+                read_only,
+            } => {
+                let name = if *read_only { "EVAL_RO" } else { "EVAL" };
+                script_call_argv(word(name), script.clone(), keys, args)
             }
-            Command::EvalSha { sha1, keys, args } => {
-                script_call_argv(word("EVALSHA"), sha1.clone().into_bytes(), keys, args)
+            Command::EvalSha {
+                sha1,
+                keys,
+                args,
+                read_only,
+            } => {
+                let name = if *read_only { "EVALSHA_RO" } else { "EVALSHA" };
+                script_call_argv(word(name), sha1.clone().into_bytes(), keys, args)
             }
             Command::ScriptLoad(source) => vec![word("SCRIPT"), word("LOAD"), source.clone()],
             Command::ScriptFlush => vec![word("SCRIPT"), word("FLUSH")],
@@ -1233,18 +1251,19 @@ fn split_script_args(argv: &[Vec<u8>]) -> Result<KeysAndArgs, Reply> {
     Ok((keys, args))
 }
 
-fn parse_eval(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+fn parse_eval(argv: &[Vec<u8>], read_only: bool) -> Result<Command, Reply> {
     let (keys, args) = split_script_args(argv)?;
     Ok(Command::Eval {
         script: argv[1].clone(),
         keys,
         args,
+        read_only,
     })
 }
 
 /// `EVALSHA`: a hash that is not 40 bytes long cannot match, and Redis says `NOSCRIPT` before
 /// it even looks at `numkeys`.
-fn parse_evalsha(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+fn parse_evalsha(argv: &[Vec<u8>], read_only: bool) -> Result<Command, Reply> {
     if argv[1].len() != 40 {
         return Err(Reply::error(NOSCRIPT_ERROR));
     }
@@ -1252,7 +1271,12 @@ fn parse_evalsha(argv: &[Vec<u8>]) -> Result<Command, Reply> {
     let Ok(sha1) = String::from_utf8(argv[1].clone()) else {
         return Err(Reply::error(NOSCRIPT_ERROR));
     };
-    Ok(Command::EvalSha { sha1, keys, args })
+    Ok(Command::EvalSha {
+        sha1,
+        keys,
+        args,
+        read_only,
+    })
 }
 
 fn parse_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
@@ -1649,6 +1673,7 @@ mod tests {
                 script: b"s".to_vec(),
                 keys: vec![b"k".to_vec()],
                 args: vec![b"a".to_vec(), b"b".to_vec()],
+                read_only: false,
             })
         );
     }
@@ -1795,11 +1820,25 @@ mod tests {
                 script: b"return 1".to_vec(),
                 keys: vec![b"k".to_vec()],
                 args: vec![b"1".to_vec()],
+                read_only: false,
+            },
+            Command::Eval {
+                script: b"return 1".to_vec(),
+                keys: vec![],
+                args: vec![],
+                read_only: true,
             },
             Command::EvalSha {
                 sha1: "A".repeat(40),
                 keys: vec![],
                 args: vec![b"x".to_vec()],
+                read_only: false,
+            },
+            Command::EvalSha {
+                sha1: "b".repeat(40),
+                keys: vec![b"k".to_vec()],
+                args: vec![],
+                read_only: true,
             },
             Command::ScriptLoad(b"return 1".to_vec()),
             Command::ScriptFlush,
@@ -1822,6 +1861,7 @@ mod tests {
             script: vec![],
             keys: vec![b"a".to_vec(), b"b".to_vec()],
             args: vec![b"c".to_vec()],
+            read_only: false,
         };
         assert_eq!(eval.keys(), vec![&b"a"[..], &b"b"[..]]);
         assert_eq!(Command::Get(b"k".to_vec()).keys(), vec![&b"k"[..]]);

@@ -658,9 +658,13 @@ fn compiled(vm: &mut Vm, source: &[u8], sha1: &str) -> Result<Function, Reply> {
     if let Some(function) = vm.compiled.get(sha1) {
         return Ok(function.clone());
     }
+    // Redis reads the shebang line before it compiles the rest.
+    if let Err(error) = super::shebang::flags(source) {
+        return Err(Reply::Error(format!("ERR {error}")));
+    }
     let loaded = vm
         .lua
-        .load(source)
+        .load(super::shebang::lua_body(source))
         .set_name("@user_script")
         .set_environment(vm.env.clone())
         .into_function();

@@ -40,6 +40,7 @@ pub mod replication;
 pub mod reply;
 pub mod scripts;
 pub mod server;
+pub mod shebang;
 
 pub use command::{Command, Transaction};
 pub use reply::Reply;

@@ -26,6 +26,7 @@ use super::reply::Reply;
 use sha1::{Digest, Sha1};
 
 use super::scripts::{self, ScriptHost, ScriptId};
+use super::shebang;
 
 mod collections;
 mod info;
@@ -211,9 +212,21 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 12] = [
-    "eval", "evalsha", "script", "client", "hello", "multi", "exec", "discard", "watch", "unwatch",
-    "wait", "auth",
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 14] = [
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+    "script",
+    "client",
+    "hello",
+    "multi",
+    "exec",
+    "discard",
+    "watch",
+    "unwatch",
+    "wait",
+    "auth",
 ];
 
 /// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the blocking
@@ -322,9 +335,9 @@ impl Redis {
         match self.script_cache.get(&digest) {
             Some(cached) => {
                 let source = Arc::clone(&cached.0);
-                self.run_script(&source, digest, keys, args, now_ms)
+                self.run_script(&source, digest, keys, args, false, now_ms)
             }
-            None => self.eval(script.source().as_bytes(), keys, args, now_ms),
+            None => self.eval(script.source().as_bytes(), keys, args, false, now_ms),
         }
     }
 
@@ -538,8 +551,18 @@ impl Redis {
                 Reply::Bulk(((now_ms % 1_000) * 1_000).to_string().into_bytes()),
             ]),
             Command::DelEx(key, condition) => self.delex(key, condition, now_ms),
-            Command::Eval { script, keys, args } => self.eval(script, keys, args, now_ms),
-            Command::EvalSha { sha1, keys, args } => self.evalsha(sha1, keys, args, now_ms),
+            Command::Eval {
+                script,
+                keys,
+                args,
+                read_only,
+            } => self.eval(script, keys, args, *read_only, now_ms),
+            Command::EvalSha {
+                sha1,
+                keys,
+                args,
+                read_only,
+            } => self.evalsha(sha1, keys, args, *read_only, now_ms),
             Command::ScriptLoad(source) => self.script_load(source),
             Command::ScriptFlush => {
                 self.script_cache = Arc::default();
@@ -1288,14 +1311,21 @@ impl Redis {
 
     // ----- scripts ---------------------------------------------------------------------
 
-    fn eval(&mut self, source: &[u8], keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
+    fn eval(
+        &mut self,
+        source: &[u8],
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        read_only: bool,
+        now_ms: u64,
+    ) -> Reply {
         // The safeguards' own scripts are recognised by their bytes (no hashing).
         let known = ScriptId::from_source(source);
         let digest = known.map_or_else(|| digest_of(source), ScriptId::digest);
         if let Err(error) = self.cache_script(source, digest) {
             return error;
         }
-        self.run_script(source, digest, keys, args, now_ms)
+        self.run_script(source, digest, keys, args, read_only, now_ms)
     }
 
     /// Compiles a script new to the cache (a compile error is Redis's) and caches it.
@@ -1310,11 +1340,20 @@ impl Redis {
         Ok(())
     }
 
-    fn evalsha(&mut self, sha1: &str, keys: &[Vec<u8>], args: &[Vec<u8>], now_ms: u64) -> Reply {
+    fn evalsha(
+        &mut self,
+        sha1: &str,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        read_only: bool,
+        now_ms: u64,
+    ) -> Reply {
         let cached = parse_sha1_hex(sha1)
             .and_then(|digest| Some((digest, self.script_cache.get(&digest)?.0.clone())));
         match cached {
-            Some((digest, source)) => self.run_script(&source, digest, keys, args, now_ms),
+            Some((digest, source)) => {
+                self.run_script(&source, digest, keys, args, read_only, now_ms)
+            }
             None => Reply::error(NOSCRIPT_ERROR),
         }
     }
@@ -1337,23 +1376,49 @@ impl Redis {
 
     /// Runs a script atomically: every call inside sees the same `now_ms`. The known scripts
     /// ([`ScriptId`]) run natively (proven equal to their Lua run by the tests); every other
-    /// script runs in Lua.
+    /// script, and any script `EVAL_RO`/`EVALSHA_RO` (`read_only`) runs, runs in Lua. A
+    /// script's shebang flags are checked first, as Redis 7.0's `scriptPrepareForRun` checks
+    /// them.
     fn run_script(
         &mut self,
         source: &[u8],
         digest: Sha1Digest,
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
+        read_only: bool,
         now_ms: u64,
     ) -> Reply {
-        if let Some(script) = ScriptId::from_digest(digest) {
-            let mut session = ScriptSession {
-                redis: self,
-                now_ms,
-            };
-            return scripts::run(script, &mut session, keys, args);
+        if !read_only {
+            if let Some(script) = ScriptId::from_digest(digest) {
+                let mut session = ScriptSession {
+                    redis: self,
+                    now_ms,
+                    read_only: false,
+                };
+                return scripts::run(script, &mut session, keys, args);
+            }
         }
-        self.run_lua(source, &hex::encode(digest), keys, args, now_ms)
+        // A cached script's shebang was read when it was cached.
+        let flags = shebang::flags(source).unwrap_or_default();
+        if flags.shebang {
+            if flags.no_cluster && self.cluster_mode {
+                return Reply::error(
+                    "ERR Can not run script on cluster, 'no-cluster' flag is set.",
+                );
+            }
+            if !flags.no_writes && self.role == Role::Replica {
+                return Reply::error(
+                    "READONLY Can not run script with write flag on readonly replica",
+                );
+            }
+            if !flags.no_writes && read_only {
+                return Reply::error(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                );
+            }
+        }
+        let read_only = read_only || flags.no_writes;
+        self.run_lua(source, &hex::encode(digest), keys, args, read_only, now_ms)
     }
 
     /// Runs `source` in Lua, whatever it is (the native fast path is skipped); the script is
@@ -1370,7 +1435,8 @@ impl Redis {
         if let Err(error) = lua::compile(source, &sha1) {
             return error;
         }
-        self.run_lua(source, &sha1, keys, args, now_ms)
+        let read_only = shebang::flags(source).unwrap_or_default().no_writes;
+        self.run_lua(source, &sha1, keys, args, read_only, now_ms)
     }
 
     fn run_lua(
@@ -1379,12 +1445,14 @@ impl Redis {
         sha1: &str,
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
+        read_only: bool,
         now_ms: u64,
     ) -> Reply {
         let mut rand_state = self.rand_state;
         let mut session = ScriptSession {
             redis: self,
             now_ms,
+            read_only,
         };
         let reply = lua::run_script(source, sha1, &mut session, keys, args, &mut rand_state);
         self.rand_state = rand_state;
@@ -1394,7 +1462,7 @@ impl Redis {
     /// `redis.call` from a script: command table and arity (script wording), read-only
     /// replica check, then the command. Slots need no check here: the known scripts touch only
     /// their declared keys, which `EVAL` already checked.
-    fn script_call(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+    fn script_call(&mut self, argv: &[Vec<u8>], read_only: bool, now_ms: u64) -> Reply {
         // Lower-cased on the stack when short and ASCII (every known name is): the same name
         // `from_utf8_lossy` and `to_ascii_lowercase` would make, without an allocation.
         let mut short = [0u8; 24];
@@ -1426,6 +1494,10 @@ impl Redis {
         let Some((_, write)) = known else {
             return Reply::error("ERR Unknown Redis command called from script");
         };
+        // A read-only script counts the commands that may replicate as writes (`PUBLISH`).
+        if read_only && (write || name == "publish") {
+            return Reply::error("ERR Write commands are not allowed from read-only scripts.");
+        }
         if write && self.role == Role::Replica {
             return Reply::error(READONLY_ERROR);
         }
@@ -1541,11 +1613,13 @@ struct ScriptSession<'a> {
     redis: &'a mut Redis,
     /// The script's frozen time.
     now_ms: u64,
+    /// `EVAL_RO`, `EVALSHA_RO` or a `no-writes` script: its writes fail.
+    read_only: bool,
 }
 
 impl ScriptHost for ScriptSession<'_> {
     fn call(&mut self, argv: &[Vec<u8>]) -> Reply {
-        self.redis.script_call(argv, self.now_ms)
+        self.redis.script_call(argv, self.read_only, self.now_ms)
     }
 }
 
