@@ -23,6 +23,12 @@
 //! byte with the stand-in's `Redis::execute_in` and a `Session` per connection
 //! ([`transactions_match_redis`]).
 //!
+//! Databases other than 0 (`SELECT`, `MOVE`, `COPY ... DB`, `SELECT` in `MULTI` and in scripts,
+//! `WATCH` across databases) are compared the same way on a fixed sequence
+//! ([`databases_match_redis`]), which deletes its keys in every database it used.
+//! `FLUSHDB`, `FLUSHALL` and `SWAPDB` are not sent: `model/tests/redis_databases.rs` has them,
+//! checked by hand against a private server.
+//!
 //! Scripts of other lock libraries (`tests/fixtures/lock_scripts.rs`: redsync, node-redlock,
 //! Redisson's RLock),
 //! the known scripts with CRLF line ends, an added comment or trailing blanks, and small Lua
@@ -30,8 +36,7 @@
 //! ([`library_scripts_match_redis`]).
 //!
 //! Not compared (deliberate differences, see `docs/fidelity.md`): `DELEX` (Redis 8.4; not in
-//! Redis 7), `CLIENT SETINFO` (7.2), `HELLO 3`, databases other
-//! than 0, `math.random` (the real server's generator has run for other clients), runaway
+//! Redis 7), `CLIENT SETINFO` (7.2), `HELLO 3`, `math.random` (the real server's generator has run for other clients), runaway
 //! scripts. Never sent to the shared real server: `error()` with a table that has no `err`
 //! field (it crashes Redis 7.0.15).
 
@@ -1378,8 +1383,8 @@ fn string_op() -> impl Strategy<Value = Op> {
                 let v = if offset == "536870911" { text("") } else { v };
                 Op::new(vec![c, k, text(offset), v])
             }),
-        // Database 0 only: the stand-in has no other, and a copy into another database of the
-        // real server would outlive the test's key prefix clean-up.
+        // Database 0 only: a copy into another database of the real server would outlive the
+        // test's key prefix clean-up (`databases_match_redis` copies into others).
         3 => (name("copy"),
               key(),
               key(),
@@ -2072,6 +2077,152 @@ fn transactions_match_redis() {
         }
         Err(error) => panic!("{error}"),
     }
+}
+
+/// The databases a [`databases_match_redis`] step may use.
+const DATABASES_USED: [&str; 5] = ["0", "2", "3", "4", "5"];
+
+/// Deletes the keys `<prefix>k0` to `<prefix>k3` in each of [`DATABASES_USED`] on the real
+/// server when dropped (also while a failing test unwinds).
+struct KeysInDatabases {
+    url: String,
+    prefix: String,
+}
+
+impl Drop for KeysInDatabases {
+    fn drop(&mut self) {
+        let mut connection = RawConnection::open(&self.url);
+        let mut del = vec![b"DEL".to_vec()];
+        del.extend((0..4).map(|n| format!("{}k{n}", self.prefix).into_bytes()));
+        for db in DATABASES_USED {
+            connection.send(&[b"SELECT".to_vec(), db.as_bytes().to_vec()]);
+            connection.send(&del);
+        }
+    }
+}
+
+/// `SELECT` and the commands that work across databases (`MOVE`, `COPY ... DB`), `SELECT`
+/// queued in `MULTI` and called by a script, `WATCH` of a key written in another database: a
+/// fixed sequence on two raw connections, compared byte for byte with the stand-in's
+/// [`Redis::execute_in`] and a `Session` per connection. `$kN` is key N (0 to 3), `$at` a Unix
+/// time in ms ten minutes from the start. Every key is deleted at the end in every database
+/// used.
+#[test]
+fn databases_match_redis() {
+    use leaselab_model::redis::Session;
+    let test = "databases_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let prefix = format!("leaselab:fidelity:{}:{test}:", std::process::id());
+    let _clean_up = KeysInDatabases {
+        url: url.clone(),
+        prefix: prefix.clone(),
+    };
+    let at = (wall_clock_ms() + 600_000).to_string();
+    let select_then_set = "redis.call('select', ARGV[1]); redis.call('set', KEYS[1], ARGV[2]); \
+                           return redis.call('get', KEYS[1])";
+    let steps: &[(usize, &[&str])] = &[
+        (0, &["SELECT", "16"]),
+        (0, &["SELECT", "-1"]),
+        (0, &["SELECT", "x"]),
+        (0, &["SELECT", "2147483648"]),
+        (0, &["SELECT", "2"]),
+        (0, &["SET", "$k0", "v2"]),
+        (1, &["GET", "$k0"]),
+        (1, &["SET", "$k0", "v0"]),
+        (0, &["GET", "$k0"]),
+        (0, &["EXISTS", "$k0", "$k1"]),
+        (0, &["MOVE", "$k0", "0"]),
+        (0, &["MOVE", "$k0", "2"]),
+        (0, &["MOVE", "$k0", "16"]),
+        (0, &["MOVE", "$k0", "x"]),
+        (0, &["MOVE", "$k0", "2147483648"]),
+        (0, &["MOVE", "$k1", "3"]),
+        (0, &["SET", "$k1", "x"]),
+        (0, &["PEXPIREAT", "$k1", "$at"]),
+        (0, &["MOVE", "$k1", "3"]),
+        (0, &["EXISTS", "$k1"]),
+        (0, &["SELECT", "3"]),
+        (0, &["PEXPIRETIME", "$k1"]),
+        (0, &["HSET", "$k2", "f", "v"]),
+        (0, &["COPY", "$k2", "$k2", "DB", "2"]),
+        (0, &["COPY", "$k2", "$k2", "DB", "2"]),
+        (0, &["COPY", "$k2", "$k3", "DB", "16"]),
+        (0, &["COPY", "$k2", "$k3", "DB", "x"]),
+        (0, &["COPY", "$k2", "$k2"]),
+        (0, &["COPY", "$k2", "$k2", "DB", "3"]),
+        (0, &["COPY", "$k1", "$k1", "DB", "2", "REPLACE"]),
+        (0, &["SELECT", "2"]),
+        (0, &["HGETALL", "$k2"]),
+        (0, &["PEXPIRETIME", "$k1"]),
+        (0, &["MULTI"]),
+        (0, &["SELECT", "4"]),
+        (0, &["SET", "$k0", "v4"]),
+        (0, &["SELECT", "99"]),
+        (0, &["GET", "$k0"]),
+        (0, &["EXEC"]),
+        (0, &["GET", "$k0"]),
+        (0, &["SELECT", "2"]),
+        (0, &["EVAL", select_then_set, "1", "$k0", "5", "v5"]),
+        (0, &["GET", "$k0"]),
+        (0, &["EVAL", "return redis.call('select', 16)", "0"]),
+        (0, &["EVAL", "return redis.pcall('select', 'x')", "0"]),
+        (0, &["WATCH", "$k0"]),
+        (1, &["SET", "$k0", "other"]),
+        (0, &["MULTI"]),
+        (0, &["GET", "$k0"]),
+        (0, &["EXEC"]),
+        (0, &["WATCH", "$k0"]),
+        (1, &["SELECT", "2"]),
+        (1, &["SET", "$k0", "w2"]),
+        (0, &["MULTI"]),
+        (0, &["PING"]),
+        (0, &["EXEC"]),
+        (1, &["SELECT", "5"]),
+        (1, &["GET", "$k0"]),
+        (0, &["SELECT", "0"]),
+        (0, &["GET", "$k0"]),
+    ];
+    let mut real = [RawConnection::open(&url), RawConnection::open(&url)];
+    let mut stand_in = Redis::new();
+    let mut sessions = [Session::new(), Session::new()];
+    let mut transcript = String::new();
+    for (connection, words) in steps {
+        let argv: Vec<Vec<u8>> = words
+            .iter()
+            .map(|word| {
+                let word = match word.strip_prefix("$k") {
+                    Some(n) => format!("{prefix}k{n}"),
+                    None if *word == "$at" => at.clone(),
+                    None => word.to_string(),
+                };
+                word.into_bytes()
+            })
+            .collect();
+        let from_redis = real[*connection].send(&argv);
+        let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
+        let from_stand_in = resp_bytes(&reply);
+        let shown = show_argv(&argv).replace(&prefix, "");
+        if from_redis == from_stand_in {
+            transcript.push_str(&format!(
+                "  same      [{connection}] {shown} -> {:?}\n",
+                String::from_utf8_lossy(&from_redis)
+            ));
+        } else {
+            panic!(
+                "the stand-in answered differently from Redis:\n{transcript}  Redis     \
+                 [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}",
+                String::from_utf8_lossy(&from_redis),
+                String::from_utf8_lossy(&from_stand_in)
+            );
+        }
+    }
+    report(&format!(
+        "{test}: {} commands on two connections answered byte for byte as Redis does",
+        steps.len()
+    ));
 }
 
 /// A self-test of the comparison: replies that differ are reported.

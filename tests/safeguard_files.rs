@@ -569,6 +569,14 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
         ),
         (
             "command = [\"GET\", \"{balance_key}\"]",
+            "command = [\"FLUSHDB\"]",
+        ),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "command = [\"SWAPDB\", \"0\", \"1\"]",
+        ),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
             "pipeline = [[\"SELECT\", \"1\"], [\"GET\", \"{balance_key}\"]]",
         ),
         ("return 0\"\"\"", "redis.call('FLUSHDB') return 0\"\"\""),

@@ -795,6 +795,7 @@ impl World {
                     key: keys.balance.clone(),
                     value: scenario.initial_balance.to_string().into_bytes(),
                     expire_at_ms: None,
+                    db: 0,
                 });
             }
             if scenario.initial_fence_counter != 0 {
@@ -802,6 +803,7 @@ impl World {
                     key: keys.fence.clone(),
                     value: scenario.initial_fence_counter.to_string().into_bytes(),
                     expire_at_ms: None,
+                    db: 0,
                 });
             }
             Arc::new(Replica {

@@ -292,7 +292,10 @@ fn pexpire_zero_or_negative_deletes() {
     assert_eq!(redis.stored(b"k"), None);
     assert_eq!(
         redis.drain_effects(),
-        vec![Effect::Del { key: b"k".to_vec() }]
+        vec![Effect::Del {
+            key: b"k".to_vec(),
+            db: 0
+        }]
     );
     run(&mut redis, &["SET", "k", "v"], 0);
     assert_eq!(
@@ -392,8 +395,9 @@ fn connection_housekeeping() {
         err("ERR unknown subcommand 'KILL'. Try CLIENT HELP.")
     );
     assert_eq!(run(&mut redis, &["SELECT", "0"], 0), Reply::ok());
+    assert_eq!(run(&mut redis, &["SELECT", "15"], 0), Reply::ok());
     assert_eq!(
-        run(&mut redis, &["SELECT", "1"], 0),
+        run(&mut redis, &["SELECT", "16"], 0),
         err("ERR DB index is out of range")
     );
     assert_eq!(

@@ -324,7 +324,8 @@ fn writes_before_a_failing_call_stay_and_are_replicated() {
         vec![Effect::Set {
             key: b"k".to_vec(),
             value: b"v".to_vec(),
-            expire_at_ms: None
+            expire_at_ms: None,
+            db: 0
         }]
     );
 }

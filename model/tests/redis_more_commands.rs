@@ -152,6 +152,7 @@ fn persist_removes_a_ttl_and_replicas_follow() {
         key: b"k".to_vec(),
         value: b"v".to_vec(),
         expire_at_ms: Some(NOW + 100_000),
+        db: 0,
     });
     for effect in redis.drain_effects() {
         replica.apply_effect(&effect);
@@ -175,7 +176,10 @@ fn getdel_and_type() {
     );
     assert_eq!(
         redis.drain_effects().last(),
-        Some(&Effect::Del { key: b"k".to_vec() })
+        Some(&Effect::Del {
+            key: b"k".to_vec(),
+            db: 0
+        })
     );
 }
 

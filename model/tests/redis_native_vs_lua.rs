@@ -67,6 +67,7 @@ fn build(case: &Case) -> Redis {
             key: KEYS[key].as_bytes().to_vec(),
             value: VALUES[value].as_bytes().to_vec(),
             expire_at_ms: ttl.map(|t| 1_000 + t),
+            db: 0,
         });
     }
     redis

@@ -40,6 +40,7 @@ fn set_px_is_propagated_with_an_absolute_expiry() {
             key: b"lock".to_vec(),
             value: b"t".to_vec(),
             expire_at_ms: Some(1_100),
+            db: 0,
         }]
     );
     assert!(primary.drain_effects().is_empty());
@@ -156,9 +157,15 @@ fn replica_does_not_expire_keys_but_reports_them_missing() {
     assert_eq!(run(&mut primary, &["GET", "e"], 201), Reply::Nil);
     assert_eq!(
         primary.drain_effects(),
-        vec![Effect::Del { key: b"e".to_vec() }]
+        vec![Effect::Del {
+            key: b"e".to_vec(),
+            db: 0
+        }]
     );
-    replica.apply_effect(&Effect::Del { key: b"e".to_vec() });
+    replica.apply_effect(&Effect::Del {
+        key: b"e".to_vec(),
+        db: 0,
+    });
     assert_eq!(replica.stored(b"e"), None);
 }
 
@@ -176,12 +183,14 @@ fn lazy_expiry_on_a_primary_is_recorded_as_del() {
         primary.drain_effects(),
         vec![
             Effect::Del {
-                key: b"lock".to_vec()
+                key: b"lock".to_vec(),
+                db: 0
             },
             Effect::Set {
                 key: b"lock".to_vec(),
                 value: b"b".to_vec(),
                 expire_at_ms: Some(21),
+                db: 0,
             },
         ]
     );
@@ -190,7 +199,8 @@ fn lazy_expiry_on_a_primary_is_recorded_as_del() {
     assert_eq!(
         primary.drain_effects(),
         vec![Effect::Del {
-            key: b"lock".to_vec()
+            key: b"lock".to_vec(),
+            db: 0
         }]
     );
 }
@@ -248,7 +258,10 @@ fn promoted_replica_has_an_empty_script_cache_and_expires_keys() {
     assert_eq!(replica.stored(b"k"), None);
     assert_eq!(
         replica.drain_effects(),
-        vec![Effect::Del { key: b"k".to_vec() }]
+        vec![Effect::Del {
+            key: b"k".to_vec(),
+            db: 0
+        }]
     );
     assert_eq!(run(&mut replica, &["SET", "k", "w"], 6), Reply::ok());
 }

@@ -366,11 +366,13 @@ fn script_effects_are_recorded_one_by_one() {
                 key: b"lock".to_vec(),
                 value: b"t".to_vec(),
                 expire_at_ms: Some(1_100),
+                db: 0,
             },
             Effect::Set {
                 key: b"fence".to_vec(),
                 value: b"1".to_vec(),
                 expire_at_ms: None,
+                db: 0,
             },
         ]
     );
@@ -481,9 +483,11 @@ fn redislock_obtain_with_ttl_0_reports_success_and_deletes_the_key() {
                 key: b"lk".to_vec(),
                 value: b"tok".to_vec(),
                 expire_at_ms: None,
+                db: 0,
             },
             Effect::Del {
-                key: b"lk".to_vec()
+                key: b"lk".to_vec(),
+                db: 0
             },
         ]
     );

@@ -165,7 +165,7 @@ impl RedisServer {
         };
         let mut input = RequestReader::new();
         let mut output = Vec::new();
-        // This connection's MULTI queue and WATCHed keys.
+        // This connection's MULTI queue, WATCHed keys and selected database.
         let mut session = Session::new();
         // Read at most 16 KiB at a time and execute what has arrived after each read, as
         // Redis does: its limits on lines without an end apply at the same points.

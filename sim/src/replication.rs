@@ -213,6 +213,7 @@ mod tests {
             key: key.as_bytes().to_vec(),
             value: value.as_bytes().to_vec(),
             expire_at_ms: None,
+            db: 0,
         }
     }
 

@@ -19,7 +19,6 @@
 //!   `ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.` (clients ignore either reply).
 //! - `PEXPIRE`'s `NX|XX|GT|LT` options are validated as Redis does, then refused with an error
 //!   saying the stand-in does not support them.
-//! - `SELECT` accepts only database 0, as a server configured with `databases 1` does.
 //! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: the stand-in speaks RESP2
 //!   only. `HELLO` and `HELLO 2` get the RESP2 answer of Redis 7.0.
 
@@ -190,7 +189,7 @@ pub enum Command {
     Hash(Vec<Vec<u8>>),
     /// A string or key command no safeguard of ours sends (`MGET`, `MSET`, `MSETNX`,
     /// `GETSET`, `SETEX`, `PSETEX`, `STRLEN`, `APPEND`, `SETRANGE`, `GETRANGE`, `COPY`, `DBSIZE`,
-    /// `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, ... `server/strings.rs` runs them), as its argument vector, checked against the command table (arity); its
+    /// `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `MOVE`, `SWAPDB`, ... `server/strings.rs` runs them), as its argument vector, checked against the command table (arity); its
     /// arguments are read when it runs, as Redis reads them (so inside `MULTI` a bad number
     /// fails at `EXEC`, not when queued).
     Strings(Vec<Vec<u8>>),
@@ -229,15 +228,17 @@ pub enum Command {
     ScriptFlush,
     /// `SCRIPT EXISTS sha1 [sha1 ...]`.
     ScriptExists(Vec<String>),
-    /// `FLUSHALL` / `FLUSHDB`: empty the keyspace.
+    /// `FLUSHALL`: empty every database.
     FlushAll,
-    /// Connection housekeeping a client sends that needs no effect: `CLIENT SETINFO`,
-    /// `CLIENT SETNAME`, `SELECT 0`, ... Replies `+OK`.
+    /// Connection housekeeping a client sends: `CLIENT SETINFO`, `CLIENT SETNAME`, `SELECT`
+    /// (which changes the connection's database), `HELLO`, ...
     Housekeeping(Vec<Vec<u8>>),
     /// `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`: they act on the connection's
     /// transaction state, so they run through [`Redis::apply_in`](super::Redis::apply_in) with
     /// the connection's [`Session`](super::Session).
     Transaction(Transaction),
+    /// `FLUSHDB`: empty the connection's database.
+    FlushDb,
 }
 
 /// A command on a connection's transaction state.
@@ -442,6 +443,8 @@ const COMMANDS: [Spec; 131] = [
     spec("hscan", -3, false, KeyRule::First),
     spec("sscan", -3, false, KeyRule::First),
     spec("zscan", -3, false, KeyRule::First),
+    spec("move", 3, true, KeyRule::First),
+    spec("swapdb", 3, true, KeyRule::None),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
@@ -819,9 +822,8 @@ impl Command {
             }
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
             | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
-            | "touch" | "getex" | "keys" | "scan" | "setrange" | "copy" | "dbsize" => {
-                Ok(Command::Strings(argv.to_vec()))
-            }
+            | "touch" | "getex" | "keys" | "scan" | "setrange" | "copy" | "dbsize" | "move"
+            | "swapdb" => Ok(Command::Strings(argv.to_vec())),
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),
@@ -832,7 +834,8 @@ impl Command {
             "delex" => parse_delex(argv),
             "eval" | "eval_ro" => parse_eval(argv, found.fullname == "eval_ro"),
             "evalsha" | "evalsha_ro" => parse_evalsha(argv, found.fullname == "evalsha_ro"),
-            "flushall" | "flushdb" => parse_flush(argv),
+            "flushall" => parse_flush(argv).map(|()| Command::FlushAll),
+            "flushdb" => parse_flush(argv).map(|()| Command::FlushDb),
             "select" => parse_select(argv),
             "hello" => parse_hello(argv),
             "auth" => parse_auth(argv),
@@ -955,6 +958,7 @@ impl Command {
                 argv
             }
             Command::FlushAll => vec![word("FLUSHALL")],
+            Command::FlushDb => vec![word("FLUSHDB")],
             Command::Housekeeping(argv) => argv.clone(),
             Command::Transaction(Transaction::Multi) => vec![word("MULTI")],
             Command::Transaction(Transaction::Exec) => vec![word("EXEC")],
@@ -1000,6 +1004,7 @@ impl Command {
             | Command::ScriptFlush
             | Command::ScriptExists(_)
             | Command::FlushAll
+            | Command::FlushDb
             | Command::Transaction(_)
             | Command::Housekeeping(_) => Vec::new(),
         }
@@ -1024,6 +1029,7 @@ impl Command {
                 | Command::DecrBy(..)
                 | Command::DelEx(..)
                 | Command::FlushAll
+                | Command::FlushDb
         )
     }
 }
@@ -1279,14 +1285,15 @@ fn parse_evalsha(argv: &[Vec<u8>], read_only: bool) -> Result<Command, Reply> {
     })
 }
 
-fn parse_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
+/// `FLUSHALL`/`FLUSHDB [SYNC|ASYNC]`'s option.
+fn parse_flush(argv: &[Vec<u8>]) -> Result<(), Reply> {
     let ok = match argv {
         [_] => true,
         [_, mode] => is_option(mode, "sync") || is_option(mode, "async"),
         _ => false,
     };
     if ok {
-        Ok(Command::FlushAll)
+        Ok(())
     } else {
         Err(Reply::error(SYNTAX_ERROR))
     }
@@ -1308,7 +1315,7 @@ fn parse_script_flush(argv: &[Vec<u8>]) -> Result<Command, Reply> {
 }
 
 /// `SELECT index`: the index must be a 32-bit integer; which indexes exist is decided when the
-/// command runs (only 0, and in cluster mode Redis says so differently).
+/// command runs (0 to 15; in cluster mode only 0, and Redis says so differently).
 fn parse_select(argv: &[Vec<u8>]) -> Result<Command, Reply> {
     let index = integer_arg(&argv[1])?;
     if i32::try_from(index).is_err() {
@@ -1704,7 +1711,7 @@ mod tests {
         );
         assert_eq!(
             Command::parse(&argv(&["FLUSHDB", "SYNC"])),
-            Ok(Command::FlushAll)
+            Ok(Command::FlushDb)
         );
         assert_eq!(parse_error(&["flushdb", "foo"]), SYNTAX_ERROR);
         assert_eq!(parse_error(&["flushall", "sync", "async"]), SYNTAX_ERROR);
@@ -1844,7 +1851,10 @@ mod tests {
             Command::ScriptFlush,
             Command::ScriptExists(vec!["abc".to_string()]),
             Command::FlushAll,
+            Command::FlushDb,
             Command::Housekeeping(argv(&["SELECT", "0"])),
+            Command::Strings(argv(&["MOVE", "k", "3"])),
+            Command::Strings(argv(&["SWAPDB", "0", "1"])),
         ];
         for command in commands {
             assert_eq!(

@@ -5,7 +5,8 @@
 //!
 //! - [`reply`]: the RESP reply values;
 //! - [`command`]: the supported commands, parsed from an argument vector;
-//! - [`server`]: the keyspace and command execution ([`Redis`]);
+//! - [`server`]: the keyspace and command execution ([`Redis`]), in 16 databases as Redis's
+//!   default (`SELECT` per connection, [`Session`]);
 //! - [`glob`]: `KEYS`/`SCAN ... MATCH` patterns, as Redis's `stringmatchlen` matches them;
 //! - [`collection`]: hashes, lists, sets and sorted sets as values, and sorted-set scores;
 //! - [`lua`]: scripts run in Lua 5.1 as Redis 7.0 runs them (sandbox, conversions, errors);
@@ -22,7 +23,6 @@
 //!   conditions are refused with a clear error.
 //! - `CLIENT SETINFO` answers `+OK` as Redis 7.2+ does (7.0 says unknown subcommand).
 //! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: RESP2 only.
-//! - `SELECT` knows only database 0 (a server with `databases 1`).
 //! - `PEXPIRE`'s `NX|XX|GT|LT` options are refused with a clear error.
 //! - Scripts: see [`lua`] for what differs (no `cjson`/`cmsgpack`/`struct`/`bit`; a runaway
 //!   script is stopped after an instruction budget instead of making the server `BUSY`).

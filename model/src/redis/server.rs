@@ -9,6 +9,10 @@
 //! There is no active expiry cycle: an expired key nobody touches stays stored until it is
 //! touched. That is invisible to clients (every read applies the rule above); it only delays
 //! the `DEL` a replica receives, which [`Redis::drain_effects`] callers may want to know.
+//!
+//! There are 16 databases (`server/databases.rs`). The calls without a [`Session`] run in
+//! database 0; [`Redis::execute_in`] and [`Redis::apply_in`] run in the session's, which
+//! `SELECT` changes.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,7 +22,7 @@ use super::collection::Collection;
 use super::command::{
     arity_ok, integer_arg, invalid_expire_error, is_hello, parse_i64, plain_spec, precheck,
     select_index, wrong_arity_error, Command, DelexCondition, ExpireFlags, ExpireKind,
-    SetCondition, SetExpiry, NOSCRIPT_ERROR, NOT_AN_INTEGER_ERROR, READONLY_ERROR,
+    SetCondition, SetExpiry, NOSCRIPT_ERROR, READONLY_ERROR,
 };
 use super::lua;
 use super::replication::Effect;
@@ -29,8 +33,12 @@ use super::scripts::{self, ScriptHost, ScriptId};
 use super::shebang;
 
 mod collections;
+mod databases;
 mod info;
 mod strings;
+
+pub use databases::DATABASES;
+use databases::{DbIndex, Keyspace, OtherDbs, WatchTouches};
 
 /// The version this stand-in answers as (the real server it is checked against).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -155,7 +163,8 @@ impl std::hash::Hash for Recording {
 pub struct Redis {
     role: Role,
     cluster_mode: bool,
-    keyspace: BTreeMap<Arc<[u8]>, Entry>,
+    /// The selected database's keys (database 0's between calls).
+    keyspace: Keyspace,
     /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL`, by lower-case SHA1.
     script_cache: Arc<BTreeMap<Sha1Digest, CachedScript>>,
     /// The state of Redis's `rand48` generator behind `math.random` (kept across scripts, as
@@ -165,20 +174,31 @@ pub struct Redis {
     effects: Vec<Effect>,
     /// Whether effects are recorded at all (a setting: see [`Redis::record_effects`]).
     recording: Recording,
-    /// How often each key some session ever `WATCH`ed was written since (other keys are not
-    /// counted, so a server nobody watches carries an empty map).
-    watch_touches: BTreeMap<Vec<u8>, u64>,
+    /// How often each key some session ever `WATCH`ed in the selected database was written
+    /// since (other keys are not counted, so a server nobody watches carries an empty map).
+    watch_touches: WatchTouches,
+    /// The other databases that hold keys or watched keys (none when database 0 holds every
+    /// key: then this is empty and not hashed).
+    other_dbs: OtherDbs,
+    /// The database in `keyspace`: 0 between calls, another while a command of a connection
+    /// that selected it runs (not hashed when 0).
+    selected: DbIndex,
 }
 
-/// One client connection's transaction state: `MULTI` queue and `WATCH`ed keys.
+/// One client connection's state: its `MULTI` queue, `WATCH`ed keys and selected database.
+///
+/// Database 0 (every session's at first) is left out of the hash, so a session of database 0
+/// hashes as it did before databases were kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Session {
     /// The queued commands while inside `MULTI`.
     queue: Option<Vec<Vec<Vec<u8>>>>,
     /// A queued command was refused: `EXEC` answers `EXECABORT`.
     aborted: bool,
-    /// `(key, touches at WATCH, existed at WATCH)`.
-    watched: Vec<(Vec<u8>, u64, bool)>,
+    /// `(key, touches at WATCH, existed at WATCH, the database it was watched in)`.
+    watched: Vec<(Vec<u8>, u64, bool, DbIndex)>,
+    /// The selected database (`SELECT`).
+    db: DbIndex,
 }
 
 impl Session {
@@ -190,6 +210,11 @@ impl Session {
     /// True inside `MULTI`.
     pub fn in_transaction(&self) -> bool {
         self.queue.is_some()
+    }
+
+    /// The selected database (0 to 15).
+    pub fn db(&self) -> u8 {
+        self.db.0
     }
 }
 
@@ -261,6 +286,8 @@ impl Redis {
             effects: Vec::new(),
             recording: Recording(true),
             watch_touches: BTreeMap::new(),
+            other_dbs: OtherDbs::default(),
+            selected: DbIndex(0),
         }
     }
 
@@ -284,12 +311,20 @@ impl Redis {
         self.cluster_mode
     }
 
-    /// Parses and executes one command received at server time `now_ms`.
+    /// Parses and executes one command received at server time `now_ms`, in database 0 (a
+    /// `SELECT` lasts for this command only: there is no connection to remember it).
     ///
     /// The checks come in Redis's order: command table and arity, then the cluster slot check
     /// and the read-only replica check (so `SET k v FOO` on a replica is `READONLY`), then the
     /// command's own options.
     pub fn execute(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        let reply = self.execute_here(argv, now_ms);
+        self.switch_to(0);
+        reply
+    }
+
+    /// [`Redis::execute`] in the selected database, which a `SELECT` changes.
+    fn execute_here(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let before_parsing = match precheck(argv) {
             Ok(found) => found,
             Err(error) => return error,
@@ -303,8 +338,16 @@ impl Redis {
         }
     }
 
-    /// Executes a parsed command at server time `now_ms`.
+    /// Executes a parsed command at server time `now_ms`, in database 0 (as
+    /// [`Redis::execute`]).
     pub fn apply(&mut self, command: &Command, now_ms: u64) -> Reply {
+        let reply = self.apply_here(command, now_ms);
+        self.switch_to(0);
+        reply
+    }
+
+    /// [`Redis::apply`] in the selected database, which a `SELECT` changes.
+    fn apply_here(&mut self, command: &Command, now_ms: u64) -> Reply {
         // The keys are listed only for a cluster's slot check (a list costs an allocation).
         let keys = if self.cluster_mode {
             command.keys()
@@ -319,7 +362,7 @@ impl Redis {
 
     /// Calls `script` as a client library does: `EVALSHA`, and `EVAL` with its source when
     /// the answer is `NOSCRIPT`. The same replies as [`Redis::apply`] of those two commands,
-    /// without building them.
+    /// without building them (in database 0).
     pub fn call_script(
         &mut self,
         script: ScriptId,
@@ -374,10 +417,11 @@ impl Redis {
     pub fn seed(&mut self, key: &[u8], value: &[u8]) {
         let entry = Entry::string(value.to_vec(), None);
         self.keyspace.insert(Arc::from(key), entry);
-        self.record(|| Effect::Set {
+        self.record(|db| Effect::Set {
             key: key.to_vec(),
             value: value.to_vec(),
             expire_at_ms: None,
+            db,
         });
     }
 
@@ -402,27 +446,38 @@ impl Redis {
                 key,
                 value,
                 expire_at_ms,
-            } => {
+                db,
+            } => self.in_db(*db, |redis| {
                 let entry = Entry::string(value.clone(), *expire_at_ms);
-                self.keyspace.insert(Arc::from(key.as_slice()), entry);
-            }
+                redis.keyspace.insert(Arc::from(key.as_slice()), entry);
+            }),
             Effect::Collection {
                 key,
                 value,
                 expire_at_ms,
-            } => {
+                db,
+            } => self.in_db(*db, |redis| {
                 let entry = Entry::collection(value.clone(), *expire_at_ms);
-                self.keyspace.insert(Arc::from(key.as_slice()), entry);
-            }
-            Effect::Del { key } => {
-                self.keyspace.remove(key.as_slice());
-            }
-            Effect::Expire { key, expire_at_ms } => {
-                if let Some(entry) = self.keyspace.get_mut(key.as_slice()) {
+                redis.keyspace.insert(Arc::from(key.as_slice()), entry);
+            }),
+            Effect::Del { key, db } => self.in_db(*db, |redis| {
+                redis.keyspace.remove(key.as_slice());
+            }),
+            Effect::Expire {
+                key,
+                expire_at_ms,
+                db,
+            } => self.in_db(*db, |redis| {
+                if let Some(entry) = redis.keyspace.get_mut(key.as_slice()) {
                     entry.expire_at_ms = Some(*expire_at_ms);
                 }
+            }),
+            Effect::FlushAll => {
+                self.keyspace.clear();
+                self.other_dbs.clear_keys();
             }
-            Effect::FlushAll => self.keyspace.clear(),
+            Effect::FlushDb { db } => self.in_db(*db, |redis| redis.keyspace.clear()),
+            Effect::SwapDb { first, second } => self.swap_keys(*first, *second),
         }
     }
 
@@ -440,6 +495,7 @@ impl Redis {
             role: Role::Replica,
             cluster_mode: self.cluster_mode,
             keyspace: self.keyspace.clone(),
+            other_dbs: self.other_dbs.keys_only(),
             ..Redis::new()
         }
     }
@@ -457,14 +513,17 @@ impl Redis {
     pub fn restart_from(&mut self, snapshot: &Redis) {
         self.restart_empty();
         self.keyspace = snapshot.keyspace.clone();
+        self.other_dbs.replace_keys(&snapshot.other_dbs);
     }
 
     /// Keeps every key (with its absolute expiry) and forgets the rest: a restart that
     /// reloads an append-only file fsynced before every reply.
     pub fn restart_keeping_keys(&mut self) {
         let keyspace = std::mem::take(&mut self.keyspace);
+        let other_dbs = self.other_dbs.keys_only();
         self.restart_empty();
         self.keyspace = keyspace;
+        self.other_dbs.replace_keys(&other_dbs);
     }
 
     /// Forgets everything, script cache included: a restart without persistence.
@@ -474,6 +533,7 @@ impl Redis {
     /// model.
     pub fn restart_empty(&mut self) {
         self.keyspace.clear();
+        self.other_dbs.clear_keys();
         self.script_cache = Arc::default();
         self.rand_state = lua::RAND48_INITIAL;
         self.effects.clear();
@@ -569,28 +629,20 @@ impl Redis {
                 Reply::ok()
             }
             Command::ScriptExists(shas) => self.script_exists(shas),
-            Command::FlushAll => {
-                // A watched key is touched only if the flush removed it as a key a command
-                // would have seen: Redis 7.0's `touchAllWatchedKeysInDb` skips keys that do not
-                // exist and keys already expired when they were watched (here: a key expired
-                // by now, whose watchers' EXEC sees that anyway, see `transaction_command`).
-                for (key, touches) in self.watch_touches.iter_mut() {
-                    let present = self
-                        .keyspace
-                        .get(key.as_slice())
-                        .is_some_and(|entry| !entry.is_expired_at(now_ms));
-                    if present {
-                        *touches += 1;
-                    }
-                }
-                self.keyspace.clear();
-                self.record(|| Effect::FlushAll);
-                Reply::ok()
-            }
+            // A watched key is touched only if the flush removed it as a key a command would
+            // have seen: Redis 7.0's `touchAllWatchedKeysInDb` skips keys that do not exist and
+            // keys already expired when they were watched (here: a key expired by now, whose
+            // watchers' EXEC sees that anyway, see `transaction_command`).
+            Command::FlushAll => self.flush(true, now_ms),
+            Command::FlushDb => self.flush(false, now_ms),
             Command::Housekeeping(argv) => self.housekeeping(argv),
             // Without a connection's state: as on a connection that sends only this command.
             Command::Transaction(_) => {
-                self.execute_in(&mut Session::new(), &command.to_argv(), now_ms)
+                let mut session = Session {
+                    db: self.selected,
+                    ..Session::new()
+                };
+                self.execute_in_here(&mut session, &command.to_argv(), now_ms)
             }
         }
     }
@@ -621,7 +673,10 @@ impl Redis {
             .is_some_and(|entry| entry.is_expired_at(now_ms));
         if expired {
             self.keyspace.remove(key);
-            self.record(|| Effect::Del { key: key.to_vec() });
+            self.record(|db| Effect::Del {
+                key: key.to_vec(),
+                db,
+            });
         }
     }
 
@@ -632,23 +687,41 @@ impl Redis {
         }
     }
 
-    /// Applies a parsed command a client connection sent, with its transaction state (see
-    /// [`Redis::execute_in`]); outside `MULTI` a command other than the transaction commands
-    /// is [`Redis::apply`].
+    /// Applies a parsed command a client connection sent, with its transaction state and in
+    /// its database (see [`Redis::execute_in`]); outside `MULTI` a command other than the
+    /// transaction commands is [`Redis::apply`] in the session's database.
     pub fn apply_in(&mut self, session: &mut Session, command: &Command, now_ms: u64) -> Reply {
-        if matches!(command, Command::Transaction(_)) || session.in_transaction() {
-            self.execute_in(session, &command.to_argv(), now_ms)
+        self.switch_to(session.db.0);
+        let reply = if matches!(command, Command::Transaction(_)) || session.in_transaction() {
+            self.execute_in_here(session, &command.to_argv(), now_ms)
         } else {
-            self.apply(command, now_ms)
-        }
+            self.apply_here(command, now_ms)
+        };
+        session.db = self.selected;
+        self.switch_to(0);
+        reply
     }
 
     /// Executes one command a client connection sent, with its transaction state: `MULTI`,
     /// `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` as Redis 7.0 answers them; inside `MULTI` other
     /// commands are checked against the command table (and the cluster and read-only checks)
     /// and answer `+QUEUED`. `EXEC` of a transaction whose watched keys were written (by anyone)
-    /// or expired since `WATCH` answers nil.
+    /// or expired since `WATCH` answers nil. Commands run in the session's database; a `SELECT`
+    /// (also one run by `EXEC`) changes it for the commands after it.
     pub fn execute_in(&mut self, session: &mut Session, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        self.switch_to(session.db.0);
+        let reply = self.execute_in_here(session, argv, now_ms);
+        session.db = self.selected;
+        self.switch_to(0);
+        reply
+    }
+
+    /// [`Redis::execute_in`] with the session's database in place.
+    fn execute_in_here(&mut self, session: &mut Session, argv: &[Vec<u8>], now_ms: u64) -> Reply {
+        debug_assert_eq!(
+            session.db, self.selected,
+            "the session's database is in place"
+        );
         let name = argv
             .first()
             .map(|n| n.to_ascii_lowercase())
@@ -721,7 +794,7 @@ impl Redis {
                     }
                 }
             }
-            None => self.execute(argv, now_ms),
+            None => self.execute_here(argv, now_ms),
         }
     }
 
@@ -753,7 +826,9 @@ impl Redis {
                 for key in &argv[1..] {
                     let touches = *self.watch_touches.entry(key.clone()).or_insert(0);
                     let exists = self.visible(key, now_ms).is_some();
-                    session.watched.push((key.clone(), touches, exists));
+                    session
+                        .watched
+                        .push((key.clone(), touches, exists, self.selected));
                 }
                 Reply::ok()
             }
@@ -770,9 +845,14 @@ impl Redis {
                         "EXECABORT Transaction discarded because of previous errors.",
                     );
                 }
-                let dirty = watched.iter().any(|(key, touches, existed)| {
-                    self.watch_touches.get(key) != Some(touches)
-                        || (*existed && self.visible(key, now_ms).is_none())
+                // Each key in the database it was watched in.
+                let dirty = watched.iter().any(|(key, touches, existed, db)| {
+                    let (keyspace, watch_touches) = self.db_of(db.0);
+                    let visible = keyspace
+                        .and_then(|keyspace| keyspace.get(key.as_slice()))
+                        .is_some_and(|entry| !entry.is_expired_at(now_ms));
+                    watch_touches.and_then(|counts| counts.get(key)) != Some(touches)
+                        || (*existed && !visible)
                 });
                 if dirty {
                     return Reply::NilArray;
@@ -794,14 +874,15 @@ impl Redis {
             session.watched.clear();
             return Reply::ok();
         }
-        self.execute(argv, now_ms)
+        self.execute_here(argv, now_ms)
     }
 
-    /// Records an effect for the replicas (a replica records nothing; nor does a primary
-    /// told not to, which then does not even build it).
-    fn record(&mut self, effect: impl FnOnce() -> Effect) {
+    /// Records an effect for the replicas, built for the selected database (a replica records
+    /// nothing; nor does a primary told not to, which then does not even build it).
+    fn record(&mut self, effect: impl FnOnce(u8) -> Effect) {
         if self.role == Role::Primary && self.recording.0 {
-            self.effects.push(effect());
+            let db = self.selected.0;
+            self.effects.push(effect(db));
         }
     }
 
@@ -809,13 +890,26 @@ impl Redis {
     fn write_key(&mut self, key: &[u8], value: Vec<u8>, expire_at_ms: Option<u64>) {
         debug_assert_eq!(self.role, Role::Primary, "only a primary writes keys");
         self.touch(key);
-        self.record(|| Effect::Set {
+        self.record(|db| Effect::Set {
             key: key.to_vec(),
             value: value.clone(),
             expire_at_ms,
+            db,
         });
         self.keyspace
             .insert(Arc::from(key), Entry::string(value, expire_at_ms));
+    }
+
+    /// Stores `entry` whole at `key` (a string or a collection, with its expiry) and records
+    /// the write.
+    fn write_entry(&mut self, key: &[u8], entry: Entry) {
+        match &entry.collection {
+            Some(_) => {
+                self.keyspace.insert(Arc::from(key), entry);
+                self.collection_written(key);
+            }
+            None => self.write_key(key, entry.value, entry.expire_at_ms),
+        }
     }
 
     /// Deletes `key` (which must be stored) and records the deletion.
@@ -824,7 +918,10 @@ impl Redis {
         self.touch(key);
         let removed = self.keyspace.remove(key);
         debug_assert!(removed.is_some(), "deleting a key that is not stored");
-        self.record(|| Effect::Del { key: key.to_vec() });
+        self.record(|db| Effect::Del {
+            key: key.to_vec(),
+            db,
+        });
     }
 
     // ----- commands --------------------------------------------------------------------
@@ -975,9 +1072,10 @@ impl Redis {
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
-        self.record(|| Effect::Expire {
+        self.record(|db| Effect::Expire {
             key: key.to_vec(),
             expire_at_ms: at_ms,
+            db,
         });
         Reply::Integer(1)
     }
@@ -1028,9 +1126,10 @@ impl Redis {
         if let Some(entry) = self.keyspace.get_mut(key) {
             entry.expire_at_ms = Some(at_ms);
         }
-        self.record(|| Effect::Expire {
+        self.record(|db| Effect::Expire {
             key: key.to_vec(),
             expire_at_ms: at_ms,
+            db,
         });
         Reply::Integer(1)
     }
@@ -1171,10 +1270,11 @@ impl Redis {
             return;
         }
         self.touch(key);
-        self.record(|| Effect::Collection {
+        self.record(|db| Effect::Collection {
             key: key.to_vec(),
             value: value.clone(),
             expire_at_ms,
+            db,
         });
         self.keyspace
             .insert(Arc::from(key), Entry::collection(value, expire_at_ms));
@@ -1449,6 +1549,9 @@ impl Redis {
         now_ms: u64,
     ) -> Reply {
         let mut rand_state = self.rand_state;
+        // A `SELECT` inside the script lasts until it ends (Redis 7.0 gives the script a client
+        // of its own, in the caller's database).
+        let db = self.selected.0;
         let mut session = ScriptSession {
             redis: self,
             now_ms,
@@ -1456,6 +1559,7 @@ impl Redis {
         };
         let reply = lua::run_script(source, sha1, &mut session, keys, args, &mut rand_state);
         self.rand_state = rand_state;
+        self.switch_to(db);
         reply
     }
 
@@ -1510,7 +1614,7 @@ impl Redis {
     // ----- connection housekeeping -----------------------------------------------------
 
     /// `CLIENT SETINFO`, `CLIENT SETNAME`, `SELECT`, `HELLO` (validated by the parser).
-    fn housekeeping(&self, argv: &[Vec<u8>]) -> Reply {
+    fn housekeeping(&mut self, argv: &[Vec<u8>]) -> Reply {
         if is_hello(argv) {
             return self.hello();
         }
@@ -1521,14 +1625,7 @@ impl Redis {
             .first()
             .is_some_and(|name| name.eq_ignore_ascii_case(b"select"));
         if is_select {
-            return match select_index(argv) {
-                Some(0) => Reply::ok(),
-                Some(_) if self.cluster_mode => {
-                    Reply::error("ERR SELECT is not allowed in cluster mode")
-                }
-                Some(_) => Reply::error("ERR DB index is out of range"),
-                None => Reply::error(NOT_AN_INTEGER_ERROR),
-            };
+            return self.select(select_index(argv));
         }
         Reply::ok()
     }
@@ -1643,6 +1740,41 @@ fn byte_range(value: &[u8], start: i64, end: i64) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_of_database_0_hashes_as_before() {
+        use std::collections::hash_map::DefaultHasher;
+        use std::hash::{Hash, Hasher};
+        /// `Session` as it was before databases were kept.
+        #[derive(Hash)]
+        struct Before {
+            queue: Option<Vec<Vec<Vec<u8>>>>,
+            aborted: bool,
+            watched: Vec<(Vec<u8>, u64, bool)>,
+        }
+        fn hash_of(value: &impl Hash) -> u64 {
+            let mut hasher = DefaultHasher::new();
+            value.hash(&mut hasher);
+            hasher.finish()
+        }
+        let session = Session {
+            queue: Some(vec![vec![b"GET".to_vec(), b"k".to_vec()]]),
+            aborted: false,
+            watched: vec![(b"k".to_vec(), 2, true, DbIndex(0))],
+            db: DbIndex(0),
+        };
+        let before = Before {
+            queue: Some(vec![vec![b"GET".to_vec(), b"k".to_vec()]]),
+            aborted: false,
+            watched: vec![(b"k".to_vec(), 2, true)],
+        };
+        assert_eq!(hash_of(&session), hash_of(&before));
+        let elsewhere = Session {
+            db: DbIndex(1),
+            ..session.clone()
+        };
+        assert_ne!(hash_of(&session), hash_of(&elsewhere));
+    }
 
     #[test]
     fn byte_range_rules() {

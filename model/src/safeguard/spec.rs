@@ -1025,9 +1025,14 @@ fn command_words(
     }
     let argv = words(source, field, command)?;
     let rendered: Vec<Vec<u8>> = argv.iter().map(|w| w.render(vars)).collect();
-    if let Ok(Command::FlushAll | Command::ScriptFlush | Command::Housekeeping(_)) =
-        Command::parse(&rendered)
-    {
+    let whole_server = match Command::parse(&rendered) {
+        Ok(
+            Command::FlushAll | Command::FlushDb | Command::ScriptFlush | Command::Housekeeping(_),
+        ) => true,
+        Ok(Command::Strings(argv)) => argv[0].eq_ignore_ascii_case(b"swapdb"),
+        _ => false,
+    };
+    if whole_server {
         return Err(source.at(
             command.span(),
             field,

@@ -59,10 +59,12 @@ impl Shared {
             // The lease had already run out: deleting or renewing the key is no trespass.
             return;
         }
+        // The lock is in database 0, where the callers' connections stay.
         let change = effects.iter().find_map(|effect| match effect {
-            Effect::Del { key } if *key == lock.key => Some(true),
-            Effect::Expire { key, .. } if *key == lock.key => Some(false),
-            Effect::FlushAll => Some(true),
+            Effect::Del { key, db: 0 } if *key == lock.key => Some(true),
+            Effect::Expire { key, db: 0, .. } if *key == lock.key => Some(false),
+            Effect::FlushAll | Effect::FlushDb { db: 0 } => Some(true),
+            Effect::SwapDb { first, second } if *first == 0 || *second == 0 => Some(true),
             _ => None,
         });
         if let Some(deleted) = change {

@@ -212,6 +212,7 @@ impl Redis {
             key: key.to_vec(),
             value: entry.collection.clone().expect("a collection"),
             expire_at_ms: entry.expire_at_ms,
+            db: self.selected.0,
         });
         self.touch(key);
         self.effects.extend(effect);

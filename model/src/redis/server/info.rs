@@ -5,13 +5,19 @@
 //!
 //! The stand-in fills only the fields whose value it knows as the real server would: the
 //! version, mode, clock and `hz` of the server, `loading`, the role, whether cluster mode is on,
-//! and the keyspace's key counts. The other sections are there with their headers and no fields
+//! and each database's key counts. The other sections are there with their headers and no fields
 //! (a real server's connection, memory, CPU and command statistics describe a process the
 //! stand-in is not); `avg_ttl` is 0, which Redis reports until its active expiry has sampled.
 
 use super::{Redis, Role, REDIS_VERSION};
 use crate::redis::command::is_option;
 use crate::redis::reply::Reply;
+
+/// The keyspace section's field for each database.
+const DB_NAMES: [&str; super::DATABASES as usize] = [
+    "db0", "db1", "db2", "db3", "db4", "db5", "db6", "db7", "db8", "db9", "db10", "db11", "db12",
+    "db13", "db14", "db15",
+];
 
 /// The sections in Redis 7.0's order, with whether `INFO` without arguments (or `default`)
 /// includes them. `all` is every one; `everything` adds modules' own sections (there are none).
@@ -101,21 +107,25 @@ impl Redis {
                 .to_string(),
             )],
             "cluster" => vec![("cluster_enabled", u8::from(self.cluster_mode).to_string())],
-            "keyspace" => {
-                let (mut keys, mut expires) = (0_u64, 0_u64);
-                for entry in self.keyspace.values() {
-                    if entry.is_expired_at(now_ms) {
-                        continue;
+            "keyspace" => self
+                .databases()
+                .filter_map(|(db, keyspace)| {
+                    let (mut keys, mut expires) = (0_u64, 0_u64);
+                    for entry in keyspace.values() {
+                        if entry.is_expired_at(now_ms) {
+                            continue;
+                        }
+                        keys += 1;
+                        expires += u64::from(entry.expire_at_ms.is_some());
                     }
-                    keys += 1;
-                    expires += u64::from(entry.expire_at_ms.is_some());
-                }
-                if keys == 0 {
-                    Vec::new()
-                } else {
-                    vec![("db0", format!("keys={keys},expires={expires},avg_ttl=0"))]
-                }
-            }
+                    (keys > 0).then(|| {
+                        (
+                            DB_NAMES[usize::from(db)],
+                            format!("keys={keys},expires={expires},avg_ttl=0"),
+                        )
+                    })
+                })
+                .collect(),
             _ => Vec::new(),
         }
     }

@@ -1,8 +1,8 @@
 //! The string and key commands no safeguard of ours sends, but a user's script, pipeline or
 //! `redis-cli` session may: `MGET`, `MSET`, `MSETNX`, `GETSET`, `SETEX`, `PSETEX`, `STRLEN`,
 //! `APPEND`, `GETRANGE`, `UNLINK`, `EXPIRETIME`, `PEXPIRETIME`, `RENAME`, `RENAMENX`, `TOUCH`,
-//! `GETEX`, `KEYS`, `SCAN`, `SETRANGE`, `COPY`, `DBSIZE` (Redis 7.0's `t_string.c`, `expire.c`
-//! and `db.c`). Each arrives as its argument vector, already checked against the command
+//! `GETEX`, `KEYS`, `SCAN`, `SETRANGE`, `COPY`, `DBSIZE`, `MOVE`, `SWAPDB` (Redis 7.0's
+//! `t_string.c`, `expire.c` and `db.c`; the last two in `databases.rs`). Each arrives as its argument vector, already checked against the command
 //! table's arity; its numbers are read here, when it runs, as Redis reads them.
 
 use std::sync::Arc;
@@ -33,14 +33,7 @@ impl Redis {
             return Reply::Integer(0);
         }
         self.delete_key(source);
-        match &entry.collection {
-            Some(_) => {
-                self.keyspace
-                    .insert(std::sync::Arc::from(destination), entry);
-                self.collection_written(destination);
-            }
-            None => self.write_key(destination, entry.value, entry.expire_at_ms),
-        }
+        self.write_entry(destination, entry);
         if nx {
             Reply::Integer(1)
         } else {
@@ -94,6 +87,8 @@ impl Redis {
             b"append" => self.append(&argv[1], &argv[2], now_ms),
             b"setrange" => self.setrange(argv, now_ms),
             b"copy" => self.copy(argv, now_ms),
+            b"move" => self.move_key(argv, now_ms),
+            b"swapdb" => self.swapdb(argv, now_ms),
             b"dbsize" => {
                 // Keys past their deadline are not counted (Redis counts the ones its active
                 // expiry has not removed yet, which depends on when it last sampled).
@@ -208,9 +203,10 @@ impl Redis {
                 if let Some(entry) = self.keyspace.get_mut(argv[1].as_slice()) {
                     entry.expire_at_ms = Some(at_ms);
                 }
-                self.record(|| Effect::Expire {
+                self.record(|db| Effect::Expire {
                     key: argv[1].clone(),
                     expire_at_ms: at_ms,
+                    db,
                 });
             }
         } else if persist && entry.expire_at_ms.is_some() {
@@ -304,26 +300,19 @@ impl Redis {
     }
 
     /// `COPY source destination [DB index] [REPLACE]` (`copyCommand`): 1 when `destination`
-    /// now holds a copy of `source`'s value and TTL, 0 when `source` is missing or
-    /// `destination` exists (without `REPLACE`). The stand-in has database 0 only: `DB 0` is
-    /// the same database, any other index `ERR DB index is out of range` (as `SELECT`).
+    /// (in database `index`, else this one) now holds a copy of `source`'s value and TTL, 0
+    /// when `source` is missing or `destination` exists (without `REPLACE`). Each `DB` index
+    /// is checked where it stands among the options; in cluster mode only database 0 is.
     fn copy(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Reply {
         let mut replace = false;
+        let mut target = self.selected_db();
         let mut j = 3;
         while j < argv.len() {
             if is_option(&argv[j], "replace") {
                 replace = true;
             } else if is_option(&argv[j], "db") && j + 1 < argv.len() {
-                // `getIntFromObjectOrReply`: an index past `int` has its own error.
-                match integer_arg(&argv[j + 1]).map(i32::try_from) {
-                    Ok(Ok(0)) => {}
-                    Ok(Ok(_)) => return Reply::error("ERR DB index is out of range"),
-                    Ok(Err(_)) => {
-                        return Reply::error(
-                            "ERR value is out of range, value must between -2147483648 and \
-                             2147483647",
-                        )
-                    }
+                match self.copy_target(&argv[j + 1]) {
+                    Ok(db) => target = db,
                     Err(error) => return error,
                 }
                 j += 1;
@@ -332,28 +321,26 @@ impl Redis {
             }
             j += 1;
         }
+        if self.cluster_mode && (self.selected_db() != 0 || target != 0) {
+            return Reply::error("ERR Copying to another database is not allowed in cluster mode");
+        }
         let (source, destination) = (&argv[1], &argv[2]);
-        if source == destination {
+        if target == self.selected_db() && source == destination {
             return Reply::error("ERR source and destination objects are the same");
         }
         let Some(entry) = self.lookup(source, now_ms) else {
             return Reply::Integer(0);
         };
-        if self.lookup(destination, now_ms).is_some() {
-            if !replace {
-                return Reply::Integer(0);
+        self.in_db(target, |redis| {
+            if redis.lookup(destination, now_ms).is_some() {
+                if !replace {
+                    return Reply::Integer(0);
+                }
+                redis.delete_key(destination);
             }
-            self.delete_key(destination);
-        }
-        match &entry.collection {
-            Some(_) => {
-                self.keyspace
-                    .insert(Arc::from(destination.as_slice()), entry);
-                self.collection_written(destination);
-            }
-            None => self.write_key(destination, entry.value, entry.expire_at_ms),
-        }
-        Reply::Integer(1)
+            redis.write_entry(destination, entry);
+            Reply::Integer(1)
+        })
     }
 
     /// `APPEND key value`: the new length; a missing key starts empty; the TTL stays.
