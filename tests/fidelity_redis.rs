@@ -2031,24 +2031,15 @@ fn transactions_match_redis() {
         let mut outcome = Ok(());
         for (connection, argv) in &steps {
             let argv = render(argv, &prefix, wall_clock_ms());
-            let from_redis = real[*connection].send(&argv);
-            let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
-            let from_stand_in = resp_bytes(&reply);
-            let shown = show_argv(&argv).replace(&prefix, "");
-            if from_redis == from_stand_in {
-                transcript.push_str(&format!(
-                    "  same      [{connection}] {shown} -> {:?}\n",
-                    String::from_utf8_lossy(&from_redis)
-                ));
-            } else {
-                transcript.push_str(&format!(
-                    "  Redis     [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}\n",
-                    String::from_utf8_lossy(&from_redis),
-                    String::from_utf8_lossy(&from_stand_in)
-                ));
-                outcome = Err(TestCaseError::fail(format!(
-                    "the stand-in answered differently from Redis:\n{transcript}"
-                )));
+            let step = Step {
+                connection: *connection,
+                argv: &argv,
+                prefix: &prefix,
+            };
+            if let Err(difference) =
+                step.on_both(&mut real[..], &mut stand_in, &mut sessions, &mut transcript)
+            {
+                outcome = Err(TestCaseError::fail(difference));
                 break;
             }
         }
@@ -2076,6 +2067,48 @@ fn transactions_match_redis() {
             panic!("{reason}\nminimal sequence: {steps:#?}")
         }
         Err(error) => panic!("{error}"),
+    }
+}
+
+/// One request of a two-connection sequence: which connection sends it, its arguments, and
+/// the key prefix left out when it is shown.
+struct Step<'a> {
+    connection: usize,
+    argv: &'a [Vec<u8>],
+    prefix: &'a str,
+}
+
+impl Step<'_> {
+    /// Sends the request on its connection to Redis (`real`) and to the stand-in (with that
+    /// connection's `Session`), and adds both answers to `transcript`; the transcript as the
+    /// error when they are not the same bytes.
+    fn on_both(
+        &self,
+        real: &mut [RawConnection],
+        stand_in: &mut Redis,
+        sessions: &mut [leaselab_model::redis::Session],
+        transcript: &mut String,
+    ) -> Result<(), String> {
+        let connection = self.connection;
+        let from_redis = real[connection].send(self.argv);
+        let reply = stand_in.execute_in(&mut sessions[connection], self.argv, wall_clock_ms());
+        let from_stand_in = resp_bytes(&reply);
+        let shown = show_argv(self.argv).replace(self.prefix, "");
+        if from_redis == from_stand_in {
+            transcript.push_str(&format!(
+                "  same      [{connection}] {shown} -> {:?}\n",
+                String::from_utf8_lossy(&from_redis)
+            ));
+            return Ok(());
+        }
+        transcript.push_str(&format!(
+            "  Redis     [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}\n",
+            String::from_utf8_lossy(&from_redis),
+            String::from_utf8_lossy(&from_stand_in)
+        ));
+        Err(format!(
+            "the stand-in answered differently from Redis:\n{transcript}"
+        ))
     }
 }
 
@@ -2201,22 +2234,15 @@ fn databases_match_redis() {
                 word.into_bytes()
             })
             .collect();
-        let from_redis = real[*connection].send(&argv);
-        let reply = stand_in.execute_in(&mut sessions[*connection], &argv, wall_clock_ms());
-        let from_stand_in = resp_bytes(&reply);
-        let shown = show_argv(&argv).replace(&prefix, "");
-        if from_redis == from_stand_in {
-            transcript.push_str(&format!(
-                "  same      [{connection}] {shown} -> {:?}\n",
-                String::from_utf8_lossy(&from_redis)
-            ));
-        } else {
-            panic!(
-                "the stand-in answered differently from Redis:\n{transcript}  Redis     \
-                 [{connection}] {shown} -> {:?}\n  stand-in  [{connection}] {shown} -> {:?}",
-                String::from_utf8_lossy(&from_redis),
-                String::from_utf8_lossy(&from_stand_in)
-            );
+        let step = Step {
+            connection: *connection,
+            argv: &argv,
+            prefix: &prefix,
+        };
+        if let Err(difference) =
+            step.on_both(&mut real[..], &mut stand_in, &mut sessions, &mut transcript)
+        {
+            panic!("{difference}");
         }
     }
     report(&format!(

@@ -310,7 +310,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 131] = [
+const COMMANDS: [Spec; 133] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),

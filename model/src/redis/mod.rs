@@ -41,6 +41,7 @@ pub mod reply;
 pub mod scripts;
 pub mod server;
 pub mod shebang;
+pub mod split_args;
 
 pub use command::{Command, Transaction};
 pub use reply::Reply;

@@ -38,7 +38,7 @@ pub fn flags(source: &[u8]) -> Result<ScriptFlags, String> {
     if source[end] == 0 {
         return Err("Invalid script shebang".to_string());
     }
-    let Some(parts) = split_args(&source[..end]) else {
+    let Some(parts) = super::split_args::split_args(&source[..end]) else {
         return Err("Invalid engine in script shebang".to_string());
     };
     let Some((engine, options)) = parts.split_first() else {
@@ -92,90 +92,6 @@ pub fn lua_body(source: &[u8]) -> &[u8] {
         Some(end) if source[end] == b'\n' => &source[end..],
         _ => source,
     }
-}
-
-/// Redis's `sdssplitargs`: words separated by blanks, `"..."` with C escapes and `'...'` with
-/// `\'`; a closing quote must end its word. `None` where Redis's returns NULL.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let at = |i: usize| line.get(i).copied().unwrap_or(0);
-    let mut words = Vec::new();
-    let mut i = 0;
-    loop {
-        while is_space(at(i)) {
-            i += 1;
-        }
-        if at(i) == 0 {
-            return Some(words);
-        }
-        let mut word = Vec::new();
-        let (mut in_double, mut in_single) = (false, false);
-        loop {
-            let c = at(i);
-            if in_double {
-                if c == b'\\'
-                    && at(i + 1) == b'x'
-                    && hex(at(i + 2)).is_some()
-                    && hex(at(i + 3)).is_some()
-                {
-                    word.push(hex(at(i + 2))? * 16 + hex(at(i + 3))?);
-                    i += 3;
-                } else if c == b'\\' && at(i + 1) != 0 {
-                    i += 1;
-                    word.push(match at(i) {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    });
-                } else if c == b'"' {
-                    if at(i + 1) != 0 && !is_space(at(i + 1)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    word.push(c);
-                }
-            } else if in_single {
-                if c == b'\\' && at(i + 1) == b'\'' {
-                    i += 1;
-                    word.push(b'\'');
-                } else if c == b'\'' {
-                    if at(i + 1) != 0 && !is_space(at(i + 1)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    word.push(c);
-                }
-            } else {
-                match c {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
-                    b'"' => in_double = true,
-                    b'\'' => in_single = true,
-                    _ => word.push(c),
-                }
-            }
-            i += 1;
-        }
-        words.push(word);
-    }
-}
-
-/// C's `isspace`.
-fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
-}
-
-fn hex(c: u8) -> Option<u8> {
-    (c as char).to_digit(16).map(|d| d as u8)
 }
 
 #[cfg(test)]
