@@ -2212,15 +2212,12 @@ fn relation_in(
 }
 
 /// Whether `assignments` (an `UPDATE`'s or `ON CONFLICT DO UPDATE`'s) set a key column of
-/// `def` (see [`index::changes_key`]): its lock on a row it has not changed yet is then `FOR
+/// `def` ([`index::is_key_column`]): its lock on a row it has not changed yet is then `FOR
 /// UPDATE`'s, else `FOR NO KEY UPDATE`'s (PostgreSQL's `ExecUpdateLockMode`).
 fn assigns_key(def: &TableDef, assignments: &[(usize, Expr)]) -> bool {
-    assignments.iter().any(|(column, _)| {
-        def.primary_key == Some(*column)
-            || def.indexes.iter().any(|index| {
-                index.unique && index.predicate.is_none() && index.columns.contains(column)
-            })
-    })
+    assignments
+        .iter()
+        .any(|&(column, _)| index::is_key_column(def, column))
 }
 
 /// Whether `new`, a changed version of the row at `own.0` (whose values were `own.1`), may

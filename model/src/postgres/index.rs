@@ -133,18 +133,21 @@ pub(super) fn clash(
     Ok(Clash::None)
 }
 
-/// Whether `new`, a new version of `old`, changes a value in one of `def`'s key columns: its
-/// primary key's and those of its unique indexes without a predicate, PostgreSQL's key for
-/// row locks. An `UPDATE` that changes none takes the `FOR NO KEY UPDATE` lock, which a `FOR
-/// KEY SHARE` lock does not hold back.
+/// Whether `column` of `def`'s table is one of its key columns: its primary key's or one of
+/// a unique index without a predicate, PostgreSQL's key for row locks.
+pub(super) fn is_key_column(def: &TableDef, column: usize) -> bool {
+    def.primary_key == Some(column)
+        || def.indexes.iter().any(|index| {
+            index.unique && index.predicate.is_none() && index.columns.contains(&column)
+        })
+}
+
+/// Whether `new`, a new version of `old`, changes a value in one of `def`'s key columns
+/// ([`is_key_column`]). An `UPDATE` that changes none takes the `FOR NO KEY UPDATE` lock,
+/// which a `FOR KEY SHARE` lock does not hold back.
 pub(super) fn changes_key(def: &TableDef, old: &[Value], new: &[Value]) -> bool {
-    let changed = |column: usize| old[column] != new[column];
-    def.primary_key.is_some_and(changed)
-        || def
-            .indexes
-            .iter()
-            .filter(|index| index.unique && index.predicate.is_none())
-            .any(|index| index.columns.iter().any(|&column| changed(column)))
+    debug_assert_eq!(old.len(), new.len());
+    (0..old.len()).any(|column| old[column] != new[column] && is_key_column(def, column))
 }
 
 /// The 23505 of a row of `def`'s table that would repeat the values of another row in

@@ -17,8 +17,6 @@
 //!   `ERR unknown command 'DELEX', ...`.
 //! - `CLIENT SETINFO` (Redis 7.2) is answered `+OK` as Redis 7.2+ does; Redis 7.0 answers
 //!   `ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.` (clients ignore either reply).
-//! - `PEXPIRE`'s `NX|XX|GT|LT` options are validated as Redis does, then refused with an error
-//!   saying the stand-in does not support them.
 //! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: the stand-in speaks RESP2
 //!   only. `HELLO` and `HELLO 2` get the RESP2 answer of Redis 7.0.
 

@@ -1498,6 +1498,20 @@ impl Redis {
                 return scripts::run(script, &mut session, keys, args);
             }
         }
+        self.run_in_lua(source, digest, keys, args, read_only, now_ms)
+    }
+
+    /// [`Redis::run_script`]'s Lua path: the shebang flags' refusals, then the script, read-only
+    /// when `read_only` asks it or its flags say `no-writes`.
+    fn run_in_lua(
+        &mut self,
+        source: &[u8],
+        digest: Sha1Digest,
+        keys: &[Vec<u8>],
+        args: &[Vec<u8>],
+        read_only: bool,
+        now_ms: u64,
+    ) -> Reply {
         // A cached script's shebang was read when it was cached.
         let flags = shebang::flags(source).unwrap_or_default();
         if flags.shebang {
@@ -1531,12 +1545,11 @@ impl Redis {
         args: &[Vec<u8>],
         now_ms: u64,
     ) -> Reply {
-        let sha1 = hex::encode(digest_of(source));
-        if let Err(error) = lua::compile(source, &sha1) {
+        let digest = digest_of(source);
+        if let Err(error) = lua::compile(source, &hex::encode(digest)) {
             return error;
         }
-        let read_only = shebang::flags(source).unwrap_or_default().no_writes;
-        self.run_lua(source, &sha1, keys, args, read_only, now_ms)
+        self.run_in_lua(source, digest, keys, args, false, now_ms)
     }
 
     fn run_lua(
