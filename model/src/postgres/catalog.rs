@@ -523,6 +523,21 @@ pub enum ScalarFn {
     Ceil,
     /// `sign(numeric | double precision)`.
     Sign,
+    /// `power(a, b)`, `pow(a, b)` and `a ^ b` on `double precision` (`dpow`).
+    Power,
+    /// `a & b` on integers of one type (`int4and`, ...).
+    BitAnd,
+    /// `a | b`.
+    BitOr,
+    /// `a # b` (exclusive or).
+    BitXor,
+    /// `~a`.
+    BitNot,
+    /// `a << n` on an integer of this many bits (16, 32, 64), as C shifts on x86-64: the
+    /// count taken modulo 32 (64 for `bigint`), a `smallint` shifted as an `int` and cut.
+    ShiftLeft(u8),
+    /// `a >> n`, arithmetic, counted as `<<` counts.
+    ShiftRight(u8),
     /// `replace(text, from, to)`.
     Replace,
     /// `strpos(text, needle)` and `position(needle IN text)`, as `integer`.
@@ -633,6 +648,7 @@ impl ScalarFn {
             "floor" => ScalarFn::Floor,
             "ceil" | "ceiling" => ScalarFn::Ceil,
             "sign" => ScalarFn::Sign,
+            "power" | "pow" => ScalarFn::Power,
             "replace" => ScalarFn::Replace,
             "strpos" => ScalarFn::Strpos,
             "btrim" => ScalarFn::Btrim,
@@ -808,6 +824,13 @@ impl ScalarFn {
                 | Floor
                 | Ceil
                 | Sign
+                | Power
+                | BitAnd
+                | BitOr
+                | BitXor
+                | BitNot
+                | ShiftLeft(_)
+                | ShiftRight(_)
                 | Replace
                 | Strpos
                 | Btrim
@@ -889,6 +912,40 @@ impl ScalarFn {
                 Some(Value::Float(x)) => Value::Float(Float(f::sign_float(x.0))),
                 _ => Value::Null,
             }),
+            BitAnd => Ok(Value::Int(int(0) & int(1))),
+            BitOr => Ok(Value::Int(int(0) | int(1))),
+            BitXor => Ok(Value::Int(int(0) ^ int(1))),
+            BitNot => Ok(Value::Int(!int(0))),
+            ShiftLeft(bits) | ShiftRight(bits) => {
+                let left = matches!(self, ShiftLeft(_));
+                // The count as `int4shl`'s `int32` reaches the CPU, which keeps its low bits.
+                let count = int(1) as i32 as u32;
+                Ok(Value::Int(if bits == 64 {
+                    let value = int(0);
+                    if left {
+                        value.wrapping_shl(count)
+                    } else {
+                        value.wrapping_shr(count)
+                    }
+                } else {
+                    let value = int(0) as i32;
+                    let shifted = if left {
+                        value.wrapping_shl(count)
+                    } else {
+                        value.wrapping_shr(count)
+                    };
+                    if bits == 16 {
+                        i64::from(shifted as i16)
+                    } else {
+                        i64::from(shifted)
+                    }
+                }))
+            }
+            Power => {
+                let float = |index: usize| arguments.get(index).and_then(Value::as_f64);
+                f::power(float(0).unwrap_or(0.0), float(1).unwrap_or(0.0))
+                    .map(|v| Value::Float(Float(v)))
+            }
             Replace => f::replace(text(0), text(1), text(2)).map(Value::Text),
             Strpos => Ok(Value::Int(f::strpos(text(0), text(1)))),
             Btrim => Ok(Value::Text(f::trim(text(0), trim_characters(), Ends::Both))),
@@ -1046,6 +1103,13 @@ impl AggregateKind {
                     });
                 }
                 total.unwrap_or(Value::Null)
+            }
+            AggregateKind::Avg if result == SqlType::Float8 => {
+                let mut values = Vec::new();
+                for value in present {
+                    values.push(cast(value, result)?.as_f64().unwrap_or(0.0));
+                }
+                float8_average(values.into_iter())?.map_or(Value::Null, |v| Value::Float(Float(v)))
             }
             AggregateKind::Avg => {
                 let mut total: Option<Value> = None;
@@ -1868,6 +1932,73 @@ fn time_arithmetic(op: BinOp, l: Value, r: Value) -> Result<Value, PgError> {
     })
 }
 
+/// `a op b` in `double precision` as PostgreSQL 15's `float8_pl`, `float8_mi`, `float8_mul`
+/// and `float8_div` check it: 22003 when a result is infinite although no operand was
+/// (`value out of range: overflow`), or zero although it should not be (`underflow`); a
+/// division by zero is 22012 unless the dividend is NaN. (There is no `double precision %`.)
+fn float8_arithmetic(op: BinOp, a: f64, b: f64) -> Result<f64, PgError> {
+    let out_of_range = |what: &str| {
+        PgError::error(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value out of range: {what}"),
+        )
+    };
+    let (result, overflow, underflow) = match op {
+        BinOp::Add | BinOp::Sub => {
+            let result = if op == BinOp::Add { a + b } else { a - b };
+            (result, !a.is_infinite() && !b.is_infinite(), false)
+        }
+        BinOp::Mul => (
+            a * b,
+            !a.is_infinite() && !b.is_infinite(),
+            a != 0.0 && b != 0.0,
+        ),
+        BinOp::Div => {
+            if b == 0.0 && !a.is_nan() {
+                return Err(division_by_zero());
+            }
+            (a / b, !a.is_infinite(), a != 0.0 && !b.is_infinite())
+        }
+        // The analysis refuses `%` on `double precision` (PostgreSQL has no such operator).
+        _ => (a % b, false, false),
+    };
+    if result.is_infinite() && overflow {
+        return Err(out_of_range("overflow"));
+    }
+    if result == 0.0 && underflow {
+        return Err(out_of_range("underflow"));
+    }
+    Ok(result)
+}
+
+/// `avg(double precision)` as PostgreSQL 15 folds it (`float8_accum`, the Youngs-Cramer
+/// sums it keeps for the variance too, then `float8_avg`): 22003 when a sum overflows
+/// although no value was infinite.
+fn float8_average(values: impl Iterator<Item = f64>) -> Result<Option<f64>, PgError> {
+    let (mut n, mut sum, mut squares) = (0.0f64, 0.0f64, 0.0f64);
+    for value in values {
+        let before = sum;
+        n += 1.0;
+        sum += value;
+        if n > 1.0 {
+            let deviation = value * n - sum;
+            squares += deviation * deviation / (n * (n - 1.0));
+            if sum.is_infinite() || squares.is_infinite() {
+                if !before.is_infinite() && !value.is_infinite() {
+                    return Err(PgError::error(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "value out of range: overflow",
+                    ));
+                }
+                squares = f64::NAN;
+            }
+        } else if value.is_nan() || value.is_infinite() {
+            squares = f64::NAN;
+        }
+    }
+    Ok((n > 0.0).then(|| sum / n))
+}
+
 fn overflow(ty: SqlType) -> PgError {
     match ty {
         SqlType::Int2 => PgError::smallint_out_of_range(),
@@ -1989,14 +2120,7 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
             }
             SqlType::Float8 => {
                 let (a, b) = (l.as_f64().unwrap_or(0.0), r.as_f64().unwrap_or(0.0));
-                Value::Float(Float(match arithmetic {
-                    BinOp::Add => a + b,
-                    BinOp::Sub => a - b,
-                    BinOp::Mul => a * b,
-                    BinOp::Div if b == 0.0 => return Err(division_by_zero()),
-                    BinOp::Div => a / b,
-                    _ => a % b,
-                }))
+                Value::Float(Float(float8_arithmetic(arithmetic, a, b)?))
             }
             _ => {
                 let (Some(a), Some(b)) = (l.as_decimal(), r.as_decimal()) else {

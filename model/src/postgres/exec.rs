@@ -1233,6 +1233,77 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
     .at(position)
 }
 
+/// `-a ^ b * c` (or with `+`) as PostgreSQL reads it, `((-a) ^ b) * c`: its unary minus binds
+/// more tightly than any binary operator, where the SQL parser lets it take a chain of `^`,
+/// `*`, `/` and `%` (`-((a ^ b) * c)`). The sign goes to the chain's leftmost operand, which
+/// changes the value where a `^` is in the chain (`-2 ^ 2` is 4) and the type where the
+/// operand is a number only its negation fits (`-9223372036854775808 * 1` is a `bigint`);
+/// `None` when `operand` is no such chain (a parenthesised one is `Nested` and stays).
+fn unary_into_power(op: &UnaryOperator, operand: &ast::Expr) -> Option<ast::Expr> {
+    if !matches!(op, UnaryOperator::Minus | UnaryOperator::Plus) {
+        return None;
+    }
+    // Down the chain's left spine without recursion (a chain may be long).
+    let mut links = Vec::new();
+    let mut leftmost = operand;
+    while let ast::Expr::BinaryOp { left, op, right } = leftmost {
+        if !matches!(
+            op,
+            BinaryOperator::PGExp
+                | BinaryOperator::Multiply
+                | BinaryOperator::Divide
+                | BinaryOperator::Modulo
+        ) {
+            break;
+        }
+        links.push((op, right));
+        leftmost = left;
+    }
+    if links.is_empty() {
+        return None;
+    }
+    let mut built = ast::Expr::UnaryOp {
+        op: *op,
+        expr: Box::new(leftmost.clone()),
+    };
+    for (op, right) in links.into_iter().rev() {
+        built = ast::Expr::BinaryOp {
+            left: Box::new(built),
+            op: op.clone(),
+            right: right.clone(),
+        };
+    }
+    Some(built)
+}
+
+/// Whether `ty` is `smallint`, `integer` or `bigint`.
+fn integer_type(ty: SqlType) -> bool {
+    matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+}
+
+/// 42725 `operator is not unique: <operands>` with PostgreSQL's hint: untyped operands fit
+/// several of the operator's signatures.
+fn operator_not_unique(operands: &str, position: Option<u32>) -> PgError {
+    PgError::error("42725", format!("operator is not unique: {operands}"))
+        .with_hint(
+            "Could not choose a best candidate operator. You might need to add explicit type casts.",
+        )
+        .at(position)
+}
+
+/// 42725 `function <signature> is not unique` with PostgreSQL's hint: an argument of
+/// unknown type fits several of the function's signatures.
+fn ambiguous_function(signature: &str, position: Option<u32>) -> PgError {
+    PgError::error(
+        "42725",
+        format!("function {signature} is not unique"),
+    )
+    .with_hint(
+        "Could not choose a best candidate function. You might need to add explicit type casts.",
+    )
+    .at(position)
+}
+
 /// 42883 `operator does not exist: <left> <symbol> <right>` with PostgreSQL's hint.
 fn undefined_operator(
     left: SqlType,
@@ -1278,6 +1349,8 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::Floor | ScalarFn::Ceil | ScalarFn::Sign => {
             &[(&[Float8], Float8), (&[Numeric], Numeric)]
         }
+        // `power(numeric, numeric)` is not run here: `signature_call` refuses it.
+        ScalarFn::Power => &[(&[Float8, Float8], Float8)],
         ScalarFn::Replace => &[(&[Text, Text, Text], Text)],
         ScalarFn::Strpos => &[(&[Text, Text], Int4)],
         ScalarFn::Btrim | ScalarFn::Ltrim | ScalarFn::Rtrim => {
@@ -2587,6 +2660,14 @@ impl Analyzer<'_> {
                     BinaryOperator::And => BinOp::And,
                     BinaryOperator::Or => BinOp::Or,
                     BinaryOperator::StringConcat => BinOp::Concat,
+                    BinaryOperator::PGExp => return self.power_operator(scope, left, right),
+                    BinaryOperator::BitwiseAnd
+                    | BinaryOperator::BitwiseOr
+                    | BinaryOperator::PGBitwiseXor
+                    | BinaryOperator::PGBitwiseShiftLeft
+                    | BinaryOperator::PGBitwiseShiftRight => {
+                        return self.bitwise_operator(scope, left, op, right)
+                    }
                     BinaryOperator::PGRegexMatch
                     | BinaryOperator::PGRegexIMatch
                     | BinaryOperator::PGRegexNotMatch
@@ -2644,6 +2725,10 @@ impl Analyzer<'_> {
             },
             ast::Expr::Nested(inner) => self.expr(scope, inner, hint)?,
             ast::Expr::Value(value) => self.literal(&value.value, hint, position())?,
+            ast::Expr::UnaryOp { op, expr } if unary_into_power(op, expr).is_some() => {
+                let reassociated = unary_into_power(op, expr).expect("just checked");
+                self.expr(scope, &reassociated, hint)?
+            }
             ast::Expr::UnaryOp { op, expr } => {
                 let inner = self.expr(scope, expr, hint)?;
                 match op {
@@ -2681,6 +2766,25 @@ impl Analyzer<'_> {
                         other => Expr::Neg(Box::new(other)),
                     },
                     UnaryOperator::Plus => inner,
+                    UnaryOperator::BitwiseNot => {
+                        // The node starts at its operand; PostgreSQL points at `~`.
+                        let at = position()
+                            .map(|at| self.statement.keyword_before(at, "~").unwrap_or(at));
+                        match inner.ty() {
+                            ty if integer_type(ty) => {
+                                Expr::Call(ScalarFn::BitNot, vec![inner], ty)
+                            }
+                            SqlType::Unknown => {
+                                return Err(operator_not_unique("~ unknown", at))
+                            }
+                            other => return Err(PgError::error(
+                                sqlstate::UNDEFINED_FUNCTION,
+                                format!("operator does not exist: ~ {}", other.name()),
+                            )
+                            .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
+                            .at(at)),
+                        }
+                    }
                     other => return Err(unsupported(&format!("operator {other}"))),
                 }
             }
@@ -3290,9 +3394,24 @@ impl Analyzer<'_> {
     ) -> Result<Expr, PgError> {
         let name = aggregate.kind.name();
         let types: Vec<SqlType> = analysed.iter().map(Expr::ty).collect();
+        // An untyped argument fits several of `sum`'s, `avg`'s and `array_agg`'s signatures,
+        // and PostgreSQL refuses to choose; `count(any)` leaves an untyped parameter untyped
+        // (42P18 once the statement is read) unless `DISTINCT` needs it compared.
+        let untyped = types.first() == Some(&SqlType::Unknown);
+        if untyped
+            && matches!(
+                aggregate.kind,
+                AggregateKind::Sum | AggregateKind::Avg | AggregateKind::ArrayAgg
+            )
+        {
+            return Err(ambiguous_function(&format!("{name}(unknown)"), position));
+        }
         let mut parts = Vec::with_capacity(analysed.len() + keys.len());
         for value in analysed {
-            parts.push(if value.ty() == SqlType::Unknown {
+            let left_untyped = aggregate.kind == AggregateKind::Count
+                && !aggregate.distinct
+                && matches!(value, Expr::Param(..));
+            parts.push(if value.ty() == SqlType::Unknown && !left_untyped {
                 self.convert(value, SqlType::Text, None)?
             } else {
                 value
@@ -3841,6 +3960,24 @@ impl Analyzer<'_> {
             .statement
             .position(ast::Spanned::span(left).end)
             .map(|p| p + 1)?;
+        if let ast::Expr::Cast {
+            kind: ast::CastKind::DoubleColon,
+            data_type,
+            ..
+        } = left
+        {
+            if !matches!(data_type, DataType::Array(_)) {
+                // The span stops before `::type`: the operator follows the type's name.
+                // (The span of a quoted literal ends one character later than others'.)
+                let starts_cast = |at: u32| self.statement.text_from(at, "::") == Some(at);
+                return [after.saturating_sub(1), after]
+                    .into_iter()
+                    .filter_map(|at| self.statement.next_word_at(at))
+                    .find(|&at| starts_cast(at))
+                    .and_then(|at| self.statement.after_casts(at))
+                    .or(Some(after));
+            }
+        }
         if !matches!(
             left,
             ast::Expr::Cast {
@@ -3890,12 +4027,7 @@ impl Analyzer<'_> {
         // PostgreSQL also has `trunc(macaddr)` and `trunc(macaddr8)`: an unknown literal
         // alone fits types of two categories, which it refuses to choose between.
         if function == ScalarFn::Trunc && types == [SqlType::Unknown] {
-            return Err(PgError::error(
-                "42725",
-                format!("function {name}(unknown) is not unique"),
-            )
-            .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
-            .at(position));
+            return Err(ambiguous_function(&format!("{name}(unknown)"), position));
         }
         let candidates = signatures(function);
         let matching = |fits: &dyn Fn(SqlType, SqlType) -> bool| {
@@ -3907,6 +4039,12 @@ impl Analyzer<'_> {
                         .all(|(&want, &have)| have == SqlType::Unknown || fits(have, want))
             })
         };
+        if function == ScalarFn::Power && types.contains(&SqlType::Numeric) {
+            // PostgreSQL would choose `power(numeric, numeric)`.
+            return Err(unsupported(&format!(
+                "{name}(numeric, numeric) (the stand-in raises double precision only)"
+            )));
+        }
         let chosen = matching(&|have, want| have == want)
             .or_else(|| matching(&|have, want| have == want || implicitly_castable(have, want)));
         let Some((takes, answers)) = chosen else {
@@ -4096,6 +4234,121 @@ impl Analyzer<'_> {
         };
         let test = Expr::Call(function, vec![left, right], SqlType::Bool);
         Ok(negated_if(negated, test))
+    }
+
+    /// `a ^ b`: `double precision` when neither operand is `numeric` (integers and untyped
+    /// literals become `double precision`, its category's preferred type); `numeric ^` is
+    /// 0A000; anything else 42883 at the operator.
+    #[inline(never)]
+    fn power_operator(
+        &mut self,
+        scope: &Scope<'_>,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> Result<Expr, PgError> {
+        // An untyped literal is read as `double precision` where it stands (its 22P02 points
+        // at it).
+        let mut l = self.expr(scope, left, SqlType::Unknown)?;
+        if l.ty() == SqlType::Unknown {
+            l = self.convert(l, SqlType::Float8, self.statement.position_of(left))?;
+        }
+        let mut r = self.expr(scope, right, SqlType::Unknown)?;
+        if r.ty() == SqlType::Unknown {
+            r = self.convert(r, SqlType::Float8, self.statement.position_of(right))?;
+        }
+        let at = self.operator_after(left);
+        let (lt, rt) = (l.ty(), r.ty());
+        let number = |ty: SqlType| ty.is_number() || ty == SqlType::Unknown;
+        if !number(lt) || !number(rt) {
+            return Err(undefined_operator(lt, "^", rt, at));
+        }
+        if lt == SqlType::Numeric || rt == SqlType::Numeric {
+            return Err(unsupported(
+                "numeric ^ numeric (the stand-in raises double precision only)",
+            ));
+        }
+        let l = self.convert(l, SqlType::Float8, at)?;
+        let r = self.convert(r, SqlType::Float8, at)?;
+        Ok(Expr::Call(ScalarFn::Power, vec![l, r], SqlType::Float8))
+    }
+
+    /// The integer bit operators: `&`, `|` and `#` on the wider of two `smallint`, `integer`
+    /// or `bigint` operands (an untyped one takes the other's type; two are 42725), `<<` and
+    /// `>>` on the left operand's type with an `integer` count (an untyped operand is an
+    /// `integer`); anything else 42883 at the operator.
+    #[inline(never)]
+    fn bitwise_operator(
+        &mut self,
+        scope: &Scope<'_>,
+        left: &ast::Expr,
+        op: &BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<Expr, PgError> {
+        let symbol = op.to_string();
+        let shift = matches!(
+            op,
+            BinaryOperator::PGBitwiseShiftLeft | BinaryOperator::PGBitwiseShiftRight
+        );
+        let mut l = self.expr(scope, left, SqlType::Unknown)?;
+        let mut r = self.expr(scope, right, SqlType::Unknown)?;
+        let at = self.operator_after(left);
+        // An untyped operand is read as the type it takes where it stands (its 22P02 points
+        // at it).
+        let left_at = self.statement.position_of(left);
+        let right_at = self.statement.position_of(right);
+        if shift {
+            if l.ty() == SqlType::Unknown {
+                l = self.convert(l, SqlType::Int4, left_at)?;
+            }
+            if r.ty() == SqlType::Unknown {
+                r = self.convert(r, SqlType::Int4, right_at)?;
+            }
+        } else {
+            match (l.ty(), r.ty()) {
+                (SqlType::Unknown, SqlType::Unknown) => {
+                    return Err(operator_not_unique(
+                        &format!("unknown {symbol} unknown"),
+                        at,
+                    ));
+                }
+                (SqlType::Unknown, ty) if integer_type(ty) => l = self.convert(l, ty, left_at)?,
+                (ty, SqlType::Unknown) if integer_type(ty) => r = self.convert(r, ty, right_at)?,
+                _ => {}
+            }
+        }
+        let (lt, rt) = (l.ty(), r.ty());
+        let fits = if shift {
+            integer_type(lt) && matches!(rt, SqlType::Int2 | SqlType::Int4)
+        } else {
+            integer_type(lt) && integer_type(rt)
+        };
+        if !fits {
+            return Err(undefined_operator(lt, &symbol, rt, at));
+        }
+        let bits = |ty: SqlType| match ty {
+            SqlType::Int2 => 16,
+            SqlType::Int4 => 32,
+            _ => 64,
+        };
+        let (function, ty) = match op {
+            BinaryOperator::PGBitwiseShiftLeft => (ScalarFn::ShiftLeft(bits(lt)), lt),
+            BinaryOperator::PGBitwiseShiftRight => (ScalarFn::ShiftRight(bits(lt)), lt),
+            _ => {
+                let wider = if bits(lt) >= bits(rt) { lt } else { rt };
+                let function = match op {
+                    BinaryOperator::BitwiseAnd => ScalarFn::BitAnd,
+                    BinaryOperator::BitwiseOr => ScalarFn::BitOr,
+                    _ => ScalarFn::BitXor,
+                };
+                (function, wider)
+            }
+        };
+        let (l, r) = if shift {
+            (l, self.convert(r, SqlType::Int4, at)?)
+        } else {
+            (self.convert(l, ty, at)?, self.convert(r, ty, at)?)
+        };
+        Ok(Expr::Call(function, vec![l, r], ty))
     }
 
     /// A binary operator's two operands, typed as PostgreSQL types them: the left one alone
@@ -4298,12 +4551,10 @@ impl Analyzer<'_> {
             let value = self.expr(scope, value, SqlType::Unknown)?;
             let types = [unit.ty(), value.ty()];
             if value.ty() == SqlType::Unknown {
-                return Err(PgError::error(
-                    "42725",
-                    format!("function date_trunc({}, unknown) is not unique", types[0].name()),
-                )
-                .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
-                .at(position));
+                return Err(ambiguous_function(
+                    &format!("date_trunc({}, unknown)", types[0].name()),
+                    position,
+                ));
             }
             if !matches!(unit.ty(), SqlType::Text | SqlType::Unknown) || !value.ty().is_timestamp()
             {
@@ -4321,12 +4572,7 @@ impl Analyzer<'_> {
             let r = self.expr(scope, b, SqlType::Unknown)?;
             let types = [l.ty(), r.ty()];
             if types == [SqlType::Unknown; 2] {
-                return Err(PgError::error(
-                    "42725",
-                    "function mod(unknown, unknown) is not unique",
-                )
-                .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
-                .at(position));
+                return Err(ambiguous_function("mod(unknown, unknown)", position));
             }
             if types
                 .iter()
@@ -4427,12 +4673,24 @@ impl Analyzer<'_> {
         Ok(match value {
             ast::Value::Number(text, _) => match text.parse::<i128>() {
                 Ok(v) if !text.contains(['.', 'e', 'E']) => int_literal(v),
-                _ => Expr::Const(
-                    Value::Numeric(Decimal::parse(text).ok_or_else(|| {
-                        PgError::invalid_input(SqlType::Numeric, text).at(position)
-                    })?),
-                    SqlType::Numeric,
-                ),
+                _ => match Decimal::parse(text) {
+                    Some(decimal) => Expr::Const(Value::Numeric(decimal), SqlType::Numeric),
+                    // PostgreSQL's `numeric` constant, made `double precision` (`1e300::float8`):
+                    // `numeric_float8` converts through the number's text, so reading the text
+                    // as a `double precision` gives what PostgreSQL gives.
+                    None if hint == SqlType::Float8 => Expr::Const(
+                        Value::Float(Float(
+                            super::value::parse_float8(text).map_err(|e| e.at(position))?,
+                        )),
+                        SqlType::Float8,
+                    ),
+                    None => {
+                        return Err(unsupported(&format!(
+                            "the numeric constant {text}: the stand-in's numeric keeps 38 \
+                             digits and 60 decimals"
+                        )))
+                    }
+                },
             },
             ast::Value::SingleQuotedString(text) | ast::Value::EscapedStringLiteral(text) => {
                 let unknown = Expr::Const(Value::Text(text.clone()), SqlType::Unknown);
@@ -4555,6 +4813,8 @@ impl Analyzer<'_> {
                 ) && lt == rt
             }
             BinOp::Concat => lt == SqlType::Text || rt == SqlType::Text,
+            // PostgreSQL has no `double precision %`.
+            BinOp::Mod if lt == SqlType::Float8 || rt == SqlType::Float8 => false,
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
                 (lt.is_number() && rt.is_number()) || time_operator(op, lt, rt).is_some()
             }
@@ -8802,18 +9062,10 @@ impl Analyzer<'_> {
             // PostgreSQL's candidates (integer, bigint, numeric, timestamp, ...) tie: none
             // takes a `smallint` without a cast.
             let shown: Vec<&str> = types.iter().map(|ty| ty.name()).collect();
-            return Err(PgError::error(
-                "42725",
-                format!(
-                    "function generate_series({}) is not unique",
-                    shown.join(", ")
-                ),
-            )
-            .with_hint(
-                "Could not choose a best candidate function. You might need to add explicit \
-                 type casts.",
-            )
-            .at(position));
+            return Err(ambiguous_function(
+                &format!("generate_series({})", shown.join(", ")),
+                position,
+            ));
         }
         let ty = if types.contains(&SqlType::Int8) {
             SqlType::Int8

@@ -248,6 +248,79 @@ pub fn round_float(value: f64) -> f64 {
     value.round_ties_even()
 }
 
+/// `double precision ^ double precision` (and `power`, `pow`) as PostgreSQL 15's `dpow`
+/// computes it: NaN cases and infinities by POSIX's rules spelt out, 2201F for zero to a
+/// negative power and for a negative number to a fraction, 22003 when the result overflows,
+/// or underflows to zero from a base that is not zero.
+pub fn power(base: f64, exponent: f64) -> Result<f64, PgError> {
+    let invalid = |message: &str| PgError::error("2201F", message);
+    if base.is_nan() {
+        return Ok(if exponent.is_nan() || exponent != 0.0 {
+            f64::NAN
+        } else {
+            1.0
+        });
+    }
+    if exponent.is_nan() {
+        return Ok(if base != 1.0 { f64::NAN } else { 1.0 });
+    }
+    if base == 0.0 && exponent < 0.0 {
+        return Err(invalid("zero raised to a negative power is undefined"));
+    }
+    if base < 0.0 && exponent.floor() != exponent {
+        return Err(invalid(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    if exponent.is_infinite() {
+        let magnitude = base.abs();
+        return Ok(if magnitude == 1.0 {
+            1.0
+        } else if (exponent > 0.0) == (magnitude > 1.0) {
+            f64::INFINITY
+        } else {
+            0.0
+        });
+    }
+    if base.is_infinite() {
+        let half = exponent / 2.0;
+        let odd_integer = half.floor() != half;
+        return Ok(match (exponent == 0.0, base > 0.0, exponent > 0.0) {
+            (true, _, _) => 1.0,
+            (false, true, true) => base,
+            (false, true, false) => 0.0,
+            (false, false, true) => {
+                if odd_integer {
+                    base
+                } else {
+                    -base
+                }
+            }
+            (false, false, false) => {
+                if odd_integer {
+                    -0.0
+                } else {
+                    0.0
+                }
+            }
+        });
+    }
+    let result = base.powf(exponent);
+    let out_of_range = |what: &str| {
+        PgError::error(
+            super::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value out of range: {what}"),
+        )
+    };
+    if result.is_infinite() {
+        return Err(out_of_range("overflow"));
+    }
+    if result == 0.0 && base != 0.0 {
+        return Err(out_of_range("underflow"));
+    }
+    Ok(result)
+}
+
 /// `sign(double precision)`.
 pub fn sign_float(value: f64) -> f64 {
     if value > 0.0 {

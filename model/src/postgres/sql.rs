@@ -148,6 +148,67 @@ impl GeneralStatement {
         Some(position + u32::try_from(skipped).ok()?)
     }
 
+    /// The position of what follows the `::` casts that start at `position` (white space
+    /// skipped): past each type name's words (`double precision`, `timestamp with time
+    /// zone`), its modifiers in parentheses and its `[]`s. `None` when no `::` starts there.
+    pub fn after_casts(&self, position: u32) -> Option<u32> {
+        const LATER_WORDS: [&str; 6] = ["precision", "varying", "with", "without", "time", "zone"];
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let chars: Vec<char> = self.text.chars().collect();
+        let is = |at: usize, c: char| chars.get(at) == Some(&c);
+        let skip_space = |mut at: usize| {
+            while chars.get(at).is_some_and(|c| c.is_whitespace()) {
+                at += 1;
+            }
+            at
+        };
+        let skip_to = |mut at: usize, close: char| {
+            while chars.get(at).is_some_and(|&c| c != close) {
+                at += 1;
+            }
+            at + 1
+        };
+        let mut at = index;
+        if !(is(at, ':') && is(at + 1, ':')) {
+            return None;
+        }
+        while is(at, ':') && is(at + 1, ':') {
+            at += 2;
+            let mut words = 0;
+            loop {
+                at = skip_space(at);
+                let start = at;
+                if is(at, '"') {
+                    at = skip_to(at + 1, '"');
+                } else {
+                    while chars
+                        .get(at)
+                        .is_some_and(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+                    {
+                        at += 1;
+                    }
+                }
+                let word: String = chars[start..at].iter().collect::<String>().to_lowercase();
+                if at == start || (words > 0 && !LATER_WORDS.contains(&word.as_str())) {
+                    at = start;
+                    break;
+                }
+                words += 1;
+            }
+            loop {
+                at = skip_space(at);
+                if is(at, '(') {
+                    at = skip_to(at, ')');
+                } else if is(at, '[') {
+                    at = skip_to(at, ']');
+                } else {
+                    break;
+                }
+            }
+        }
+        Some(u32::try_from(at).ok()? + self.offset + 1)
+    }
+
     /// The position of the opening parenthesis before `position` with only white space
     /// between (a subquery's, before its `SELECT`); `None` when there is none.
     pub fn opening_parenthesis_before(&self, position: u32) -> Option<u32> {
@@ -199,47 +260,62 @@ impl Parsed {
     }
 }
 
-/// How many queries of typed statements each thread remembers ([`parse_query`]).
+/// How many texts each thread remembers, for each of [`parse_query`] and [`parse_general`].
 const REMEMBERED_QUERIES: usize = 32;
 
 /// The longest query text remembered, in bytes.
 const REMEMBERED_QUERY_BYTES: usize = 1024;
 
+/// The last few texts parsed, by text, most recent last.
+type Remembered<T> = std::cell::RefCell<std::collections::VecDeque<(String, T)>>;
+
 thread_local! {
-    /// The last few queries, by text, whose statements are all typed ones (the safeguards'
-    /// own SQL, sent over and over): parsing is a pure function of the text, so a remembered
-    /// parse is the parse. A general statement's syntax tree is not kept.
-    static REMEMBERED: std::cell::RefCell<std::collections::VecDeque<(String, Vec<Parsed>)>> =
+    /// The last few queries parsed (a safeguard's SQL is sent over and over, by every caller,
+    /// in every run and every state of a check): parsing is a pure function of the text, so a
+    /// remembered parse is the parse, and copying a syntax tree costs a small part of parsing
+    /// it again. Errors are not kept.
+    static REMEMBERED: Remembered<Vec<Parsed>> =
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+    /// The same for [`parse_general`] (a safeguard file's statements, one at a time).
+    static REMEMBERED_GENERAL: Remembered<GeneralStatement> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// `parse(sql)`, or the copy of it `remembered` holds (texts up to
+/// [`REMEMBERED_QUERY_BYTES`] only).
+fn remembered_parse<T: Clone + 'static>(
+    remembered: &'static std::thread::LocalKey<Remembered<T>>,
+    sql: &str,
+    parse: impl FnOnce(&str) -> Result<T, PgError>,
+) -> Result<T, PgError> {
+    if sql.len() > REMEMBERED_QUERY_BYTES {
+        return parse(sql);
+    }
+    let hit = remembered.with(|remembered| {
+        let remembered = remembered.borrow();
+        remembered
+            .iter()
+            .find(|(text, _)| text == sql)
+            .map(|(_, parsed)| parsed.clone())
+    });
+    if let Some(parsed) = hit {
+        return Ok(parsed);
+    }
+    let parsed = parse(sql)?;
+    remembered.with(|remembered| {
+        let mut remembered = remembered.borrow_mut();
+        if remembered.len() == REMEMBERED_QUERIES {
+            remembered.pop_front();
+        }
+        remembered.push_back((sql.to_string(), parsed.clone()));
+    });
+    Ok(parsed)
 }
 
 /// Splits `sql` into statements and parses them all; the first error stops it (nothing
 /// runs then). An empty list means an empty query.
 pub fn parse_query(sql: &str) -> Result<Vec<Parsed>, PgError> {
-    if sql.len() <= REMEMBERED_QUERY_BYTES {
-        let hit = REMEMBERED.with(|remembered| {
-            let remembered = remembered.borrow();
-            remembered
-                .iter()
-                .find(|(text, _)| text == sql)
-                .map(|(_, parsed)| parsed.clone())
-        });
-        if let Some(parsed) = hit {
-            return Ok(parsed);
-        }
-    }
-    let parsed = parse_query_afresh(sql)?;
-    let typed = parsed.iter().all(|p| matches!(p, Parsed::Typed(..)));
-    if typed && sql.len() <= REMEMBERED_QUERY_BYTES {
-        REMEMBERED.with(|remembered| {
-            let mut remembered = remembered.borrow_mut();
-            if remembered.len() == REMEMBERED_QUERIES {
-                remembered.pop_front();
-            }
-            remembered.push_back((sql.to_string(), parsed.clone()));
-        });
-    }
-    Ok(parsed)
+    remembered_parse(&REMEMBERED, sql, parse_query_afresh)
 }
 
 /// [`parse_query`] without the remembered parses.
@@ -273,6 +349,11 @@ fn parse_query_afresh(sql: &str) -> Result<Vec<Parsed>, PgError> {
 
 /// Parses text holding exactly one statement for the general path.
 pub fn parse_general(sql: &str) -> Result<GeneralStatement, PgError> {
+    remembered_parse(&REMEMBERED_GENERAL, sql, parse_general_afresh)
+}
+
+/// [`parse_general`] without the remembered parses.
+fn parse_general_afresh(sql: &str) -> Result<GeneralStatement, PgError> {
     let mut pieces = split(sql)?;
     if pieces.len() != 1 {
         return Err(PgError::error(
@@ -684,6 +765,7 @@ mod tests {
             for text in texts {
                 let fresh = parse_query_afresh(text);
                 assert_eq!(parse_query(text), fresh, "{text}");
+                assert_eq!(parse_general(text), parse_general_afresh(text), "{text}");
             }
         }
         // More texts than are remembered: the first ones are parsed afresh again, the same.

@@ -581,23 +581,20 @@ impl Value {
                     i64::try_from(value).map_err(|_| PgError::out_of_range_input(ty, text))?;
                 check_range(value, ty).map_err(|_| PgError::out_of_range_input(ty, text))
             }
-            SqlType::Numeric => Decimal::parse(text).map(Value::Numeric).ok_or_else(invalid),
-            SqlType::Float8 => {
-                let trimmed = text.trim();
-                match trimmed.to_ascii_lowercase().as_str() {
-                    "nan" => Ok(Value::Float(Float(f64::NAN))),
-                    "infinity" | "+infinity" => Ok(Value::Float(Float(f64::INFINITY))),
-                    "-infinity" => Ok(Value::Float(Float(f64::NEG_INFINITY))),
-                    _ => trimmed
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|_| {
-                            !trimmed.contains(char::is_alphabetic) || trimmed.contains(['e', 'E'])
-                        })
-                        .map(|v| Value::Float(Float(v)))
-                        .ok_or_else(invalid),
-                }
-            }
+            SqlType::Numeric => match Decimal::parse(text) {
+                Some(decimal) => Ok(Value::Numeric(decimal)),
+                None if numeric_beyond_the_stand_in(text) => Err(PgError::error(
+                    super::error::sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!(
+                        "leaselab stand-in does not support this statement: the numeric value \
+                         \"{}\" (the stand-in's numeric keeps 38 digits and 60 decimals, \
+                         and no NaN or infinity)",
+                        text.trim()
+                    ),
+                )),
+                None => Err(invalid()),
+            },
+            SqlType::Float8 => parse_float8(text).map(|v| Value::Float(Float(v))),
             SqlType::Bool => match text.trim().to_ascii_lowercase().as_str() {
                 "t" | "true" | "y" | "yes" | "on" | "1" | "tr" | "tru" | "ye" => {
                     Ok(Value::Bool(true))
@@ -690,6 +687,56 @@ pub fn parse_uuid(text: &str) -> Option<u128> {
         at += 1;
     }
     (at == bytes.len()).then_some(uuid)
+}
+
+/// Whether `text` is `numeric` input PostgreSQL accepts that [`Decimal`] cannot hold: a
+/// decimal number with too many digits or too large an exponent, `NaN` or an infinity.
+fn numeric_beyond_the_stand_in(text: &str) -> bool {
+    let number = text.trim();
+    let unsigned = number.strip_prefix(['+', '-']).unwrap_or(number);
+    let lowered = unsigned.to_ascii_lowercase();
+    if matches!(lowered.as_str(), "nan" | "inf" | "infinity") {
+        return lowered != "nan" || unsigned.len() == number.len();
+    }
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    let exponent_ok = exponent.is_none_or(|exponent| {
+        let digits_part = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        !digits_part.is_empty() && digits(digits_part)
+    });
+    !(whole.is_empty() && fraction.is_empty()) && digits(whole) && digits(fraction) && exponent_ok
+}
+
+/// `double precision` input as PostgreSQL 15's `float8in` reads it (through C's `strtod`):
+/// white space around the number, `[+-]` `inf`/`infinity`/`nan` in any case; 22P02 for
+/// anything else that is not a decimal number, 22003 naming the number (without the white
+/// space) when it is too large, or too small to be told from zero. Numbers below the normal
+/// range but not zero (`1e-320`) are kept, as PostgreSQL keeps them.
+pub fn parse_float8(text: &str) -> Result<f64, PgError> {
+    let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
+    let number = text.trim_matches(is_space);
+    let invalid = || PgError::invalid_input(SqlType::Float8, text);
+    let unsigned = number.strip_prefix(['+', '-']).unwrap_or(number);
+    let Ok(value) = number.parse::<f64>() else {
+        return Err(invalid());
+    };
+    if unsigned.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        // `inf`, `infinity`, `nan`: what they say.
+        return Ok(value);
+    }
+    let mantissa = unsigned.split(['e', 'E']).next().unwrap_or_default();
+    let underflow = value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if value.is_infinite() || underflow {
+        return Err(PgError::error(
+            super::error::sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("\"{number}\" is out of range for type double precision"),
+        ));
+    }
+    Ok(value)
 }
 
 /// A type name read as `regtype` reads it (`'int4'`, `'integer'`, `'double precision'`,
