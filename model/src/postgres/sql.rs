@@ -162,11 +162,13 @@ impl GeneralStatement {
             }
             at
         };
+        // Past the next `close` (a parsed statement closes what it opens; at the end of the
+        // text either way).
         let skip_to = |mut at: usize, close: char| {
             while chars.get(at).is_some_and(|&c| c != close) {
                 at += 1;
             }
-            at + 1
+            (at + 1).min(chars.len())
         };
         let mut at = index;
         if !(is(at, ':') && is(at + 1, ':')) {
