@@ -1240,27 +1240,18 @@ fn undefined_function(name: &str, types: &[SqlType], position: Option<u32>) -> P
 /// operand is a number only its negation fits (`-9223372036854775808 * 1` is a `bigint`);
 /// `None` when `operand` is no such chain (a parenthesised one is `Nested` and stays).
 fn unary_into_power(op: &UnaryOperator, operand: &ast::Expr) -> Option<ast::Expr> {
-    if !matches!(op, UnaryOperator::Minus | UnaryOperator::Plus) {
+    if !heads_power_chain(op, operand) {
         return None;
     }
     // Down the chain's left spine without recursion (a chain may be long).
     let mut links = Vec::new();
     let mut leftmost = operand;
     while let ast::Expr::BinaryOp { left, op, right } = leftmost {
-        if !matches!(
-            op,
-            BinaryOperator::PGExp
-                | BinaryOperator::Multiply
-                | BinaryOperator::Divide
-                | BinaryOperator::Modulo
-        ) {
+        if !binds_like_power(op) {
             break;
         }
         links.push((op, right));
         leftmost = left;
-    }
-    if links.is_empty() {
-        return None;
     }
     let mut built = ast::Expr::UnaryOp {
         op: *op,
@@ -1274,6 +1265,32 @@ fn unary_into_power(op: &UnaryOperator, operand: &ast::Expr) -> Option<ast::Expr
         };
     }
     Some(built)
+}
+
+/// 0A000 for a power of `numeric` (`^`, `power` or `pow`): the stand-in raises `double
+/// precision` only.
+fn numeric_power_refused(what: &str) -> PgError {
+    unsupported(&format!(
+        "{what} (the stand-in raises double precision only)"
+    ))
+}
+
+/// Whether a unary `op` before `operand` is a sign the SQL parser let take a chain of `^`,
+/// `*`, `/` and `%` (what `unary_into_power` moves).
+fn heads_power_chain(op: &UnaryOperator, operand: &ast::Expr) -> bool {
+    matches!(op, UnaryOperator::Minus | UnaryOperator::Plus)
+        && matches!(operand, ast::Expr::BinaryOp { op, .. } if binds_like_power(op))
+}
+
+/// `^`, `*`, `/` and `%`: the operators the SQL parser binds more tightly than a sign.
+fn binds_like_power(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::PGExp
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo
+    )
 }
 
 /// Whether `ty` is `smallint`, `integer` or `bigint`.
@@ -1305,6 +1322,20 @@ fn ambiguous_function(signature: &str, position: Option<u32>) -> PgError {
 }
 
 /// 42883 `operator does not exist: <left> <symbol> <right>` with PostgreSQL's hint.
+/// 42883 `operator does not exist: <symbol> <type>` for a prefix operator, with
+/// PostgreSQL's hint.
+fn undefined_prefix_operator(symbol: &str, operand: SqlType, position: Option<u32>) -> PgError {
+    PgError::error(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {symbol} {}", operand.name()),
+    )
+    .with_hint(
+        "No operator matches the given name and argument type. You might need to add an \
+         explicit type cast.",
+    )
+    .at(position)
+}
+
 fn undefined_operator(
     left: SqlType,
     symbol: &str,
@@ -2725,8 +2756,8 @@ impl Analyzer<'_> {
             },
             ast::Expr::Nested(inner) => self.expr(scope, inner, hint)?,
             ast::Expr::Value(value) => self.literal(&value.value, hint, position())?,
-            ast::Expr::UnaryOp { op, expr } if unary_into_power(op, expr).is_some() => {
-                let reassociated = unary_into_power(op, expr).expect("just checked");
+            ast::Expr::UnaryOp { op, expr } if heads_power_chain(op, expr) => {
+                let reassociated = unary_into_power(op, expr).expect("a chain, just checked");
                 self.expr(scope, &reassociated, hint)?
             }
             ast::Expr::UnaryOp { op, expr } => {
@@ -2756,12 +2787,12 @@ impl Analyzer<'_> {
                             ty,
                         ),
                         other if other.ty().is_timestamp() => {
-                            return Err(PgError::error(
-                                sqlstate::UNDEFINED_FUNCTION,
-                                format!("operator does not exist: - {}", other.ty().name()),
-                            )
-                            .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
-                            .at(position().map(|at| self.statement.keyword_before(at, "-").unwrap_or(at))))
+                            return Err(undefined_prefix_operator(
+                                "-",
+                                other.ty(),
+                                position()
+                                    .map(|at| self.statement.keyword_before(at, "-").unwrap_or(at)),
+                            ))
                         }
                         other => Expr::Neg(Box::new(other)),
                     },
@@ -2771,18 +2802,9 @@ impl Analyzer<'_> {
                         let at = position()
                             .map(|at| self.statement.keyword_before(at, "~").unwrap_or(at));
                         match inner.ty() {
-                            ty if integer_type(ty) => {
-                                Expr::Call(ScalarFn::BitNot, vec![inner], ty)
-                            }
-                            SqlType::Unknown => {
-                                return Err(operator_not_unique("~ unknown", at))
-                            }
-                            other => return Err(PgError::error(
-                                sqlstate::UNDEFINED_FUNCTION,
-                                format!("operator does not exist: ~ {}", other.name()),
-                            )
-                            .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
-                            .at(at)),
+                            ty if integer_type(ty) => Expr::Call(ScalarFn::BitNot, vec![inner], ty),
+                            SqlType::Unknown => return Err(operator_not_unique("~ unknown", at)),
+                            other => return Err(undefined_prefix_operator("~", other, at)),
                         }
                     }
                     other => return Err(unsupported(&format!("operator {other}"))),
@@ -4041,9 +4063,7 @@ impl Analyzer<'_> {
         };
         if function == ScalarFn::Power && types.contains(&SqlType::Numeric) {
             // PostgreSQL would choose `power(numeric, numeric)`.
-            return Err(unsupported(&format!(
-                "{name}(numeric, numeric) (the stand-in raises double precision only)"
-            )));
+            return Err(numeric_power_refused(&format!("{name}(numeric, numeric)")));
         }
         let chosen = matching(&|have, want| have == want)
             .or_else(|| matching(&|have, want| have == want || implicitly_castable(have, want)));
@@ -4258,14 +4278,12 @@ impl Analyzer<'_> {
         }
         let at = self.operator_after(left);
         let (lt, rt) = (l.ty(), r.ty());
-        let number = |ty: SqlType| ty.is_number() || ty == SqlType::Unknown;
-        if !number(lt) || !number(rt) {
+        // Untyped operands are `double precision` by now.
+        if !lt.is_number() || !rt.is_number() {
             return Err(undefined_operator(lt, "^", rt, at));
         }
         if lt == SqlType::Numeric || rt == SqlType::Numeric {
-            return Err(unsupported(
-                "numeric ^ numeric (the stand-in raises double precision only)",
-            ));
+            return Err(numeric_power_refused("numeric ^ numeric"));
         }
         let l = self.convert(l, SqlType::Float8, at)?;
         let r = self.convert(r, SqlType::Float8, at)?;

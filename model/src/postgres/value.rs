@@ -222,6 +222,16 @@ pub struct Decimal {
     pub scale: u32,
 }
 
+/// Why [`Decimal::read`] could not read a `numeric`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumericInput {
+    /// Not numeric input at all: PostgreSQL's 22P02.
+    NotANumber,
+    /// A number PostgreSQL accepts past the stand-in's 38 digits and 60 decimals, or `NaN`
+    /// or an infinity.
+    Beyond,
+}
+
 /// The largest scale kept (results are rounded to it).
 const MAX_SCALE: u32 = 30;
 
@@ -247,40 +257,66 @@ impl Decimal {
 
     /// Parses PostgreSQL's numeric input (`-12.50`, `+3`, `.5`, `1e3`).
     pub fn parse(text: &str) -> Option<Decimal> {
+        Decimal::read(text).ok()
+    }
+
+    /// Reads PostgreSQL's numeric input, saying why when it cannot: not a number at all, or a
+    /// number PostgreSQL accepts that the stand-in's 38 digits and 60 decimals cannot hold
+    /// (also `NaN` and the infinities).
+    pub fn read(text: &str) -> Result<Decimal, NumericInput> {
+        use NumericInput::{Beyond, NotANumber};
         let text = text.trim();
+        let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let lowered = unsigned.to_ascii_lowercase();
+        if matches!(lowered.as_str(), "inf" | "infinity")
+            || (lowered == "nan" && unsigned.len() == text.len())
+        {
+            return Err(Beyond);
+        }
         let (mantissa_text, exponent) = match text.find(['e', 'E']) {
-            Some(at) => (&text[..at], text[at + 1..].parse::<i32>().ok()?),
+            Some(at) => {
+                let exponent = &text[at + 1..];
+                let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(NotANumber);
+                }
+                (&text[..at], exponent.parse::<i32>().map_err(|_| Beyond)?)
+            }
             None => (text, 0),
         };
-        let (negative, digits) = match mantissa_text.as_bytes().first()? {
-            b'-' => (true, &mantissa_text[1..]),
-            b'+' => (false, &mantissa_text[1..]),
+        let (negative, digits) = match mantissa_text.as_bytes().first() {
+            Some(b'-') => (true, &mantissa_text[1..]),
+            Some(b'+') => (false, &mantissa_text[1..]),
             _ => (false, mantissa_text),
         };
         let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
         if whole.is_empty() && fraction.is_empty() {
-            return None;
+            return Err(NotANumber);
         }
         if !whole
             .bytes()
             .chain(fraction.bytes())
             .all(|b| b.is_ascii_digit())
         {
-            return None;
+            return Err(NotANumber);
         }
         let mut mantissa: i128 = 0;
         for b in whole.bytes().chain(fraction.bytes()) {
             mantissa = mantissa
-                .checked_mul(10)?
-                .checked_add(i128::from(b - b'0'))?;
+                .checked_mul(10)
+                .and_then(|m| m.checked_add(i128::from(b - b'0')))
+                .ok_or(Beyond)?;
         }
         let mut scale = fraction.len() as i64 - i64::from(exponent);
         while scale < 0 {
-            mantissa = mantissa.checked_mul(10)?;
+            mantissa = mantissa.checked_mul(10).ok_or(Beyond)?;
             scale += 1;
         }
-        let scale = u32::try_from(scale).ok().filter(|&s| s <= 60)?;
-        Some(Decimal {
+        let scale = u32::try_from(scale)
+            .ok()
+            .filter(|&s| s <= 60)
+            .ok_or(Beyond)?;
+        Ok(Decimal {
             mantissa: if negative { -mantissa } else { mantissa },
             scale,
         })
@@ -581,9 +617,9 @@ impl Value {
                     i64::try_from(value).map_err(|_| PgError::out_of_range_input(ty, text))?;
                 check_range(value, ty).map_err(|_| PgError::out_of_range_input(ty, text))
             }
-            SqlType::Numeric => match Decimal::parse(text) {
-                Some(decimal) => Ok(Value::Numeric(decimal)),
-                None if numeric_beyond_the_stand_in(text) => Err(PgError::error(
+            SqlType::Numeric => match Decimal::read(text) {
+                Ok(decimal) => Ok(Value::Numeric(decimal)),
+                Err(NumericInput::Beyond) => Err(PgError::error(
                     super::error::sqlstate::FEATURE_NOT_SUPPORTED,
                     format!(
                         "leaselab stand-in does not support this statement: the numeric value \
@@ -592,7 +628,7 @@ impl Value {
                         text.trim()
                     ),
                 )),
-                None => Err(invalid()),
+                Err(NumericInput::NotANumber) => Err(invalid()),
             },
             SqlType::Float8 => parse_float8(text).map(|v| Value::Float(Float(v))),
             SqlType::Bool => match text.trim().to_ascii_lowercase().as_str() {
@@ -687,28 +723,6 @@ pub fn parse_uuid(text: &str) -> Option<u128> {
         at += 1;
     }
     (at == bytes.len()).then_some(uuid)
-}
-
-/// Whether `text` is `numeric` input PostgreSQL accepts that [`Decimal`] cannot hold: a
-/// decimal number with too many digits or too large an exponent, `NaN` or an infinity.
-fn numeric_beyond_the_stand_in(text: &str) -> bool {
-    let number = text.trim();
-    let unsigned = number.strip_prefix(['+', '-']).unwrap_or(number);
-    let lowered = unsigned.to_ascii_lowercase();
-    if matches!(lowered.as_str(), "nan" | "inf" | "infinity") {
-        return lowered != "nan" || unsigned.len() == number.len();
-    }
-    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
-        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
-        None => (unsigned, None),
-    };
-    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    let exponent_ok = exponent.is_none_or(|exponent| {
-        let digits_part = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
-        !digits_part.is_empty() && digits(digits_part)
-    });
-    !(whole.is_empty() && fraction.is_empty()) && digits(whole) && digits(fraction) && exponent_ok
 }
 
 /// `double precision` input as PostgreSQL 15's `float8in` reads it (through C's `strtod`):
@@ -839,6 +853,41 @@ mod tests {
         );
         assert_eq!(format_float(1.5), "1.5");
         assert_eq!(format_float(1e20), "1e+20");
+    }
+
+    #[test]
+    fn numeric_input_says_why_it_cannot_be_read() {
+        use NumericInput::{Beyond, NotANumber};
+        assert_eq!(
+            Decimal::read(" -1.50 "),
+            Ok(Decimal {
+                mantissa: -150,
+                scale: 2
+            })
+        );
+        assert_eq!(Decimal::read("2e3").map(|d| d.to_i64()), Ok(Some(2000)));
+        for not_a_number in [
+            "", "-", ".", "abc", "1e", "1e+", "1.2.3", "-nan", "1x", "e5",
+        ] {
+            assert_eq!(
+                Decimal::read(not_a_number),
+                Err(NotANumber),
+                "{not_a_number:?}"
+            );
+        }
+        let digits_40 = "1".repeat(40);
+        for beyond in [
+            "NaN",
+            "nan",
+            "-Infinity",
+            "+inf",
+            "1e400",
+            "1e-61",
+            "1e99999999999",
+            digits_40.as_str(),
+        ] {
+            assert_eq!(Decimal::read(beyond), Err(Beyond), "{beyond:?}");
+        }
     }
 
     #[test]
