@@ -1758,9 +1758,10 @@ impl Expr {
         self.contains(&|e| matches!(e, Expr::Outer(..)))
     }
 
-    /// True when the expression calls a volatile function ([`VolatileFn`]).
+    /// True when the expression calls a volatile function ([`VolatileFn`]) that is not
+    /// [stable](VolatileFn::is_stable) (those run before the statement).
     pub fn has_volatile_call(&self) -> bool {
-        self.contains(&|e| matches!(e, Expr::VolatileCall(..)))
+        self.contains(&|e| matches!(e, Expr::VolatileCall(f, _) if !f.is_stable()))
     }
 
     /// Puts in the place of every volatile function call the value `call` gives it, left to

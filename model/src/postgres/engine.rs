@@ -1792,10 +1792,10 @@ impl Postgres {
             // `SET LOCAL`s end either way.
             if let Some(before) = state.settings_at_block_start.take() {
                 if ending == Ending::Rollback {
-                    state.settings = *before;
+                    super::settings::restore(&mut state.settings, *before);
                 }
             }
-            state.settings.locals.clear();
+            super::settings::end_locals(&mut state.settings);
             state.isolation = state.settings.default_isolation;
             state.read_only = state.settings.default_read_only;
         }

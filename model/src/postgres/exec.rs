@@ -32,7 +32,7 @@ use super::error::{sqlstate, PgError, PgNotice};
 use super::index::{self, Clash, IndexDef};
 use super::random::{self, RandomFn, VolatileFn};
 use super::sequence::{relation_name, Sequence, SequenceFn};
-use super::settings::{self, SetPlan};
+use super::settings::{self, SetPlan, SettingFn};
 use super::sql::GeneralStatement;
 use super::table_lock::{self, TableLockMode, TableWait};
 use super::value::{Decimal, Float, SqlType, Value};
@@ -681,6 +681,56 @@ fn calls_session_fn(plan: &mut Plan, function: SessionFn) -> bool {
     found
 }
 
+/// Whether `expr` is made of constants and parameters only (it reads no row, runs nothing).
+fn reads_no_row(expr: &Expr) -> bool {
+    !expr.contains(&|e| {
+        !matches!(
+            e,
+            Expr::Const(..)
+                | Expr::Param(..)
+                | Expr::Cast(..)
+                | Expr::Binary(..)
+                | Expr::Not(_)
+                | Expr::Neg(_)
+                | Expr::IsNull(..)
+                | Expr::Coalesce(..)
+                | Expr::Call(..)
+        )
+    })
+}
+
+/// Whether a statement's text may call `current_setting` or `set_config` (so that others
+/// skip looking for them in their plans).
+fn mentions_settings_functions(text: &str) -> bool {
+    let mentions = |word: &[u8]| {
+        text.as_bytes()
+            .windows(word.len())
+            .any(|window| window.eq_ignore_ascii_case(word))
+    };
+    mentions(b"_setting") || mentions(b"set_config")
+}
+
+/// Whether a settings function only reads (`current_setting`).
+fn function_is_stable(function: SettingFn) -> bool {
+    VolatileFn::Setting(function).is_stable()
+}
+
+/// Whether a statement's plan calls `set_config` (which changes the session's settings
+/// where it stands).
+fn calls_set_config(plan: &mut Plan) -> bool {
+    let mut found = false;
+    change_exprs_in(plan, &mut |expr| {
+        found = found
+            || expr.contains(&|e| {
+                matches!(
+                    e,
+                    Expr::VolatileCall(VolatileFn::Setting(SettingFn::SetConfig), _)
+                )
+            });
+    });
+    found
+}
+
 /// Puts the parameters' values in the place of the parameters of a statement's plan.
 fn bind_params_in(plan: &mut Plan, values: &[Value]) {
     change_exprs_in(plan, &mut |expr| expr.bind_params(values));
@@ -800,7 +850,7 @@ fn subquery_result(
                     Expr::binary_node(BinOp::Eq, left.clone(), Expr::Const(value, *ty))
                 })
                 .collect();
-            balanced_or(tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
+            balanced(BinOp::Or, tests).unwrap_or(Expr::Const(Value::Bool(false), SqlType::Bool))
         }
     })
 }
@@ -1076,7 +1126,8 @@ fn conflict_exprs(insert: &InsertPlan) -> Vec<&Expr> {
     }
 }
 
-/// Volatile functions (sequence functions, `random`, `setseed`, `gen_random_uuid`) run in the
+/// Volatile functions (sequence functions, `random`, `setseed`, `gen_random_uuid`,
+/// `pg_sleep`, `set_config`; `current_setting` runs before the statement, anywhere) run in the
 /// select list of a plain `SELECT` ([`is_plain_select`]), in the `VALUES` of an `INSERT` (a
 /// column's `DEFAULT nextval(..)` or `DEFAULT gen_random_uuid()` among them) and in the
 /// values an `UPDATE` sets: where lock and ledger users call them. Anywhere else they are
@@ -1085,9 +1136,9 @@ fn check_volatile_call_placement(plan: &Plan) -> Result<(), PgError> {
     let misplaced = |what: &str| {
         unsupported(&format!(
             "a volatile function in {what}: the stand-in runs nextval, currval, setval, \
-             lastval, random, setseed, gen_random_uuid and pg_sleep only in the select list of a SELECT \
-             without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT or FOR UPDATE, in the \
-             VALUES of an INSERT and in the values an UPDATE sets"
+             lastval, random, setseed, gen_random_uuid, pg_sleep and set_config only in the \
+             select list of a SELECT without FROM, WHERE, GROUP BY, ORDER BY, LIMIT, DISTINCT \
+             or FOR UPDATE, in the VALUES of an INSERT and in the values an UPDATE sets"
         ))
     };
     let calls = Expr::has_volatile_call;
@@ -2939,16 +2990,22 @@ impl Analyzer<'_> {
                 ..
             } => {
                 let mut tests = Vec::with_capacity(list.len());
-                // Once: the span of a long list takes as long to find as the list is.
-                let at = position();
+                // Once: the span of a long list takes as long to find as the list is. An
+                // operator's error points at `IN` (or `NOT`), as PostgreSQL's does.
+                let at = self.operator_after(expr).or_else(position);
+                // `NOT IN` is `<> ALL`, as PostgreSQL reads it (its errors name `<>`).
+                let (test, join) = if *negated {
+                    (BinOp::Ne, BinOp::And)
+                } else {
+                    (BinOp::Eq, BinOp::Or)
+                };
                 for item in list {
                     let left = self.expr(scope, expr, SqlType::Unknown)?;
                     let right = self.expr(scope, item, left.ty())?;
-                    tests.push(self.binary(BinOp::Eq, left, right, at)?);
+                    tests.push(self.binary(test, left, right, at)?);
                 }
-                // A balanced tree of ORs: a list of any length nests only log2(n) deep.
-                let result = balanced_or(tests).ok_or_else(|| unsupported(&node.to_string()))?;
-                negated_if(*negated, result)
+                // A balanced tree: a list of any length nests only log2(n) deep.
+                balanced(join, tests).ok_or_else(|| unsupported(&node.to_string()))?
             }
             // The element type comes from the elements (a cast around it gives its own).
             ast::Expr::Array(ast::Array { elem, .. }) => {
@@ -3927,9 +3984,9 @@ impl Analyzer<'_> {
     }
 
     /// `random()`, `setseed(double precision)`, `gen_random_uuid()`, `pg_sleep(double
-    /// precision)` (`random.rs`): 42883 for other arguments, as for any function without a
-    /// match.
-    fn random_call(
+    /// precision)` (`random.rs`), `current_setting` and `set_config` (`settings.rs`): 42883
+    /// for other arguments, as for any function without a match.
+    fn volatile_call(
         &mut self,
         scope: &Scope<'_>,
         function: VolatileFn,
@@ -3951,6 +4008,13 @@ impl Analyzer<'_> {
         for ((argument, ty), node) in analysed.into_iter().zip(wanted).zip(arguments) {
             let at = self.statement.position_of(*node);
             converted.push(self.convert(argument, *ty, at)?);
+        }
+        // A stable call runs before the statement, so its arguments cannot read a row.
+        if function.is_stable() && !converted.iter().all(reads_no_row) {
+            return Err(unsupported(&format!(
+                "{}() with an argument that is not a constant or a parameter",
+                function.name()
+            )));
         }
         Ok(Expr::VolatileCall(function, converted))
     }
@@ -3978,6 +4042,14 @@ impl Analyzer<'_> {
     /// Where an operator written after `left` is (PostgreSQL's position of `+`, `LIKE`,
     /// `IN`, ...): one character past the end of its left operand.
     fn operator_after(&self, left: &ast::Expr) -> Option<u32> {
+        if let ast::Expr::Nested(inner) = left {
+            // What follows the inner operand is this level's `)`; the operator follows it.
+            let closing = self.operator_after(inner)?;
+            return match self.statement.text_from(closing, ")") {
+                Some(at) if at == closing => self.statement.next_word_at(closing + 1),
+                _ => Some(closing),
+            };
+        }
         let after = self
             .statement
             .position(ast::Spanned::span(left).end)
@@ -4008,7 +4080,9 @@ impl Analyzer<'_> {
                 ..
             } | ast::Expr::Array(_)
         ) {
-            return Some(after);
+            let start = self.statement.position(ast::Spanned::span(left).start);
+            let past = start.and_then(|start| self.statement.past_operand(start, after));
+            return past.or(Some(after));
         }
         // `ARRAY[...]` or a cast to an array type: the span stops before the closing
         // bracket, and before `::type[]`.
@@ -4556,10 +4630,13 @@ impl Analyzer<'_> {
             return self.sequence_call(scope, function, &arguments, position);
         }
         if let Some(function) = RandomFn::parse(name) {
-            return self.random_call(scope, VolatileFn::Random(function), &arguments, position);
+            return self.volatile_call(scope, VolatileFn::Random(function), &arguments, position);
         }
         if name == "pg_sleep" {
-            return self.random_call(scope, VolatileFn::Sleep, &arguments, position);
+            return self.volatile_call(scope, VolatileFn::Sleep, &arguments, position);
+        }
+        if let Some(function) = SettingFn::parse(name, arguments.len()) {
+            return self.volatile_call(scope, VolatileFn::Setting(function), &arguments, position);
         }
         if let Some(call) = self.text_of_any_call(scope, name, &arguments, position)? {
             return Ok(call);
@@ -4710,7 +4787,9 @@ impl Analyzer<'_> {
                     }
                 },
             },
-            ast::Value::SingleQuotedString(text) | ast::Value::EscapedStringLiteral(text) => {
+            ast::Value::SingleQuotedString(text)
+            | ast::Value::EscapedStringLiteral(text)
+            | ast::Value::DollarQuotedString(ast::DollarQuotedString { value: text, .. }) => {
                 let unknown = Expr::Const(Value::Text(text.clone()), SqlType::Unknown);
                 if hint != SqlType::Unknown && hint != SqlType::Text {
                     self.convert(unknown, hint, position)?
@@ -5236,7 +5315,73 @@ impl Postgres {
     ) -> Result<Description, PgError> {
         let _memory = crate::memory::StatementScope::enter();
         let (plan, params) = self.plan_in(Some(session), statement, declared, false).0?;
+        if mentions_settings_functions(&statement.text) {
+            self.estimate_settings(session, &plan)?;
+        }
         self.described(session, plan, params)
+    }
+
+    /// PostgreSQL's planner reads a `current_setting` of constants in a `WHERE` (or join
+    /// condition) while it estimates how many rows the condition keeps, so an error of it is
+    /// the planning's, before any row is described: the same here.
+    fn estimate_settings(&self, session: SessionId, plan: &Plan) -> Result<(), PgError> {
+        let Some(state) = self.sessions.get(&session) else {
+            return Ok(());
+        };
+        let conditions: Vec<&Expr> = match plan {
+            Plan::WithSubqueries(_, inner) => return self.estimate_settings(session, inner),
+            Plan::Select(select) => select
+                .joins
+                .iter()
+                .filter_map(|j| j.on.as_ref())
+                .chain(&select.filter)
+                .collect(),
+            Plan::Update(update) => update
+                .joins
+                .iter()
+                .filter_map(|j| j.on.as_ref())
+                .chain(&update.filter)
+                .collect(),
+            Plan::Delete(delete) => delete
+                .joins
+                .iter()
+                .filter_map(|j| j.on.as_ref())
+                .chain(&delete.filter)
+                .collect(),
+            _ => Vec::new(),
+        };
+        // The estimate is of a column compared with an expression: that expression is read.
+        let column = |e: &Expr| match e {
+            Expr::Cast(inner, _) => matches!(**inner, Expr::Column(..)),
+            other => matches!(other, Expr::Column(..)),
+        };
+        let mut estimated: Vec<&Expr> = Vec::new();
+        let mut pending = conditions;
+        while let Some(expr) = pending.pop() {
+            if let Expr::Binary(op, left, right, _) = expr {
+                let compares = matches!(
+                    op,
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                );
+                if compares && column(left) {
+                    estimated.push(right);
+                } else if compares && column(right) {
+                    estimated.push(left);
+                }
+            }
+            pending.extend(expr.parts());
+        }
+        while let Some(expr) = estimated.pop() {
+            if let Expr::VolatileCall(VolatileFn::Setting(function), arguments) = expr {
+                let constants = arguments.iter().all(|a| matches!(a, Expr::Const(..)));
+                if function_is_stable(*function) && constants {
+                    settings::read(state, &eval_each(arguments, &[], &[])?)?;
+                }
+                continue;
+            }
+            estimated.extend(expr.parts());
+        }
+        Ok(())
     }
 
     /// The description of a planned statement, or 25006 for a query that would write in a
@@ -5279,6 +5424,9 @@ impl Postgres {
         let mut bound = plan.clone();
         bind_params_in(&mut bound, values);
         fold_constants(&bound)?;
+        if mentions_settings_functions(&statement.text) {
+            self.estimate_settings(session, &bound)?;
+        }
         self.described(session, plan, params)
     }
 
@@ -5492,6 +5640,16 @@ impl Postgres {
             txid,
         };
         stamp_clock_in(&mut plan, &reading);
+        // `current_setting` reads the settings as the statement starts, unless a
+        // `set_config` in it may change them first: then they run left to right, where the
+        // volatile functions run.
+        let settings_fns = mentions_settings_functions(&statement.text);
+        let sets_config = settings_fns && calls_set_config(&mut plan);
+        if settings_fns && !sets_config {
+            if let Err(error) = self.resolve_stable_calls(session, &mut plan, params) {
+                return self.fail_sql(session, error);
+            }
+        }
         let in_block = self.status(session) == Some(TxStatus::InBlock);
         let query = matches!(
             plan,
@@ -5526,6 +5684,10 @@ impl Postgres {
                 state.last_sequence.clone(),
             )
         });
+        // A statement of its own that fails undoes what its `set_config` calls set, as its
+        // transaction's end undoes them in PostgreSQL (a block's failure ends the block).
+        let settings_before =
+            (!in_block && sets_config).then(|| self.sessions[&session].settings.clone());
         let outcome = match plan {
             Plan::Begin(isolation, read_only, tag) => {
                 return from_typed(self.begin(session, isolation, read_only, tag))
@@ -5609,7 +5771,12 @@ impl Postgres {
                 }
                 from_typed(executed)
             }
-            Err(error) => self.fail_sql(session, error),
+            Err(error) => {
+                if let Some(before) = settings_before {
+                    settings::restore(&mut self.session_mut(session).settings, before);
+                }
+                self.fail_sql(session, error)
+            }
         }
     }
 
@@ -7450,7 +7617,8 @@ impl Postgres {
         row: &[Value],
         params: &[Value],
     ) -> Result<Option<Expr>, PgError> {
-        if !expr.has_volatile_call() {
+        // A stable call is left for here only when a volatile one stands beside it.
+        if !expr.contains(&|e| matches!(e, Expr::VolatileCall(..))) {
             return Ok(None);
         }
         let mut resolved = expr.clone();
@@ -7460,9 +7628,44 @@ impl Postgres {
                 VolatileFn::Sequence(function) => self.sequence_value(session, function, values),
                 VolatileFn::Random(function) => self.random_value(session, function, &values),
                 VolatileFn::Sleep => Ok(self.sleep_call(&values)),
+                VolatileFn::Setting(function) => {
+                    settings::call(self.session_mut(session), function, &values)
+                }
             }
         })?;
         Ok(Some(resolved))
+    }
+
+    /// Every stable function call of `plan` (`current_setting`) run now for `session` and put
+    /// in its place; its arguments are constants and parameters (`volatile_call` refuses
+    /// others).
+    fn resolve_stable_calls(
+        &self,
+        session: SessionId,
+        plan: &mut Plan,
+        params: &[Value],
+    ) -> Result<(), PgError> {
+        let mut failed = None;
+        let state = self.sessions.get(&session).expect("connected");
+        change_exprs_in(plan, &mut |expr| {
+            let mut pending: Vec<&mut Expr> = vec![expr];
+            while let Some(expr) = pending.pop() {
+                let Expr::VolatileCall(VolatileFn::Setting(function), arguments) = expr else {
+                    pending.extend(expr.parts_mut());
+                    continue;
+                };
+                if failed.is_some() || !function_is_stable(*function) {
+                    continue;
+                }
+                let value = eval_each(arguments, &[], params)
+                    .and_then(|values| settings::read(state, &values));
+                match value {
+                    Ok(value) => *expr = Expr::Const(value, SqlType::Text),
+                    Err(error) => failed = Some(error),
+                }
+            }
+        });
+        failed.map_or(Ok(()), Err)
     }
 
     /// One call of `random()`, `setseed()` or `gen_random_uuid()` for `session`
@@ -11112,15 +11315,15 @@ fn negated_if(negated: bool, test: Expr) -> Expr {
     }
 }
 
-/// `a OR b OR ...` as a balanced tree (None for no terms).
-fn balanced_or(mut terms: Vec<Expr>) -> Option<Expr> {
+/// `a op b op ...` (`AND` or `OR`) as a balanced tree (None for no terms).
+fn balanced(op: BinOp, mut terms: Vec<Expr>) -> Option<Expr> {
     match terms.len() {
         0 => None,
         1 => terms.pop(),
         n => {
             let right = terms.split_off(n / 2);
-            let (left, right) = (balanced_or(terms)?, balanced_or(right)?);
-            Some(Expr::binary_node(BinOp::Or, left, right))
+            let (left, right) = (balanced(op, terms)?, balanced(op, right)?);
+            Some(Expr::binary_node(op, left, right))
         }
     }
 }

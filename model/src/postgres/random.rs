@@ -17,6 +17,7 @@
 use super::engine::{Postgres, SessionId};
 use super::error::PgError;
 use super::sequence::SequenceFn;
+use super::settings::SettingFn;
 use super::value::{SqlType, Value};
 
 /// A function whose every call the executor runs (it reads or changes the server or the
@@ -30,6 +31,9 @@ pub enum VolatileFn {
     /// `pg_sleep(double precision)`: `void`; the statement asks its server to wait that many
     /// seconds before it answers ([`Postgres::take_requested_sleep`]).
     Sleep,
+    /// `current_setting` and `set_config` (`settings.rs`): they read or change the session's
+    /// settings where they stand.
+    Setting(SettingFn),
 }
 
 impl VolatileFn {
@@ -39,6 +43,7 @@ impl VolatileFn {
             VolatileFn::Sequence(function) => function.name(),
             VolatileFn::Random(function) => function.name(),
             VolatileFn::Sleep => "pg_sleep",
+            VolatileFn::Setting(function) => function.name(),
         }
     }
 
@@ -50,7 +55,17 @@ impl VolatileFn {
             VolatileFn::Random(RandomFn::SetSeed) => SqlType::Void,
             VolatileFn::Random(RandomFn::GenRandomUuid) => SqlType::Uuid,
             VolatileFn::Sleep => SqlType::Void,
+            VolatileFn::Setting(_) => SqlType::Text,
         }
+    }
+
+    /// Whether it only reads (`current_setting`, stable in PostgreSQL's terms): the executor
+    /// runs its calls once, before the statement, wherever they stand.
+    pub fn is_stable(self) -> bool {
+        matches!(
+            self,
+            VolatileFn::Setting(SettingFn::Current | SettingFn::CurrentMissingOk)
+        )
     }
 
     /// The types of its arguments.
@@ -59,6 +74,7 @@ impl VolatileFn {
             VolatileFn::Sequence(_) => &[],
             VolatileFn::Random(function) => function.parameters(),
             VolatileFn::Sleep => &[SqlType::Float8],
+            VolatileFn::Setting(function) => function.parameters(),
         }
     }
 }

@@ -21,6 +21,7 @@ use sqlparser::ast;
 
 use super::engine::{Isolation, Session, SessionSettings, TxStatus};
 use super::error::{sqlstate, PgError, PgNotice};
+use super::value::{SqlType, Value};
 
 /// The version `SHOW server_version` and `version()` give.
 pub const SERVER_VERSION: &str = "15.8";
@@ -45,6 +46,159 @@ pub enum SetPlan {
     ResetAll,
     /// `SET LOCAL` of a parameter that changes nothing here: its value until the block ends.
     Local(String, Option<String>),
+}
+
+/// The functions of the settings, run where they stand in a statement as `SHOW` and `SET`
+/// would run (`Postgres::setting_call`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SettingFn {
+    /// `current_setting(name)`: `SHOW name`'s answer.
+    Current,
+    /// `current_setting(name, missing_ok)`: NULL instead of 42704 for a name without a value
+    /// when `missing_ok`.
+    CurrentMissingOk,
+    /// `set_config(name, value, is_local)`: `SET` (or `SET LOCAL`) `name` to `value` (NULL:
+    /// its default), answering the new value as `SHOW` would.
+    SetConfig,
+}
+
+impl SettingFn {
+    /// The function `name` called with `arguments` arguments, if it is one of these (a call
+    /// with another count is the one PostgreSQL reports as not existing).
+    pub fn parse(name: &str, arguments: usize) -> Option<SettingFn> {
+        Some(match (name, arguments) {
+            ("current_setting", 2) => SettingFn::CurrentMissingOk,
+            ("current_setting", _) => SettingFn::Current,
+            ("set_config", _) => SettingFn::SetConfig,
+            _ => return None,
+        })
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SettingFn::Current | SettingFn::CurrentMissingOk => "current_setting",
+            SettingFn::SetConfig => "set_config",
+        }
+    }
+
+    /// The types of its arguments.
+    pub fn parameters(self) -> &'static [SqlType] {
+        match self {
+            SettingFn::Current => &[SqlType::Text],
+            SettingFn::CurrentMissingOk => &[SqlType::Text, SqlType::Bool],
+            SettingFn::SetConfig => &[SqlType::Text, SqlType::Text, SqlType::Bool],
+        }
+    }
+}
+
+/// `function` called with `values` in `session`. `current_setting` is strict (a NULL
+/// argument answers NULL); `set_config` is not: a NULL name is 22004, a NULL value sets the
+/// default, a NULL `is_local` is false. A `set_config(..., true)` outside a block changes
+/// nothing past its statement (its answer is the value it would have set). The
+/// transaction's own isolation and access mode are not set this way here (0A000).
+pub(super) fn call(
+    session: &mut Session,
+    function: SettingFn,
+    values: &[Value],
+) -> Result<Value, PgError> {
+    let text = |value: &Value| match value {
+        Value::Text(text) => Some(text.clone()),
+        _ => None,
+    };
+    match function {
+        SettingFn::Current | SettingFn::CurrentMissingOk => read(session, values),
+        SettingFn::SetConfig => {
+            let Some(name) = values.first().and_then(text) else {
+                return Err(PgError::error("22004", "SET requires parameter name"));
+            };
+            let name = name.to_lowercase();
+            // A custom parameter set to its default is defined, empty.
+            let value = match values.get(1).and_then(text) {
+                None if name.contains('.') => Some(String::new()),
+                value => value,
+            };
+            let local = matches!(values.get(2), Some(Value::Bool(true)));
+            let statement = format!("set_config('{name}', ...)");
+            if matches!(
+                name.as_str(),
+                "transaction_isolation" | "transaction_read_only"
+            ) {
+                return Err(unsupported(&statement));
+            }
+            let plan = plan_parameter(&name, value, &statement)?;
+            if local && session.status != TxStatus::InBlock {
+                // It would last until the statement's own transaction ends: nothing to keep
+                // but a custom parameter's definition (empty).
+                if name.contains('.') {
+                    session.settings.others.entry(name.clone()).or_default();
+                }
+                let mut after = session.clone();
+                apply(&mut after, plan)?;
+                return show(&after, &name).map(Value::Text);
+            }
+            let plan = match plan {
+                SetPlan::Other(name, value) if local => SetPlan::Local(name, value),
+                other => other,
+            };
+            apply(session, plan)?;
+            show(session, &name).map(Value::Text)
+        }
+    }
+}
+
+/// `current_setting(values...)` in `session` (strict: a NULL argument answers NULL).
+pub(super) fn read(session: &Session, values: &[Value]) -> Result<Value, PgError> {
+    let Some(Value::Text(name)) = values.first() else {
+        return Ok(Value::Null);
+    };
+    let missing_ok = match values.get(1) {
+        Some(Value::Bool(missing_ok)) => *missing_ok,
+        Some(_) => return Ok(Value::Null),
+        None => false,
+    };
+    let name = name.to_lowercase();
+    if is_parameter(&name) && !name.contains('.') && !showable(&name) {
+        return Err(unsupported(&format!("current_setting('{name}')")));
+    }
+    match show(session, &name) {
+        Ok(value) => Ok(Value::Text(value)),
+        Err(_) if missing_ok => Ok(Value::Null),
+        Err(error) => Err(error),
+    }
+}
+
+/// Puts back the settings `before` a transaction (or a failed statement outside one)
+/// changed them, as PostgreSQL undoes them, keeping the custom parameters (`app.user_id`)
+/// it defined meanwhile: PostgreSQL keeps those defined, empty.
+pub(super) fn restore(settings: &mut SessionSettings, before: SessionSettings) {
+    let defined: Vec<String> = settings
+        .others
+        .keys()
+        .chain(settings.locals.keys())
+        .filter(|name| name.contains('.'))
+        .cloned()
+        .collect();
+    *settings = before;
+    keep_defined(settings, defined);
+}
+
+/// Ends the `SET LOCAL`s of a block, keeping the custom parameters they defined (empty).
+pub(super) fn end_locals(settings: &mut SessionSettings) {
+    let defined: Vec<String> = settings
+        .locals
+        .keys()
+        .filter(|name| name.contains('.'))
+        .cloned()
+        .collect();
+    settings.locals.clear();
+    keep_defined(settings, defined);
+}
+
+fn keep_defined(settings: &mut SessionSettings, defined: Vec<String>) {
+    for name in defined {
+        settings.others.entry(name).or_default();
+    }
 }
 
 /// Parameters accepted and kept, with no effect on what the stand-in does.

@@ -120,6 +120,33 @@ impl GeneralStatement {
         Some(position + found_chars)
     }
 
+    /// Where what follows an operand starts: the operand starts at `start` and its span
+    /// says it ends at `after`, but the SQL parser's spans of a call or a parenthesised
+    /// expression stop before their closing parentheses; so past every parenthesis the operand
+    /// opened (quotes skipped), then past white space.
+    pub fn past_operand(&self, start: u32, after: u32) -> Option<u32> {
+        let from = usize::try_from(start.checked_sub(self.offset + 1)?).ok()?;
+        let until = usize::try_from(after.checked_sub(self.offset + 1)?).ok()?;
+        let (mut depth, mut quote, mut index) = (0i64, None, from);
+        for c in self.text.chars().skip(from) {
+            if index >= until && depth <= 0 && quote.is_none() {
+                break;
+            }
+            match quote {
+                Some(open) if c == open => quote = None,
+                Some(_) => {}
+                None => match c {
+                    '\'' | '"' => quote = Some(c),
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                },
+            }
+            index += 1;
+        }
+        self.next_word_at(self.offset + 1 + u32::try_from(index).ok()?)
+    }
+
     /// The position of the `[` at `position` or just before it (only white space between):
     /// where an array constructor opens, its first element's span starting at or after it.
     pub fn bracket_at_or_before(&self, position: u32) -> Option<u32> {
