@@ -5328,28 +5328,18 @@ impl Postgres {
         let Some(state) = self.sessions.get(&session) else {
             return Ok(());
         };
-        let conditions: Vec<&Expr> = match plan {
+        let (joins, filter) = match plan {
             Plan::WithSubqueries(_, inner) => return self.estimate_settings(session, inner),
-            Plan::Select(select) => select
-                .joins
-                .iter()
-                .filter_map(|j| j.on.as_ref())
-                .chain(&select.filter)
-                .collect(),
-            Plan::Update(update) => update
-                .joins
-                .iter()
-                .filter_map(|j| j.on.as_ref())
-                .chain(&update.filter)
-                .collect(),
-            Plan::Delete(delete) => delete
-                .joins
-                .iter()
-                .filter_map(|j| j.on.as_ref())
-                .chain(&delete.filter)
-                .collect(),
-            _ => Vec::new(),
+            Plan::Select(select) => (&select.joins, &select.filter),
+            Plan::Update(update) => (&update.joins, &update.filter),
+            Plan::Delete(delete) => (&delete.joins, &delete.filter),
+            _ => return Ok(()),
         };
+        let conditions: Vec<&Expr> = joins
+            .iter()
+            .filter_map(|j| j.on.as_ref())
+            .chain(filter)
+            .collect();
         // The estimate is of a column compared with an expression: that expression is read.
         let column = |e: &Expr| match e {
             Expr::Cast(inner, _) => matches!(**inner, Expr::Column(..)),

@@ -49,7 +49,8 @@ pub enum SetPlan {
 }
 
 /// The functions of the settings, run where they stand in a statement as `SHOW` and `SET`
-/// would run (`Postgres::setting_call`).
+/// would run (`call`; `current_setting` before its statement, `resolve_stable_calls` in
+/// `exec.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SettingFn {
     /// `current_setting(name)`: `SHOW name`'s answer.
@@ -147,7 +148,8 @@ pub(super) fn call(
     }
 }
 
-/// `current_setting(values...)` in `session` (strict: a NULL argument answers NULL).
+/// `current_setting(name [, missing_ok])` of `values` in `session` (strict: a NULL argument
+/// answers NULL).
 pub(super) fn read(session: &Session, values: &[Value]) -> Result<Value, PgError> {
     let Some(Value::Text(name)) = values.first() else {
         return Ok(Value::Null);
