@@ -525,6 +525,9 @@ pub enum ScalarFn {
     Sign,
     /// `power(a, b)`, `pow(a, b)` and `a ^ b` on `double precision` (`dpow`).
     Power,
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`, every argument given
+    /// (the analysis fills in the defaults, 0): `datetime::make_interval`.
+    MakeInterval,
     /// `a & b` on integers of one type (`int4and`, ...).
     BitAnd,
     /// `a | b`.
@@ -825,6 +828,7 @@ impl ScalarFn {
                 | Ceil
                 | Sign
                 | Power
+                | MakeInterval
                 | BitAnd
                 | BitOr
                 | BitXor
@@ -940,6 +944,12 @@ impl ScalarFn {
                         i64::from(shifted)
                     }
                 }))
+            }
+            MakeInterval => {
+                let field = |index: usize| i32::try_from(int(index)).unwrap_or(0);
+                let secs = arguments.get(6).and_then(Value::as_f64).unwrap_or(0.0);
+                let fields = [0, 1, 2, 3, 4, 5].map(field);
+                super::datetime::make_interval(fields, secs).map(Value::Interval)
             }
             Power => {
                 let float = |index: usize| arguments.get(index).and_then(Value::as_f64);

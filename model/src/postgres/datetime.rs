@@ -270,6 +270,34 @@ pub fn interval_out_of_range() -> PgError {
     PgError::error("22008", "interval out of range")
 }
 
+/// `make_interval(years, months, weeks, days, hours, mins, secs)` as PostgreSQL 15's
+/// computes it: 22008 for an infinite or NaN `secs`; the seconds rounded to microseconds
+/// half to even (`rint`); every other overflow wraps, as its C arithmetic does on x86-64 (a
+/// number of microseconds past 64 bits becomes the most negative one, as the conversion
+/// instruction makes it).
+pub fn make_interval(fields: [i32; 6], secs: f64) -> Result<Interval, PgError> {
+    let [years, months, weeks, days, hours, mins] = fields;
+    if !secs.is_finite() {
+        return Err(interval_out_of_range());
+    }
+    let micros = (secs * USECS_PER_SEC as f64).round_ties_even();
+    // `(int64) micros`: x86-64's conversion answers the most negative number out of range.
+    let limit = 2f64.powi(63);
+    let micros = if (-limit..limit).contains(&micros) {
+        micros as i64
+    } else {
+        i64::MIN
+    };
+    Ok(Interval {
+        months: years.wrapping_mul(12).wrapping_add(months),
+        days: weeks.wrapping_mul(7).wrapping_add(days),
+        micros: i64::from(hours)
+            .wrapping_mul(3_600 * USECS_PER_SEC)
+            .wrapping_add(i64::from(mins).wrapping_mul(60 * USECS_PER_SEC))
+            .wrapping_add(micros),
+    })
+}
+
 /// 22008 `timestamp out of range`.
 pub fn timestamp_out_of_range() -> PgError {
     PgError::error("22008", "timestamp out of range")

@@ -1411,7 +1411,7 @@ fn undefined_operator(
 /// The argument types each function of `functions.rs` takes, with the type it answers, in
 /// PostgreSQL's order of preference; empty for the functions analysed elsewhere.
 fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
-    use SqlType::{Float8, Int2, Int4, Int8, Numeric, Text};
+    use SqlType::{Float8, Int2, Int4, Int8, Interval, Numeric, Text};
     match function {
         // An unknown literal takes the numeric category's preferred type.
         ScalarFn::Abs => &[
@@ -1433,6 +1433,8 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         }
         // `power(numeric, numeric)` is not run here: `signature_call` refuses it.
         ScalarFn::Power => &[(&[Float8, Float8], Float8)],
+        // Called only by `make_interval_call`, which fills in its defaults.
+        ScalarFn::MakeInterval => &[(&[Int4, Int4, Int4, Int4, Int4, Int4, Float8], Interval)],
         ScalarFn::Replace => &[(&[Text, Text, Text], Text)],
         ScalarFn::Strpos => &[(&[Text, Text], Int4)],
         ScalarFn::Btrim | ScalarFn::Ltrim | ScalarFn::Rtrim => {
@@ -4019,6 +4021,100 @@ impl Analyzer<'_> {
         Ok(Expr::VolatileCall(function, converted))
     }
 
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)` with its arguments by
+    /// position or by name (`make_interval(secs => 30)`), the ones not given 0: integers but
+    /// for `secs`, `double precision`; 42883 naming what was given otherwise, as PostgreSQL
+    /// names it (`make_interval(days => numeric)`).
+    fn make_interval_call(
+        &mut self,
+        scope: &Scope<'_>,
+        arguments: &[ast::FunctionArg],
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        const NAMES: [&str; 7] = ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+        let mut slots: [Option<Expr>; 7] = Default::default();
+        let mut given: Vec<String> = Vec::new();
+        let mut fits = true;
+        for (index, argument) in arguments.iter().enumerate() {
+            let (slot, node, label) = match argument {
+                ast::FunctionArg::Unnamed(FunctionArgExpr::Expr(node)) => {
+                    (Some(index).filter(|&i| i < NAMES.len()), node, None)
+                }
+                // `name => value` or `name := value`.
+                ast::FunctionArg::Named {
+                    name,
+                    arg: FunctionArgExpr::Expr(node),
+                    operator:
+                        ast::FunctionArgOperator::RightArrow | ast::FunctionArgOperator::Assignment,
+                }
+                | ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(name),
+                    arg: FunctionArgExpr::Expr(node),
+                    operator:
+                        ast::FunctionArgOperator::RightArrow | ast::FunctionArgOperator::Assignment,
+                } => {
+                    let label = ident_name(name);
+                    if given.iter().any(|g| g.starts_with(&format!("{label} => "))) {
+                        let at = self.statement.position(name.span.start);
+                        return Err(PgError::error(
+                            "42601",
+                            format!("argument name \"{label}\" used more than once"),
+                        )
+                        .at(at));
+                    }
+                    (NAMES.iter().position(|n| *n == label), node, Some(label))
+                }
+                _ => return Err(unsupported(&format!("make_interval({argument})"))),
+            };
+            let analysed = self.expr(scope, node, SqlType::Unknown)?;
+            let ty = analysed.ty();
+            given.push(match &label {
+                Some(label) => format!("{label} => {}", ty.name()),
+                None => ty.name().to_string(),
+            });
+            let want = if slot == Some(6) {
+                SqlType::Float8
+            } else {
+                SqlType::Int4
+            };
+            let fits_slot = ty == want || ty == SqlType::Unknown || implicitly_castable(ty, want);
+            match slot {
+                Some(slot) if fits_slot && slots[slot].is_none() => {
+                    let at = self.statement.position_of(node);
+                    slots[slot] = Some(self.convert(analysed, want, at)?);
+                }
+                _ => fits = false,
+            }
+        }
+        if !fits {
+            let error = undefined_function("make_interval", &[], position);
+            return Err(PgError {
+                message: format!(
+                    "function make_interval({}) does not exist",
+                    given.join(", ")
+                ),
+                ..error
+            });
+        }
+        let zero = |slot: usize| {
+            if slot == 6 {
+                Expr::Const(Value::Float(Float(0.0)), SqlType::Float8)
+            } else {
+                Expr::Const(Value::Int(0), SqlType::Int4)
+            }
+        };
+        let arguments: Vec<Expr> = slots
+            .into_iter()
+            .enumerate()
+            .map(|(slot, given)| given.unwrap_or_else(|| zero(slot)))
+            .collect();
+        Ok(Expr::Call(
+            ScalarFn::MakeInterval,
+            arguments,
+            SqlType::Interval,
+        ))
+    }
+
     /// Where the `::` of a cast of `expr` stands: the first one after `expr`, and after a
     /// cast `expr` is itself (`3::bigint::boolean`: its span ends before its type), the first
     /// one after that cast's own `::`.
@@ -4560,6 +4656,13 @@ impl Analyzer<'_> {
                     format!("{clause} specified, but {name} is not an aggregate function"),
                 )
                 .at(position));
+            }
+        }
+        if name == "make_interval" && plain {
+            if let FunctionArguments::List(list) = &function.args {
+                if list.duplicate_treatment.is_none() && list.clauses.is_empty() {
+                    return self.make_interval_call(scope, &list.args, position);
+                }
             }
         }
         // An aggregate's `ORDER BY` (no other clause inside the parentheses is run).
