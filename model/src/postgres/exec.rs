@@ -4559,8 +4559,6 @@ impl Analyzer<'_> {
         Ok((l, r))
     }
 
-    /// `a IS [NOT] DISTINCT FROM b`: compared as `=` compares them, NULL a value like any
-    /// other.
     #[inline(never)]
     /// `IS [NOT] TRUE`, `IS [NOT] FALSE`, `IS [NOT] UNKNOWN` (`node`) of `inner`: never NULL
     /// (`NULL IS TRUE` is false), as `IS [NOT] DISTINCT FROM` a boolean constant or `IS [NOT]
