@@ -1467,7 +1467,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
                         .filter(|d| !d.columns.is_empty() && !d.changes_data);
                     match described {
                         None => self
-                            .run_general(&general.text, general, &[])
+                            .run_general(&general.text, general, &[], &[])
                             .await
                             .map(|result| self.send_general_result(&result)),
                         Some(description) => self.run_described(general, &description).await,
@@ -1499,7 +1499,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         let types: Vec<SqlType> = description.columns.iter().map(|(_, ty)| *ty).collect();
         let formats = vec![Format::Text; columns.len()];
         self.io.send(&typed_row_description(&columns, &formats));
-        match self.run_general(&general.text, general, &[]).await {
+        match self.run_general(&general.text, general, &[], &[]).await {
             Ok(result) => {
                 self.send_data_rows(&result.rows, &types, &formats);
                 self.io.send(&BackendMessage::CommandComplete(result.tag));
@@ -1541,6 +1541,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         &mut self,
         sql: &str,
         statement: &GeneralStatement,
+        declared: &[SqlType],
         params: &[Value],
     ) -> Result<SqlResult, PgError> {
         let report = |result: &Result<SqlResult, PgError>| -> Result<QueryResult, PgError> {
@@ -1583,9 +1584,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
         let mut timers = SleepTimers::default();
         let in_block = self.transaction_status() == TransactionStatus::InTransaction;
         loop {
-            let executed = self
-                .engine_now()
-                .execute_sql(self.session.id, statement, params);
+            let executed =
+                self.engine_now()
+                    .execute_prepared(self.session.id, statement, declared, params);
             match executed.exec {
                 SqlExec::Done(result) => {
                     let result = match self.sleep_requested().await {
@@ -1842,7 +1843,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> PgConnection<'_, S> {
             }
             let types: Vec<SqlType> = general.columns.iter().map(|(_, ty)| *ty).collect();
             let result = self
-                .run_general(&portal.prepared.sql, &general.statement, &portal.values)
+                .run_general(
+                    &portal.prepared.sql,
+                    &general.statement,
+                    &general.params,
+                    &portal.values,
+                )
                 .await
                 .inspect_err(|error| {
                     self.send_data_rows(rows_before(error), &types, &portal.result_formats);

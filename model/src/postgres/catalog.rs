@@ -567,8 +567,11 @@ pub enum ScalarFn {
     OctetLength,
     /// `to_timestamp(double precision)`: seconds since 1970 as a `timestamp with time zone`.
     ToTimestamp,
-    /// `extract(field FROM time)`, as `numeric`.
-    Extract(TimeField),
+    /// `extract(field FROM time)`, as `numeric`: called with the field's name (a text
+    /// constant the analysis put first) and the value, [`super::time_part::extract`].
+    Extract,
+    /// `date_part(unit, time)`, as `double precision`: [`super::time_part::date_part`].
+    DatePart,
     /// `date_trunc(unit, timestamp)`, of the timestamp's type.
     DateTrunc,
     /// `hashtext(text)`: PostgreSQL's hash of the text, as `integer`.
@@ -622,16 +625,6 @@ pub enum ScalarFn {
     /// value of the stand-in's type: by an explicit cast (true: [`Typmod::cast`]) or to a
     /// value assigned to a column (false: [`Typmod::store`]).
     Typmod(Typmod, bool),
-}
-
-/// A field `extract` reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TimeField {
-    /// Seconds since 1970 (of a timestamp), or in all (of an interval).
-    Epoch,
-    /// `year`, `month`, `day`, `hour`, `minute`, `second`, `milliseconds`, `microseconds` of
-    /// a timestamp: [`super::datetime::field_of_timestamp`]'s name.
-    Of(&'static str),
 }
 
 impl ScalarFn {
@@ -848,7 +841,8 @@ impl ScalarFn {
                 | Reverse
                 | OctetLength
                 | ToTimestamp
-                | Extract(_)
+                | Extract
+                | DatePart
                 | DateTrunc
                 | HashText
                 | HashTextExtended
@@ -900,7 +894,10 @@ impl ScalarFn {
         };
         Some(match self {
             ToTimestamp => to_timestamp(arguments.first().and_then(Value::as_f64).unwrap_or(0.0)),
-            Extract(field) => extract(field, arguments.first().unwrap_or(&Value::Null)),
+            Extract => super::time_part::extract(text(0), arguments.get(1).unwrap_or(&Value::Null)),
+            DatePart => {
+                super::time_part::date_part(text(0), arguments.get(1).unwrap_or(&Value::Null))
+            }
             DateTrunc => date_trunc(text(0), arguments.get(1).unwrap_or(&Value::Null)),
             Like => f::like(text(0), text(1)).map(Value::Bool),
             ILike => f::ilike(text(0), text(1)).map(Value::Bool),
@@ -1724,8 +1721,8 @@ impl Expr {
                 (inner.ty(), to),
                 (TimestampTz, Timestamp | Text) | (Timestamp | Text, TimestampTz)
             ),
-            Expr::Call(ScalarFn::Extract(_), arguments, _) => {
-                arguments.first().is_some_and(|a| a.ty() == TimestampTz)
+            Expr::Call(ScalarFn::Extract | ScalarFn::DatePart, arguments, _) => {
+                arguments.get(1).is_some_and(|a| a.ty() == TimestampTz)
             }
             Expr::Call(ScalarFn::DateTrunc, _, ty) => *ty == TimestampTz,
             _ => false,
@@ -1873,23 +1870,6 @@ fn date_trunc(unit: &str, value: &Value) -> Result<Value, PgError> {
     } else {
         Value::Timestamp(cut)
     })
-}
-
-/// `extract(field FROM value)`: 0A000 for an infinite timestamp (PostgreSQL answers
-/// `Infinity`, which the stand-in's `numeric` cannot hold).
-fn extract(field: TimeField, value: &Value) -> Result<Value, PgError> {
-    use super::datetime::{epoch_of_interval, epoch_of_timestamp, field_of_timestamp};
-    let found = match (field, value) {
-        (TimeField::Epoch, Value::TimestampTz(t) | Value::Timestamp(t)) => epoch_of_timestamp(*t),
-        (TimeField::Of(name), Value::TimestampTz(t) | Value::Timestamp(t)) => {
-            field_of_timestamp(*t, name)
-        }
-        (TimeField::Epoch, Value::Interval(i)) => Some(epoch_of_interval(*i)),
-        _ => None,
-    };
-    found
-        .map(Value::Numeric)
-        .ok_or_else(|| PgError::unsupported_statement("extract from an infinite timestamp"))
 }
 
 /// The result type of an arithmetic operator on a time type (PostgreSQL's operators:

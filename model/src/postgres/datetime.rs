@@ -6,7 +6,6 @@
 //! (`5 seconds`, `1 day 02:00:00`, `-3 mins ago`); their arithmetic follows `timestamp.c`.
 
 use super::error::PgError;
-use super::value::Decimal;
 
 /// Microseconds in a second.
 pub const USECS_PER_SEC: i64 = 1_000_000;
@@ -621,7 +620,7 @@ impl IntervalParts {
 }
 
 /// Days from 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub(super) fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
@@ -664,7 +663,7 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 }
 
 /// A finite timestamp's date and time of day: (year, month, day, microseconds of the day).
-fn split(timestamp: i64) -> (i64, i64, i64, i64) {
+pub(super) fn split(timestamp: i64) -> (i64, i64, i64, i64) {
     let days = timestamp.div_euclid(USECS_PER_DAY);
     let (year, month, day) = civil_from_days(days + PG_EPOCH_DAYS);
     (year, month, day, timestamp.rem_euclid(USECS_PER_DAY))
@@ -970,59 +969,6 @@ pub fn truncate(timestamp: i64, unit: &str) -> Option<Result<i64, PgError>> {
     Some(join(year, month, day, time))
 }
 
-/// `extract(epoch from timestamp)`: seconds since 1970 as `numeric` with six decimals.
-pub fn epoch_of_timestamp(timestamp: i64) -> Option<Decimal> {
-    if is_infinite(timestamp) {
-        return None;
-    }
-    Some(Decimal {
-        mantissa: i128::from(timestamp) + i128::from(PG_EPOCH_UNIX_SECS * USECS_PER_SEC),
-        scale: 6,
-    })
-}
-
-/// `extract(epoch from interval)`: a year counted as 365.25 days, a month as 30.
-pub fn epoch_of_interval(interval: Interval) -> Decimal {
-    let years = i128::from(interval.months / 12);
-    let months = i128::from(interval.months % 12);
-    let seconds = years * 31_557_600 + (months * 30 + i128::from(interval.days)) * 86_400;
-    Decimal {
-        mantissa: seconds * i128::from(USECS_PER_SEC) + i128::from(interval.micros),
-        scale: 6,
-    }
-}
-
-/// A field of a finite timestamp for `extract`: `year`, `month`, `day`, `hour`, `minute`
-/// (whole numbers), `second` (six decimals), `millisecond(s)` (three), `microsecond(s)`.
-pub fn field_of_timestamp(timestamp: i64, field: &str) -> Option<Decimal> {
-    if is_infinite(timestamp) {
-        return None;
-    }
-    let (year, month, day, time) = split(timestamp);
-    let whole = |value: i64| Decimal {
-        mantissa: i128::from(value),
-        scale: 0,
-    };
-    let micros_of_minute = time % (60 * USECS_PER_SEC);
-    Some(match field {
-        "year" => whole(year),
-        "month" => whole(month),
-        "day" => whole(day),
-        "hour" => whole(time / (3600 * USECS_PER_SEC)),
-        "minute" => whole(time / (60 * USECS_PER_SEC) % 60),
-        "second" => Decimal {
-            mantissa: i128::from(micros_of_minute),
-            scale: 6,
-        },
-        "milliseconds" => Decimal {
-            mantissa: i128::from(micros_of_minute),
-            scale: 3,
-        },
-        "microseconds" => whole(micros_of_minute),
-        _ => return None,
-    })
-}
-
 /// The stand-in's wall clock where no driver sets one: 2024-01-01 00:00 UTC, the
 /// simulation's epoch.
 pub const DEFAULT_CLOCK: i64 = (1_704_067_200 - PG_EPOCH_UNIX_SECS) * USECS_PER_SEC;
@@ -1078,7 +1024,13 @@ mod tests {
         );
         assert_eq!(parse_timestamp("garbage", true).unwrap_err().code, "22007");
         assert_eq!(
-            epoch_of_timestamp(DEFAULT_CLOCK).unwrap().to_string(),
+            super::super::time_part::extract(
+                "epoch",
+                &super::super::value::Value::TimestampTz(DEFAULT_CLOCK)
+            )
+            .unwrap()
+            .to_text()
+            .unwrap(),
             "1704067200.000000"
         );
     }

@@ -20,7 +20,7 @@ use super::array;
 use super::catalog::{
     cast, time_operator, Aggregate, AggregateKind, AggregateOrder, BinOp, CheckDef, ClockFn,
     ColumnDef, EvalContext, Expr, Parentheses, ScalarFn, SequenceKind, SessionFn, StatementReading,
-    TableDef, TimeField, Typmod, AGGREGATE_ORDER_KEYS,
+    TableDef, Typmod, AGGREGATE_ORDER_KEYS,
 };
 use super::datetime::Interval;
 use super::ddl::{CatalogUndo, DdlHold, TableChange};
@@ -3144,27 +3144,21 @@ impl Analyzer<'_> {
             }
             ast::Expr::Extract { field, expr, .. } => {
                 let value = self.expr(scope, expr, SqlType::Unknown)?;
-                let field_name = field.to_string().to_ascii_lowercase();
-                let field = match field_name.as_str() {
-                    "epoch" => TimeField::Epoch,
-                    "year" => TimeField::Of("year"),
-                    "month" => TimeField::Of("month"),
-                    "day" => TimeField::Of("day"),
-                    "hour" => TimeField::Of("hour"),
-                    "minute" => TimeField::Of("minute"),
-                    "second" => TimeField::Of("second"),
-                    "millisecond" | "milliseconds" => TimeField::Of("milliseconds"),
-                    "microsecond" | "microseconds" => TimeField::Of("microseconds"),
-                    _ => return Err(unsupported(&node.to_string())),
+                // The field as PostgreSQL passes it on: a word (any case; `time_part` reads
+                // it) or a quoted name or string.
+                let name = match field {
+                    ast::DateTimeField::Custom(ident) => ident.value.clone(),
+                    ast::DateTimeField::Week(Some(_)) => {
+                        return Err(unsupported(&node.to_string()))
+                    }
+                    field => field.to_string(),
                 };
-                let fits = match field {
-                    TimeField::Epoch => value.ty().is_time(),
-                    TimeField::Of(_) => value.ty().is_timestamp(),
-                };
-                if !fits {
-                    return Err(unsupported(&node.to_string()));
-                }
-                Expr::Call(ScalarFn::Extract(field), vec![value], SqlType::Numeric)
+                let unit = Expr::Const(Value::Text(name), SqlType::Unknown);
+                let at = self
+                    .statement
+                    .position_of(expr.as_ref())
+                    .and_then(|p| self.statement.last_word_before(p, "extract"));
+                self.time_part_call(ScalarFn::Extract, unit, value, at)?
             }
             ast::Expr::Function(function) => {
                 let name = object_name(&function.name)?;
@@ -4033,7 +4027,9 @@ impl Analyzer<'_> {
     ) -> Result<Expr, PgError> {
         const NAMES: [&str; 7] = ["years", "months", "weeks", "days", "hours", "mins", "secs"];
         let mut slots: [Option<Expr>; 7] = Default::default();
+        // What was given, for the 42883 message; the names given, to refuse a repeat.
         let mut given: Vec<String> = Vec::new();
+        let mut names_given: Vec<String> = Vec::new();
         let mut fits = true;
         for (index, argument) in arguments.iter().enumerate() {
             let (slot, node, label) = match argument {
@@ -4054,7 +4050,7 @@ impl Analyzer<'_> {
                         ast::FunctionArgOperator::RightArrow | ast::FunctionArgOperator::Assignment,
                 } => {
                     let label = ident_name(name);
-                    if given.iter().any(|g| g.starts_with(&format!("{label} => "))) {
+                    if names_given.contains(&label) {
                         let at = self.statement.position(name.span.start);
                         return Err(PgError::error(
                             "42601",
@@ -4062,6 +4058,7 @@ impl Analyzer<'_> {
                         )
                         .at(at));
                     }
+                    names_given.push(label.clone());
                     (NAMES.iter().position(|n| *n == label), node, Some(label))
                 }
                 _ => return Err(unsupported(&format!("make_interval({argument})"))),
@@ -4113,6 +4110,33 @@ impl Analyzer<'_> {
             arguments,
             SqlType::Interval,
         ))
+    }
+
+    /// `extract(field FROM value)` (`ScalarFn::Extract`, `numeric`) or `date_part(unit,
+    /// value)` (`ScalarFn::DatePart`, `double precision`) of a timestamp or an interval: the
+    /// unit is read when a row is (its errors are the row's, as PostgreSQL's are).
+    fn time_part_call(
+        &mut self,
+        function: ScalarFn,
+        unit: Expr,
+        value: Expr,
+        position: Option<u32>,
+    ) -> Result<Expr, PgError> {
+        let (name, ty) = match function {
+            ScalarFn::Extract => ("pg_catalog.extract", SqlType::Numeric),
+            _ => ("date_part", SqlType::Float8),
+        };
+        let types = [unit.ty(), value.ty()];
+        if value.ty() == SqlType::Unknown {
+            let signature = format!("{name}({}, unknown)", types[0].name());
+            return Err(ambiguous_function(&signature, position));
+        }
+        let timelike = value.ty().is_timestamp() || value.ty() == SqlType::Interval;
+        if !matches!(unit.ty(), SqlType::Text | SqlType::Unknown) || !timelike {
+            return Err(undefined_function(name, &types, position));
+        }
+        let unit = self.convert(unit, SqlType::Text, None)?;
+        Ok(Expr::Call(function, vec![unit, value], ty))
     }
 
     /// Where the `::` of a cast of `expr` stands: the first one after `expr`, and after a
@@ -4759,6 +4783,11 @@ impl Analyzer<'_> {
             let unit = self.convert(unit, SqlType::Text, None)?;
             let ty = value.ty();
             return Ok(Expr::Call(ScalarFn::DateTrunc, vec![unit, value], ty));
+        }
+        if let ("date_part", [unit, value]) = (name, arguments.as_slice()) {
+            let unit = self.expr(scope, unit, SqlType::Unknown)?;
+            let value = self.expr(scope, value, SqlType::Unknown)?;
+            return self.time_part_call(ScalarFn::DatePart, unit, value, position);
         }
         if let ("nullif", [a, b]) = (name, arguments.as_slice()) {
             return self.nullif(scope, a, b, position);
@@ -5642,16 +5671,32 @@ fn analyzed(mut analyzer: Analyzer<'_>) -> Planned {
 }
 
 impl Postgres {
-    /// Executes a general statement in `session` with typed parameter values.
+    /// Executes a general statement in `session` with typed parameter values, each
+    /// parameter declared as its value's type (`bigint` for an integer).
     pub fn execute_sql(
         &mut self,
         session: SessionId,
         statement: &GeneralStatement,
         params: &[Value],
     ) -> SqlExecuted {
+        let declared: Vec<SqlType> = params.iter().map(declared_type).collect();
+        self.execute_prepared(session, statement, &declared, params)
+    }
+
+    /// Executes a prepared general statement in `session`: its parameters keep the types
+    /// its Parse gave them (`declared`, one per value), as PostgreSQL's do, so an `integer`
+    /// parameter is not read as `bigint` when the statement runs.
+    pub fn execute_prepared(
+        &mut self,
+        session: SessionId,
+        statement: &GeneralStatement,
+        declared: &[SqlType],
+        params: &[Value],
+    ) -> SqlExecuted {
+        assert_eq!(declared.len(), params.len(), "one declared type per value");
         let _memory = crate::memory::StatementScope::enter();
         self.requested_sleep.0 = None;
-        let executed = self.dispatch_sql(session, statement, params);
+        let executed = self.dispatch_sql(session, statement, declared, params);
         self.note_block_start(session);
         if let SqlExec::Done(_) = executed.exec {
             self.leave_lock_queues(session);
@@ -5671,6 +5716,7 @@ impl Postgres {
         &mut self,
         session: SessionId,
         statement: &GeneralStatement,
+        declared: &[SqlType],
         params: &[Value],
     ) -> SqlExecuted {
         let Some(state) = self.sessions.get_mut(&session) else {
@@ -5682,8 +5728,7 @@ impl Postgres {
         let resuming = std::mem::take(&mut state.resuming);
         let waited_row = state.waited_row.take().filter(|_| resuming);
         let failed = state.status == TxStatus::Failed;
-        let declared: Vec<SqlType> = params.iter().map(declared_type).collect();
-        let (planned, waits_for) = self.plan_in(Some(session), statement, &declared, true);
+        let (planned, waits_for) = self.plan_in(Some(session), statement, declared, true);
         if let (Some(holder), false) = (waits_for, failed) {
             return from_typed(self.wait_for(session, holder));
         }

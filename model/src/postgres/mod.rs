@@ -16,6 +16,8 @@
 //! - [`array`]: one-dimensional arrays: their text form both ways, `ANY`/`ALL`, subscripts;
 //! - [`datetime`]: `timestamp with time zone`, `timestamp` and `interval`: text forms, input,
 //!   arithmetic (the clock functions read the server's clock, [`Postgres::set_clock`]);
+//! - [`time_part`]: `extract` and `date_part`: unit names as PostgreSQL reads them, each part
+//!   of a timestamp or an interval as `numeric` or `double precision`;
 //! - [`statement`]: the statements the safeguards send, typed, run natively by
 //!   [`Postgres::execute`] (a fast path equal to the general one);
 //! - [`error`]: errors with SQLSTATE codes and PostgreSQL's messages, hints and positions;
@@ -53,6 +55,7 @@ pub mod settings;
 pub mod sql;
 pub mod statement;
 pub mod table_lock;
+pub mod time_part;
 pub mod value;
 
 pub use answer::{describe_result, Answer};

@@ -110,6 +110,18 @@ impl GeneralStatement {
         self.word_ending_before(position, word, false)
     }
 
+    /// The position of the last `word` (any case) that starts before `position`: the
+    /// `extract` of `extract(field FROM value)` before its value.
+    pub fn last_word_before(&self, position: u32, word: &str) -> Option<u32> {
+        let index = usize::try_from(position.checked_sub(self.offset + 1)?).ok()?;
+        let before: String = self.text.chars().take(index).collect();
+        let found = before
+            .to_ascii_lowercase()
+            .rfind(&word.to_ascii_lowercase())?;
+        let found_chars = u32::try_from(before[..found].chars().count()).ok()?;
+        Some(self.offset + found_chars + 1)
+    }
+
     /// The position of the first `needle` at or after `position` (a cast's `::` after its
     /// operand).
     pub fn text_from(&self, position: u32, needle: &str) -> Option<u32> {
