@@ -580,6 +580,8 @@ pub enum ScalarFn {
     HashTextExtended,
     /// `md5(text)`: the digest in hex.
     Md5,
+    /// `div(numeric, numeric)`: the quotient truncated toward zero, with no decimals.
+    Div,
     /// `pg_typeof(any)`: the type of its argument as `regtype`. Called with the argument and
     /// the type's name (a constant the analysis put second); a stable function in
     /// PostgreSQL, so its argument is computed (and fails) when a row is.
@@ -661,6 +663,7 @@ impl ScalarFn {
             "hashtext" => ScalarFn::HashText,
             "hashtextextended" => ScalarFn::HashTextExtended,
             "md5" => ScalarFn::Md5,
+            "div" => ScalarFn::Div,
             "split_part" => ScalarFn::SplitPart,
             "quote_ident" => ScalarFn::QuoteIdent,
             _ => return None,
@@ -847,6 +850,7 @@ impl ScalarFn {
                 | HashText
                 | HashTextExtended
                 | Md5
+                | Div
                 | SplitPart
                 | QuoteIdent
         ) {
@@ -976,6 +980,12 @@ impl ScalarFn {
             HashText => Ok(Value::Int(i64::from(f::hashtext(text(0))))),
             HashTextExtended => Ok(Value::Int(f::hashtext_extended(text(0), int(1)))),
             Md5 => Ok(Value::Text(f::md5_hex(text(0)))),
+            Div => match (arguments.first(), arguments.get(1)) {
+                (Some(Value::Numeric(a)), Some(Value::Numeric(b))) => {
+                    f::numeric_div_trunc(*a, *b).map(Value::Numeric)
+                }
+                _ => Ok(Value::Null),
+            },
             SplitPart => super::array::split_part(text(0), text(1), int(2)).map(Value::Text),
             QuoteIdent => Ok(Value::Text(f::quote_ident(text(0)))),
             _ => return None,

@@ -1446,6 +1446,7 @@ fn signatures(function: ScalarFn) -> &'static [(&'static [SqlType], SqlType)] {
         ScalarFn::OctetLength | ScalarFn::HashText => &[(&[Text], Int4)],
         ScalarFn::HashTextExtended => &[(&[Text, Int8], Int8)],
         ScalarFn::Md5 => &[(&[Text], Text)],
+        ScalarFn::Div => &[(&[Numeric, Numeric], Numeric)],
         ScalarFn::SplitPart => &[(&[Text, Text, Int4], Text)],
         ScalarFn::QuoteIdent => &[(&[Text], Text)],
         ScalarFn::LikeEscape => &[(&[Text, Text], Text)],

@@ -182,6 +182,30 @@ pub enum Cut {
     Ceil,
 }
 
+/// `div(a, b)`: `a / b` truncated toward zero, with no decimals (`numeric_div_trunc`); 22012
+/// for a zero divisor, 0A000 past the stand-in's 128-bit `numeric`.
+pub fn numeric_div_trunc(a: Decimal, b: Decimal) -> Result<Decimal, PgError> {
+    if b.mantissa == 0 {
+        return Err(PgError::error(
+            sqlstate::DIVISION_BY_ZERO,
+            "division by zero",
+        ));
+    }
+    // a / b = (a.mantissa * 10^b.scale) / (b.mantissa * 10^a.scale).
+    let scaled = |mantissa: i128, scale: u32| {
+        10i128
+            .checked_pow(scale)
+            .and_then(|power| mantissa.checked_mul(power))
+    };
+    let beyond = || PgError::unsupported_statement("div() of numbers past 38 digits");
+    let dividend = scaled(a.mantissa, b.scale).ok_or_else(beyond)?;
+    let divisor = scaled(b.mantissa, a.scale).ok_or_else(beyond)?;
+    Ok(Decimal {
+        mantissa: dividend / divisor,
+        scale: 0,
+    })
+}
+
 /// `value` cut to `digits` after the point (negative: before it), as `round(numeric, int)`
 /// and its kin do: the result shows `max(digits, 0)` digits after the point.
 pub fn cut_numeric(value: Decimal, digits: i64, how: Cut) -> Result<Decimal, PgError> {
