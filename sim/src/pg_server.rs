@@ -641,6 +641,7 @@ fn encode_value(value: &Value, ty: SqlType, format: Format) -> Option<Vec<u8>> {
         Value::Null => return None,
         Value::Int(v) if ty == SqlType::Int2 => (*v as i16).to_be_bytes().to_vec(),
         Value::Int(v) if ty == SqlType::Int4 => (*v as i32).to_be_bytes().to_vec(),
+        Value::Int(v) if ty == SqlType::Xid => (*v as u32).to_be_bytes().to_vec(),
         Value::Int(v) => v.to_be_bytes().to_vec(),
         Value::Bool(b) => vec![u8::from(*b)],
         Value::Float(f) => f.0.to_be_bytes().to_vec(),
@@ -843,6 +844,7 @@ fn decode_value(bytes: &[u8], ty: SqlType, format: Format, index: usize) -> Resu
                 SqlType::Int8 => Value::Int(i64::from_be_bytes(bytes.try_into().map_err(|_| bad())?)),
                 SqlType::Int4 => Value::Int(i64::from(i32::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
                 SqlType::Int2 => Value::Int(i64::from(i16::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
+                SqlType::Xid => Value::Int(i64::from(u32::from_be_bytes(bytes.try_into().map_err(|_| bad())?))),
                 SqlType::Bool => match bytes {
                     [b] => Value::Bool(*b != 0),
                     _ => return Err(bad()),

@@ -523,6 +523,10 @@ struct Scope<'a> {
     /// (a correlated subquery).
     outer: Option<Rc<OuterScope>>,
     excluded: bool,
+    /// An `INSERT`'s `RETURNING`: the system column `xmax` is in reach, as a column after
+    /// the table's (0 for a row inserted, the transaction's id for one `ON CONFLICT DO
+    /// UPDATE` changed: `RETURNING (xmax = 0) AS inserted`).
+    insert_returning: bool,
     statement: &'a GeneralStatement,
 }
 
@@ -1852,6 +1856,11 @@ fn data_type(ty: &DataType) -> Result<SqlType, PgError> {
         {
             SqlType::RegType
         }
+        DataType::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("xid") =>
+        {
+            SqlType::Xid
+        }
         DataType::Array(
             ast::ArrayElemTypeDef::SquareBracket(element, _)
             | ast::ArrayElemTypeDef::Qualified(element, _),
@@ -1972,6 +1981,8 @@ fn castable(from: SqlType, to: SqlType, position: Option<u32>) -> Result<(), PgE
         || (to == SqlType::Uuid && !textual(from) && from != SqlType::Uuid)
         || (from == SqlType::RegType && !textual(to) && to != SqlType::RegType && !to.is_integer())
         || (to == SqlType::RegType && !textual(from) && from != SqlType::RegType)
+        || (from == SqlType::Xid && !textual(to) && to != SqlType::Xid)
+        || (to == SqlType::Xid && !textual(from) && from != SqlType::Xid)
         || (from.is_timestamp() && to == SqlType::Interval)
         || (from == SqlType::Interval && to.is_timestamp());
     if refused {
@@ -2022,6 +2033,7 @@ impl<'a> Scope<'a> {
             hidden: 0,
             outer: None,
             excluded: false,
+            insert_returning: false,
             statement,
         }
     }
@@ -2247,6 +2259,10 @@ impl Scope<'_> {
             [only] => Ok(only.clone()),
             // Every table has PostgreSQL's system columns (`xmax = 0` tells an upsert's insert
             // from its update): there, but not kept here.
+            [] if name == "xmax" && self.insert_returning => {
+                let table = self.table.expect("an INSERT has its table");
+                Ok(Expr::Column(table.columns.len(), SqlType::Xid))
+            }
             [] if SYSTEM_COLUMNS.contains(&name) => {
                 Err(unsupported(&format!("the system column {name}")))
             }
@@ -2294,6 +2310,15 @@ fn select_list_item<'i>(items: &'i [(String, Expr)], name: &str) -> Result<Optio
         return Err(());
     }
     Ok(Some(first))
+}
+
+/// Whether `expr` reads column `index` of its row.
+fn mentions_column(expr: &Expr, index: usize) -> bool {
+    matches!(expr, Expr::Column(at, _) if *at == index)
+        || expr
+            .parts()
+            .into_iter()
+            .any(|part| mentions_column(part, index))
 }
 
 /// The system columns every PostgreSQL table has.
@@ -5032,7 +5057,14 @@ impl Analyzer<'_> {
                 return Ok(concatenated);
             }
         }
+        let xid = |ty: SqlType| ty == SqlType::Xid;
         let ok = match op {
+            // `xid = xid`, `xid = integer` and their `<>` are all the operators on `xid`.
+            _ if xid(lt) || xid(rt) => {
+                let other = if xid(lt) { rt } else { lt };
+                matches!(op, BinOp::Eq | BinOp::Ne | BinOp::DistinctFrom)
+                    && matches!(other, SqlType::Xid | SqlType::Int4 | SqlType::Int2)
+            }
             // Arrays compare with arrays of their own type only.
             _ if arrays => {
                 !matches!(
@@ -5308,8 +5340,8 @@ fn cast_keeps_name(node: &ast::Expr) -> bool {
     }
 }
 
-/// The name PostgreSQL's parser gives a time type or `regtype` (a column named after a cast
-/// to it).
+/// The name PostgreSQL's parser gives a time type, `regtype` or `xid` (a column named after a
+/// cast to it).
 fn time_type_name(ty: &DataType) -> Option<&'static str> {
     Some(match ty {
         DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
@@ -5320,6 +5352,11 @@ fn time_type_name(ty: &DataType) -> Option<&'static str> {
             if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("regtype") =>
         {
             "regtype"
+        }
+        DataType::Custom(name, modifiers)
+            if modifiers.is_empty() && name.to_string().eq_ignore_ascii_case("xid") =>
+        {
+            "xid"
         }
         _ => return None,
     })
@@ -6939,6 +6976,20 @@ impl Postgres {
         outcome
     }
 
+    /// The `xmax` an `ON CONFLICT DO UPDATE` leaves on the row it changed: the id of the
+    /// session's transaction (given one now if it has none yet). Under a savepoint
+    /// PostgreSQL shows the subtransaction's own id, which the stand-in does not number.
+    fn updating_xid(&mut self, session: SessionId) -> Result<i64, PgError> {
+        let in_savepoint = (self.sessions.get(&session)).is_some_and(|s| !s.savepoints.is_empty());
+        if in_savepoint {
+            return Err(unsupported(
+                "xmax of a row changed under a savepoint (PostgreSQL shows the \
+                 subtransaction's id)",
+            ));
+        }
+        Ok(self.assign_txid(session).unwrap_or(0))
+    }
+
     fn insert_rows(
         &mut self,
         session: SessionId,
@@ -6953,6 +7004,13 @@ impl Postgres {
         let mut count = 0u64;
         let mut touched: Vec<Value> = Vec::new();
         let calls = plan.rows.iter().flatten().any(Expr::has_volatile_call);
+        // `xmax` in `RETURNING` reads a column after the table's: 0 for a row inserted, the
+        // transaction's id for one `ON CONFLICT DO UPDATE` changed.
+        let xmax_at = def.columns.len();
+        let reads_xmax = (plan.returning.iter()).any(|(_, e)| mentions_column(e, xmax_at));
+        let with_xmax = |row: &[Value], xmax: i64| -> Vec<Value> {
+            row.iter().cloned().chain([Value::Int(xmax)]).collect()
+        };
         // Each row to insert: its expressions and the source row they read (none for VALUES).
         let source_rows: Vec<Vec<Value>> = match &plan.source {
             Some(name) => self.relation_rows(name),
@@ -7115,7 +7173,13 @@ impl Postgres {
                         } else {
                             row.committed = Some(new.clone());
                         }
-                        returned.push(project(&plan.returning, &new, None, params)?);
+                        if reads_xmax {
+                            let xmax = self.updating_xid(session)?;
+                            let new = with_xmax(&new, xmax);
+                            returned.push(project(&plan.returning, &new, None, params)?);
+                        } else {
+                            returned.push(project(&plan.returning, &new, None, params)?);
+                        }
                         count += 1;
                         continue;
                     }
@@ -7145,7 +7209,12 @@ impl Postgres {
             } else {
                 row.committed = Some(tuple.clone());
             }
-            returned.push(project(&plan.returning, &tuple, None, params)?);
+            if reads_xmax {
+                let tuple = with_xmax(&tuple, 0);
+                returned.push(project(&plan.returning, &tuple, None, params)?);
+            } else {
+                returned.push(project(&plan.returning, &tuple, None, params)?);
+            }
             count += 1;
         }
         *self
@@ -8920,6 +8989,7 @@ impl Analyzer<'_> {
                     hidden: 0,
                     outer: None,
                     excluded: false,
+                    insert_returning: false,
                     statement,
                 };
                 let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
@@ -8974,6 +9044,7 @@ impl Analyzer<'_> {
                     hidden: 0,
                     outer: None,
                     excluded: false,
+                    insert_returning: false,
                     statement,
                 };
                 let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
@@ -10458,6 +10529,7 @@ impl Analyzer<'_> {
             hidden: 0,
             outer,
             excluded: false,
+            insert_returning: false,
             statement,
         };
         let width = def.as_ref().map_or(0, |d| d.columns.len());
@@ -10743,6 +10815,7 @@ impl Analyzer<'_> {
             hidden: 0,
             outer: None,
             excluded: false,
+            insert_returning: false,
             statement,
         };
         let targets: Vec<usize> = if insert.columns.is_empty() {
@@ -10892,6 +10965,7 @@ impl Analyzer<'_> {
                         hidden: 0,
                         outer: None,
                         excluded: true,
+                        insert_returning: false,
                         statement,
                     };
                     let assignments = self.assignments(&scope, &def, &update.assignments)?;
@@ -10902,7 +10976,13 @@ impl Analyzer<'_> {
             Some(_) => return Err(unsupported(&statement.text)),
         };
         let returning = match &insert.returning {
-            Some(items) => self.select_items(&scope, items)?,
+            Some(items) => {
+                let scope = Scope {
+                    insert_returning: true,
+                    ..scope
+                };
+                self.select_items(&scope, items)?
+            }
             None => Vec::new(),
         };
         Ok(InsertPlan {
@@ -11222,6 +11302,11 @@ impl Analyzer<'_> {
                     _ => error,
                 })?,
             };
+            // `xid` is read in casts (`xmax = '0'::xid`); a column of it, ordered and
+            // grouped as PostgreSQL cannot, is not kept.
+            if ty == SqlType::Xid {
+                return Err(unsupported("a column of type xid"));
+            }
             let mut col = ColumnDef {
                 name: column_name.clone(),
                 ty,

@@ -43,6 +43,9 @@ pub enum SqlType {
     /// `regtype`: a type, as `pg_typeof` answers it; its value is the type's name
     /// ([`SqlType::name`]), which is also its text form.
     RegType,
+    /// `xid`: a transaction id, what the system column `xmax` holds (the stand-in shows it
+    /// only in an `INSERT`'s `RETURNING`); an `Int` value, compared with `=` and `<>` only.
+    Xid,
     /// A one-dimensional array of an element type (never `unknown`, `void` or an array:
     /// [`SqlType::array_of`] makes them).
     Array(&'static SqlType),
@@ -65,6 +68,7 @@ impl SqlType {
             SqlType::Interval => 1186,
             SqlType::Uuid => 2950,
             SqlType::RegType => 2206,
+            SqlType::Xid => 28,
             SqlType::Array(element) => match element {
                 SqlType::Int2 => 1005,
                 SqlType::Int4 => 1007,
@@ -107,7 +111,11 @@ impl SqlType {
             SqlType::Timestamp => &TIMESTAMP,
             SqlType::Interval => &INTERVAL,
             SqlType::Uuid => &UUID,
-            SqlType::Unknown | SqlType::Void | SqlType::RegType | SqlType::Array(_) => return None,
+            SqlType::Unknown
+            | SqlType::Void
+            | SqlType::RegType
+            | SqlType::Xid
+            | SqlType::Array(_) => return None,
         }))
     }
 
@@ -172,6 +180,7 @@ impl SqlType {
             SqlType::Interval => "interval",
             SqlType::Uuid => "uuid",
             SqlType::RegType => "regtype",
+            SqlType::Xid => "xid",
             SqlType::Array(element) => match element {
                 SqlType::Int2 => "smallint[]",
                 SqlType::Int4 => "integer[]",
@@ -642,6 +651,7 @@ impl Value {
             },
             SqlType::Text | SqlType::Unknown => Ok(Value::Text(text.to_string())),
             SqlType::RegType => regtype_input(text).map(Value::Text),
+            SqlType::Xid => Ok(Value::Int(i64::from(xid_input(text)))),
             SqlType::TimestampTz => datetime::parse_timestamp(text, true).map(Value::TimestampTz),
             SqlType::Timestamp => datetime::parse_timestamp(text, false).map(Value::Timestamp),
             SqlType::Interval => Interval::parse(text).map(Value::Interval),
@@ -650,6 +660,53 @@ impl Value {
             SqlType::Array(element) => super::array::parse_array(text, *element),
         }
     }
+}
+
+/// `xid` input as PostgreSQL 15's `xidin` reads it: C's `strtoul(text, NULL, 0)` cut to 32
+/// bits (white space and a sign first, `0x` hexadecimal, a leading `0` octal, reading stops
+/// at the first other character, so `'x'::xid` is 0; past 64 bits the largest value).
+fn xid_input(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() && matches!(bytes[at], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        at += 1;
+    }
+    let negative = bytes.get(at) == Some(&b'-');
+    if matches!(bytes.get(at), Some(b'-' | b'+')) {
+        at += 1;
+    }
+    let hex_digit = bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit);
+    let radix = if bytes.get(at) == Some(&b'0')
+        && matches!(bytes.get(at + 1), Some(b'x' | b'X'))
+        && hex_digit
+    {
+        at += 2;
+        16
+    } else if bytes.get(at) == Some(&b'0') {
+        8
+    } else {
+        10
+    };
+    let mut value: u64 = 0;
+    let mut overflow = false;
+    while let Some(digit) = bytes.get(at).and_then(|&b| char::from(b).to_digit(radix)) {
+        match value
+            .checked_mul(u64::from(radix))
+            .and_then(|v| v.checked_add(u64::from(digit)))
+        {
+            Some(next) => value = next,
+            None => overflow = true,
+        }
+        at += 1;
+    }
+    let value = if overflow {
+        u64::MAX
+    } else if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    };
+    value as u32
 }
 
 /// `value` if it fits `ty` (`smallint out of range` / `integer out of range` otherwise).
@@ -784,6 +841,7 @@ fn regtype_of(text: &str) -> Result<SqlType, PgError> {
         "void" if !array => SqlType::Void,
         "unknown" if !array => SqlType::Unknown,
         "regtype" if !array => SqlType::RegType,
+        "xid" if !array => SqlType::Xid,
         "real" | "float4" | "character varying" | "varchar" | "character" | "char" | "bpchar"
         | "date" | "time" | "json" | "jsonb" | "bytea" | "name" | "oid" | "regclass" | "money"
         | "inet" | "xml" => {
