@@ -574,6 +574,9 @@ pub enum ScalarFn {
     DatePart,
     /// `date_trunc(unit, timestamp)`, of the timestamp's type.
     DateTrunc,
+    /// `age(a, b)` of two timestamps of one type, as `interval`: [`super::datetime::age`]
+    /// (`age(t)` is called with midnight of the statement's day first).
+    Age,
     /// `hashtext(text)`: PostgreSQL's hash of the text, as `integer`.
     HashText,
     /// `hashtextextended(text, bigint)`: the 64-bit hash with a seed, as `bigint`.
@@ -847,6 +850,7 @@ impl ScalarFn {
                 | Extract
                 | DatePart
                 | DateTrunc
+                | Age
                 | HashText
                 | HashTextExtended
                 | Md5
@@ -903,6 +907,13 @@ impl ScalarFn {
                 super::time_part::date_part(text(0), arguments.get(1).unwrap_or(&Value::Null))
             }
             DateTrunc => date_trunc(text(0), arguments.get(1).unwrap_or(&Value::Null)),
+            Age => match (arguments.first(), arguments.get(1)) {
+                (
+                    Some(Value::TimestampTz(a) | Value::Timestamp(a)),
+                    Some(Value::TimestampTz(b) | Value::Timestamp(b)),
+                ) => super::datetime::age(*a, *b).map(Value::Interval),
+                _ => Ok(Value::Null),
+            },
             Like => f::like(text(0), text(1)).map(Value::Bool),
             ILike => f::ilike(text(0), text(1)).map(Value::Bool),
             LikeEscape => f::like_escape(text(0), text(1)).map(Value::Text),
@@ -1735,6 +1746,9 @@ impl Expr {
                 arguments.get(1).is_some_and(|a| a.ty() == TimestampTz)
             }
             Expr::Call(ScalarFn::DateTrunc, _, ty) => *ty == TimestampTz,
+            Expr::Call(ScalarFn::Age, arguments, _) => {
+                arguments.first().is_some_and(|a| a.ty() == TimestampTz)
+            }
             _ => false,
         }
     }

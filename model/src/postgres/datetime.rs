@@ -929,6 +929,58 @@ pub fn difference(left: i64, right: i64) -> Result<Interval, PgError> {
     })
 }
 
+/// `age(a, b)`: `a - b` told in years, months and days as a calendar counts them
+/// (PostgreSQL 15's `timestamp_age`): each field subtracted, the order flipped when `a` is
+/// the earlier, borrows carried up (a day borrowed from the months is the length of `a`'s
+/// month when `a` is the earlier, of `b`'s otherwise), the sign put back.
+/// Infinite timestamps are 0A000 (PostgreSQL reads them as dates some 292,000 years away).
+pub fn age(a: i64, b: i64) -> Result<Interval, PgError> {
+    if is_infinite(a) || is_infinite(b) {
+        return Err(PgError::unsupported_statement(
+            "age() of an infinite timestamp",
+        ));
+    }
+    let fields = |t: i64| {
+        let (year, month, day, time) = split(t);
+        let (hour, rest) = (time / (3600 * USECS_PER_SEC), time % (3600 * USECS_PER_SEC));
+        let (minute, rest) = (rest / (60 * USECS_PER_SEC), rest % (60 * USECS_PER_SEC));
+        let (second, micros) = (rest / USECS_PER_SEC, rest % USECS_PER_SEC);
+        [year, month, day, hour, minute, second, micros]
+    };
+    let (first, second) = (fields(a), fields(b));
+    let earlier = a < b;
+    let sign = if earlier { -1 } else { 1 };
+    let mut d: [i64; 7] = std::array::from_fn(|i| sign * (first[i] - second[i]));
+    let [year, month, day, hour, minute, sec, micros] = [0, 1, 2, 3, 4, 5, 6];
+    // Carried up from the smallest field: (field, how many make one of the next).
+    for (field, per) in [(micros, USECS_PER_SEC), (sec, 60), (minute, 60), (hour, 24)] {
+        while d[field] < 0 {
+            d[field] += per;
+            d[field - 1] -= 1;
+        }
+    }
+    let lender = if earlier { first } else { second };
+    while d[day] < 0 {
+        d[day] += days_in_month(lender[year], lender[month]);
+        d[month] -= 1;
+    }
+    while d[month] < 0 {
+        d[month] += 12;
+        d[year] -= 1;
+    }
+    let d = d.map(|field| sign * field);
+    let months = d[year]
+        .checked_mul(12)
+        .and_then(|m| m.checked_add(d[month]))
+        .and_then(|m| i32::try_from(m).ok())
+        .ok_or_else(interval_out_of_range)?;
+    Ok(Interval {
+        months,
+        days: i32::try_from(d[day]).map_err(|_| interval_out_of_range())?,
+        micros: ((d[hour] * 60 + d[minute]) * 60 + d[sec]) * USECS_PER_SEC + d[micros],
+    })
+}
+
 /// `date_trunc(unit, timestamp)`: the timestamp cut down to the start of its `unit`
 /// (`microseconds` to `millennium`, singular, plural or abbreviated as in an interval, and
 /// `quarter`; a week starts on Monday, a century and a millennium in their year 1). None
@@ -1033,6 +1085,23 @@ mod tests {
             .unwrap(),
             "1704067200.000000"
         );
+    }
+
+    #[test]
+    fn age_borrows_the_lender_month() {
+        let t = |text: &str| parse_timestamp(text, false).unwrap();
+        let age_text = |a: &str, b: &str| age(t(a), t(b)).unwrap().to_text();
+        assert_eq!(age_text("2024-03-01", "2024-01-31"), "1 mon 1 day");
+        assert_eq!(age_text("2024-01-31", "2024-03-01"), "-1 mons -1 days");
+        assert_eq!(
+            age_text("2023-03-01", "2024-02-29 23:59:59.999999"),
+            "-11 mons -28 days -23:59:59.999999"
+        );
+        assert_eq!(
+            age_text("2001-04-10", "1957-06-13"),
+            "43 years 9 mons 27 days"
+        );
+        assert_eq!(age(INFINITY, t("2024-01-01")).unwrap_err().code, "0A000");
     }
 
     #[test]

@@ -4138,6 +4138,45 @@ impl Analyzer<'_> {
         ))
     }
 
+    /// `age(a, b)` or `age(t)` (from midnight of the statement's day, `current_date` read as
+    /// the argument's type): two timestamps of one type, an untyped one read as the other's
+    /// (two untyped as `timestamptz`, PostgreSQL's preferred type), a `timestamp` beside a
+    /// `timestamptz` read as the latter. `age(xid)` is not run here.
+    fn age_call(&mut self, values: &mut Vec<Expr>, position: Option<u32>) -> Result<Expr, PgError> {
+        use SqlType::{Timestamp, TimestampTz, Unknown};
+        let types: Vec<SqlType> = values.iter().map(Expr::ty).collect();
+        let fits = |ty: SqlType| ty.is_timestamp() || ty == Unknown;
+        if !types.iter().all(|&ty| fits(ty)) {
+            if types.contains(&SqlType::Xid) {
+                return Err(unsupported("age(xid)"));
+            }
+            return Err(undefined_function("age", &types, position));
+        }
+        if types == [Unknown] {
+            return Err(ambiguous_function("age(unknown)", position));
+        }
+        let ty = if types.contains(&Timestamp) && !types.contains(&TimestampTz) {
+            Timestamp
+        } else {
+            TimestampTz
+        };
+        if values.len() == 1 {
+            let clock = if ty == Timestamp {
+                ClockFn::LocalTransaction
+            } else {
+                ClockFn::Transaction
+            };
+            let day = Expr::Const(Value::Text("day".to_string()), SqlType::Text);
+            let midnight = Expr::Call(ScalarFn::DateTrunc, vec![day, Expr::Clock(clock)], ty);
+            values.insert(0, midnight);
+        }
+        let mut converted = Vec::with_capacity(2);
+        for value in values.drain(..) {
+            converted.push(self.convert(value, ty, position)?);
+        }
+        Ok(Expr::Call(ScalarFn::Age, converted, SqlType::Interval))
+    }
+
     /// `extract(field FROM value)` (`ScalarFn::Extract`, `numeric`) or `date_part(unit,
     /// value)` (`ScalarFn::DatePart`, `double precision`) of a timestamp or an interval: the
     /// unit is read when a row is (its errors are the row's, as PostgreSQL's are).
@@ -4814,6 +4853,10 @@ impl Analyzer<'_> {
             let unit = self.expr(scope, unit, SqlType::Unknown)?;
             let value = self.expr(scope, value, SqlType::Unknown)?;
             return self.time_part_call(ScalarFn::DatePart, unit, value, position);
+        }
+        if let ("age", [_] | [_, _]) = (name, arguments.as_slice()) {
+            let mut values = self.arguments(scope, &arguments)?;
+            return self.age_call(&mut values, position);
         }
         if let ("nullif", [a, b]) = (name, arguments.as_slice()) {
             return self.nullif(scope, a, b, position);
