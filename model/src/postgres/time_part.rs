@@ -195,8 +195,10 @@ enum Part {
         scale: u32,
         float: f64,
     },
-    /// Only a `double precision` answer (a Julian date with its fraction).
-    FloatOnly(f64),
+    /// A Julian date with the fraction of its day: `day + micros / 86,400,000,000` by
+    /// `numeric` division (its scale as PostgreSQL chooses it), and the `double precision`
+    /// PostgreSQL computes.
+    Julian { day: i64, micros: i64, float: f64 },
     /// An infinite timestamp's part: `Some(negative)` for a part that grows with time
     /// (±Infinity), `None` for the others (NULL).
     Infinite(Option<bool>),
@@ -217,8 +219,12 @@ pub fn extract(unit: &str, value: &Value) -> Result<Value, PgError> {
                 "extract from an infinite timestamp (PostgreSQL answers a numeric Infinity)",
             ))
         }
-        Some(Part::FloatOnly(_)) => {
-            return Err(PgError::unsupported_statement("extract(julian ...)"))
+        Some(Part::Julian { day, micros, .. }) => {
+            let fraction = Decimal::from_int(micros).checked_div(Decimal::from_int(86_400_000_000));
+            let sum = fraction.and_then(|f| Decimal::from_int(day).checked_add(f));
+            Value::Numeric(sum.ok_or_else(|| {
+                PgError::unsupported_statement("extract(julian ...) past the stand-in's numeric")
+            })?)
         }
     })
 }
@@ -228,7 +234,7 @@ pub fn date_part(unit: &str, value: &Value) -> Result<Value, PgError> {
     let float = match part_of(unit, value)? {
         None | Some(Part::Infinite(None)) => return Ok(Value::Null),
         Some(Part::Whole(n)) => n as f64,
-        Some(Part::Scaled { float, .. } | Part::FloatOnly(float)) => float,
+        Some(Part::Scaled { float, .. } | Part::Julian { float, .. }) => float,
         Some(Part::Infinite(Some(negative))) => {
             if negative {
                 f64::NEG_INFINITY
@@ -303,7 +309,11 @@ fn timestamp_part(lowered: &str, name: Name, timestamp: i64, ty: SqlType) -> Res
         Julian => {
             let seconds = (hour * 60 + minute) * 60 + second;
             let of_day = (seconds as f64 + fraction as f64 / 1_000_000.0) / 86_400.0;
-            return Ok(Part::FloatOnly(julian_day as f64 + of_day));
+            return Ok(Part::Julian {
+                day: julian_day,
+                micros: seconds * USECS_PER_SEC + fraction,
+                float: julian_day as f64 + of_day,
+            });
         }
         IsoYear => iso_week(year, month, day).1,
         Dow => weekday(julian_day),
