@@ -527,6 +527,9 @@ struct Scope<'a> {
     /// the table's (0 for a row inserted, the transaction's id for one `ON CONFLICT DO
     /// UPDATE` changed: `RETURNING (xmax = 0) AS inserted`).
     insert_returning: bool,
+    /// An `INSERT ... ON CONFLICT DO UPDATE`'s `RETURNING`: `excluded` is a table of the
+    /// statement there, out of reach (42P01 with PostgreSQL's hint, not "missing").
+    excluded_out_of_reach: bool,
     statement: &'a GeneralStatement,
 }
 
@@ -2034,6 +2037,7 @@ impl<'a> Scope<'a> {
             outer: None,
             excluded: false,
             insert_returning: false,
+            excluded_out_of_reach: false,
             statement,
         }
     }
@@ -2122,6 +2126,17 @@ impl Scope<'_> {
         let sources = self.sources();
         let reachable = |index: usize| index >= self.hidden;
         let by_shown = sources.iter().position(|(_, shown, _)| *shown == qualifier);
+        if by_shown.is_none() && qualifier == "excluded" && self.excluded_out_of_reach {
+            return Err(PgError::error(
+                sqlstate::UNDEFINED_TABLE,
+                "invalid reference to FROM-clause entry for table \"excluded\"",
+            )
+            .with_hint(
+                "There is an entry for table \"excluded\", but it cannot be referenced from \
+                 this part of the query.",
+            )
+            .at(position));
+        }
         if let Some(index) = by_shown.filter(|&index| reachable(index)) {
             return Ok(sources[index]);
         }
@@ -9033,6 +9048,7 @@ impl Analyzer<'_> {
                     outer: None,
                     excluded: false,
                     insert_returning: false,
+                    excluded_out_of_reach: false,
                     statement,
                 };
                 let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
@@ -9088,6 +9104,7 @@ impl Analyzer<'_> {
                     outer: None,
                     excluded: false,
                     insert_returning: false,
+                    excluded_out_of_reach: false,
                     statement,
                 };
                 let joins = self.join_entries(&mut scope, &entries, def.columns.len())?;
@@ -10573,6 +10590,7 @@ impl Analyzer<'_> {
             outer,
             excluded: false,
             insert_returning: false,
+            excluded_out_of_reach: false,
             statement,
         };
         let width = def.as_ref().map_or(0, |d| d.columns.len());
@@ -10859,6 +10877,7 @@ impl Analyzer<'_> {
             outer: None,
             excluded: false,
             insert_returning: false,
+            excluded_out_of_reach: false,
             statement,
         };
         let targets: Vec<usize> = if insert.columns.is_empty() {
@@ -11009,6 +11028,7 @@ impl Analyzer<'_> {
                         outer: None,
                         excluded: true,
                         insert_returning: false,
+                        excluded_out_of_reach: false,
                         statement,
                     };
                     let assignments = self.assignments(&scope, &def, &update.assignments)?;
@@ -11022,6 +11042,7 @@ impl Analyzer<'_> {
             Some(items) => {
                 let scope = Scope {
                     insert_returning: true,
+                    excluded_out_of_reach: matches!(conflict, Conflict::Update(..)),
                     ..scope
                 };
                 self.select_items(&scope, items)?
