@@ -279,22 +279,11 @@ fn timestamp_part(lowered: &str, name: Name, timestamp: i64, ty: SqlType) -> Res
     let second = time / USECS_PER_SEC % 60;
     let fraction = time % USECS_PER_SEC;
     let julian_day = days_from_civil(year, month, day) + UNIX_EPOCH_JULIAN_DAY;
+    if let Some(part) = seconds_part(unit, second, fraction) {
+        return Ok(part);
+    }
     Ok(Part::Whole(match unit {
-        Microseconds => second * USECS_PER_SEC + fraction,
-        Milliseconds => {
-            return Ok(Part::Scaled {
-                micros: i128::from(second * USECS_PER_SEC + fraction),
-                scale: 3,
-                float: second as f64 * 1000.0 + fraction as f64 / 1000.0,
-            })
-        }
-        Second => {
-            return Ok(Part::Scaled {
-                micros: i128::from(second * USECS_PER_SEC + fraction),
-                scale: 6,
-                float: second as f64 + fraction as f64 / 1_000_000.0,
-            })
-        }
+        Microseconds | Milliseconds | Second => unreachable!("seconds_part answers these"),
         Minute => minute,
         Hour => hour,
         Day => day,
@@ -348,22 +337,11 @@ fn interval_part(lowered: &str, name: Name, interval: Interval) -> Result<Part, 
     let time = interval.micros;
     let second = time / USECS_PER_SEC % 60;
     let fraction = time % USECS_PER_SEC;
+    if let Some(part) = seconds_part(unit, second, fraction) {
+        return Ok(part);
+    }
     Ok(Part::Whole(match unit {
-        Microseconds => second * USECS_PER_SEC + fraction,
-        Milliseconds => {
-            return Ok(Part::Scaled {
-                micros: i128::from(second * USECS_PER_SEC + fraction),
-                scale: 3,
-                float: second as f64 * 1000.0 + fraction as f64 / 1000.0,
-            })
-        }
-        Second => {
-            return Ok(Part::Scaled {
-                micros: i128::from(second * USECS_PER_SEC + fraction),
-                scale: 6,
-                float: second as f64 + fraction as f64 / 1_000_000.0,
-            })
-        }
+        Microseconds | Milliseconds | Second => unreachable!("seconds_part answers these"),
         Minute => time / (60 * USECS_PER_SEC) % 60,
         Hour => time / (3600 * USECS_PER_SEC),
         Day => i64::from(interval.days),
@@ -392,6 +370,26 @@ fn interval_part(lowered: &str, name: Name, interval: Interval) -> Result<Part, 
             return Err(not_supported(lowered, ty))
         }
     }))
+}
+
+/// The parts made of the seconds of the minute and their fraction, alike for timestamps and
+/// intervals (None for the other units).
+fn seconds_part(unit: TimeUnit, second: i64, fraction: i64) -> Option<Part> {
+    let micros = i128::from(second * USECS_PER_SEC + fraction);
+    Some(match unit {
+        TimeUnit::Microseconds => Part::Whole(second * USECS_PER_SEC + fraction),
+        TimeUnit::Milliseconds => Part::Scaled {
+            micros,
+            scale: 3,
+            float: second as f64 * 1000.0 + fraction as f64 / 1000.0,
+        },
+        TimeUnit::Second => Part::Scaled {
+            micros,
+            scale: 6,
+            float: second as f64 + fraction as f64 / 1_000_000.0,
+        },
+        _ => return None,
+    })
 }
 
 /// The day of the week of a Julian day, 0 for Sunday (`j2day`).
