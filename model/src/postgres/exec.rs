@@ -93,6 +93,16 @@ enum LockMode {
 }
 
 impl LockMode {
+    /// How strong the lock is: `FOR KEY SHARE` the weakest, `FOR UPDATE` the strongest.
+    fn strength(self) -> u8 {
+        match self {
+            LockMode::KeyShare => 0,
+            LockMode::Share => 1,
+            LockMode::NoKeyUpdate => 2,
+            LockMode::Update => 3,
+        }
+    }
+
     /// The clause as PostgreSQL names it in errors.
     fn name(self) -> &'static str {
         match self {
@@ -415,14 +425,17 @@ struct SelectPlan {
     table: Option<String>,
     /// The tables joined to `table`, in order.
     joins: Vec<JoinPlan>,
-    /// Under a locking clause, the tables whose rows it locks: 0 for `table`, n for the nth
-    /// join.
-    lock_tables: Vec<usize>,
+    /// Under locking clauses, the tables whose rows they lock (0 for `table`, n for the nth
+    /// join), in that order, each with its lock and its way of waiting: the strongest lock of
+    /// the clauses naming it, `NOWAIT` if any says so, else `SKIP LOCKED` if any does.
+    lock_tables: Vec<(usize, LockMode, Wait)>,
     filter: Option<Expr>,
     items: Vec<(String, Expr)>,
     order: Vec<(Expr, bool, bool)>,
     limit: Option<Expr>,
     offset: Option<Expr>,
+    /// The first locking clause's lock and way of waiting (it names the lock in errors
+    /// about the query); what each table takes is in `lock_tables`.
     lock: Option<(LockMode, Wait)>,
     /// Aggregates, `GROUP BY` or `HAVING`: rows are made per group (one group of every row
     /// without `GROUP BY`), `items` and `order` evaluated on each group.
@@ -561,6 +574,7 @@ struct Joined<'a> {
 /// What a `READ ONLY` transaction may not run in `plan`, as PostgreSQL names it in 25006
 /// (`INSERT`, `SELECT FOR UPDATE`, `CREATE TABLE`, ...); None when it only reads.
 fn writes(plan: &Plan) -> Option<&'static str> {
+    // Named by the first locking clause as written (PostgreSQL's first row mark).
     let locking = |select: &SelectPlan| match select.lock {
         Some((LockMode::Update, _)) => Some("SELECT FOR UPDATE"),
         Some((LockMode::NoKeyUpdate, _)) => Some("SELECT FOR NO KEY UPDATE"),
@@ -6669,12 +6683,18 @@ impl Postgres {
         // PostgreSQL locks the rows OFFSET skips too (its LockRows runs below its Limit).
         let limit = limit.map(|l| l.saturating_add(offset));
         let mut accepted = Vec::new();
-        if let (Some((mode, wait)), Some(table)) = (plan.lock, &plan.table) {
+        if let (Some(_), Some(table)) = (plan.lock, &plan.table) {
             let names: Vec<&str> = std::iter::once(table.as_str())
                 .chain(plan.joins.iter().map(|j| j.table.as_str()))
                 .collect();
+            // Each locked table's lock and way of waiting.
+            let lock_of = |source: usize| {
+                let found = plan.lock_tables.iter().find(|(s, _, _)| *s == source);
+                let &(_, mode, wait) = found.expect("a target is a locked table");
+                (mode, wait)
+            };
             // The rows a result row locks: its table's, or under a join the row of each table
-            // the clause names that the row came from.
+            // the clauses name that the row came from.
             let targets_of = |key: &Value| -> Vec<(usize, Value)> {
                 if plan.joins.is_empty() {
                     return vec![(0, key.clone())];
@@ -6685,7 +6705,7 @@ impl Postgres {
                 let keys = &join_keys[*index as usize];
                 plan.lock_tables
                     .iter()
-                    .filter_map(|&source| keys[source].clone().map(|k| (source, k)))
+                    .filter_map(|&(source, _, _)| keys[source].clone().map(|k| (source, k)))
                     .collect()
             };
             let mut locked: Vec<(usize, Value)> = Vec::new();
@@ -6696,6 +6716,7 @@ impl Postgres {
                 let targets = targets_of(&key);
                 for (source, target) in &targets {
                     let table = names[*source];
+                    let (mode, wait) = lock_of(*source);
                     let row = self.tables[table].rows.get(target);
                     let blocker = row.and_then(|r| match mode {
                         LockMode::Update => r.locked_by_other(session),
@@ -6731,6 +6752,7 @@ impl Postgres {
             if self.status(session) == Some(TxStatus::InBlock) {
                 let tables = self.tables_mut();
                 for (source, key) in &locked {
+                    let (mode, _) = lock_of(*source);
                     let rows = &mut tables.get_mut(names[*source]).expect("table").rows;
                     if let Some(row) = rows.get_mut(key) {
                         match mode {
@@ -8154,7 +8176,11 @@ impl Postgres {
                     .chain(select.joins.iter().map(|join| &join.table))
                     .enumerate()
                 {
-                    let locked = select.lock.is_some() && select.lock_tables.contains(&at);
+                    let locked = select.lock.is_some()
+                        && select
+                            .lock_tables
+                            .iter()
+                            .any(|&(source, _, _)| source == at);
                     let mode = if locked {
                         TableLockMode::RowShare
                     } else {
@@ -10683,30 +10709,26 @@ impl Analyzer<'_> {
             }
             Some(_) => return Err(unsupported(&statement.text)),
         };
-        let (lock, lock_of) = match query.locks.as_slice() {
-            [] => (None, None),
-            [clause] => {
-                let mode = match (clause.lock_type, statement.locks) {
-                    (LockType::Update, locks) if locks.no_key_update => LockMode::NoKeyUpdate,
-                    (LockType::Update, _) => LockMode::Update,
-                    (LockType::Share, locks) if locks.key_share => LockMode::KeyShare,
-                    (LockType::Share, _) => LockMode::Share,
-                };
-                let wait = match clause.nonblock {
-                    None => Wait::Block,
-                    Some(NonBlock::Nowait) => Wait::Nowait,
-                    Some(NonBlock::SkipLocked) => Wait::Skip,
-                };
-                (Some((mode, wait)), clause.of.as_ref())
-            }
-            _ => return Err(unsupported(&statement.text)),
-        };
-        // The tables a locking clause locks: the one `OF` names, else all of them; never one
-        // an outer join may fill with NULLs.
-        let mut lock_tables = Vec::new();
-        if let Some((mode, _)) = lock {
+        // Each locking clause: its lock, its way of waiting, the tables it locks (the one
+        // `OF` names, else all of them; never one an outer join may fill with NULLs). The
+        // first clause names the lock in the errors about the query around it.
+        let mut lock = None;
+        let mut lock_tables: Vec<(usize, LockMode, Wait)> = Vec::new();
+        for clause in &query.locks {
+            let mode = match (clause.lock_type, statement.locks) {
+                (LockType::Update, locks) if locks.no_key_update => LockMode::NoKeyUpdate,
+                (LockType::Update, _) => LockMode::Update,
+                (LockType::Share, locks) if locks.key_share => LockMode::KeyShare,
+                (LockType::Share, _) => LockMode::Share,
+            };
+            let wait = match clause.nonblock {
+                None => Wait::Block,
+                Some(NonBlock::Nowait) => Wait::Nowait,
+                Some(NonBlock::SkipLocked) => Wait::Skip,
+            };
+            lock.get_or_insert((mode, wait));
             let sources = scope.sources();
-            lock_tables = match lock_of {
+            let tables: Vec<usize> = match clause.of.as_ref() {
                 Some(name) => {
                     let wanted = object_name(name)?;
                     match sources.iter().position(|(_, shown, _)| *shown == wanted) {
@@ -10736,7 +10758,7 @@ impl Analyzer<'_> {
                     .any(|j| matches!(j.kind, JoinKind::Right | JoinKind::Full));
                 filled_right || filled_left
             };
-            if lock_tables
+            if tables
                 .iter()
                 .any(|&source| is_derived_table(&sources[source].0.name))
             {
@@ -10745,7 +10767,7 @@ impl Analyzer<'_> {
                     mode.name()
                 )));
             }
-            if lock_tables.iter().any(|&source| nullable(source)) {
+            if tables.iter().any(|&source| nullable(source)) {
                 return Err(PgError::error(
                     sqlstate::FEATURE_NOT_SUPPORTED,
                     format!(
@@ -10754,7 +10776,25 @@ impl Analyzer<'_> {
                     ),
                 ));
             }
+            // A table several clauses name takes the strongest lock, NOWAIT if any clause
+            // says so, else SKIP LOCKED if any does (PostgreSQL's `applyLockingClause`).
+            for source in tables {
+                match lock_tables.iter_mut().find(|(s, _, _)| *s == source) {
+                    Some((_, held, waits)) => {
+                        if mode.strength() > held.strength() {
+                            *held = mode;
+                        }
+                        *waits = match (*waits, wait) {
+                            (Wait::Nowait, _) | (_, Wait::Nowait) => Wait::Nowait,
+                            (Wait::Skip, _) | (_, Wait::Skip) => Wait::Skip,
+                            _ => Wait::Block,
+                        };
+                    }
+                    None => lock_tables.push((source, mode, wait)),
+                }
+            }
         }
+        lock_tables.sort_by_key(|&(source, _, _)| source);
         let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
         if distinct {
             let outside = order
