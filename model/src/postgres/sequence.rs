@@ -366,7 +366,7 @@ pub fn relation_name(text: &str) -> Result<String, PgError> {
 }
 
 /// PostgreSQL keeps at most 63 bytes of a name (`NAMEDATALEN - 1`), cut at a character.
-fn truncated(mut name: String) -> String {
+pub(super) fn truncated(mut name: String) -> String {
     if name.len() > 63 {
         let mut end = 63;
         while !name.is_char_boundary(end) {

@@ -150,9 +150,10 @@ const OTHER_SPECIAL: &[&str] = &[
     "yesterday",
 ];
 
-/// `name` as PostgreSQL reads it: its lowercased text (for messages) and what it names.
+/// `name` as PostgreSQL reads it: its lowercased text cut to 63 bytes as an identifier is
+/// (`downcase_truncate_identifier`, for messages) and what it names.
 fn read_name(name: &str) -> (String, Name) {
-    let lowered = name.to_ascii_lowercase();
+    let lowered = super::sequence::truncated(name.to_ascii_lowercase());
     let bytes = lowered.as_bytes();
     let key = &bytes[..bytes.len().min(TOKEN_LENGTH)];
     let find = |table: &[(&str, TimeUnit)]| {
@@ -444,6 +445,7 @@ mod tests {
         assert_eq!(read_name("now").1, Name::OtherSpecial);
         assert_eq!(read_name("jan").1, Name::Unknown);
         assert_eq!(read_name(" epoch").1, Name::Unknown);
+        assert_eq!(read_name(&"x".repeat(100)).0, "x".repeat(63));
     }
 
     #[test]
