@@ -1172,6 +1172,389 @@ fn every_probe_script_matches_redis() {
     check_sequences("every_probe_script_matches_redis", &sequences);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The `bit` and `cjson` libraries.
+
+/// Scripts that use `bit` and `cjson` as Redis 7.0 gives them: every function, the argument
+/// conversions, the error texts (direct and through `pcall`), the settings (each script that
+/// changes one sets it back, so that the real server is left as it was). ARGV = [token, number].
+const LIBRARY_PROBES: [&str; 75] = [
+    // bit
+    "return {bit.tobit(1), bit.tobit(-1), bit.tobit(2^32), bit.tobit(2^32 + 5), bit.tobit(2^31)}",
+    "return {bit.tobit(2.5), bit.tobit(3.5), bit.tobit(-2.5), bit.tobit(0.49999), bit.tobit(-0.5)}",
+    "return {bit.tobit(2^53), bit.tobit(2^60 + 2^40), bit.tobit(1e300), bit.tobit(-1e300)}",
+    "return {bit.tobit(1/0), bit.tobit(-1/0), bit.tobit(0/0)}",
+    "return {bit.band(0xff, 0x0f0, 0x3c), bit.bor(1, 2, 4, 8), bit.bxor(5, 3, 1), bit.band(7)}",
+    "return {bit.bnot(0), bit.bnot(-1), bit.bswap(0x12345678), bit.bswap(-1)}",
+    "return {bit.lshift(1, 31), bit.lshift(1, 32), bit.lshift(1, 33), bit.lshift(3, -1)}",
+    "return {bit.rshift(-1, 28), bit.arshift(-256, 4), bit.arshift(256, 4), bit.rshift(1, 0)}",
+    "return {bit.rol(0x12345678, 12), bit.ror(0x12345678, 12), bit.rol(1, 32), bit.ror(1, 1)}",
+    "return {bit.tohex(255), bit.tohex(-1), bit.tohex(255, 2), bit.tohex(255, -2), bit.tohex(0x1234, 12)}",
+    "return {bit.tohex(1, 0), bit.tohex(-1, -8), bit.tohex(0xabcdef, -3), bit.tohex(2^40 + 10)}",
+    "return {bit.band('12', ' 0x0f '), bit.bor('1e1', 1), bit.tohex('255')}",
+    "return bit.band(1, 'x')",
+    "return bit.band(1, 2, {})",
+    "return bit.bor()",
+    "return bit.tohex(1, nil)",
+    "return bit.lshift(1)",
+    "local f = bit.bxor\nreturn f(1, true)",
+    "return {pcall(bit.tobit)}",
+    "bit.x = 1",
+    "return type(bit.band) .. type(bit.tohex)",
+    "return {bit.band(tonumber(ARGV[2]), 6), bit.tohex(tonumber(ARGV[2]))}",
+    // cjson.encode
+    "return cjson.encode({1, 2, 'three', true, false})",
+    "return cjson.encode({a = 1})",
+    "return cjson.encode({})",
+    "return cjson.encode({[1] = 'a', [2] = 'b', [4] = 'd'})",
+    "return cjson.encode({[1] = 1, [20] = 2})",
+    "return cjson.encode({[10] = 1})",
+    "return cjson.encode({[11] = 1})",
+    "return cjson.encode({[1] = 1, [1.5] = 2})",
+    "return cjson.encode({[0] = 'zero'})",
+    "return cjson.encode({[-1] = 'minus'})",
+    "return cjson.encode({1, 2, x = 3})",
+    "return cjson.encode({[true] = 1})",
+    "return cjson.encode({[{}] = 1})",
+    "return cjson.encode({f = function() end})",
+    "return cjson.encode(coroutine.create(function() end))",
+    "return cjson.encode('a/b\"c\\\\d\\n\\r\\t\\b\\f\\0\\1\\31\\127\\128\\255')",
+    "return cjson.encode({1/3, -1/3, 1e15, 1e16, 123456.789, 0.1, 1e-7, 2^63, -0.0, 100})",
+    "return cjson.encode({3.14159, 12345678901234567890})",
+    "return cjson.encode(1/0)",
+    "return cjson.encode({[1/0] = 1})",
+    "return cjson.encode(nil)",
+    "return cjson.encode()",
+    "return cjson.encode(1, 2)",
+    "return cjson.encode(cjson.null)",
+    "return cjson.encode({cjson.null, 1})",
+    "return cjson.encode({a = {b = {c = {1, {2, {}}}}}})",
+    "return cjson.encode(ARGV)",
+    "return cjson.encode(KEYS)",
+    "return cjson.encode({ARGV[1], tonumber(ARGV[2])})",
+    // cjson.decode
+    "return cjson.decode('[1, \"two\", true, false, null, {\"a\": [] }, {}]')",
+    "local t = cjson.decode('{\"a\": 1, \"b\": [1, 2, 3], \"c\": {\"d\": \"e\"}}')\nreturn {t.a, t.b[3], t.c.d, cjson.encode(t)}",
+    "return {cjson.decode('\"\\\\u00e9\\\\u4e2d\\\\ud83d\\\\ude00\\\\/\\\\b\\\\f\\\\n\\\\r\\\\t\\\\\"\\\\\\\\\"')}",
+    "return cjson.decode('[0x10, +5, 1e2, 1., -0, 007, Infinity, -inf]')",
+    "local t = cjson.decode('[NaN, nan(1), -nan]')\nreturn {tostring(t[1]), tostring(t[2]), tostring(t[3])}",
+    "return cjson.decode('[1, 2')",
+    "return cjson.decode('{\"a\" 1}')",
+    "return cjson.decode('{\"a\": 1,}')",
+    "return cjson.decode('{1: 2}')",
+    "return cjson.decode('[1 2]')",
+    "return cjson.decode('[1] x')",
+    "return cjson.decode('tru')",
+    "return cjson.decode('\"abc')",
+    "return cjson.decode('\"\\\\x\"')",
+    "return cjson.decode('\"\\\\u12\"')",
+    "return cjson.decode('\"\\\\udc00\"')",
+    "return cjson.decode('.5')",
+    "return cjson.decode('-')",
+    "return cjson.decode('')",
+    "return cjson.decode('[1]\\0garbage')",
+    "return cjson.decode('\\0[')",
+    "return cjson.decode({})",
+    "return {cjson.decode(123), cjson.decode(' 1.5 ')}",
+    "return {pcall(cjson.decode, '[')}",
+];
+
+/// More library scripts: the settings, `cjson.new`, `cjson.null`, depth limits.
+const LIBRARY_SETTING_PROBES: [&str; 16] = [
+    "return {cjson.encode_sparse_array(), cjson.encode_max_depth(), cjson.decode_max_depth()}",
+    "return {cjson.encode_number_precision(), cjson.encode_keep_buffer(), cjson.encode_invalid_numbers(), cjson.decode_invalid_numbers()}",
+    "return {cjson._NAME, cjson._VERSION, type(cjson.null), tostring(cjson.null), cjson.null == cjson.decode('null')}",
+    "local r = {cjson.encode_number_precision(3), cjson.encode({1/3, 12345})}\ncjson.encode_number_precision(14)\nreturn r",
+    "local r = {pcall(cjson.encode_number_precision, 15)}\nlocal s = {pcall(cjson.encode_number_precision, 0)}\nreturn {r[2], s[2], cjson.encode_number_precision()}",
+    "local r = {cjson.encode_sparse_array(true, 3, 2), cjson.encode({[1] = 1, [20] = 2})}\ncjson.encode_sparse_array(false, 2, 10)\nreturn r",
+    "local r = {pcall(cjson.encode_sparse_array, 'on', -1)}\nlocal now = {cjson.encode_sparse_array()}\ncjson.encode_sparse_array(false, 2, 10)\nreturn {r[2], now[1], now[2]}",
+    "local r = {cjson.encode_invalid_numbers('null'), cjson.encode({1/0, 0/0, 1})}\nlocal s = {cjson.encode_invalid_numbers('on'), cjson.encode({1/0, -1/0})}\ncjson.encode_invalid_numbers(false)\nreturn {r[1], r[2], s[1], s[2]}",
+    "local r = {pcall(cjson.encode_invalid_numbers, 'maybe')}\nlocal s = {pcall(cjson.encode_invalid_numbers, 1, 2)}\ncjson.encode_invalid_numbers(false)\nreturn {r[2], s[2]}",
+    "local r = {cjson.decode_invalid_numbers(false), pcall(cjson.decode, '[1, 0x10]')}\nlocal s = {pcall(cjson.decode, '[Infinity]')}\nlocal u = {pcall(cjson.decode, '[007]')}\ncjson.decode_invalid_numbers(true)\nreturn {r[3], s[2], u[2]}",
+    "local r = {cjson.encode_max_depth(2), pcall(cjson.encode, {{{}}})}\ncjson.encode_max_depth(1000)\nreturn {r[1], r[3]}",
+    "local r = {cjson.decode_max_depth(2), pcall(cjson.decode, '[[[1]]]')}\ncjson.decode_max_depth(1000)\nreturn {r[1], r[3]}",
+    "local r = {pcall(cjson.encode_max_depth, 'x')}\nlocal s = {pcall(cjson.encode_max_depth, 0)}\nreturn {r[2], s[2], cjson.encode_max_depth()}",
+    "local c = cjson.new()\nc.encode_number_precision(2)\nreturn {c.encode(1/3), cjson.encode(1/3), c.encode_number_precision(), cjson.encode_number_precision()}",
+    "local t = {}\nlocal c = t\nfor i = 1, 1001 do c[1] = {}\nc = c[1] end\nreturn {pcall(cjson.encode, t)}",
+    "return {pcall(cjson.decode, string.rep('[', 1001) .. string.rep(']', 1001))}",
+];
+
+/// Sets `cjson`'s settings on the real server back to Redis's defaults when dropped, also
+/// after a comparison failed half-way through a script that changes them.
+struct CjsonDefaults(Option<String>);
+
+impl CjsonDefaults {
+    fn on_drop() -> CjsonDefaults {
+        CjsonDefaults(
+            std::env::var(URL_VAR)
+                .ok()
+                .filter(|url| !url.trim().is_empty()),
+        )
+    }
+}
+
+impl Drop for CjsonDefaults {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let Some(url) = &self.0 else {
+            return;
+        };
+        let reset = "cjson.encode_number_precision(14) cjson.encode_sparse_array(false, 2, 10) \
+            cjson.encode_invalid_numbers(false) cjson.decode_invalid_numbers(true) \
+            cjson.encode_max_depth(1000) cjson.decode_max_depth(1000) \
+            cjson.encode_keep_buffer(true)";
+        let mut connection = RawConnection::open(url);
+        let argv = [b"EVAL".to_vec(), reset.as_bytes().to_vec(), b"0".to_vec()];
+        let _ = connection.writer.write_all(&encode_argv(&argv));
+        let _ = read_resp(&mut connection.reader);
+    }
+}
+
+/// Every library probe once, by `EVAL`.
+#[test]
+fn bit_and_cjson_match_redis() {
+    let _defaults = CjsonDefaults::on_drop();
+    let sequences: Vec<Vec<Op>> = LIBRARY_PROBES
+        .iter()
+        .chain(LIBRARY_SETTING_PROBES.iter())
+        .map(|source| {
+            vec![eval_op(
+                source.to_string(),
+                vec![Arg::Key(0)],
+                vec![text("tok/\"x\""), text("-7.5")],
+                false,
+            )]
+        })
+        .collect();
+    check_sequences("bit_and_cjson_match_redis", &sequences);
+}
+
+/// A JSON-like text: JSON with CJSON's extensions (hex, `Infinity`, `+1`, leading zeros),
+/// escapes good and bad, and now and then a piece cut, doubled or put in the wrong place.
+fn json_text() -> impl Strategy<Value = String> {
+    let scalar = prop_oneof![
+        prop::sample::select(vec![
+            "0",
+            "-0",
+            "1",
+            "-1.5",
+            "1e3",
+            "1E-3",
+            "2.5e+2",
+            "1.",
+            "0x1F",
+            "+5",
+            "007",
+            "Infinity",
+            "-inf",
+            "NaN",
+            "1e400",
+            "123456789012345678901234567890",
+            "true",
+            "false",
+            "null",
+            "nul",
+            "tru",
+            "-",
+            ".5",
+            "1e",
+            "0x",
+        ])
+        .prop_map(str::to_string),
+        (-1_000_000i64..1_000_000).prop_map(|n| n.to_string()),
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "a",
+                "Z",
+                " ",
+                "/",
+                "\\/",
+                "\\\\",
+                "\\\"",
+                "\\n",
+                "\\t",
+                "\\b",
+                "\\f",
+                "\\r",
+                "\\u0041",
+                "\\u00e9",
+                "\\u4E2D",
+                "\\ud83d\\ude00",
+                "\\ud83d",
+                "\\udc00",
+                "\\u12",
+                "\\x",
+                "é",
+                "\u{1}",
+                "\t",
+            ]),
+            0..6,
+        )
+        .prop_map(|parts| format!("\"{}\"", parts.concat())),
+    ];
+    let value = scalar.prop_recursive(4, 24, 5, |inner| {
+        let key = prop::sample::select(vec!["a", "b", "c", "key", "1", "", "a/b", "é"]);
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5)
+                .prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec((key, inner), 0..5).prop_map(|pairs| {
+                let members: Vec<String> = pairs
+                    .into_iter()
+                    .map(|(k, v)| format!("\"{k}\": {v}"))
+                    .collect();
+                format!("{{{}}}", members.join(", "))
+            }),
+        ]
+    });
+    let damage = prop_oneof![
+        6 => Just(None),
+        1 => (any::<prop::sample::Index>(), prop::sample::select(vec![
+            ",", ":", "[", "]", "{", "}", "\"", "\\", " ", "\0", "x", "\n",
+        ])).prop_map(|(at, piece)| Some((at, piece, false))),
+        1 => (any::<prop::sample::Index>(), Just("")).prop_map(|(at, piece)| Some((at, piece, true))),
+    ];
+    (value, damage).prop_map(|(text, damage)| match damage {
+        None => text,
+        Some((at, piece, cut)) => {
+            let boundaries: Vec<usize> = (0..=text.len())
+                .filter(|&i| text.is_char_boundary(i))
+                .collect();
+            let at = boundaries[at.index(boundaries.len())];
+            if cut {
+                text[..at].to_string()
+            } else {
+                format!("{}{piece}{}", &text[..at], &text[at..])
+            }
+        }
+    })
+}
+
+/// `cjson.decode` of generated text, and `cjson.encode` of what it gave.
+const DECODE_ENCODE: &str = "local ok, v = pcall(cjson.decode, ARGV[1])\n\
+    if not ok then return 'decode: ' .. v end\n\
+    local ok2, s = pcall(cjson.encode, v)\n\
+    if not ok2 then return 'encode: ' .. s end\n\
+    return s";
+
+/// Generated JSON texts decoded and encoded again.
+#[test]
+fn generated_json_round_trips_match_redis() {
+    let strategy = prop::collection::vec(json_text(), 1..=4).prop_map(|texts| {
+        texts
+            .into_iter()
+            .map(|t| eval_op(DECODE_ENCODE.to_string(), vec![], vec![Arg::Text(t)], false))
+            .collect()
+    });
+    check_generated("generated_json_round_trips_match_redis", 300, strategy);
+}
+
+/// A number as a script's argument: integers of every size, fractions, hexadecimal,
+/// exponents, infinities and words.
+fn bit_operand() -> impl Strategy<Value = Arg> {
+    prop_oneof![
+        (-40i64..40).prop_map(|n| Arg::Text(n.to_string())),
+        any::<i32>().prop_map(|n| Arg::Text(n.to_string())),
+        any::<i64>().prop_map(|n| Arg::Text(n.to_string())),
+        (-1e6f64..1e6).prop_map(|x| Arg::Text(format!("{x:.2}"))),
+        prop::sample::select(vec![
+            "0x7fffffff",
+            "0xffffffff",
+            "0x100000000",
+            " 12 ",
+            "1e10",
+            "2.5",
+            "3.5",
+            "-0.5",
+            "4294967296",
+            "9007199254740993",
+            "1e300",
+            "inf",
+            "nan",
+            "x",
+            "",
+            "0x",
+        ])
+        .prop_map(text),
+    ]
+}
+
+/// Every `bit` function on two generated arguments.
+const BIT_ALL: &str = "local a, b = ARGV[1], ARGV[2]\n\
+    local ok, r = pcall(function()\n\
+      return {bit.tobit(a), bit.bnot(a), bit.bswap(a), bit.band(a, b), bit.bor(a, b),\n\
+        bit.bxor(a, b, a), bit.lshift(a, b), bit.rshift(a, b), bit.arshift(a, b),\n\
+        bit.rol(a, b), bit.ror(a, b), bit.tohex(a), bit.tohex(a, b)}\n\
+    end)\n\
+    return r";
+
+/// Generated operands through every `bit` function.
+#[test]
+fn generated_bit_operations_match_redis() {
+    let strategy = prop::collection::vec(
+        (bit_operand(), bit_operand())
+            .prop_map(|(a, b)| eval_op(BIT_ALL.to_string(), vec![], vec![a, b], false)),
+        1..=4,
+    );
+    check_generated("generated_bit_operations_match_redis", 300, strategy);
+}
+
+/// A Lua table constructor (source text) of numbers, strings, booleans and tables under keys
+/// of every kind `cjson.encode` meets: a sequence, holes, integers past it, fractions, strings.
+fn lua_value_source() -> impl Strategy<Value = String> {
+    let scalar = prop_oneof![
+        prop::sample::select(vec![
+            "1",
+            "-2",
+            "0",
+            "1/3",
+            "2^53",
+            "1e300",
+            "-0.0",
+            "12345.678",
+            "true",
+            "false",
+            "'x'",
+            "'a/b'",
+            "'\\0\\1\\127'",
+            "'\\228\\184\\173'",
+            "''",
+            "cjson.null",
+        ])
+        .prop_map(str::to_string),
+        (-1000i64..1000).prop_map(|n| n.to_string()),
+    ];
+    scalar.prop_recursive(3, 30, 6, |inner| {
+        let entry = prop_oneof![
+            3 => inner.clone().prop_map(|v| v),
+            1 => ((1i64..30), inner.clone()).prop_map(|(k, v)| format!("[{k}] = {v}")),
+            1 => (prop::sample::select(vec!["a", "b", "key", "z"]), inner.clone())
+                .prop_map(|(k, v)| format!("{k} = {v}")),
+            1 => (prop::sample::select(vec!["0", "-1", "1.5", "'1'", "2^31", "1e10"]), inner)
+                .prop_map(|(k, v)| format!("[{k}] = {v}")),
+        ];
+        prop::collection::vec(entry, 0..7).prop_map(|entries| format!("{{{}}}", entries.join(", ")))
+    })
+}
+
+/// Generated Lua values through `cjson.encode`, and what `cjson.decode` makes of the text.
+#[test]
+fn generated_lua_values_encode_as_redis_does() {
+    let strategy = prop::collection::vec(
+        lua_value_source().prop_map(|value| {
+            let source = format!(
+                "local ok, s = pcall(cjson.encode, {value})\n\
+                 if not ok then return 'encode: ' .. s end\n\
+                 local ok2, v = pcall(cjson.decode, s)\n\
+                 if not ok2 then return {{s, 'decode: ' .. v}} end\n\
+                 return {{s, cjson.encode(v)}}"
+            );
+            eval_op(source, vec![], vec![], false)
+        }),
+        1..=4,
+    );
+    check_generated("generated_lua_values_encode_as_redis_does", 300, strategy);
+}
+
 fn probe_eval() -> impl Strategy<Value = Op> {
     (
         prop::sample::select(PROBES.to_vec()),
@@ -1779,6 +2162,25 @@ fn script_flush_then_evalsha() {
             &["SCRIPT", "LOAD", source],
             &["EVALSHA", &sha, "2", "$k0", "$k1", "t2", "30000"],
             &["GET", "$k1"],
+        ])],
+    );
+}
+
+/// `cjson`'s settings are the server's: one script's change holds for the next, until
+/// `SCRIPT FLUSH` starts Lua afresh. The sequence ends with the defaults, as it found them.
+#[test]
+fn cjson_settings_last_until_script_flush() {
+    let _defaults = CjsonDefaults::on_drop();
+    check_sequences(
+        "cjson_settings_last_until_script_flush",
+        &[fixed(&[
+            &["EVAL", "return cjson.encode_number_precision(4)", "0"],
+            &["EVAL", "return cjson.encode({1/3, 2/3})", "0"],
+            &["EVAL", "return {cjson.encode_sparse_array(true), cjson.encode_invalid_numbers('null')}", "0"],
+            &["EVAL", "return cjson.encode({[1] = 1/3, [50] = 1/0})", "0"],
+            &["SCRIPT", "FLUSH"],
+            &["EVAL", "return {cjson.encode_number_precision(), cjson.encode_sparse_array(), cjson.encode_invalid_numbers()}", "0"],
+            &["EVAL", "return {pcall(cjson.encode, {[1] = 1/3, [50] = 1})}", "0"],
         ])],
     );
 }

@@ -14,7 +14,9 @@
 //! own generator (`rand48`), seeded as a fresh Redis 7.0 server seeds it and continuing across
 //! scripts; its state is part of the server's state.
 //!
-//! Deliberate differences: `cjson`, `cmsgpack`, `struct` and `bit` are absent; library tables
+//! `bit` (`lua_bit.rs`) and `cjson` (`lua_cjson.rs`) are there as Redis 7.0 has them.
+//!
+//! Deliberate differences: `cmsgpack` and `struct` are absent; library tables
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, allocates more than [`MEMORY_LIMIT`] bytes, or
 //! takes more than [`MATCH_STEPS`] steps in one pattern-matching call, is stopped with an error (Redis would keep running it and answer `BUSY` to every other client
@@ -23,12 +25,14 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use mlua::{
     Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic, VmState,
 };
 
+use super::lua_cjson::CjsonConfig;
 use super::reply::Reply;
 use super::scripts::{sha1_hex_of, ScriptHost};
 
@@ -74,6 +78,32 @@ const COMPILED_LIMIT: usize = 4096;
 /// The state of Redis's `rand48` generator when a Redis 7.0 server starts (`0x1234ABCD330E`).
 pub const RAND48_INITIAL: u64 = 0x1234_ABCD_330E;
 
+/// What Redis's Lua keeps from one script to the next, which the server carries between runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LuaCarry {
+    /// The state of `math.random`'s `rand48` generator.
+    pub rand48: u64,
+    /// `cjson`'s settings.
+    pub cjson: CjsonConfig,
+}
+
+impl Default for LuaCarry {
+    fn default() -> LuaCarry {
+        LuaCarry {
+            rand48: RAND48_INITIAL,
+            cjson: CjsonConfig::default(),
+        }
+    }
+}
+
+impl LuaCarry {
+    /// `SCRIPT FLUSH`: Redis starts a new Lua (libraries' settings as new); the generator is
+    /// the server's and goes on.
+    pub fn flush(&mut self) {
+        self.cjson = CjsonConfig::default();
+    }
+}
+
 /// The version scripts see in `redis.REDIS_VERSION`.
 const VERSION: &str = "7.0.15";
 /// `redis.REDIS_VERSION_NUM` (0x00MMmmpp).
@@ -82,13 +112,14 @@ const VERSION_NUM: i64 = 0x07_00_0f;
 /// The sandbox, built once per VM. It receives the raw globals and the Rust helpers, and
 /// returns the environment scripts run in and the function that runs one script.
 const PRELUDE: &str = r#"
-local G, redis, random, srand, where, exhausted, describe = ...
+local G, redis, random, srand, where, exhausted, describe, bit, cjson, protected = ...
 local error, type, tostring, tonumber, select, setmetatable, rawget, rawset, xpcall, floor =
   G.error, G.type, G.tostring, G.tonumber, G.select, G.setmetatable, G.rawget, G.rawset,
   G.xpcall, G.math.floor
 local setfenv, loadstring, load = G.setfenv, G.loadstring, G.load
 
-local protected = setmetatable({}, {__mode = 'k'})
+-- `protected[proxy]` is the table behind a read-only proxy (weak keys; `cjson.encode` looks
+-- through a proxy as Redis's encoder sees the library table itself).
 local function readonly(t)
   local proxy = {}
   setmetatable(proxy, {
@@ -96,7 +127,7 @@ local function readonly(t)
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
     __metatable = false,
   })
-  protected[proxy] = true
+  protected[proxy] = t
   return proxy
 end
 
@@ -124,7 +155,7 @@ local function rethrow(ok, ...)
   if exhausted() or (type(e) == 'string' and G.string.find(e, MATCH_STOPPED, 1, true)) then
     error(e, 0)
   end
-  if type(e) == 'userdata' then return ok, describe(e) end
+  if type(e) == 'userdata' then return ok, describe(e, true) end
   if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then return ok, e.err end
   return ok, ...
 end
@@ -209,6 +240,8 @@ globals.string = readonly(G.string)
 globals.table = readonly(G.table)
 globals.coroutine = readonly(coroutine)
 globals.redis = readonly(redis)
+globals.bit = readonly(bit)
+globals.cjson = readonly(cjson)
 -- Methods on strings ("x"):upper() go through the read-only string table too.
 G.getmetatable('').__index = globals.string
 
@@ -252,6 +285,8 @@ struct Vm {
     redis: Table,
     /// Compiled scripts by SHA1.
     compiled: BTreeMap<String, Function>,
+    /// The settings of the global `cjson` table (the server's, set for each run).
+    cjson: Rc<Cell<CjsonConfig>>,
 }
 
 thread_local! {
@@ -336,26 +371,10 @@ fn new_vm() -> mlua::Result<Vm> {
             };
             match number {
                 Some(n) => Ok(n.trunc()),
-                None => {
-                    let got = if index >= args.len() {
-                        "no value"
-                    } else {
-                        value.type_name()
-                    };
-                    Err(mlua::Error::runtime(format!(
-                        "{}bad argument #{} to 'random' (number expected, got {got})",
-                        caller_position(lua),
-                        index + 1
-                    )))
-                }
+                None => Err(type_error(lua, &args, index, "number")),
             }
         };
-        let empty = |n: usize| {
-            mlua::Error::runtime(format!(
-                "{}bad argument #{n} to 'random' (interval is empty)",
-                caller_position(lua)
-            ))
-        };
+        let empty = |n: usize| arg_error(lua, n - 1, "interval is empty");
         match args.len() {
             0 => Ok(r),
             1 => {
@@ -389,7 +408,16 @@ fn new_vm() -> mlua::Result<Vm> {
     })?;
     let where_fn = lua.create_function(|lua, ()| Ok(user_script_line(lua)))?;
     let exhausted = lua.create_function(|_, ()| Ok(OUT_OF_BUDGET.with(Cell::get)))?;
-    let describe = lua.create_function(|_, value: Value| Ok(describe_error(&value)))?;
+    let describe = lua.create_function(|_, (value, caught): (Value, Option<bool>)| {
+        Ok(describe_error(&value, caught.unwrap_or(false)))
+    })?;
+    let bit = super::lua_bit::library(&lua)?;
+    let protected = lua.create_table()?;
+    let weak_keys = lua.create_table()?;
+    weak_keys.raw_set("__mode", "k")?;
+    protected.set_metatable(Some(weak_keys))?;
+    let cjson_config = Rc::new(Cell::new(CjsonConfig::default()));
+    let cjson = super::lua_cjson::library(&lua, cjson_config.clone(), protected.clone())?;
     let prelude = PRELUDE
         .replace("VERSION_TEXT", &format!("'{VERSION}'"))
         .replace("VERSION_NUMBER", &VERSION_NUM.to_string())
@@ -402,6 +430,9 @@ fn new_vm() -> mlua::Result<Vm> {
         where_fn,
         exhausted,
         describe,
+        bit,
+        cjson,
+        protected,
     ))?;
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -421,6 +452,7 @@ fn new_vm() -> mlua::Result<Vm> {
         run,
         redis,
         compiled: BTreeMap::new(),
+        cjson: cjson_config,
     })
 }
 
@@ -458,20 +490,25 @@ fn raised(text: &str) -> mlua::Error {
 }
 
 /// The Redis error text of an error a Rust helper raised: a [`Raised`] as it is, a runtime
-/// error with `ERR ` in front.
-fn describe_error(value: &Value) -> String {
-    fn inner(error: &mlua::Error) -> String {
+/// error with `ERR ` in front, or as it is when a script's `pcall` `caught` it (a C helper's
+/// `luaL_error` raises a plain string).
+fn describe_error(value: &Value, caught: bool) -> String {
+    let inner = |error: &mlua::Error| -> String {
+        let mut error = error;
+        while let mlua::Error::CallbackError { cause, .. } = error {
+            error = cause;
+        }
         match error {
-            mlua::Error::CallbackError { cause, .. } => inner(cause),
             mlua::Error::ExternalError(external) => match external.downcast_ref::<Raised>() {
                 Some(Raised(text)) => text.clone(),
                 None => format!("ERR {external}"),
             },
+            mlua::Error::RuntimeError(text) if caught => text.clone(),
             mlua::Error::RuntimeError(text) => format!("ERR {text}"),
             mlua::Error::MemoryError(_) => "ERR not enough memory".to_string(),
             other => format!("ERR {other}"),
         }
-    }
+    };
     match value {
         Value::Error(error) => inner(error),
         other => format!("ERR {}", other.to_string().unwrap_or_default()),
@@ -479,7 +516,7 @@ fn describe_error(value: &Value) -> String {
 }
 
 /// `luaL_where(L, 1)`: `user_script:<line>: ` for the Lua function calling a helper.
-fn caller_position(lua: &Lua) -> String {
+pub(super) fn caller_position(lua: &Lua) -> String {
     lua.inspect_stack(1, |debug| {
         let line = debug.current_line().unwrap_or(0);
         let source = debug.source();
@@ -491,6 +528,62 @@ fn caller_position(lua: &Lua) -> String {
         }
     })
     .unwrap_or_default()
+}
+
+/// Lua's name for a value's type (`lua_typename`), as a C helper's errors say it.
+pub(super) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Nil => "nil",
+        Value::Boolean(_) => "boolean",
+        Value::LightUserData(_) | Value::UserData(_) => "userdata",
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Table(_) => "table",
+        Value::Function(_) => "function",
+        Value::Thread(_) => "thread",
+        _ => "userdata",
+    }
+}
+
+/// `luaL_argerror`: `bad argument #n to 'name' (message)` for argument `index` (0-based) of
+/// the running helper, named as its caller named it, after the caller's position.
+pub(super) fn arg_error(lua: &Lua, index: usize, message: &str) -> mlua::Error {
+    let position = caller_position(lua);
+    let (name, method) = lua
+        .inspect_stack(0, |debug| {
+            let names = debug.names();
+            let name = names.name.map(|name| name.into_owned());
+            (name, names.name_what == Some("method"))
+        })
+        .unwrap_or((None, false));
+    let name = name.unwrap_or_else(|| "?".to_string());
+    let mut number = index + 1;
+    if method {
+        number -= 1;
+        if number == 0 {
+            return mlua::Error::runtime(format!(
+                "{position}calling '{name}' on bad self ({message})"
+            ));
+        }
+    }
+    mlua::Error::runtime(format!(
+        "{position}bad argument #{number} to '{name}' ({message})"
+    ))
+}
+
+/// `luaL_typerror`'s message for argument `index` (0-based) where `expected` was wanted.
+pub(super) fn type_error(lua: &Lua, args: &[Value], index: usize, expected: &str) -> mlua::Error {
+    let got = args.get(index).map_or("no value", type_name);
+    arg_error(lua, index, &format!("{expected} expected, got {got}"))
+}
+
+/// `luaL_checknumber` of argument `index` (0-based): a number, or a string Lua reads as one.
+pub(super) fn check_number(lua: &Lua, args: &[Value], index: usize) -> mlua::Result<f64> {
+    let value = args.get(index).cloned().unwrap_or(Value::Nil);
+    match lua.coerce_number(value)? {
+        Some(number) => Ok(number),
+        None => Err(type_error(lua, args, index, "number")),
+    }
 }
 
 /// Lua 5.1 `tonumber` of a string: decimal (C `strtod`) or hexadecimal, spaces around.
@@ -549,7 +642,7 @@ fn format_g17(x: f64) -> String {
 }
 
 /// C's `printf("%.<precision>g", x)`.
-fn format_g(x: f64, precision: i32) -> String {
+pub(super) fn format_g(x: f64, precision: i32) -> String {
     if x.is_nan() {
         return if x.is_sign_negative() { "-nan" } else { "nan" }.to_string();
     }
@@ -722,15 +815,16 @@ pub(crate) fn compile(source: &[u8], sha1: &str) -> Result<(), Reply> {
     with_vm(|vm| compiled(vm, source, sha1).map(|_| ()))?
 }
 
-/// Runs a script: `KEYS`, `ARGV`, every `redis.call` through `host`, `math.random` from and
-/// back into `rand_state`. The reply is the script's, converted as Redis converts it.
+/// Runs a script: `KEYS`, `ARGV`, every `redis.call` through `host`, `math.random`'s state and
+/// `cjson`'s settings from and back into `carry`. The reply is the script's, converted as
+/// Redis converts it.
 pub(crate) fn run_script(
     source: &[u8],
     sha1: &str,
     host: &mut dyn ScriptHost,
     keys: &[Vec<u8>],
     args: &[Vec<u8>],
-    rand_state: &mut u64,
+    carry: &mut LuaCarry,
 ) -> Reply {
     let outcome = with_vm(|vm| {
         let function = compiled(vm, source, sha1)?;
@@ -743,7 +837,8 @@ pub(crate) fn run_script(
         };
         let tables = strings(keys).and_then(|k| Ok((k, strings(args)?)));
         let (keys_table, args_table) = tables.map_err(|e| lua_failure(&e, sha1))?;
-        RAND.with(|cell| cell.set(*rand_state));
+        RAND.with(|cell| cell.set(carry.rand48));
+        vm.cjson.set(carry.cjson);
         BUDGET_LEFT.with(|cell| cell.set(INSTRUCTION_BUDGET / u64::from(HOOK_EVERY)));
         OUT_OF_BUDGET.with(|flag| flag.set(false));
         let host = RefCell::new(host);
@@ -771,7 +866,8 @@ pub(crate) fn run_script(
             vm.redis.raw_set("pcall", Value::Nil)?;
             result
         });
-        *rand_state = RAND.with(Cell::get);
+        carry.rand48 = RAND.with(Cell::get);
+        carry.cjson = vm.cjson.get();
         let out_of_budget = OUT_OF_BUDGET.with(|flag| flag.replace(false));
         let values = result.map_err(|e| lua_failure(&e, sha1))?;
         let mut values = values.into_iter();

@@ -167,9 +167,10 @@ pub struct Redis {
     keyspace: Keyspace,
     /// Scripts loaded by `SCRIPT LOAD` or a previous `EVAL`, by lower-case SHA1.
     script_cache: Arc<BTreeMap<Sha1Digest, CachedScript>>,
-    /// The state of Redis's `rand48` generator behind `math.random` (kept across scripts, as
-    /// Redis 7.0 keeps it; a restart resets it).
-    rand_state: u64,
+    /// What the scripting engine keeps from one script to the next: the `rand48` generator
+    /// behind `math.random` (a restart resets it) and `cjson`'s settings (`SCRIPT FLUSH`, which
+    /// starts Redis's Lua afresh, resets them too).
+    lua_carry: lua::LuaCarry,
     /// Effects recorded since the last [`Redis::drain_effects`] (primary only).
     effects: Vec<Effect>,
     /// Whether effects are recorded at all (a setting: see [`Redis::record_effects`]).
@@ -282,7 +283,7 @@ impl Redis {
             cluster_mode: false,
             keyspace: BTreeMap::new(),
             script_cache: Arc::default(),
-            rand_state: lua::RAND48_INITIAL,
+            lua_carry: lua::LuaCarry::default(),
             effects: Vec::new(),
             recording: Recording(true),
             watch_touches: BTreeMap::new(),
@@ -535,7 +536,7 @@ impl Redis {
         self.keyspace.clear();
         self.other_dbs.clear_keys();
         self.script_cache = Arc::default();
-        self.rand_state = lua::RAND48_INITIAL;
+        self.lua_carry = lua::LuaCarry::default();
         self.effects.clear();
     }
 
@@ -626,6 +627,7 @@ impl Redis {
             Command::ScriptLoad(source) => self.script_load(source),
             Command::ScriptFlush => {
                 self.script_cache = Arc::default();
+                self.lua_carry.flush();
                 Reply::ok()
             }
             Command::ScriptExists(shas) => self.script_exists(shas),
@@ -1561,7 +1563,7 @@ impl Redis {
         read_only: bool,
         now_ms: u64,
     ) -> Reply {
-        let mut rand_state = self.rand_state;
+        let mut carry = self.lua_carry;
         // A `SELECT` inside the script lasts until it ends (Redis 7.0 gives the script a client
         // of its own, in the caller's database).
         let db = self.selected.0;
@@ -1570,8 +1572,8 @@ impl Redis {
             now_ms,
             read_only,
         };
-        let reply = lua::run_script(source, sha1, &mut session, keys, args, &mut rand_state);
-        self.rand_state = rand_state;
+        let reply = lua::run_script(source, sha1, &mut session, keys, args, &mut carry);
+        self.lua_carry = carry;
         self.switch_to(db);
         reply
     }
