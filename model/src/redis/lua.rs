@@ -14,9 +14,10 @@
 //! own generator (`rand48`), seeded as a fresh Redis 7.0 server seeds it and continuing across
 //! scripts; its state is part of the server's state.
 //!
-//! `bit` (`lua_bit.rs`) and `cjson` (`lua_cjson.rs`) are there as Redis 7.0 has them.
+//! `bit` (`lua_bit.rs`), `cjson` (`lua_cjson.rs`) and `cmsgpack` (`lua_cmsgpack.rs`) are there
+//! as Redis 7.0 has them.
 //!
-//! Deliberate differences: `cmsgpack` and `struct` are absent; library tables
+//! Deliberate differences: `struct` is absent; library tables
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, allocates more than [`MEMORY_LIMIT`] bytes, or
 //! takes more than [`MATCH_STEPS`] steps in one pattern-matching call, is stopped with an error (Redis would keep running it and answer `BUSY` to every other client
@@ -24,7 +25,6 @@
 //! it; replies nested deeper than [`MAX_REPLY_DEPTH`] end in an error element.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
@@ -112,7 +112,7 @@ const VERSION_NUM: i64 = 0x07_00_0f;
 /// The sandbox, built once per VM. It receives the raw globals and the Rust helpers, and
 /// returns the environment scripts run in and the function that runs one script.
 const PRELUDE: &str = r#"
-local G, redis, random, srand, where, exhausted, describe, bit, cjson, protected = ...
+local G, redis, random, srand, where, exhausted, describe, bit, cjson, cmsgpack, protected = ...
 local error, type, tostring, tonumber, select, setmetatable, rawget, rawset, xpcall, floor =
   G.error, G.type, G.tostring, G.tonumber, G.select, G.setmetatable, G.rawget, G.rawset,
   G.xpcall, G.math.floor
@@ -242,6 +242,7 @@ globals.coroutine = readonly(coroutine)
 globals.redis = readonly(redis)
 globals.bit = readonly(bit)
 globals.cjson = readonly(cjson)
+globals.cmsgpack = readonly(cmsgpack)
 -- Methods on strings ("x"):upper() go through the read-only string table too.
 G.getmetatable('').__index = globals.string
 
@@ -283,8 +284,11 @@ struct Vm {
     /// The `redis` table behind its read-only proxy: `call` and `pcall` are put there for
     /// each run (they borrow the server).
     redis: Table,
-    /// Compiled scripts by SHA1.
-    compiled: BTreeMap<String, Function>,
+    /// Compiled scripts by SHA1, kept in a Lua table (a Rust handle for each would hold a slot
+    /// of mlua's reference stack, which the values a script's helpers return need).
+    compiled: Table,
+    /// How many `compiled` holds.
+    compiled_count: usize,
     /// The settings of the global `cjson` table (the server's, set for each run).
     cjson: Rc<Cell<CjsonConfig>>,
 }
@@ -418,6 +422,7 @@ fn new_vm() -> mlua::Result<Vm> {
     protected.set_metatable(Some(weak_keys))?;
     let cjson_config = Rc::new(Cell::new(CjsonConfig::default()));
     let cjson = super::lua_cjson::library(&lua, cjson_config.clone(), protected.clone())?;
+    let cmsgpack = super::lua_cmsgpack::library(&lua, protected.clone())?;
     let prelude = PRELUDE
         .replace("VERSION_TEXT", &format!("'{VERSION}'"))
         .replace("VERSION_NUMBER", &VERSION_NUM.to_string())
@@ -432,6 +437,7 @@ fn new_vm() -> mlua::Result<Vm> {
         describe,
         bit,
         cjson,
+        cmsgpack,
         protected,
     ))?;
     lua.set_hook(
@@ -446,12 +452,14 @@ fn new_vm() -> mlua::Result<Vm> {
             Ok(VmState::Continue)
         },
     )?;
+    let compiled = lua.create_table()?;
     Ok(Vm {
         lua,
         env,
         run,
         redis,
-        compiled: BTreeMap::new(),
+        compiled,
+        compiled_count: 0,
         cjson: cjson_config,
     })
 }
@@ -548,6 +556,12 @@ pub(super) fn type_name(value: &Value) -> &'static str {
 /// `luaL_argerror`: `bad argument #n to 'name' (message)` for argument `index` (0-based) of
 /// the running helper, named as its caller named it, after the caller's position.
 pub(super) fn arg_error(lua: &Lua, index: usize, message: &str) -> mlua::Error {
+    numbered_arg_error(lua, index + 1, message)
+}
+
+/// `luaL_argerror` for argument `number` as Lua counts them (1 is the first; some C libraries
+/// blame argument 0, the call itself).
+pub(super) fn numbered_arg_error(lua: &Lua, number: usize, message: &str) -> mlua::Error {
     let position = caller_position(lua);
     let (name, method) = lua
         .inspect_stack(0, |debug| {
@@ -557,7 +571,7 @@ pub(super) fn arg_error(lua: &Lua, index: usize, message: &str) -> mlua::Error {
         })
         .unwrap_or((None, false));
     let name = name.unwrap_or_else(|| "?".to_string());
-    let mut number = index + 1;
+    let mut number = number as i64;
     if method {
         number -= 1;
         if number == 0 {
@@ -575,6 +589,19 @@ pub(super) fn arg_error(lua: &Lua, index: usize, message: &str) -> mlua::Error {
 pub(super) fn type_error(lua: &Lua, args: &[Value], index: usize, expected: &str) -> mlua::Error {
     let got = args.get(index).map_or("no value", type_name);
     arg_error(lua, index, &format!("{expected} expected, got {got}"))
+}
+
+/// `luaL_checkinteger` of argument `index` (0-based): the number cut toward zero, as
+/// `lua_Integer` (C's cast on x86-64: out of range and NaN give `i64::MIN`).
+pub(super) fn check_integer(lua: &Lua, args: &[Value], index: usize) -> mlua::Result<i64> {
+    let number = check_number(lua, args, index)?;
+    Ok(
+        if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&number) {
+            number as i64
+        } else {
+            i64::MIN
+        },
+    )
 }
 
 /// `luaL_checknumber` of argument `index` (0-based): a number, or a string Lua reads as one.
@@ -748,7 +775,7 @@ pub fn lua_number_to_reply_integer(number: f64) -> i64 {
 
 /// Compiles `source` (or finds it compiled); the error reply is Redis's compile error.
 fn compiled(vm: &mut Vm, source: &[u8], sha1: &str) -> Result<Function, Reply> {
-    if let Some(function) = vm.compiled.get(sha1) {
+    if let Ok(Some(function)) = vm.compiled.raw_get::<Option<Function>>(sha1) {
         return Ok(function.clone());
     }
     // Redis reads the shebang line before it compiles the rest.
@@ -763,10 +790,14 @@ fn compiled(vm: &mut Vm, source: &[u8], sha1: &str) -> Result<Function, Reply> {
         .into_function();
     match loaded {
         Ok(function) => {
-            if vm.compiled.len() >= COMPILED_LIMIT {
-                vm.compiled.clear();
+            if vm.compiled_count >= COMPILED_LIMIT {
+                vm.compiled = vm.lua.create_table().map_err(|e| lua_failure(&e, sha1))?;
+                vm.compiled_count = 0;
             }
-            vm.compiled.insert(sha1.to_string(), function.clone());
+            vm.compiled
+                .raw_set(sha1, function.clone())
+                .map_err(|e| lua_failure(&e, sha1))?;
+            vm.compiled_count += 1;
             Ok(function)
         }
         Err(mlua::Error::SyntaxError { message, .. }) => Err(Reply::Error(format!(

@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 use mlua::{LightUserData, Lua, Table, Value, Variadic};
 
-use super::lua::{arg_error, format_g, type_error, type_name};
+use super::lua::{arg_error, check_integer, format_g, type_error, type_name};
 
 /// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
 const MAX_C_STACK_SLOTS: usize = 8000;
@@ -94,23 +94,9 @@ fn check_count(lua: &Lua, args: &[Value], count: usize) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `luaL_checkinteger` brought to a C `int`.
+/// `luaL_checkinteger` brought to a C `int` (its low 32 bits).
 fn check_int(lua: &Lua, args: &[Value], index: usize) -> mlua::Result<i32> {
-    let value = args[index].clone();
-    match lua.coerce_number(value)? {
-        // `lua_Integer` is a truncating cast, then the low 32 bits go to the `int`.
-        Some(number) => Ok(c_long_cast(number) as i32),
-        None => Err(type_error(lua, args, index, "number")),
-    }
-}
-
-/// C's `(long)` cast of a double on x86-64 (out of range and NaN give `LONG_MIN`).
-fn c_long_cast(number: f64) -> i64 {
-    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&number) {
-        i64::MIN
-    } else {
-        number as i64
-    }
+    Ok(check_integer(lua, args, index)? as i32)
 }
 
 /// `json_integer_option`: sets `setting` from argument `index` when given; its value.
