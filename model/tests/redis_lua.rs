@@ -420,6 +420,30 @@ fn a_huge_allocation_is_an_error_not_a_crash() {
 }
 
 #[test]
+fn a_library_result_past_the_memory_limit_stops_the_script_and_cannot_be_caught() {
+    let mut redis = Redis::new();
+    // One megabyte string, held 100 times: the result would be 100 MB.
+    for source in [
+        "local s = string.rep('x', 1000000) local t = {} for i = 1, 100 do t[i] = s end \
+         return cjson.encode(t)",
+        "local s = string.rep('x', 1000000) local t = {} for i = 1, 100 do t[i] = s end \
+         local ok = pcall(cmsgpack.pack, t) return 'caught'",
+    ] {
+        let Reply::Error(error) = eval_args(&mut redis, source, &[], &[]) else {
+            panic!("{source}: stopped with an error");
+        };
+        assert!(error.contains("grew past 32 MiB"), "{source}: {error}");
+    }
+    // Ten of them (10 MB) is within the limit.
+    let ten = "local s = string.rep('x', 1000000) local t = {} for i = 1, 10 do t[i] = s end \
+               return #cmsgpack.pack(t)";
+    assert_eq!(
+        eval_args(&mut redis, ten, &[], &[]),
+        Reply::Integer(10_000_051)
+    );
+}
+
+#[test]
 fn a_script_that_ran_out_of_memory_leaves_the_next_ones_working() {
     let mut redis = Redis::new();
     // A million nested tables: the heap limit stops it; its garbage must not stop the rest.

@@ -301,6 +301,8 @@ thread_local! {
     static BUDGET_LEFT: Cell<u64> = const { Cell::new(0) };
     /// Set when the budget ran out.
     static OUT_OF_BUDGET: Cell<bool> = const { Cell::new(false) };
+    /// Set when a library helper's result grew past [`MEMORY_LIMIT`].
+    static OUTPUT_TOO_LARGE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Redis's `redisLrand48`: the next 31-bit value.
@@ -411,7 +413,9 @@ fn new_vm() -> mlua::Result<Vm> {
         Ok(())
     })?;
     let where_fn = lua.create_function(|lua, ()| Ok(user_script_line(lua)))?;
-    let exhausted = lua.create_function(|_, ()| Ok(OUT_OF_BUDGET.with(Cell::get)))?;
+    let exhausted = lua.create_function(|_, ()| {
+        Ok(OUT_OF_BUDGET.with(Cell::get) || OUTPUT_TOO_LARGE.with(Cell::get))
+    })?;
     let describe = lua.create_function(|_, (value, caught): (Value, Option<bool>)| {
         Ok(describe_error(&value, caught.unwrap_or(false)))
     })?;
@@ -521,6 +525,20 @@ fn describe_error(value: &Value, caught: bool) -> String {
         Value::Error(error) => inner(error),
         other => format!("ERR {}", other.to_string().unwrap_or_default()),
     }
+}
+
+/// Checks the size of a result a library helper is building (`cjson.encode`,
+/// `cmsgpack.pack`): past [`MEMORY_LIMIT`] the script is stopped, as one past its instruction
+/// budget is (no `pcall` catches it, and no verdict rests on it). Without this, a table that
+/// holds one long string many times would make the helper allocate without bound.
+pub(super) fn check_output_size(bytes: usize) -> mlua::Result<()> {
+    if bytes > MEMORY_LIMIT {
+        OUTPUT_TOO_LARGE.with(|flag| flag.set(true));
+        return Err(mlua::Error::runtime(
+            "leaselab: a library result grew past the memory limit",
+        ));
+    }
+    Ok(())
 }
 
 /// `luaL_where(L, 1)`: `user_script:<line>: ` for the Lua function calling a helper.
@@ -872,6 +890,7 @@ pub(crate) fn run_script(
         vm.cjson.set(carry.cjson);
         BUDGET_LEFT.with(|cell| cell.set(INSTRUCTION_BUDGET / u64::from(HOOK_EVERY)));
         OUT_OF_BUDGET.with(|flag| flag.set(false));
+        OUTPUT_TOO_LARGE.with(|flag| flag.set(false));
         let host = RefCell::new(host);
         let result = vm.lua.scope(|scope| {
             let call = scope.create_function(|lua, args: Variadic<Value>| {
@@ -900,6 +919,7 @@ pub(crate) fn run_script(
         carry.rand48 = RAND.with(Cell::get);
         carry.cjson = vm.cjson.get();
         let out_of_budget = OUT_OF_BUDGET.with(|flag| flag.replace(false));
+        let output_too_large = OUTPUT_TOO_LARGE.with(|flag| flag.replace(false));
         let values = result.map_err(|e| lua_failure(&e, sha1))?;
         let mut values = values.into_iter();
         let ok = matches!(values.next(), Some(Value::Boolean(true)));
@@ -933,6 +953,20 @@ pub(crate) fn run_script(
                 "ERR the leaselab stand-in stopped this script after {MATCH_STEPS} steps of one \
                  pattern match (Redis would keep running it and answer BUSY to every other \
                  client) script: {sha1}, on @user_script:{line}."
+            )));
+        }
+        if output_too_large {
+            note_stopped(
+                sha1,
+                &format!(
+                    "built a cjson or cmsgpack result over {} MiB",
+                    MEMORY_LIMIT >> 20
+                ),
+            );
+            return Err(Reply::Error(format!(
+                "ERR the leaselab stand-in stopped this script: a cjson or cmsgpack result grew \
+                 past {} MiB (Redis would build it) script: {sha1}, on @user_script:{line}.",
+                MEMORY_LIMIT >> 20
             )));
         }
         if out_of_budget {

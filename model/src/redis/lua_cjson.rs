@@ -20,7 +20,7 @@ use std::rc::Rc;
 
 use mlua::{LightUserData, Lua, Table, Value, Variadic};
 
-use super::lua::{arg_error, check_integer, format_g, type_error, type_name};
+use super::lua::{arg_error, check_integer, check_output_size, format_g, type_error, type_name};
 
 /// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
 const MAX_C_STACK_SLOTS: usize = 8000;
@@ -323,6 +323,7 @@ fn encode_value(
     let mut slots: usize = 1;
     let mut pending = Some(value.clone());
     loop {
+        check_output_size(out.len())?;
         if let Some(value) = pending.take() {
             match &value {
                 Value::String(text) => append_string(&mut out, &text.as_bytes()),

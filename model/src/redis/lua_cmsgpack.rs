@@ -13,7 +13,9 @@
 
 use mlua::{Lua, Table, Value, Variadic};
 
-use super::lua::{caller_position, check_integer, numbered_arg_error, type_error};
+use super::lua::{
+    caller_position, check_integer, check_output_size, numbered_arg_error, type_error,
+};
 
 /// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
 const MAX_C_STACK_SLOTS: usize = 8000;
@@ -158,6 +160,7 @@ fn is_array(table: &Table) -> mlua::Result<bool> {
 }
 
 fn encode_value(proxies: &Table, value: &Value, level: u32, out: &mut Vec<u8>) -> mlua::Result<()> {
+    check_output_size(out.len())?;
     match value {
         Value::String(text) => encode_bytes(out, &text.as_bytes()),
         Value::Boolean(true) => out.push(0xc3),
