@@ -14,10 +14,10 @@
 //! own generator (`rand48`), seeded as a fresh Redis 7.0 server seeds it and continuing across
 //! scripts; its state is part of the server's state.
 //!
-//! `bit` (`lua_bit.rs`), `cjson` (`lua_cjson.rs`) and `cmsgpack` (`lua_cmsgpack.rs`) are there
-//! as Redis 7.0 has them.
+//! `bit` (`lua_bit.rs`), `cjson` (`lua_cjson.rs`), `cmsgpack` (`lua_cmsgpack.rs`) and `struct`
+//! (`lua_struct.rs`) are there as Redis 7.0 has them.
 //!
-//! Deliberate differences: `struct` is absent; library tables
+//! Deliberate differences: library tables
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, allocates more than [`MEMORY_LIMIT`] bytes, or
 //! takes more than [`MATCH_STEPS`] steps in one pattern-matching call, is stopped with an error (Redis would keep running it and answer `BUSY` to every other client
@@ -112,7 +112,7 @@ const VERSION_NUM: i64 = 0x07_00_0f;
 /// The sandbox, built once per VM. It receives the raw globals and the Rust helpers, and
 /// returns the environment scripts run in and the function that runs one script.
 const PRELUDE: &str = r#"
-local G, redis, random, srand, where, exhausted, describe, bit, cjson, cmsgpack, protected = ...
+local G, redis, random, srand, where, exhausted, describe, bit, cjson, cmsgpack, struct, protected = ...
 local error, type, tostring, tonumber, select, setmetatable, rawget, rawset, xpcall, floor =
   G.error, G.type, G.tostring, G.tonumber, G.select, G.setmetatable, G.rawget, G.rawset,
   G.xpcall, G.math.floor
@@ -243,6 +243,7 @@ globals.redis = readonly(redis)
 globals.bit = readonly(bit)
 globals.cjson = readonly(cjson)
 globals.cmsgpack = readonly(cmsgpack)
+globals.struct = readonly(struct)
 -- Methods on strings ("x"):upper() go through the read-only string table too.
 G.getmetatable('').__index = globals.string
 
@@ -427,6 +428,7 @@ fn new_vm() -> mlua::Result<Vm> {
     let cjson_config = Rc::new(Cell::new(CjsonConfig::default()));
     let cjson = super::lua_cjson::library(&lua, cjson_config.clone(), protected.clone())?;
     let cmsgpack = super::lua_cmsgpack::library(&lua, protected.clone())?;
+    let struct_library = super::lua_struct::library(&lua)?;
     let prelude = PRELUDE
         .replace("VERSION_TEXT", &format!("'{VERSION}'"))
         .replace("VERSION_NUMBER", &VERSION_NUM.to_string())
@@ -442,6 +444,7 @@ fn new_vm() -> mlua::Result<Vm> {
         bit,
         cjson,
         cmsgpack,
+        struct_library,
         protected,
     ))?;
     lua.set_hook(

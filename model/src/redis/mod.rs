@@ -10,8 +10,8 @@
 //! - [`glob`]: `KEYS`/`SCAN ... MATCH` patterns, as Redis's `stringmatchlen` matches them;
 //! - [`collection`]: hashes, lists, sets and sorted sets as values, and sorted-set scores;
 //! - [`lua`]: scripts run in Lua 5.1 as Redis 7.0 runs them (sandbox, conversions, errors);
-//!   `lua_bit`, [`lua_cjson`] and `lua_cmsgpack` are the `bit`, `cjson` and `cmsgpack`
-//!   libraries they see;
+//!   `lua_bit`, [`lua_cjson`], `lua_cmsgpack` and `lua_struct` are the `bit`, `cjson`,
+//!   `cmsgpack` and `struct` libraries they see;
 //! - [`scripts`]: the safeguards' own scripts, recognised by SHA1 and executed natively (proven
 //!   equal to their Lua run);
 //! - [`replication`]: the replication stream, replicas and promotion;
@@ -26,7 +26,7 @@
 //! - `CLIENT SETINFO` answers `+OK` as Redis 7.2+ does (7.0 says unknown subcommand).
 //! - `HELLO 3` is refused with `NOPROTO unsupported protocol version`: RESP2 only.
 //! - `PEXPIRE`'s `NX|XX|GT|LT` options are refused with a clear error.
-//! - Scripts: see [`lua`] for what differs (no `struct`; a runaway script is
+//! - Scripts: see [`lua`] for what differs (a runaway script is
 //!   stopped after an instruction budget instead of making the server `BUSY`).
 //! - No active expiry cycle: expired keys are deleted when touched (clients cannot tell the
 //!   difference; the `DEL` a replica receives comes later).
@@ -41,6 +41,7 @@ pub mod lua;
 mod lua_bit;
 pub mod lua_cjson;
 mod lua_cmsgpack;
+mod lua_struct;
 pub mod replication;
 pub mod reply;
 pub mod scripts;
