@@ -2177,6 +2177,7 @@ fn binary(op: BinOp, l: Value, r: Value, result: SqlType) -> Result<Value, PgErr
     })
 }
 
-fn division_by_zero() -> PgError {
+/// 22012, as every division, modulo and `div` by zero reports it.
+pub(super) fn division_by_zero() -> PgError {
     PgError::error(sqlstate::DIVISION_BY_ZERO, "division by zero")
 }

@@ -186,10 +186,7 @@ pub enum Cut {
 /// for a zero divisor, 0A000 past the stand-in's 128-bit `numeric`.
 pub fn numeric_div_trunc(a: Decimal, b: Decimal) -> Result<Decimal, PgError> {
     if b.mantissa == 0 {
-        return Err(PgError::error(
-            sqlstate::DIVISION_BY_ZERO,
-            "division by zero",
-        ));
+        return Err(super::catalog::division_by_zero());
     }
     // a / b = (a.mantissa * 10^b.scale) / (b.mantissa * 10^a.scale).
     let scaled = |mantissa: i128, scale: u32| {
