@@ -544,6 +544,11 @@ pub(super) fn check_output_size(bytes: usize) -> mlua::Result<()> {
     Ok(())
 }
 
+/// `luaL_error` from inside a helper: the message after the caller's position.
+pub(super) fn helper_error(lua: &Lua, message: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("{}{message}", caller_position(lua)))
+}
+
 /// `luaL_where(L, 1)`: `user_script:<line>: ` for the Lua function calling a helper.
 pub(super) fn caller_position(lua: &Lua) -> String {
     lua.inspect_stack(1, |debug| {
@@ -615,14 +620,7 @@ pub(super) fn type_error(lua: &Lua, args: &[Value], index: usize, expected: &str
 /// `luaL_checkinteger` of argument `index` (0-based): the number cut toward zero, as
 /// `lua_Integer` (C's cast on x86-64: out of range and NaN give `i64::MIN`).
 pub(super) fn check_integer(lua: &Lua, args: &[Value], index: usize) -> mlua::Result<i64> {
-    let number = check_number(lua, args, index)?;
-    Ok(
-        if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&number) {
-            number as i64
-        } else {
-            i64::MIN
-        },
-    )
+    Ok(c_int64(check_number(lua, args, index)?))
 }
 
 /// `luaL_checknumber` of argument `index` (0-based): a number, or a string Lua reads as one.
@@ -786,11 +784,26 @@ fn lua_to_reply(value: &Value, depth: usize) -> Reply {
 /// `(long long)` cast of the double (a double at or past 2^63, or NaN, becomes `i64::MIN`,
 /// as the cast does on x86-64).
 pub fn lua_number_to_reply_integer(number: f64) -> i64 {
+    c_int64(number)
+}
+
+/// C's conversion of a double to a 64-bit integer on x86-64 (`(long)`, `(long long)`,
+/// `lua_Integer`): toward zero; out of range and NaN give `i64::MIN`.
+pub(super) fn c_int64(number: f64) -> i64 {
     const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
-    if number.is_nan() || !(-TWO_POW_63..TWO_POW_63).contains(&number) {
-        i64::MIN
-    } else {
+    if (-TWO_POW_63..TWO_POW_63).contains(&number) {
         number as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// C's `(int)` of a double on x86-64: toward zero; out of range and NaN give `i32::MIN`.
+pub(super) fn c_int32(number: f64) -> i32 {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&number) {
+        number as i32
+    } else {
+        i32::MIN
     }
 }
 

@@ -20,7 +20,10 @@ use std::rc::Rc;
 
 use mlua::{LightUserData, Lua, Table, Value, Variadic};
 
-use super::lua::{arg_error, check_integer, check_output_size, format_g, type_error, type_name};
+use super::lua::{
+    arg_error, c_int32, check_integer, check_output_size, format_g, helper_error, type_error,
+    type_name,
+};
 
 /// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
 const MAX_C_STACK_SLOTS: usize = 8000;
@@ -70,11 +73,6 @@ type Shared = Rc<Cell<CjsonConfig>>;
 struct Context {
     config: Shared,
     proxies: Table,
-}
-
-/// `luaL_error` from inside a helper: the message after the caller's position.
-fn lua_error(lua: &Lua, message: &str) -> mlua::Error {
-    mlua::Error::runtime(format!("{}{message}", super::lua::caller_position(lua)))
 }
 
 /// JSON's null as CJSON gives it.
@@ -219,7 +217,7 @@ fn append_number(
 ) -> mlua::Result<()> {
     match config.encode_invalid_numbers {
         0 if !number.is_finite() => {
-            return Err(lua_error(
+            return Err(helper_error(
                 lua,
                 "Cannot serialise number: must not be NaN or Inf",
             ));
@@ -243,15 +241,6 @@ fn number_of(value: &Value) -> Option<f64> {
         Value::Number(n) => Some(*n),
         Value::Integer(n) => Some(*n as f64),
         _ => None,
-    }
-}
-
-/// C's `(int)` cast of a double on x86-64 (out of range gives `INT_MIN`).
-fn c_int_cast(number: f64) -> i32 {
-    if !(-2_147_483_648.0..2_147_483_648.0).contains(&number) {
-        i32::MIN
-    } else {
-        number as i32
     }
 }
 
@@ -280,7 +269,7 @@ fn shape(lua: &Lua, config: &CjsonConfig, table: &Table) -> mlua::Result<Shape> 
         match number_of(&key) {
             Some(k) if k != 0.0 && k.floor() == k && k >= 1.0 => {
                 if k > f64::from(max) {
-                    max = c_int_cast(k);
+                    max = c_int32(k);
                 }
                 items = items.wrapping_add(1);
             }
@@ -292,7 +281,7 @@ fn shape(lua: &Lua, config: &CjsonConfig, table: &Table) -> mlua::Result<Shape> 
         && max > config.sparse_safe
     {
         if !config.sparse_convert {
-            return Err(lua_error(
+            return Err(helper_error(
                 lua,
                 "Cannot serialise table: excessively sparse array",
             ));
@@ -347,7 +336,7 @@ fn encode_value(
                     if depth > usize::try_from(config.encode_max_depth).unwrap_or(0)
                         || slots + 3 > MAX_C_STACK_SLOTS
                     {
-                        return Err(lua_error(
+                        return Err(helper_error(
                             lua,
                             &format!("Cannot serialise, excessive nesting ({depth})"),
                         ));
@@ -367,7 +356,7 @@ fn encode_value(
                     tables.raw_set(depth, table)?;
                 }
                 other => {
-                    return Err(lua_error(
+                    return Err(helper_error(
                         lua,
                         &format!("Cannot serialise {}: type not supported", type_name(other)),
                     ));
@@ -421,7 +410,7 @@ fn encode_value(
                         out.push(b':');
                     }
                     other => {
-                        return Err(lua_error(
+                        return Err(helper_error(
                             lua,
                             &format!(
                                 "Cannot serialise {}: table key must be a number or string",
@@ -872,7 +861,7 @@ enum Building {
 
 fn decode_text(lua: &Lua, config: &CjsonConfig, data: &[u8]) -> mlua::Result<Value> {
     if data.len() >= 2 && (data[0] == 0 || data[1] == 0) {
-        return Err(lua_error(
+        return Err(helper_error(
             lua,
             "JSON parser does not support UTF-16 or UTF-32",
         ));
@@ -902,7 +891,7 @@ fn decode_text(lua: &Lua, config: &CjsonConfig, data: &[u8]) -> mlua::Result<Val
                 if depth > usize::try_from(config.decode_max_depth).unwrap_or(0)
                     || slots + needed > MAX_C_STACK_SLOTS
                 {
-                    return Err(lua_error(
+                    return Err(helper_error(
                         lua,
                         &format!(
                             "Found too many nested data structures ({depth}) at character {}",
@@ -1004,7 +993,7 @@ fn parse_error(lua: &Lua, expected: &str, token: &Token) -> mlua::Error {
     } else {
         token.kind.name()
     };
-    lua_error(
+    helper_error(
         lua,
         &format!(
             "Expected {expected} but found {found} at character {}",

@@ -14,7 +14,8 @@
 use mlua::{Lua, Table, Value, Variadic};
 
 use super::lua::{
-    caller_position, check_integer, check_output_size, numbered_arg_error, type_error,
+    c_int32, c_int64, check_integer, check_output_size, helper_error, numbered_arg_error,
+    type_error,
 };
 
 /// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
@@ -28,29 +29,6 @@ const MAX_RETURNED_VALUES: usize = 7_900;
 
 /// Tables nested this deep are written as nil (lua-cmsgpack's `LUACMSGPACK_MAX_NESTING`).
 const MAX_NESTING: u32 = 16;
-
-/// `luaL_error` from inside a helper: the message after the caller's position.
-fn lua_error(lua: &Lua, message: &str) -> mlua::Error {
-    mlua::Error::runtime(format!("{}{message}", caller_position(lua)))
-}
-
-/// C's `(int64_t)` cast of a double on x86-64 (out of range and NaN give `INT64_MIN`).
-fn c_i64(number: f64) -> i64 {
-    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&number) {
-        number as i64
-    } else {
-        i64::MIN
-    }
-}
-
-/// C's `(int)` cast of a double on x86-64 (out of range and NaN give `INT_MIN`).
-fn c_int(number: f64) -> i32 {
-    if (-2_147_483_648.0..2_147_483_648.0).contains(&number) {
-        number as i32
-    } else {
-        i32::MIN
-    }
-}
 
 fn number_of(value: &Value) -> Option<f64> {
     match value {
@@ -97,7 +75,7 @@ fn encode_int(out: &mut Vec<u8>, n: i64) {
 }
 
 fn encode_number(out: &mut Vec<u8>, n: f64) {
-    let integer = c_i64(n);
+    let integer = c_int64(n);
     if !n.is_infinite() && integer as f64 == n {
         encode_int(out, integer);
         return;
@@ -149,8 +127,8 @@ fn is_array(table: &Table) -> mlua::Result<bool> {
     for pair in table.pairs::<Value, Value>() {
         let (key, _) = pair?;
         match number_of(&key) {
-            Some(n) if n > 0.0 && !n.is_infinite() && f64::from(c_int(n)) == n => {
-                max = max.max(c_int(n));
+            Some(n) if n > 0.0 && !n.is_infinite() && f64::from(c_int32(n)) == n => {
+                max = max.max(c_int32(n));
                 count = count.wrapping_add(1);
             }
             _ => return Ok(false),
@@ -287,7 +265,7 @@ impl Reader<'_> {
     /// `luaL_checkstack(L, 1, message)`.
     fn check_stack(&self, lua: &Lua, message: &str) -> Result<(), Stop> {
         if self.slots + 1 > MAX_C_STACK_SLOTS {
-            return Err(Stop::Lua(lua_error(
+            return Err(Stop::Lua(helper_error(
                 lua,
                 &format!("stack overflow ({message})"),
             )));
@@ -511,7 +489,7 @@ fn unpack_full(
 ) -> mlua::Result<Vec<Value>> {
     let len = data.len();
     if offset < 0 || limit < 0 {
-        return Err(lua_error(
+        return Err(helper_error(
             lua,
             &format!(
                 "Invalid request to unpack with offset of {} and limit of {}.",
@@ -520,7 +498,7 @@ fn unpack_full(
         ));
     }
     if offset as u64 > len as u64 {
-        return Err(lua_error(
+        return Err(helper_error(
             lua,
             &format!(
                 "Start offset {} greater than input length {}.",
@@ -543,7 +521,7 @@ fn unpack_full(
     let mut count: i64 = 0;
     while reader.left() > 0 && count < limit {
         if values.len() + usize::from(!decode_all) >= MAX_RETURNED_VALUES {
-            return Err(lua_error(
+            return Err(helper_error(
                 lua,
                 "stack overflow (too many return values at once; use unpack_one or \
                  unpack_limit instead.)",
@@ -551,15 +529,15 @@ fn unpack_full(
         }
         match reader.value(lua) {
             Ok(value) => values.push(value),
-            Err(Stop::Missing) => return Err(lua_error(lua, "Missing bytes in input.")),
-            Err(Stop::Bad) => return Err(lua_error(lua, "Bad data format in input.")),
+            Err(Stop::Missing) => return Err(helper_error(lua, "Missing bytes in input.")),
+            Err(Stop::Bad) => return Err(helper_error(lua, "Bad data format in input.")),
             Err(Stop::Lua(error)) => return Err(error),
         }
         count += 1;
     }
     if !decode_all {
         if reader.slots + 1 > MAX_C_STACK_SLOTS {
-            return Err(lua_error(
+            return Err(helper_error(
                 lua,
                 "stack overflow (in function mp_unpack_full)",
             ));

@@ -15,7 +15,7 @@
 use mlua::{Lua, Value, Variadic};
 
 use super::lua::{
-    arg_error, caller_position, check_integer, check_number, check_output_size, format_g,
+    arg_error, c_int64, check_integer, check_number, check_output_size, format_g, helper_error,
     type_error,
 };
 
@@ -30,11 +30,6 @@ const MAX_INT_SIZE: i32 = 32;
 
 /// The default and largest alignment on x86-64 (`MAXALIGN`: a double's).
 const MAX_ALIGN: i32 = 8;
-
-/// `luaL_error` from inside a helper: the message after the caller's position.
-fn lua_error(lua: &Lua, message: &str) -> mlua::Error {
-    mlua::Error::runtime(format!("{}{message}", caller_position(lua)))
-}
 
 /// The format's endianness and alignment so far.
 struct Header {
@@ -80,7 +75,7 @@ impl Format<'_> {
         while self.peek().is_ascii_digit() {
             let digit = i32::from(self.peek() - b'0');
             if value > i32::MAX / 10 || value * 10 > i32::MAX - digit {
-                return Err(lua_error(lua, "integral size overflow"));
+                return Err(helper_error(lua, "integral size overflow"));
             }
             value = value * 10 + digit;
             self.at += 1;
@@ -99,7 +94,7 @@ impl Format<'_> {
             b'i' | b'I' => {
                 let size = self.number(lua, 4)?;
                 if size > MAX_INT_SIZE {
-                    return Err(lua_error(
+                    return Err(helper_error(
                         lua,
                         &format!("integral size {size} is larger than limit of {MAX_INT_SIZE}"),
                     ));
@@ -119,7 +114,7 @@ impl Format<'_> {
             b'!' => {
                 let align = self.number(lua, MAX_ALIGN)?;
                 if !(align > 0 && align & (align - 1) == 0) {
-                    return Err(lua_error(
+                    return Err(helper_error(
                         lua,
                         &format!("alignment {align} is not a power of 2"),
                     ));
@@ -147,30 +142,20 @@ fn padding(len: usize, header: &Header, option: u8, size: usize) -> usize {
     (size.wrapping_sub(len & size.wrapping_sub(1))) & size.wrapping_sub(1)
 }
 
-/// x86-64's truncating conversion of a double to a signed 64-bit integer (out of range and
-/// NaN give `i64::MIN`).
-fn cvtt(number: f64) -> i64 {
-    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&number) {
-        number as i64
-    } else {
-        i64::MIN
-    }
-}
-
 /// C's `(unsigned long)` of a double as gcc compiles it on x86-64.
 fn to_unsigned(number: f64) -> u64 {
     const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
     if number >= TWO_POW_63 {
-        (cvtt(number - TWO_POW_63) as u64) ^ (1 << 63)
+        (c_int64(number - TWO_POW_63) as u64) ^ (1 << 63)
     } else {
-        cvtt(number) as u64
+        c_int64(number) as u64
     }
 }
 
 /// `putinteger`: `size` bytes of the number's 64 bits (zeros past them).
 fn put_integer(out: &mut Vec<u8>, number: f64, little: bool, size: usize) {
     let mut value = if number < 0.0 {
-        cvtt(number) as u64
+        c_int64(number) as u64
     } else {
         to_unsigned(number)
     };
@@ -305,7 +290,7 @@ fn unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
         if args.len() + values.len() + 2 > MAX_C_STACK_SLOTS
             || values.len() + 1 >= MAX_RETURNED_VALUES
         {
-            return Err(lua_error(lua, "stack overflow (too many results)"));
+            return Err(helper_error(lua, "stack overflow (too many results)"));
         }
         match option {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
@@ -339,7 +324,7 @@ fn unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
                         None => None,
                     };
                     let Some(previous) = previous else {
-                        return Err(lua_error(lua, "format 'c0' needs a previous size"));
+                        return Err(helper_error(lua, "format 'c0' needs a previous size"));
                     };
                     size = to_unsigned(previous) as usize;
                     values.pop();
@@ -351,7 +336,7 @@ fn unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
             }
             b's' => {
                 let Some(end) = data[pos..].iter().position(|&b| b == 0) else {
-                    return Err(lua_error(lua, "unfinished string in data"));
+                    return Err(helper_error(lua, "unfinished string in data"));
                 };
                 size = end + 1;
                 values.push(Value::String(lua.create_string(&data[pos..pos + end])?));
