@@ -15,9 +15,14 @@
 //! scripts; its state is part of the server's state.
 //!
 //! `bit` (`lua_bit.rs`), `cjson` (`lua_cjson.rs`), `cmsgpack` (`lua_cmsgpack.rs`) and `struct`
-//! (`lua_struct.rs`) are there as Redis 7.0 has them.
+//! (`lua_struct.rs`) are there as Redis 7.0 has them; `cjson`'s settings are server state
+//! ([`LuaCarry`]). Their helpers hold no Rust handle per nesting level and at most a few
+//! thousand at once: mlua's reference stack holds fewer than 8,000, and running out of it
+//! panics.
 //!
-//! Deliberate differences: library tables
+//! Deliberate differences: a `cjson.encode` or `cmsgpack.pack` result past [`MEMORY_LIMIT`]
+//! stops the script as the instruction budget does; one `cmsgpack.unpack` or `struct.unpack`
+//! returns at most 7,900 values (Redis: 7,999); library tables
 //! are read-only proxies (so `pairs(string)` lists nothing); a script that runs more than
 //! [`INSTRUCTION_BUDGET`] Lua instructions, allocates more than [`MEMORY_LIMIT`] bytes, or
 //! takes more than [`MATCH_STEPS`] steps in one pattern-matching call, is stopped with an error (Redis would keep running it and answer `BUSY` to every other client
@@ -810,7 +815,7 @@ pub(super) fn c_int32(number: f64) -> i32 {
 /// Compiles `source` (or finds it compiled); the error reply is Redis's compile error.
 fn compiled(vm: &mut Vm, source: &[u8], sha1: &str) -> Result<Function, Reply> {
     if let Ok(Some(function)) = vm.compiled.raw_get::<Option<Function>>(sha1) {
-        return Ok(function.clone());
+        return Ok(function);
     }
     // Redis reads the shebang line before it compiles the rest.
     if let Err(error) = super::shebang::flags(source) {
