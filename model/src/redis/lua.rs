@@ -77,6 +77,9 @@ fn note_stopped(sha1: &str, why: &str) {
 pub const MAX_REPLY_DEPTH: usize = 1000;
 /// Instructions between two budget checks.
 const HOOK_EVERY: u32 = 10_000;
+/// Slots of the Lua stack a C function may fill (Lua 5.1's `LUAI_MAXCSTACK`): the libraries'
+/// helpers count the slots their C originals would fill, to fail where those fail.
+pub(super) const MAX_C_STACK_SLOTS: usize = 8000;
 /// Compiled chunks kept per thread before the cache starts over.
 const COMPILED_LIMIT: usize = 4096;
 

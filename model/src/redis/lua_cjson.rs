@@ -22,11 +22,8 @@ use mlua::{LightUserData, Lua, Table, Value, Variadic};
 
 use super::lua::{
     arg_error, c_int32, check_integer, check_output_size, format_g, helper_error, type_error,
-    type_name,
+    type_name, MAX_C_STACK_SLOTS,
 };
-
-/// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
-const MAX_C_STACK_SLOTS: usize = 8000;
 
 /// CJSON's settings, as Redis 7.0 starts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -15,11 +15,8 @@ use mlua::{Lua, Table, Value, Variadic};
 
 use super::lua::{
     c_int32, c_int64, check_integer, check_output_size, helper_error, numbered_arg_error,
-    type_error,
+    type_error, MAX_C_STACK_SLOTS,
 };
-
-/// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
-const MAX_C_STACK_SLOTS: usize = 8000;
 
 /// Values one `unpack` may return: a string or table is a handle on mlua's reference stack
 /// until Lua has it, and mlua pushes the values only if the Lua stack has room for all of them

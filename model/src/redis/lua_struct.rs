@@ -16,11 +16,8 @@ use mlua::{Lua, Value, Variadic};
 
 use super::lua::{
     arg_error, c_int64, check_integer, check_number, check_output_size, format_g, helper_error,
-    type_error,
+    type_error, MAX_C_STACK_SLOTS,
 };
-
-/// Slots of the Lua stack a C function may fill (`LUAI_MAXCSTACK`).
-const MAX_C_STACK_SLOTS: usize = 8000;
 
 /// Values one `unpack` may return (see `lua_cmsgpack.rs`'s bound of the same name).
 const MAX_RETURNED_VALUES: usize = 7_900;
