@@ -1390,6 +1390,9 @@ impl World {
             self.now_ms
         );
         match action {
+            Action::Step(index) if sink.is_none() && self.steps_are_remembered() => {
+                self.step_remembered(usize::from(index));
+            }
             Action::Step(index) => self.step(usize::from(index), sink),
             Action::Tick => self.tick(sink),
             Action::Replicate => {
@@ -1551,6 +1554,66 @@ impl World {
             slot.state = SlotState::Ready(input);
             slot.slack_ms = slack_ms;
         }
+    }
+
+    /// True when a caller's step reads nothing of its world but what
+    /// [`step_memo::CallerBefore`] names (no replica to feed, no Redlock node), and is worth
+    /// remembering: with pauses bounded, a waiting caller's slot changes at every tick (its
+    /// pause is counted), so the same step is seldom met twice and remembering costs more
+    /// than it saves (measured on `frontier`).
+    fn steps_are_remembered(&self) -> bool {
+        self.replica.is_none() && self.nodes.is_empty() && self.setup.config.max_pause_ms.is_none()
+    }
+
+    /// [`World::step`] of caller `index`, recalled when this thread took the same step
+    /// lately (see `step_memo`), taken and remembered otherwise.
+    fn step_remembered(&mut self, index: usize) {
+        let before = step_memo::CallerBefore {
+            setup: &self.setup,
+            slot: &self.slots[index],
+            redis: &self.redis,
+            postgres: &self.postgres,
+            extra: &self.extra,
+            index,
+            now_ms: self.now_ms,
+            faults_left: self.faults_left,
+            trespass: self.trespass,
+        };
+        if let Some(after) = step_memo::recall_caller(&before) {
+            self.slots[index] = after.slot;
+            self.redis = after.redis;
+            self.postgres = after.postgres;
+            self.trespass = after.trespass;
+            return;
+        }
+        // The step below may replace every part `before` points at: keep them.
+        let (setup, slot, redis, postgres, extra) = (
+            Arc::clone(&self.setup),
+            Arc::clone(&self.slots[index]),
+            Arc::clone(&self.redis),
+            Arc::clone(&self.postgres),
+            Arc::clone(&self.extra),
+        );
+        let (now_ms, faults_left, trespass) = (self.now_ms, self.faults_left, self.trespass);
+        self.step(index, &mut None);
+        let before = step_memo::CallerBefore {
+            setup: &setup,
+            slot: &slot,
+            redis: &redis,
+            postgres: &postgres,
+            extra: &extra,
+            index,
+            now_ms,
+            faults_left,
+            trespass,
+        };
+        let after = step_memo::CallerAfter {
+            slot: Arc::clone(&self.slots[index]),
+            redis: Arc::clone(&self.redis),
+            postgres: Arc::clone(&self.postgres),
+            trespass: self.trespass,
+        };
+        step_memo::remember_caller(&before, after);
     }
 
     fn step(&mut self, index: usize, sink: &mut Sink<'_>) {

@@ -14,6 +14,14 @@
 //! worlds of one search, and so are the steps remembered here. Only the single Redis and
 //! PostgreSQL are remembered (not a caller's pipeline with its connection's transaction
 //! state, nor Redlock's nodes).
+//!
+//! A caller's whole step is remembered the same way ([`recall_caller`]): its slot, the two
+//! stand-ins, the rarer faults' state and the time, each shared among the worlds of a level,
+//! are all a step of one caller reads in a world with no replica and no Redlock node (the
+//! other callers only through the lock's value, which names them by the setup's tokens), so
+//! a remembered step gives the caller after, the stand-ins after and the trespass, shared,
+//! without copying the caller's slot or running its machine; the slot after keeps the
+//! fingerprint symmetry reduction computed for it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -27,7 +35,7 @@ use crate::redis::{Redis, Reply};
 use crate::safeguard::{RedisRequest, SqlRequest};
 
 use super::symmetry::Memo;
-use super::Setup;
+use super::{ExtraFaults, ReplyFaults, Setup, Slot, Trespass};
 
 /// How many steps of each stand-in a thread remembers before it forgets them all (a few
 /// megabytes: the stand-ins they keep alive are mostly shared with the worlds anyway).
@@ -94,10 +102,98 @@ impl<E> Table<E> {
     }
 }
 
+/// What one caller's step reads of its world: the parts shared among worlds by pointer,
+/// the small ones by value.
+#[derive(Clone, Copy)]
+pub(super) struct CallerBefore<'a> {
+    pub setup: &'a Arc<Setup>,
+    pub slot: &'a Arc<Slot>,
+    pub redis: &'a Arc<Memo<Redis>>,
+    pub postgres: &'a Arc<Memo<Postgres>>,
+    pub extra: &'a Arc<ExtraFaults>,
+    pub index: usize,
+    pub now_ms: u64,
+    pub faults_left: ReplyFaults,
+    pub trespass: Option<Trespass>,
+}
+
+impl CallerBefore<'_> {
+    fn hash(&self) -> u64 {
+        let mut hasher = FingerprintHasher::default();
+        hasher.write_usize(address(self.setup));
+        hasher.write_usize(address(self.slot));
+        hasher.write_usize(address(self.redis));
+        hasher.write_usize(address(self.postgres));
+        hasher.write_usize(address(self.extra));
+        hasher.write_usize(self.index);
+        hasher.write_u64(self.now_ms);
+        self.faults_left.hash(&mut hasher);
+        self.trespass.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// The key kept: the `Arc`s held so that their addresses stay theirs.
+    fn kept(&self) -> CallerKept {
+        CallerKept {
+            setup: Arc::clone(self.setup),
+            slot: Arc::clone(self.slot),
+            redis: Arc::clone(self.redis),
+            postgres: Arc::clone(self.postgres),
+            extra: Arc::clone(self.extra),
+            index: self.index,
+            now_ms: self.now_ms,
+            faults_left: self.faults_left,
+            trespass: self.trespass,
+        }
+    }
+}
+
+/// A [`CallerBefore`] as an entry keeps it.
+struct CallerKept {
+    setup: Arc<Setup>,
+    slot: Arc<Slot>,
+    redis: Arc<Memo<Redis>>,
+    postgres: Arc<Memo<Postgres>>,
+    extra: Arc<ExtraFaults>,
+    index: usize,
+    now_ms: u64,
+    faults_left: ReplyFaults,
+    trespass: Option<Trespass>,
+}
+
+impl CallerKept {
+    fn is(&self, before: &CallerBefore<'_>) -> bool {
+        Arc::ptr_eq(&self.slot, before.slot)
+            && Arc::ptr_eq(&self.redis, before.redis)
+            && Arc::ptr_eq(&self.postgres, before.postgres)
+            && Arc::ptr_eq(&self.extra, before.extra)
+            && Arc::ptr_eq(&self.setup, before.setup)
+            && self.index == before.index
+            && self.now_ms == before.now_ms
+            && self.faults_left == before.faults_left
+            && self.trespass == before.trespass
+    }
+}
+
+/// What one caller's step gave: its slot, the stand-ins and the trespass after.
+#[derive(Clone)]
+pub(super) struct CallerAfter {
+    pub slot: Arc<Slot>,
+    pub redis: Arc<Memo<Redis>>,
+    pub postgres: Arc<Memo<Postgres>>,
+    pub trespass: Option<Trespass>,
+}
+
+struct CallerEntry {
+    before: CallerKept,
+    after: CallerAfter,
+}
+
 #[derive(Default)]
 struct Steps {
     redis: Table<RedisEntry>,
     postgres: Table<PostgresEntry>,
+    callers: Table<CallerEntry>,
 }
 
 thread_local! {
@@ -196,6 +292,28 @@ pub(super) fn remember_postgres(
         step,
     };
     STEPS.with(|steps| steps.borrow_mut().postgres.insert(hash, entry));
+}
+
+/// The remembered step of the caller `before` describes, if this thread took it lately.
+pub(super) fn recall_caller(before: &CallerBefore<'_>) -> Option<CallerAfter> {
+    let hash = before.hash();
+    STEPS.with(|steps| {
+        steps
+            .borrow()
+            .callers
+            .find(hash, |entry| entry.before.is(before))
+            .map(|entry| entry.after.clone())
+    })
+}
+
+/// Remembers that the caller step `before` describes gave `after`.
+pub(super) fn remember_caller(before: &CallerBefore<'_>, after: CallerAfter) {
+    let hash = before.hash();
+    let entry = CallerEntry {
+        before: before.kept(),
+        after,
+    };
+    STEPS.with(|steps| steps.borrow_mut().callers.insert(hash, entry));
 }
 
 /// Forgets every remembered step of this thread (and lets go of the stand-ins they kept).
