@@ -18,10 +18,10 @@
 //!
 //! `eventually` properties are not supported (none of leaselab's models has one).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc, Mutex};
 
 use stateright::{Expectation, Model, Property};
 
@@ -142,13 +142,21 @@ struct Origin {
 
 const SHARDS: usize = 64;
 
-/// One shard of the visited states: the fingerprints of every level done (8 bytes and a
-/// control byte a state), and the level being built with where each of its states came from.
+/// One shard of the visited states: each fingerprint with where it came from (one table, so
+/// that offering a state probes memory once), [`DONE`] for the states of the levels done; and
+/// the fingerprints found on the level being built, to mark them done when it is closed.
 #[derive(Default)]
 struct Shard {
-    done: HashSet<u64, BuildPassThrough>,
-    level: HashMap<u64, Origin, BuildPassThrough>,
+    states: HashMap<u64, Origin, BuildPassThrough>,
+    level: Vec<u64>,
 }
+
+/// The origin of a state found on a level done (its real origin is in the level's records):
+/// no origin on the level being built is later than it.
+const DONE: Origin = Origin {
+    parent: u32::MAX,
+    action: u32::MAX,
+};
 
 /// What [`Seen::offer`] made of a state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,12 +173,16 @@ enum Offered {
 /// fingerprint's top bits, the slot inside it by its low bits).
 struct Seen {
     shards: Vec<Mutex<Shard>>,
+    /// Some state of the level being built was found again from an earlier origin
+    /// ([`Offered::Better`]: only workers side by side find states out of order).
+    improved: AtomicBool,
 }
 
 impl Seen {
     fn new() -> Seen {
         Seen {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            improved: AtomicBool::new(false),
         }
     }
 
@@ -183,19 +195,19 @@ impl Seen {
     /// Records `fp`, reached from `origin` on the level being built. A state reached again
     /// on the same level keeps the smallest origin (the canonical one).
     fn offer(&self, fp: u64, origin: Origin) -> Offered {
+        debug_assert!(origin < DONE, "an origin on the level being built");
         let mut shard = self.shard(fp);
-        if shard.done.contains(&fp) {
-            return Offered::Known;
-        }
-        match shard.level.entry(fp) {
+        match shard.states.entry(fp) {
             std::collections::hash_map::Entry::Vacant(vacant) => {
                 vacant.insert(origin);
+                shard.level.push(fp);
                 Offered::New
             }
             std::collections::hash_map::Entry::Occupied(mut occupied) => {
                 let known = occupied.get_mut();
-                if origin < *known {
+                if origin < *known && *known != DONE {
                     *known = origin;
+                    self.improved.store(true, Ordering::Relaxed);
                     Offered::Better
                 } else {
                     Offered::Known
@@ -206,21 +218,26 @@ impl Seen {
 
     /// Where `fp`, a state of the level being built, came from (its canonical origin).
     fn origin(&self, fp: u64) -> Origin {
-        *self
+        let origin = *self
             .shard(fp)
-            .level
+            .states
             .get(&fp)
-            .expect("a state of the level being built")
+            .expect("a state of the level being built");
+        debug_assert!(origin != DONE, "a state of the level being built");
+        origin
     }
 
     /// Ends the level being built: its states join the levels done.
     fn close_level(&self) {
         for shard in &self.shards {
             let mut shard = shard.lock().expect("no worker panics holding a shard");
-            let Shard { done, level } = &mut *shard;
-            done.extend(level.drain().map(|(fp, _)| fp));
-            // The level's table is kept at its size for the next, usually larger, level.
+            let Shard { states, level } = &mut *shard;
+            for fp in level.drain(..) {
+                *states.get_mut(&fp).expect("a state of the level") = DONE;
+            }
+            // The level's list is kept at its size for the next, usually larger, level.
         }
+        self.improved.store(false, Ordering::Relaxed);
     }
 }
 
@@ -251,6 +268,90 @@ pub trait Levels: Model {
     fn level_done(&self) {}
 }
 
+/// A level's states as the workers share them, and the cursor each takes its chunks from.
+struct Job<S> {
+    frontier: Arc<Vec<S>>,
+    cursor: Arc<AtomicUsize>,
+}
+
+/// The worker threads besides the search's own, started once for the whole search: a
+/// thread keeps what the model remembers per thread (the world's remembered steps, its Lua
+/// machine) from one level to the next, which a thread started per level would lose.
+struct Helpers<S> {
+    helpers: Vec<Helper<S>>,
+}
+
+/// One helper as the search sees it: where its jobs go, and where its share of a level comes
+/// back from.
+struct Helper<S> {
+    jobs: mpsc::Sender<Job<S>>,
+    shares: mpsc::Receiver<Produced<S>>,
+}
+
+impl<S: Send + Sync> Helpers<S> {
+    /// `search.options.threads - 1` helpers, each waiting for its first level. They end when
+    /// the `Helpers` is dropped (their job channels close).
+    fn start<'scope, 'env, M>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        search: &'scope Search<'env, M>,
+    ) -> Helpers<S>
+    where
+        M: Model<State = S> + Levels + Sync,
+        M::State: Hash,
+        M::Action: Clone,
+        S: 'scope,
+    {
+        let count = search.options.threads.max(1) - 1;
+        let helpers = (0..count)
+            .map(|_| {
+                let (job_sender, jobs) = mpsc::channel::<Job<S>>();
+                let (share_sender, shares) = mpsc::channel();
+                scope.spawn(move || {
+                    for job in jobs {
+                        let produced = search.expand_chunks(&job.frontier, &job.cursor);
+                        // The level's states go back to the search whole.
+                        drop(job);
+                        if share_sender.send(produced).is_err() {
+                            break;
+                        }
+                    }
+                });
+                Helper {
+                    jobs: job_sender,
+                    shares,
+                }
+            })
+            .collect();
+        Helpers { helpers }
+    }
+
+    /// Expands `frontier` on this thread and every helper; the workers' new states, and how
+    /// many of the level's states were taken (fewer than all when a limit stopped it).
+    fn expand<M>(&self, search: &Search<'_, M>, frontier: &mut Vec<S>) -> (Vec<Produced<S>>, usize)
+    where
+        M: Model<State = S> + Levels + Sync,
+        M::State: Hash,
+        M::Action: Clone,
+    {
+        let shared = Arc::new(std::mem::take(frontier));
+        let cursor = Arc::new(AtomicUsize::new(0));
+        for helper in &self.helpers {
+            let job = Job {
+                frontier: Arc::clone(&shared),
+                cursor: Arc::clone(&cursor),
+            };
+            helper.jobs.send(job).expect("a checker thread panicked");
+        }
+        let mut results = vec![search.expand_chunks(&shared, &cursor)];
+        for helper in &self.helpers {
+            results.push(helper.shares.recv().expect("a checker thread panicked"));
+        }
+        *frontier = Arc::try_unwrap(shared)
+            .unwrap_or_else(|_| unreachable!("every helper let go of the level it sent back"));
+        (results, cursor.load(Ordering::Relaxed).min(frontier.len()))
+    }
+}
+
 /// Explores `model` breadth-first until every property is decided, the state space is
 /// exhausted, or `options.max_unique` states were visited.
 pub fn check<M>(model: &M, options: BfsOptions, counters: &Counters) -> BfsOutcome<M::Action>
@@ -262,33 +363,35 @@ where
     let search = Search::new(model, options, counters);
     let mut progress = search.initial_level();
     let mut stopped = None;
-    while !progress.frontier.is_empty() {
-        if let Some(stop) = search.stop_before_level(&progress) {
-            stopped = Some(stop);
-            break;
+    std::thread::scope(|scope| {
+        let helpers = Helpers::start(scope, &search);
+        while !progress.frontier.is_empty() {
+            if let Some(stop) = search.stop_before_level(&progress) {
+                stopped = Some(stop);
+                break;
+            }
+            counters
+                .depth
+                .store(progress.depth as u64 + 1, Ordering::Relaxed);
+            counters
+                .level
+                .store(progress.frontier.len() as u64, Ordering::Relaxed);
+            let (results, expanded) = helpers.expand(&search, &mut progress.frontier);
+            let cut_short = expanded < progress.frontier.len();
+            search.next_level(&mut progress, results);
+            model.level_done();
+            if cut_short {
+                // The level was left half expanded: what was found stands (every state found
+                // is recorded with its path), but the search is over.
+                stopped = Some(if counters.stop_requested() {
+                    Stop::Requested
+                } else {
+                    Stop::StateLimit
+                });
+                break;
+            }
         }
-        counters
-            .depth
-            .store(progress.depth as u64 + 1, Ordering::Relaxed);
-        counters
-            .level
-            .store(progress.frontier.len() as u64, Ordering::Relaxed);
-        let cursor = AtomicUsize::new(0);
-        let results = search.expand(&progress.frontier, &cursor);
-        let cut_short = cursor.load(Ordering::Relaxed) < progress.frontier.len();
-        search.next_level(&mut progress, results);
-        model.level_done();
-        if cut_short {
-            // The level was left half expanded: what was found stands (every state found is
-            // recorded with its path), but the search is over.
-            stopped = Some(if counters.stop_requested() {
-                Stop::Requested
-            } else {
-                Stop::StateLimit
-            });
-            break;
-        }
-    }
+    });
     counters
         .generated
         .store(progress.generated, Ordering::Relaxed);
@@ -458,26 +561,6 @@ where
                 .is_some_and(|max| self.counters.unique.load(Ordering::Relaxed) >= max)
     }
 
-    /// Expands `frontier` into the next level on the worker threads, each taking chunks
-    /// of states from `cursor` until the frontier is done or a limit is hit.
-    fn expand(&self, frontier: &[M::State], cursor: &AtomicUsize) -> Vec<Produced<M::State>> {
-        let work = |_: usize| self.expand_chunks(frontier, cursor);
-        let threads = self.options.threads.max(1);
-        if threads == 1 {
-            vec![work(0)]
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|worker| scope.spawn(move || work(worker)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|handle| handle.join().expect("a checker thread panicked"))
-                    .collect()
-            })
-        }
-    }
-
     /// One worker's share of a level: the new successors of the chunks it took, and what
     /// they decide.
     fn expand_chunks(&self, frontier: &[M::State], cursor: &AtomicUsize) -> Produced<M::State> {
@@ -487,7 +570,9 @@ where
             generated: 0,
         };
         let mut actions = Vec::new();
-        const CHUNK: usize = 64;
+        // Large enough that a worker's states share parents and parts (its remembered steps
+        // serve it), small enough to share out the end of a level.
+        const CHUNK: usize = 1024;
         loop {
             if self.over_limit() {
                 break;
@@ -564,10 +649,13 @@ where
         // A state found from several parents on this level is kept from its canonical
         // parent (the smallest origin): a symmetric variant, when the hash ignores caller
         // identity, would not replay along the recorded path.
-        states.retain(|(_, fp, parent, action)| {
-            let origin = self.seen.origin(*fp);
-            (origin.parent, origin.action) == (*parent, *action)
-        });
+        // Unless some state's origin improved, each state found is its own origin's.
+        if self.seen.improved.load(Ordering::Relaxed) {
+            states.retain(|(_, fp, parent, action)| {
+                let origin = self.seen.origin(*fp);
+                (origin.parent, origin.action) == (*parent, *action)
+            });
+        }
         self.seen.close_level();
         if !states.is_sorted_by_key(|&(_, _, parent, action)| (parent, action)) {
             states.sort_unstable_by_key(|&(_, _, parent, action)| (parent, action));
