@@ -17,6 +17,7 @@
 
 pub mod cli;
 pub mod exit;
+pub mod huge_pages;
 pub mod input;
 pub mod matrix;
 pub mod memory;

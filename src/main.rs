@@ -6,5 +6,7 @@
 static ALLOCATOR: leaselab::memory::CountingAlloc = leaselab::memory::CountingAlloc;
 
 fn main() -> std::process::ExitCode {
+    // The heap on huge pages (`src/huge_pages.rs`): a new start with the C library told so.
+    leaselab::huge_pages::start_on_huge_pages();
     leaselab::cli::main()
 }

@@ -158,7 +158,13 @@ fn frontier() {
     }
 }
 
+/// The binary's new start on huge pages (`src/huge_pages.rs`), so that the bench measures the
+/// heap `leaselab check` runs with.
+#[path = "../../src/huge_pages.rs"]
+mod huge_pages;
+
 fn main() {
+    huge_pages::start_on_huge_pages();
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--frontier") {
         return frontier();
