@@ -564,8 +564,11 @@ where
     /// One worker's share of a level: the new successors of the chunks it took, and what
     /// they decide.
     fn expand_chunks(&self, frontier: &[M::State], cursor: &AtomicUsize) -> Produced<M::State> {
+        // Room for twice this worker's share of the level, reserved at once: a vector of
+        // new states grown by doubling copied them over and over into fresh pages.
+        let share = frontier.len() / self.options.threads.max(1);
         let mut produced = Produced {
-            states: Vec::new(),
+            states: Vec::with_capacity(share.saturating_mul(2)),
             found: Vec::new(),
             generated: 0,
         };

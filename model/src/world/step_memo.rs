@@ -37,8 +37,9 @@ use crate::safeguard::{RedisRequest, SqlRequest};
 use super::symmetry::Memo;
 use super::{ExtraFaults, ReplyFaults, Setup, Slot, Trespass};
 
-/// How many steps of each stand-in a thread remembers before it forgets them all (a few
-/// megabytes: the stand-ins they keep alive are mostly shared with the worlds anyway).
+/// How many steps of each kind (Redis, PostgreSQL, a caller's) a thread remembers before it
+/// forgets that kind's all (a few megabytes: the stand-ins and slots they keep alive are
+/// mostly shared with the worlds anyway).
 pub(super) const ENTRIES: usize = 4096;
 
 /// An `Arc`'s address, as the key of a remembered step names it.
