@@ -74,32 +74,31 @@ struct PostgresEntry {
 /// What a PostgreSQL step gave: the stand-in after and what the statement did.
 pub(super) type PostgresStep = (Arc<Memo<Postgres>>, Exec);
 
-/// Entries by the hash of what they were asked (several may share one).
+/// Entries by the hash of what they were asked, one per hash: a step whose hash an earlier
+/// one had takes its place (a lookup compares the whole key, so that only forgets a step).
 struct Table<E> {
-    entries: HashMap<u64, Vec<E>, BuildPassThrough>,
-    len: usize,
+    entries: HashMap<u64, E, BuildPassThrough>,
 }
 
 impl<E> Default for Table<E> {
     fn default() -> Table<E> {
         Table {
             entries: HashMap::default(),
-            len: 0,
         }
     }
 }
 
 impl<E> Table<E> {
     fn find(&self, hash: u64, matches: impl Fn(&E) -> bool) -> Option<&E> {
-        self.entries.get(&hash)?.iter().find(|entry| matches(entry))
+        self.entries.get(&hash).filter(|entry| matches(entry))
     }
 
     fn insert(&mut self, hash: u64, entry: E) {
-        if self.len >= ENTRIES {
-            *self = Table::default();
+        if self.entries.len() >= ENTRIES {
+            // Forgotten all at once; the table keeps its room.
+            self.entries.clear();
         }
-        self.entries.entry(hash).or_default().push(entry);
-        self.len += 1;
+        self.entries.insert(hash, entry);
     }
 }
 
