@@ -1586,34 +1586,15 @@ impl World {
             self.trespass = after.trespass;
             return;
         }
-        // The step below may replace every part `before` points at: keep them.
-        let (setup, slot, redis, postgres, extra) = (
-            Arc::clone(&self.setup),
-            Arc::clone(&self.slots[index]),
-            Arc::clone(&self.redis),
-            Arc::clone(&self.postgres),
-            Arc::clone(&self.extra),
-        );
-        let (now_ms, faults_left, trespass) = (self.now_ms, self.faults_left, self.trespass);
+        let before = before.kept();
         self.step(index, &mut None);
-        let before = step_memo::CallerBefore {
-            setup: &setup,
-            slot: &slot,
-            redis: &redis,
-            postgres: &postgres,
-            extra: &extra,
-            index,
-            now_ms,
-            faults_left,
-            trespass,
-        };
         let after = step_memo::CallerAfter {
             slot: Arc::clone(&self.slots[index]),
             redis: Arc::clone(&self.redis),
             postgres: Arc::clone(&self.postgres),
             trespass: self.trespass,
         };
-        step_memo::remember_caller(&before, after);
+        step_memo::remember_caller(before, after);
     }
 
     fn step(&mut self, index: usize, sink: &mut Sink<'_>) {

@@ -132,8 +132,22 @@ impl CallerBefore<'_> {
         hasher.finish()
     }
 
-    /// The key kept: the `Arc`s held so that their addresses stay theirs.
-    fn kept(&self) -> CallerKept {
+    /// The same step: the same shared parts (by pointer) and the same small ones.
+    fn same(&self, other: &CallerBefore<'_>) -> bool {
+        Arc::ptr_eq(self.slot, other.slot)
+            && Arc::ptr_eq(self.redis, other.redis)
+            && Arc::ptr_eq(self.postgres, other.postgres)
+            && Arc::ptr_eq(self.extra, other.extra)
+            && Arc::ptr_eq(self.setup, other.setup)
+            && self.index == other.index
+            && self.now_ms == other.now_ms
+            && self.faults_left == other.faults_left
+            && self.trespass == other.trespass
+    }
+
+    /// The key kept: the `Arc`s held so that their addresses stay theirs (taken before the
+    /// step, which may replace the world's).
+    pub(super) fn kept(&self) -> CallerKept {
         CallerKept {
             setup: Arc::clone(self.setup),
             slot: Arc::clone(self.slot),
@@ -149,7 +163,7 @@ impl CallerBefore<'_> {
 }
 
 /// A [`CallerBefore`] as an entry keeps it.
-struct CallerKept {
+pub(super) struct CallerKept {
     setup: Arc<Setup>,
     slot: Arc<Slot>,
     redis: Arc<Memo<Redis>>,
@@ -162,16 +176,19 @@ struct CallerKept {
 }
 
 impl CallerKept {
-    fn is(&self, before: &CallerBefore<'_>) -> bool {
-        Arc::ptr_eq(&self.slot, before.slot)
-            && Arc::ptr_eq(&self.redis, before.redis)
-            && Arc::ptr_eq(&self.postgres, before.postgres)
-            && Arc::ptr_eq(&self.extra, before.extra)
-            && Arc::ptr_eq(&self.setup, before.setup)
-            && self.index == before.index
-            && self.now_ms == before.now_ms
-            && self.faults_left == before.faults_left
-            && self.trespass == before.trespass
+    /// The key as a lookup names it.
+    fn view(&self) -> CallerBefore<'_> {
+        CallerBefore {
+            setup: &self.setup,
+            slot: &self.slot,
+            redis: &self.redis,
+            postgres: &self.postgres,
+            extra: &self.extra,
+            index: self.index,
+            now_ms: self.now_ms,
+            faults_left: self.faults_left,
+            trespass: self.trespass,
+        }
     }
 }
 
@@ -301,18 +318,15 @@ pub(super) fn recall_caller(before: &CallerBefore<'_>) -> Option<CallerAfter> {
         steps
             .borrow()
             .callers
-            .find(hash, |entry| entry.before.is(before))
+            .find(hash, |entry| entry.before.view().same(before))
             .map(|entry| entry.after.clone())
     })
 }
 
 /// Remembers that the caller step `before` describes gave `after`.
-pub(super) fn remember_caller(before: &CallerBefore<'_>, after: CallerAfter) {
-    let hash = before.hash();
-    let entry = CallerEntry {
-        before: before.kept(),
-        after,
-    };
+pub(super) fn remember_caller(before: CallerKept, after: CallerAfter) {
+    let hash = before.view().hash();
+    let entry = CallerEntry { before, after };
     STEPS.with(|steps| steps.borrow_mut().callers.insert(hash, entry));
 }
 
