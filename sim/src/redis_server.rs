@@ -303,8 +303,9 @@ impl RedisServer {
 
 impl Conn {
     /// The stand-in's `reply` to `argv` (run outside a transaction), with what only the
-    /// connection knows: its id in `CLIENT ID` and `HELLO`, its name in `CLIENT GETNAME`, and
-    /// the name a successful `CLIENT SETNAME` or `HELLO ... SETNAME` gives it.
+    /// connection knows: its id in `CLIENT ID` and `HELLO`, its name in `CLIENT GETNAME`, the
+    /// name a successful `CLIENT SETNAME` or `HELLO ... SETNAME` gives it, and `RESET`
+    /// forgetting it.
     fn about_itself(&mut self, argv: &[Vec<u8>], reply: Reply) -> Reply {
         if matches!(reply, Reply::Error(_)) {
             return reply;
@@ -318,6 +319,10 @@ impl Conn {
         }
         if is(0, "client") && is(1, "getname") {
             return self.name.clone().map_or(Reply::Nil, Reply::Bulk);
+        }
+        if is(0, "reset") {
+            self.name = None;
+            return reply;
         }
         if is(0, "client") && is(1, "setname") {
             // An empty name clears it.

@@ -279,6 +279,8 @@ pub(crate) enum KeyRule {
     Eval,
     /// `MSET`/`MSETNX`: `argv[1]`, `argv[3]`, ... (each key before its value).
     Pairs,
+    /// `BITOP`: `argv[2..]` (the destination, then the sources).
+    FromSecond,
     /// `LMOVE`/`SMOVE`: `argv[1]` and `argv[2]`.
     FirstTwo,
     /// `SINTERCARD`: `argv[1]` says how many keys follow it.
@@ -308,7 +310,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 133] = [
+const COMMANDS: [Spec; 140] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),
@@ -443,6 +445,13 @@ const COMMANDS: [Spec; 133] = [
     spec("zscan", -3, false, KeyRule::First),
     spec("move", 3, true, KeyRule::First),
     spec("swapdb", 3, true, KeyRule::None),
+    spec("setbit", 4, true, KeyRule::First),
+    spec("getbit", 3, false, KeyRule::First),
+    spec("bitcount", -2, false, KeyRule::First),
+    spec("bitpos", -3, false, KeyRule::First),
+    spec("bitop", -4, true, KeyRule::FromSecond),
+    spec("role", 1, false, KeyRule::None),
+    spec("reset", 1, false, KeyRule::None),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
@@ -632,6 +641,7 @@ impl KeyRule {
             KeyRule::None => Vec::new(),
             KeyRule::First => vec![argv[1].as_slice()],
             KeyRule::AllFromFirst => argv[1..].iter().map(Vec::as_slice).collect(),
+            KeyRule::FromSecond => argv[2..].iter().map(Vec::as_slice).collect(),
             KeyRule::Eval => counted_keys_for_slot_check(argv, 2),
             KeyRule::Counted => counted_keys_for_slot_check(argv, 1),
             KeyRule::Pairs => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
@@ -821,7 +831,9 @@ impl Command {
             "mget" | "mset" | "msetnx" | "getset" | "setex" | "psetex" | "strlen" | "append"
             | "getrange" | "unlink" | "expiretime" | "pexpiretime" | "rename" | "renamenx"
             | "touch" | "getex" | "keys" | "scan" | "setrange" | "copy" | "dbsize" | "move"
-            | "swapdb" => Ok(Command::Strings(argv.to_vec())),
+            | "swapdb" | "setbit" | "getbit" | "bitcount" | "bitpos" | "bitop" => {
+                Ok(Command::Strings(argv.to_vec()))
+            }
             "pttl" => Ok(Command::PTtl(argv[1].clone())),
             name if COLLECTION_COMMANDS.contains(&name) => Ok(Command::Collection(argv.to_vec())),
             "multi" => Ok(Command::Transaction(Transaction::Multi)),
@@ -837,7 +849,7 @@ impl Command {
             "select" => parse_select(argv),
             "hello" => parse_hello(argv),
             "auth" => parse_auth(argv),
-            "readonly" | "readwrite" => Ok(Command::Housekeeping(argv.to_vec())),
+            "readonly" | "readwrite" | "role" | "reset" => Ok(Command::Housekeeping(argv.to_vec())),
             "client|getname" | "client|id" => Ok(Command::Housekeeping(argv.to_vec())),
             name if name.starts_with("cluster|") => Ok(Command::Housekeeping(argv.to_vec())),
             "client|setinfo" => parse_client_setinfo(argv),

@@ -32,6 +32,7 @@ use sha1::{Digest, Sha1};
 use super::scripts::{self, ScriptHost, ScriptId};
 use super::shebang;
 
+mod bits;
 mod collections;
 mod databases;
 mod info;
@@ -238,7 +239,9 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 14] = [
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 16] = [
+    "role",
+    "reset",
     "eval",
     "evalsha",
     "eval_ro",
@@ -747,6 +750,9 @@ impl Redis {
             b"discard" => Some(arity(1, true, "discard")),
             b"watch" => Some(arity(2, false, "watch")),
             b"unwatch" if !in_multi => Some(arity(1, true, "unwatch")),
+            // `RESET` is not queued inside `MULTI`: it ends the transaction (Redis 7.0's
+            // `processCommand` runs it at once, as it runs `EXEC`).
+            b"reset" => Some(arity(1, true, "reset")),
             _ => None,
         };
         match transaction_command {
@@ -837,6 +843,16 @@ impl Redis {
             (b"unwatch", _) => {
                 session.watched.clear();
                 Reply::ok()
+            }
+            // `RESET` (`clearClientConnectionState`): the transaction discarded, nothing
+            // watched, database 0. (The connection's name and protocol are the serving
+            // connection's to reset.)
+            (b"reset", _) => {
+                session.queue = None;
+                session.aborted = false;
+                session.watched.clear();
+                self.switch_to(0);
+                Reply::Status("RESET".into())
             }
             (b"exec", true) => {
                 let queue = session.queue.take().unwrap_or_default();
@@ -1642,7 +1658,37 @@ impl Redis {
         if is_select {
             return self.select(select_index(argv));
         }
+        let named = |name: &str| argv[0].eq_ignore_ascii_case(name.as_bytes());
+        if named("reset") {
+            // Without a connection there is no state to reset.
+            return Reply::Status("RESET".into());
+        }
+        if named("role") {
+            return self.role_reply();
+        }
         Reply::ok()
+    }
+
+    /// `ROLE` (`roleCommand`): a primary answers `master`, its replication offset and its
+    /// replicas; the stand-in keeps no replication stream of its own, so it says offset 0 and
+    /// no replicas, as a Redis that never had one does (and as its `INFO replication` gives
+    /// only the role). A replica answers `slave`, its primary's address (unknown to the
+    /// stand-in: an empty host and port 0), `connected` and offset 0.
+    fn role_reply(&self) -> Reply {
+        match self.role {
+            Role::Primary => Reply::Array(vec![
+                Reply::Bulk(b"master".to_vec()),
+                Reply::Integer(0),
+                Reply::Array(Vec::new()),
+            ]),
+            Role::Replica => Reply::Array(vec![
+                Reply::Bulk(b"slave".to_vec()),
+                Reply::Bulk(Vec::new()),
+                Reply::Integer(0),
+                Reply::Bulk(b"connected".to_vec()),
+                Reply::Integer(0),
+            ]),
+        }
     }
 
     /// `READONLY`, `READWRITE`, `CLUSTER ...` and `CLIENT ID|GETNAME`: the first three are

@@ -16,7 +16,7 @@ use crate::redis::replication::Effect;
 use crate::redis::reply::Reply;
 
 /// Redis's `proto-max-bulk-len` default: the longest string `APPEND` may make.
-const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
+pub(super) const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
 
 impl Redis {
     /// `RENAME source destination` / `RENAMENX` (`renameGenericCommand`): the value and its
@@ -49,6 +49,9 @@ impl Redis {
             b"mset" => self.mset(argv, false, now_ms),
             b"msetnx" => self.mset(argv, true, now_ms),
             b"getrange" => self.getrange(argv, now_ms),
+            b"setbit" | b"getbit" | b"bitcount" | b"bitpos" | b"bitop" => {
+                self.bits_command(&name, argv, now_ms)
+            }
             b"unlink" => self.del(&argv[1..], now_ms),
             // `GETSET key value` is `SET key value GET`: the old string or nil, the TTL gone.
             b"getset" => self.set(
