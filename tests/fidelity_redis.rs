@@ -3931,6 +3931,192 @@ fn script_flags_match_redis() {
     compare_steps(&url, &stand_in, &key, &steps);
 }
 
+/// One step of [`blocking_pops_match_redis`] on connection `.0` (or a pause).
+enum Blocking {
+    /// Send and read the reply.
+    Send(usize, &'static [&'static str]),
+    /// Send without reading (the command blocks, or waits behind one that does), then pause
+    /// so that the server has it before the next step.
+    Start(usize, &'static [&'static str]),
+    /// Read the next reply.
+    Collect(usize),
+    /// Close the connection (opened again empty for later steps).
+    Close(usize),
+    Pause(u64),
+}
+
+/// Runs `steps` on three raw connections to the server at `url`: every reply read, in order.
+fn blocking_transcript(url: &str, key: &str, steps: &[Blocking]) -> Vec<(String, Vec<u8>)> {
+    use std::io::Write;
+    let mut connections: Vec<RawConnection> = (0..3).map(|_| RawConnection::open(url)).collect();
+    let render = |words: &[&str]| -> Vec<Vec<u8>> {
+        words
+            .iter()
+            .map(|word| word.replace("$k", key).into_bytes())
+            .collect()
+    };
+    let mut transcript = Vec::new();
+    for (at, step) in steps.iter().enumerate() {
+        match step {
+            Blocking::Send(conn, words) => {
+                let reply = connections[*conn].send(&render(words));
+                transcript.push((format!("{at}: c{conn} {}", words.join(" ")), reply));
+            }
+            Blocking::Start(conn, words) => {
+                connections[*conn]
+                    .writer
+                    .write_all(&encode_argv(&render(words)))
+                    .expect("send to Redis");
+                std::thread::sleep(Duration::from_millis(60));
+            }
+            Blocking::Collect(conn) => {
+                let reply = read_resp(&mut connections[*conn].reader).expect("a reply");
+                transcript.push((format!("{at}: c{conn} reply"), reply));
+            }
+            Blocking::Close(conn) => {
+                connections[*conn] = RawConnection::open(url);
+                std::thread::sleep(Duration::from_millis(60));
+            }
+            Blocking::Pause(ms) => std::thread::sleep(Duration::from_millis(*ms)),
+        }
+    }
+    transcript
+}
+
+/// `BLPOP`/`BRPOP` on three connections, byte for byte: served by a push from another
+/// connection (from `RPUSH`, `LPUSH`, inside `MULTI`, from a script, by `RPOPLPUSH`), in the
+/// order the connections blocked, from the first ready key of several; a timeout (a nil
+/// array); commands sent while blocked run after the reply; `MULTI` never blocks; a key that
+/// became a string is skipped; a connection closed while blocked takes nothing; another
+/// database; the timeout's errors and `WRONGTYPE` before blocking.
+#[test]
+fn blocking_pops_match_redis() {
+    use Blocking::*;
+    let test = "blocking_pops_match_redis";
+    let Some(url) = redis_url(test) else {
+        return;
+    };
+    let _one_at_a_time = one_at_a_time();
+    let keys = KeyPrefix::new(&url, test);
+    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
+    let key = format!("{}k", keys.prefix);
+    let steps = [
+        Start(0, &["BLPOP", "$k1", "$k2", "0"]),
+        Send(1, &["RPUSH", "$k2", "a", "b"]),
+        Collect(0),
+        Send(1, &["LRANGE", "$k2", "0", "-1"]),
+        // In the order they blocked.
+        Start(0, &["BLPOP", "$k1", "0"]),
+        Start(2, &["BRPOP", "$k1", "0"]),
+        Send(1, &["RPUSH", "$k1", "x"]),
+        Collect(0),
+        Send(1, &["RPUSH", "$k1", "y", "z"]),
+        Collect(2),
+        Send(1, &["LRANGE", "$k1", "0", "-1"]),
+        Send(1, &["DEL", "$k1", "$k2"]),
+        // A timeout.
+        Start(0, &["BLPOP", "$k3", "0.1"]),
+        Pause(250),
+        Collect(0),
+        // Sent while blocked: runs after the reply.
+        Start(0, &["BRPOP", "$k4", "0"]),
+        Start(0, &["PING"]),
+        Start(0, &["LLEN", "$k4"]),
+        Send(1, &["LPUSH", "$k4", "q", "r"]),
+        Collect(0),
+        Collect(0),
+        Collect(0),
+        // MULTI never blocks.
+        Send(0, &["MULTI"]),
+        Send(0, &["BLPOP", "$k5", "0"]),
+        Send(0, &["BRPOP", "$k5", "x"]),
+        Send(0, &["EXEC"]),
+        Send(0, &["MULTI"]),
+        Send(0, &["BLPOP", "$k4", "$k5", "0"]),
+        Send(0, &["EXEC"]),
+        // Pushed inside MULTI, by a script, by RPOPLPUSH.
+        Start(0, &["BLPOP", "$k5", "0"]),
+        Send(1, &["MULTI"]),
+        Send(1, &["RPUSH", "$k5", "m"]),
+        Send(1, &["RPUSH", "$k5", "n"]),
+        Send(1, &["EXEC"]),
+        Collect(0),
+        Start(0, &["BLPOP", "$k6", "0"]),
+        Send(
+            1,
+            &[
+                "EVAL",
+                "return redis.call('rpush', KEYS[1], 'o', 'p')",
+                "1",
+                "$k6",
+            ],
+        ),
+        Collect(0),
+        Start(0, &["BRPOP", "$k7", "0"]),
+        Send(1, &["RPOPLPUSH", "$k6", "$k7"]),
+        Collect(0),
+        Send(1, &["DEL", "$k5", "$k6", "$k7"]),
+        // A key that became a string while waited on is skipped.
+        Start(0, &["BLPOP", "$k8", "0.3"]),
+        Send(1, &["SET", "$k8", "text"]),
+        Pause(400),
+        Collect(0),
+        Send(1, &["DEL", "$k8"]),
+        // A connection closed while blocked takes nothing.
+        Start(2, &["BLPOP", "$k9", "0"]),
+        Close(2),
+        Send(1, &["RPUSH", "$k9", "e"]),
+        Send(1, &["LLEN", "$k9"]),
+        Send(1, &["DEL", "$k9"]),
+        // Another database (the element taken, so nothing is left there).
+        Send(0, &["SELECT", "2"]),
+        Start(0, &["BLPOP", "$k10", "0"]),
+        Send(1, &["RPUSH", "$k10", "db0"]),
+        Send(1, &["SELECT", "2"]),
+        Send(1, &["RPUSH", "$k10", "db2"]),
+        Collect(0),
+        Send(1, &["EXISTS", "$k10"]),
+        Send(1, &["SELECT", "0"]),
+        Send(0, &["SELECT", "0"]),
+        Send(1, &["DEL", "$k10"]),
+        // Refused before blocking.
+        Send(0, &["BLPOP", "$k1", "-1"]),
+        Send(0, &["BLPOP", "$k1", "x"]),
+        Send(0, &["BLPOP", "$k1", "inf"]),
+        Send(0, &["BRPOP", "$k1", " 1"]),
+        Send(0, &["BLPOP", "$k1"]),
+        Send(1, &["SET", "$k2", "text"]),
+        Send(0, &["BLPOP", "$k1", "$k2", "0"]),
+        Send(1, &["RPUSH", "$k1", "first"]),
+        Send(0, &["BLPOP", "$k1", "$k2", "0"]),
+        Send(
+            0,
+            &[
+                "EVAL",
+                "return redis.pcall('blpop', KEYS[1], '0')",
+                "1",
+                "$k1",
+            ],
+        ),
+        Send(1, &["DEL", "$k1", "$k2"]),
+    ];
+    let real = blocking_transcript(&url, &key, &steps);
+    let ours = blocking_transcript(&stand_in, &key, &steps);
+    assert_eq!(real.len(), ours.len());
+    for ((step, from_redis), (_, from_stand_in)) in real.iter().zip(&ours) {
+        assert_eq!(
+            String::from_utf8_lossy(from_redis).replace(&key, "$k"),
+            String::from_utf8_lossy(from_stand_in).replace(&key, "$k"),
+            "{}: the stand-in answered differently",
+            step.replace(&key, "$k")
+        );
+    }
+    report(&format!(
+        "{test}: {} replies as Redis gives them",
+        real.len()
+    ));
+}
+
 /// `ROLE` and `RESET` (the transaction, the watched keys, the database and the name it
 /// resets; inside `MULTI` it runs at once), their arity errors, in `MULTI` and in scripts,
 /// byte for byte on one raw connection to each server.

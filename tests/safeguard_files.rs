@@ -589,6 +589,16 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "{error}"
         );
     }
+    // A blocking pop would hold the caller's connection: refused, in a command and a pipeline.
+    for by in [
+        "command = [\"BLPOP\", \"{balance_key}\", \"0\"]",
+        "pipeline = [[\"brpop\", \"{balance_key}\", \"1\"], [\"GET\", \"{balance_key}\"]]",
+    ] {
+        let text = lease_with("command = [\"GET\", \"{balance_key}\"]", by);
+        assert!(text.contains(by), "the edit applied: {by}");
+        let error = spec::compile("bad.toml", &text).expect_err(by);
+        assert!(error.message.contains("blocks its connection"), "{error}");
+    }
     // Retry fields that do nothing are mistakes.
     for (by, field) in [
         (

@@ -43,9 +43,12 @@ fn unknown_command_and_arity() {
         err("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
     );
     assert_eq!(
-        run(&mut redis, &["BLPOP", "a", "0"], 0),
-        err("ERR unknown command 'BLPOP', with args beginning with: 'a' '0' ")
+        run(&mut redis, &["BRPOPLPUSH", "a", "b", "0"], 0),
+        err("ERR unknown command 'BRPOPLPUSH', with args beginning with: 'a' 'b' '0' ")
     );
+    // Without a connection to block, a blocking pop that finds nothing answers as it does
+    // inside MULTI.
+    assert_eq!(run(&mut redis, &["BLPOP", "a", "0"], 0), Reply::NilArray);
     assert_eq!(
         run(&mut redis, &["set", "k"], 0),
         err("ERR wrong number of arguments for 'set' command")

@@ -10,6 +10,14 @@
 //! are written, like Redis's pipelining. A malformed request gets Redis's protocol error
 //! reply and the connection is closed after it.
 //!
+//! `BLPOP`/`BRPOP` that find every list empty block their connection (outside `MULTI`): the
+//! connection waits, reading but not running what else it is sent, until another client's
+//! command leaves an element for it or its timeout passes (a nil array). Blocked connections
+//! are served right after each command, in the order they blocked, each from the first of its
+//! keys (in its order) that holds an element; Redis goes key by key in the order the keys
+//! were made ready, which differs only when one command readies several keys that several
+//! clients wait on.
+//!
 //! `WAIT numreplicas timeout` is answered from the server's [`Replicas`] (none: a lone server):
 //! at once when enough replicas have applied the connection's last write (its offset, as
 //! Redis's `c->woff`; a connection that wrote nothing is at offset 0), else when they have or
@@ -20,6 +28,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
+use leaselab_model::redis::command::blocking_deadline_ms;
 use leaselab_model::redis::{Command, Redis, Reply, Session};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -54,6 +63,36 @@ pub struct RedisServer {
     /// How long one millisecond of the server's time (a `WAIT` timeout's unit) lasts on
     /// tokio's clock: 1 ms, or the simulation's ticks for it.
     millisecond: std::time::Duration,
+    /// The connections blocked in `BLPOP`/`BRPOP`, in the order they blocked.
+    blocked: Rc<RefCell<Vec<Blocked>>>,
+}
+
+/// A connection blocked in `BLPOP`/`BRPOP`.
+struct Blocked {
+    conn_id: u64,
+    /// The database its keys are in.
+    db: u8,
+    keys: Vec<Vec<u8>>,
+    /// `BLPOP` (from the head) or `BRPOP`.
+    head: bool,
+    /// Its reply, once another client's command left it an element.
+    served: Rc<RefCell<Option<Reply>>>,
+    woken: Rc<tokio::sync::Notify>,
+}
+
+/// Takes a blocked connection out of the list when its wait ends in any way (served, timed
+/// out, closed, or its task dropped with the host's software).
+struct Unblock {
+    blocked: Rc<RefCell<Vec<Blocked>>>,
+    conn_id: u64,
+}
+
+impl Drop for Unblock {
+    fn drop(&mut self) {
+        self.blocked
+            .borrow_mut()
+            .retain(|blocked| blocked.conn_id != self.conn_id);
+    }
 }
 
 /// One connection's state beyond its transaction: its id (`CLIENT ID`, `HELLO`'s `id`), its
@@ -77,6 +116,20 @@ enum AfterBatch {
     /// Write the replies, then block on `WAIT` (its argv, replicas, timeout in ms, 0: none)
     /// before the requests after it.
     Wait(Vec<Vec<u8>>, i64, u64),
+    /// Write the replies, then block on `BLPOP`/`BRPOP` (its argv, its database, the server
+    /// time it gives up at, `None`: never) before the requests after it.
+    Pop(Vec<Vec<u8>>, u8, Option<u64>),
+}
+
+/// What to do after one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Next {
+    /// Its reply is written; go on.
+    Reply(Reply),
+    /// QUIT: its reply is written, then the connection closes.
+    Quit(Reply),
+    /// A `BLPOP`/`BRPOP` that found nothing: no reply yet (its database, its deadline).
+    Block(u8, Option<u64>),
 }
 
 impl RedisServer {
@@ -93,6 +146,7 @@ impl RedisServer {
             last_conn_id: Rc::new(Cell::new(0)),
             replicas: None,
             millisecond: std::time::Duration::from_millis(1),
+            blocked: Rc::new(RefCell::new(Vec::new())),
         }
     }
 
@@ -186,6 +240,19 @@ impl RedisServer {
                     // The requests after WAIT that have arrived run before the next read.
                     continue;
                 }
+                AfterBatch::Pop(argv, db, deadline_ms) => {
+                    let conn_id = conn.id;
+                    let waited = self
+                        .pop_when_ready(conn_id, &argv, db, deadline_ms, &mut stream, &mut input)
+                        .await?;
+                    let Some(reply) = waited else {
+                        // Closed by the client while it waited.
+                        return Ok(());
+                    };
+                    self.observer.redis_command(conn.id, &argv, &reply);
+                    encode_reply(&reply, &mut output);
+                    continue;
+                }
                 AfterBatch::KeepOpen => {}
             }
             let read_bytes = stream.read(&mut chunk).await?;
@@ -223,10 +290,15 @@ impl RedisServer {
                     if let Some((replicas, timeout_ms)) = self.must_block(conn, session, &argv) {
                         return AfterBatch::Wait(argv, replicas, timeout_ms);
                     }
-                    let (reply, quit) = self.execute(conn, session, &argv);
-                    encode_reply(&reply, output);
-                    if quit {
-                        return AfterBatch::Close;
+                    match self.execute(conn, session, &argv) {
+                        Next::Reply(reply) => encode_reply(&reply, output),
+                        Next::Quit(reply) => {
+                            encode_reply(&reply, output);
+                            return AfterBatch::Close;
+                        }
+                        Next::Block(db, deadline_ms) => {
+                            return AfterBatch::Pop(argv, db, deadline_ms);
+                        }
                     }
                 }
                 Err(error) => {
@@ -237,11 +309,14 @@ impl RedisServer {
         }
     }
 
-    /// Executes one command in the connection's session (MULTI/EXEC/WATCH); the flag says
-    /// whether it was QUIT.
-    fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> (Reply, bool) {
+    /// Executes one command in the connection's session (MULTI/EXEC/WATCH), then serves the
+    /// connections it unblocked.
+    fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> Next {
         // Redis 7.0 answers QUIT before looking at its arguments, inside MULTI too.
         let quit = argv[0].eq_ignore_ascii_case(b"QUIT");
+        let blocking_pop = !session.in_transaction()
+            && (argv[0].eq_ignore_ascii_case(b"BLPOP") || argv[0].eq_ignore_ascii_case(b"BRPOP"));
+        let now_ms = (self.clock_ms)();
         let before = self.offset();
         let reply = if quit {
             Reply::ok()
@@ -249,7 +324,6 @@ impl RedisServer {
             // Enough replicas already (`must_block` said so): the count, at once.
             Reply::Integer(self.acked(conn.write_offset))
         } else {
-            let now_ms = (self.clock_ms)();
             let reply = self.redis.borrow_mut().execute_in(session, argv, now_ms);
             if session.in_transaction() {
                 reply
@@ -257,13 +331,135 @@ impl RedisServer {
                 conn.about_itself(argv, reply)
             }
         };
+        if blocking_pop && reply == Reply::NilArray {
+            // Every list empty: the connection blocks (the timeout was read above, at the same
+            // time, so it is valid).
+            let timeout = argv.last().expect("the arity check leaves a timeout");
+            let deadline_ms = blocking_deadline_ms(timeout, now_ms).unwrap_or(None);
+            return Next::Block(session.db(), deadline_ms);
+        }
         self.observer.redis_command(conn.id, argv, &reply);
         // The observer shipped the command's changes: a write moves the connection's offset.
         let after = self.offset();
         if after != before {
             conn.write_offset = after;
         }
-        (reply, quit)
+        self.serve_blocked();
+        if quit {
+            Next::Quit(reply)
+        } else {
+            Next::Reply(reply)
+        }
+    }
+
+    /// Hands elements to the blocked connections, in the order they blocked: each takes one
+    /// from the first of its keys that holds a list with one, as `LPOP`/`RPOP` (so `WATCH`
+    /// sees the change and replicas get it). The connection is woken to send its reply.
+    fn serve_blocked(&self) {
+        let mut blocked = self.blocked.borrow_mut();
+        if blocked.is_empty() {
+            return;
+        }
+        let now_ms = (self.clock_ms)();
+        let mut at = 0;
+        while at < blocked.len() {
+            let waiting = &blocked[at];
+            let pop: &[u8] = if waiting.head { b"LPOP" } else { b"RPOP" };
+            let mut redis = self.redis.borrow_mut();
+            let mut session = Session::new();
+            if waiting.db != 0 {
+                let select = [b"SELECT".to_vec(), waiting.db.to_string().into_bytes()];
+                redis.execute_in(&mut session, &select, now_ms);
+            }
+            let served = waiting.keys.iter().find_map(|key| {
+                // A key that now holds another type is skipped, as Redis skips it.
+                match redis.execute_in(&mut session, &[pop.to_vec(), key.clone()], now_ms) {
+                    Reply::Bulk(element) => Some(Reply::Array(vec![
+                        Reply::Bulk(key.clone()),
+                        Reply::Bulk(element),
+                    ])),
+                    _ => None,
+                }
+            });
+            drop(redis);
+            match served {
+                Some(reply) => {
+                    let waiting = blocked.remove(at);
+                    *waiting.served.borrow_mut() = Some(reply);
+                    waiting.woken.notify_one();
+                }
+                None => at += 1,
+            }
+        }
+    }
+
+    /// Blocks the connection in `BLPOP`/`BRPOP` until [`RedisServer::serve_blocked`] hands
+    /// it an element (its reply), its deadline passes on the server's clock (a nil array), or
+    /// the client closes the connection (`None`). What the client sends meanwhile is read
+    /// into `input`, to run after the reply, as Redis reads a blocked client's socket without
+    /// running its commands.
+    async fn pop_when_ready<S>(
+        &self,
+        conn_id: u64,
+        argv: &[Vec<u8>],
+        db: u8,
+        deadline_ms: Option<u64>,
+        stream: &mut S,
+        input: &mut RequestReader,
+    ) -> io::Result<Option<Reply>>
+    where
+        S: AsyncRead + Unpin,
+    {
+        let served = Rc::new(RefCell::new(None));
+        let woken = Rc::new(tokio::sync::Notify::new());
+        self.blocked.borrow_mut().push(Blocked {
+            conn_id,
+            db,
+            keys: argv[1..argv.len() - 1].to_vec(),
+            head: argv[0].eq_ignore_ascii_case(b"BLPOP"),
+            served: served.clone(),
+            woken: woken.clone(),
+        });
+        let _unblock = Unblock {
+            blocked: self.blocked.clone(),
+            conn_id,
+        };
+        // Look at the clock once per tick (every millisecond outside the simulation): the
+        // deadline is on the server's clock, which may run apart from tokio's.
+        let step = self.millisecond.min(std::time::Duration::from_millis(1));
+        let mut chunk = vec![0u8; READ_CHUNK_BYTES];
+        loop {
+            if let Some(reply) = served.borrow_mut().take() {
+                return Ok(Some(reply));
+            }
+            if deadline_ms.is_some_and(|deadline_ms| (self.clock_ms)() >= deadline_ms) {
+                return Ok(Some(Reply::NilArray));
+            }
+            let next = tokio::time::Instant::now() + step;
+            if deadline_ms.is_some() {
+                turmoil::wake_at(next);
+            }
+            let ticking = async {
+                match deadline_ms {
+                    Some(_) => tokio::time::sleep_until(next).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = woken.notified() => {}
+                () = ticking => {}
+                read = stream.read(&mut chunk) => {
+                    let read_bytes = read?;
+                    if read_bytes == 0 {
+                        return Ok(None);
+                    }
+                    input.push(&chunk[..read_bytes]);
+                    if input.over_limit() {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
     }
 
     /// `WAIT numreplicas timeout` outside `MULTI` that finds too few replicas caught up: what

@@ -279,6 +279,8 @@ pub(crate) enum KeyRule {
     Eval,
     /// `MSET`/`MSETNX`: `argv[1]`, `argv[3]`, ... (each key before its value).
     Pairs,
+    /// `BLPOP`/`BRPOP`: `argv[1..]` but the last (the timeout).
+    AllButLast,
     /// `BITOP`: `argv[2..]` (the destination, then the sources).
     FromSecond,
     /// `LMOVE`/`SMOVE`: `argv[1]` and `argv[2]`.
@@ -310,7 +312,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 140] = [
+const COMMANDS: [Spec; 142] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),
@@ -452,10 +454,14 @@ const COMMANDS: [Spec; 140] = [
     spec("bitop", -4, true, KeyRule::FromSecond),
     spec("role", 1, false, KeyRule::None),
     spec("reset", 1, false, KeyRule::None),
+    spec("blpop", -3, true, KeyRule::AllButLast),
+    spec("brpop", -3, true, KeyRule::AllButLast),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 56] = [
+pub const COLLECTION_COMMANDS: [&str; 58] = [
+    "blpop",
+    "brpop",
     "lpush",
     "rpush",
     "lpushx",
@@ -642,6 +648,7 @@ impl KeyRule {
             KeyRule::First => vec![argv[1].as_slice()],
             KeyRule::AllFromFirst => argv[1..].iter().map(Vec::as_slice).collect(),
             KeyRule::FromSecond => argv[2..].iter().map(Vec::as_slice).collect(),
+            KeyRule::AllButLast => argv[1..argv.len() - 1].iter().map(Vec::as_slice).collect(),
             KeyRule::Eval => counted_keys_for_slot_check(argv, 2),
             KeyRule::Counted => counted_keys_for_slot_check(argv, 1),
             KeyRule::Pairs => argv[1..].iter().step_by(2).map(Vec::as_slice).collect(),
@@ -725,6 +732,35 @@ pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
 /// Parses an integer argument, or the error Redis sends for a non-integer.
 pub(crate) fn integer_arg(bytes: &[u8]) -> Result<i64, Reply> {
     parse_i64(bytes).ok_or_else(|| Reply::error(NOT_AN_INTEGER_ERROR))
+}
+
+/// The deadline of a blocking command's `timeout` argument (seconds, a float), as Redis 7.0's
+/// `getTimeoutFromObjectOrReply` reads it at `now_ms`: `None` for 0 (no deadline), else the
+/// server time in milliseconds at which the command gives up. The seconds are read as
+/// `strtod` reads them; their milliseconds are cut towards zero, so `-0.0001` is 0; a value
+/// out of the 64-bit range (infinities too) is negative, as C's conversion makes it.
+pub fn blocking_deadline_ms(timeout: &[u8], now_ms: u64) -> Result<Option<u64>, Reply> {
+    let seconds = crate::redis::collection::parse_score(timeout)
+        .ok_or_else(|| Reply::error("ERR timeout is not a float or out of range"))?;
+    let millis = seconds * 1000.0;
+    // 2^63 as a float: every finite value below it in magnitude converts.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let millis = if millis.is_finite() && millis.abs() < LIMIT {
+        millis.trunc() as i64
+    } else {
+        i64::MIN
+    };
+    if millis < 0 {
+        return Err(Reply::error("ERR timeout is negative"));
+    }
+    if millis == 0 {
+        return Ok(None);
+    }
+    let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+    if millis > i64::MAX - now {
+        return Err(Reply::error("ERR timeout is out of range"));
+    }
+    Ok(Some((now + millis) as u64))
 }
 
 /// `ERR wrong number of arguments for '<fullname>' command`.

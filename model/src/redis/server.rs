@@ -239,7 +239,9 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 16] = [
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 18] = [
+    "blpop",
+    "brpop",
     "role",
     "reset",
     "eval",
@@ -261,11 +263,9 @@ const SCRIPT_FORBIDDEN_COMMANDS: [&str; 16] = [
 /// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the blocking
 /// pops and publish/subscribe), with their arity: a script calling one gets Redis's errors
 /// (the arity's, else `not allowed from script`), not the unknown command's.
-const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 14] = [
+const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 12] = [
     ("blmove", 6),
     ("blmpop", -5),
-    ("blpop", -3),
-    ("brpop", -3),
     ("brpoplpush", 4),
     ("bzmpop", -5),
     ("bzpopmax", -3),

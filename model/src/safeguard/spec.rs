@@ -1043,6 +1043,20 @@ fn command_words(
             ),
         ));
     }
+    let blocking = ["blpop", "brpop"]
+        .iter()
+        .any(|name| rendered[0].eq_ignore_ascii_case(name.as_bytes()));
+    if blocking {
+        return Err(source.at(
+            command.span(),
+            field,
+            format!(
+                "{} blocks its connection until another client pushes; a safeguard's step must \
+                 be answered at once (use LPOP/RPOP, and a retry policy to wait)",
+                String::from_utf8_lossy(&rendered[0]).to_uppercase()
+            ),
+        ));
+    }
     if let Err(reply) = Command::parse(&rendered) {
         return Err(source.at(
             command.span(),

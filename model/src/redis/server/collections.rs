@@ -68,6 +68,7 @@ impl Redis {
         let outcome = match name.as_slice() {
             b"lpush" | b"rpush" | b"lpushx" | b"rpushx" => self.push(&name, argv, now_ms),
             b"lpop" | b"rpop" => self.pop(&name, argv, now_ms),
+            b"blpop" | b"brpop" => self.blocking_pop(name == b"blpop", argv, now_ms),
             b"llen" => self
                 .typed(&argv[1], now_ms, None, as_list)
                 .map(|found| Reply::Integer(found.map_or(0, |list| length(list.len())))),
@@ -270,6 +271,34 @@ impl Redis {
             None => Reply::Bulk(popped.into_iter().next().expect("a list is never empty")),
             Some(_) => Reply::Array(popped.into_iter().map(Reply::Bulk).collect()),
         })
+    }
+
+    /// `BLPOP`/`BRPOP key [key ...] timeout` as it runs at once (`blockingPopGenericCommand`):
+    /// the timeout is read first; then the first key (in the order given) holding a non-empty
+    /// list gives up one element, answered as `[key, element]`; a key holding another type is
+    /// `WRONGTYPE` when it is reached. When every key is missing, the command answers a nil
+    /// array here, which is what it answers inside `MULTI`; a server that serves connections
+    /// blocks the connection instead until an element comes or the timeout passes.
+    fn blocking_pop(&mut self, head: bool, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+        let timeout = argv.last().expect("the arity check leaves a timeout");
+        crate::redis::command::blocking_deadline_ms(timeout, now_ms)?;
+        for key in &argv[1..argv.len() - 1] {
+            let Some(list) = self.typed(key, now_ms, None, as_list)? else {
+                continue;
+            };
+            let element = if head {
+                list.pop_front()
+            } else {
+                list.pop_back()
+            };
+            let element = element.expect("a list is never empty");
+            self.collection_written(key);
+            return Ok(Reply::Array(vec![
+                Reply::Bulk(key.clone()),
+                Reply::Bulk(element),
+            ]));
+        }
+        Ok(Reply::NilArray)
     }
 
     /// `LINDEX key index`: the key is looked up before the index is read.
