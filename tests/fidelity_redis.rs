@@ -3779,6 +3779,33 @@ fn info_matches_redis_in_every_field_the_stand_in_gives() {
 
 /// Serves a fresh stand-in on a loopback port from a thread of its own, so that the test's
 /// thread can talk to it over blocking [`RawConnection`]s. The thread ends with the process.
+/// What a comparison on raw connections needs: the real server's URL (one such test at a time),
+/// a stand-in on its own thread, and the test's key (under a prefix deleted at the end).
+struct RawComparison {
+    url: String,
+    stand_in: String,
+    key: String,
+    // Dropped in this order: the keys deleted, then the next test let in.
+    _keys: KeyPrefix,
+    _one_at_a_time: OneAtATime,
+}
+
+impl RawComparison {
+    /// `None` (the test skipped) without a real server.
+    fn start(test: &str) -> Option<RawComparison> {
+        let url = redis_url(test)?;
+        let one_at_a_time = one_at_a_time();
+        let keys = KeyPrefix::new(&url, test);
+        Some(RawComparison {
+            stand_in: format!("redis://{}", stand_in_on_its_own_thread()),
+            key: format!("{}k", keys.prefix),
+            url,
+            _keys: keys,
+            _one_at_a_time: one_at_a_time,
+        })
+    }
+}
+
 fn stand_in_on_its_own_thread() -> SocketAddr {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -3850,13 +3877,10 @@ fn compare_steps(
 #[test]
 fn script_flags_match_redis() {
     let test = "script_flags_match_redis";
-    let Some(url) = redis_url(test) else {
+    let Some(raw) = RawComparison::start(test) else {
         return;
     };
-    let _one_at_a_time = one_at_a_time();
-    let keys = KeyPrefix::new(&url, test);
-    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
-    let key = format!("{}k", keys.prefix);
+    let (url, stand_in, key) = (raw.url.clone(), raw.stand_in.clone(), raw.key.clone());
     let with_key = |name: &str, source: &str| -> Vec<String> {
         vec![
             name.to_string(),
@@ -3983,7 +4007,8 @@ fn blocking_transcript(url: &str, key: &str, steps: &[Blocking]) -> Vec<(String,
     transcript
 }
 
-/// `BLPOP`/`BRPOP` on three connections, byte for byte: served by a push from another
+/// `BLPOP`/`BRPOP` (and `BZPOPMIN`/`BZPOPMAX`) on three connections, byte for byte: served by a
+/// push from another
 /// connection (from `RPUSH`, `LPUSH`, inside `MULTI`, from a script, by `RPOPLPUSH`), in the
 /// order the connections blocked, from the first ready key of several; a timeout (a nil
 /// array); commands sent while blocked run after the reply; `MULTI` never blocks; a key that
@@ -3993,13 +4018,10 @@ fn blocking_transcript(url: &str, key: &str, steps: &[Blocking]) -> Vec<(String,
 fn blocking_pops_match_redis() {
     use Blocking::*;
     let test = "blocking_pops_match_redis";
-    let Some(url) = redis_url(test) else {
+    let Some(raw) = RawComparison::start(test) else {
         return;
     };
-    let _one_at_a_time = one_at_a_time();
-    let keys = KeyPrefix::new(&url, test);
-    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
-    let key = format!("{}k", keys.prefix);
+    let (url, stand_in, key) = (raw.url.clone(), raw.stand_in.clone(), raw.key.clone());
     let steps = [
         Start(0, &["BLPOP", "$k1", "$k2", "0"]),
         Send(1, &["RPUSH", "$k2", "a", "b"]),
@@ -4099,6 +4121,39 @@ fn blocking_pops_match_redis() {
             ],
         ),
         Send(1, &["DEL", "$k1", "$k2"]),
+        // Sorted sets: served by ZADD, lowest or highest score, in the order connections
+        // blocked; a timeout; WRONGTYPE both ways; MULTI; scripts.
+        Start(0, &["BZPOPMIN", "$z1", "$z2", "0"]),
+        Send(1, &["ZADD", "$z2", "2", "b", "1", "a"]),
+        Collect(0),
+        Send(0, &["BZPOPMAX", "$z2", "0"]),
+        Start(0, &["BZPOPMAX", "$z3", "0"]),
+        Start(2, &["BZPOPMIN", "$z3", "0"]),
+        Send(1, &["ZADD", "$z3", "1.5", "x", "2.5", "y", "0.5", "w"]),
+        Collect(0),
+        Collect(2),
+        Start(0, &["bzpopmin", "$z4", "0.1"]),
+        Pause(250),
+        Collect(0),
+        Send(1, &["RPUSH", "$z4", "l"]),
+        Send(0, &["BZPOPMIN", "$z4", "0"]),
+        Send(0, &["BLPOP", "$z3", "0"]),
+        Send(0, &["MULTI"]),
+        Send(0, &["BZPOPMIN", "$z5", "0"]),
+        Send(0, &["BZPOPMAX", "$z3", "0"]),
+        Send(0, &["EXEC"]),
+        Send(0, &["BZPOPMIN", "$z5", "-1"]),
+        Send(0, &["BZPOPMIN", "$z5"]),
+        Send(
+            0,
+            &[
+                "EVAL",
+                "return redis.pcall('bzpopmax', KEYS[1], '0')",
+                "1",
+                "$z3",
+            ],
+        ),
+        Send(1, &["DEL", "$z3", "$z4"]),
     ];
     let real = blocking_transcript(&url, &key, &steps);
     let ours = blocking_transcript(&stand_in, &key, &steps);
@@ -4123,13 +4178,10 @@ fn blocking_pops_match_redis() {
 #[test]
 fn role_and_reset_match_redis() {
     let test = "role_and_reset_match_redis";
-    let Some(url) = redis_url(test) else {
+    let Some(raw) = RawComparison::start(test) else {
         return;
     };
-    let _one_at_a_time = one_at_a_time();
-    let keys = KeyPrefix::new(&url, test);
-    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
-    let key = format!("{}k", keys.prefix);
+    let (url, stand_in, key) = (raw.url.clone(), raw.stand_in.clone(), raw.key.clone());
     let words = |words: &[&str]| -> Vec<String> {
         words.iter().map(|word| word.replace("$k", &key)).collect()
     };
@@ -4184,13 +4236,10 @@ fn role_and_reset_match_redis() {
 #[test]
 fn connection_commands_match_redis() {
     let test = "connection_commands_match_redis";
-    let Some(url) = redis_url(test) else {
+    let Some(raw) = RawComparison::start(test) else {
         return;
     };
-    let _one_at_a_time = one_at_a_time();
-    let keys = KeyPrefix::new(&url, test);
-    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
-    let key = format!("{}k", keys.prefix);
+    let (url, stand_in, key) = (raw.url.clone(), raw.stand_in.clone(), raw.key.clone());
     let eval = |source: &str| vec!["EVAL".to_string(), source.to_string(), "0".to_string()];
     let words = |words: &[&str]| -> Vec<String> {
         words.iter().map(|word| word.replace("$k", &key)).collect()

@@ -10,9 +10,10 @@
 //! are written, like Redis's pipelining. A malformed request gets Redis's protocol error
 //! reply and the connection is closed after it.
 //!
-//! `BLPOP`/`BRPOP` that find every list empty block their connection (outside `MULTI`): the
-//! connection waits, reading but not running what else it is sent, until another client's
-//! command leaves an element for it or its timeout passes (a nil array). Blocked connections
+//! `BLPOP`/`BRPOP` (`BZPOPMIN`/`BZPOPMAX`) that find every list (sorted set) empty block their
+//! connection (outside `MULTI`): the connection waits, reading but not running what else it is
+//! sent, until another client's command leaves an element for it or its timeout passes (a nil
+//! array). Blocked connections
 //! are served right after each command, in the order they blocked, each from the first of its
 //! keys (in its order) that holds an element; Redis goes key by key in the order the keys
 //! were made ready, which differs only when one command readies several keys that several
@@ -63,18 +64,18 @@ pub struct RedisServer {
     /// How long one millisecond of the server's time (a `WAIT` timeout's unit) lasts on
     /// tokio's clock: 1 ms, or the simulation's ticks for it.
     millisecond: std::time::Duration,
-    /// The connections blocked in `BLPOP`/`BRPOP`, in the order they blocked.
+    /// The connections blocked in a blocking pop, in the order they blocked.
     blocked: Rc<RefCell<Vec<Blocked>>>,
 }
 
-/// A connection blocked in `BLPOP`/`BRPOP`.
+/// A connection blocked in `BLPOP`, `BRPOP`, `BZPOPMIN` or `BZPOPMAX`.
 struct Blocked {
     conn_id: u64,
     /// The database its keys are in.
     db: u8,
     keys: Vec<Vec<u8>>,
-    /// `BLPOP` (from the head) or `BRPOP`.
-    head: bool,
+    /// The command that takes its element: `LPOP`, `RPOP`, `ZPOPMIN` or `ZPOPMAX`.
+    pop: &'static [u8],
     /// Its reply, once another client's command left it an element.
     served: Rc<RefCell<Option<Reply>>>,
     woken: Rc<tokio::sync::Notify>,
@@ -116,7 +117,7 @@ enum AfterBatch {
     /// Write the replies, then block on `WAIT` (its argv, replicas, timeout in ms, 0: none)
     /// before the requests after it.
     Wait(Vec<Vec<u8>>, i64, u64),
-    /// Write the replies, then block on `BLPOP`/`BRPOP` (its argv, its database, the server
+    /// Write the replies, then block on a blocking pop (its argv, its database, the server
     /// time it gives up at, `None`: never) before the requests after it.
     Pop(Vec<Vec<u8>>, u8, Option<u64>),
 }
@@ -128,7 +129,7 @@ enum Next {
     Reply(Reply),
     /// QUIT: its reply is written, then the connection closes.
     Quit(Reply),
-    /// A `BLPOP`/`BRPOP` that found nothing: no reply yet (its database, its deadline).
+    /// A blocking pop that found nothing: no reply yet (its database, its deadline).
     Block(u8, Option<u64>),
 }
 
@@ -314,8 +315,7 @@ impl RedisServer {
     fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> Next {
         // Redis 7.0 answers QUIT before looking at its arguments, inside MULTI too.
         let quit = argv[0].eq_ignore_ascii_case(b"QUIT");
-        let blocking_pop = !session.in_transaction()
-            && (argv[0].eq_ignore_ascii_case(b"BLPOP") || argv[0].eq_ignore_ascii_case(b"BRPOP"));
+        let blocking_pop = !session.in_transaction() && taking_command(&argv[0]).is_some();
         let now_ms = (self.clock_ms)();
         let before = self.offset();
         let reply = if quit {
@@ -364,7 +364,6 @@ impl RedisServer {
         let mut at = 0;
         while at < blocked.len() {
             let waiting = &blocked[at];
-            let pop: &[u8] = if waiting.head { b"LPOP" } else { b"RPOP" };
             let mut redis = self.redis.borrow_mut();
             let mut session = Session::new();
             if waiting.db != 0 {
@@ -373,13 +372,17 @@ impl RedisServer {
             }
             let served = waiting.keys.iter().find_map(|key| {
                 // A key that now holds another type is skipped, as Redis skips it.
-                match redis.execute_in(&mut session, &[pop.to_vec(), key.clone()], now_ms) {
-                    Reply::Bulk(element) => Some(Reply::Array(vec![
-                        Reply::Bulk(key.clone()),
-                        Reply::Bulk(element),
-                    ])),
-                    _ => None,
+                let taken =
+                    redis.execute_in(&mut session, &[waiting.pop.to_vec(), key.clone()], now_ms);
+                let mut reply = vec![Reply::Bulk(key.clone())];
+                match taken {
+                    // A list's element.
+                    Reply::Bulk(element) => reply.push(Reply::Bulk(element)),
+                    // A sorted set's member and score.
+                    Reply::Array(popped) if !popped.is_empty() => reply.extend(popped),
+                    _ => return None,
                 }
+                Some(Reply::Array(reply))
             });
             drop(redis);
             match served {
@@ -393,7 +396,7 @@ impl RedisServer {
         }
     }
 
-    /// Blocks the connection in `BLPOP`/`BRPOP` until [`RedisServer::serve_blocked`] hands
+    /// Blocks the connection in a blocking pop until [`RedisServer::serve_blocked`] hands
     /// it an element (its reply), its deadline passes on the server's clock (a nil array), or
     /// the client closes the connection (`None`). What the client sends meanwhile is read
     /// into `input`, to run after the reply, as Redis reads a blocked client's socket without
@@ -416,7 +419,7 @@ impl RedisServer {
             conn_id,
             db,
             keys: argv[1..argv.len() - 1].to_vec(),
-            head: argv[0].eq_ignore_ascii_case(b"BLPOP"),
+            pop: taking_command(&argv[0]).expect("a blocking pop"),
             served: served.clone(),
             woken: woken.clone(),
         });
@@ -539,6 +542,20 @@ impl Conn {
         }
         reply
     }
+}
+
+/// For a blocking pop (`BLPOP`, `BRPOP`, `BZPOPMIN`, `BZPOPMAX`), the command that takes an
+/// element for it once one is there.
+fn taking_command(name: &[u8]) -> Option<&'static [u8]> {
+    [
+        (&b"BLPOP"[..], &b"LPOP"[..]),
+        (b"BRPOP", b"RPOP"),
+        (b"BZPOPMIN", b"ZPOPMIN"),
+        (b"BZPOPMAX", b"ZPOPMAX"),
+    ]
+    .into_iter()
+    .find(|(blocking, _)| name.eq_ignore_ascii_case(blocking))
+    .map(|(_, taking)| taking)
 }
 
 /// True for the first word of an HTTP request (`POST`, a `Host:` header), which Redis 7.0

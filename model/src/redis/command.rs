@@ -279,7 +279,7 @@ pub(crate) enum KeyRule {
     Eval,
     /// `MSET`/`MSETNX`: `argv[1]`, `argv[3]`, ... (each key before its value).
     Pairs,
-    /// `BLPOP`/`BRPOP`: `argv[1..]` but the last (the timeout).
+    /// `BLPOP`/`BRPOP`/`BZPOPMIN`/`BZPOPMAX`: `argv[1..]` but the last (the timeout).
     AllButLast,
     /// `BITOP`: `argv[2..]` (the destination, then the sources).
     FromSecond,
@@ -312,7 +312,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 142] = [
+const COMMANDS: [Spec; 144] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),
@@ -456,12 +456,16 @@ const COMMANDS: [Spec; 142] = [
     spec("reset", 1, false, KeyRule::None),
     spec("blpop", -3, true, KeyRule::AllButLast),
     spec("brpop", -3, true, KeyRule::AllButLast),
+    spec("bzpopmin", -3, true, KeyRule::AllButLast),
+    spec("bzpopmax", -3, true, KeyRule::AllButLast),
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 58] = [
+pub const COLLECTION_COMMANDS: [&str; 60] = [
     "blpop",
     "brpop",
+    "bzpopmin",
+    "bzpopmax",
     "lpush",
     "rpush",
     "lpushx",

@@ -239,9 +239,11 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 18] = [
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 20] = [
     "blpop",
     "brpop",
+    "bzpopmin",
+    "bzpopmax",
     "role",
     "reset",
     "eval",
@@ -263,13 +265,11 @@ const SCRIPT_FORBIDDEN_COMMANDS: [&str; 18] = [
 /// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the blocking
 /// pops and publish/subscribe), with their arity: a script calling one gets Redis's errors
 /// (the arity's, else `not allowed from script`), not the unknown command's.
-const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 12] = [
+const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 10] = [
     ("blmove", 6),
     ("blmpop", -5),
     ("brpoplpush", 4),
     ("bzmpop", -5),
-    ("bzpopmax", -3),
-    ("bzpopmin", -3),
     ("psubscribe", -2),
     ("punsubscribe", -1),
     ("ssubscribe", -2),

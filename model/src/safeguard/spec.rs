@@ -1043,7 +1043,7 @@ fn command_words(
             ),
         ));
     }
-    let blocking = ["blpop", "brpop"]
+    let blocking = ["blpop", "brpop", "bzpopmin", "bzpopmax"]
         .iter()
         .any(|name| rendered[0].eq_ignore_ascii_case(name.as_bytes()));
     if blocking {
@@ -1052,7 +1052,8 @@ fn command_words(
             field,
             format!(
                 "{} blocks its connection until another client pushes; a safeguard's step must \
-                 be answered at once (use LPOP/RPOP, and a retry policy to wait)",
+                 be answered at once (use LPOP/RPOP or ZPOPMIN/ZPOPMAX, and a retry policy to \
+                 wait)",
                 String::from_utf8_lossy(&rendered[0]).to_uppercase()
             ),
         ));

@@ -68,7 +68,9 @@ impl Redis {
         let outcome = match name.as_slice() {
             b"lpush" | b"rpush" | b"lpushx" | b"rpushx" => self.push(&name, argv, now_ms),
             b"lpop" | b"rpop" => self.pop(&name, argv, now_ms),
-            b"blpop" | b"brpop" => self.blocking_pop(name == b"blpop", argv, now_ms),
+            b"blpop" | b"brpop" | b"bzpopmin" | b"bzpopmax" => {
+                self.blocking_pop(&name, argv, now_ms)
+            }
             b"llen" => self
                 .typed(&argv[1], now_ms, None, as_list)
                 .map(|found| Reply::Integer(found.map_or(0, |list| length(list.len())))),
@@ -273,30 +275,44 @@ impl Redis {
         })
     }
 
-    /// `BLPOP`/`BRPOP key [key ...] timeout` as it runs at once (`blockingPopGenericCommand`):
-    /// the timeout is read first; then the first key (in the order given) holding a non-empty
-    /// list gives up one element, answered as `[key, element]`; a key holding another type is
-    /// `WRONGTYPE` when it is reached. When every key is missing, the command answers a nil
-    /// array here, which is what it answers inside `MULTI`; a server that serves connections
-    /// blocks the connection instead until an element comes or the timeout passes.
-    fn blocking_pop(&mut self, head: bool, argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
+    /// `BLPOP`/`BRPOP`/`BZPOPMIN`/`BZPOPMAX key [key ...] timeout` as they run at once
+    /// (`blockingPopGenericCommand`, `blockingGenericZpopCommand`): the timeout is read first;
+    /// then the first key (in the order given) holding a non-empty list (a sorted set) gives
+    /// up one element, answered as `[key, element]` (`[key, member, score]`); a key holding
+    /// another type is `WRONGTYPE` when it is reached. When every key is missing, the command
+    /// answers a nil array here, which is what it answers inside `MULTI`; a server that serves
+    /// connections blocks the connection instead until an element comes or the timeout
+    /// passes.
+    fn blocking_pop(&mut self, name: &[u8], argv: &[Vec<u8>], now_ms: u64) -> Result<Reply, Reply> {
         let timeout = argv.last().expect("the arity check leaves a timeout");
         crate::redis::command::blocking_deadline_ms(timeout, now_ms)?;
         for key in &argv[1..argv.len() - 1] {
-            let Some(list) = self.typed(key, now_ms, None, as_list)? else {
-                continue;
+            let popped = match name {
+                b"blpop" | b"brpop" => {
+                    let Some(list) = self.typed(key, now_ms, None, as_list)? else {
+                        continue;
+                    };
+                    let element = if name == b"blpop" {
+                        list.pop_front()
+                    } else {
+                        list.pop_back()
+                    };
+                    vec![Reply::Bulk(element.expect("a list is never empty"))]
+                }
+                _ => {
+                    let Some(members) = self.typed(key, now_ms, None, as_zset)? else {
+                        continue;
+                    };
+                    let (score, member) = members
+                        .pop(name == b"bzpopmin")
+                        .expect("a sorted set is never empty");
+                    vec![Reply::Bulk(member), Reply::Bulk(score.text())]
+                }
             };
-            let element = if head {
-                list.pop_front()
-            } else {
-                list.pop_back()
-            };
-            let element = element.expect("a list is never empty");
             self.collection_written(key);
-            return Ok(Reply::Array(vec![
-                Reply::Bulk(key.clone()),
-                Reply::Bulk(element),
-            ]));
+            let mut reply = vec![Reply::Bulk(key.clone())];
+            reply.extend(popped);
+            return Ok(Reply::Array(reply));
         }
         Ok(Reply::NilArray)
     }
