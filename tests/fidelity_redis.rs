@@ -4036,9 +4036,12 @@ fn blocking_pops_match_redis() {
         Collect(2),
         Send(1, &["LRANGE", "$k1", "0", "-1"]),
         Send(1, &["DEL", "$k1", "$k2"]),
-        // A timeout.
+        // A timeout, and one under a millisecond (rounded up to one).
         Start(0, &["BLPOP", "$k3", "0.1"]),
         Pause(250),
+        Collect(0),
+        Start(0, &["BRPOP", "$k3", "0.0001"]),
+        Pause(50),
         Collect(0),
         // Sent while blocked: runs after the reply.
         Start(0, &["BRPOP", "$k4", "0"]),

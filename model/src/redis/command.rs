@@ -741,30 +741,29 @@ pub(crate) fn integer_arg(bytes: &[u8]) -> Result<i64, Reply> {
 /// The deadline of a blocking command's `timeout` argument (seconds, a float), as Redis 7.0's
 /// `getTimeoutFromObjectOrReply` reads it at `now_ms`: `None` for 0 (no deadline), else the
 /// server time in milliseconds at which the command gives up. The seconds are read as
-/// `strtod` reads them; their milliseconds are cut towards zero, so `-0.0001` is 0; a value
-/// out of the 64-bit range (infinities too) is negative, as C's conversion makes it.
+/// `strtod` reads them and their milliseconds rounded up (`ceill`), so `0.0001` is 1 ms and
+/// `-0.0001` is 0; a value out of the 64-bit range (infinities too) is negative, as C's
+/// conversion makes it. A deadline past the end of the 64-bit clock is none: Redis 7.0.15's
+/// sum overflows there and the command waits on (measured against it).
 pub fn blocking_deadline_ms(timeout: &[u8], now_ms: u64) -> Result<Option<u64>, Reply> {
     let seconds = crate::redis::collection::parse_score(timeout)
         .ok_or_else(|| Reply::error("ERR timeout is not a float or out of range"))?;
-    let millis = seconds * 1000.0;
+    let millis = (seconds * 1000.0).ceil();
     // 2^63 as a float: every finite value below it in magnitude converts.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
     let millis = if millis.is_finite() && millis.abs() < LIMIT {
-        millis.trunc() as i64
+        millis as i64
     } else {
         i64::MIN
     };
     if millis < 0 {
         return Err(Reply::error("ERR timeout is negative"));
     }
-    if millis == 0 {
-        return Ok(None);
-    }
     let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
-    if millis > i64::MAX - now {
-        return Err(Reply::error("ERR timeout is out of range"));
-    }
-    Ok(Some((now + millis) as u64))
+    Ok(millis
+        .checked_add(now)
+        .filter(|_| millis > 0)
+        .map(|at| at as u64))
 }
 
 /// `ERR wrong number of arguments for '<fullname>' command`.

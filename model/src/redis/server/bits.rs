@@ -291,10 +291,8 @@ impl Redis {
         let length = sources.iter().map(Vec::len).max().unwrap_or(0);
         let destination = &argv[2];
         if length == 0 {
-            self.expire_if_needed(destination, now_ms);
-            if self.keyspace.contains_key(destination.as_slice()) {
-                self.delete_key(destination);
-            }
+            // `DEL destkey`, whatever it holds.
+            self.del(std::slice::from_ref(destination), now_ms);
             return Ok(Reply::Integer(0));
         }
         let byte = |source: &Vec<u8>, at: usize| source.get(at).copied().unwrap_or(0);
