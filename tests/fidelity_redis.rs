@@ -4021,7 +4021,6 @@ fn blocking_pops_match_redis() {
     let Some(raw) = RawComparison::start(test) else {
         return;
     };
-    let (url, stand_in, key) = (raw.url.clone(), raw.stand_in.clone(), raw.key.clone());
     let steps = [
         Start(0, &["BLPOP", "$k1", "$k2", "0"]),
         Send(1, &["RPUSH", "$k2", "a", "b"]),
@@ -4157,22 +4156,253 @@ fn blocking_pops_match_redis() {
             ],
         ),
         Send(1, &["DEL", "$z3", "$z4"]),
+        // BRPOPLPUSH and BLMOVE: their errors, served in blocking order with the element
+        // moved, a timeout (a nil array), inside MULTI (nil), a destination of another type
+        // (WRONGTYPE when served, the element left), a source that became a string (skipped),
+        // a list rotated onto itself, refused in a script.
+        Send(0, &["BRPOPLPUSH", "$m1", "$m2", "x"]),
+        Send(0, &["BLMOVE", "$m1", "$m2", "LEFTX", "RIGHT", "x"]),
+        Send(0, &["BLMOVE", "$m1", "$m2", "LEFT", "RIGHT", "-1"]),
+        Send(0, &["BLMOVE", "$m1", "$m2", "LEFT", "RIGHT"]),
+        Start(0, &["BRPOPLPUSH", "$m1", "$m2", "0"]),
+        Send(1, &["RPUSH", "$m1", "a", "b"]),
+        Collect(0),
+        Send(1, &["LRANGE", "$m2", "0", "-1"]),
+        Send(1, &["DEL", "$m1", "$m2"]),
+        Start(0, &["BLMOVE", "$m1", "$m2", "RIGHT", "LEFT", "0"]),
+        Start(2, &["blmove", "$m1", "$m2", "left", "right", "0"]),
+        Send(1, &["RPUSH", "$m1", "x", "y", "z"]),
+        Collect(0),
+        Collect(2),
+        Send(1, &["LRANGE", "$m2", "0", "-1"]),
+        Send(1, &["LRANGE", "$m1", "0", "-1"]),
+        Send(1, &["DEL", "$m1", "$m2"]),
+        Start(0, &["BRPOPLPUSH", "$m1", "$m2", "0.1"]),
+        Pause(250),
+        Collect(0),
+        Send(0, &["MULTI"]),
+        Send(0, &["BLMOVE", "$m1", "$m2", "LEFT", "LEFT", "0"]),
+        Send(0, &["BRPOPLPUSH", "$m1", "$m2", "0"]),
+        Send(0, &["EXEC"]),
+        Send(1, &["SET", "$m2", "text"]),
+        Start(0, &["BLMOVE", "$m1", "$m2", "LEFT", "LEFT", "0.3"]),
+        Send(1, &["RPUSH", "$m1", "e"]),
+        Collect(0),
+        Send(1, &["LRANGE", "$m1", "0", "-1"]),
+        Send(0, &["BRPOPLPUSH", "$m1", "$m2", "0"]),
+        Send(1, &["DEL", "$m1", "$m2"]),
+        Start(0, &["BRPOPLPUSH", "$m1", "$m2", "0.3"]),
+        Send(1, &["SET", "$m1", "text"]),
+        Pause(400),
+        Collect(0),
+        Send(1, &["DEL", "$m1"]),
+        Start(0, &["BLMOVE", "$m1", "$m1", "LEFT", "RIGHT", "0"]),
+        Send(1, &["RPUSH", "$m1", "p", "q"]),
+        Collect(0),
+        Send(1, &["LRANGE", "$m1", "0", "-1"]),
+        Send(1, &["DEL", "$m1"]),
+        Send(
+            0,
+            &[
+                "EVAL",
+                "return redis.pcall('blmove', KEYS[1], KEYS[2], 'left', 'left', '0')",
+                "2",
+                "$m1",
+                "$m2",
+            ],
+        ),
+        Send(
+            0,
+            &[
+                "EVAL",
+                "return redis.pcall('brpoplpush', KEYS[1])",
+                "1",
+                "$m1",
+            ],
+        ),
     ];
-    let real = blocking_transcript(&url, &key, &steps);
-    let ours = blocking_transcript(&stand_in, &key, &steps);
+    compare_transcripts(test, &raw, &steps);
+}
+
+/// Runs `steps` against the real Redis and the stand-in of `raw` and compares every reply byte
+/// for byte (the run's key prefix shown as `$k`).
+fn compare_transcripts(test: &str, raw: &RawComparison, steps: &[Blocking]) {
+    let real = blocking_transcript(&raw.url, &raw.key, steps);
+    let ours = blocking_transcript(&raw.stand_in, &raw.key, steps);
     assert_eq!(real.len(), ours.len());
     for ((step, from_redis), (_, from_stand_in)) in real.iter().zip(&ours) {
         assert_eq!(
-            String::from_utf8_lossy(from_redis).replace(&key, "$k"),
-            String::from_utf8_lossy(from_stand_in).replace(&key, "$k"),
+            String::from_utf8_lossy(from_redis).replace(&raw.key, "$k"),
+            String::from_utf8_lossy(from_stand_in).replace(&raw.key, "$k"),
             "{}: the stand-in answered differently",
-            step.replace(&key, "$k")
+            step.replace(&raw.key, "$k")
         );
     }
     report(&format!(
         "{test}: {} replies as Redis gives them",
         real.len()
     ));
+}
+
+/// Publish/subscribe on three connections, byte for byte: `SUBSCRIBE`, `PSUBSCRIBE` and
+/// `SSUBSCRIBE` with their confirmations (one per channel) and counts, a subscribed
+/// connection's restricted commands and its `PING`, messages pushed by `PUBLISH` and
+/// `SPUBLISH` from a connection, a script and `EXEC`, `PUBSUB`'s subcommands, the
+/// `UNSUBSCRIBE`s (with and without channels, with nothing to leave), `RESET` and `QUIT`
+/// leaving every channel, a closed connection counted no more, a subscription inside `MULTI`,
+/// and the commands' refusals in scripts.
+#[test]
+fn publish_subscribe_matches_redis() {
+    use Blocking::*;
+    let test = "publish_subscribe_matches_redis";
+    let Some(raw) = RawComparison::start(test) else {
+        return;
+    };
+    let steps = [
+        Send(0, &["SUBSCRIBE", "$k:a", "$k:b"]),
+        Collect(0),
+        Send(0, &["SUBSCRIBE", "$k:a"]),
+        Send(0, &["PING"]),
+        Send(0, &["ping", "hello"]),
+        Send(0, &["PING", "a", "b"]),
+        Send(0, &["GET", "$k"]),
+        Send(0, &["GET"]),
+        Send(0, &["NOSUCHCOMMAND", "x"]),
+        Send(0, &["CLIENT", "ID"]),
+        Send(0, &["MULTI"]),
+        Send(0, &["WAIT", "0", "0"]),
+        Send(0, &["BLPOP", "$k", "0"]),
+        Send(0, &["HELLO"]),
+        Send(1, &["PUBLISH", "$k:a", "m1"]),
+        Collect(0),
+        Send(0, &["PSUBSCRIBE", "$k:*"]),
+        Send(1, &["PUBLISH", "$k:a", "m2"]),
+        Collect(0),
+        Collect(0),
+        Send(1, &["PUBLISH", "$k:nobody", "m3"]),
+        Collect(0),
+        Send(1, &["PUBSUB", "NUMSUB", "$k:a", "$k:b", "$k:c"]),
+        Send(1, &["PUBSUB", "NUMSUB"]),
+        Send(1, &["PUBSUB", "CHANNELS", "$k:a*"]),
+        Send(1, &["pubsub", "channels", "$k:b"]),
+        Send(1, &["PUBSUB", "CHANNELS", "a", "b"]),
+        Send(1, &["PUBSUB", "NUMPAT", "x"]),
+        Send(1, &["PUBSUB", "NOSUCH"]),
+        Send(1, &["PUBSUB"]),
+        Send(1, &["PUBSUB", "HELP"]),
+        Send(1, &["PUBSUB", "SHARDNUMSUB", "$k:a"]),
+        Send(1, &["PUBLISH", "$k:a"]),
+        // A second subscriber; a script and a transaction publish.
+        Send(2, &["SUBSCRIBE", "$k:a"]),
+        Send(1, &["PUBLISH", "$k:a", "m4"]),
+        Collect(0),
+        Collect(0),
+        Collect(2),
+        Send(
+            1,
+            &[
+                "EVAL",
+                "return redis.call('publish', ARGV[1], ARGV[2])",
+                "0",
+                "$k:a",
+                "m5",
+            ],
+        ),
+        Collect(0),
+        Collect(0),
+        Collect(2),
+        Send(1, &["MULTI"]),
+        Send(1, &["PUBLISH", "$k:b", "m6"]),
+        Send(1, &["PUBLISH", "$k:a", "m7"]),
+        Send(1, &["EXEC"]),
+        Collect(0),
+        Collect(0),
+        Collect(0),
+        Collect(0),
+        Collect(2),
+        // Leaving.
+        Send(0, &["UNSUBSCRIBE", "$k:b", "$k:q"]),
+        Collect(0),
+        Send(0, &["PUNSUBSCRIBE"]),
+        Send(0, &["UNSUBSCRIBE"]),
+        Send(0, &["UNSUBSCRIBE"]),
+        Send(0, &["PUNSUBSCRIBE"]),
+        Send(0, &["PING"]),
+        Send(0, &["UNSUBSCRIBE", "$k:never"]),
+        Send(2, &["RESET"]),
+        Send(2, &["GET", "$k"]),
+        Send(1, &["PUBLISH", "$k:a", "m8"]),
+        // Subscribing inside MULTI: the commands after it in the transaction still run.
+        Send(2, &["MULTI"]),
+        Send(2, &["PING"]),
+        Send(2, &["SUBSCRIBE", "$k:c"]),
+        Send(2, &["PING", "x"]),
+        Send(2, &["GET", "$k"]),
+        Send(2, &["EXEC"]),
+        Send(2, &["GET", "$k"]),
+        Send(1, &["PUBLISH", "$k:c", "m9"]),
+        Collect(2),
+        // A closed subscriber is counted no more.
+        Close(2),
+        Send(1, &["PUBLISH", "$k:c", "m10"]),
+        Send(1, &["PUBSUB", "NUMSUB", "$k:c"]),
+        // Shard channels: their own count and message.
+        Send(0, &["SSUBSCRIBE", "$k:s", "$k:t"]),
+        Collect(0),
+        Send(0, &["SUBSCRIBE", "$k:s"]),
+        Send(1, &["SPUBLISH", "$k:s", "hi"]),
+        Send(1, &["PUBLISH", "$k:s", "ho"]),
+        Collect(0),
+        Collect(0),
+        Send(1, &["PUBSUB", "SHARDNUMSUB", "$k:s", "$k:u"]),
+        Send(1, &["PUBSUB", "SHARDCHANNELS", "$k:t"]),
+        Send(0, &["SUNSUBSCRIBE", "$k:t"]),
+        Send(0, &["SUNSUBSCRIBE"]),
+        Send(0, &["SUNSUBSCRIBE"]),
+        Send(0, &["PING"]),
+        Send(0, &["UNSUBSCRIBE"]),
+        Send(0, &["PING"]),
+        // QUIT ends the subscriptions with the connection.
+        Send(0, &["PSUBSCRIBE", "$k:z*"]),
+        Send(0, &["QUIT"]),
+        Close(0),
+        Send(1, &["PUBLISH", "$k:zz", "gone"]),
+        // In scripts.
+        Send(1, &["EVAL", "return redis.pcall('subscribe', 'x')", "0"]),
+        Send(1, &["EVAL", "return redis.pcall('ssubscribe')", "0"]),
+        Send(
+            1,
+            &[
+                "EVAL",
+                "return redis.pcall('pubsub', 'numsub', ARGV[1])",
+                "0",
+                "$k:c",
+            ],
+        ),
+        Send(1, &["EVAL", "return redis.pcall('pubsub')", "0"]),
+        Send(1, &["EVAL", "return redis.pcall('pubsub', 'nosuch')", "0"]),
+        Send(
+            1,
+            &["EVAL", "return redis.pcall('pubsub', 'numpat', 'x')", "0"],
+        ),
+        Send(
+            1,
+            &[
+                "EVAL",
+                "return redis.pcall('pubsub', 'channels', 'a', 'b')",
+                "0",
+            ],
+        ),
+        Send(
+            1,
+            &["EVAL_RO", "return redis.pcall('spublish', 'x', 'y')", "0"],
+        ),
+        Send(
+            1,
+            &["EVAL_RO", "return redis.pcall('publish', 'x', 'y')", "0"],
+        ),
+    ];
+    compare_transcripts(test, &raw, &steps);
 }
 
 /// `ROLE` and `RESET` (the transaction, the watched keys, the database and the name it
@@ -4357,4 +4587,34 @@ fn connection_commands_match_redis() {
         "{test}: {} commands, QUIT, two HTTP requests and connection ids answered as Redis does",
         steps.len()
     ));
+}
+
+/// A subscriber that stops reading is closed once more than 32 MB of messages wait for it
+/// (Redis's `client-output-buffer-limit pubsub` hard limit), so a publisher cannot make the
+/// stand-in hold an unbounded backlog; the publisher's counts are unchanged by it.
+#[test]
+fn a_subscriber_that_stops_reading_is_closed_past_the_output_limit() {
+    use std::io::Read;
+    let stand_in = format!("redis://{}", stand_in_on_its_own_thread());
+    let mut subscriber = RawConnection::open(&stand_in);
+    let channel = b"flood".to_vec();
+    let confirmation = subscriber.send(&[b"SUBSCRIBE".to_vec(), channel.clone()]);
+    assert!(confirmation.starts_with(b"*3\r\n$9\r\nsubscribe"));
+    let mut publisher = RawConnection::open(&stand_in);
+    let message = vec![b'x'; 1024 * 1024];
+    for _ in 0..48 {
+        let count = publisher.send(&[b"PUBLISH".to_vec(), channel.clone(), message.clone()]);
+        assert_eq!(count, b":1\r\n", "counted while it is subscribed");
+    }
+    // What reaches the subscriber ends with the close, well short of the 48 MiB published.
+    let mut received = Vec::new();
+    let read = subscriber.reader.read_to_end(&mut received);
+    assert!(read.is_ok(), "closed, not timed out: {read:?}");
+    assert!(
+        received.len() < 40 * 1024 * 1024,
+        "{} bytes reached it",
+        received.len()
+    );
+    let after = publisher.send(&[b"PUBLISH".to_vec(), channel, b"late".to_vec()]);
+    assert_eq!(after, b":0\r\n", "the closed subscriber is forgotten");
 }

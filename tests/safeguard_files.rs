@@ -580,6 +580,18 @@ fn a_bad_file_is_refused_naming_its_line_and_field() {
             "pipeline = [[\"SELECT\", \"1\"], [\"GET\", \"{balance_key}\"]]",
         ),
         ("return 0\"\"\"", "redis.call('FLUSHDB') return 0\"\"\""),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "command = [\"SUBSCRIBE\", \"{balance_key}\"]",
+        ),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "pipeline = [[\"psubscribe\", \"*\"], [\"GET\", \"{balance_key}\"]]",
+        ),
+        (
+            "command = [\"GET\", \"{balance_key}\"]",
+            "command = [\"PUBSUB\", \"CHANNELS\"]",
+        ),
     ] {
         let text = lease_with(replace, by);
         assert!(text.contains(by), "the edit applied: {by}");

@@ -43,8 +43,8 @@ fn unknown_command_and_arity() {
         err("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
     );
     assert_eq!(
-        run(&mut redis, &["BRPOPLPUSH", "a", "b", "0"], 0),
-        err("ERR unknown command 'BRPOPLPUSH', with args beginning with: 'a' 'b' '0' ")
+        run(&mut redis, &["BLMPOP", "0", "1", "a", "LEFT"], 0),
+        err("ERR unknown command 'BLMPOP', with args beginning with: '0' '1' 'a' 'LEFT' ")
     );
     // Without a connection to block, a blocking pop that finds nothing answers as it does
     // inside MULTI.

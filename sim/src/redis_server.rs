@@ -10,14 +10,18 @@
 //! are written, like Redis's pipelining. A malformed request gets Redis's protocol error
 //! reply and the connection is closed after it.
 //!
-//! `BLPOP`/`BRPOP` (`BZPOPMIN`/`BZPOPMAX`) that find every list (sorted set) empty block their
-//! connection (outside `MULTI`): the connection waits, reading but not running what else it is
-//! sent, until another client's command leaves an element for it or its timeout passes (a nil
-//! array). Blocked connections
+//! `BLPOP`/`BRPOP` (`BZPOPMIN`/`BZPOPMAX`) that find every list (sorted set) empty, and
+//! `BRPOPLPUSH`/`BLMOVE` whose source list is empty, block their connection (outside `MULTI`):
+//! the connection waits, reading but not running what else it is sent, until another client's
+//! command leaves an element for it or its timeout passes (a nil array). Blocked connections
 //! are served right after each command, in the order they blocked, each from the first of its
 //! keys (in its order) that holds an element; Redis goes key by key in the order the keys
 //! were made ready, which differs only when one command readies several keys that several
 //! clients wait on.
+//!
+//! A connection that subscribes (`SUBSCRIBE`, `PSUBSCRIBE`, `SSUBSCRIBE`) is pushed every message
+//! published to it: right after the command that published it, the messages wait in the
+//! connection's inbox and are written before its next replies. Its subscriptions end with it.
 //!
 //! `WAIT numreplicas timeout` is answered from the server's [`Replicas`] (none: a lone server):
 //! at once when enough replicas have applied the connection's last write (its offset, as
@@ -25,12 +29,16 @@
 //! the timeout passed (0: no timeout), with the count then. The requests after it wait.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
 use leaselab_model::redis::command::blocking_deadline_ms;
-use leaselab_model::redis::{Command, Redis, Reply, Session};
+use leaselab_model::redis::{
+    is_subscription_command, message_bytes, Command, Redis, Reply, Session,
+    PUBSUB_OUTPUT_LIMIT_BYTES,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::accept::{self, ServeConnection};
@@ -66,6 +74,35 @@ pub struct RedisServer {
     millisecond: std::time::Duration,
     /// The connections blocked in a blocking pop, in the order they blocked.
     blocked: Rc<RefCell<Vec<Blocked>>>,
+    /// Each open connection's published messages not yet written, by client id.
+    inboxes: Rc<RefCell<BTreeMap<u64, Rc<Inbox>>>>,
+}
+
+/// Messages published to one connection, waiting to be written to it.
+#[derive(Default)]
+struct Inbox {
+    messages: RefCell<Vec<Reply>>,
+    /// Their bytes on the wire, about; past [`PUBSUB_OUTPUT_LIMIT_BYTES`] the connection is
+    /// closed, as Redis closes a subscriber over its output buffer limit.
+    waiting_bytes: Cell<usize>,
+    arrived: tokio::sync::Notify,
+}
+
+/// Forgets a connection's inbox and subscriptions when it ends in any way (closed, QUIT, an
+/// error, or its task dropped with the host's software).
+struct Goodbye {
+    redis: Rc<RefCell<Redis>>,
+    inboxes: Rc<RefCell<BTreeMap<u64, Rc<Inbox>>>>,
+    conn_id: u64,
+}
+
+impl Drop for Goodbye {
+    fn drop(&mut self) {
+        self.inboxes.borrow_mut().remove(&self.conn_id);
+        if let Ok(mut redis) = self.redis.try_borrow_mut() {
+            redis.end_client(self.conn_id);
+        }
+    }
 }
 
 /// A connection blocked in `BLPOP`, `BRPOP`, `BZPOPMIN` or `BZPOPMAX`.
@@ -74,11 +111,67 @@ struct Blocked {
     /// The database its keys are in.
     db: u8,
     keys: Vec<Vec<u8>>,
-    /// The command that takes its element: `LPOP`, `RPOP`, `ZPOPMIN` or `ZPOPMAX`.
-    pop: &'static [u8],
+    /// How it takes its element.
+    take: Take,
     /// Its reply, once another client's command left it an element.
     served: Rc<RefCell<Option<Reply>>>,
     woken: Rc<tokio::sync::Notify>,
+}
+
+/// How a blocked connection takes its element once one of its keys holds one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Take {
+    /// `LPOP`, `RPOP`, `ZPOPMIN` or `ZPOPMAX` from the first of its keys that holds an element,
+    /// answered `[key, element]` (`[key, member, score]`).
+    Pop(&'static [u8]),
+    /// This `LMOVE` (`BLMOVE`'s, or `BRPOPLPUSH`'s `RIGHT LEFT`) once its source is a list,
+    /// answered as `LMOVE` answers (the element, or `WRONGTYPE` for a destination of another
+    /// type, the element left in place, as Redis 7.0 serves it).
+    Move(Vec<Vec<u8>>),
+}
+
+impl Take {
+    /// How the blocking command `argv` takes its element (arity checked: it was answered
+    /// nothing, not an error).
+    fn of(argv: &[Vec<u8>]) -> Take {
+        let named = |name: &str| argv[0].eq_ignore_ascii_case(name.as_bytes());
+        let lmove = |from: &[u8], to: &[u8]| {
+            Take::Move(vec![
+                b"LMOVE".to_vec(),
+                argv[1].clone(),
+                argv[2].clone(),
+                from.to_vec(),
+                to.to_vec(),
+            ])
+        };
+        if named("brpoplpush") {
+            lmove(b"RIGHT", b"LEFT")
+        } else if named("blmove") {
+            lmove(&argv[3], &argv[4])
+        } else {
+            Take::Pop(taking_command(&argv[0]).expect("a blocking command"))
+        }
+    }
+
+    /// The keys it waits on.
+    fn keys(&self, argv: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        match self {
+            Take::Pop(_) => argv[1..argv.len() - 1].to_vec(),
+            Take::Move(_) => vec![argv[1].clone()],
+        }
+    }
+}
+
+/// What the blocking command `name` answers when there is nothing to take yet (and inside
+/// `MULTI`): a nil array for the pops, nil for the moves.
+fn nothing_yet(name: &[u8]) -> Option<Reply> {
+    if taking_command(name).is_some() {
+        Some(Reply::NilArray)
+    } else if name.eq_ignore_ascii_case(b"brpoplpush") || name.eq_ignore_ascii_case(b"blmove") {
+        Some(Reply::Nil)
+    } else {
+        None
+    }
 }
 
 /// Takes a blocked connection out of the list when its wait ends in any way (served, timed
@@ -148,6 +241,7 @@ impl RedisServer {
             replicas: None,
             millisecond: std::time::Duration::from_millis(1),
             blocked: Rc::new(RefCell::new(Vec::new())),
+            inboxes: Rc::default(),
         }
     }
 
@@ -220,12 +314,27 @@ impl RedisServer {
         };
         let mut input = RequestReader::new();
         let mut output = Vec::new();
-        // This connection's MULTI queue, WATCHed keys and selected database.
-        let mut session = Session::new();
+        // This connection's MULTI queue, WATCHed keys, selected database and subscriptions.
+        let mut session = Session::for_client(conn_id);
+        let inbox = Rc::new(Inbox::default());
+        self.inboxes.borrow_mut().insert(conn_id, inbox.clone());
+        let _goodbye = Goodbye {
+            redis: self.redis.clone(),
+            inboxes: self.inboxes.clone(),
+            conn_id,
+        };
         // Read at most 16 KiB at a time and execute what has arrived after each read, as
         // Redis does: its limits on lines without an end apply at the same points.
         let mut chunk = vec![0u8; READ_CHUNK_BYTES];
         loop {
+            // Messages published to it since its last write go before the replies after them.
+            if inbox.waiting_bytes.get() > PUBSUB_OUTPUT_LIMIT_BYTES {
+                return Ok(());
+            }
+            for message in inbox.messages.borrow_mut().drain(..) {
+                encode_reply(&message, &mut output);
+            }
+            inbox.waiting_bytes.set(0);
             let after = self.execute_batch(&mut conn, &mut session, &mut input, &mut output);
             if !output.is_empty() {
                 stream.write_all(&output).await?;
@@ -256,7 +365,16 @@ impl RedisServer {
                 }
                 AfterBatch::KeepOpen => {}
             }
-            let read_bytes = stream.read(&mut chunk).await?;
+            let read_bytes = if session.subscribed() {
+                // Also woken by a message published to it.
+                tokio::select! {
+                    biased;
+                    () = inbox.arrived.notified() => continue,
+                    read = stream.read(&mut chunk) => read?,
+                }
+            } else {
+                stream.read(&mut chunk).await?
+            };
             if read_bytes == 0 {
                 return Ok(());
             }
@@ -292,6 +410,12 @@ impl RedisServer {
                         return AfterBatch::Wait(argv, replicas, timeout_ms);
                     }
                     match self.execute(conn, session, &argv) {
+                        // A subscription's confirmations, one message per channel.
+                        Next::Reply(Reply::Array(replies)) if is_subscription_command(&argv[0]) => {
+                            for reply in &replies {
+                                encode_reply(reply, output);
+                            }
+                        }
                         Next::Reply(reply) => encode_reply(&reply, output),
                         Next::Quit(reply) => {
                             encode_reply(&reply, output);
@@ -315,7 +439,9 @@ impl RedisServer {
     fn execute(&self, conn: &mut Conn, session: &mut Session, argv: &[Vec<u8>]) -> Next {
         // Redis 7.0 answers QUIT before looking at its arguments, inside MULTI too.
         let quit = argv[0].eq_ignore_ascii_case(b"QUIT");
-        let blocking_pop = !session.in_transaction() && taking_command(&argv[0]).is_some();
+        let nothing = (!session.in_transaction())
+            .then(|| nothing_yet(&argv[0]))
+            .flatten();
         let now_ms = (self.clock_ms)();
         let before = self.offset();
         let reply = if quit {
@@ -331,8 +457,8 @@ impl RedisServer {
                 conn.about_itself(argv, reply)
             }
         };
-        if blocking_pop && reply == Reply::NilArray {
-            // Every list empty: the connection blocks (the timeout was read above, at the same
+        if nothing.is_some_and(|nothing| reply == nothing) {
+            // Nothing to take: the connection blocks (the timeout was read above, at the same
             // time, so it is valid).
             let timeout = argv.last().expect("the arity check leaves a timeout");
             let deadline_ms = blocking_deadline_ms(timeout, now_ms).unwrap_or(None);
@@ -345,6 +471,7 @@ impl RedisServer {
             conn.write_offset = after;
         }
         self.serve_blocked();
+        self.deliver();
         if quit {
             Next::Quit(reply)
         } else {
@@ -370,20 +497,33 @@ impl RedisServer {
                 let select = [b"SELECT".to_vec(), waiting.db.to_string().into_bytes()];
                 redis.execute_in(&mut session, &select, now_ms);
             }
-            let served = waiting.keys.iter().find_map(|key| {
-                // A key that now holds another type is skipped, as Redis skips it.
-                let taken =
-                    redis.execute_in(&mut session, &[waiting.pop.to_vec(), key.clone()], now_ms);
-                let mut reply = vec![Reply::Bulk(key.clone())];
-                match taken {
-                    // A list's element.
-                    Reply::Bulk(element) => reply.push(Reply::Bulk(element)),
-                    // A sorted set's member and score.
-                    Reply::Array(popped) if !popped.is_empty() => reply.extend(popped),
-                    _ => return None,
+            let served = match &waiting.take {
+                Take::Pop(pop) => waiting.keys.iter().find_map(|key| {
+                    // A key that now holds another type is skipped, as Redis skips it.
+                    let taken =
+                        redis.execute_in(&mut session, &[pop.to_vec(), key.clone()], now_ms);
+                    let mut reply = vec![Reply::Bulk(key.clone())];
+                    match taken {
+                        // A list's element.
+                        Reply::Bulk(element) => reply.push(Reply::Bulk(element)),
+                        // A sorted set's member and score.
+                        Reply::Array(popped) if !popped.is_empty() => reply.extend(popped),
+                        _ => return None,
+                    }
+                    Some(Reply::Array(reply))
+                }),
+                Take::Move(lmove) => {
+                    // Only a source that is a list with an element serves it (a source that
+                    // became another type is skipped, as Redis skips it).
+                    let length = [b"LLEN".to_vec(), lmove[1].clone()];
+                    match redis.execute_in(&mut session, &length, now_ms) {
+                        Reply::Integer(length) if length > 0 => {
+                            Some(redis.execute_in(&mut session, lmove, now_ms))
+                        }
+                        _ => None,
+                    }
                 }
-                Some(Reply::Array(reply))
-            });
+            };
             drop(redis);
             match served {
                 Some(reply) => {
@@ -393,6 +533,28 @@ impl RedisServer {
                 }
                 None => at += 1,
             }
+        }
+    }
+
+    /// Hands the messages the last command published to the connections subscribed to them.
+    fn deliver(&self) {
+        let deliveries = self.redis.borrow_mut().take_deliveries();
+        if deliveries.is_empty() {
+            return;
+        }
+        let inboxes = self.inboxes.borrow();
+        for (conn_id, message) in deliveries {
+            let Some(inbox) = inboxes.get(&conn_id) else {
+                continue;
+            };
+            let waiting_bytes = inbox.waiting_bytes.get();
+            if waiting_bytes <= PUBSUB_OUTPUT_LIMIT_BYTES {
+                inbox
+                    .waiting_bytes
+                    .set(waiting_bytes + message_bytes(&message));
+                inbox.messages.borrow_mut().push(message);
+            }
+            inbox.arrived.notify_one();
         }
     }
 
@@ -418,8 +580,8 @@ impl RedisServer {
         self.blocked.borrow_mut().push(Blocked {
             conn_id,
             db,
-            keys: argv[1..argv.len() - 1].to_vec(),
-            pop: taking_command(&argv[0]).expect("a blocking pop"),
+            keys: Take::of(argv).keys(argv),
+            take: Take::of(argv),
             served: served.clone(),
             woken: woken.clone(),
         });
@@ -566,7 +728,8 @@ fn is_cross_protocol(argv: &[Vec<u8>]) -> bool {
 
 /// The command if `argv` is a valid `WAIT` that runs now (not queued inside `MULTI`).
 fn wait_outside_multi(session: &Session, argv: &[Vec<u8>]) -> Option<Command> {
-    if session.in_transaction() || !argv[0].eq_ignore_ascii_case(b"WAIT") {
+    // (A subscribed connection may not send it: the stand-in answers with the error.)
+    if session.in_transaction() || session.subscribed() || !argv[0].eq_ignore_ascii_case(b"WAIT") {
         return None;
     }
     Command::parse(argv)

@@ -175,8 +175,12 @@ pub enum Command {
     Echo(Vec<u8>),
     /// `TYPE key`.
     Type(Vec<u8>),
-    /// `PUBLISH channel message` (no subscribers: answers 0).
+    /// `PUBLISH channel message`: the count of subscribers it reached.
     Publish(Vec<u8>, Vec<u8>),
+    /// Publish/subscribe as its argument vector, checked against the command table (arity):
+    /// `SPUBLISH`, `(P|S)SUBSCRIBE`, `(P|S)UNSUBSCRIBE` (which act on the connection's
+    /// [`Session`](super::Session)) and `PUBSUB`'s subcommands.
+    PubSub(Vec<Vec<u8>>),
     /// `WAIT numreplicas timeout` (a lone server: answers 0 at once).
     Wait(i64, i64),
     /// `TIME`: the server's clock as seconds and microseconds (the stand-in's clock has whole
@@ -312,7 +316,7 @@ const fn spec(fullname: &'static str, arity: i32, write: bool, keys: KeyRule) ->
 }
 
 /// The plain commands (arity and flags as in Redis 7.0's command table; `delex` as in 8.4).
-const COMMANDS: [Spec; 144] = [
+const COMMANDS: [Spec; 153] = [
     spec("auth", -2, false, KeyRule::None),
     spec("readonly", 1, false, KeyRule::None),
     spec("readwrite", 1, false, KeyRule::None),
@@ -335,6 +339,13 @@ const COMMANDS: [Spec; 144] = [
     spec("echo", 2, false, KeyRule::None),
     spec("type", 2, false, KeyRule::First),
     spec("publish", 3, false, KeyRule::None),
+    spec("spublish", 3, false, KeyRule::First),
+    spec("subscribe", -2, false, KeyRule::None),
+    spec("unsubscribe", -1, false, KeyRule::None),
+    spec("psubscribe", -2, false, KeyRule::None),
+    spec("punsubscribe", -1, false, KeyRule::None),
+    spec("ssubscribe", -2, false, KeyRule::AllFromFirst),
+    spec("sunsubscribe", -1, false, KeyRule::AllFromFirst),
     spec("wait", 3, false, KeyRule::None),
     spec("time", 1, false, KeyRule::None),
     spec("info", -1, false, KeyRule::None),
@@ -427,6 +438,8 @@ const COMMANDS: [Spec; 144] = [
     spec("zremrangebylex", 4, true, KeyRule::First),
     spec("rpoplpush", 3, true, KeyRule::AllFromFirst),
     spec("lmove", 5, true, KeyRule::FirstTwo),
+    spec("brpoplpush", 4, true, KeyRule::FirstTwo),
+    spec("blmove", 6, true, KeyRule::FirstTwo),
     spec("smove", 4, true, KeyRule::FirstTwo),
     spec("sinter", -2, false, KeyRule::AllFromFirst),
     spec("sunion", -2, false, KeyRule::AllFromFirst),
@@ -461,7 +474,7 @@ const COMMANDS: [Spec; 144] = [
 ];
 
 /// The list, set and sorted-set commands, run by `server/collections.rs`.
-pub const COLLECTION_COMMANDS: [&str; 60] = [
+pub const COLLECTION_COMMANDS: [&str; 62] = [
     "blpop",
     "brpop",
     "bzpopmin",
@@ -510,6 +523,8 @@ pub const COLLECTION_COMMANDS: [&str; 60] = [
     "zremrangebylex",
     "rpoplpush",
     "lmove",
+    "brpoplpush",
+    "blmove",
     "smove",
     "sinter",
     "sunion",
@@ -525,15 +540,16 @@ pub const COLLECTION_COMMANDS: [&str; 60] = [
 ];
 
 /// Commands that only exist as containers of subcommands.
-const CONTAINERS: [Spec; 3] = [
+const CONTAINERS: [Spec; 4] = [
     spec("client", -2, false, KeyRule::None),
+    spec("pubsub", -2, false, KeyRule::None),
     spec("script", -2, false, KeyRule::None),
     spec("cluster", -2, false, KeyRule::None),
 ];
 
 /// The supported subcommands, and every subcommand of `CLUSTER` in Redis 7.0 with its arity
 /// (outside cluster mode each is refused the same way, after the arity check).
-const SUBCOMMANDS: [Spec; 34] = [
+const SUBCOMMANDS: [Spec; 40] = [
     spec("client|setinfo", 4, false, KeyRule::None),
     spec("client|setname", 3, false, KeyRule::None),
     spec("client|getname", 2, false, KeyRule::None),
@@ -565,6 +581,12 @@ const SUBCOMMANDS: [Spec; 34] = [
     spec("cluster|shards", 2, false, KeyRule::None),
     spec("cluster|slaves", 3, false, KeyRule::None),
     spec("cluster|slots", 2, false, KeyRule::None),
+    spec("pubsub|channels", -2, false, KeyRule::None),
+    spec("pubsub|numsub", -2, false, KeyRule::None),
+    spec("pubsub|numpat", 2, false, KeyRule::None),
+    spec("pubsub|shardchannels", -2, false, KeyRule::None),
+    spec("pubsub|shardnumsub", -2, false, KeyRule::None),
+    spec("pubsub|help", 2, false, KeyRule::None),
     spec("script|load", 3, false, KeyRule::None),
     spec("script|flush", -2, false, KeyRule::None),
     spec("script|exists", -3, false, KeyRule::None),
@@ -609,6 +631,28 @@ pub(crate) fn lookup(argv: &[Vec<u8>]) -> Result<Spec, Reply> {
     check_arity(found, argv.len())?;
     Ok(*found)
 }
+
+/// The subcommand `argv[1]` of the container `argv[0]` (any case), if the table has it.
+pub(crate) fn subcommand_spec(argv: &[Vec<u8>]) -> Option<Spec> {
+    let (container, sub) = (argv.first()?, argv.get(1)?);
+    SUBCOMMANDS.iter().copied().find(|spec| {
+        spec.fullname.split_once('|').is_some_and(|(outer, inner)| {
+            container.eq_ignore_ascii_case(outer.as_bytes())
+                && sub.eq_ignore_ascii_case(inner.as_bytes())
+        })
+    })
+}
+
+/// The commands that block their connection until another client pushes (lower case); a script
+/// may not call them, nor may a safeguard file send them.
+pub const BLOCKING_COMMANDS: [&str; 6] = [
+    "blpop",
+    "brpop",
+    "bzpopmin",
+    "bzpopmax",
+    "brpoplpush",
+    "blmove",
+];
 
 /// The plain command named `lower_name` (for calls made from scripts).
 pub(crate) fn plain_spec(lower_name: &str) -> Option<Spec> {
@@ -858,6 +902,9 @@ impl Command {
             "echo" => Ok(Command::Echo(argv[1].clone())),
             "type" => Ok(Command::Type(argv[1].clone())),
             "publish" => Ok(Command::Publish(argv[1].clone(), argv[2].clone())),
+            "spublish" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe"
+            | "ssubscribe" | "sunsubscribe" => Ok(Command::PubSub(argv.to_vec())),
+            name if name.starts_with("pubsub|") => Ok(Command::PubSub(argv.to_vec())),
             "wait" => parse_wait(argv),
             "time" => Ok(Command::Time),
             "info" => Ok(Command::Info(argv.to_vec())),
@@ -1008,7 +1055,7 @@ impl Command {
             }
             Command::FlushAll => vec![word("FLUSHALL")],
             Command::FlushDb => vec![word("FLUSHDB")],
-            Command::Housekeeping(argv) => argv.clone(),
+            Command::Housekeeping(argv) | Command::PubSub(argv) => argv.clone(),
             Command::Transaction(Transaction::Multi) => vec![word("MULTI")],
             Command::Transaction(Transaction::Exec) => vec![word("EXEC")],
             Command::Transaction(Transaction::Discard) => vec![word("DISCARD")],
@@ -1035,7 +1082,7 @@ impl Command {
             | Command::Type(key)
             | Command::DelEx(key, _) => vec![key.as_slice()],
             Command::Hash(argv) => vec![argv[1].as_slice()],
-            Command::Strings(argv) | Command::Collection(argv) => {
+            Command::Strings(argv) | Command::Collection(argv) | Command::PubSub(argv) => {
                 lookup(argv).map_or_else(|_| Vec::new(), |spec| spec.keys.of(argv))
             }
             Command::Del(keys)

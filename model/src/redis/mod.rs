@@ -52,4 +52,6 @@ pub mod split_args;
 pub use command::{Command, Transaction};
 pub use reply::Reply;
 pub use scripts::ScriptId;
-pub use server::{Redis, Session};
+pub use server::{
+    is_subscription_command, message_bytes, Redis, Session, PUBSUB_OUTPUT_LIMIT_BYTES,
+};

@@ -20,9 +20,9 @@ use std::sync::Arc;
 use super::cluster::{same_slot, CROSSSLOT_ERROR};
 use super::collection::Collection;
 use super::command::{
-    arity_ok, integer_arg, invalid_expire_error, is_hello, parse_i64, plain_spec, precheck,
-    select_index, wrong_arity_error, Command, DelexCondition, ExpireFlags, ExpireKind,
-    SetCondition, SetExpiry, NOSCRIPT_ERROR, READONLY_ERROR,
+    arity_ok, integer_arg, invalid_expire_error, is_hello, lookup, parse_i64, plain_spec, precheck,
+    select_index, subcommand_spec, wrong_arity_error, Command, DelexCondition, ExpireFlags,
+    ExpireKind, SetCondition, SetExpiry, BLOCKING_COMMANDS, NOSCRIPT_ERROR, READONLY_ERROR,
 };
 use super::lua;
 use super::replication::Effect;
@@ -36,7 +36,11 @@ mod bits;
 mod collections;
 mod databases;
 mod info;
+mod pubsub;
 mod strings;
+
+pub use pubsub::{is_subscription_command, message_bytes, PUBSUB_OUTPUT_LIMIT_BYTES};
+use pubsub::{PubSub, SessionPubSub};
 
 pub use databases::DATABASES;
 use databases::{DbIndex, Keyspace, OtherDbs, WatchTouches};
@@ -185,6 +189,9 @@ pub struct Redis {
     /// The database in `keyspace`: 0 between calls, another while a command of a connection
     /// that selected it runs (not hashed when 0).
     selected: DbIndex,
+    /// Which connections listen to which channels (`server/pubsub.rs`; none, and not hashed,
+    /// where no served connection subscribed).
+    pubsub: PubSub,
 }
 
 /// One client connection's state: its `MULTI` queue, `WATCH`ed keys and selected database.
@@ -201,6 +208,9 @@ pub struct Session {
     watched: Vec<(Vec<u8>, u64, bool, DbIndex)>,
     /// The selected database (`SELECT`).
     db: DbIndex,
+    /// What the connection subscribed to (none, and not hashed, until it subscribes or a
+    /// server gives it a client id).
+    pubsub: SessionPubSub,
 }
 
 impl Session {
@@ -217,6 +227,21 @@ impl Session {
     /// The selected database (0 to 15).
     pub fn db(&self) -> u8 {
         self.db.0
+    }
+
+    /// A session for the served connection with this client id: messages published to what
+    /// it subscribes to are left for it ([`Redis::take_deliveries`]).
+    pub fn for_client(client: u64) -> Session {
+        Session {
+            pubsub: SessionPubSub::for_client(client),
+            ..Session::default()
+        }
+    }
+
+    /// True while subscribed to a channel, pattern or shard channel (a RESP2 connection then
+    /// runs only the subscription commands, `PING`, `QUIT` and `RESET`).
+    pub fn subscribed(&self) -> bool {
+        self.pubsub.subscribed()
     }
 }
 
@@ -239,11 +264,13 @@ fn now_i64(now_ms: u64) -> i64 {
 }
 
 /// Commands Redis refuses inside a script (`This Redis command is not allowed from script`).
-const SCRIPT_FORBIDDEN_COMMANDS: [&str; 20] = [
-    "blpop",
-    "brpop",
-    "bzpopmin",
-    "bzpopmax",
+const SCRIPT_FORBIDDEN_COMMANDS: [&str; 22] = [
+    "subscribe",
+    "unsubscribe",
+    "psubscribe",
+    "punsubscribe",
+    "ssubscribe",
+    "sunsubscribe",
     "role",
     "reset",
     "eval",
@@ -262,21 +289,10 @@ const SCRIPT_FORBIDDEN_COMMANDS: [&str; 20] = [
     "auth",
 ];
 
-/// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the blocking
-/// pops and publish/subscribe), with their arity: a script calling one gets Redis's errors
-/// (the arity's, else `not allowed from script`), not the unknown command's.
-const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 10] = [
-    ("blmove", 6),
-    ("blmpop", -5),
-    ("brpoplpush", 4),
-    ("bzmpop", -5),
-    ("psubscribe", -2),
-    ("punsubscribe", -1),
-    ("ssubscribe", -2),
-    ("subscribe", -2),
-    ("sunsubscribe", -1),
-    ("unsubscribe", -1),
-];
+/// Commands the stand-in does not have that Redis 7.0 refuses inside a script (the other
+/// blocking list commands), with their arity: a script calling one gets Redis's errors (the
+/// arity's, else `not allowed from script`), not the unknown command's.
+const SCRIPT_FORBIDDEN_ELSEWHERE: [(&str, i32); 2] = [("blmpop", -5), ("bzmpop", -5)];
 
 impl Redis {
     /// An empty primary, cluster mode off.
@@ -292,6 +308,7 @@ impl Redis {
             watch_touches: BTreeMap::new(),
             other_dbs: OtherDbs::default(),
             selected: DbIndex(0),
+            pubsub: PubSub::default(),
         }
     }
 
@@ -541,6 +558,7 @@ impl Redis {
         self.script_cache = Arc::default();
         self.lua_carry = lua::LuaCarry::default();
         self.effects.clear();
+        self.forget_subscribers();
     }
 
     /// The checks Redis makes before a command runs: cluster slots, then read-only replica.
@@ -609,7 +627,23 @@ impl Redis {
             Command::Collection(argv) => self.collection_command(argv, now_ms),
             Command::Strings(argv) => self.strings_command(argv, now_ms),
             Command::Info(argv) => self.info(argv, now_ms),
-            Command::Publish(..) | Command::Wait(..) => Reply::Integer(0),
+            Command::Publish(channel, message) => self.publish(channel, message, false),
+            Command::PubSub(argv) if argv[0].eq_ignore_ascii_case(b"spublish") => {
+                self.publish(&argv[1], &argv[2], true)
+            }
+            Command::PubSub(argv) if argv[0].eq_ignore_ascii_case(b"pubsub") => {
+                self.pubsub_command(argv)
+            }
+            // A subscription without a connection's state: as on a connection that sends only
+            // this command.
+            Command::PubSub(argv) => {
+                let mut session = Session {
+                    db: self.selected,
+                    ..Session::new()
+                };
+                self.subscription(&mut session, argv)
+            }
+            Command::Wait(..) => Reply::Integer(0),
             Command::Time => Reply::Array(vec![
                 Reply::Bulk((now_ms / 1_000).to_string().into_bytes()),
                 Reply::Bulk(((now_ms % 1_000) * 1_000).to_string().into_bytes()),
@@ -743,6 +777,18 @@ impl Redis {
                 Err(wrong_arity_error(fullname))
             }
         };
+        if session.subscribed() {
+            // A subscribed RESP2 connection: the command table and arity first, then only the
+            // subscription commands, `PING`, `QUIT` and `RESET` (`processCommand`).
+            match lookup(argv) {
+                Err(error) => return error,
+                Ok(spec) if !pubsub::ALLOWED_WHILE_SUBSCRIBED.contains(&spec.fullname) => {
+                    return pubsub::subscribed_context_error(spec.fullname);
+                }
+                Ok(spec) if spec.fullname == "ping" => return pubsub::subscribed_ping(argv),
+                Ok(_) => {}
+            }
+        }
         let in_multi = session.queue.is_some();
         let transaction_command = match name.as_slice() {
             b"multi" => Some(arity(1, true, "multi")),
@@ -802,6 +848,10 @@ impl Redis {
                     }
                 }
             }
+            None if is_subscription_command(&name) => match lookup(argv) {
+                Ok(_) => self.subscription(session, argv),
+                Err(error) => error,
+            },
             None => self.execute_here(argv, now_ms),
         }
     }
@@ -852,6 +902,7 @@ impl Redis {
                 session.aborted = false;
                 session.watched.clear();
                 self.switch_to(0);
+                self.unsubscribe_all(session);
                 Reply::Status("RESET".into())
             }
             (b"exec", true) => {
@@ -875,12 +926,19 @@ impl Redis {
                 if dirty {
                     return Reply::NilArray;
                 }
-                Reply::Array(
-                    queue
-                        .iter()
-                        .map(|queued| self.execute_queued(session, queued, now_ms))
-                        .collect(),
-                )
+                let mut replies = Vec::with_capacity(queue.len());
+                for queued in &queue {
+                    match self.execute_queued(session, queued, now_ms) {
+                        // Each channel's confirmation is an element of its own (with several
+                        // channels Redis's array then holds more elements than it announces;
+                        // here it announces them all).
+                        Reply::Array(confirmations) if is_subscription_command(&queued[0]) => {
+                            replies.extend(confirmations);
+                        }
+                        reply => replies.push(reply),
+                    }
+                }
+                Reply::Array(replies)
             }
             _ => unreachable!("only transaction commands get here"),
         }
@@ -891,6 +949,15 @@ impl Redis {
         if argv[0].eq_ignore_ascii_case(b"unwatch") {
             session.watched.clear();
             return Reply::ok();
+        }
+        // A subscription queued in the transaction acts on the connection; a `PING` after it
+        // answers as on a subscribed connection (the other commands still run: the subscribed
+        // connection's restriction is checked when a command arrives, not inside `EXEC`).
+        if is_subscription_command(&argv[0]) {
+            return self.subscription(session, argv);
+        }
+        if session.subscribed() && argv[0].eq_ignore_ascii_case(b"ping") {
+            return pubsub::subscribed_ping(argv);
         }
         self.execute_here(argv, now_ms)
     }
@@ -1612,7 +1679,19 @@ impl Redis {
             lowered = String::from_utf8_lossy(raw).to_ascii_lowercase();
             &lowered
         };
-        let known = plain_spec(name).map(|spec| (spec.arity, spec.write));
+        if name == "pubsub" {
+            // A container: `lookupCommand` finds `PUBSUB` alone (arity -2) or its subcommand.
+            let sub = subcommand_spec(argv);
+            if argv.len() == 1 || sub.is_some_and(|spec| !arity_ok(spec.arity, argv.len())) {
+                return Reply::error("ERR Wrong number of args calling Redis command from script");
+            }
+            if sub.is_none() {
+                return Reply::error("ERR Unknown Redis command called from script");
+            }
+        }
+        let known = plain_spec(name)
+            .or_else(|| (name == "pubsub").then(|| subcommand_spec(argv)).flatten())
+            .map(|spec| (spec.arity, spec.write));
         let forbidden_elsewhere = SCRIPT_FORBIDDEN_ELSEWHERE
             .iter()
             .find(|(other, _)| *other == name)
@@ -1623,14 +1702,17 @@ impl Redis {
         if wrong_arity {
             return Reply::error("ERR Wrong number of args calling Redis command from script");
         }
-        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name) || forbidden_elsewhere.is_some() {
+        if SCRIPT_FORBIDDEN_COMMANDS.contains(&name)
+            || BLOCKING_COMMANDS.contains(&name)
+            || forbidden_elsewhere.is_some()
+        {
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         let Some((_, write)) = known else {
             return Reply::error("ERR Unknown Redis command called from script");
         };
         // A read-only script counts the commands that may replicate as writes (`PUBLISH`).
-        if read_only && (write || name == "publish") {
+        if read_only && (write || name == "publish" || name == "spublish") {
             return Reply::error("ERR Write commands are not allowed from read-only scripts.");
         }
         if write && self.role == Role::Replica {
@@ -1823,6 +1905,7 @@ mod tests {
             aborted: false,
             watched: vec![(b"k".to_vec(), 2, true, DbIndex(0))],
             db: DbIndex(0),
+            pubsub: SessionPubSub::default(),
         };
         let before = Before {
             queue: Some(vec![vec![b"GET".to_vec(), b"k".to_vec()]]),

@@ -59,6 +59,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::postgres::Statement;
+use crate::redis::command::BLOCKING_COMMANDS;
 use crate::redis::{Command, ScriptId};
 
 use super::retry::Retry;
@@ -871,7 +872,7 @@ fn reply_patterns(
 }
 
 /// Commands whose reply is always an integer (or an error).
-const INTEGER_REPLIES: [&str; 21] = [
+const INTEGER_REPLIES: [&str; 22] = [
     "WAIT",
     "INCR",
     "INCRBY",
@@ -893,6 +894,7 @@ const INTEGER_REPLIES: [&str; 21] = [
     "HEXISTS",
     "HDEL",
     "PUBLISH",
+    "SPUBLISH",
 ];
 
 /// Refuses a pattern that the judged reply of `request` can never match: the reply of a
@@ -1030,6 +1032,8 @@ fn command_words(
             Command::FlushAll | Command::FlushDb | Command::ScriptFlush | Command::Housekeeping(_),
         ) => true,
         Ok(Command::Strings(argv)) => argv[0].eq_ignore_ascii_case(b"swapdb"),
+        // Subscribing turns the connection into a listener; `PUBSUB` reads the whole server.
+        Ok(Command::PubSub(argv)) => !argv[0].eq_ignore_ascii_case(b"spublish"),
         _ => false,
     };
     if whole_server {
@@ -1043,7 +1047,7 @@ fn command_words(
             ),
         ));
     }
-    let blocking = ["blpop", "brpop", "bzpopmin", "bzpopmax"]
+    let blocking = BLOCKING_COMMANDS
         .iter()
         .any(|name| rendered[0].eq_ignore_ascii_case(name.as_bytes()));
     if blocking {
@@ -1052,8 +1056,8 @@ fn command_words(
             field,
             format!(
                 "{} blocks its connection until another client pushes; a safeguard's step must \
-                 be answered at once (use LPOP/RPOP or ZPOPMIN/ZPOPMAX, and a retry policy to \
-                 wait)",
+                 be answered at once (use LPOP/RPOP, LMOVE or ZPOPMIN/ZPOPMAX, and a retry \
+                 policy to wait)",
                 String::from_utf8_lossy(&rendered[0]).to_uppercase()
             ),
         ));

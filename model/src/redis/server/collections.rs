@@ -146,6 +146,7 @@ impl Redis {
             b"zrevrangebylex" => self.zrange(argv, RangeBy::Lex, Direction::Reverse, now_ms),
             b"zlexcount" => self.zlexcount(argv, now_ms),
             b"rpoplpush" => self.lmove(&argv[1], &argv[2], false, true, now_ms),
+            b"brpoplpush" | b"blmove" => self.blocking_move(&name, argv, now_ms),
             b"lmove" => match (list_end(&argv[3]), list_end(&argv[4])) {
                 (Ok(from_head), Ok(to_head)) => {
                     self.lmove(&argv[1], &argv[2], from_head, to_head, now_ms)
@@ -315,6 +316,26 @@ impl Redis {
             return Ok(Reply::Array(reply));
         }
         Ok(Reply::NilArray)
+    }
+
+    /// `BRPOPLPUSH source destination timeout` and `BLMOVE source destination from to timeout`
+    /// run at once (`blmoveGenericCommand`): the ends read first (`BLMOVE`), then the timeout;
+    /// an empty source answers nil without looking at the destination (a connection outside
+    /// `MULTI` then blocks, see `sim/src/redis_server.rs`), else it is `LMOVE`.
+    fn blocking_move(
+        &mut self,
+        name: &[u8],
+        argv: &[Vec<u8>],
+        now_ms: u64,
+    ) -> Result<Reply, Reply> {
+        let (from_head, to_head) = if name == b"blmove" {
+            (list_end(&argv[3])?, list_end(&argv[4])?)
+        } else {
+            (false, true)
+        };
+        let timeout = argv.last().expect("the arity check leaves a timeout");
+        crate::redis::command::blocking_deadline_ms(timeout, now_ms)?;
+        self.lmove(&argv[1], &argv[2], from_head, to_head, now_ms)
     }
 
     /// `LINDEX key index`: the key is looked up before the index is read.
