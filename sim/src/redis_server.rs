@@ -72,7 +72,7 @@ pub struct RedisServer {
     /// How long one millisecond of the server's time (a `WAIT` timeout's unit) lasts on
     /// tokio's clock: 1 ms, or the simulation's ticks for it.
     millisecond: std::time::Duration,
-    /// The connections blocked in a blocking pop, in the order they blocked.
+    /// The connections blocked in a blocking pop or move, in the order they blocked.
     blocked: Rc<RefCell<Vec<Blocked>>>,
     /// Each open connection's published messages not yet written, by client id.
     inboxes: Rc<RefCell<BTreeMap<u64, Rc<Inbox>>>>,
@@ -105,7 +105,7 @@ impl Drop for Goodbye {
     }
 }
 
-/// A connection blocked in `BLPOP`, `BRPOP`, `BZPOPMIN` or `BZPOPMAX`.
+/// A connection blocked in `BLPOP`, `BRPOP`, `BZPOPMIN`, `BZPOPMAX`, `BRPOPLPUSH` or `BLMOVE`.
 struct Blocked {
     conn_id: u64,
     /// The database its keys are in.
@@ -480,8 +480,8 @@ impl RedisServer {
     }
 
     /// Hands elements to the blocked connections, in the order they blocked: each takes one
-    /// from the first of its keys that holds a list with one, as `LPOP`/`RPOP` (so `WATCH`
-    /// sees the change and replicas get it). The connection is woken to send its reply.
+    /// from the first of its keys that holds one, by running its [`Take`] in the stand-in (so
+    /// `WATCH` sees the change and replicas get it). The connection is woken to send its reply.
     fn serve_blocked(&self) {
         let mut blocked = self.blocked.borrow_mut();
         if blocked.is_empty() {
