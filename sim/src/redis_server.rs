@@ -577,11 +577,12 @@ impl RedisServer {
     {
         let served = Rc::new(RefCell::new(None));
         let woken = Rc::new(tokio::sync::Notify::new());
+        let take = Take::of(argv);
         self.blocked.borrow_mut().push(Blocked {
             conn_id,
             db,
-            keys: Take::of(argv).keys(argv),
-            take: Take::of(argv),
+            keys: take.keys(argv),
+            take,
             served: served.clone(),
             woken: woken.clone(),
         });
